@@ -1,0 +1,236 @@
+//! The result document, schema `oltplab.result/1`: one JSON file per measuring command. Field names
+//! are a contract with the reports and with tests outside this repository — rename nothing.
+
+use std::collections::BTreeMap;
+use std::io::Write as _;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::cpu::CpuTime;
+use crate::env::Env;
+use crate::latency::LatencyNs;
+
+pub const SCHEMA: &str = "oltplab.result/1";
+
+/// One result: `S` is the kind-specific summary, `I` one per-second interval record.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ResultDoc<S, I> {
+    pub schema: String,
+    pub kind: String,
+    pub tool: Tool,
+    pub started_at: String,
+    /// Every resolved option, so that the run can be repeated.
+    pub config: serde_json::Value,
+    pub env: Env,
+    pub summary: S,
+    pub intervals: Vec<I>,
+    /// HdrHistogram V2, base64; merging these gives exact combined percentiles.
+    pub histograms: BTreeMap<String, String>,
+    pub warnings: Vec<Warning>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Tool {
+    pub name: String,
+    pub version: String,
+    pub git: String,
+}
+
+impl<S: Serialize, I: Serialize> ResultDoc<S, I> {
+    /// Writes the document through a temporary file and a rename, so a reader (or a crash) never
+    /// sees half a result.
+    pub fn write_atomic(&self, path: &Path) -> std::io::Result<()> {
+        let tmp = path.with_extension("json.partial");
+        {
+            let mut file = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
+            serde_json::to_writer_pretty(&mut file, self)?;
+            file.write_all(b"\n")?;
+            file.flush()?;
+        }
+        std::fs::rename(&tmp, path)
+    }
+}
+
+/// True if `path` holds an oltplab result, i.e. a file oltplab wrote and may overwrite.
+pub fn is_result_file(path: &Path) -> bool {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return false;
+    };
+    serde_json::from_str::<serde_json::Value>(&text)
+        .ok()
+        .and_then(|v| v.get("schema").and_then(|s| s.as_str()).map(|s| s == SCHEMA))
+        .unwrap_or(false)
+}
+
+/// A figure that should not be taken at face value, and what to do about it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Warning {
+    pub kind: WarningKind,
+    pub message: String,
+}
+
+impl Warning {
+    pub fn new(kind: WarningKind, message: impl Into<String>) -> Self {
+        Self {
+            kind,
+            message: message.into(),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WarningKind {
+    /// io_uring could not be set up; the psync engine ran instead.
+    IoUringUnavailable,
+    /// The engine is synchronous, so the requested queue depth could not be kept.
+    QueueDepthIgnored,
+    /// Buffered reads of a file that fits in memory may be served by the page cache, not the device.
+    PageCache,
+    /// The tool's own threads were busy nearly all the time: the figure may measure the tool.
+    CpuBound,
+    /// `--rate-iops` asked for more than the device delivered.
+    RateNotMet,
+    /// Ctrl-C stopped the run; the result holds what was measured until then.
+    Interrupted,
+    /// The target held data oltplab did not write; it may compress or deduplicate.
+    ForeignData,
+    /// The per-I/O latency log reached its size limit and stopped recording.
+    LatencyLogTruncated,
+    /// Too few I/Os completed for the percentiles to mean much.
+    FewSamples,
+}
+
+/// `summary` of a `device` result. For a single job the figures are that job's; with a queue-depth
+/// sweep or several profiles, the top-level figures cover all points together (total I/Os over total
+/// measured time, merged histograms) and each point is in `sweep[]` / `profiles[]`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct DeviceSummary {
+    pub iops: f64,
+    pub bw_bytes: f64,
+    /// All I/Os, reads and writes together.
+    pub lat_ns: LatencyNs,
+    pub read: OpSummary,
+    pub write: OpSummary,
+    /// Measured time; ramp-up is excluded from every figure.
+    pub measured_s: f64,
+    pub ramp_s: f64,
+    pub cpu: CpuSummary,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sweep: Option<Vec<SweepPoint>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub geomean_iops: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profiles: Option<Vec<ProfileResult>>,
+}
+
+/// Reads or writes alone.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct OpSummary {
+    pub ios: u64,
+    pub bytes: u64,
+    pub iops: f64,
+    pub bw_bytes: f64,
+    pub lat_ns: LatencyNs,
+}
+
+/// The tool's own CPU use during the measured time.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize)]
+pub struct CpuSummary {
+    /// CPU time of the I/O threads.
+    pub jobs: CpuTime,
+    /// Busy share of the I/O threads, 1.0 = each job thread used a whole core.
+    pub jobs_utilisation: f64,
+    /// I/Os completed per second of the I/O threads' CPU time: what one I/O costs the tool.
+    pub ios_per_cpu_s: f64,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct SweepPoint {
+    pub qd: u32,
+    pub iops: f64,
+    pub bw_bytes: f64,
+    pub lat_ns: LatencyNs,
+    pub read: OpSummary,
+    pub write: OpSummary,
+    pub measured_s: f64,
+    pub cpu: CpuSummary,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct ProfileResult {
+    pub name: String,
+    pub block_size_bytes: u64,
+    pub read_pct: u8,
+    pub random_pct: u8,
+    /// The profile's figures over all its queue depths.
+    pub iops: f64,
+    pub bw_bytes: f64,
+    pub lat_ns: LatencyNs,
+    pub read: OpSummary,
+    pub write: OpSummary,
+    pub sweep: Vec<SweepPoint>,
+    /// Geometric mean of IOPS over the profile's queue depths (S4's summary figure).
+    pub geomean_iops: f64,
+}
+
+/// One second of a device run. `point` numbers the (profile, queue depth) points in run order.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct DeviceInterval {
+    pub t_s: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
+    pub qd: u32,
+    pub iops: f64,
+    pub read_iops: f64,
+    pub write_iops: f64,
+    pub read_bw_bytes: f64,
+    pub write_bw_bytes: f64,
+    pub lat_ns_mean: f64,
+    /// With several jobs, the highest of the jobs' p99 in that second (an upper bound).
+    pub lat_ns_p99: u64,
+    pub lat_ns_max: u64,
+}
+
+pub type DeviceResult = ResultDoc<DeviceSummary, DeviceInterval>;
+
+/// Geometric mean of positive values; zero if any value is zero or there are none.
+pub fn geomean(values: &[f64]) -> f64 {
+    if values.is_empty() || values.iter().any(|v| *v <= 0.0) {
+        return 0.0;
+    }
+    (values.iter().map(|v| v.ln()).sum::<f64>() / values.len() as f64).exp()
+}
+
+/// RFC 3339 UTC timestamp of now, e.g. `2026-11-22T09:23:06Z`.
+pub fn now_rfc3339() -> String {
+    humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn geometric_mean() {
+        assert!((geomean(&[1.0, 100.0]) - 10.0).abs() < 1e-9);
+        assert_eq!(geomean(&[]), 0.0);
+        assert_eq!(geomean(&[5.0, 0.0]), 0.0);
+    }
+
+    #[test]
+    fn contract_field_names() {
+        let summary = DeviceSummary {
+            sweep: Some(vec![SweepPoint::default()]),
+            geomean_iops: Some(1.0),
+            ..Default::default()
+        };
+        let v = serde_json::to_value(&summary).unwrap();
+        for path in ["/iops", "/bw_bytes", "/read/iops", "/read/lat_ns/p99", "/write/lat_ns/p999", "/sweep/0/qd", "/sweep/0/lat_ns/p50", "/geomean_iops"] {
+            assert!(v.pointer(path).is_some(), "{path} missing in {v}");
+        }
+        let w = serde_json::to_value(Warning::new(WarningKind::IoUringUnavailable, "x")).unwrap();
+        assert_eq!(w["kind"], "io_uring_unavailable");
+    }
+}
