@@ -1,0 +1,110 @@
+//! The engine interface, after fio's `ioengine_ops`: queue I/Os, submit them and wait for
+//! completions. The runner is generic over it, so the hot loop has no dynamic dispatch.
+
+mod null;
+mod psync;
+mod uring;
+
+use std::os::fd::RawFd;
+use std::time::Duration;
+
+use oltplab_core::Result;
+use serde::Serialize;
+
+pub use null::NullEngine;
+pub use psync::PsyncEngine;
+pub use uring::{probe_io_uring, UringEngine};
+
+use crate::buffers::IoBuffers;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EngineKind {
+    /// Asynchronous I/O through io_uring with registered buffers and file; the default.
+    IoUring,
+    /// One synchronous pread/pwrite at a time per job, as fio's psync.
+    Psync,
+    /// No I/O at all: every I/O completes at once. Measures the tool's own cost per I/O.
+    Null,
+}
+
+impl EngineKind {
+    pub const NAMES: [&'static str; 3] = ["io_uring", "psync", "null"];
+
+    pub fn parse(name: &str) -> Option<Self> {
+        match name {
+            "io_uring" | "uring" => Some(Self::IoUring),
+            "psync" => Some(Self::Psync),
+            "null" => Some(Self::Null),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::IoUring => "io_uring",
+            Self::Psync => "psync",
+            Self::Null => "null",
+        }
+    }
+
+    /// True if the engine can keep more than one I/O in flight per job.
+    pub fn is_async(self) -> bool {
+        self != Self::Psync
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    Read,
+    Write,
+}
+
+impl Op {
+    pub fn name(self) -> &'static str {
+        match self {
+            Op::Read => "read",
+            Op::Write => "write",
+        }
+    }
+}
+
+/// A finished I/O: the queue slot it used and the byte count, or a negative errno.
+#[derive(Clone, Copy, Debug)]
+pub struct Completion {
+    pub slot: u32,
+    pub result: i32,
+}
+
+pub trait IoEngine {
+    /// Queues one I/O of the buffers' block size between slot `slot`'s buffer and `offset`. The
+    /// caller never has more slots queued or in flight than the queue depth.
+    fn queue(&mut self, slot: u32, op: Op, offset: u64) -> Result<()>;
+
+    /// Submits what is queued, then waits until at least `min_complete` I/Os have completed or
+    /// `timeout` has passed, and appends the completions to `out`.
+    fn submit_and_wait(
+        &mut self,
+        min_complete: u32,
+        timeout: Option<Duration>,
+        out: &mut Vec<Completion>,
+    ) -> Result<()>;
+}
+
+/// One engine of any kind, owned by one job thread.
+pub enum AnyEngine {
+    IoUring(UringEngine),
+    Psync(PsyncEngine),
+    Null(NullEngine),
+}
+
+impl AnyEngine {
+    /// Opens an engine for `fd` using `buffers`; the buffers must outlive the engine.
+    pub fn open(kind: EngineKind, fd: RawFd, buffers: &IoBuffers) -> Result<Self> {
+        Ok(match kind {
+            EngineKind::IoUring => AnyEngine::IoUring(UringEngine::new(fd, buffers)?),
+            EngineKind::Psync => AnyEngine::Psync(PsyncEngine::new(fd, buffers)),
+            EngineKind::Null => AnyEngine::Null(NullEngine::new(buffers)),
+        })
+    }
+}

@@ -1,0 +1,337 @@
+//! Prepares the file a device benchmark runs on: creates it (or reuses one oltplab made), fills it
+//! with random bytes so reads reach the device and nothing compresses, and opens it direct or
+//! buffered. Refuses what could destroy someone's data: writing to a block device or to a file
+//! oltplab did not create needs `force`.
+
+use std::ffi::CString;
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::fd::AsRawFd;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use oltplab_core::error::strerror;
+use oltplab_core::safety::{self, io_usage, FileMarker, TargetKind};
+use oltplab_core::units::format_bytes;
+use oltplab_core::{Error, Result};
+use oltplab_metrics::{Warning, WarningKind};
+use rand::{RngCore, SeedableRng};
+
+/// Where the default target lives, relative to the working directory.
+pub const DEFAULT_DATA_DIR: &str = "oltplab-data";
+/// File name used inside a directory given as TARGET (and inside the default data directory).
+pub const DEFAULT_FILE_NAME: &str = "device.dat";
+
+const FILL_CHUNK_BYTES: usize = 1 << 20;
+
+/// What the benchmark needs from its target.
+#[derive(Clone, Debug)]
+pub struct TargetRequest {
+    pub path: PathBuf,
+    pub size_bytes: u64,
+    /// Some I/O writes: a foreign file or block device then needs `force`.
+    pub writes: bool,
+    pub direct: bool,
+    pub force: bool,
+}
+
+pub struct PreparedTarget {
+    pub path: PathBuf,
+    pub file: File,
+    pub kind: TargetKind,
+    /// Bytes the I/O may address: the requested size.
+    pub size_bytes: u64,
+    pub warnings: Vec<Warning>,
+}
+
+/// The file to use for `target`: the default data file, or `device.dat` inside a given directory.
+/// A missing default data directory is created (and marked as oltplab's).
+pub fn resolve_path(target: Option<&Path>, force: bool) -> Result<PathBuf> {
+    match target {
+        None => {
+            let dir = Path::new(DEFAULT_DATA_DIR);
+            safety::ensure_own_dir(dir, force)?;
+            Ok(dir.join(DEFAULT_FILE_NAME))
+        }
+        Some(path) => match safety::inspect(path).map_err(|e| io_usage(path, "inspect", &e))? {
+            TargetKind::Directory => Ok(path.join(DEFAULT_FILE_NAME)),
+            _ => Ok(path.to_path_buf()),
+        },
+    }
+}
+
+/// Creates, extends, fills and opens the target as `req` asks. `on_fill` sees (bytes done, bytes to
+/// fill); `stop` (Ctrl-C) aborts the fill and removes a file this call created.
+pub fn prepare(req: &TargetRequest, stop: &AtomicBool, on_fill: &mut dyn FnMut(u64, u64)) -> Result<PreparedTarget> {
+    let path = &req.path;
+    let kind = safety::inspect(path).map_err(|e| io_usage(path, "inspect", &e))?;
+    let mut warnings = Vec::new();
+    match kind {
+        TargetKind::Directory => unreachable!("resolve_path turns a directory into a file inside it"),
+        TargetKind::Other => {
+            return Err(Error::usage(format!(
+                "{} is neither a regular file nor a block device: give a file or directory path as TARGET",
+                path.display()
+            )))
+        }
+        TargetKind::BlockDevice => {
+            if req.writes && !req.force {
+                return Err(Error::usage(format!(
+                    "{} is a block device and this job writes to it, which destroys its data: use a file as TARGET, or add --force if you really mean it",
+                    path.display()
+                )));
+            }
+        }
+        TargetKind::Missing => {
+            let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+            if !parent.is_dir() {
+                return Err(Error::usage(format!(
+                    "the directory {} does not exist: create it first or choose another TARGET",
+                    parent.display()
+                )));
+            }
+            check_free_space(parent, req.size_bytes)?;
+            let file = OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(path)
+                .map_err(|e| io_usage(path, "create", &e))?;
+            safety::write_file_marker(path, FileMarker { filled_bytes: 0 }).map_err(|e| io_usage(path, "mark", &e))?;
+            fill_or_remove(&file, path, 0, req.size_bytes, stop, on_fill, true)?;
+        }
+        TargetKind::RegularFile { len_bytes } => match safety::read_file_marker(path) {
+            Some(marker) if marker.filled_bytes >= req.size_bytes && len_bytes >= req.size_bytes => {}
+            Some(marker) => {
+                let from = marker.filled_bytes.min(len_bytes);
+                check_free_space(path.parent().unwrap_or(Path::new(".")), req.size_bytes - from)?;
+                let file = OpenOptions::new().write(true).open(path).map_err(|e| io_usage(path, "open", &e))?;
+                fill_or_remove(&file, path, from, req.size_bytes, stop, on_fill, false)?;
+            }
+            None if req.writes || len_bytes < req.size_bytes => {
+                if !req.force {
+                    let why = if req.writes {
+                        "this job writes to it"
+                    } else {
+                        "it is smaller than --size and would have to be extended"
+                    };
+                    return Err(Error::usage(format!(
+                        "{} exists and oltplab did not create it, and {why}, which would destroy its contents: choose another TARGET, or add --force to overwrite it",
+                        path.display()
+                    )));
+                }
+                if len_bytes < req.size_bytes {
+                    let file = OpenOptions::new().write(true).open(path).map_err(|e| io_usage(path, "open", &e))?;
+                    fill_or_remove(&file, path, len_bytes, req.size_bytes, stop, on_fill, false)?;
+                }
+                warnings.push(foreign_data_warning(path));
+            }
+            None => warnings.push(foreign_data_warning(path)),
+        },
+    }
+
+    let file = open_for_io(path, req)?;
+    if kind == TargetKind::BlockDevice {
+        let device_bytes = file.metadata().map(|m| m.len()).unwrap_or(0).max(seek_end(&file));
+        if device_bytes < req.size_bytes {
+            return Err(Error::usage(format!(
+                "--size {} is larger than the block device {} ({}): lower --size",
+                format_bytes(req.size_bytes),
+                path.display(),
+                format_bytes(device_bytes)
+            )));
+        }
+    }
+    Ok(PreparedTarget {
+        path: path.clone(),
+        file,
+        kind,
+        size_bytes: req.size_bytes,
+        warnings,
+    })
+}
+
+fn foreign_data_warning(path: &Path) -> Warning {
+    Warning::new(
+        WarningKind::ForeignData,
+        format!(
+            "{} was not written by oltplab: if its data compresses or repeats, some devices will look faster than they are",
+            path.display()
+        ),
+    )
+}
+
+fn open_for_io(path: &Path, req: &TargetRequest) -> Result<File> {
+    let mut options = OpenOptions::new();
+    options.read(true).write(req.writes);
+    if req.direct {
+        options.custom_flags(libc::O_DIRECT);
+    }
+    options.open(path).map_err(|e| {
+        if req.direct && e.raw_os_error() == Some(libc::EINVAL) {
+            Error::usage(format!(
+                "the file system of {} does not support direct I/O (O_DIRECT): add --buffered to go through the page cache",
+                path.display()
+            ))
+        } else {
+            io_usage(path, "open", &e)
+        }
+    })
+}
+
+fn seek_end(file: &File) -> u64 {
+    // SAFETY: lseek on a file descriptor we own.
+    let end = unsafe { libc::lseek(file.as_raw_fd(), 0, libc::SEEK_END) };
+    end.max(0) as u64
+}
+
+/// Refuses a size that does not fit in the free space of the file system holding `dir`.
+fn check_free_space(dir: &Path, needed_bytes: u64) -> Result<()> {
+    let available = free_bytes(dir).map_err(|e| io_usage(dir, "query free space of", &e))?;
+    if needed_bytes > available {
+        return Err(Error::usage(format!(
+            "not enough free space in {}: the target needs {} but only {} is free; lower --size or choose another TARGET",
+            dir.display(),
+            format_bytes(needed_bytes),
+            format_bytes(available)
+        )));
+    }
+    Ok(())
+}
+
+fn free_bytes(dir: &Path) -> io::Result<u64> {
+    let c_path = CString::new(dir.as_os_str().as_bytes()).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+    let mut stat: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: c_path is a valid C string and stat a struct we own.
+    if unsafe { libc::statvfs(c_path.as_ptr(), &mut stat) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(stat.f_bavail as u64 * stat.f_frsize as u64)
+}
+
+/// Fills `[from, to)` with random bytes, records progress in the marker, and on failure or Ctrl-C
+/// removes the file if this run created it (`created`), so nothing half-made is left behind.
+fn fill_or_remove(
+    file: &File,
+    path: &Path,
+    from: u64,
+    to: u64,
+    stop: &AtomicBool,
+    on_fill: &mut dyn FnMut(u64, u64),
+    created: bool,
+) -> Result<()> {
+    let result = fill(file, path, from, to, stop, on_fill);
+    if result.is_err() && created {
+        let _ = std::fs::remove_file(path);
+        let _ = std::fs::remove_file(safety::file_marker_path(path));
+    }
+    result
+}
+
+fn fill(file: &File, path: &Path, from: u64, to: u64, stop: &AtomicBool, on_fill: &mut dyn FnMut(u64, u64)) -> Result<()> {
+    let mut rng = rand::rngs::SmallRng::seed_from_u64(from ^ 0x6f6c_7470_6c61_62);
+    let mut chunk = vec![0u8; FILL_CHUNK_BYTES];
+    let mut offset = from;
+    while offset < to {
+        if stop.load(Ordering::Relaxed) {
+            return Err(Error::Interrupted);
+        }
+        let n = (to - offset).min(FILL_CHUNK_BYTES as u64) as usize;
+        rng.fill_bytes(&mut chunk[..n]);
+        file.write_all_at(&chunk[..n], offset).map_err(|e| match e.raw_os_error() {
+            Some(libc::ENOSPC) | Some(libc::EDQUOT) => Error::usage(format!(
+                "no space left while filling {} at {}: lower --size or choose another TARGET",
+                path.display(),
+                format_bytes(offset)
+            )),
+            Some(errno) => Error::failed(format!("cannot fill {}: {}", path.display(), strerror(errno))),
+            None => Error::failed(format!("cannot fill {}: {e}", path.display())),
+        })?;
+        offset += n as u64;
+        on_fill(offset - from, to - from);
+    }
+    file.sync_data().map_err(|e| io_usage(path, "sync", &e))?;
+    // Drop what the fill left in the page cache, so buffered reads start from the device.
+    // SAFETY: advice call on a file descriptor we own.
+    unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+    safety::write_file_marker(path, FileMarker { filled_bytes: to }).map_err(|e| io_usage(path, "mark", &e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("oltplab-target-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    fn request(path: PathBuf, size: u64, writes: bool, force: bool) -> TargetRequest {
+        TargetRequest {
+            path,
+            size_bytes: size,
+            writes,
+            direct: false,
+            force,
+        }
+    }
+
+    #[test]
+    fn creates_fills_and_reuses_its_own_file() {
+        let dir = scratch("own");
+        let path = dir.join("t.dat");
+        let stop = AtomicBool::new(false);
+        let mut filled = 0;
+        let t = prepare(&request(path.clone(), 3 << 20, true, false), &stop, &mut |done, _| filled = done).unwrap();
+        assert_eq!(filled, 3 << 20);
+        assert_eq!(t.file.metadata().unwrap().len(), 3 << 20);
+        let data = std::fs::read(&path).unwrap();
+        assert!(data.iter().filter(|&&b| b == 0).count() < data.len() / 100, "filled with random bytes");
+        // A second run reuses it without filling again.
+        let mut refilled = 0;
+        prepare(&request(path.clone(), 2 << 20, true, false), &stop, &mut |done, _| refilled = done).unwrap();
+        assert_eq!(refilled, 0);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_foreign_file_is_never_written_without_force() {
+        let dir = scratch("foreign");
+        let path = dir.join("precious.db");
+        std::fs::write(&path, vec![7u8; 1 << 20]).unwrap();
+        let stop = AtomicBool::new(false);
+        let err = prepare(&request(path.clone(), 1 << 20, true, false), &stop, &mut |_, _| {}).err().unwrap();
+        assert_eq!(err.exit_code(), 2);
+        assert!(err.to_string().contains("--force"), "{err}");
+        // Reading it as it is is harmless, and says the data was not ours.
+        let t = prepare(&request(path.clone(), 1 << 20, false, false), &stop, &mut |_, _| {}).unwrap();
+        assert_eq!(t.warnings[0].kind, WarningKind::ForeignData);
+        assert_eq!(std::fs::read(&path).unwrap(), vec![7u8; 1 << 20]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn too_large_a_size_is_refused_before_writing() {
+        let dir = scratch("space");
+        let path = dir.join("huge.dat");
+        let stop = AtomicBool::new(false);
+        let err = prepare(&request(path.clone(), 1 << 60, true, false), &stop, &mut |_, _| {}).err().unwrap();
+        assert!(err.to_string().contains("not enough free space"), "{err}");
+        assert!(!path.exists());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn interrupted_fill_leaves_nothing_behind() {
+        let dir = scratch("stop");
+        let path = dir.join("t.dat");
+        let stop = AtomicBool::new(true);
+        let err = prepare(&request(path.clone(), 4 << 20, true, false), &stop, &mut |_, _| {}).err().unwrap();
+        assert!(matches!(err, Error::Interrupted));
+        assert!(!path.exists() && !safety::file_marker_path(&path).exists());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
