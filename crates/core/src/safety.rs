@@ -18,7 +18,9 @@ pub const DIR_MARKER: &str = ".oltplab";
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TargetKind {
     Missing,
-    RegularFile { len_bytes: u64 },
+    RegularFile {
+        len_bytes: u64,
+    },
     BlockDevice,
     Directory,
     /// A character device, socket, FIFO …: never a benchmark target.
@@ -143,10 +145,7 @@ pub fn io_usage(path: &Path, action: &str, err: &io::Error) -> Error {
         .raw_os_error()
         .map(crate::error::strerror)
         .unwrap_or_else(|| err.to_string());
-    Error::usage(format!(
-        "cannot {action} {}: {cause}{fix}",
-        path.display()
-    ))
+    Error::usage(format!("cannot {action} {}: {cause}{fix}", path.display()))
 }
 
 #[cfg(test)]
@@ -166,10 +165,17 @@ mod tests {
         let data = dir.join("x.dat");
         assert_eq!(read_file_marker(&data), None);
         write_file_marker(&data, FileMarker { filled_bytes: 4096 }).unwrap();
-        assert_eq!(read_file_marker(&data), Some(FileMarker { filled_bytes: 4096 }));
+        assert_eq!(
+            read_file_marker(&data),
+            Some(FileMarker { filled_bytes: 4096 })
+        );
         assert_eq!(file_marker_path(&data), dir.join("x.dat.oltplab"));
         fs::write(file_marker_path(&data), "filled-bytes=1\n").unwrap();
-        assert_eq!(read_file_marker(&data), None, "a marker must say who wrote it");
+        assert_eq!(
+            read_file_marker(&data),
+            None,
+            "a marker must say who wrote it"
+        );
         fs::remove_dir_all(&dir).unwrap();
     }
 
@@ -184,7 +190,10 @@ mod tests {
         assert!(!is_own_dir(&dir));
         ensure_own_dir(&dir, true).unwrap();
         assert!(is_own_dir(&dir));
-        assert_eq!(fs::read_to_string(dir.join("precious.txt")).unwrap(), "keep me");
+        assert_eq!(
+            fs::read_to_string(dir.join("precious.txt")).unwrap(),
+            "keep me"
+        );
         fs::remove_dir_all(&dir).unwrap();
     }
 
@@ -201,7 +210,10 @@ mod tests {
 
     #[test]
     fn kinds() {
-        assert_eq!(inspect(Path::new("/nonexistent/x")).unwrap(), TargetKind::Missing);
+        assert_eq!(
+            inspect(Path::new("/nonexistent/x")).unwrap(),
+            TargetKind::Missing
+        );
         assert_eq!(inspect(Path::new("/")).unwrap(), TargetKind::Directory);
         assert_eq!(inspect(Path::new("/dev/null")).unwrap(), TargetKind::Other);
     }

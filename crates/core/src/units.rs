@@ -72,7 +72,12 @@ pub fn format_bytes(bytes: u64) -> String {
 
 /// Compact option-style form: `16384` → `16k`, `1073741824` → `1g`, `1000` → `1000`.
 pub fn format_size_short(bytes: u64) -> String {
-    for (suffix, unit) in [("t", KIB.pow(4)), ("g", KIB.pow(3)), ("m", KIB.pow(2)), ("k", KIB)] {
+    for (suffix, unit) in [
+        ("t", KIB.pow(4)),
+        ("g", KIB.pow(3)),
+        ("m", KIB.pow(2)),
+        ("k", KIB),
+    ] {
         if bytes >= unit && bytes % unit == 0 {
             return format!("{}{suffix}", bytes / unit);
         }
@@ -121,7 +126,15 @@ mod tests {
 
     #[test]
     fn bad_sizes_say_what_is_expected() {
-        for bad in ["", "k", "16x", "1.5g", "-1", "16 kk", "99999999999999999999"] {
+        for bad in [
+            "",
+            "k",
+            "16x",
+            "1.5g",
+            "-1",
+            "16 kk",
+            "99999999999999999999",
+        ] {
             let err = parse_size(bad).unwrap_err();
             assert!(err.contains("size"), "{bad}: {err}");
         }
@@ -136,7 +149,10 @@ mod tests {
         assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
         assert_eq!(parse_duration("0.5s"), Ok(Duration::from_millis(500)));
         for bad in ["", "s", "10x", "-1s", "1e9", "ten"] {
-            assert!(parse_duration(bad).unwrap_err().contains("duration"), "{bad}");
+            assert!(
+                parse_duration(bad).unwrap_err().contains("duration"),
+                "{bad}"
+            );
         }
     }
 

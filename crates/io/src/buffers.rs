@@ -22,7 +22,8 @@ unsafe impl Send for IoBuffers {}
 impl IoBuffers {
     pub fn new(block_size_bytes: usize, slots: usize, seed: u64) -> Self {
         let size = (block_size_bytes * slots).max(1);
-        let layout = Layout::from_size_align(size, ALIGN_BYTES).expect("block size × queue depth is bounded by the config");
+        let layout = Layout::from_size_align(size, ALIGN_BYTES)
+            .expect("block size × queue depth is bounded by the config");
         // SAFETY: layout has a non-zero size.
         let ptr = unsafe { alloc_zeroed(layout) };
         if ptr.is_null() {

@@ -47,7 +47,11 @@ impl PatternGen {
         } else {
             self.next_block
         };
-        self.next_block = if block + 1 == self.blocks { 0 } else { block + 1 };
+        self.next_block = if block + 1 == self.blocks {
+            0
+        } else {
+            block + 1
+        };
         (op, block * self.block_size_bytes)
     }
 }
@@ -79,15 +83,33 @@ mod tests {
             }
             last = Some(off);
         }
-        (reads as f64 / draws as f64, jumps as f64 / (draws - 1) as f64)
+        (
+            reads as f64 / draws as f64,
+            jumps as f64 / (draws - 1) as f64,
+        )
     }
 
     #[test]
     fn read_and_random_shares_hold_over_many_draws() {
-        for (read, random) in [(70, 100), (95, 75), (67, 100), (80, 80), (98, 0), (0, 0), (100, 100), (90, 0)] {
+        for (read, random) in [
+            (70, 100),
+            (95, 75),
+            (67, 100),
+            (80, 80),
+            (98, 0),
+            (0, 0),
+            (100, 100),
+            (90, 0),
+        ] {
             let (r, x) = shares(mix(read, random), 400_000);
-            assert!((r - read as f64 / 100.0).abs() < 0.005, "read {read}%: got {r}");
-            assert!((x - random as f64 / 100.0).abs() < 0.005, "random {random}%: got {x}");
+            assert!(
+                (r - read as f64 / 100.0).abs() < 0.005,
+                "read {read}%: got {r}"
+            );
+            assert!(
+                (x - random as f64 / 100.0).abs() < 0.005,
+                "random {random}%: got {x}"
+            );
         }
     }
 

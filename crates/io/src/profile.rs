@@ -10,7 +10,13 @@ pub struct Profile {
     pub about: &'static str,
 }
 
-const fn profile(name: &'static str, kib: u32, read_pct: u8, random_pct: u8, about: &'static str) -> Profile {
+const fn profile(
+    name: &'static str,
+    kib: u32,
+    read_pct: u8,
+    random_pct: u8,
+    about: &'static str,
+) -> Profile {
     Profile {
         name,
         mix: Mix {
@@ -36,9 +42,27 @@ pub const PROFILES: [Profile; 15] = [
     profile("video-on-demand", 512, 100, 100, "S4: video on demand"),
     profile("workstation", 8, 80, 80, "S4: workstation"),
     profile("os-paging", 64, 90, 0, "S4: operating-system paging"),
-    profile("db-16k-randread", 16, 100, 100, "S1: 16 KiB random reads (the InnoDB page)"),
-    profile("sqlio-8k-randread", 8, 100, 100, "S3: SQLIO 8 KiB random reads"),
-    profile("sqlio-8k-randwrite", 8, 0, 100, "S3: SQLIO 8 KiB random writes"),
+    profile(
+        "db-16k-randread",
+        16,
+        100,
+        100,
+        "S1: 16 KiB random reads (the InnoDB page)",
+    ),
+    profile(
+        "sqlio-8k-randread",
+        8,
+        100,
+        100,
+        "S3: SQLIO 8 KiB random reads",
+    ),
+    profile(
+        "sqlio-8k-randwrite",
+        8,
+        0,
+        100,
+        "S3: SQLIO 8 KiB random writes",
+    ),
 ];
 
 pub fn find(name: &str) -> Option<&'static Profile> {
@@ -55,7 +79,11 @@ pub fn parse_list(text: &str) -> Result<Vec<&'static Profile>, String> {
         let profile = find(name).ok_or_else(|| {
             format!(
                 "unknown profile '{name}': use 'all' or one or more of {}",
-                PROFILES.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
+                PROFILES
+                    .iter()
+                    .map(|p| p.name)
+                    .collect::<Vec<_>>()
+                    .join(", ")
             )
         })?;
         if !out.contains(&profile) {
@@ -88,20 +116,36 @@ mod tests {
         ];
         for (name, kib, read, random) in s4 {
             let p = find(name).unwrap_or_else(|| panic!("{name} missing"));
-            assert_eq!((p.mix.block_size_bytes, p.mix.read_pct, p.mix.random_pct), (kib * 1024, read, random), "{name}");
+            assert_eq!(
+                (p.mix.block_size_bytes, p.mix.read_pct, p.mix.random_pct),
+                (kib * 1024, read, random),
+                "{name}"
+            );
         }
         let s1 = find("db-16k-randread").unwrap();
-        assert_eq!((s1.mix.block_size_bytes, s1.mix.read_pct, s1.mix.random_pct), (16384, 100, 100));
+        assert_eq!(
+            (s1.mix.block_size_bytes, s1.mix.read_pct, s1.mix.random_pct),
+            (16384, 100, 100)
+        );
         assert_eq!(find("sqlio-8k-randwrite").unwrap().mix.read_pct, 0);
-        assert_eq!(find("sqlio-8k-randread").unwrap().mix.block_size_bytes, 8192);
+        assert_eq!(
+            find("sqlio-8k-randread").unwrap().mix.block_size_bytes,
+            8192
+        );
     }
 
     #[test]
     fn lists() {
         assert_eq!(parse_list("all").unwrap().len(), 15);
         let two = parse_list("oltp-db, exchange,oltp-db").unwrap();
-        assert_eq!(two.iter().map(|p| p.name).collect::<Vec<_>>(), ["oltp-db", "exchange"]);
+        assert_eq!(
+            two.iter().map(|p| p.name).collect::<Vec<_>>(),
+            ["oltp-db", "exchange"]
+        );
         let err = parse_list("oltp-db,nosuch").unwrap_err();
-        assert!(err.contains("'nosuch'") && err.contains("web-file-4k"), "{err}");
+        assert!(
+            err.contains("'nosuch'") && err.contains("web-file-4k"),
+            "{err}"
+        );
     }
 }

@@ -44,7 +44,10 @@ impl LiveCounters {
 
     /// I/Os completed so far by all jobs, ramp included.
     pub fn completed_ios(&self) -> u64 {
-        self.completed.iter().map(|c| c.0.load(Ordering::Relaxed)).sum()
+        self.completed
+            .iter()
+            .map(|c| c.0.load(Ordering::Relaxed))
+            .sum()
     }
 }
 
@@ -111,7 +114,12 @@ impl PointOutcome {
 
 /// Runs `spec` against the open file `fd`. `stop` ends the point early (Ctrl-C); what was measured
 /// until then is returned with `interrupted` set.
-pub fn run_point(spec: &JobSpec, fd: RawFd, stop: &AtomicBool, live: &LiveCounters) -> Result<PointOutcome> {
+pub fn run_point(
+    spec: &JobSpec,
+    fd: RawFd,
+    stop: &AtomicBool,
+    live: &LiveCounters,
+) -> Result<PointOutcome> {
     assert!(spec.blocks() > 0 && spec.queue_depth > 0 && spec.jobs > 0);
     let barrier = Barrier::new(spec.jobs as usize);
     let outcomes: Vec<Result<JobOutcome>> = std::thread::scope(|scope| {
@@ -123,11 +131,21 @@ pub fn run_point(spec: &JobSpec, fd: RawFd, stop: &AtomicBool, live: &LiveCounte
                     .name(format!("oltplab-job{job}"))
                     .spawn_scoped(scope, move || {
                         let seed = spec.seed.wrapping_add(job as u64 * 0x9E37_79B9_7F4A_7C15);
-                        let buffers = IoBuffers::new(spec.mix.block_size_bytes as usize, spec.queue_depth as usize, seed);
+                        let buffers = IoBuffers::new(
+                            spec.mix.block_size_bytes as usize,
+                            spec.queue_depth as usize,
+                            seed,
+                        );
                         let engine = AnyEngine::open(spec.engine, fd, &buffers);
                         // Every job waits here even if its engine failed, so no job waits forever.
                         barrier.wait();
-                        let job_ctx = JobContext { spec, job, seed, stop, counter };
+                        let job_ctx = JobContext {
+                            spec,
+                            job,
+                            seed,
+                            stop,
+                            counter,
+                        };
                         match engine? {
                             AnyEngine::IoUring(mut e) => job_ctx.run(&mut e),
                             AnyEngine::Psync(mut e) => job_ctx.run(&mut e),
@@ -140,7 +158,10 @@ pub fn run_point(spec: &JobSpec, fd: RawFd, stop: &AtomicBool, live: &LiveCounte
             .collect();
         handles
             .into_iter()
-            .map(|h| h.join().unwrap_or_else(|_| Err(Error::failed("a job thread panicked"))))
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(Error::failed("a job thread panicked")))
+            })
             .collect()
     });
 
@@ -218,7 +239,11 @@ impl IntervalSeries {
     fn close(&mut self, duration_ns: u64) {
         let mut finished = std::mem::take(&mut self.current);
         finished.duration_ns = duration_ns;
-        finished.latency_p99_ns = if self.latency.count() > 0 { self.latency.value_at_quantile(0.99) } else { 0 };
+        finished.latency_p99_ns = if self.latency.count() > 0 {
+            self.latency.value_at_quantile(0.99)
+        } else {
+            0
+        };
         self.latency.reset();
         self.done.push(finished);
     }
@@ -246,7 +271,10 @@ impl JobContext<'_> {
 
         let ramp_end_ns = spec.ramp.as_nanos() as u64;
         let mut end_ns = ramp_end_ns + spec.runtime.as_nanos() as u64;
-        let intended_ns = |k: u64| spec.rate_iops.map(|rate| (k as u128 * 1_000_000_000 / rate as u128) as u64);
+        let intended_ns = |k: u64| {
+            spec.rate_iops
+                .map(|rate| (k as u128 * 1_000_000_000 / rate as u128) as u64)
+        };
 
         let mut free: Vec<u32> = (0..qd as u32).rev().collect();
         let mut start_ns = vec![0u64; qd];
@@ -310,7 +338,9 @@ impl JobContext<'_> {
                 continue;
             }
             let timeout = match intended_ns(issued) {
-                Some(t) if !free.is_empty() && t > now && now < end_ns => Some(Duration::from_nanos(t - now)),
+                Some(t) if !free.is_empty() && t > now && now < end_ns => {
+                    Some(Duration::from_nanos(t - now))
+                }
                 _ => None,
             };
             engine.submit_and_wait(1, timeout, &mut completions)?;
@@ -329,7 +359,12 @@ impl JobContext<'_> {
                 completed += 1;
                 if c.result != block_size as i32 {
                     if failure.is_none() {
-                        failure = Some(io_failure(c.result, op_of[slot], offset_of[slot], block_size));
+                        failure = Some(io_failure(
+                            c.result,
+                            op_of[slot],
+                            offset_of[slot],
+                            block_size,
+                        ));
                         end_ns = now; // stop issuing; drain what is in flight before returning
                     }
                     continue;
@@ -382,7 +417,9 @@ impl JobContext<'_> {
         }
         let measured_ns = end_ns.saturating_sub(ramp_end_ns);
         let cpu_end = cpu_at_measure_end.unwrap_or_else(CpuTime::thread);
-        let cpu = cpu_at_measure_start.map(|s| cpu_end.since(&s)).unwrap_or_default();
+        let cpu = cpu_at_measure_start
+            .map(|s| cpu_end.since(&s))
+            .unwrap_or_default();
         Ok(JobOutcome {
             read,
             write,
@@ -410,7 +447,11 @@ fn sleep_until(t0: Instant, due_ns: u64) {
 
 /// The error for an I/O that failed or came back short.
 fn io_failure(result: i32, op: Op, offset: u64, block_size: u32) -> Error {
-    let what = format!("a {} {} at offset {offset}", format_bytes(block_size as u64), op.name());
+    let what = format!(
+        "a {} {} at offset {offset}",
+        format_bytes(block_size as u64),
+        op.name()
+    );
     match -result {
         libc::EINVAL => Error::usage(format!(
             "the kernel rejected {what} as invalid: direct I/O needs the block size and offsets aligned to the device's logical block size; use a multiple of 4k for --bs, or --buffered"
@@ -452,7 +493,13 @@ mod tests {
     }
 
     fn run(spec: &JobSpec, fd: RawFd) -> PointOutcome {
-        run_point(spec, fd, &AtomicBool::new(false), &LiveCounters::new(spec.jobs)).unwrap()
+        run_point(
+            spec,
+            fd,
+            &AtomicBool::new(false),
+            &LiveCounters::new(spec.jobs),
+        )
+        .unwrap()
     }
 
     #[test]
@@ -460,14 +507,26 @@ mod tests {
         let mut s = spec(EngineKind::Null, 8, 300, 200);
         s.jobs = 2;
         let p = run(&s, -1);
-        assert!((p.measured.as_secs_f64() - 0.3).abs() < 0.01, "{:?}", p.measured);
+        assert!(
+            (p.measured.as_secs_f64() - 0.3).abs() < 0.01,
+            "{:?}",
+            p.measured
+        );
         assert!(p.ios() > 10_000, "{}", p.ios());
         let read_share = p.read.ios as f64 / p.ios() as f64;
         assert!((read_share - 0.7).abs() < 0.01, "{read_share}");
         assert_eq!(p.read.latency.count() + p.write.latency.count(), p.ios());
         let interval_ios: u64 = p.intervals.iter().map(|i| i.read_ios + i.write_ios).sum();
-        assert_eq!(interval_ios, p.ios(), "every measured I/O is in exactly one interval");
-        assert!(p.jobs_cpu.total_s() > 0.3, "two busy job threads for 0.3 s: {:?}", p.jobs_cpu);
+        assert_eq!(
+            interval_ios,
+            p.ios(),
+            "every measured I/O is in exactly one interval"
+        );
+        assert!(
+            p.jobs_cpu.total_s() > 0.3,
+            "two busy job threads for 0.3 s: {:?}",
+            p.jobs_cpu
+        );
     }
 
     #[test]
@@ -478,7 +537,11 @@ mod tests {
         let iops = p.ios() as f64 / p.measured.as_secs_f64();
         assert!((iops - 2000.0).abs() < 40.0, "{iops}");
         // The null engine completes at once, so latency is only the lateness of the issuing loop.
-        assert!(p.read.latency.stats().p50 < 200_000, "{:?}", p.read.latency.stats());
+        assert!(
+            p.read.latency.stats().p50 < 200_000,
+            "{:?}",
+            p.read.latency.stats()
+        );
     }
 
     #[test]
@@ -514,7 +577,14 @@ mod tests {
         let file = std::fs::File::open(dir.join("empty")).unwrap();
         let mut s = spec(EngineKind::Psync, 1, 200, 0);
         s.mix.read_pct = 100;
-        let err = run_point(&s, file.as_raw_fd(), &AtomicBool::new(false), &LiveCounters::new(1)).err().unwrap();
+        let err = run_point(
+            &s,
+            file.as_raw_fd(),
+            &AtomicBool::new(false),
+            &LiveCounters::new(1),
+        )
+        .err()
+        .unwrap();
         assert_eq!(err.exit_code(), 1);
         assert!(err.to_string().contains("shorter than expected"), "{err}");
         std::fs::remove_dir_all(&dir).unwrap();

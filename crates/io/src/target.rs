@@ -64,7 +64,11 @@ pub fn resolve_path(target: Option<&Path>, force: bool) -> Result<PathBuf> {
 
 /// Creates, extends, fills and opens the target as `req` asks. `on_fill` sees (bytes done, bytes to
 /// fill); `stop` (Ctrl-C) aborts the fill and removes a file this call created.
-pub fn prepare(req: &TargetRequest, stop: &AtomicBool, on_fill: &mut dyn FnMut(u64, u64)) -> Result<PreparedTarget> {
+pub fn prepare(
+    req: &TargetRequest,
+    stop: &AtomicBool,
+    on_fill: &mut dyn FnMut(u64, u64),
+) -> Result<PreparedTarget> {
     let path = &req.path;
     let kind = safety::inspect(path).map_err(|e| io_usage(path, "inspect", &e))?;
     let mut warnings = Vec::new();
@@ -133,7 +137,11 @@ pub fn prepare(req: &TargetRequest, stop: &AtomicBool, on_fill: &mut dyn FnMut(u
 
     let file = open_for_io(path, req)?;
     if kind == TargetKind::BlockDevice {
-        let device_bytes = file.metadata().map(|m| m.len()).unwrap_or(0).max(seek_end(&file));
+        let device_bytes = file
+            .metadata()
+            .map(|m| m.len())
+            .unwrap_or(0)
+            .max(seek_end(&file));
         if device_bytes < req.size_bytes {
             return Err(Error::usage(format!(
                 "--size {} is larger than the block device {} ({}): lower --size",
@@ -201,7 +209,8 @@ fn check_free_space(dir: &Path, needed_bytes: u64) -> Result<()> {
 }
 
 fn free_bytes(dir: &Path) -> io::Result<u64> {
-    let c_path = CString::new(dir.as_os_str().as_bytes()).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+    let c_path = CString::new(dir.as_os_str().as_bytes())
+        .map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
     let mut stat: libc::statvfs = unsafe { std::mem::zeroed() };
     // SAFETY: c_path is a valid C string and stat a struct we own.
     if unsafe { libc::statvfs(c_path.as_ptr(), &mut stat) } != 0 {
@@ -229,7 +238,14 @@ fn fill_or_remove(
     result
 }
 
-fn fill(file: &File, path: &Path, from: u64, to: u64, stop: &AtomicBool, on_fill: &mut dyn FnMut(u64, u64)) -> Result<()> {
+fn fill(
+    file: &File,
+    path: &Path,
+    from: u64,
+    to: u64,
+    stop: &AtomicBool,
+    on_fill: &mut dyn FnMut(u64, u64),
+) -> Result<()> {
     let mut rng = rand::rngs::SmallRng::seed_from_u64(from ^ 0x6f6c_7470_6c61_62);
     let mut chunk = vec![0u8; FILL_CHUNK_BYTES];
     let mut offset = from;
@@ -239,15 +255,20 @@ fn fill(file: &File, path: &Path, from: u64, to: u64, stop: &AtomicBool, on_fill
         }
         let n = (to - offset).min(FILL_CHUNK_BYTES as u64) as usize;
         rng.fill_bytes(&mut chunk[..n]);
-        file.write_all_at(&chunk[..n], offset).map_err(|e| match e.raw_os_error() {
-            Some(libc::ENOSPC) | Some(libc::EDQUOT) => Error::usage(format!(
-                "no space left while filling {} at {}: lower --size or choose another TARGET",
-                path.display(),
-                format_bytes(offset)
-            )),
-            Some(errno) => Error::failed(format!("cannot fill {}: {}", path.display(), strerror(errno))),
-            None => Error::failed(format!("cannot fill {}: {e}", path.display())),
-        })?;
+        file.write_all_at(&chunk[..n], offset)
+            .map_err(|e| match e.raw_os_error() {
+                Some(libc::ENOSPC) | Some(libc::EDQUOT) => Error::usage(format!(
+                    "no space left while filling {} at {}: lower --size or choose another TARGET",
+                    path.display(),
+                    format_bytes(offset)
+                )),
+                Some(errno) => Error::failed(format!(
+                    "cannot fill {}: {}",
+                    path.display(),
+                    strerror(errno)
+                )),
+                None => Error::failed(format!("cannot fill {}: {e}", path.display())),
+            })?;
         offset += n as u64;
         on_fill(offset - from, to - from);
     }
@@ -255,7 +276,8 @@ fn fill(file: &File, path: &Path, from: u64, to: u64, stop: &AtomicBool, on_fill
     // Drop what the fill left in the page cache, so buffered reads start from the device.
     // SAFETY: advice call on a file descriptor we own.
     unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
-    safety::write_file_marker(path, FileMarker { filled_bytes: to }).map_err(|e| io_usage(path, "mark", &e))
+    safety::write_file_marker(path, FileMarker { filled_bytes: to })
+        .map_err(|e| io_usage(path, "mark", &e))
 }
 
 #[cfg(test)]
@@ -263,7 +285,8 @@ mod tests {
     use super::*;
 
     fn scratch(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("oltplab-target-{name}-{}", std::process::id()));
+        let dir =
+            std::env::temp_dir().join(format!("oltplab-target-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         dir
@@ -285,14 +308,27 @@ mod tests {
         let path = dir.join("t.dat");
         let stop = AtomicBool::new(false);
         let mut filled = 0;
-        let t = prepare(&request(path.clone(), 3 << 20, true, false), &stop, &mut |done, _| filled = done).unwrap();
+        let t = prepare(
+            &request(path.clone(), 3 << 20, true, false),
+            &stop,
+            &mut |done, _| filled = done,
+        )
+        .unwrap();
         assert_eq!(filled, 3 << 20);
         assert_eq!(t.file.metadata().unwrap().len(), 3 << 20);
         let data = std::fs::read(&path).unwrap();
-        assert!(data.iter().filter(|&&b| b == 0).count() < data.len() / 100, "filled with random bytes");
+        assert!(
+            data.iter().filter(|&&b| b == 0).count() < data.len() / 100,
+            "filled with random bytes"
+        );
         // A second run reuses it without filling again.
         let mut refilled = 0;
-        prepare(&request(path.clone(), 2 << 20, true, false), &stop, &mut |done, _| refilled = done).unwrap();
+        prepare(
+            &request(path.clone(), 2 << 20, true, false),
+            &stop,
+            &mut |done, _| refilled = done,
+        )
+        .unwrap();
         assert_eq!(refilled, 0);
         std::fs::remove_dir_all(&dir).unwrap();
     }
@@ -303,11 +339,22 @@ mod tests {
         let path = dir.join("precious.db");
         std::fs::write(&path, vec![7u8; 1 << 20]).unwrap();
         let stop = AtomicBool::new(false);
-        let err = prepare(&request(path.clone(), 1 << 20, true, false), &stop, &mut |_, _| {}).err().unwrap();
+        let err = prepare(
+            &request(path.clone(), 1 << 20, true, false),
+            &stop,
+            &mut |_, _| {},
+        )
+        .err()
+        .unwrap();
         assert_eq!(err.exit_code(), 2);
         assert!(err.to_string().contains("--force"), "{err}");
         // Reading it as it is is harmless, and says the data was not ours.
-        let t = prepare(&request(path.clone(), 1 << 20, false, false), &stop, &mut |_, _| {}).unwrap();
+        let t = prepare(
+            &request(path.clone(), 1 << 20, false, false),
+            &stop,
+            &mut |_, _| {},
+        )
+        .unwrap();
         assert_eq!(t.warnings[0].kind, WarningKind::ForeignData);
         assert_eq!(std::fs::read(&path).unwrap(), vec![7u8; 1 << 20]);
         std::fs::remove_dir_all(&dir).unwrap();
@@ -318,7 +365,13 @@ mod tests {
         let dir = scratch("space");
         let path = dir.join("huge.dat");
         let stop = AtomicBool::new(false);
-        let err = prepare(&request(path.clone(), 1 << 60, true, false), &stop, &mut |_, _| {}).err().unwrap();
+        let err = prepare(
+            &request(path.clone(), 1 << 60, true, false),
+            &stop,
+            &mut |_, _| {},
+        )
+        .err()
+        .unwrap();
         assert!(err.to_string().contains("not enough free space"), "{err}");
         assert!(!path.exists());
         std::fs::remove_dir_all(&dir).unwrap();
@@ -329,7 +382,13 @@ mod tests {
         let dir = scratch("stop");
         let path = dir.join("t.dat");
         let stop = AtomicBool::new(true);
-        let err = prepare(&request(path.clone(), 4 << 20, true, false), &stop, &mut |_, _| {}).err().unwrap();
+        let err = prepare(
+            &request(path.clone(), 4 << 20, true, false),
+            &stop,
+            &mut |_, _| {},
+        )
+        .err()
+        .unwrap();
         assert!(matches!(err, Error::Interrupted));
         assert!(!path.exists() && !safety::file_marker_path(&path).exists());
         std::fs::remove_dir_all(&dir).unwrap();

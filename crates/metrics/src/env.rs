@@ -110,7 +110,10 @@ fn mount_of(path: &Path) -> Option<(String, String)> {
 
 fn existing_ancestor(path: &Path) -> Option<PathBuf> {
     let absolute = std::path::absolute(path).ok()?;
-    absolute.ancestors().find(|p| p.exists()).map(Path::to_path_buf)
+    absolute
+        .ancestors()
+        .find(|p| p.exists())
+        .map(Path::to_path_buf)
 }
 
 /// mountinfo escapes spaces and the like as octal `\040`.
@@ -158,7 +161,8 @@ pub fn block_device(source: &str) -> Option<BlockDevice> {
         name: format!("/dev/{name}"),
         model: read_trimmed(disk.join("device/model")).filter(|m| !m.is_empty()),
         rotational: read_trimmed(queue.join("rotational")).map(|v| v == "1"),
-        logical_block_size_bytes: read_trimmed(queue.join("logical_block_size")).and_then(|v| v.parse().ok()),
+        logical_block_size_bytes: read_trimmed(queue.join("logical_block_size"))
+            .and_then(|v| v.parse().ok()),
         scheduler,
         nr_requests: read_trimmed(queue.join("nr_requests")).and_then(|v| v.parse().ok()),
     })

@@ -117,7 +117,11 @@ mod tests {
         let mut raw: Vec<u64> = (0..200_000)
             .map(|_| {
                 let body = 200_000.0 * (rng.random::<f64>() * 1.5).exp();
-                let tail = if rng.random::<f64>() < 0.002 { 50_000_000.0 * rng.random::<f64>() } else { 0.0 };
+                let tail = if rng.random::<f64>() < 0.002 {
+                    50_000_000.0 * rng.random::<f64>()
+                } else {
+                    0.0
+                };
                 (body + tail) as u64
             })
             .collect();
@@ -127,14 +131,24 @@ mod tests {
         }
         raw.sort_unstable();
         let stats = h.stats();
-        for (q, got) in [(0.5, stats.p50), (0.9, stats.p90), (0.99, stats.p99), (0.999, stats.p999)] {
+        for (q, got) in [
+            (0.5, stats.p50),
+            (0.9, stats.p90),
+            (0.99, stats.p99),
+            (0.999, stats.p999),
+        ] {
             let want = exact_percentile(&raw, q);
             let error = (got as f64 - want as f64).abs() / want as f64;
-            assert!(error <= 0.001, "p{q}: histogram {got} vs raw {want} ({error:.5})");
+            assert!(
+                error <= 0.001,
+                "p{q}: histogram {got} vs raw {want} ({error:.5})"
+            );
         }
         let mean = raw.iter().sum::<u64>() as f64 / raw.len() as f64;
         assert!((stats.mean - mean).abs() / mean < 0.001);
-        assert!((stats.max as f64 - *raw.last().unwrap() as f64).abs() / (stats.max as f64) < 0.001);
+        assert!(
+            (stats.max as f64 - *raw.last().unwrap() as f64).abs() / (stats.max as f64) < 0.001
+        );
         assert_eq!(h.count(), raw.len() as u64);
     }
 

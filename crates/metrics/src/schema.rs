@@ -59,7 +59,11 @@ pub fn is_result_file(path: &Path) -> bool {
     };
     serde_json::from_str::<serde_json::Value>(&text)
         .ok()
-        .and_then(|v| v.get("schema").and_then(|s| s.as_str()).map(|s| s == SCHEMA))
+        .and_then(|v| {
+            v.get("schema")
+                .and_then(|s| s.as_str())
+                .map(|s| s == SCHEMA)
+        })
         .unwrap_or(false)
 }
 
@@ -227,7 +231,16 @@ mod tests {
             ..Default::default()
         };
         let v = serde_json::to_value(&summary).unwrap();
-        for path in ["/iops", "/bw_bytes", "/read/iops", "/read/lat_ns/p99", "/write/lat_ns/p999", "/sweep/0/qd", "/sweep/0/lat_ns/p50", "/geomean_iops"] {
+        for path in [
+            "/iops",
+            "/bw_bytes",
+            "/read/iops",
+            "/read/lat_ns/p99",
+            "/write/lat_ns/p999",
+            "/sweep/0/qd",
+            "/sweep/0/lat_ns/p50",
+            "/geomean_iops",
+        ] {
             assert!(v.pointer(path).is_some(), "{path} missing in {v}");
         }
         let w = serde_json::to_value(Warning::new(WarningKind::IoUringUnavailable, "x")).unwrap();

@@ -31,7 +31,12 @@ impl IoEngine for NullEngine {
     }
 
     #[inline]
-    fn submit_and_wait(&mut self, _min: u32, _timeout: Option<Duration>, out: &mut Vec<Completion>) -> Result<()> {
+    fn submit_and_wait(
+        &mut self,
+        _min: u32,
+        _timeout: Option<Duration>,
+        out: &mut Vec<Completion>,
+    ) -> Result<()> {
         out.append(&mut self.done);
         Ok(())
     }

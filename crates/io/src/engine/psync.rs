@@ -36,8 +36,18 @@ impl IoEngine for PsyncEngine {
             // SAFETY: buf points to block_size_bytes bytes owned by this job.
             let n = unsafe {
                 match op {
-                    Op::Read => libc::pread(self.fd, buf.cast(), self.block_size_bytes, offset as libc::off_t),
-                    Op::Write => libc::pwrite(self.fd, buf.cast(), self.block_size_bytes, offset as libc::off_t),
+                    Op::Read => libc::pread(
+                        self.fd,
+                        buf.cast(),
+                        self.block_size_bytes,
+                        offset as libc::off_t,
+                    ),
+                    Op::Write => libc::pwrite(
+                        self.fd,
+                        buf.cast(),
+                        self.block_size_bytes,
+                        offset as libc::off_t,
+                    ),
                 }
             };
             if n < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
@@ -46,7 +56,9 @@ impl IoEngine for PsyncEngine {
             break n;
         };
         let result = if n < 0 {
-            -std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO)
+            -std::io::Error::last_os_error()
+                .raw_os_error()
+                .unwrap_or(libc::EIO)
         } else {
             n as i32
         };
@@ -54,7 +66,12 @@ impl IoEngine for PsyncEngine {
         Ok(())
     }
 
-    fn submit_and_wait(&mut self, _min: u32, _timeout: Option<Duration>, out: &mut Vec<Completion>) -> Result<()> {
+    fn submit_and_wait(
+        &mut self,
+        _min: u32,
+        _timeout: Option<Duration>,
+        out: &mut Vec<Completion>,
+    ) -> Result<()> {
         out.append(&mut self.done);
         Ok(())
     }

@@ -43,7 +43,11 @@ impl UringEngine {
             .setup_defer_taskrun()
             .build(entries)
             .or_else(|_| IoUring::new(entries))
-            .map_err(|e| Error::failed(format!("cannot set up io_uring with {entries} entries: {e}")))?;
+            .map_err(|e| {
+                Error::failed(format!(
+                    "cannot set up io_uring with {entries} entries: {e}"
+                ))
+            })?;
         let submitter = ring.submitter();
         // SAFETY: the buffers outlive the engine (the runner drops the engine first).
         let fixed_buffers = unsafe { submitter.register_buffers(&[buffers.iovec()]) }.is_ok();
@@ -61,19 +65,34 @@ impl UringEngine {
     #[inline]
     fn entry(&self, slot: u32, op: Op, offset: u64) -> squeue::Entry {
         // SAFETY: slot < queue depth, so the buffer lies inside the registered area.
-        let buf = unsafe { self.base.add(slot as usize * self.block_size_bytes as usize) };
+        let buf = unsafe {
+            self.base
+                .add(slot as usize * self.block_size_bytes as usize)
+        };
         let len = self.block_size_bytes;
         macro_rules! build {
             ($target:expr) => {
                 match (op, self.fixed_buffers) {
-                    (Op::Read, true) => opcode::ReadFixed::new($target, buf, len, 0).offset(offset).build(),
-                    (Op::Write, true) => opcode::WriteFixed::new($target, buf, len, 0).offset(offset).build(),
-                    (Op::Read, false) => opcode::Read::new($target, buf, len).offset(offset).build(),
-                    (Op::Write, false) => opcode::Write::new($target, buf, len).offset(offset).build(),
+                    (Op::Read, true) => opcode::ReadFixed::new($target, buf, len, 0)
+                        .offset(offset)
+                        .build(),
+                    (Op::Write, true) => opcode::WriteFixed::new($target, buf, len, 0)
+                        .offset(offset)
+                        .build(),
+                    (Op::Read, false) => {
+                        opcode::Read::new($target, buf, len).offset(offset).build()
+                    }
+                    (Op::Write, false) => {
+                        opcode::Write::new($target, buf, len).offset(offset).build()
+                    }
                 }
             };
         }
-        let entry = if self.fixed_file { build!(types::Fixed(0)) } else { build!(types::Fd(self.fd)) };
+        let entry = if self.fixed_file {
+            build!(types::Fixed(0))
+        } else {
+            build!(types::Fd(self.fd))
+        };
         entry.user_data(slot as u64)
     }
 }
@@ -83,11 +102,19 @@ impl IoEngine for UringEngine {
     fn queue(&mut self, slot: u32, op: Op, offset: u64) -> Result<()> {
         let entry = self.entry(slot, op, offset);
         // SAFETY: the entry's buffer stays valid until its completion is reaped.
-        unsafe { self.ring.submission().push(&entry) }
-            .map_err(|_| Error::failed("io_uring submission queue overflow (more I/Os queued than the queue depth)"))
+        unsafe { self.ring.submission().push(&entry) }.map_err(|_| {
+            Error::failed(
+                "io_uring submission queue overflow (more I/Os queued than the queue depth)",
+            )
+        })
     }
 
-    fn submit_and_wait(&mut self, min_complete: u32, timeout: Option<Duration>, out: &mut Vec<Completion>) -> Result<()> {
+    fn submit_and_wait(
+        &mut self,
+        min_complete: u32,
+        timeout: Option<Duration>,
+        out: &mut Vec<Completion>,
+    ) -> Result<()> {
         let submitter = self.ring.submitter();
         let submitted = match timeout {
             None => submitter.submit_and_wait(min_complete as usize),
@@ -100,7 +127,11 @@ impl IoEngine for UringEngine {
         match submitted {
             Ok(_) => {}
             // A timeout, a signal, or a full completion queue: reap what is there and carry on.
-            Err(e) if matches!(e.raw_os_error(), Some(libc::ETIME) | Some(libc::EINTR) | Some(libc::EBUSY) | Some(libc::EAGAIN)) => {}
+            Err(e)
+                if matches!(
+                    e.raw_os_error(),
+                    Some(libc::ETIME) | Some(libc::EINTR) | Some(libc::EBUSY) | Some(libc::EAGAIN)
+                ) => {}
             Err(e) => return Err(Error::failed(format!("io_uring_enter failed: {e}"))),
         }
         out.extend(self.ring.completion().map(|cqe| Completion {

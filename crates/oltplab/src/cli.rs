@@ -1,0 +1,153 @@
+//! The command line, stage one: every option with its unit, default and help, in one place (clap).
+//! Stage two — cross-option rules and derived values — is each command's `config` module.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+use oltplab_core::units;
+use oltplab_io::job::Rw;
+use oltplab_io::EngineKind;
+
+#[derive(Parser)]
+#[command(
+    name = "oltplab",
+    version,
+    about = "How well does an OLTP database use its storage? Measure the device the way a database uses it.",
+    long_about = None,
+    max_term_width = 110
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Measure a storage device or file: IOPS, bandwidth and latency percentiles (fio-class, io_uring)
+    #[command(after_help = AFTER_DEVICE_HELP)]
+    Device(DeviceArgs),
+}
+
+const AFTER_DEVICE_HELP: &str = "\
+Examples:
+  oltplab device                                   16 KiB random reads, QD 32, on ./oltplab-data/device.dat
+  oltplab device /mnt/nvme --rw randrw --bs 8k     70 % reads on /mnt/nvme/device.dat
+  oltplab device --profile all --sweep-qd 1:256    S4's twelve server profiles and more, QD 1…256
+  oltplab device --engine null --bs 4k             the tool's own cost per I/O, no I/O done
+
+Sizes take k/m/g/t (powers of 1024); durations take ms/s/m/h. Ramp time is excluded from every figure.
+oltplab creates and fills the target file itself, and never writes to a block device or to a file it
+did not create unless --force is given.";
+
+#[derive(Args, Debug)]
+pub struct DeviceArgs {
+    /// File, directory (uses DIR/device.dat) or block device to measure [default: ./oltplab-data/device.dat]
+    pub target: Option<PathBuf>,
+
+    /// Access pattern
+    #[arg(long, default_value = "randread", value_parser = Rw::NAMES)]
+    pub rw: String,
+
+    /// Block size of each I/O
+    #[arg(long, value_name = "SIZE", default_value = "16k", value_parser = size_arg)]
+    pub bs: u64,
+
+    /// I/Os in flight per job
+    #[arg(long, value_name = "N", default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub qd: u32,
+
+    /// Threads issuing I/O, each with its own queue of --qd
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=256))]
+    pub jobs: u32,
+
+    /// Share of reads in percent, for --rw randrw and rw [default: 70]
+    #[arg(long, value_name = "PCT", value_parser = clap::value_parser!(u8).range(0..=100))]
+    pub rwmix_read: Option<u8>,
+
+    /// Share of I/Os at a random offset in percent; the others continue from the previous one
+    /// [default: 100 for rand* patterns, 0 otherwise]
+    #[arg(long, value_name = "PCT", value_parser = clap::value_parser!(u8).range(0..=100))]
+    pub random_pct: Option<u8>,
+
+    /// Size of the region the I/O covers (and of the target file oltplab creates)
+    #[arg(long, value_name = "SIZE", default_value = "1g", value_parser = size_arg)]
+    pub size: u64,
+
+    /// Measured time of each point (each profile and queue depth)
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = duration_arg)]
+    pub runtime: Duration,
+
+    /// Warm-up before each point's measured time; excluded from every figure
+    #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = duration_arg)]
+    pub ramp: Duration,
+
+    /// How I/O is issued: io_uring (async), psync (one blocking pread/pwrite at a time per job), null (no I/O)
+    #[arg(long, default_value = "io_uring", value_parser = EngineKind::NAMES)]
+    pub engine: String,
+
+    /// Bypass the page cache with O_DIRECT (the default)
+    #[arg(long, overrides_with = "buffered")]
+    pub direct: bool,
+
+    /// Go through the page cache instead of O_DIRECT
+    #[arg(long)]
+    pub buffered: bool,
+
+    /// Issue at most N I/Os per second per job; latency then counts from each I/O's intended start
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub rate_iops: Option<u64>,
+
+    /// Named access profiles (NAME[,NAME…] or all): S4's server profiles, db-16k-randread, sqlio-8k-*
+    #[arg(long, value_name = "NAMES", conflicts_with_all = ["rw", "bs", "random_pct", "rwmix_read"], long_help = profile_help())]
+    pub profile: Option<String>,
+
+    /// Run each point at queue depths A, 2A, 4A … B (e.g. 1:256), or a list (1,4,32)
+    #[arg(long, value_name = "A:B", conflicts_with = "qd")]
+    pub sweep_qd: Option<String>,
+
+    /// Also write the JSON result to FILE
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+
+    /// Directory for this run's result.json [default: ./oltplab-results/device-<time>]
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+
+    /// Write every measured I/O's latency to FILE as CSV (for checking percentiles; costs memory)
+    #[arg(long, value_name = "FILE")]
+    pub lat_log: Option<PathBuf>,
+
+    /// Seed of the access pattern; the same seed gives the same sequence of offsets
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+
+    /// Allow writing to a block device, or to a file or directory oltplab did not create
+    #[arg(long)]
+    pub force: bool,
+}
+
+fn size_arg(text: &str) -> Result<u64, String> {
+    units::parse_size(text)
+}
+
+fn duration_arg(text: &str) -> Result<Duration, String> {
+    units::parse_duration(text)
+}
+
+fn profile_help() -> String {
+    let mut help = String::from(
+        "Run named access profiles instead of --rw/--bs: NAME[,NAME…] or all. Each runs at --qd, or at\nevery queue depth of --sweep-qd. Profiles (block size, read %, random %):\n",
+    );
+    for p in oltplab_io::profile::PROFILES {
+        help.push_str(&format!(
+            "  {:<20} {:>5} {:>4} % read {:>4} % random   {}\n",
+            p.name,
+            units::format_size_short(p.mix.block_size_bytes as u64),
+            p.mix.read_pct,
+            p.mix.random_pct,
+            p.about
+        ));
+    }
+    help
+}

@@ -1,0 +1,408 @@
+//! `oltplab device`: prepare the target, run every (profile, queue depth) point, save the result after
+//! each point, and print a summary.
+
+mod config;
+mod print;
+mod summary;
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::os::fd::{AsRawFd, RawFd};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use oltplab_core::safety::io_usage;
+use oltplab_core::units::{format_bytes, format_count};
+use oltplab_core::{Error, Result};
+use oltplab_io::engine::probe_io_uring;
+use oltplab_io::runner::{run_point, LiveCounters, PointOutcome};
+use oltplab_io::target::{self, TargetRequest};
+use oltplab_io::{EngineKind, JobSpec};
+use oltplab_metrics::env::{available_memory_bytes, Env};
+use oltplab_metrics::schema::{now_rfc3339, DeviceInterval, DeviceResult, DeviceSummary, SCHEMA};
+use oltplab_metrics::{Warning, WarningKind};
+
+use crate::cli::DeviceArgs;
+use crate::output;
+use crate::progress::Progress;
+use crate::STOP;
+use config::DeviceConfig;
+use summary::{MeasuredPoint, Totals};
+
+/// Points with fewer I/Os than this get a warning: their p99.9 rests on a handful of samples.
+const FEW_SAMPLES: u64 = 1000;
+/// Job threads busier than this share of their time are likely limiting the figure themselves.
+const CPU_BOUND_UTILISATION: f64 = 0.9;
+const LAT_LOG_HEADER: &str = "# oltplab latency log: one measured I/O per line";
+
+pub fn run(args: DeviceArgs) -> Result<()> {
+    let mut config = config::resolve(args)?;
+    let started_at = now_rfc3339();
+    let mut warnings = std::mem::take(&mut config.warnings);
+
+    if config.engine == EngineKind::IoUring {
+        if let Err(why) = probe_io_uring() {
+            warnings.push(Warning::new(
+                WarningKind::IoUringUnavailable,
+                format!("{why}: ran with --engine psync instead, one I/O in flight per job"),
+            ));
+            config.engine = EngineKind::Psync;
+            config.queue_depths = vec![1];
+        }
+    }
+    if let Some(json) = &config.json {
+        output::check_json_path(json, config.force)?;
+    }
+    if let Some(log) = &config.lat_log {
+        output::check_writable(log, config.force, is_latency_log)?;
+    }
+
+    let target = match config.engine {
+        EngineKind::Null => None,
+        _ => Some(prepare_target(&config)?),
+    };
+    let target_path = target.as_ref().map(|t| t.path.clone());
+    if let Some(t) = &target {
+        warnings.extend(t.warnings.iter().cloned());
+    }
+    if !config.direct
+        && config.workloads.iter().any(|w| w.mix.read_pct > 0)
+        && config.size_bytes < available_memory_bytes()
+    {
+        warnings.push(Warning::new(
+            WarningKind::PageCache,
+            format!(
+                "buffered reads of a {} region that fits in memory may be served by the page cache, not the device: use --direct, or a --size larger than memory",
+                format_bytes(config.size_bytes)
+            ),
+        ));
+    }
+    let out_dir =
+        output::prepare_out_dir(config.out.as_deref(), "device", &started_at, config.force)?;
+    let env = Env::collect(target_path.as_deref());
+
+    let mut config_json = serde_json::to_value(&config).expect("config serialises");
+    config_json["target"] = serde_json::json!(target_path);
+    let mut doc = DeviceResult {
+        schema: SCHEMA.into(),
+        kind: "device".into(),
+        tool: output::tool(),
+        started_at,
+        config: config_json,
+        env,
+        summary: DeviceSummary::default(),
+        intervals: Vec::new(),
+        histograms: BTreeMap::new(),
+        warnings: Vec::new(),
+    };
+
+    let plan: Vec<(usize, u32)> = (0..config.workloads.len())
+        .flat_map(|w| config.queue_depths.iter().map(move |&qd| (w, qd)))
+        .collect();
+    print::header(&config, target_path.as_deref(), &doc.env, plan.len());
+
+    let fd: RawFd = target.as_ref().map_or(-1, |t| t.file.as_raw_fd());
+    let mut lat_log = match &config.lat_log {
+        Some(path) => Some(open_latency_log(path)?),
+        None => None,
+    };
+    let mut points: Vec<MeasuredPoint> = Vec::new();
+    let mut interrupted = false;
+    let mut measured_before_s = 0.0;
+    for (index, &(workload, qd)) in plan.iter().enumerate() {
+        let w = &config.workloads[workload];
+        let spec = JobSpec {
+            mix: w.mix,
+            queue_depth: qd,
+            jobs: config.jobs,
+            region_bytes: config.size_bytes,
+            runtime: config.runtime,
+            ramp: config.ramp,
+            rate_iops: config.rate_iops,
+            engine: config.engine,
+            direct: config.direct,
+            seed: config.seed,
+            keep_latency_log: lat_log.is_some(),
+        };
+        let label = format!("[{}/{}] {} QD {qd}", index + 1, plan.len(), w.label());
+        let outcome = match run_with_progress(&spec, fd, &label) {
+            Ok(o) => o,
+            Err(e) => {
+                // Keep what the earlier points measured, then report the failure.
+                finish_doc(&mut doc, &config, &points, &warnings);
+                output::save(&doc, &out_dir, config.json.as_deref())?;
+                return Err(e);
+            }
+        };
+        let totals = Totals::from_point(&outcome);
+        eprintln!("{}", print::point_line(&label, &totals));
+        point_warnings(&mut warnings, &config, &w.label(), qd, &totals);
+        if outcome.latency_log_truncated {
+            add_once(&mut warnings, WarningKind::LatencyLogTruncated, "the latency log reached its limit of 20 million I/Os per job and stopped recording; use a shorter --runtime".into());
+        }
+        let name = w.name.clone();
+        let prefix = format!("{}/qd{qd}", name.as_deref().unwrap_or("job"));
+        doc.histograms
+            .insert(format!("{prefix}/read"), outcome.read.latency.to_base64());
+        doc.histograms
+            .insert(format!("{prefix}/write"), outcome.write.latency.to_base64());
+        append_intervals(
+            &mut doc.intervals,
+            &outcome,
+            name.as_deref(),
+            qd,
+            measured_before_s,
+        );
+        measured_before_s += totals.measured_s;
+        if let Some(log) = lat_log.as_mut() {
+            write_latency_log(log, &config, index, name.as_deref(), qd, &outcome)?;
+        }
+        points.push(MeasuredPoint {
+            workload,
+            qd,
+            totals,
+        });
+        interrupted = outcome.interrupted || STOP.load(Ordering::Relaxed);
+        if interrupted {
+            warnings.push(Warning::new(
+                WarningKind::Interrupted,
+                format!(
+                    "stopped by Ctrl-C after {} of {} points; the figures cover what was measured",
+                    points.len(),
+                    plan.len()
+                ),
+            ));
+        }
+        finish_doc(&mut doc, &config, &points, &warnings);
+        output::save(&doc, &out_dir, config.json.as_deref())?;
+        if interrupted {
+            break;
+        }
+    }
+    if let Some(log) = lat_log.as_mut() {
+        log.flush().map_err(|e| {
+            io_usage(
+                config.lat_log.as_deref().unwrap_or(Path::new("")),
+                "write",
+                &e,
+            )
+        })?;
+    }
+    print::summary(&doc, &config, &out_dir.join(output::RESULT_FILE));
+    if interrupted {
+        return Err(Error::Interrupted);
+    }
+    Ok(())
+}
+
+fn prepare_target(config: &DeviceConfig) -> Result<target::PreparedTarget> {
+    let path: PathBuf = target::resolve_path(config.target.as_deref(), config.force)?;
+    let request = TargetRequest {
+        path,
+        size_bytes: config.size_bytes,
+        writes: config.workloads.iter().any(|w| w.writes()),
+        direct: config.direct,
+        force: config.force,
+    };
+    let progress = Progress::new(
+        config.size_bytes,
+        "filling {prefix} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec}",
+    );
+    let started = Instant::now();
+    let mut filled = 0;
+    let prepared = target::prepare(&request, &STOP, &mut |done, total| {
+        filled = total;
+        progress.set(done, String::new());
+    });
+    progress.finish();
+    if filled > 0 && prepared.is_ok() {
+        eprintln!(
+            "filled {} of {} with random data in {:.1} s",
+            format_bytes(filled),
+            request.path.display(),
+            started.elapsed().as_secs_f64()
+        );
+    }
+    prepared
+}
+
+/// Runs one point while a progress line shows its phase and current IOPS.
+fn run_with_progress(spec: &JobSpec, fd: RawFd, label: &str) -> Result<PointOutcome> {
+    let total_ms = (spec.ramp + spec.runtime).as_millis() as u64;
+    let progress = Progress::new(total_ms, "{prefix} [{bar:30}] {msg}");
+    progress.set(0, "starting".into());
+    let live = LiveCounters::new(spec.jobs);
+    let done = AtomicBool::new(false);
+    let outcome = std::thread::scope(|scope| {
+        scope.spawn(|| {
+            let start = Instant::now();
+            let (mut last_ios, mut last_t) = (0u64, start);
+            while !done.load(Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_millis(250));
+                let now = Instant::now();
+                let ios = live.completed_ios();
+                let iops =
+                    (ios - last_ios) as f64 / now.duration_since(last_t).as_secs_f64().max(1e-3);
+                let elapsed = now.duration_since(start);
+                let phase = if elapsed < spec.ramp {
+                    "ramp (not measured)"
+                } else {
+                    "measuring"
+                };
+                progress.set(
+                    elapsed.as_millis() as u64,
+                    format!("{label}  {phase}  {} IOPS", format_count(iops)),
+                );
+                (last_ios, last_t) = (ios, now);
+            }
+        });
+        let outcome = run_point(spec, fd, &STOP, &live);
+        done.store(true, Ordering::Relaxed);
+        outcome
+    });
+    progress.finish();
+    outcome
+}
+
+fn finish_doc(
+    doc: &mut DeviceResult,
+    config: &DeviceConfig,
+    points: &[MeasuredPoint],
+    warnings: &[Warning],
+) {
+    doc.summary = summary::build(config, config.ramp_s, points);
+    let mut all_read = oltplab_metrics::LatencyHistogram::new();
+    let mut all_write = oltplab_metrics::LatencyHistogram::new();
+    for p in points {
+        all_read.add(&p.totals.read.latency);
+        all_write.add(&p.totals.write.latency);
+    }
+    doc.histograms.insert("read".into(), all_read.to_base64());
+    doc.histograms.insert("write".into(), all_write.to_base64());
+    doc.warnings = warnings.to_vec();
+}
+
+fn add_once(warnings: &mut Vec<Warning>, kind: WarningKind, message: String) {
+    if !warnings.iter().any(|w| w.kind == kind) {
+        warnings.push(Warning::new(kind, message));
+    }
+}
+
+fn point_warnings(
+    warnings: &mut Vec<Warning>,
+    config: &DeviceConfig,
+    label: &str,
+    qd: u32,
+    t: &Totals,
+) {
+    if t.ios() < FEW_SAMPLES {
+        add_once(
+            warnings,
+            WarningKind::FewSamples,
+            format!("{label} QD {qd} completed only {} I/Os: its high percentiles rest on a few samples; use a longer --runtime", t.ios()),
+        );
+    }
+    let cpu = t.cpu_summary(config.jobs);
+    if config.engine != EngineKind::Null && cpu.jobs_utilisation > CPU_BOUND_UTILISATION {
+        add_once(
+            warnings,
+            WarningKind::CpuBound,
+            format!(
+                "at {label} QD {qd} the I/O threads were busy {:.0} % of the time: the figure may be limited by the CPU, not the device; add --jobs",
+                cpu.jobs_utilisation * 100.0
+            ),
+        );
+    }
+    if let Some(rate) = config.rate_iops {
+        let wanted = (rate * config.jobs as u64) as f64;
+        if t.iops() < wanted * 0.97 {
+            add_once(
+                warnings,
+                WarningKind::RateNotMet,
+                format!(
+                    "{label} QD {qd} reached {} IOPS of the {} asked for: the device (or the queue depth) cannot sustain the rate, and the latencies include the wait",
+                    format_count(t.iops()),
+                    format_count(wanted)
+                ),
+            );
+        }
+    }
+}
+
+fn append_intervals(
+    into: &mut Vec<DeviceInterval>,
+    p: &PointOutcome,
+    profile: Option<&str>,
+    qd: u32,
+    offset_s: f64,
+) {
+    let mut t_s = offset_s;
+    for i in &p.intervals {
+        let secs = i.duration_ns as f64 / 1e9;
+        if secs <= 0.0 {
+            continue;
+        }
+        t_s += secs;
+        let ios = i.read_ios + i.write_ios;
+        into.push(DeviceInterval {
+            t_s: (t_s * 1000.0).round() / 1000.0,
+            profile: profile.map(String::from),
+            qd,
+            iops: ios as f64 / secs,
+            read_iops: i.read_ios as f64 / secs,
+            write_iops: i.write_ios as f64 / secs,
+            read_bw_bytes: i.read_bytes as f64 / secs,
+            write_bw_bytes: i.write_bytes as f64 / secs,
+            lat_ns_mean: if ios > 0 {
+                i.latency_sum_ns as f64 / ios as f64
+            } else {
+                0.0
+            },
+            lat_ns_p99: i.latency_p99_ns,
+            lat_ns_max: i.latency_max_ns,
+        });
+    }
+}
+
+fn is_latency_log(path: &Path) -> bool {
+    std::fs::read(path)
+        .map(|bytes| bytes.starts_with(LAT_LOG_HEADER.as_bytes()))
+        .unwrap_or(false)
+}
+
+fn open_latency_log(path: &Path) -> Result<BufWriter<File>> {
+    let file = File::create(path).map_err(|e| io_usage(path, "create", &e))?;
+    let mut log = BufWriter::with_capacity(1 << 20, file);
+    writeln!(
+        log,
+        "{LAT_LOG_HEADER}\npoint,profile,qd,job,completed_ns,op,latency_ns"
+    )
+    .map_err(|e| io_usage(path, "write", &e))?;
+    Ok(log)
+}
+
+fn write_latency_log(
+    log: &mut BufWriter<File>,
+    config: &DeviceConfig,
+    index: usize,
+    profile: Option<&str>,
+    qd: u32,
+    p: &PointOutcome,
+) -> Result<()> {
+    let path = config.lat_log.as_deref().unwrap_or(Path::new(""));
+    let profile = profile.unwrap_or("");
+    for r in &p.latency_log {
+        writeln!(
+            log,
+            "{index},{profile},{qd},{},{},{},{}",
+            r.job,
+            r.completed_ns,
+            r.op.name(),
+            r.latency_ns
+        )
+        .map_err(|e| io_usage(path, "write", &e))?;
+    }
+    Ok(())
+}
