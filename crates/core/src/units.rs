@@ -78,7 +78,7 @@ pub fn format_size_short(bytes: u64) -> String {
         ("m", KIB.pow(2)),
         ("k", KIB),
     ] {
-        if bytes >= unit && bytes % unit == 0 {
+        if bytes >= unit && bytes.is_multiple_of(unit) {
             return format!("{}{suffix}", bytes / unit);
         }
     }

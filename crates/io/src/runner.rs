@@ -147,7 +147,7 @@ pub fn run_point(
                             counter,
                         };
                         match engine? {
-                            AnyEngine::IoUring(mut e) => job_ctx.run(&mut e),
+                            AnyEngine::IoUring(mut e) => job_ctx.run(&mut *e),
                             AnyEngine::Psync(mut e) => job_ctx.run(&mut e),
                             AnyEngine::Null(mut e) => job_ctx.run(&mut e),
                         }

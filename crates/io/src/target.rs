@@ -103,6 +103,12 @@ pub fn prepare(
                 .open(path)
                 .map_err(|e| io_usage(path, "create", &e))?;
             safety::write_file_marker(path, FileMarker { filled_bytes: 0 }).map_err(|e| io_usage(path, "mark", &e))?;
+            // Find out now, not after filling gigabytes, whether the file system takes O_DIRECT.
+            if let Err(e) = open_for_io(path, req) {
+                let _ = std::fs::remove_file(path);
+                let _ = std::fs::remove_file(safety::file_marker_path(path));
+                return Err(e);
+            }
             fill_or_remove(&file, path, 0, req.size_bytes, stop, on_fill, true)?;
         }
         TargetKind::RegularFile { len_bytes } => match safety::read_file_marker(path) {
@@ -216,6 +222,10 @@ fn free_bytes(dir: &Path) -> io::Result<u64> {
     if unsafe { libc::statvfs(c_path.as_ptr(), &mut stat) } != 0 {
         return Err(io::Error::last_os_error());
     }
+    if stat.f_blocks == 0 {
+        // ramfs and some virtual file systems report no size at all: the limit is unknown.
+        return Ok(u64::MAX);
+    }
     Ok(stat.f_bavail as u64 * stat.f_frsize as u64)
 }
 
@@ -246,7 +256,7 @@ fn fill(
     stop: &AtomicBool,
     on_fill: &mut dyn FnMut(u64, u64),
 ) -> Result<()> {
-    let mut rng = rand::rngs::SmallRng::seed_from_u64(from ^ 0x6f6c_7470_6c61_62);
+    let mut rng = rand::rngs::SmallRng::seed_from_u64(from ^ 0x006f_6c74_706c_6162);
     let mut chunk = vec![0u8; FILL_CHUNK_BYTES];
     let mut offset = from;
     while offset < to {

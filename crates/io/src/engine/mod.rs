@@ -93,7 +93,7 @@ pub trait IoEngine {
 
 /// One engine of any kind, owned by one job thread.
 pub enum AnyEngine {
-    IoUring(UringEngine),
+    IoUring(Box<UringEngine>),
     Psync(PsyncEngine),
     Null(NullEngine),
 }
@@ -102,7 +102,7 @@ impl AnyEngine {
     /// Opens an engine for `fd` using `buffers`; the buffers must outlive the engine.
     pub fn open(kind: EngineKind, fd: RawFd, buffers: &IoBuffers) -> Result<Self> {
         Ok(match kind {
-            EngineKind::IoUring => AnyEngine::IoUring(UringEngine::new(fd, buffers)?),
+            EngineKind::IoUring => AnyEngine::IoUring(Box::new(UringEngine::new(fd, buffers)?)),
             EngineKind::Psync => AnyEngine::Psync(PsyncEngine::new(fd, buffers)),
             EngineKind::Null => AnyEngine::Null(NullEngine::new(buffers)),
         })

@@ -155,7 +155,10 @@ pub fn resolve(args: DeviceArgs) -> Result<DeviceConfig> {
         )));
     }
     if direct {
-        if let Some(w) = workloads.iter().find(|w| w.mix.block_size_bytes % 512 != 0) {
+        if let Some(w) = workloads
+            .iter()
+            .find(|w| !w.mix.block_size_bytes.is_multiple_of(512))
+        {
             return Err(Error::usage(format!(
                 "direct I/O needs a block size that is a multiple of 512 bytes, not {}: change --bs or add --buffered",
                 format_bytes(w.mix.block_size_bytes as u64)

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# oltplab device versus fio, side by side in one run on this machine. Writes every raw output and a
+# summary.md into runs/<date>-<host>/ (or $1). Run from anywhere: bench/device-vs-fio/run.sh
+#
+#  1. 16 KiB random reads, QD 32, direct, io_uring, on a 1 GiB file on the machine's disk:
+#     IOPS and latency percentiles (rounds alternate the tools so drift hits both alike).
+#  2. 4 KiB random reads, QD 32, buffered, io_uring, on a 1 GiB file in /dev/shm (RAM): I/Os per
+#     CPU-second, the tool's cost per I/O when the "device" is nearly free.
+#  3. The same job on the null engine (no I/O at all): the tool's own cost, nothing else.
+# CPU time is measured from outside with GNU time (user + system of the whole process), the same
+# way for both tools; ramp is 0 in 2 and 3 so that every counted I/O falls inside that time.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+out="${1:-$here/runs/$(date -u +%Y-%m-%d)-$(hostname)}"
+rounds="${ROUNDS:-3}"
+runtime="${RUNTIME:-10}"
+mkdir -p "$out"
+command -v fio >/dev/null || { echo "fio is missing: apt-get install fio" >&2; exit 2; }
+command -v /usr/bin/time >/dev/null || { echo "GNU time is missing: apt-get install time" >&2; exit 2; }
+(cd "$repo" && cargo build --release --locked -q)
+oltplab="$repo/target/release/oltplab"
+
+disk_dir="$repo/oltplab-data"
+disk_file="$disk_dir/bench-16k.dat"
+shm_file="/dev/shm/oltplab-bench-4k.dat"
+# oltplab creates and fills both files once (random data); fio then reuses them as they are.
+mkdir -p "$disk_dir"
+"$oltplab" device "$disk_file" --size 1g --runtime 200ms --ramp 0s --out "$out/prepare-disk" >/dev/null
+"$oltplab" device "$shm_file" --size 1g --bs 4k --buffered --runtime 200ms --ramp 0s --out "$out/prepare-shm" >/dev/null
+
+{
+  echo "# commands of this run ($(date -u +%Y-%m-%dT%H:%M:%SZ))"
+  echo "oltplab: $("$oltplab" --version) ($(git -C "$repo" describe --always --dirty))"
+  echo "fio: $(fio --version)"
+  echo "kernel: $(uname -r); cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); cores: $(nproc)"
+} > "$out/commands.txt"
+
+run() { # name, command… — runs under GNU time, keeps stdout/stderr/time
+  local name="$1"; shift
+  echo "$*" >> "$out/commands.txt"
+  /usr/bin/time -f "%U %S %e" -o "$out/$name.time" "$@" > "$out/$name.stdout" 2> "$out/$name.stderr"
+}
+
+fio_common=(--name=job --rw=randread --iodepth=32 --ioengine=io_uring --norandommap --randrepeat=0 --time_based --output-format=json)
+for r in $(seq 1 "$rounds"); do
+  echo "round $r/$rounds: disk, 16 KiB random read, QD 32, direct" >&2
+  run "disk-fio-$r" fio "${fio_common[@]}" --filename="$disk_file" --size=1g --bs=16k --direct=1 --runtime="$runtime" --ramp_time=2 --output="$out/disk-fio-$r.json"
+  run "disk-oltplab-$r" "$oltplab" device "$disk_file" --size 1g --bs 16k --qd 32 --runtime "${runtime}s" --ramp 2s --out "$out/disk-oltplab-$r"
+  echo "round $r/$rounds: /dev/shm, 4 KiB random read, QD 32, buffered" >&2
+  run "shm-fio-$r" fio "${fio_common[@]}" --filename="$shm_file" --size=1g --bs=4k --direct=0 --runtime="$runtime" --output="$out/shm-fio-$r.json"
+  run "shm-oltplab-$r" "$oltplab" device "$shm_file" --size 1g --bs 4k --qd 32 --buffered --runtime "${runtime}s" --ramp 0s --out "$out/shm-oltplab-$r"
+  echo "round $r/$rounds: null engine, 4 KiB, QD 32" >&2
+  run "null-fio-$r" fio --name=job --ioengine=null --rw=randread --size=1g --bs=4k --iodepth=32 --norandommap --randrepeat=0 --time_based --runtime="$runtime" --output-format=json --output="$out/null-fio-$r.json"
+  run "null-oltplab-$r" "$oltplab" device --engine null --size 1g --bs 4k --qd 32 --runtime "${runtime}s" --ramp 0s --out "$out/null-oltplab-$r"
+done
+rm -f "$shm_file" "$shm_file.oltplab"
+python3 "$here/compare.py" "$out" "$rounds" | tee "$out/summary.md"

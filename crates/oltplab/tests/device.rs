@@ -1,0 +1,548 @@
+//! `oltplab device` as a user meets it: the real binary, real files, real I/O.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn oltplab(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_oltplab"))
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("run oltplab")
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("oltplab-it-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn json(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// A usage error: exit code 2, one line naming the cause, no panic.
+fn assert_usage_error(out: &Output, expected: &str) {
+    let err = stderr(out);
+    assert_eq!(out.status.code(), Some(2), "stderr: {err}");
+    assert!(err.contains(expected), "expected '{expected}' in: {err}");
+    assert!(
+        !err.contains("panicked") && !err.contains("RUST_BACKTRACE"),
+        "{err}"
+    );
+}
+
+#[test]
+fn bad_input_is_one_clear_sentence_and_exit_code_2() {
+    let dir = scratch("bad");
+    let cases: &[(&[&str], &str)] = &[
+        (&["device", "--bs", "16x"], "not a size"),
+        (&["device", "--size", "lots"], "not a size"),
+        (&["device", "--runtime", "ten"], "not a duration"),
+        (&["device", "--ramp", "5parsecs"], "not a duration"),
+        (&["device", "--qd", "0"], "--qd"),
+        (&["device", "--qd", "5000"], "--qd"),
+        (&["device", "--rw", "sideways"], "randread"),
+        (
+            &["device", "--profile", "oltp-db,nosuch"],
+            "unknown profile 'nosuch'",
+        ),
+        (&["device", "--sweep-qd", "8:2"], "1:256"),
+        (
+            &["device", "--rwmix-read", "50"],
+            "--rwmix-read only applies",
+        ),
+        (&["device", "--bs", "1000"], "multiple of 512"),
+        (
+            &["device", "--bs", "16k", "--size", "4k"],
+            "smaller than one",
+        ),
+        (&["device", "--engine", "null", "."], "takes no TARGET"),
+        (
+            &["device", "--engine", "psync", "--sweep-qd", "1:4"],
+            "psync",
+        ),
+        (
+            &["device", "--size", "100t", "--runtime", "1s"],
+            "not enough free space",
+        ),
+        (&["device", "missing-dir/file.dat"], "does not exist"),
+        (&["device", "--runtime", "0s"], "longer than zero"),
+        (&["device", "--no-such-option"], "--no-such-option"),
+    ];
+    for (args, expected) in cases {
+        assert_usage_error(&oltplab(&dir, args), expected);
+    }
+    // Nothing was left behind by the refused runs.
+    assert!(!dir.join("oltplab-data/device.dat").exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Nearest-rank percentile, the rule HdrHistogram follows.
+fn percentile(sorted: &[u64], q: f64) -> u64 {
+    sorted[((q * sorted.len() as f64).ceil() as usize).max(1) - 1]
+}
+
+#[test]
+fn json_result_follows_the_contract_and_its_percentiles_match_the_raw_latency_log() {
+    let dir = scratch("contract");
+    let out = oltplab(
+        &dir,
+        &[
+            "device",
+            "data",
+            "--size",
+            "32m",
+            "--rw",
+            "randrw",
+            "--rwmix-read",
+            "70",
+            "--bs",
+            "4k",
+            "--qd",
+            "4",
+            "--runtime",
+            "1s",
+            "--ramp",
+            "200ms",
+            "--lat-log",
+            "lat.csv",
+            "--json",
+            "r.json",
+            "--out",
+            "run",
+        ],
+    );
+    // TARGET "data" does not exist yet: a file of that name is created.
+    assert!(out.status.success(), "{}", stderr(&out));
+    let r = json(&dir.join("r.json"));
+    assert_eq!(
+        r,
+        json(&dir.join("run/result.json")),
+        "--json is a copy of the run's result"
+    );
+    assert_eq!(r["schema"], "oltplab.result/1");
+    assert_eq!(r["kind"], "device");
+    for field in [
+        "/tool/version",
+        "/tool/git",
+        "/started_at",
+        "/config/size_bytes",
+        "/env/kernel",
+        "/env/cpu",
+        "/env/target_fs",
+        "/summary/iops",
+        "/summary/bw_bytes",
+        "/summary/read/lat_ns/p99",
+        "/summary/write/lat_ns/p999",
+        "/summary/cpu/ios_per_cpu_s",
+        "/histograms/read",
+        "/intervals/0/t_s",
+    ] {
+        assert!(r.pointer(field).is_some(), "{field} missing");
+    }
+    let s = &r["summary"];
+    let (reads, writes) = (
+        s["read"]["ios"].as_u64().unwrap(),
+        s["write"]["ios"].as_u64().unwrap(),
+    );
+    assert!(reads > 100 && writes > 30, "{reads} reads, {writes} writes");
+    let read_share = reads as f64 / (reads + writes) as f64;
+    assert!((read_share - 0.7).abs() < 0.05, "{read_share}");
+    assert!(
+        (s["measured_s"].as_f64().unwrap() - 1.0).abs() < 0.05,
+        "ramp is excluded"
+    );
+    let iops = s["iops"].as_f64().unwrap();
+    assert!(((reads + writes) as f64 / s["measured_s"].as_f64().unwrap() - iops).abs() < 1.0);
+
+    // The raw log holds exactly the measured I/Os, and the summary's percentiles are its percentiles.
+    let log = std::fs::read_to_string(dir.join("lat.csv")).unwrap();
+    let mut read_lat: Vec<u64> = Vec::new();
+    let mut lines = 0;
+    for line in log.lines().skip(2) {
+        let f: Vec<&str> = line.split(',').collect();
+        lines += 1;
+        if f[5] == "read" {
+            read_lat.push(f[6].parse().unwrap());
+        }
+    }
+    assert_eq!(lines, reads + writes);
+    read_lat.sort_unstable();
+    for (q, key) in [(0.5, "p50"), (0.9, "p90"), (0.99, "p99"), (0.999, "p999")] {
+        let want = percentile(&read_lat, q) as f64;
+        let got = s["read"]["lat_ns"][key].as_f64().unwrap();
+        assert!(
+            (got - want).abs() / want <= 0.001,
+            "{key}: summary {got}, log {want}"
+        );
+    }
+    let mean = read_lat.iter().sum::<u64>() as f64 / read_lat.len() as f64;
+    assert!((s["read"]["lat_ns"]["mean"].as_f64().unwrap() - mean).abs() / mean < 0.001);
+    // Per-second intervals add up to the total.
+    let interval_ios: f64 = r["intervals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["iops"].as_f64().unwrap() * 1.0)
+        .sum();
+    assert!(
+        (interval_ios - (reads + writes) as f64).abs() < 2.0,
+        "{interval_ios}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn queue_depth_sweep_and_profiles_report_each_point_and_geometric_means() {
+    let dir = scratch("sweep");
+    let common = [
+        "--size",
+        "16m",
+        "--runtime",
+        "300ms",
+        "--ramp",
+        "0s",
+        "--sweep-qd",
+        "1:4",
+    ];
+    let out = oltplab(
+        &dir,
+        &[&["device", "--json", "sweep.json"], &common[..]].concat(),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let sweep = json(&dir.join("sweep.json"));
+    let points = sweep["summary"]["sweep"].as_array().unwrap();
+    assert_eq!(
+        points
+            .iter()
+            .map(|p| p["qd"].as_u64().unwrap())
+            .collect::<Vec<_>>(),
+        [1, 2, 4]
+    );
+    let iops: Vec<f64> = points.iter().map(|p| p["iops"].as_f64().unwrap()).collect();
+    let geomean = (iops.iter().map(|v| v.ln()).sum::<f64>() / 3.0).exp();
+    assert!((sweep["summary"]["geomean_iops"].as_f64().unwrap() - geomean).abs() / geomean < 1e-6);
+
+    let out = oltplab(
+        &dir,
+        &[
+            &[
+                "device",
+                "--profile",
+                "oltp-db,sqlio-8k-randwrite",
+                "--json",
+                "profiles.json",
+            ],
+            &common[..],
+        ]
+        .concat(),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let r = json(&dir.join("profiles.json"));
+    let profiles = r["summary"]["profiles"].as_array().unwrap();
+    assert_eq!(profiles.len(), 2);
+    assert_eq!(profiles[0]["name"], "oltp-db");
+    assert_eq!(profiles[0]["block_size_bytes"], 8192);
+    assert_eq!(profiles[1]["read_pct"], 0);
+    assert_eq!(
+        profiles[1]["read"]["ios"], 0,
+        "sqlio-8k-randwrite only writes"
+    );
+    for p in profiles {
+        assert_eq!(p["sweep"].as_array().unwrap().len(), 3);
+        assert!(p["geomean_iops"].as_f64().unwrap() > 0.0);
+    }
+    assert!(r["histograms"]["oltp-db/qd4/read"].is_string());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn files_it_did_not_create_are_never_overwritten_without_force() {
+    let dir = scratch("foreign");
+    std::fs::write(dir.join("precious.db"), b"customer data").unwrap();
+    std::fs::write(dir.join("notes.json"), b"{\"mine\": true}").unwrap();
+    assert_usage_error(
+        &oltplab(
+            &dir,
+            &["device", "precious.db", "--rw", "randwrite", "--size", "1m"],
+        ),
+        "--force",
+    );
+    assert_usage_error(
+        &oltplab(&dir, &["device", "precious.db", "--size", "1m"]),
+        "smaller than --size",
+    );
+    assert_usage_error(
+        &oltplab(&dir, &["device", "--size", "1m", "--json", "notes.json"]),
+        "not written by oltplab",
+    );
+    assert_eq!(
+        std::fs::read(dir.join("precious.db")).unwrap(),
+        b"customer data"
+    );
+    assert_eq!(
+        std::fs::read(dir.join("notes.json")).unwrap(),
+        b"{\"mine\": true}"
+    );
+    std::fs::create_dir(dir.join("someone-elses")).unwrap();
+    std::fs::write(dir.join("someone-elses/file"), b"x").unwrap();
+    assert_usage_error(
+        &oltplab(&dir, &["device", "--size", "1m", "--out", "someone-elses"]),
+        "did not create",
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Runs `f` with a loop block device over a scratch file; `None` if this machine cannot make one
+/// (not root, no loop driver), which the caller reports.
+fn with_loop_device(dir: &Path, f: impl FnOnce(&str)) -> Option<()> {
+    let backing = dir.join("disk.img");
+    std::fs::write(&backing, vec![0xA5u8; 8 << 20]).unwrap();
+    let out = Command::new("losetup")
+        .args(["--find", "--show"])
+        .arg(&backing)
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    let device = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&device)));
+    let _ = Command::new("losetup").args(["-d", &device]).status();
+    if let Err(panic) = result {
+        std::panic::resume_unwind(panic);
+    }
+    assert_eq!(
+        std::fs::read(&backing).unwrap(),
+        vec![0xA5u8; 8 << 20],
+        "the block device was written"
+    );
+    Some(())
+}
+
+#[test]
+fn a_block_device_is_read_but_never_written_without_force() {
+    let dir = scratch("blockdev");
+    let ran = with_loop_device(&dir, |device| {
+        assert_usage_error(
+            &oltplab(
+                &dir,
+                &["device", device, "--rw", "randwrite", "--size", "1m"],
+            ),
+            "block device",
+        );
+        assert_usage_error(
+            &oltplab(
+                &dir,
+                &["device", device, "--profile", "oltp-db", "--size", "1m"],
+            ),
+            "block device",
+        );
+        let out = oltplab(
+            &dir,
+            &[
+                "device",
+                device,
+                "--size",
+                "4m",
+                "--bs",
+                "4k",
+                "--runtime",
+                "300ms",
+                "--ramp",
+                "0s",
+                "--json",
+                "r.json",
+            ],
+        );
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert!(
+            json(&dir.join("r.json"))["summary"]["read"]["ios"]
+                .as_u64()
+                .unwrap()
+                > 0
+        );
+    });
+    if ran.is_none() {
+        eprintln!(
+            "SKIPPED: needs root and the loop driver to create a block device (CI runs as root)"
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_file_system_without_direct_io_gets_a_hint_to_use_buffered() {
+    // ramfs refuses O_DIRECT (tmpfs accepts it since Linux 6.6).
+    let dir = scratch("ramfs");
+    let mnt = dir.join("mnt");
+    std::fs::create_dir(&mnt).unwrap();
+    let mounted = Command::new("mount")
+        .args(["-t", "ramfs", "ramfs"])
+        .arg(&mnt)
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false);
+    if !mounted {
+        eprintln!("SKIPPED: needs root to mount a ramfs (CI runs as root)");
+        return;
+    }
+    let direct = oltplab(
+        &dir,
+        &[
+            "device",
+            "mnt",
+            "--size",
+            "1m",
+            "--runtime",
+            "200ms",
+            "--ramp",
+            "0s",
+        ],
+    );
+    let buffered = oltplab(
+        &dir,
+        &[
+            "device",
+            "mnt",
+            "--size",
+            "1m",
+            "--runtime",
+            "200ms",
+            "--ramp",
+            "0s",
+            "--buffered",
+        ],
+    );
+    let _ = Command::new("umount").arg(&mnt).status();
+    assert_usage_error(&direct, "--buffered");
+    assert!(buffered.status.success(), "{}", stderr(&buffered));
+    assert!(
+        stderr(&buffered).contains("filled")
+            || String::from_utf8_lossy(&buffered.stdout).contains("IOPS")
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn ctrl_c_stops_cleanly_and_keeps_the_partial_result() {
+    let dir = scratch("sigint");
+    let child = Command::new(env!("CARGO_BIN_EXE_oltplab"))
+        .current_dir(&dir)
+        .args([
+            "device",
+            "--size",
+            "16m",
+            "--sweep-qd",
+            "1:8",
+            "--runtime",
+            "1s",
+            "--ramp",
+            "0s",
+            "--out",
+            "run",
+        ])
+        .stderr(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    // SAFETY: signalling our own child process.
+    unsafe { libc_kill(child.id() as i32, 2) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    let r = json(&dir.join("run/result.json"));
+    let points = r["summary"]["sweep"].as_array().unwrap().len();
+    assert!(
+        (1..4).contains(&points),
+        "{points} of 4 points measured before Ctrl-C"
+    );
+    assert!(r["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|w| w["kind"] == "interrupted"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+extern "C" {
+    #[link_name = "kill"]
+    fn libc_kill(pid: i32, sig: i32) -> i32;
+}
+
+#[test]
+fn agrees_with_fio_on_the_same_job() {
+    let dir = scratch("fio");
+    let fio = Command::new("fio").arg("--version").output();
+    assert!(
+        fio.map(|o| o.status.success()).unwrap_or(false),
+        "fio is needed for this test: apt-get install fio (scripts/test.sh installs it)"
+    );
+    // oltplab creates and fills the file; fio then runs the same job on it.
+    let out = oltplab(
+        &dir,
+        &[
+            "device",
+            "t.dat",
+            "--size",
+            "256m",
+            "--bs",
+            "16k",
+            "--qd",
+            "8",
+            "--runtime",
+            "3s",
+            "--ramp",
+            "1s",
+            "--json",
+            "o.json",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let fio = Command::new("fio")
+        .current_dir(&dir)
+        .args([
+            "--name=t",
+            "--filename=t.dat",
+            "--size=256m",
+            "--rw=randread",
+            "--bs=16k",
+            "--iodepth=8",
+            "--direct=1",
+            "--ioengine=io_uring",
+            "--runtime=3",
+            "--ramp_time=1",
+            "--time_based",
+            "--norandommap",
+            "--output-format=json",
+            "--output=f.json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        fio.status.success(),
+        "{}",
+        String::from_utf8_lossy(&fio.stderr)
+    );
+    let ours = json(&dir.join("o.json"))["summary"]["read"]["iops"]
+        .as_f64()
+        .unwrap();
+    let theirs = json(&dir.join("f.json"))["jobs"][0]["read"]["iops"]
+        .as_f64()
+        .unwrap();
+    let ratio = ours / theirs;
+    // Loose: the two runs happen one after the other on a shared virtual disk.
+    assert!(
+        (0.6..1.67).contains(&ratio),
+        "oltplab {ours:.0} IOPS vs fio {theirs:.0} IOPS"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs what oltplab's tests need on a fresh Debian machine (fio, util-linux for loop devices),
+# then checks formatting and lints and runs every test. This is the README's test command; .ci/run
+# calls it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+missing=()
+command -v fio >/dev/null 2>&1 || missing+=(fio)
+command -v losetup >/dev/null 2>&1 || missing+=(mount)
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  echo "scripts/test.sh: installing ${missing[*]} from Debian's packages"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+if ! command -v cargo >/dev/null 2>&1; then
+  echo "scripts/test.sh: cargo is missing: install a stable Rust toolchain with rustup, then run this again" >&2
+  exit 2
+fi
+
+cargo fmt --all -- --check
+cargo clippy --workspace --all-targets --locked -- -D warnings
+cargo test --workspace --locked
