@@ -13,7 +13,10 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 out="${1:-$here/runs/$(date -u +%Y-%m-%d)-$(hostname)}"
-rounds="${ROUNDS:-3}"
+rounds="${ROUNDS:-4}"
+# This machine's virtual disk refills a burst budget while idle: whichever tool runs first after a
+# pause gets more IOPS. So every disk run gets the same idle gap first, and the order alternates.
+gap="${GAP:-20}"
 runtime="${RUNTIME:-10}"
 mkdir -p "$out"
 command -v fio >/dev/null || { echo "fio is missing: apt-get install fio" >&2; exit 2; }
@@ -45,8 +48,9 @@ run() { # name, command… — runs under GNU time, keeps stdout/stderr/time
 fio_common=(--name=job --rw=randread --iodepth=32 --ioengine=io_uring --norandommap --randrepeat=0 --time_based --output-format=json)
 for r in $(seq 1 "$rounds"); do
   echo "round $r/$rounds: disk, 16 KiB random read, QD 32, direct" >&2
-  run "disk-fio-$r" fio "${fio_common[@]}" --filename="$disk_file" --size=1g --bs=16k --direct=1 --runtime="$runtime" --ramp_time=2 --output="$out/disk-fio-$r.json"
-  run "disk-oltplab-$r" "$oltplab" device "$disk_file" --size 1g --bs 16k --qd 32 --runtime "${runtime}s" --ramp 2s --out "$out/disk-oltplab-$r"
+  disk_fio() { sleep "$gap"; run "disk-fio-$r" fio "${fio_common[@]}" --filename="$disk_file" --size=1g --bs=16k --direct=1 --runtime="$runtime" --ramp_time=2 --output="$out/disk-fio-$r.json"; }
+  disk_oltplab() { sleep "$gap"; run "disk-oltplab-$r" "$oltplab" device "$disk_file" --size 1g --bs 16k --qd 32 --runtime "${runtime}s" --ramp 2s --out "$out/disk-oltplab-$r"; }
+  if [ $((r % 2)) -eq 1 ]; then disk_fio; disk_oltplab; else disk_oltplab; disk_fio; fi
   echo "round $r/$rounds: /dev/shm, 4 KiB random read, QD 32, buffered" >&2
   run "shm-fio-$r" fio "${fio_common[@]}" --filename="$shm_file" --size=1g --bs=4k --direct=0 --runtime="$runtime" --output="$out/shm-fio-$r.json"
   run "shm-oltplab-$r" "$oltplab" device "$shm_file" --size 1g --bs 4k --qd 32 --buffered --runtime "${runtime}s" --ramp 0s --out "$out/shm-oltplab-$r"

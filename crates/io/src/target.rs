@@ -73,7 +73,12 @@ pub fn prepare(
     let kind = safety::inspect(path).map_err(|e| io_usage(path, "inspect", &e))?;
     let mut warnings = Vec::new();
     match kind {
-        TargetKind::Directory => unreachable!("resolve_path turns a directory into a file inside it"),
+        TargetKind::Directory => {
+            return Err(Error::usage(format!(
+                "{} is a directory: give a file path as TARGET, or a directory without a device.dat subdirectory",
+                path.display()
+            )))
+        }
         TargetKind::Other => {
             return Err(Error::usage(format!(
                 "{} is neither a regular file nor a block device: give a file or directory path as TARGET",
@@ -89,7 +94,7 @@ pub fn prepare(
             }
         }
         TargetKind::Missing => {
-            let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+            let parent = parent_dir(path);
             if !parent.is_dir() {
                 return Err(Error::usage(format!(
                     "the directory {} does not exist: create it first or choose another TARGET",
@@ -109,15 +114,15 @@ pub fn prepare(
                 let _ = std::fs::remove_file(safety::file_marker_path(path));
                 return Err(e);
             }
-            fill_or_remove(&file, path, 0, req.size_bytes, stop, on_fill, true)?;
+            fill_or_remove(&file, path, 0, req.size_bytes, stop, on_fill, Owner::CreatedNow)?;
         }
         TargetKind::RegularFile { len_bytes } => match safety::read_file_marker(path) {
             Some(marker) if marker.filled_bytes >= req.size_bytes && len_bytes >= req.size_bytes => {}
             Some(marker) => {
                 let from = marker.filled_bytes.min(len_bytes);
-                check_free_space(path.parent().unwrap_or(Path::new(".")), req.size_bytes - from)?;
+                check_free_space(parent_dir(path), req.size_bytes - from)?;
                 let file = OpenOptions::new().write(true).open(path).map_err(|e| io_usage(path, "open", &e))?;
-                fill_or_remove(&file, path, from, req.size_bytes, stop, on_fill, false)?;
+                fill_or_remove(&file, path, from, req.size_bytes, stop, on_fill, Owner::Ours)?;
             }
             None if req.writes || len_bytes < req.size_bytes => {
                 if !req.force {
@@ -132,8 +137,9 @@ pub fn prepare(
                     )));
                 }
                 if len_bytes < req.size_bytes {
+                    check_free_space(parent_dir(path), req.size_bytes - len_bytes)?;
                     let file = OpenOptions::new().write(true).open(path).map_err(|e| io_usage(path, "open", &e))?;
-                    fill_or_remove(&file, path, len_bytes, req.size_bytes, stop, on_fill, false)?;
+                    fill_or_remove(&file, path, len_bytes, req.size_bytes, stop, on_fill, Owner::Foreign)?;
                 }
                 warnings.push(foreign_data_warning(path));
             }
@@ -194,6 +200,24 @@ fn open_for_io(path: &Path, req: &TargetRequest) -> Result<File> {
     })
 }
 
+/// The directory holding `path`; `.` for a bare file name.
+fn parent_dir(path: &Path) -> &Path {
+    path.parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+}
+
+/// Who owns a file being filled: it decides the marker and whether a failed fill removes the file.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Owner {
+    /// Created by this run: marked, and removed again if the fill fails.
+    CreatedNow,
+    /// Created by an earlier oltplab run: marked.
+    Ours,
+    /// Not oltplab's (extended under --force): never marked, so it stays foreign.
+    Foreign,
+}
+
 fn seek_end(file: &File) -> u64 {
     // SAFETY: lseek on a file descriptor we own.
     let end = unsafe { libc::lseek(file.as_raw_fd(), 0, libc::SEEK_END) };
@@ -229,8 +253,8 @@ fn free_bytes(dir: &Path) -> io::Result<u64> {
     Ok(stat.f_bavail as u64 * stat.f_frsize as u64)
 }
 
-/// Fills `[from, to)` with random bytes, records progress in the marker, and on failure or Ctrl-C
-/// removes the file if this run created it (`created`), so nothing half-made is left behind.
+/// Fills `[from, to)` with random bytes, records progress in the marker of oltplab's own files, and
+/// on failure or Ctrl-C removes a file this run created, so nothing half-made is left behind.
 fn fill_or_remove(
     file: &File,
     path: &Path,
@@ -238,10 +262,10 @@ fn fill_or_remove(
     to: u64,
     stop: &AtomicBool,
     on_fill: &mut dyn FnMut(u64, u64),
-    created: bool,
+    owner: Owner,
 ) -> Result<()> {
-    let result = fill(file, path, from, to, stop, on_fill);
-    if result.is_err() && created {
+    let result = fill(file, path, from, to, stop, on_fill, owner != Owner::Foreign);
+    if result.is_err() && owner == Owner::CreatedNow {
         let _ = std::fs::remove_file(path);
         let _ = std::fs::remove_file(safety::file_marker_path(path));
     }
@@ -255,6 +279,7 @@ fn fill(
     to: u64,
     stop: &AtomicBool,
     on_fill: &mut dyn FnMut(u64, u64),
+    mark: bool,
 ) -> Result<()> {
     let mut rng = rand::rngs::SmallRng::seed_from_u64(from ^ 0x006f_6c74_706c_6162);
     let mut chunk = vec![0u8; FILL_CHUNK_BYTES];
@@ -286,8 +311,11 @@ fn fill(
     // Drop what the fill left in the page cache, so buffered reads start from the device.
     // SAFETY: advice call on a file descriptor we own.
     unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
-    safety::write_file_marker(path, FileMarker { filled_bytes: to })
-        .map_err(|e| io_usage(path, "mark", &e))
+    if mark {
+        safety::write_file_marker(path, FileMarker { filled_bytes: to })
+            .map_err(|e| io_usage(path, "mark", &e))?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -367,7 +395,28 @@ mod tests {
         .unwrap();
         assert_eq!(t.warnings[0].kind, WarningKind::ForeignData);
         assert_eq!(std::fs::read(&path).unwrap(), vec![7u8; 1 << 20]);
+        // --force may extend it, but that does not make it oltplab's: the next write needs --force again.
+        prepare(
+            &request(path.clone(), 2 << 20, true, true),
+            &stop,
+            &mut |_, _| {},
+        )
+        .unwrap();
+        assert_eq!(safety::read_file_marker(&path), None);
+        assert!(!safety::file_marker_path(&path).exists());
+        assert!(prepare(
+            &request(path.clone(), 2 << 20, true, false),
+            &stop,
+            &mut |_, _| {}
+        )
+        .is_err());
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn parent_of_a_bare_name_is_the_working_directory() {
+        assert_eq!(parent_dir(Path::new("data")), Path::new("."));
+        assert_eq!(parent_dir(Path::new("/a/b")), Path::new("/a"));
     }
 
     #[test]

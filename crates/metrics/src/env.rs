@@ -54,7 +54,13 @@ impl Env {
             ..Env::default()
         };
         if let Some(target) = target {
-            if let Some((fs_type, source)) = mount_of(target) {
+            use std::os::unix::fs::FileTypeExt;
+            let is_block_device =
+                fs::metadata(target).is_ok_and(|m| m.file_type().is_block_device());
+            if is_block_device {
+                env.target_fs = Some("block device".into());
+                env.target_device = target.to_str().and_then(block_device);
+            } else if let Some((fs_type, source)) = mount_of(target) {
                 env.target_fs = Some(fs_type);
                 env.target_device = block_device(&source);
             }

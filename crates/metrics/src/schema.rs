@@ -144,9 +144,11 @@ pub struct OpSummary {
 pub struct CpuSummary {
     /// CPU time of the I/O threads.
     pub jobs: CpuTime,
+    /// CPU time of the whole process, including io_uring's kernel worker threads.
+    pub process: CpuTime,
     /// Busy share of the I/O threads, 1.0 = each job thread used a whole core.
     pub jobs_utilisation: f64,
-    /// I/Os completed per second of the I/O threads' CPU time: what one I/O costs the tool.
+    /// I/Os completed per second of the process's CPU time: what one I/O costs the tool.
     pub ios_per_cpu_s: f64,
 }
 

@@ -17,13 +17,14 @@ pub static STOP: AtomicBool = AtomicBool::new(false);
 
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
-    // A second Ctrl-C while results are being saved would lose them; the first one only asks to stop.
+    // The first Ctrl-C asks the work to stop and save what it has; a second one (a hung device, an
+    // impatient user) quits at once.
     let _ = ctrlc::set_handler(|| {
         if STOP.swap(true, Ordering::SeqCst) {
-            eprintln!(
-                "oltplab: still saving results; press Ctrl-C again in a moment to force quit"
-            );
+            eprintln!("oltplab: quitting without saving");
+            std::process::exit(130);
         }
+        eprintln!("oltplab: stopping; press Ctrl-C again to quit at once");
     });
     let result = match cli.command {
         cli::Command::Device(args) => device::run(args),
@@ -31,7 +32,7 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(Error::Interrupted) => {
-            eprintln!("oltplab: interrupted; the partial result was saved");
+            eprintln!("oltplab: interrupted");
             ExitCode::from(130)
         }
         Err(err) => {

@@ -186,13 +186,14 @@ fn json_result_follows_the_contract_and_its_percentiles_match_the_raw_latency_lo
     }
     let mean = read_lat.iter().sum::<u64>() as f64 / read_lat.len() as f64;
     assert!((s["read"]["lat_ns"]["mean"].as_f64().unwrap() - mean).abs() / mean < 0.001);
-    // Per-second intervals add up to the total.
-    let interval_ios: f64 = r["intervals"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|i| i["iops"].as_f64().unwrap() * 1.0)
-        .sum();
+    // Per-second intervals add up to the total (each interval lasts from the previous t_s to its own).
+    let mut previous_t_s = 0.0;
+    let mut interval_ios = 0.0;
+    for i in r["intervals"].as_array().unwrap() {
+        let t_s = i["t_s"].as_f64().unwrap();
+        interval_ios += i["iops"].as_f64().unwrap() * (t_s - previous_t_s);
+        previous_t_s = t_s;
+    }
     assert!(
         (interval_ios - (reads + writes) as f64).abs() < 2.0,
         "{interval_ios}"
@@ -364,12 +365,10 @@ fn a_block_device_is_read_but_never_written_without_force() {
             ],
         );
         assert!(out.status.success(), "{}", stderr(&out));
-        assert!(
-            json(&dir.join("r.json"))["summary"]["read"]["ios"]
-                .as_u64()
-                .unwrap()
-                > 0
-        );
+        let r = json(&dir.join("r.json"));
+        assert!(r["summary"]["read"]["ios"].as_u64().unwrap() > 0);
+        assert_eq!(r["env"]["target_fs"], "block device");
+        assert_eq!(r["env"]["target_device"]["name"], *device);
     });
     if ran.is_none() {
         eprintln!(
@@ -435,6 +434,21 @@ fn a_file_system_without_direct_io_gets_a_hint_to_use_buffered() {
 #[test]
 fn ctrl_c_stops_cleanly_and_keeps_the_partial_result() {
     let dir = scratch("sigint");
+    // Create and fill the target first, so the signal lands in the measuring.
+    assert!(oltplab(
+        &dir,
+        &[
+            "device",
+            "--size",
+            "16m",
+            "--runtime",
+            "100ms",
+            "--ramp",
+            "0s"
+        ]
+    )
+    .status
+    .success());
     let child = Command::new(env!("CARGO_BIN_EXE_oltplab"))
         .current_dir(&dir)
         .args([

@@ -16,6 +16,9 @@ pub struct UringEngine {
     fixed_buffers: bool,
     fixed_file: bool,
     fd: RawFd,
+    /// Waits with a timeout need IORING_FEAT_EXT_ARG (Linux 5.11).
+    timeout_wait: bool,
+    in_flight: usize,
 }
 
 // Owned by one job thread for its whole life (the ring is created with SINGLE_ISSUER).
@@ -52,6 +55,7 @@ impl UringEngine {
         // SAFETY: the buffers outlive the engine (the runner drops the engine first).
         let fixed_buffers = unsafe { submitter.register_buffers(&[buffers.iovec()]) }.is_ok();
         let fixed_file = submitter.register_files(&[fd]).is_ok();
+        let timeout_wait = ring.params().is_feature_ext_arg();
         Ok(Self {
             ring,
             base: buffers.slot_ptr(0),
@@ -59,6 +63,8 @@ impl UringEngine {
             fixed_buffers,
             fixed_file,
             fd,
+            timeout_wait,
+            in_flight: 0,
         })
     }
 
@@ -106,7 +112,9 @@ impl IoEngine for UringEngine {
             Error::failed(
                 "io_uring submission queue overflow (more I/Os queued than the queue depth)",
             )
-        })
+        })?;
+        self.in_flight += 1;
+        Ok(())
     }
 
     fn submit_and_wait(
@@ -118,6 +126,12 @@ impl IoEngine for UringEngine {
         let submitter = self.ring.submitter();
         let submitted = match timeout {
             None => submitter.submit_and_wait(min_complete as usize),
+            Some(t) if !self.timeout_wait => {
+                // No timed wait on this kernel: submit, then nap briefly instead.
+                let submitted = submitter.submit();
+                std::thread::sleep(t.min(Duration::from_micros(200)));
+                submitted
+            }
             Some(t) => {
                 let ts = types::Timespec::from(t);
                 let args = types::SubmitArgs::new().timespec(&ts);
@@ -134,10 +148,27 @@ impl IoEngine for UringEngine {
                 ) => {}
             Err(e) => return Err(Error::failed(format!("io_uring_enter failed: {e}"))),
         }
+        let before = out.len();
         out.extend(self.ring.completion().map(|cqe| Completion {
             slot: cqe.user_data() as u32,
             result: cqe.result(),
         }));
+        self.in_flight -= out.len() - before;
         Ok(())
+    }
+}
+
+impl Drop for UringEngine {
+    /// The kernel may still be reading into the job's buffers: wait for every I/O before they are
+    /// freed (closing the ring alone does not wait).
+    fn drop(&mut self) {
+        for _ in 0..10_000 {
+            if self.in_flight == 0 {
+                return;
+            }
+            let _ = self.ring.submit_and_wait(1);
+            let reaped = self.ring.completion().count();
+            self.in_flight = self.in_flight.saturating_sub(reaped);
+        }
     }
 }

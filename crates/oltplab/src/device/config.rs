@@ -166,12 +166,15 @@ pub fn resolve(args: DeviceArgs) -> Result<DeviceConfig> {
         }
     }
     let deepest = *queue_depths.iter().max().unwrap_or(&1) as u64;
-    if deepest * largest_block * args.jobs as u64 > BUFFER_BYTES_MAX {
+    let buffer_bytes = deepest * largest_block * args.jobs as u64;
+    let buffer_bytes_max = BUFFER_BYTES_MAX.min(oltplab_metrics::env::available_memory_bytes() / 2);
+    if buffer_bytes > buffer_bytes_max {
         return Err(Error::usage(format!(
-            "queue depth {deepest} × {} blocks × {} jobs needs more than {} of buffers: lower --qd, --bs or --jobs",
+            "queue depth {deepest} × {} blocks × {} jobs needs {} of I/O buffers, more than the {} allowed (half the free memory, at most 4 GiB): lower --qd, --bs or --jobs",
             format_bytes(largest_block),
             args.jobs,
-            format_bytes(BUFFER_BYTES_MAX)
+            format_bytes(buffer_bytes),
+            format_bytes(buffer_bytes_max)
         )));
     }
     if engine == EngineKind::Null && args.target.is_some() {
@@ -225,6 +228,7 @@ pub fn parse_sweep(text: &str) -> Result<Vec<u32>> {
             .collect()
     } else {
         let mut list = text.split(',').map(depth).collect::<Result<Vec<_>>>()?;
+        list.sort_unstable();
         list.dedup();
         list
     };
@@ -243,6 +247,11 @@ mod tests {
         );
         assert_eq!(parse_sweep("3:20").unwrap(), [3, 6, 12]);
         assert_eq!(parse_sweep("1,4,32").unwrap(), [1, 4, 32]);
+        assert_eq!(
+            parse_sweep("32,1,4,1").unwrap(),
+            [1, 4, 32],
+            "each depth once, in order"
+        );
         for bad in ["", "0:4", "8:2", "1:99999", "a:b", "1,,2", "1:2:3"] {
             let err = parse_sweep(bad).unwrap_err();
             assert_eq!(err.exit_code(), 2, "{bad}");

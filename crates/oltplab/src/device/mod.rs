@@ -17,7 +17,7 @@ use oltplab_core::safety::io_usage;
 use oltplab_core::units::{format_bytes, format_count};
 use oltplab_core::{Error, Result};
 use oltplab_io::engine::probe_io_uring;
-use oltplab_io::runner::{run_point, LiveCounters, PointOutcome};
+use oltplab_io::runner::{run_point, LiveCounters, PointOutcome, LATENCY_LOG_MAX_PER_JOB};
 use oltplab_io::target::{self, TargetRequest};
 use oltplab_io::{EngineKind, JobSpec};
 use oltplab_metrics::env::{available_memory_bytes, Env};
@@ -67,17 +67,25 @@ pub fn run(args: DeviceArgs) -> Result<()> {
     if let Some(t) = &target {
         warnings.extend(t.warnings.iter().cloned());
     }
-    if !config.direct
-        && config.workloads.iter().any(|w| w.mix.read_pct > 0)
-        && config.size_bytes < available_memory_bytes()
-    {
-        warnings.push(Warning::new(
-            WarningKind::PageCache,
-            format!(
-                "buffered reads of a {} region that fits in memory may be served by the page cache, not the device: use --direct, or a --size larger than memory",
-                format_bytes(config.size_bytes)
-            ),
-        ));
+    if !config.direct {
+        let reads_may_hit_cache = config.workloads.iter().any(|w| w.mix.read_pct > 0)
+            && config.size_bytes < available_memory_bytes();
+        let writes = config.workloads.iter().any(|w| w.writes());
+        let what = match (reads_may_hit_cache, writes) {
+            (true, true) => "buffered reads of a region that fits in memory may be served by the page cache, and buffered writes land in it and reach the device later",
+            (true, false) => "buffered reads of a region that fits in memory may be served by the page cache",
+            (false, true) => "buffered writes land in the page cache and reach the device later",
+            (false, false) => "",
+        };
+        if !what.is_empty() {
+            warnings.push(Warning::new(
+                WarningKind::PageCache,
+                format!(
+                    "{what} ({} region): the figures may describe memory, not the device; use --direct",
+                    format_bytes(config.size_bytes)
+                ),
+            ));
+        }
     }
     let out_dir =
         output::prepare_out_dir(config.out.as_deref(), "device", &started_at, config.force)?;
@@ -136,40 +144,43 @@ pub fn run(args: DeviceArgs) -> Result<()> {
                 return Err(e);
             }
         };
-        let totals = Totals::from_point(&outcome);
-        eprintln!("{}", print::point_line(&label, &totals));
-        point_warnings(&mut warnings, &config, &w.label(), qd, &totals);
-        if outcome.latency_log_truncated {
-            add_once(&mut warnings, WarningKind::LatencyLogTruncated, "the latency log reached its limit of 20 million I/Os per job and stopped recording; use a shorter --runtime".into());
+        // Ctrl-C during the ramp leaves a point with no measured time: it is not a point.
+        if !outcome.measured.is_zero() {
+            let totals = Totals::from_point(&outcome);
+            eprintln!("{}", print::point_line(&label, &totals));
+            point_warnings(&mut warnings, &config, &w.label(), qd, &totals);
+            if outcome.latency_log_truncated {
+                add_once(&mut warnings, WarningKind::LatencyLogTruncated, format!("the latency log reached its limit of {LATENCY_LOG_MAX_PER_JOB} I/Os per job and stopped recording; use a shorter --runtime"));
+            }
+            let name = w.name.clone();
+            let prefix = format!("{}/qd{qd}", name.as_deref().unwrap_or("job"));
+            doc.histograms
+                .insert(format!("{prefix}/read"), outcome.read.latency.to_base64());
+            doc.histograms
+                .insert(format!("{prefix}/write"), outcome.write.latency.to_base64());
+            append_intervals(
+                &mut doc.intervals,
+                &outcome,
+                name.as_deref(),
+                qd,
+                measured_before_s,
+            );
+            measured_before_s += totals.measured_s;
+            if let Some(log) = lat_log.as_mut() {
+                write_latency_log(log, &config, index, name.as_deref(), qd, &outcome)?;
+            }
+            points.push(MeasuredPoint {
+                workload,
+                qd,
+                totals,
+            });
         }
-        let name = w.name.clone();
-        let prefix = format!("{}/qd{qd}", name.as_deref().unwrap_or("job"));
-        doc.histograms
-            .insert(format!("{prefix}/read"), outcome.read.latency.to_base64());
-        doc.histograms
-            .insert(format!("{prefix}/write"), outcome.write.latency.to_base64());
-        append_intervals(
-            &mut doc.intervals,
-            &outcome,
-            name.as_deref(),
-            qd,
-            measured_before_s,
-        );
-        measured_before_s += totals.measured_s;
-        if let Some(log) = lat_log.as_mut() {
-            write_latency_log(log, &config, index, name.as_deref(), qd, &outcome)?;
-        }
-        points.push(MeasuredPoint {
-            workload,
-            qd,
-            totals,
-        });
         interrupted = outcome.interrupted || STOP.load(Ordering::Relaxed);
         if interrupted {
             warnings.push(Warning::new(
                 WarningKind::Interrupted,
                 format!(
-                    "stopped by Ctrl-C after {} of {} points; the figures cover what was measured",
+                    "stopped by Ctrl-C after {} of {} points were measured; the figures cover only those",
                     points.len(),
                     plan.len()
                 ),
@@ -305,7 +316,11 @@ fn point_warnings(
         );
     }
     let cpu = t.cpu_summary(config.jobs);
-    if config.engine != EngineKind::Null && cpu.jobs_utilisation > CPU_BOUND_UTILISATION {
+    // A rate-limited job spins while it waits for the next due time, so it looks busy: no warning then.
+    if config.engine != EngineKind::Null
+        && config.rate_iops.is_none()
+        && cpu.jobs_utilisation > CPU_BOUND_UTILISATION
+    {
         add_once(
             warnings,
             WarningKind::CpuBound,
@@ -316,7 +331,7 @@ fn point_warnings(
         );
     }
     if let Some(rate) = config.rate_iops {
-        let wanted = (rate * config.jobs as u64) as f64;
+        let wanted = rate.saturating_mul(config.jobs as u64) as f64;
         if t.iops() < wanted * 0.97 {
             add_once(
                 warnings,

@@ -16,6 +16,7 @@ pub struct Totals {
     pub write: OpTotals,
     pub measured_s: f64,
     pub cpu: CpuTime,
+    pub process_cpu: CpuTime,
 }
 
 impl Totals {
@@ -25,6 +26,7 @@ impl Totals {
             write: p.write.clone(),
             measured_s: p.measured.as_secs_f64(),
             cpu: p.jobs_cpu,
+            process_cpu: p.process_cpu,
         }
     }
 
@@ -37,6 +39,7 @@ impl Totals {
         self.write.latency.add(&other.write.latency);
         self.measured_s += other.measured_s;
         self.cpu = self.cpu.plus(&other.cpu);
+        self.process_cpu = self.process_cpu.plus(&other.process_cpu);
     }
 
     pub fn ios(&self) -> u64 {
@@ -71,8 +74,9 @@ impl Totals {
     pub fn cpu_summary(&self, jobs: u32) -> CpuSummary {
         CpuSummary {
             jobs: self.cpu,
+            process: self.process_cpu,
             jobs_utilisation: rate(self.cpu.total_s(), self.measured_s * jobs as f64),
-            ios_per_cpu_s: rate(self.ios() as f64, self.cpu.total_s()),
+            ios_per_cpu_s: rate(self.ios() as f64, self.process_cpu.total_s()),
         }
     }
 
