@@ -124,15 +124,17 @@ pub fn build(config: &DeviceConfig, ramp_s: f64, points: &[MeasuredPoint]) -> De
     };
     let multi_point =
         points.len() > 1 || config.sweep || config.workloads.iter().any(|w| w.name.is_some());
+    // The whole run's figures are those of one big point; the qd field is not used here.
+    let all = run.sweep_point(0, config.jobs);
     let mut summary = DeviceSummary {
-        iops: run.iops(),
-        bw_bytes: run.bw_bytes(),
-        lat_ns: run.latency(),
-        read: run.op(&run.read),
-        write: run.op(&run.write),
-        measured_s: run.measured_s,
+        iops: all.iops,
+        bw_bytes: all.bw_bytes,
+        lat_ns: all.lat_ns,
+        read: all.read,
+        write: all.write,
+        measured_s: all.measured_s,
         ramp_s,
-        cpu: run.cpu_summary(config.jobs),
+        cpu: all.cpu,
         sweep: None,
         geomean_iops: None,
         profiles: None,
@@ -169,16 +171,17 @@ fn profile_result<'a>(
     for p in points {
         t.add(&p.totals);
     }
+    let all = t.sweep_point(0, 1);
     ProfileResult {
         name: w.name.clone().unwrap_or_default(),
         block_size_bytes: w.mix.block_size_bytes as u64,
         read_pct: w.mix.read_pct,
         random_pct: w.mix.random_pct,
-        iops: t.iops(),
-        bw_bytes: t.bw_bytes(),
-        lat_ns: t.latency(),
-        read: t.op(&t.read),
-        write: t.op(&t.write),
+        iops: all.iops,
+        bw_bytes: all.bw_bytes,
+        lat_ns: all.lat_ns,
+        read: all.read,
+        write: all.write,
         sweep: sweep.to_vec(),
         geomean_iops: geomean(&sweep.iter().map(|s| s.iops).collect::<Vec<_>>()),
     }
