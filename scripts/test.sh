@@ -6,8 +6,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 missing=()
-command -v fio >/dev/null 2>&1 || missing+=(fio)
-command -v losetup >/dev/null 2>&1 || missing+=(mount)
+# need COMMAND PACKAGE: install PACKAGE from Debian's packages unless COMMAND is found.
+need() { command -v "$1" >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/"$1" >/dev/null 2>&1 || missing+=("$2"); }
+need fio fio
+need losetup mount
 if [ ${#missing[@]} -gt 0 ]; then
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"

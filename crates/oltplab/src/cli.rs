@@ -27,6 +27,20 @@ pub enum Command {
     /// Measure a storage device or file: IOPS, bandwidth and latency percentiles (fio-class, io_uring)
     #[command(after_help = AFTER_DEVICE_HELP)]
     Device(DeviceArgs),
+    /// The device catalogue: every emulated device with its parameters and their sources
+    Devices(crate::devices::DevicesArgs),
+    /// Run any command with its file I/O under a directory going through an emulated device
+    Emulate(crate::emulate::EmulateArgs),
+    /// Create and fill a workload's database (TPC-C)
+    Load(crate::tpcc::LoadArgs),
+    /// Run a workload against a database and measure it (TPC-C)
+    Run(crate::tpcc::RunArgs),
+    /// Check a workload's database for consistency (TPC-C conditions 1–12)
+    Check(crate::tpcc::CheckArgs),
+    /// Inspect, convert and replay I/O traces
+    Trace(crate::trace::TraceArgs),
+    /// Re-run a reference study end to end: device, TPC-C with its trace, replay, α, report
+    Study(crate::study::StudyArgs),
 }
 
 const AFTER_DEVICE_HELP: &str = "\

@@ -3,8 +3,13 @@
 
 mod cli;
 mod device;
+mod devices;
+mod emulate;
 mod output;
 mod progress;
+mod study;
+mod tpcc;
+mod trace;
 
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -28,6 +33,13 @@ fn main() -> ExitCode {
     });
     let result = match cli.command {
         cli::Command::Device(args) => device::run(args),
+        cli::Command::Devices(args) => devices::run(args),
+        cli::Command::Emulate(args) => emulate::run(args),
+        cli::Command::Load(args) => tpcc::load(args),
+        cli::Command::Run(args) => tpcc::run(args),
+        cli::Command::Check(args) => tpcc::check(args),
+        cli::Command::Trace(args) => trace::run(args),
+        cli::Command::Study(args) => study::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

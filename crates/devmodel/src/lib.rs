@@ -1,0 +1,1 @@
+//! Device models and emulation.
