@@ -41,6 +41,10 @@ pub enum Command {
     Trace(crate::trace::TraceArgs),
     /// Re-run a reference study end to end: device, TPC-C with its trace, replay, α, report
     Study(crate::study::StudyArgs),
+    /// Render saved results as one self-contained HTML report (or Markdown/CSV)
+    Report(crate::report::ReportArgs),
+    /// Merge the results of drivers that ran partitions of one workload
+    Merge(crate::report::MergeArgs),
 }
 
 const AFTER_DEVICE_HELP: &str = "\

@@ -7,6 +7,7 @@ mod devices;
 mod emulate;
 mod output;
 mod progress;
+mod report;
 mod study;
 mod tpcc;
 mod trace;
@@ -40,6 +41,8 @@ fn main() -> ExitCode {
         cli::Command::Check(args) => tpcc::check(args),
         cli::Command::Trace(args) => trace::run(args),
         cli::Command::Study(args) => study::run(args),
+        cli::Command::Report(args) => report::run(args),
+        cli::Command::Merge(args) => report::merge(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

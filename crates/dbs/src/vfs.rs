@@ -1,0 +1,1 @@
+//! The oltplab SQLite VFS.
