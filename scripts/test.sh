@@ -10,6 +10,9 @@ missing=()
 need() { command -v "$1" >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/"$1" >/dev/null 2>&1 || missing+=("$2"); }
 need fio fio
 need losetup mount
+need chromium chromium
+need initdb postgresql
+need mariadbd mariadb-server
 if [ ${#missing[@]} -gt 0 ]; then
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"

@@ -1,1 +1,493 @@
-//! The oltplab SQLite VFS.
+//! The oltplab SQLite VFS: a thin layer over SQLite's default (unix) VFS that sees every read,
+//! write and sync SQLite does on its database, WAL and journal files. It counts them, records them
+//! into an I/O trace, and — with a device emulator — holds each one until the emulated device would
+//! have completed it. Being in-process, it knows which thread (terminal) and which transaction type
+//! (see [`set_thread_tag`]) caused each I/O.
+//!
+//! Under emulation the emulated path sees every read and write as a device I/O (as with O_DIRECT on
+//! a raw device); the operating system's page cache only serves as fast backing storage. A sync
+//! is not passed to the real disk then: its cost is the model's, not this machine's disk's.
+
+use std::cell::Cell;
+use std::collections::HashMap;
+use std::ffi::{c_char, c_int, c_void, CStr, CString};
+use std::mem::size_of;
+use std::ptr;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use oltplab_core::{Error, Result};
+use oltplab_devmodel::{Emulator, IoKind};
+use oltplab_trace::{Op, Record, TraceWriter};
+use rusqlite::ffi;
+use serde::Serialize;
+
+thread_local! {
+    /// What the current thread is doing (0 none, 1..=5 a TPC-C transaction type), stamped on each
+    /// traced I/O so that I/O can be counted per transaction type.
+    pub static TAG: Cell<u8> = const { Cell::new(0) };
+    static TID: u32 = unsafe { libc::gettid() } as u32;
+}
+
+/// Stamps this thread's following I/Os with `tag`.
+pub fn set_thread_tag(tag: u8) {
+    TAG.with(|t| t.set(tag))
+}
+
+/// What the VFS does besides passing I/O on.
+#[derive(Clone, Default)]
+pub struct VfsOptions {
+    /// Record every I/O here.
+    pub trace: Option<Arc<TraceWriter>>,
+    /// Hold every I/O until this emulated device completes it (`host` means no emulation).
+    pub emulator: Option<Arc<Emulator>>,
+}
+
+/// I/O the VFS saw, since it was registered.
+#[derive(Clone, Copy, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct VfsCounts {
+    pub reads: u64,
+    pub writes: u64,
+    pub syncs: u64,
+    pub read_bytes: u64,
+    pub written_bytes: u64,
+}
+
+#[derive(Default)]
+struct Counters {
+    reads: AtomicU64,
+    writes: AtomicU64,
+    syncs: AtomicU64,
+    read_bytes: AtomicU64,
+    written_bytes: AtomicU64,
+}
+
+struct State {
+    base: *mut ffi::sqlite3_vfs,
+    options: VfsOptions,
+    /// Emulating a device other than `host`: syncs go to the model, not to the real disk.
+    emulating: bool,
+    counters: Counters,
+    /// File name → index, for the emulator's placement of files on the device.
+    files: Mutex<HashMap<String, u32>>,
+    /// I/Os the real file system refused.
+    errors: AtomicU32,
+    /// Only I/Os submitted in [from, until) (monotonic ns) go into the trace: the measured window,
+    /// without the warm-up or what happens after (closing connections checkpoints the WAL).
+    trace_from_ns: AtomicU64,
+    trace_until_ns: AtomicU64,
+}
+
+// SAFETY: `base` points to SQLite's static default VFS, valid for the process's lifetime; all other
+// fields are thread-safe.
+unsafe impl Send for State {}
+unsafe impl Sync for State {}
+
+/// A registered VFS. Open connections with `name()`; drop it only after they are closed.
+pub struct Vfs {
+    name: CString,
+    vfs: *mut ffi::sqlite3_vfs,
+    state: Arc<State>,
+}
+
+// SAFETY: the raw VFS is only unregistered and freed in Drop; SQLite serialises registration.
+unsafe impl Send for Vfs {}
+unsafe impl Sync for Vfs {}
+
+static NEXT_ID: AtomicU32 = AtomicU32::new(1);
+
+impl Vfs {
+    /// Registers a new VFS (not the default one) wrapping SQLite's default VFS.
+    pub fn register(options: VfsOptions) -> Result<Vfs> {
+        // SAFETY: sqlite3_vfs_find(NULL) returns the default VFS (initialising SQLite if needed).
+        let base = unsafe {
+            ffi::sqlite3_initialize();
+            ffi::sqlite3_vfs_find(ptr::null())
+        };
+        if base.is_null() {
+            return Err(Error::failed("SQLite has no default VFS to wrap"));
+        }
+        let emulating = options
+            .emulator
+            .as_ref()
+            .is_some_and(|e| !e.spec().is_host());
+        let state = Arc::new(State {
+            base,
+            options,
+            emulating,
+            counters: Counters::default(),
+            files: Mutex::new(HashMap::new()),
+            errors: AtomicU32::new(0),
+            trace_from_ns: AtomicU64::new(0),
+            trace_until_ns: AtomicU64::new(u64::MAX),
+        });
+        let name = CString::new(format!(
+            "oltplab-{}-{}",
+            std::process::id(),
+            NEXT_ID.fetch_add(1, Ordering::Relaxed)
+        ))
+        .expect("no NUL in the name");
+        // SAFETY: copying the default VFS and replacing what we wrap; unix VFS methods other than
+        // xOpen ignore their VFS argument, so they may be called with ours.
+        let mut vfs: ffi::sqlite3_vfs = unsafe { ptr::read(base) };
+        vfs.szOsFile = (size_of::<OlFile>() as c_int) + unsafe { (*base).szOsFile };
+        vfs.pNext = ptr::null_mut();
+        vfs.zName = name.as_ptr();
+        vfs.pAppData = Arc::as_ptr(&state) as *mut c_void;
+        vfs.xOpen = Some(x_open);
+        let vfs = Box::into_raw(Box::new(vfs));
+        // SAFETY: `vfs` is a valid, fully initialised VFS that outlives its registration.
+        let rc = unsafe { ffi::sqlite3_vfs_register(vfs, 0) };
+        if rc != ffi::SQLITE_OK {
+            // SAFETY: not registered, so nobody else holds it.
+            drop(unsafe { Box::from_raw(vfs) });
+            return Err(Error::failed(format!(
+                "registering the SQLite VFS failed (code {rc})"
+            )));
+        }
+        Ok(Vfs { name, vfs, state })
+    }
+
+    /// The name to open connections with.
+    pub fn name(&self) -> &str {
+        self.name.to_str().expect("ASCII name")
+    }
+
+    /// I/O seen so far.
+    pub fn counts(&self) -> VfsCounts {
+        let c = &self.state.counters;
+        VfsCounts {
+            reads: c.reads.load(Ordering::Relaxed),
+            writes: c.writes.load(Ordering::Relaxed),
+            syncs: c.syncs.load(Ordering::Relaxed),
+            read_bytes: c.read_bytes.load(Ordering::Relaxed),
+            written_bytes: c.written_bytes.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Traces only I/Os submitted in [`from_ns`, `until_ns`) (CLOCK_MONOTONIC): the measured
+    /// window of a run.
+    pub fn trace_window(&self, from_ns: u64, until_ns: u64) {
+        self.state.trace_from_ns.store(from_ns, Ordering::Relaxed);
+        self.state.trace_until_ns.store(until_ns, Ordering::Relaxed);
+    }
+
+    /// I/Os the real file system refused.
+    pub fn failed_ios(&self) -> u32 {
+        self.state.errors.load(Ordering::Relaxed)
+    }
+}
+
+impl Drop for Vfs {
+    fn drop(&mut self) {
+        // SAFETY: registered in `register`; the caller has closed every connection using it.
+        unsafe {
+            ffi::sqlite3_vfs_unregister(self.vfs);
+            drop(Box::from_raw(self.vfs));
+        }
+    }
+}
+
+/// Our file: SQLite's base struct first (so SQLite can use it as a `sqlite3_file`), then what we
+/// need, then the wrapped VFS's own file struct.
+#[repr(C)]
+struct OlFile {
+    base: ffi::sqlite3_file,
+    state: *const State,
+    real: *mut ffi::sqlite3_file,
+    file_index: u32,
+    trace_file: u16,
+}
+
+fn now_ns() -> u64 {
+    oltplab_devmodel::now_ns()
+}
+
+unsafe extern "C" fn x_open(
+    vfs: *mut ffi::sqlite3_vfs,
+    name: *const c_char,
+    file: *mut ffi::sqlite3_file,
+    flags: c_int,
+    out_flags: *mut c_int,
+) -> c_int {
+    let state = &*((*vfs).pAppData as *const State);
+    let ol = file as *mut OlFile;
+    // The wrapped file struct lives right after ours; SQLite allocated szOsFile bytes.
+    let real = (file as *mut u8).add(size_of::<OlFile>()) as *mut ffi::sqlite3_file;
+    (*ol).base.pMethods = ptr::null();
+    let rc = ((*state.base).xOpen.expect("default VFS has xOpen"))(
+        state.base, name, real, flags, out_flags,
+    );
+    if rc != ffi::SQLITE_OK || (*real).pMethods.is_null() {
+        return rc;
+    }
+    let path = if name.is_null() {
+        "<temporary>".to_string()
+    } else {
+        CStr::from_ptr(name).to_string_lossy().into_owned()
+    };
+    let file_index = {
+        let mut files = state.files.lock().unwrap_or_else(|p| p.into_inner());
+        let next = files.len() as u32;
+        *files.entry(path.clone()).or_insert(next)
+    };
+    let trace_file = state.options.trace.as_ref().map_or(0, |t| t.file_id(&path));
+    (*ol).state = state;
+    (*ol).real = real;
+    (*ol).file_index = file_index;
+    (*ol).trace_file = trace_file;
+    (*ol).base.pMethods = methods_for((*real).pMethods);
+    rc
+}
+
+/// Our method table, of the same version as the wrapped one (SQLite checks iVersion before
+/// calling the shared-memory and memory-map methods).
+fn methods_for(real: *const ffi::sqlite3_io_methods) -> *const ffi::sqlite3_io_methods {
+    static METHODS: [ffi::sqlite3_io_methods; 3] =
+        [method_table(1), method_table(2), method_table(3)];
+    // SAFETY: `real` is the wrapped file's valid method table.
+    let version = unsafe { (*real).iVersion }.clamp(1, 3);
+    &METHODS[version as usize - 1]
+}
+
+const fn method_table(version: c_int) -> ffi::sqlite3_io_methods {
+    ffi::sqlite3_io_methods {
+        iVersion: version,
+        xClose: Some(x_close),
+        xRead: Some(x_read),
+        xWrite: Some(x_write),
+        xTruncate: Some(x_truncate),
+        xSync: Some(x_sync),
+        xFileSize: Some(x_file_size),
+        xLock: Some(x_lock),
+        xUnlock: Some(x_unlock),
+        xCheckReservedLock: Some(x_check_reserved_lock),
+        xFileControl: Some(x_file_control),
+        xSectorSize: Some(x_sector_size),
+        xDeviceCharacteristics: Some(x_device_characteristics),
+        xShmMap: if version >= 2 { Some(x_shm_map) } else { None },
+        xShmLock: if version >= 2 { Some(x_shm_lock) } else { None },
+        xShmBarrier: if version >= 2 {
+            Some(x_shm_barrier)
+        } else {
+            None
+        },
+        xShmUnmap: if version >= 2 {
+            Some(x_shm_unmap)
+        } else {
+            None
+        },
+        xFetch: if version >= 3 { Some(x_fetch) } else { None },
+        xUnfetch: if version >= 3 { Some(x_unfetch) } else { None },
+    }
+}
+
+/// The wrapped file and its methods.
+unsafe fn real(
+    file: *mut ffi::sqlite3_file,
+) -> (*mut ffi::sqlite3_file, &'static ffi::sqlite3_io_methods) {
+    let real = (*(file as *mut OlFile)).real;
+    (real, &*(*real).pMethods)
+}
+
+/// Does one I/O: the real call, then (emulating) the wait for the modelled completion, then the
+/// counting and the trace record.
+unsafe fn timed_io(
+    file: *mut ffi::sqlite3_file,
+    kind: IoKind,
+    offset: u64,
+    len: u64,
+    real_call: impl FnOnce() -> c_int,
+) -> c_int {
+    let ol = &*(file as *mut OlFile);
+    let state = &*ol.state;
+    let start_ns = now_ns();
+    let rc = real_call();
+    if rc != ffi::SQLITE_OK && rc != ffi::SQLITE_IOERR_SHORT_READ {
+        state.errors.fetch_add(1, Ordering::Relaxed);
+    }
+    if let Some(emulator) = state.options.emulator.as_ref().filter(|_| state.emulating) {
+        let address = emulator.place(ol.file_index, offset);
+        let done_ns = emulator.submit(start_ns, kind, address, len);
+        emulator.wait_until(done_ns);
+        emulator.record_realised(
+            done_ns.saturating_sub(start_ns),
+            now_ns().saturating_sub(start_ns),
+        );
+    }
+    let end_ns = now_ns();
+    let c = &state.counters;
+    let op = match kind {
+        IoKind::Read => {
+            c.reads.fetch_add(1, Ordering::Relaxed);
+            c.read_bytes.fetch_add(len, Ordering::Relaxed);
+            Op::Read
+        }
+        IoKind::Write => {
+            c.writes.fetch_add(1, Ordering::Relaxed);
+            c.written_bytes.fetch_add(len, Ordering::Relaxed);
+            Op::Write
+        }
+        IoKind::Flush => {
+            c.syncs.fetch_add(1, Ordering::Relaxed);
+            Op::Fsync
+        }
+    };
+    let trace = state.options.trace.as_ref();
+    let in_window = |t: u64| {
+        t >= state.trace_from_ns.load(Ordering::Relaxed)
+            && t < state.trace_until_ns.load(Ordering::Relaxed)
+    };
+    if let Some(trace) = trace.filter(|_| in_window(start_ns)) {
+        trace.record(Record {
+            submit_ns: start_ns.saturating_sub(trace.start_ns()),
+            latency_ns: end_ns.saturating_sub(start_ns).min(u32::MAX as u64) as u32,
+            offset,
+            len: len as u32,
+            file: ol.trace_file,
+            op: op as u8,
+            tag: TAG.with(|t| t.get()),
+            tid: TID.with(|t| *t),
+        });
+    }
+    rc
+}
+
+unsafe extern "C" fn x_close(file: *mut ffi::sqlite3_file) -> c_int {
+    let (real, m) = real(file);
+    let rc = (m.xClose.expect("xClose"))(real);
+    (*(file as *mut OlFile)).base.pMethods = ptr::null();
+    rc
+}
+
+unsafe extern "C" fn x_read(
+    file: *mut ffi::sqlite3_file,
+    buf: *mut c_void,
+    amount: c_int,
+    offset: i64,
+) -> c_int {
+    let (real, m) = real(file);
+    timed_io(file, IoKind::Read, offset as u64, amount as u64, || {
+        (m.xRead.expect("xRead"))(real, buf, amount, offset)
+    })
+}
+
+unsafe extern "C" fn x_write(
+    file: *mut ffi::sqlite3_file,
+    buf: *const c_void,
+    amount: c_int,
+    offset: i64,
+) -> c_int {
+    let (real, m) = real(file);
+    timed_io(file, IoKind::Write, offset as u64, amount as u64, || {
+        (m.xWrite.expect("xWrite"))(real, buf, amount, offset)
+    })
+}
+
+unsafe extern "C" fn x_sync(file: *mut ffi::sqlite3_file, flags: c_int) -> c_int {
+    let (real, m) = real(file);
+    let emulating = (*(*(file as *mut OlFile)).state).emulating;
+    timed_io(file, IoKind::Flush, 0, 0, || {
+        if emulating {
+            ffi::SQLITE_OK
+        } else {
+            (m.xSync.expect("xSync"))(real, flags)
+        }
+    })
+}
+
+unsafe extern "C" fn x_truncate(file: *mut ffi::sqlite3_file, size: i64) -> c_int {
+    let (real, m) = real(file);
+    (m.xTruncate.expect("xTruncate"))(real, size)
+}
+
+unsafe extern "C" fn x_file_size(file: *mut ffi::sqlite3_file, size: *mut i64) -> c_int {
+    let (real, m) = real(file);
+    (m.xFileSize.expect("xFileSize"))(real, size)
+}
+
+unsafe extern "C" fn x_lock(file: *mut ffi::sqlite3_file, level: c_int) -> c_int {
+    let (real, m) = real(file);
+    (m.xLock.expect("xLock"))(real, level)
+}
+
+unsafe extern "C" fn x_unlock(file: *mut ffi::sqlite3_file, level: c_int) -> c_int {
+    let (real, m) = real(file);
+    (m.xUnlock.expect("xUnlock"))(real, level)
+}
+
+unsafe extern "C" fn x_check_reserved_lock(file: *mut ffi::sqlite3_file, out: *mut c_int) -> c_int {
+    let (real, m) = real(file);
+    (m.xCheckReservedLock.expect("xCheckReservedLock"))(real, out)
+}
+
+unsafe extern "C" fn x_file_control(
+    file: *mut ffi::sqlite3_file,
+    op: c_int,
+    arg: *mut c_void,
+) -> c_int {
+    let (real, m) = real(file);
+    (m.xFileControl.expect("xFileControl"))(real, op, arg)
+}
+
+unsafe extern "C" fn x_sector_size(file: *mut ffi::sqlite3_file) -> c_int {
+    let (real, m) = real(file);
+    (m.xSectorSize.expect("xSectorSize"))(real)
+}
+
+unsafe extern "C" fn x_device_characteristics(file: *mut ffi::sqlite3_file) -> c_int {
+    let (real, m) = real(file);
+    (m.xDeviceCharacteristics.expect("xDeviceCharacteristics"))(real)
+}
+
+unsafe extern "C" fn x_shm_map(
+    file: *mut ffi::sqlite3_file,
+    region: c_int,
+    size: c_int,
+    extend: c_int,
+    out: *mut *mut c_void,
+) -> c_int {
+    let (real, m) = real(file);
+    (m.xShmMap.expect("xShmMap"))(real, region, size, extend, out)
+}
+
+unsafe extern "C" fn x_shm_lock(
+    file: *mut ffi::sqlite3_file,
+    offset: c_int,
+    n: c_int,
+    flags: c_int,
+) -> c_int {
+    let (real, m) = real(file);
+    (m.xShmLock.expect("xShmLock"))(real, offset, n, flags)
+}
+
+unsafe extern "C" fn x_shm_barrier(file: *mut ffi::sqlite3_file) {
+    let (real, m) = real(file);
+    (m.xShmBarrier.expect("xShmBarrier"))(real)
+}
+
+unsafe extern "C" fn x_shm_unmap(file: *mut ffi::sqlite3_file, delete: c_int) -> c_int {
+    let (real, m) = real(file);
+    (m.xShmUnmap.expect("xShmUnmap"))(real, delete)
+}
+
+/// Memory-mapped reads would bypass the VFS (and so the trace and the emulated device): say "not
+/// mapped", and SQLite falls back to xRead.
+unsafe extern "C" fn x_fetch(
+    _file: *mut ffi::sqlite3_file,
+    _offset: i64,
+    _amount: c_int,
+    out: *mut *mut c_void,
+) -> c_int {
+    *out = ptr::null_mut();
+    ffi::SQLITE_OK
+}
+
+unsafe extern "C" fn x_unfetch(
+    file: *mut ffi::sqlite3_file,
+    offset: i64,
+    page: *mut c_void,
+) -> c_int {
+    let (real, m) = real(file);
+    (m.xUnfetch.expect("xUnfetch"))(real, offset, page)
+}

@@ -1,1 +1,31 @@
-//! Device models and emulation.
+//! Device models and live emulation.
+//!
+//! A device spec (`hdd-15k`, `raid5(4,sas-ssd-2012)`, `wbcache(raid10(16,hdd-15k),size=1g)`) is
+//! parsed against the [`catalogue`] into a [`Spec`]; an [`Emulator`] compiles it into a model whose
+//! state lives in this process or in a shared-memory file, and turns each I/O into a modelled
+//! completion time. The caller does the real I/O, then [`Emulator::wait_until`] the completion time,
+//! and reports what it realised for the [`Fidelity`] figures. The model is pure and deterministic
+//! for a seed: the same submits give the same completion times.
+
+pub mod catalogue;
+mod emulator;
+mod model;
+pub mod sim;
+pub mod spec;
+mod state;
+
+pub use catalogue::{catalogue, CatalogueEntry, DeviceKind, Param};
+pub use emulator::{
+    early_wake_ns, now_ns, wait_until, Emulator, Fidelity, FILE_SLOT_BYTES, OFF_TARGET_PCT,
+};
+pub use spec::{parse_spec, RaidLevel, Spec, SpecError};
+
+/// What an I/O does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IoKind {
+    Read,
+    Write,
+    /// fsync/fdatasync: completes when what was written before is durable.
+    Flush,
+}

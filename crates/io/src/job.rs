@@ -1,7 +1,9 @@
 //! What one measurement point does. A sweep or a profile list is several points on one target.
 
+use std::sync::Arc;
 use std::time::Duration;
 
+use oltplab_devmodel::Emulator;
 use serde::Serialize;
 
 use crate::engine::EngineKind;
@@ -80,6 +82,9 @@ pub struct JobSpec {
     pub seed: u64,
     /// Keep every measured I/O's latency for a raw log (costs memory; for checking and debugging).
     pub keep_latency_log: bool,
+    /// Run on this emulated device: the I/O is real, its completion comes at the modelled time.
+    #[serde(skip)]
+    pub emulator: Option<Arc<Emulator>>,
 }
 
 impl JobSpec {

@@ -138,7 +138,7 @@ pub fn run_point(
                             spec.queue_depth as usize,
                             seed,
                         );
-                        let engine = AnyEngine::open(spec.engine, fd, &buffers);
+                        let engine = AnyEngine::open_job(spec, fd, &buffers);
                         // Every job waits here even if its engine failed, so no job waits forever.
                         barrier.wait();
                         let job_ctx = JobContext {
@@ -152,6 +152,7 @@ pub fn run_point(
                             AnyEngine::IoUring(mut e) => job_ctx.run(&mut *e),
                             AnyEngine::Psync(mut e) => job_ctx.run(&mut e),
                             AnyEngine::Null(mut e) => job_ctx.run(&mut e),
+                            AnyEngine::Emulated(mut e) => job_ctx.run(&mut *e),
                         }
                         // The engine is dropped before the buffers it uses.
                     })
@@ -519,6 +520,7 @@ mod tests {
             direct: false,
             seed: 1,
             keep_latency_log: false,
+            emulator: None,
         }
     }
 

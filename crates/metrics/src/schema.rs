@@ -104,6 +104,8 @@ pub enum WarningKind {
     LatencyLogTruncated,
     /// Too few I/Os completed for the percentiles to mean much.
     FewSamples,
+    /// An emulated device's realised latency or IOPS was off the model's by more than 5 %.
+    EmulationOffTarget,
 }
 
 /// `summary` of a `device` result. For a single job the figures are that job's; with a queue-depth

@@ -45,6 +45,10 @@ pub enum Command {
     Report(crate::report::ReportArgs),
     /// Merge the results of drivers that ran partitions of one workload
     Merge(crate::report::MergeArgs),
+    /// Print shell completions for bash, zsh, fish, elvish or powershell
+    Completions(crate::report::CompletionsArgs),
+    /// Print the manual page (roff), of oltplab or of one command
+    Man(crate::report::ManArgs),
 }
 
 const AFTER_DEVICE_HELP: &str = "\
@@ -123,6 +127,16 @@ pub struct DeviceArgs {
     /// Run each point at queue depths A, 2A, 4A … B (e.g. 1:256), or a list (1,4,32)
     #[arg(long, value_name = "A:B", conflicts_with = "qd")]
     pub sweep_qd: Option<String>,
+
+    /// Measure an emulated device instead (see `oltplab devices`), e.g. hdd-15k or raid5(4,sas-ssd-2012):
+    /// the I/O is real, on the backing file, and each completion comes at the device model's time
+    #[arg(long, value_name = "SPEC")]
+    pub emulate: Option<String>,
+
+    /// Where an emulated device's data lives: ram (a file in /dev/shm, removed afterwards; for devices
+    /// faster than the real disk), disk (TARGET), or auto (ram if the region fits in half the free memory)
+    #[arg(long, value_name = "WHERE", default_value = "auto", value_parser = ["auto", "ram", "disk"])]
+    pub backing: String,
 
     /// Also write the JSON result to FILE
     #[arg(long, value_name = "FILE")]

@@ -43,6 +43,8 @@ fn main() -> ExitCode {
         cli::Command::Study(args) => study::run(args),
         cli::Command::Report(args) => report::run(args),
         cli::Command::Merge(args) => report::merge(args),
+        cli::Command::Completions(args) => report::completions(args),
+        cli::Command::Man(args) => report::man(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,1 +1,6 @@
-//! Workloads.
+//! OLTP workloads and the driver loop that runs them. A workload executes one transaction against a
+//! [`sql::Conn`] and returns its status; the driver owns terminals, the mix, keying/think times,
+//! warm-up, retries and measurement.
+
+pub mod sql;
+pub mod tpcc;

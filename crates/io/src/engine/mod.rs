@@ -1,6 +1,7 @@
 //! The engine interface, after fio's `ioengine_ops`: queue I/Os, submit them and wait for
 //! completions. The runner is generic over it, so the hot loop has no dynamic dispatch.
 
+mod emulated;
 mod null;
 mod psync;
 mod uring;
@@ -11,6 +12,7 @@ use std::time::Duration;
 use oltplab_core::Result;
 use serde::Serialize;
 
+pub use emulated::EmulatedEngine;
 pub use null::NullEngine;
 pub use psync::PsyncEngine;
 pub use uring::{probe_io_uring, UringEngine};
@@ -96,6 +98,8 @@ pub enum AnyEngine {
     IoUring(Box<UringEngine>),
     Psync(PsyncEngine),
     Null(NullEngine),
+    /// Any of the above with its completions released at an emulated device's modelled times.
+    Emulated(Box<EmulatedEngine<AnyEngine>>),
 }
 
 impl AnyEngine {
@@ -106,5 +110,48 @@ impl AnyEngine {
             EngineKind::Psync => AnyEngine::Psync(PsyncEngine::new(fd, buffers)),
             EngineKind::Null => AnyEngine::Null(NullEngine::new(buffers)),
         })
+    }
+
+    /// The engine for one job of `spec`: its engine kind, wrapped in an [`EmulatedEngine`] when the
+    /// job runs on an emulated device.
+    pub fn open_job(spec: &crate::JobSpec, fd: RawFd, buffers: &IoBuffers) -> Result<Self> {
+        let engine = Self::open(spec.engine, fd, buffers)?;
+        Ok(match &spec.emulator {
+            Some(emulator) if !emulator.spec().is_host() => {
+                AnyEngine::Emulated(Box::new(EmulatedEngine::new(
+                    engine,
+                    emulator.clone(),
+                    buffers.block_size_bytes() as u64,
+                    buffers.slots(),
+                    0,
+                )))
+            }
+            _ => engine,
+        })
+    }
+}
+
+impl IoEngine for AnyEngine {
+    fn queue(&mut self, slot: u32, op: Op, offset: u64) -> Result<()> {
+        match self {
+            AnyEngine::IoUring(e) => e.queue(slot, op, offset),
+            AnyEngine::Psync(e) => e.queue(slot, op, offset),
+            AnyEngine::Null(e) => e.queue(slot, op, offset),
+            AnyEngine::Emulated(e) => e.queue(slot, op, offset),
+        }
+    }
+
+    fn submit_and_wait(
+        &mut self,
+        min_complete: u32,
+        timeout: Option<Duration>,
+        out: &mut Vec<Completion>,
+    ) -> Result<()> {
+        match self {
+            AnyEngine::IoUring(e) => e.submit_and_wait(min_complete, timeout, out),
+            AnyEngine::Psync(e) => e.submit_and_wait(min_complete, timeout, out),
+            AnyEngine::Null(e) => e.submit_and_wait(min_complete, timeout, out),
+            AnyEngine::Emulated(e) => e.submit_and_wait(min_complete, timeout, out),
+        }
     }
 }

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use oltplab_core::units::{format_bytes, format_size_short};
 use oltplab_core::{Error, Result};
+use oltplab_devmodel::{parse_spec, Spec};
 use oltplab_io::job::{Mix, Rw};
 use oltplab_io::{profile, EngineKind};
 use oltplab_metrics::{Warning, WarningKind};
@@ -37,6 +38,14 @@ pub struct DeviceConfig {
     pub json: Option<PathBuf>,
     pub lat_log: Option<PathBuf>,
     pub force: bool,
+    /// The emulated device's spec in canonical form; absent when the target is measured as it is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub emulate: Option<String>,
+    /// Where the emulated device's data lives.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub backing: Option<Backing>,
+    #[serde(skip)]
+    pub emulate_spec: Option<Spec>,
     #[serde(skip)]
     pub runtime: Duration,
     #[serde(skip)]
@@ -44,6 +53,19 @@ pub struct DeviceConfig {
     /// Adjustments the user should know about (e.g. a queue depth a synchronous engine cannot keep).
     #[serde(skip)]
     pub warnings: Vec<Warning>,
+}
+
+/// Where an emulated device's data lives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Backing {
+    /// A file in /dev/shm, buffered: memory is faster than any modelled device, so the model alone
+    /// sets the pace. Removed at the end.
+    Ram,
+    /// The target file on the real disk: real data sizes, but the disk must keep up with the model.
+    Disk,
+    /// `--engine null`: no I/O at all, only the model's timing.
+    None,
 }
 
 /// One access pattern: a named profile, or the `--rw/--bs` job.
@@ -181,6 +203,55 @@ pub fn resolve(args: DeviceArgs) -> Result<DeviceConfig> {
         return Err(Error::usage("--engine null does no I/O, so it takes no TARGET: drop the TARGET or choose another engine"));
     }
 
+    let emulate_spec = match &args.emulate {
+        Some(text) => Some(parse_spec(text).map_err(|e| Error::usage(e.to_string()))?),
+        None => None,
+    };
+    let mut direct = direct;
+    let backing = match &emulate_spec {
+        None => {
+            if args.backing != "auto" {
+                return Err(Error::usage(format!(
+                    "--backing {} only applies to an emulated device: add --emulate SPEC or drop --backing",
+                    args.backing
+                )));
+            }
+            None
+        }
+        Some(spec) => {
+            let memory_ok = args.size <= oltplab_metrics::env::available_memory_bytes() / 2;
+            let backing = match (args.backing.as_str(), engine) {
+                (_, EngineKind::Null) => Backing::None,
+                ("ram", _) if args.target.is_some() => {
+                    return Err(Error::usage("--backing ram keeps the data in a file in /dev/shm, so it takes no TARGET: drop the TARGET or use --backing disk"));
+                }
+                ("ram", _) if !memory_ok => {
+                    return Err(Error::usage(format!(
+                        "--backing ram needs {} of memory for the region, more than half the free memory: lower --size or use --backing disk",
+                        format_bytes(args.size)
+                    )));
+                }
+                ("ram", _) => Backing::Ram,
+                ("disk", _) => Backing::Disk,
+                _ if args.target.is_some() || !memory_ok => Backing::Disk,
+                _ => Backing::Ram,
+            };
+            if backing == Backing::Ram {
+                // tmpfs takes no O_DIRECT; the page cache is the point of a RAM backing.
+                direct = false;
+            }
+            if spec.capacity_bytes() < args.size {
+                return Err(Error::usage(format!(
+                    "--size {} is larger than the emulated {} ({}): lower --size",
+                    format_bytes(args.size),
+                    spec.name(),
+                    format_bytes(spec.capacity_bytes())
+                )));
+            }
+            Some(backing)
+        }
+    };
+
     Ok(DeviceConfig {
         target: args.target,
         size_bytes: args.size,
@@ -198,6 +269,9 @@ pub fn resolve(args: DeviceArgs) -> Result<DeviceConfig> {
         json: args.json,
         lat_log: args.lat_log,
         force: args.force,
+        emulate: emulate_spec.as_ref().map(|s| s.name()),
+        backing,
+        emulate_spec,
         runtime: args.runtime,
         ramp: args.ramp,
         warnings,

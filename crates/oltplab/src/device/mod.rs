@@ -2,6 +2,7 @@
 //! each point, and print a summary.
 
 mod config;
+mod emulation;
 mod print;
 mod summary;
 
@@ -21,14 +22,18 @@ use oltplab_io::runner::{run_point, LiveCounters, PointOutcome, LATENCY_LOG_MAX_
 use oltplab_io::target::{self, TargetRequest};
 use oltplab_io::{EngineKind, JobSpec};
 use oltplab_metrics::env::{available_memory_bytes, Env};
-use oltplab_metrics::schema::{now_rfc3339, DeviceInterval, DeviceResult, DeviceSummary, SCHEMA};
+use oltplab_metrics::schema::{
+    now_rfc3339, DeviceInterval, DeviceResult, DeviceSummary, ResultDoc, SCHEMA,
+};
 use oltplab_metrics::{Warning, WarningKind};
+use serde::Serialize;
 
 use crate::cli::DeviceArgs;
 use crate::output;
 use crate::progress::Progress;
 use crate::STOP;
-use config::DeviceConfig;
+use config::{Backing, DeviceConfig};
+use emulation::{Emulation, EmulationSummary, RamDir};
 use summary::{MeasuredPoint, Totals};
 
 /// Points with fewer I/Os than this get a warning: their p99.9 rests on a handful of samples.
@@ -55,6 +60,15 @@ pub fn run(args: DeviceArgs) -> Result<()> {
     if let Some(json) = &config.json {
         output::check_json_path(json, config.force)?;
     }
+    let mut emulation = Emulation::new(&config)?;
+    // Dropped at the end of the run, also on errors: the RAM backing leaves nothing behind.
+    let _ram_dir = if config.backing == Some(Backing::Ram) {
+        let dir = RamDir::create()?;
+        config.target = Some(dir.path().to_path_buf());
+        Some(dir)
+    } else {
+        None
+    };
     if let Some(log) = &config.lat_log {
         output::check_writable(log, config.force, is_latency_log)?;
     }
@@ -67,7 +81,8 @@ pub fn run(args: DeviceArgs) -> Result<()> {
     if let Some(t) = &target {
         warnings.extend(t.warnings.iter().cloned());
     }
-    if !config.direct {
+    // A RAM backing is memory on purpose: the emulator, not the page cache, sets the pace.
+    if !config.direct && config.backing != Some(Backing::Ram) {
         let reads_may_hit_cache = config.workloads.iter().any(|w| w.mix.read_pct > 0)
             && config.size_bytes < available_memory_bytes();
         let writes = config.workloads.iter().any(|w| w.writes());
@@ -133,14 +148,18 @@ pub fn run(args: DeviceArgs) -> Result<()> {
             direct: config.direct,
             seed: config.seed,
             keep_latency_log: lat_log.is_some(),
+            emulator: emulation.as_ref().map(|e| e.emulator.clone()),
         };
+        if let Some(e) = &emulation {
+            e.emulator.reset_fidelity();
+        }
         let label = format!("[{}/{}] {} QD {qd}", index + 1, plan.len(), w.label());
         let outcome = match run_with_progress(&spec, fd, &label) {
             Ok(o) => o,
             Err(e) => {
                 // Keep what the earlier points measured, then report the failure.
-                finish_doc(&mut doc, &config, &points, &warnings);
-                output::save(&doc, &out_dir, config.json.as_deref())?;
+                finish_doc(&mut doc, &config, &points, &warnings, emulation.as_ref());
+                save(&doc, emulation.as_ref(), &out_dir, config.json.as_deref())?;
                 return Err(e);
             }
         };
@@ -153,6 +172,9 @@ pub fn run(args: DeviceArgs) -> Result<()> {
                 add_once(&mut warnings, WarningKind::LatencyLogTruncated, format!("the latency log reached its limit of {LATENCY_LOG_MAX_PER_JOB} I/Os per job and stopped recording; use a shorter --runtime"));
             }
             let name = w.name.clone();
+            if let Some(e) = emulation.as_mut() {
+                e.finish_point(name.clone(), qd, config.jobs, &w.mix, totals.iops())?;
+            }
             let prefix = format!("{}/qd{qd}", name.as_deref().unwrap_or("job"));
             doc.histograms
                 .insert(format!("{prefix}/read"), outcome.read.latency.to_base64());
@@ -186,8 +208,8 @@ pub fn run(args: DeviceArgs) -> Result<()> {
                 ),
             ));
         }
-        finish_doc(&mut doc, &config, &points, &warnings);
-        output::save(&doc, &out_dir, config.json.as_deref())?;
+        finish_doc(&mut doc, &config, &points, &warnings, emulation.as_ref());
+        save(&doc, emulation.as_ref(), &out_dir, config.json.as_deref())?;
         if interrupted {
             break;
         }
@@ -200,6 +222,9 @@ pub fn run(args: DeviceArgs) -> Result<()> {
                 &e,
             )
         })?;
+    }
+    if let Some(e) = &emulation {
+        eprintln!("{}", e.summary_line());
     }
     print::summary(&doc, &config, &out_dir.join(output::RESULT_FILE));
     if interrupted {
@@ -277,11 +302,48 @@ fn run_with_progress(spec: &JobSpec, fd: RawFd, label: &str) -> Result<PointOutc
     outcome
 }
 
+/// A device result with the emulated device's figures in `summary.emulation`.
+#[derive(Serialize)]
+struct EmulatedSummary<'a> {
+    #[serde(flatten)]
+    device: &'a DeviceSummary,
+    emulation: &'a EmulationSummary,
+}
+
+/// Saves the result; with an emulated device, its spec and fidelity go into `summary.emulation`.
+fn save(
+    doc: &DeviceResult,
+    emulation: Option<&Emulation>,
+    out_dir: &Path,
+    json: Option<&Path>,
+) -> Result<()> {
+    let Some(e) = emulation else {
+        return output::save(doc, out_dir, json);
+    };
+    let out = ResultDoc {
+        schema: doc.schema.clone(),
+        kind: doc.kind.clone(),
+        tool: doc.tool.clone(),
+        started_at: doc.started_at.clone(),
+        config: doc.config.clone(),
+        env: doc.env.clone(),
+        summary: EmulatedSummary {
+            device: &doc.summary,
+            emulation: &e.summary,
+        },
+        intervals: doc.intervals.clone(),
+        histograms: doc.histograms.clone(),
+        warnings: doc.warnings.clone(),
+    };
+    output::save(&out, out_dir, json)
+}
+
 fn finish_doc(
     doc: &mut DeviceResult,
     config: &DeviceConfig,
     points: &[MeasuredPoint],
     warnings: &[Warning],
+    emulation: Option<&Emulation>,
 ) {
     doc.summary = summary::build(config, config.ramp_s, points);
     let mut all_read = oltplab_metrics::LatencyHistogram::new();
@@ -293,6 +355,9 @@ fn finish_doc(
     doc.histograms.insert("read".into(), all_read.to_base64());
     doc.histograms.insert("write".into(), all_write.to_base64());
     doc.warnings = warnings.to_vec();
+    if let Some(e) = emulation {
+        doc.warnings.extend(e.warnings());
+    }
 }
 
 fn add_once(warnings: &mut Vec<Warning>, kind: WarningKind, message: String) {
@@ -316,9 +381,11 @@ fn point_warnings(
         );
     }
     let cpu = t.cpu_summary(config.jobs);
-    // A rate-limited job spins while it waits for the next due time, so it looks busy: no warning then.
+    // A rate-limited job spins while it waits for the next due time, and so does an emulated
+    // device's job while it waits for the modelled completion: they look busy, so no warning then.
     if config.engine != EngineKind::Null
         && config.rate_iops.is_none()
+        && config.emulate.is_none()
         && cpu.jobs_utilisation > CPU_BOUND_UTILISATION
     {
         add_once(

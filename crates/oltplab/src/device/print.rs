@@ -32,6 +32,16 @@ pub fn header(config: &DeviceConfig, target: Option<&Path>, env: &Env, points: u
         config.runtime_s,
         config.ramp_s
     );
+    if let (Some(spec), Some(backing)) = (&config.emulate, config.backing) {
+        let backing = match backing {
+            super::config::Backing::Ram => "data in RAM (/dev/shm)",
+            super::config::Backing::Disk => "data on the target below",
+            super::config::Backing::None => "no I/O, the model's timing only",
+        };
+        eprintln!(
+            "emulating {spec}: each completion at the model's time, {backing}; the region stands for the whole device"
+        );
+    }
     if let Some(t) = target {
         let device = env
             .target_device

@@ -1,11 +1,179 @@
-//! `oltplab devices` — being built.
+//! `oltplab devices`: the device catalogue — every emulated device, its parameters with their
+//! sources, and what the model makes of them (16 KiB random reads at queue depth 1 and 32).
+
+use std::io::Write;
 
 use clap::Args;
+use oltplab_core::units::{format_count, format_ns};
 use oltplab_core::{Error, Result};
+use oltplab_devmodel::sim::ClosedLoop;
+use oltplab_devmodel::{catalogue, parse_spec, CatalogueEntry, DeviceKind};
+use serde::Serialize;
 
 #[derive(Args, Debug)]
-pub struct DevicesArgs {}
+#[command(after_help = AFTER_HELP)]
+pub struct DevicesArgs {
+    /// Show only this device, or a composed spec such as raid5(4,hdd-15k)
+    pub spec: Option<String>,
 
-pub fn run(_args: DevicesArgs) -> Result<()> {
-    Err(Error::usage("this command is not built yet"))
+    /// Print the catalogue as JSON instead of text
+    #[arg(long)]
+    pub json: bool,
+}
+
+const AFTER_HELP: &str = "\
+Compose devices with:
+  raid0(N,SPEC[,stripe=64k])  raid1(N,SPEC)  raid10(N,SPEC[,stripe=64k])  raid5(N,SPEC[,stripe=64k])
+  wbcache(SPEC[,size=1g])              a battery-backed controller write-back cache
+  readcache(BACKING,CACHE[,size=…])    an SSD read cache that promotes blocks read twice
+  pagecache(SPEC,size=…)               the operating system's page cache
+  NAME{key=value,…}                    override parameters, e.g. hdd-15k{rpm=10000}
+Use a spec with `oltplab device --emulate SPEC`.";
+
+/// What the model gives for one spec: 16 KiB random reads.
+#[derive(Serialize)]
+struct Derived {
+    randread16k_qd1_lat_ns: f64,
+    randread16k_qd32_iops: f64,
+    randwrite4k_qd1_lat_ns: f64,
+}
+
+#[derive(Serialize)]
+struct JsonEntry<'a> {
+    #[serde(flatten)]
+    entry: &'a CatalogueEntry,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    model: Option<Derived>,
+}
+
+fn derive(spec_text: &str) -> Result<Option<Derived>> {
+    let spec = parse_spec(spec_text).map_err(|e| Error::usage(e.to_string()))?;
+    if spec.is_host() {
+        return Ok(None);
+    }
+    let mut q1 = ClosedLoop::random_reads(16 << 10, 1);
+    q1.ios = 5_000;
+    let mut q32 = ClosedLoop::random_reads(16 << 10, 32);
+    q32.ios = 20_000;
+    let mut w1 = ClosedLoop::random_reads(4 << 10, 1);
+    w1.read_pct = 0;
+    w1.ios = 2_000;
+    Ok(Some(Derived {
+        randread16k_qd1_lat_ns: q1.run(&spec)?.lat_ns_mean,
+        randread16k_qd32_iops: q32.run(&spec)?.iops,
+        randwrite4k_qd1_lat_ns: w1.run(&spec)?.lat_ns_mean,
+    }))
+}
+
+pub fn run(args: DevicesArgs) -> Result<()> {
+    let entries: Vec<&CatalogueEntry> = match &args.spec {
+        None => catalogue().iter().collect(),
+        Some(text) => {
+            let spec = parse_spec(text).map_err(|e| Error::usage(e.to_string()))?;
+            match catalogue().iter().find(|e| e.name == text.trim()) {
+                Some(entry) => vec![entry],
+                None => {
+                    // A composition or an override: show what the model makes of it.
+                    return print_composed(&spec.name(), args.json);
+                }
+            }
+        }
+    };
+    let mut out = std::io::stdout().lock();
+    let result = if args.json {
+        let list = entries
+            .iter()
+            .map(|e| {
+                Ok(JsonEntry {
+                    entry: e,
+                    model: derive(e.name)?,
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        writeln!(
+            out,
+            "{}",
+            serde_json::to_string_pretty(&list).expect("the catalogue serialises")
+        )
+    } else {
+        print_text(&mut out, &entries)
+    };
+    result.map_err(|e| Error::failed(format!("cannot write to standard output: {e}")))
+}
+
+fn print_composed(name: &str, json: bool) -> Result<()> {
+    let derived = derive(name)?;
+    let mut out = std::io::stdout().lock();
+    let written = if json {
+        writeln!(
+            out,
+            "{}",
+            serde_json::json!({ "spec": name, "model": derived })
+        )
+    } else {
+        match &derived {
+            Some(d) => writeln!(out, "{name}\n  model: {}", derived_line(d)),
+            None => writeln!(out, "{name}: no emulation"),
+        }
+    };
+    written.map_err(|e| Error::failed(format!("cannot write to standard output: {e}")))
+}
+
+fn derived_line(d: &Derived) -> String {
+    format!(
+        "16 KiB random reads {} at QD 1, {} IOPS at QD 32; 4 KiB random writes {} at QD 1",
+        format_ns(d.randread16k_qd1_lat_ns),
+        format_count(d.randread16k_qd32_iops),
+        format_ns(d.randwrite4k_qd1_lat_ns)
+    )
+}
+
+fn print_text(out: &mut impl Write, entries: &[&CatalogueEntry]) -> std::io::Result<()> {
+    // Number the sources once; parameters refer to them as [n].
+    let mut sources: Vec<&str> = Vec::new();
+    for e in entries {
+        for p in e.params {
+            if !sources.contains(&p.source) {
+                sources.push(p.source);
+            }
+        }
+    }
+    for e in entries {
+        writeln!(out, "{}  —  {}", e.name, e.summary)?;
+        if e.kind == DeviceKind::Host {
+            writeln!(
+                out,
+                "  no parameters: I/O goes to the real device unchanged\n"
+            )?;
+            continue;
+        }
+        let width = e.params.iter().map(|p| p.key.len()).max().unwrap_or(0);
+        for p in e.params {
+            let n = sources.iter().position(|s| *s == p.source).unwrap_or(0) + 1;
+            writeln!(
+                out,
+                "  {:<width$} = {:<9} {} [{n}]",
+                p.key,
+                format_value(p.value),
+                p.about
+            )?;
+        }
+        if let Ok(Some(d)) = derive(e.name) {
+            writeln!(out, "  model: {}", derived_line(&d))?;
+        }
+        writeln!(out)?;
+    }
+    writeln!(out, "Sources:")?;
+    for (i, s) in sources.iter().enumerate() {
+        writeln!(out, "  [{}] {s}", i + 1)?;
+    }
+    writeln!(out, "\n{AFTER_HELP}")
+}
+
+fn format_value(v: f64) -> String {
+    if v.fract() == 0.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v}")
+    }
 }

@@ -1,11 +1,137 @@
-//! `oltplab emulate` — being built.
+//! `oltplab emulate --device SPEC --path DIR [--trace FILE] -- COMMAND…`: runs any command with its
+//! file I/O under DIR going through an emulated device (the LD_PRELOAD shim), then reports how
+//! closely the realised latencies followed the model.
+
+pub mod session;
+mod shim;
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::atomic::Ordering;
 
 use clap::Args;
-use oltplab_core::{Error, Result};
+use oltplab_core::{safety, Error, Result};
+use oltplab_devmodel::parse_spec;
+
+pub use session::{Backing, EmulationSession, SessionConfig};
+
+const AFTER_HELP: &str = "\
+Examples:
+  oltplab emulate --device hdd-10k --path /var/tmp/pg -- postgres -D /var/tmp/pg/data
+  oltplab emulate --device 'raid5(4,sas-ssd-2012)' --path db --trace db.trace -- ./my-benchmark
+  oltplab emulate --device pcie-flash-2012 --backing ram --path db -- mariadbd --datadir=db/m --innodb-use-native-aio=0
+
+Every process the command starts (a server's forked backends too) shares one emulated device.
+Reads, writes and syncs of files under DIR wait until the modelled completion time; other files are
+not touched. io_uring and Linux native AIO bypass the emulation (MariaDB: innodb_use_native_aio=0).
+oltplab creates and marks DIR; a directory it did not create needs --force. The exit code is 1 if
+the command fails.";
 
 #[derive(Args, Debug)]
-pub struct EmulateArgs {}
+#[command(after_help = AFTER_HELP)]
+pub struct EmulateArgs {
+    /// The emulated device: a catalogue name (see `oltplab devices`) or a composition such as
+    /// raid5(4,hdd-15k) or wbcache(raid10(4,hdd-15k),size=1g)
+    #[arg(long, value_name = "SPEC")]
+    pub device: String,
 
-pub fn run(_args: EmulateArgs) -> Result<()> {
-    Err(Error::usage("this command is not built yet"))
+    /// The directory whose files go through the emulated device (created and marked by oltplab)
+    #[arg(long, value_name = "DIR")]
+    pub path: PathBuf,
+
+    /// Write every emulated I/O of every process to FILE (an oltplab trace)
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
+
+    /// Where the data really lives: disk (the files under DIR, real I/O first, then the modelled
+    /// wait) or ram (the page cache: O_DIRECT dropped, syncs not passed on; for devices faster than
+    /// the real disk)
+    #[arg(long, default_value = "disk", value_parser = ["disk", "ram"])]
+    pub backing: String,
+
+    /// Seed of the model's random choices (rotational positions …); the same seed, the same model
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+
+    /// Allow a --path directory oltplab did not create, and replacing an existing --trace file
+    #[arg(long)]
+    pub force: bool,
+
+    /// The command to run, after `--`
+    #[arg(required = true, last = true, value_name = "COMMAND")]
+    pub command: Vec<OsString>,
+}
+
+pub fn run(args: EmulateArgs) -> Result<()> {
+    let spec = parse_spec(&args.device).map_err(|e| Error::usage(e.to_string()))?;
+    let backing = match args.backing.as_str() {
+        "ram" => Backing::Ram,
+        _ => Backing::Disk,
+    };
+    if let Some(trace) = &args.trace {
+        if trace.exists() && !args.force {
+            return Err(Error::usage(format!(
+                "{} exists: choose a new trace file name, or add --force to replace it",
+                trace.display()
+            )));
+        }
+        oltplab_trace::writer::refuse_foreign(trace)?;
+    }
+    safety::ensure_own_dir(&args.path, args.force)?;
+    if let Some(trace) = &args.trace {
+        // The trace is written by oltplab at the end; inside DIR it would be emulated and traced.
+        let dir = args.path.canonicalize().unwrap_or(args.path.clone());
+        let parent = trace
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .and_then(|p| p.canonicalize().ok())
+            .unwrap_or_else(|| std::env::current_dir().unwrap_or_default());
+        if parent.starts_with(&dir) {
+            return Err(Error::usage(format!(
+                "the trace file {} is inside the emulated directory {}: put it elsewhere",
+                trace.display(),
+                args.path.display()
+            )));
+        }
+    }
+    let session = EmulationSession::start(&SessionConfig {
+        spec,
+        dir: args.path.clone(),
+        backing,
+        trace: args.trace.clone(),
+        seed: args.seed,
+    })?;
+
+    let program = &args.command[0];
+    let mut command = Command::new(program);
+    command.args(&args.command[1..]);
+    for (k, v) in session.env() {
+        command.env(k, v);
+    }
+    let status = command.status().map_err(|e| {
+        Error::usage(format!(
+            "cannot run {}: {}: check the command name and that it is executable",
+            program.to_string_lossy(),
+            oltplab_core::error::strerror(e.raw_os_error().unwrap_or(0))
+        ))
+    })?;
+    let report = session.finish()?;
+    report.print();
+    if crate::STOP.load(Ordering::SeqCst) {
+        return Err(Error::Interrupted);
+    }
+    if !status.success() {
+        use std::os::unix::process::ExitStatusExt;
+        let how = match (status.code(), status.signal()) {
+            (Some(code), _) => format!("exited with status {code}"),
+            (None, Some(signal)) => format!("was killed by signal {signal}"),
+            _ => "failed".to_string(),
+        };
+        return Err(Error::failed(format!(
+            "{} {how}",
+            program.to_string_lossy()
+        )));
+    }
+    Ok(())
 }

@@ -1,11 +1,745 @@
-//! `oltplab study` — being built.
+//! `oltplab study`: S1 end to end on one machine. For each device (the real one, `host`, and
+//! emulated ones): the device's 16 KiB random-read IOPS and latency, a TPC-C run with its I/O
+//! trace captured, the trace's replay as fast as the device allows, and α = run IOPS / replay IOPS,
+//! with a sentence on what limited the run. Writes `results.json`, each device's trace and
+//! `report.html` into the output directory, and saves `results.json` after every device so that an
+//! interrupted study keeps what it finished.
 
-use clap::Args;
+mod explain;
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use clap::{Args, Parser};
+use oltplab_core::safety;
+use oltplab_core::units::{format_bytes, format_count, format_ns};
 use oltplab_core::{Error, Result};
+use oltplab_dbs::vfs::{Vfs, VfsOptions};
+use oltplab_devmodel::{now_ns, parse_spec, Emulator, Spec};
+use oltplab_metrics::env::Env;
+use oltplab_metrics::schema::{now_rfc3339, ResultDoc, SCHEMA};
+use oltplab_metrics::{Warning, WarningKind};
+use oltplab_trace::replay::{replay, ReplayMode, ReplayOptions};
+use oltplab_trace::{Op, TraceMeta, TraceReader, TraceWriter};
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::output;
+use crate::tpcc::target::DbSpec;
+use crate::tpcc::{self, LoadConfig, RunConfig};
+use crate::STOP;
+use explain::{explain, Breakdown};
+
+pub const RESULTS_FILE: &str = "results.json";
+pub const REPORT_FILE: &str = "report.html";
+/// S1's device list: the machine's own storage, then its three devices, emulated.
+const DEFAULT_DEVICES: &str = "host,hdd-10k,sata-ssd-2010,pcie-flash-2012";
 
 #[derive(Args, Debug)]
-pub struct StudyArgs {}
+#[command(after_help = AFTER_STUDY_HELP)]
+pub struct StudyArgs {
+    /// Database engine (sqlite is embedded: nothing to install)
+    #[arg(long, default_value = "sqlite", value_parser = ["sqlite", "postgres", "mariadb"])]
+    pub engine: String,
 
-pub fn run(_args: StudyArgs) -> Result<()> {
-    Err(Error::usage("this command is not built yet"))
+    /// Devices to compare, as device specs (see `oltplab devices`); ratios are against the first
+    /// emulated one
+    #[arg(long, value_name = "SPECS", default_value = DEFAULT_DEVICES)]
+    pub devices: String,
+
+    /// quick (under 2 minutes), default (under 10), or paper (S1's 200 warehouses; hours, big hardware)
+    #[arg(long, default_value = "default", value_parser = ["quick", "default", "paper"])]
+    pub scale: String,
+
+    /// Which reference study to re-run
+    #[arg(long, value_name = "NAME", default_value = "s1", value_parser = ["s1"])]
+    pub scenario: String,
+
+    /// Output directory [default: ./oltplab-results/study-<UTC time>]
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+
+    /// Where the databases and replay copies live (created and marked by oltplab)
+    #[arg(long, value_name = "DIR", default_value = "oltplab-data/study")]
+    pub data_dir: PathBuf,
+
+    /// Use an output or data directory that oltplab did not create
+    #[arg(long)]
+    pub force: bool,
+}
+
+const AFTER_STUDY_HELP: &str = "\
+Examples:
+  oltplab study --scale quick                      S1 on SQLite: host and three emulated devices, ~2 min
+  oltplab study                                    the same at the default scale, under 10 min
+  oltplab study --devices hdd-15k,raid10(4,hdd-15k),nvme-gen4
+
+For each device: 16 KiB random reads at QD 1 (latency) and QD 32 (IOPS); a TPC-C run with its I/O
+trace captured (warm-up excluded); the trace replayed as fast as the device allows; α = run IOPS /
+replay IOPS; and what limited the run. Writes results.json, report.html and <device>.trace.";
+
+/// What each scale runs.
+#[derive(Clone, Debug, Serialize)]
+pub struct Scale {
+    pub name: String,
+    pub warehouses: u32,
+    pub terminals: u32,
+    pub warmup_s: f64,
+    pub duration_s: f64,
+    pub buffer_pool_bytes: u64,
+    pub device_runtime_s: f64,
+    pub device_ramp_s: f64,
+    pub device_size_bytes: u64,
+    pub report_interval_s: f64,
+}
+
+impl Scale {
+    fn named(name: &str) -> Scale {
+        let (warehouses, terminals, warmup_s, duration_s, pool, dev_s, ramp_s, size, interval) =
+            match name {
+                "quick" => (1, 4, 3.0, 10.0, 4 << 20, 1.5, 0.5, 256 << 20, 5.0),
+                // S1: 200 warehouses and terminals, 512 MB buffer pool, an hour of warm-up, 300 s.
+                "paper" => (
+                    200,
+                    200,
+                    3600.0,
+                    300.0,
+                    512 << 20,
+                    30.0,
+                    5.0,
+                    64 << 30,
+                    10.0,
+                ),
+                _ => (2, 8, 10.0, 60.0, 8 << 20, 5.0, 1.0, 1 << 30, 10.0),
+            };
+        Scale {
+            name: name.to_string(),
+            warehouses,
+            terminals,
+            warmup_s,
+            duration_s,
+            buffer_pool_bytes: pool,
+            device_runtime_s: dev_s,
+            device_ramp_s: ramp_s,
+            device_size_bytes: size,
+            report_interval_s: interval,
+        }
+    }
+}
+
+#[derive(Debug, Serialize)]
+struct StudyConfig {
+    scenario: String,
+    engine: String,
+    devices: Vec<String>,
+    scale: Scale,
+    data_dir: PathBuf,
+    seed: u64,
+}
+
+/// One device's figures: DESIGN.md's `summary.devices[]`.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct DeviceFigures {
+    pub name: String,
+    pub spec: String,
+    /// 16 KiB random reads at QD 32.
+    pub randread16k_iops: f64,
+    /// Mean latency of 16 KiB random reads at QD 1.
+    pub randread16k_lat_ns: f64,
+    pub tpmc: f64,
+    pub tpm_total: f64,
+    /// Reads + writes per second the database did in the measured window (from its trace).
+    pub run_iops: f64,
+    /// Reads + writes per second of that trace replayed as fast as the device allows.
+    pub replay_iops: f64,
+    pub alpha: f64,
+    pub run_ios: u64,
+    pub run_syncs: u64,
+    /// Where the terminals' time went and what limited the run.
+    pub breakdown: Breakdown,
+    pub explanation: String,
+    /// Ratios against the baseline device (the first emulated one).
+    pub vs_baseline: Option<Ratios>,
+    /// Emulated devices: how closely the run followed the model.
+    pub run_fidelity: Option<Value>,
+    pub trace: String,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Ratios {
+    pub randread16k_iops: f64,
+    pub randread16k_lat_ns: f64,
+    pub tpmc: f64,
+    pub run_iops: f64,
+    pub alpha: f64,
+}
+
+#[derive(Debug, Default, Serialize)]
+struct StudySummary {
+    scenario: String,
+    engine: String,
+    baseline: Option<String>,
+    devices: Vec<DeviceFigures>,
+    load_s: f64,
+    interrupted: bool,
+}
+
+pub fn run(args: StudyArgs) -> Result<()> {
+    if args.engine != "sqlite" {
+        return Err(Error::usage(format!(
+            "study --engine {} is not available yet: its trace capture needs the emulation shim; run the study on sqlite (the default)",
+            args.engine
+        )));
+    }
+    let specs = split_devices(&args.devices)?
+        .iter()
+        .map(|text| parse_spec(text).map_err(|e| Error::usage(format!("--devices: `{text}`: {e}"))))
+        .collect::<Result<Vec<Spec>>>()?;
+    let names: Vec<String> = specs.iter().map(|s| file_name(&s.name())).collect();
+    for (i, n) in names.iter().enumerate() {
+        if names[..i].contains(n) {
+            return Err(Error::usage(format!(
+                "--devices names {n} twice: give each device once"
+            )));
+        }
+    }
+    let scale = Scale::named(&args.scale);
+    let config = StudyConfig {
+        scenario: args.scenario.clone(),
+        engine: args.engine.clone(),
+        devices: specs.iter().map(|s| s.name()).collect(),
+        scale: scale.clone(),
+        data_dir: args.data_dir.clone(),
+        seed: 1,
+    };
+    let started_at = now_rfc3339();
+    let out = output::prepare_out_dir(args.out.as_deref(), "study", &started_at, args.force)?;
+    safety::ensure_own_dir(&args.data_dir, args.force)?;
+    let mut doc = ResultDoc::<StudySummary, Value> {
+        schema: SCHEMA.into(),
+        kind: "study".into(),
+        tool: output::tool(),
+        started_at,
+        config: serde_json::to_value(&config).expect("config serialises"),
+        env: Env::collect(Some(&args.data_dir)),
+        summary: StudySummary {
+            scenario: config.scenario.clone(),
+            engine: config.engine.clone(),
+            baseline: specs
+                .iter()
+                .position(|s| !s.is_host())
+                .map(|i| names[i].clone()),
+            ..StudySummary::default()
+        },
+        intervals: Vec::new(),
+        histograms: Default::default(),
+        warnings: Vec::new(),
+    };
+    eprintln!(
+        "oltplab study {} — {} on {}: {} warehouse{}, {} terminals, {} warm-up + {} measured per device; output {}",
+        config.scenario,
+        config.engine,
+        config.devices.join(", "),
+        scale.warehouses,
+        if scale.warehouses == 1 { "" } else { "s" },
+        scale.terminals,
+        secs(scale.warmup_s),
+        secs(scale.duration_s),
+        out.display()
+    );
+
+    // One load, copied for each device, so that every run starts from the same database.
+    let base = args.data_dir.join("base.sqlite");
+    let load_started = std::time::Instant::now();
+    let load = tpcc::load_with(
+        &LoadConfig {
+            db: sqlite_db(&base, scale.buffer_pool_bytes, &args.data_dir)?,
+            warehouses: scale.warehouses,
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get()) as u32,
+            seed: config.seed,
+            check: true,
+            force: true,
+            emulate: None,
+            sqlite_vfs: None,
+            quiet: false,
+        },
+        &STOP,
+    )?;
+    doc.summary.load_s = load_started.elapsed().as_secs_f64();
+    if load.conditions.iter().any(|c| !c.holds()) {
+        return Err(Error::failed(
+            "the freshly loaded database violates TPC-C consistency conditions: this is a bug in oltplab",
+        ));
+    }
+    doc.env.engine_version = Some(load.engine_version.clone());
+
+    for (i, spec) in specs.iter().enumerate() {
+        if STOP.load(Ordering::Relaxed) {
+            break;
+        }
+        let name = &names[i];
+        eprintln!("\n[{}/{}] {} ({})", i + 1, specs.len(), name, spec.name());
+        match study_device(
+            spec,
+            name,
+            &scale,
+            &base,
+            &args.data_dir,
+            &out,
+            &mut doc.warnings,
+        ) {
+            Ok(figures) => doc.summary.devices.push(figures),
+            Err(Error::Interrupted) => break,
+            Err(e) => return Err(e),
+        }
+        add_ratios(&mut doc.summary);
+        save(&doc, &out)?;
+    }
+    doc.summary.interrupted = STOP.load(Ordering::Relaxed);
+    if doc.summary.interrupted {
+        doc.warnings.push(Warning::new(
+            WarningKind::Interrupted,
+            format!(
+                "Ctrl-C stopped the study after {} of {} devices; results.json holds those",
+                doc.summary.devices.len(),
+                specs.len()
+            ),
+        ));
+    }
+    save(&doc, &out)?;
+    let report = oltplab_report::html(&[serde_json::to_value(&doc).expect("serialises")])
+        .map_err(|e| Error::failed(format!("writing the report failed: {e}")))?;
+    std::fs::write(out.join(REPORT_FILE), report).map_err(|e| {
+        Error::failed(format!(
+            "cannot write {}: {}",
+            out.join(REPORT_FILE).display(),
+            e
+        ))
+    })?;
+    print_table(&doc.summary, &out);
+    if doc.summary.interrupted {
+        return Err(Error::Interrupted);
+    }
+    Ok(())
+}
+
+/// Splits the device list at top-level commas: `raid5(4,hdd-15k),host` is two devices.
+fn split_devices(text: &str) -> Result<Vec<String>> {
+    let mut out = Vec::new();
+    let mut depth = 0i32;
+    let mut current = String::new();
+    for c in text.chars() {
+        match c {
+            '(' | '{' => depth += 1,
+            ')' | '}' => depth -= 1,
+            _ => {}
+        }
+        if c == ',' && depth == 0 {
+            out.push(std::mem::take(&mut current));
+        } else {
+            current.push(c);
+        }
+    }
+    out.push(current);
+    let out: Vec<String> = out.into_iter().map(|s| s.trim().to_string()).collect();
+    if out.iter().any(|s| s.is_empty()) {
+        return Err(Error::usage(
+            "--devices has an empty entry: give device specs separated by commas, e.g. host,hdd-10k",
+        ));
+    }
+    Ok(out)
+}
+
+/// A device spec as a file name: `raid5(4,hdd-15k)` → `raid5_4_hdd-15k`.
+fn file_name(spec: &str) -> String {
+    let mut name: String = spec
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    while name.contains("__") {
+        name = name.replace("__", "_");
+    }
+    name.trim_matches('_').to_string()
+}
+
+fn sqlite_db(path: &Path, buffer_pool_bytes: u64, data_dir: &Path) -> Result<DbSpec> {
+    DbSpec::resolve(
+        Some("sqlite"),
+        Some(&format!("sqlite:{}", path.display())),
+        data_dir,
+        buffer_pool_bytes,
+        None,
+        false,
+    )
+}
+
+fn study_device(
+    spec: &Spec,
+    name: &str,
+    scale: &Scale,
+    base: &Path,
+    data_dir: &Path,
+    out: &Path,
+    warnings: &mut Vec<Warning>,
+) -> Result<DeviceFigures> {
+    let mut figures = DeviceFigures {
+        name: name.to_string(),
+        spec: spec.name(),
+        ..DeviceFigures::default()
+    };
+
+    // 1. The device itself: 16 KiB random reads, QD 1 for latency and QD 32 for IOPS.
+    eprintln!("  device: 16 KiB random reads at QD 1 and 32");
+    let device = device_figures(spec, name, scale, data_dir, out)?;
+    figures.randread16k_lat_ns = device.0;
+    figures.randread16k_iops = device.1;
+    interrupted()?;
+
+    // 2. TPC-C on a fresh copy of the loaded database, through the VFS that traces and emulates.
+    let db_path = data_dir.join(format!("run-{name}.sqlite"));
+    copy_database(base, &db_path)?;
+    let emulator = if spec.is_host() {
+        None
+    } else {
+        Some(Arc::new(
+            Emulator::new(spec, 1).map_err(|e| Error::usage(e.to_string()))?,
+        ))
+    };
+    let trace_path = out.join(format!("{name}.trace"));
+    let mut meta = TraceMeta::new("sqlite-vfs");
+    meta.device = Some(spec.name());
+    let trace = Arc::new(TraceWriter::create(&trace_path, meta)?);
+    let vfs = Vfs::register(VfsOptions {
+        trace: Some(trace.clone()),
+        emulator: emulator.clone(),
+    })?;
+    // The trace, like every figure, covers the measured window only: no warm-up, and not the WAL
+    // checkpoint that closing the connections does after it.
+    let from_ns = now_ns() + (scale.warmup_s * 1e9) as u64;
+    vfs.trace_window(from_ns, from_ns + (scale.duration_s * 1e9) as u64);
+    eprintln!(
+        "  TPC-C: {} terminals, {} warm-up + {} measured",
+        scale.terminals,
+        secs(scale.warmup_s),
+        secs(scale.duration_s)
+    );
+    let run_cfg = RunConfig {
+        db: sqlite_db(&db_path, scale.buffer_pool_bytes, data_dir)?,
+        warehouses: Some(scale.warehouses),
+        terminals: scale.terminals,
+        duration_s: scale.duration_s,
+        warmup_s: scale.warmup_s,
+        report_interval_s: scale.report_interval_s,
+        keying_think: false,
+        max_retries: 10,
+        seed: 1,
+        emulate: (!spec.is_host()).then(|| spec.name()),
+        trace: Some(trace_path.clone()),
+        sqlite_vfs: Some(vfs.name().to_string()),
+        server_env: Vec::new(),
+        json: None,
+        out: Some(out.join(format!("run-{name}"))),
+        force: false,
+        save: true,
+        quiet: false,
+    };
+    let outcome = tpcc::run_with(&run_cfg, &STOP);
+    let failed_ios = vfs.failed_ios();
+    drop(vfs);
+    trace.close()?;
+    let outcome = outcome?;
+    if failed_ios > 0 {
+        warnings.push(Warning::new(
+            WarningKind::ForeignData,
+            format!("{name}: {failed_ios} I/Os of the run failed in the file system"),
+        ));
+    }
+    let run = serde_json::to_value(&outcome.doc).expect("serialises");
+    figures.tpmc = num(&run["summary"]["tpmc"]);
+    figures.tpm_total = num(&run["summary"]["tpm_total"]);
+    figures.trace = format!("{name}.trace");
+    if let Some(e) = &emulator {
+        let fidelity = e.fidelity();
+        if fidelity.off_target() {
+            warnings.push(Warning::new(
+                WarningKind::EmulationOffTarget,
+                format!(
+                    "{name}: the run's I/Os took {:.0} % longer than the model on average (machine too busy to wait exactly): its figures are less reliable",
+                    fidelity.off_pct
+                ),
+            ));
+        }
+        figures.run_fidelity = Some(serde_json::to_value(fidelity).expect("serialises"));
+    }
+    let io = trace_totals(&trace_path)?;
+    let measured_s = match num(&run["summary"]["measured_s"]) {
+        s if s > 0.0 => s,
+        _ => scale.duration_s,
+    };
+    figures.run_ios = io.reads + io.writes;
+    figures.run_syncs = io.syncs;
+    figures.run_iops = figures.run_ios as f64 / measured_s;
+    interrupted()?;
+
+    // 3. The replay: the same I/Os, same order per thread and same concurrency, no time between.
+    eprintln!(
+        "  replay: {} I/Os and {} syncs as fast as the device allows",
+        format_count(figures.run_ios as f64),
+        format_count(io.syncs as f64)
+    );
+    let replay_dir = data_dir.join(format!("replay-{name}"));
+    safety::ensure_own_dir(&replay_dir, false)?;
+    let replay_emulator = match &emulator {
+        Some(_) => Some(Arc::new(
+            Emulator::new(spec, 1).map_err(|e| Error::usage(e.to_string()))?,
+        )),
+        None => None,
+    };
+    let replayed = replay(
+        &trace_path,
+        &replay_dir,
+        &ReplayOptions {
+            mode: ReplayMode::AsFastAsPossible,
+            // As the run: SQLite's I/O is buffered; an emulated device's time comes from its model.
+            direct: false,
+            emulator: replay_emulator,
+            ..ReplayOptions::default()
+        },
+        &STOP,
+        |_| {},
+    )?;
+    let _ = std::fs::remove_dir_all(&replay_dir);
+    let _ = std::fs::remove_file(&db_path);
+    figures.replay_iops = replayed.iops;
+    figures.alpha = if replayed.iops > 0.0 {
+        figures.run_iops / replayed.iops
+    } else {
+        0.0
+    };
+    if replayed.interrupted {
+        return Err(Error::Interrupted);
+    }
+
+    // 4. What limited the run.
+    figures.breakdown = Breakdown::from_run(&run, io.wait_ns, scale, figures.alpha);
+    figures.explanation = explain(&figures.breakdown, spec.is_host());
+    if spec.is_host() && io.reads > 0 {
+        warnings.push(Warning::new(
+            WarningKind::PageCache,
+            format!("{name}: SQLite reads through the page cache, so the host's run and replay figures include memory hits; the emulated devices see every read"),
+        ));
+    }
+    eprintln!(
+        "  tpmC {:.0}, run {:.0} IOPS, replay {:.0} IOPS, α {:.2}: {}",
+        figures.tpmc, figures.run_iops, figures.replay_iops, figures.alpha, figures.explanation
+    );
+    Ok(figures)
+}
+
+fn interrupted() -> Result<()> {
+    if STOP.load(Ordering::Relaxed) {
+        Err(Error::Interrupted)
+    } else {
+        Ok(())
+    }
+}
+
+fn num(v: &Value) -> f64 {
+    v.as_f64().unwrap_or(0.0)
+}
+
+/// Runs `oltplab device` on the device, exactly as a user would, and returns (QD 1 mean latency
+/// ns, QD 32 IOPS).
+fn device_figures(
+    spec: &Spec,
+    name: &str,
+    scale: &Scale,
+    data_dir: &Path,
+    out: &Path,
+) -> Result<(f64, f64)> {
+    let dir = out.join(format!("device-{name}"));
+    let target = data_dir.join("device.dat");
+    let mut argv: Vec<String> = vec![
+        "oltplab".into(),
+        "device".into(),
+        target.display().to_string(),
+        "--profile".into(),
+        "db-16k-randread".into(),
+        "--sweep-qd".into(),
+        "1,32".into(),
+        "--runtime".into(),
+        format!("{}ms", (scale.device_runtime_s * 1000.0) as u64),
+        "--ramp".into(),
+        format!("{}ms", (scale.device_ramp_s * 1000.0) as u64),
+        "--size".into(),
+        format!("{}", scale.device_size_bytes),
+        "--out".into(),
+        dir.display().to_string(),
+    ];
+    if !spec.is_host() {
+        // The data lives in RAM so that the model, not this machine's disk, sets every time.
+        argv.extend([
+            "--emulate".into(),
+            spec.name(),
+            "--backing".into(),
+            "ram".into(),
+        ]);
+    }
+    let cli = crate::cli::Cli::try_parse_from(&argv)
+        .map_err(|e| Error::failed(format!("the study built a bad device command: {e}")))?;
+    let crate::cli::Command::Device(device_args) = cli.command else {
+        unreachable!("parsed a device command");
+    };
+    crate::device::run(device_args)?;
+    let text = std::fs::read_to_string(dir.join(output::RESULT_FILE))
+        .map_err(|e| Error::failed(format!("cannot read the device result: {e}")))?;
+    let result: Value = serde_json::from_str(&text)
+        .map_err(|e| Error::failed(format!("cannot parse the device result: {e}")))?;
+    let sweep = result["summary"]["profiles"][0]["sweep"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let at = |qd: u64| sweep.iter().find(|p| p["qd"].as_u64() == Some(qd));
+    let lat = at(1).map_or(0.0, |p| num(&p["lat_ns"]["mean"]));
+    let iops = at(32).map_or(0.0, |p| num(&p["iops"]));
+    Ok((lat, iops))
+}
+
+/// Copies the loaded database for one run; the copy is oltplab's (marked), the base stays as loaded.
+fn copy_database(base: &Path, to: &Path) -> Result<()> {
+    for suffix in ["-wal", "-shm", "-journal"] {
+        let extra = PathBuf::from(format!("{}{suffix}", to.display()));
+        let _ = std::fs::remove_file(extra);
+    }
+    std::fs::copy(base, to).map_err(|e| {
+        Error::failed(format!(
+            "cannot copy {} to {}: {}",
+            base.display(),
+            to.display(),
+            e
+        ))
+    })?;
+    safety::write_file_marker(to, safety::FileMarker { filled_bytes: 0 })
+        .map_err(|e| safety::io_usage(to, "mark", &e))?;
+    Ok(())
+}
+
+struct TraceTotals {
+    reads: u64,
+    writes: u64,
+    syncs: u64,
+    /// Time the terminals spent in I/O calls (reads, writes and syncs).
+    wait_ns: u64,
+}
+
+fn trace_totals(path: &Path) -> Result<TraceTotals> {
+    let reader = TraceReader::open(path)?;
+    let mut t = TraceTotals {
+        reads: 0,
+        writes: 0,
+        syncs: 0,
+        wait_ns: 0,
+    };
+    reader.for_each(|r| {
+        match r.kind() {
+            Op::Read => t.reads += 1,
+            Op::Write => t.writes += 1,
+            op if op.is_sync() => t.syncs += 1,
+            _ => {}
+        }
+        t.wait_ns += r.latency_ns as u64;
+    })?;
+    Ok(t)
+}
+
+fn add_ratios(summary: &mut StudySummary) {
+    let Some(base_name) = summary.baseline.clone() else {
+        return;
+    };
+    let Some(base) = summary
+        .devices
+        .iter()
+        .find(|d| d.name == base_name)
+        .cloned()
+    else {
+        return;
+    };
+    let ratio = |a: f64, b: f64| if b > 0.0 { a / b } else { 0.0 };
+    for d in &mut summary.devices {
+        d.vs_baseline = Some(Ratios {
+            randread16k_iops: ratio(d.randread16k_iops, base.randread16k_iops),
+            randread16k_lat_ns: ratio(d.randread16k_lat_ns, base.randread16k_lat_ns),
+            tpmc: ratio(d.tpmc, base.tpmc),
+            run_iops: ratio(d.run_iops, base.run_iops),
+            alpha: ratio(d.alpha, base.alpha),
+        });
+    }
+}
+
+fn save(doc: &ResultDoc<StudySummary, Value>, out: &Path) -> Result<()> {
+    let path = out.join(RESULTS_FILE);
+    doc.write_atomic(&path)
+        .map_err(|e| safety::io_usage(&path, "write", &e))
+}
+
+fn secs(s: f64) -> String {
+    format!("{s:.0} s")
+}
+
+fn print_table(summary: &StudySummary, out: &Path) {
+    println!();
+    println!(
+        "{:<18} {:>11} {:>11} {:>9} {:>10} {:>10} {:>6}  {}",
+        "device",
+        "16k IOPS",
+        "16k lat",
+        "tpmC",
+        "run IOPS",
+        "replay",
+        "α",
+        "vs baseline (IOPS, lat, tpmC)"
+    );
+    for d in &summary.devices {
+        let vs = d.vs_baseline.as_ref().map_or(String::new(), |r| {
+            format!(
+                "{:.1}×, {:.3}×, {:.2}×",
+                r.randread16k_iops, r.randread16k_lat_ns, r.tpmc
+            )
+        });
+        println!(
+            "{:<18} {:>11} {:>11} {:>9.0} {:>10.0} {:>10.0} {:>6.2}  {}",
+            d.name,
+            format_count(d.randread16k_iops),
+            format_ns(d.randread16k_lat_ns),
+            d.tpmc,
+            d.run_iops,
+            d.replay_iops,
+            d.alpha,
+            vs
+        );
+    }
+    println!();
+    for d in &summary.devices {
+        println!("{}: {}", d.name, d.explanation);
+    }
+    println!(
+        "\nresults: {}  report: {}  traces: {}",
+        out.join(RESULTS_FILE).display(),
+        out.join(REPORT_FILE).display(),
+        format_bytes(
+            summary
+                .devices
+                .iter()
+                .filter_map(|d| std::fs::metadata(out.join(&d.trace)).ok())
+                .map(|m| m.len())
+                .sum()
+        )
+    );
 }

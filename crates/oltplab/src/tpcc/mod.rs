@@ -1,25 +1,476 @@
-//! `oltplab tpcc` — being built.
+//! `oltplab load tpcc`, `oltplab run tpcc`, `oltplab check tpcc`: the command line, resolved into
+//! [`LoadConfig`] / [`RunConfig`] / [`CheckConfig`], and the in-process entry points
+//! [`load_with`], [`run_with`] and [`check_with`] that `oltplab study` calls.
+
+mod procstat;
+mod run;
+pub mod target;
+
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
 
 use clap::Args;
+use oltplab_core::units::{self, format_count};
 use oltplab_core::{Error, Result};
+use oltplab_workloads::tpcc::check::{run_checks, Condition};
+use oltplab_workloads::tpcc::load::{LoadOptions, LoadReport};
+use oltplab_workloads::tpcc::{db_failed, Purpose};
+use serde::Serialize;
 
-#[derive(Args, Debug)]
-pub struct LoadArgs {}
+// The in-process API `oltplab study` builds on.
+#[allow(unused_imports)]
+pub use run::{
+    run_with, IoSummary, RunOutcome, TpccCpu, TpccInterval, TpccResult, TpccSummary, TxSummary,
+};
+use target::{DbSpec, Engine, Open};
 
-#[derive(Args, Debug)]
-pub struct RunArgs {}
+use crate::progress::Progress;
+use crate::STOP;
 
-#[derive(Args, Debug)]
-pub struct CheckArgs {}
+const AFTER_HELP: &str = "\
+Engines: sqlite (embedded, the default: DATA_DIR/tpcc.sqlite or --url sqlite:PATH), postgres and
+mariadb (started by oltplab in DATA_DIR unless --url names an external server: postgres://USER@HOST/DB,
+mysql://USER@HOST/DB). Passwords in --url are never printed or stored.";
 
-pub fn load(_args: LoadArgs) -> Result<()> {
-    Err(Error::usage("this command is not built yet"))
+/// Where the database is; shared by load, run and check.
+#[derive(Args, Debug, Clone)]
+pub struct DbArgs {
+    /// The workload
+    #[arg(value_parser = ["tpcc"], default_value = "tpcc")]
+    pub workload: String,
+
+    /// Database engine [default: sqlite, or what --url names]
+    #[arg(long, value_parser = Engine::NAMES)]
+    pub engine: Option<String>,
+
+    /// The database: sqlite:PATH, postgres://USER[:PASSWORD]@HOST[:PORT]/DB or mysql://…
+    /// (without it, SQLite lives in --data-dir and servers are started by oltplab there)
+    #[arg(long, value_name = "URL")]
+    pub url: Option<String>,
+
+    /// Directory for the SQLite file or the managed server's data, created and marked by oltplab
+    #[arg(long, value_name = "DIR", default_value = "oltplab-data")]
+    pub data_dir: PathBuf,
+
+    /// Database memory: SQLite's page cache (shared out over the connections), PostgreSQL's
+    /// shared_buffers, InnoDB's buffer pool (managed servers)
+    #[arg(long, value_name = "SIZE", default_value = "128m", value_parser = size_arg)]
+    pub buffer_pool: u64,
+
+    /// Put the managed server's WAL / redo log in this directory
+    #[arg(long, value_name = "DIR")]
+    pub wal_dir: Option<PathBuf>,
+
+    /// Let a managed server go through the page cache (default: O_DIRECT where the engine has it)
+    #[arg(long)]
+    pub buffered: bool,
 }
 
-pub fn run(_args: RunArgs) -> Result<()> {
-    Err(Error::usage("this command is not built yet"))
+impl DbArgs {
+    fn spec(&self) -> Result<DbSpec> {
+        DbSpec::resolve(
+            self.engine.as_deref(),
+            self.url.as_deref(),
+            &self.data_dir,
+            self.buffer_pool,
+            self.wal_dir.as_deref(),
+            !self.buffered,
+        )
+    }
 }
 
-pub fn check(_args: CheckArgs) -> Result<()> {
-    Err(Error::usage("this command is not built yet"))
+#[derive(Args, Debug)]
+#[command(after_help = AFTER_HELP)]
+pub struct LoadArgs {
+    #[command(flatten)]
+    pub db: DbArgs,
+
+    /// Warehouses (each ≈ 100 MB: 10 districts, 30,000 customers, 100,000 stock rows)
+    #[arg(long, short = 'w', value_name = "W", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub warehouses: u32,
+
+    /// Loader threads (servers: connections; SQLite: data generators feeding one writer)
+    /// [default: the number of cores]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=256))]
+    pub threads: Option<u32>,
+
+    /// Seed of the generated data
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+
+    /// Skip the consistency check after loading
+    #[arg(long)]
+    pub no_check: bool,
+
+    /// Load through an emulated device (SQLite: in-process VFS)
+    #[arg(long, value_name = "SPEC")]
+    pub emulate: Option<String>,
+
+    /// Replace a database that already holds tables (only TPC-C's tables are dropped)
+    #[arg(long)]
+    pub force: bool,
+}
+
+#[derive(Args, Debug)]
+#[command(after_help = AFTER_HELP)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub db: DbArgs,
+
+    /// Warehouses the database was loaded with [default: read from the database]
+    #[arg(long, short = 'w', value_name = "W", value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub warehouses: Option<u32>,
+
+    /// Terminals (threads, one connection each) [default: 4; 10 per warehouse with --keying-think]
+    #[arg(long, short = 't', value_name = "T", value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub terminals: Option<u32>,
+
+    /// Measured time
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = duration_arg)]
+    pub duration: Duration,
+
+    /// Warm-up before the measured time, excluded from every figure
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = duration_arg)]
+    pub warmup: Duration,
+
+    /// Print a progress line this often
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = duration_arg)]
+    pub report_interval: Duration,
+
+    /// Spec keying and think times, 10 terminals per warehouse with fixed home district
+    /// (at most 12.86 tpmC per warehouse)
+    #[arg(long)]
+    pub keying_think: bool,
+
+    /// Re-runs of a transaction after a serialization failure, deadlock or busy database
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    pub max_retries: u32,
+
+    /// Seed of the terminals' random choices
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+
+    /// Run on an emulated device (SQLite: in-process VFS; servers: the preload shim)
+    #[arg(long, value_name = "SPEC")]
+    pub emulate: Option<String>,
+
+    /// Capture the database's I/O trace into FILE
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
+
+    /// Also write the JSON result to FILE
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+
+    /// Directory for this run's result.json [default: ./oltplab-results/tpcc-<time>]
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+
+    /// Allow writing into an output directory or --json file oltplab did not create
+    #[arg(long)]
+    pub force: bool,
+}
+
+#[derive(Args, Debug)]
+#[command(after_help = AFTER_HELP)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    pub db: DbArgs,
+}
+
+fn size_arg(text: &str) -> Result<u64, String> {
+    units::parse_size(text)
+}
+
+fn duration_arg(text: &str) -> Result<Duration, String> {
+    units::parse_duration(text)
+}
+
+/// A validated load.
+#[derive(Clone, Debug, Serialize)]
+pub struct LoadConfig {
+    pub db: DbSpec,
+    pub warehouses: u32,
+    pub threads: u32,
+    pub seed: u64,
+    pub check: bool,
+    pub force: bool,
+    pub emulate: Option<String>,
+    /// A registered SQLite VFS to load through (the lead's emulating VFS).
+    pub sqlite_vfs: Option<String>,
+    /// Print progress and the summary.
+    #[serde(skip)]
+    pub quiet: bool,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct LoadOutcome {
+    pub report: LoadReport,
+    pub engine_version: String,
+    pub conditions: Vec<Condition>,
+}
+
+/// A validated check.
+#[derive(Clone, Debug)]
+pub struct CheckConfig {
+    pub db: DbSpec,
+    pub quiet: bool,
+}
+
+/// A validated run (see [`run_with`]).
+#[derive(Clone, Debug, Serialize)]
+pub struct RunConfig {
+    pub db: DbSpec,
+    /// Checked against the load; None: as loaded.
+    pub warehouses: Option<u32>,
+    pub terminals: u32,
+    pub duration_s: f64,
+    pub warmup_s: f64,
+    pub report_interval_s: f64,
+    pub keying_think: bool,
+    pub max_retries: u32,
+    pub seed: u64,
+    pub emulate: Option<String>,
+    pub trace: Option<PathBuf>,
+    /// A registered SQLite VFS to open every connection through (trace capture, emulation).
+    pub sqlite_vfs: Option<String>,
+    /// Environment of a managed server's process (e.g. the emulation shim's LD_PRELOAD).
+    #[serde(skip)]
+    pub server_env: Vec<(String, String)>,
+    pub json: Option<PathBuf>,
+    pub out: Option<PathBuf>,
+    pub force: bool,
+    /// Save result.json into an output directory (`out` or ./oltplab-results/tpcc-<time>).
+    #[serde(skip)]
+    pub save: bool,
+    #[serde(skip)]
+    pub quiet: bool,
+}
+
+impl RunConfig {
+    pub fn from_args(args: RunArgs) -> Result<RunConfig> {
+        let db = args.db.spec()?;
+        let terminals = match (args.keying_think, args.terminals) {
+            (true, Some(t)) => {
+                let w = args.warehouses.ok_or_else(|| {
+                    Error::usage("--keying-think with --terminals needs --warehouses too (10 terminals per warehouse)")
+                })?;
+                if t != 10 * w {
+                    return Err(Error::usage(format!(
+                        "--keying-think runs 10 terminals per warehouse ({} for {w}): drop --terminals or give --terminals {}",
+                        10 * w,
+                        10 * w
+                    )));
+                }
+                t
+            }
+            (true, None) => 0, // 10 × the loaded warehouses, resolved when the database is open
+            (false, Some(t)) => t,
+            (false, None) => 4,
+        };
+        if args.duration.is_zero() {
+            return Err(Error::usage(
+                "--duration must be longer than 0 s, e.g. --duration 60s",
+            ));
+        }
+        if args.report_interval < Duration::from_secs(1) {
+            return Err(Error::usage("--report-interval must be at least 1 s"));
+        }
+        if let Some(json) = &args.json {
+            crate::output::check_json_path(json, args.force)?;
+        }
+        Ok(RunConfig {
+            db,
+            warehouses: args.warehouses,
+            terminals,
+            duration_s: args.duration.as_secs_f64(),
+            warmup_s: args.warmup.as_secs_f64(),
+            report_interval_s: args.report_interval.as_secs_f64().round(),
+            keying_think: args.keying_think,
+            max_retries: args.max_retries,
+            seed: args.seed,
+            emulate: args.emulate,
+            trace: args.trace,
+            sqlite_vfs: None,
+            server_env: Vec::new(),
+            json: args.json,
+            out: args.out,
+            force: args.force,
+            save: true,
+            quiet: false,
+        })
+    }
+}
+
+pub fn load(args: LoadArgs) -> Result<()> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
+    let cfg = LoadConfig {
+        db: args.db.spec()?,
+        warehouses: args.warehouses,
+        threads: args.threads.unwrap_or(cores),
+        seed: args.seed,
+        check: !args.no_check,
+        force: args.force,
+        emulate: args.emulate,
+        sqlite_vfs: None,
+        quiet: false,
+    };
+    let outcome = load_with(&cfg, &STOP)?;
+    let violated = outcome.conditions.iter().filter(|c| !c.holds()).count();
+    if violated > 0 {
+        return Err(Error::failed(format!(
+            "{violated} of 12 consistency conditions are violated right after the load: this is a bug in oltplab or the engine"
+        )));
+    }
+    Ok(())
+}
+
+/// Loads TPC-C into a fresh database and (unless `cfg.check` is off) checks it.
+pub fn load_with(cfg: &LoadConfig, stop: &AtomicBool) -> Result<LoadOutcome> {
+    if cfg.emulate.is_some() && cfg.sqlite_vfs.is_none() {
+        return Err(Error::usage(
+            "--emulate is not available for `load` in this build: load without it",
+        ));
+    }
+    let db = target::open(
+        &cfg.db,
+        Open::Load { force: cfg.force },
+        cfg.threads as usize + 1,
+        cfg.sqlite_vfs.clone(),
+        Vec::new(),
+    )?;
+    if !cfg.quiet {
+        eprintln!(
+            "oltplab load tpcc — {} warehouse{} into {} ({}), {} thread{}",
+            cfg.warehouses,
+            if cfg.warehouses == 1 { "" } else { "s" },
+            cfg.db.location(),
+            db.version,
+            cfg.threads,
+            if cfg.threads == 1 { "" } else { "s" }
+        );
+    }
+    let opts = LoadOptions {
+        warehouses: cfg.warehouses as i64,
+        threads: cfg.threads as usize,
+        seed: cfg.seed,
+        force: cfg.force,
+        location: cfg.db.location(),
+    };
+    let total_rows: u64 = oltplab_workloads::tpcc::gen::plan(cfg.warehouses as i64)
+        .iter()
+        .map(|c| c.rows())
+        .sum();
+    let bar = (!cfg.quiet).then(|| Progress::new(total_rows, "loading [{bar:30}] {msg}"));
+    let progress = |done: u64, total: u64| {
+        if let Some(bar) = &bar {
+            bar.set(
+                done,
+                format!(
+                    "{} of ~{} rows",
+                    format_count(done as f64),
+                    format_count(total as f64)
+                ),
+            );
+        }
+    };
+    let report = oltplab_workloads::tpcc::load::load(db.connector.as_ref(), &opts, &progress, stop);
+    if let Some(bar) = &bar {
+        bar.finish();
+    }
+    let report = report?;
+    if !cfg.quiet {
+        eprintln!(
+            "loaded {} rows in {:.1} s ({} rows/s; data {:.1} s, indexes and statistics {:.1} s)",
+            format_count(report.rows as f64),
+            report.elapsed_s,
+            format_count(report.rows_per_s),
+            report.data_s,
+            report.index_s
+        );
+    }
+    let conditions = if cfg.check {
+        check_db(&db, cfg.quiet)?
+    } else {
+        Vec::new()
+    };
+    let version = db.version.clone();
+    if let Some(server) = db.server {
+        server.stop()?;
+    }
+    Ok(LoadOutcome {
+        report,
+        engine_version: version,
+        conditions,
+    })
+}
+
+pub fn run(args: RunArgs) -> Result<()> {
+    let cfg = RunConfig::from_args(args)?;
+    let outcome = run_with(&cfg, &STOP)?;
+    if outcome.doc.summary.interrupted {
+        return Err(Error::Interrupted);
+    }
+    Ok(())
+}
+
+pub fn check(args: CheckArgs) -> Result<()> {
+    let cfg = CheckConfig {
+        db: args.db.spec()?,
+        quiet: false,
+    };
+    let conditions = check_with(&cfg)?;
+    let violated = conditions.iter().filter(|c| !c.holds()).count();
+    if violated > 0 {
+        return Err(Error::failed(format!(
+            "{violated} of 12 consistency conditions are violated"
+        )));
+    }
+    Ok(())
+}
+
+/// Runs the twelve consistency conditions on an existing database.
+pub fn check_with(cfg: &CheckConfig) -> Result<Vec<Condition>> {
+    let db = target::open(&cfg.db, Open::Existing, 1, None, Vec::new())?;
+    let conditions = check_db(&db, cfg.quiet)?;
+    if let Some(server) = db.server {
+        server.stop()?;
+    }
+    Ok(conditions)
+}
+
+fn check_db(db: &target::Db, quiet: bool) -> Result<Vec<Condition>> {
+    let mut conn = db.connector.connect(Purpose::Check)?;
+    let state = oltplab_workloads::tpcc::inspect(conn.as_mut())?;
+    if state.tpcc_tables.len() < 9 {
+        return Err(Error::usage(format!(
+            "the database holds no complete TPC-C schema (found {} of its 9 tables): load it with `oltplab load tpcc`",
+            state.tpcc_tables.iter().filter(|t| *t != "oltplab_tpcc").count()
+        )));
+    }
+    if !quiet {
+        eprintln!("consistency conditions (TPC-C 3.3.2.1–12):");
+    }
+    let conditions = run_checks(conn.as_mut(), |c| {
+        if quiet {
+            return;
+        }
+        let note = c
+            .note
+            .as_deref()
+            .map(|n| format!(" ({n})"))
+            .unwrap_or_default();
+        let status = match c.status {
+            "holds" => "holds",
+            "violated" => "VIOLATED",
+            _ => "not applicable",
+        };
+        eprintln!("  {:>2}  {:<72} {status}{note}", c.number, c.rule);
+        for e in &c.examples {
+            eprintln!("        {e}");
+        }
+    })
+    .map_err(|e| db_failed("a consistency query failed", e))?;
+    Ok(conditions)
 }

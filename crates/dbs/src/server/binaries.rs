@@ -1,0 +1,163 @@
+//! Finding the installed server programs, and saying which Debian package to install when they are
+//! missing.
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use oltplab_core::{Error, Result};
+
+/// Directories searched after `PATH`, in order: Debian keeps PostgreSQL's server programs out of
+/// `PATH` (in /usr/lib/postgresql/<major>/bin) and mariadbd in /usr/sbin.
+fn extra_dirs() -> Vec<PathBuf> {
+    let mut dirs = Vec::new();
+    // The newest PostgreSQL major version first.
+    if let Ok(entries) = fs::read_dir("/usr/lib/postgresql") {
+        let mut majors: Vec<(u32, PathBuf)> = entries
+            .flatten()
+            .filter_map(|e| {
+                let major = e.file_name().to_str()?.parse::<u32>().ok()?;
+                Some((major, e.path().join("bin")))
+            })
+            .collect();
+        majors.sort_by_key(|m| std::cmp::Reverse(m.0));
+        dirs.extend(majors.into_iter().map(|(_, d)| d));
+    }
+    for d in [
+        "/usr/local/bin",
+        "/usr/local/sbin",
+        "/usr/local/pgsql/bin",
+        "/usr/local/mysql/bin",
+        "/usr/sbin",
+        "/usr/bin",
+        "/sbin",
+    ] {
+        dirs.push(PathBuf::from(d));
+    }
+    dirs
+}
+
+fn is_executable(path: &Path) -> bool {
+    fs::metadata(path)
+        .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        .unwrap_or(false)
+}
+
+/// The first of `names` found in `only` (if given) or on `PATH` and then the usual install places.
+pub fn find(names: &[&str], only: Option<&Path>) -> Option<PathBuf> {
+    let dirs: Vec<PathBuf> = match only {
+        Some(dir) => vec![dir.to_path_buf()],
+        None => std::env::var_os("PATH")
+            .map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+            .unwrap_or_default()
+            .into_iter()
+            .chain(extra_dirs())
+            .collect(),
+    };
+    for name in names {
+        for dir in &dirs {
+            let candidate = dir.join(name);
+            if is_executable(&candidate) {
+                return Some(candidate);
+            }
+        }
+    }
+    None
+}
+
+/// PostgreSQL's server programs.
+#[derive(Debug, Clone)]
+pub struct PostgresBinaries {
+    pub initdb: PathBuf,
+    pub postgres: PathBuf,
+}
+
+/// The programs of a PostgreSQL installation. `initdb` and `postgres` are taken from one directory
+/// so that their versions match (a `postgres` on PATH from another major version would refuse the
+/// cluster `initdb` made).
+pub fn postgres(only: Option<&Path>) -> Result<PostgresBinaries> {
+    let missing = || {
+        Error::usage(format!(
+            "PostgreSQL's server programs (initdb, postgres) are not installed{}: install Debian's postgresql package (apt-get install postgresql), or pass --url to use a running server",
+            searched(only)
+        ))
+    };
+    let initdb = find(&["initdb"], only).ok_or_else(missing)?;
+    // Resolve symlinks such as /usr/local/bin/initdb -> /usr/lib/postgresql/15/bin/initdb.
+    let real = fs::canonicalize(&initdb).unwrap_or(initdb.clone());
+    let dir = real.parent().unwrap_or(Path::new("/"));
+    let postgres = if is_executable(&dir.join("postgres")) {
+        dir.join("postgres")
+    } else {
+        find(&["postgres"], only).ok_or_else(missing)?
+    };
+    Ok(PostgresBinaries {
+        initdb: real,
+        postgres,
+    })
+}
+
+/// MariaDB's server programs.
+#[derive(Debug, Clone)]
+pub struct MariadbBinaries {
+    pub mariadbd: PathBuf,
+    pub install_db: PathBuf,
+}
+
+pub fn mariadb(only: Option<&Path>) -> Result<MariadbBinaries> {
+    let missing = |what: &str| {
+        Error::usage(format!(
+            "MariaDB's {what} is not installed{}: install Debian's mariadb-server package (apt-get install mariadb-server), or pass --url to use a running server",
+            searched(only)
+        ))
+    };
+    let mariadbd =
+        find(&["mariadbd", "mysqld"], only).ok_or_else(|| missing("server program (mariadbd)"))?;
+    let install_db = find(&["mariadb-install-db", "mysql_install_db"], only)
+        .ok_or_else(|| missing("mariadb-install-db"))?;
+    Ok(MariadbBinaries {
+        mariadbd,
+        install_db,
+    })
+}
+
+fn searched(only: Option<&Path>) -> String {
+    match only {
+        Some(dir) => format!(" in {}", dir.display()),
+        None => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_empty_directory_names_the_package_to_install() {
+        let dir = std::env::temp_dir().join(format!("oltplab-nobin-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let err = postgres(Some(&dir)).unwrap_err();
+        assert_eq!(err.exit_code(), 2);
+        assert!(
+            err.to_string().contains("apt-get install postgresql"),
+            "{err}"
+        );
+        let err = mariadb(Some(&dir)).unwrap_err();
+        assert!(
+            err.to_string().contains("apt-get install mariadb-server"),
+            "{err}"
+        );
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn non_executable_files_are_not_programs() {
+        let dir = std::env::temp_dir().join(format!("oltplab-noexec-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        fs::write(dir.join("initdb"), "#!/bin/sh\n").unwrap();
+        assert!(find(&["initdb"], Some(&dir)).is_none());
+        fs::set_permissions(dir.join("initdb"), fs::Permissions::from_mode(0o755)).unwrap();
+        assert_eq!(find(&["initdb"], Some(&dir)), Some(dir.join("initdb")));
+        fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -1,0 +1,196 @@
+//! PostgreSQL: initdb, the postmaster's command line, readiness, version and settings.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use oltplab_core::{Error, Result};
+
+use super::binaries::PostgresBinaries;
+use super::process::Account;
+use super::{run_setup, Launch, Layout, ManagedServer, ServerConfig, DATABASE};
+
+/// The superuser initdb creates; clients authenticate by `trust` on the private socket and on
+/// loopback, so no password exists to leak.
+pub const USER: &str = "oltplab";
+
+/// Settings recorded with every result: what decides how PostgreSQL uses its storage.
+const SETTINGS: &[&str] = &[
+    "shared_buffers",
+    "effective_cache_size",
+    "max_connections",
+    "fsync",
+    "synchronous_commit",
+    "wal_sync_method",
+    "full_page_writes",
+    "wal_level",
+    "wal_buffers",
+    "wal_compression",
+    "max_wal_size",
+    "checkpoint_timeout",
+    "checkpoint_completion_target",
+    "bgwriter_lru_maxpages",
+    "block_size",
+    "wal_block_size",
+    "wal_segment_size",
+    "huge_pages",
+    "random_page_cost",
+];
+
+/// Makes the cluster: superuser `oltplab`, trust authentication, UTF-8 without a locale (byte-order
+/// collation, as benchmarks usually want), no fsync during initdb (the cluster is new and
+/// disposable until the server's first checkpoint).
+pub(super) fn init(
+    bins: &PostgresBinaries,
+    layout: &Layout,
+    account: Option<&Account>,
+) -> Result<()> {
+    let mut cmd = Command::new(&bins.initdb);
+    cmd.arg("-D").arg(&layout.cluster).args([
+        "-U",
+        USER,
+        "--auth=trust",
+        "-E",
+        "UTF8",
+        "--no-locale",
+        "--no-sync",
+        "--no-instructions",
+    ]);
+    if let Some(wal) = &layout.wal {
+        cmd.arg(format!("--waldir={}", wal.display()));
+    }
+    run_setup(cmd, "initdb", &layout.log, account)
+}
+
+/// The major version of the installed server (`postgres --version`).
+fn major_version(bins: &PostgresBinaries) -> Option<u32> {
+    let out = Command::new(&bins.postgres)
+        .arg("--version")
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    // "postgres (PostgreSQL) 15.18 (Debian 15.18-0+deb12u1)"
+    let version = text.split(')').nth(1)?.split_whitespace().next()?;
+    version.split('.').next()?.parse().ok()
+}
+
+pub(super) fn launch(
+    bins: &PostgresBinaries,
+    cfg: &ServerConfig,
+    layout: &Layout,
+    socket_dir: &Path,
+    port: u16,
+) -> Result<Launch> {
+    let mut cmd = Command::new(&bins.postgres);
+    cmd.arg("-D").arg(&layout.cluster).current_dir("/");
+    let mut set = |name: &str, value: String| {
+        cmd.arg("-c").arg(format!("{name}={value}"));
+    };
+    set("port", port.to_string());
+    set("listen_addresses", "127.0.0.1".into());
+    set("unix_socket_directories", socket_dir.display().to_string());
+    set("unix_socket_permissions", "0777".into());
+    set(
+        "shared_buffers",
+        format!("{}kB", cfg.buffer_pool_bytes / 1024),
+    );
+    set("max_connections", cfg.max_connections.to_string());
+    // Logs go to stderr, which is the server log file oltplab opened.
+    set("logging_collector", "off".into());
+    set("log_destination", "stderr".into());
+    if cfg.direct_io {
+        match major_version(bins) {
+            Some(major) if major >= 16 => set("debug_io_direct", "data,wal".into()),
+            _ => {} // recorded in the settings after start
+        }
+    }
+    for (name, value) in &cfg.extra_settings {
+        set(name, value.clone());
+    }
+    Ok(Launch {
+        command: cmd,
+        // Fast shutdown if oltplab dies without stopping the server.
+        death_signal: libc::SIGINT,
+    })
+}
+
+fn admin_config(server: &ManagedServer, dbname: &str) -> postgres::Config {
+    let mut config = postgres::Config::new();
+    config
+        .host_path(server.socket_dir())
+        .port(server.port())
+        .user(USER)
+        .dbname(dbname)
+        .application_name("oltplab")
+        .connect_timeout(Duration::from_secs(5));
+    config
+}
+
+pub(super) fn ping(server: &ManagedServer) -> std::result::Result<(), String> {
+    admin_config(server, "postgres")
+        .connect(postgres::NoTls)
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+}
+
+/// Creates the `oltplab` database if needed and reads the version and settings.
+pub(super) fn after_start(
+    server: &ManagedServer,
+    cfg: &ServerConfig,
+) -> Result<(String, BTreeMap<String, String>)> {
+    let failed = |e: postgres::Error| {
+        Error::failed(format!(
+            "PostgreSQL started but a query failed: {e}; see {}",
+            server.log_path().display()
+        ))
+    };
+    let mut client = admin_config(server, "postgres")
+        .connect(postgres::NoTls)
+        .map_err(failed)?;
+    let exists = client
+        .query_opt("SELECT 1 FROM pg_database WHERE datname = $1", &[&DATABASE])
+        .map_err(failed)?
+        .is_some();
+    if !exists {
+        client
+            .batch_execute(&format!("CREATE DATABASE {DATABASE}"))
+            .map_err(failed)?;
+    }
+    let version: String = client
+        .query_one("SHOW server_version", &[])
+        .map_err(failed)?
+        .get(0);
+    let mut settings = BTreeMap::new();
+    for row in client
+        .query(
+            "SELECT name, current_setting(name) FROM pg_settings WHERE name = ANY($1) ORDER BY name",
+            &[&SETTINGS],
+        )
+        .map_err(failed)?
+    {
+        settings.insert(row.get::<_, String>(0), row.get::<_, String>(1));
+    }
+    let wal_dir = std::fs::read_link(server.cluster_dir().join("pg_wal"))
+        .unwrap_or_else(|_| server.cluster_dir().join("pg_wal"));
+    settings.insert("wal_dir".into(), wal_dir.display().to_string());
+    let direct = client
+        .query_opt(
+            "SELECT current_setting(name) FROM pg_settings WHERE name = 'debug_io_direct'",
+            &[],
+        )
+        .map_err(failed)?
+        .map(|row| row.get::<_, String>(0));
+    settings.insert(
+        "direct_io".into(),
+        match direct {
+            Some(v) if !v.is_empty() => v,
+            Some(_) => "off".into(),
+            None if cfg.direct_io => {
+                "off (PostgreSQL before 16 has no direct I/O; the page cache absorbs reads)".into()
+            }
+            None => "off".into(),
+        },
+    );
+    Ok((format!("PostgreSQL {version}"), settings))
+}

@@ -1,0 +1,396 @@
+//! Live emulation: the model's state in this process or in shared memory, completion times for
+//! I/Os, exact waiting, and the fidelity of what was realised against what was modelled.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::sync::OnceLock;
+
+use oltplab_core::{Error, Result};
+use serde::Serialize;
+
+use crate::model::{Alloc, Ctx, Node};
+use crate::spec::{parse_spec, Spec};
+use crate::state::{self, Region, St};
+use crate::IoKind;
+
+/// Each file gets its own 1 GiB of the device's address space (PostgreSQL's segment size), in the
+/// order files are numbered; files past the capacity wrap around.
+pub const FILE_SLOT_BYTES: u64 = 1 << 30;
+
+/// The current CLOCK_MONOTONIC time in nanoseconds: the same clock in every process.
+pub fn now_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes into the timespec we pass.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// An emulated device: its spec, its model, and the model's state.
+pub struct Emulator {
+    spec: Spec,
+    node: Node,
+    region: Region,
+    path: Option<PathBuf>,
+}
+
+impl fmt::Debug for Emulator {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Emulator")
+            .field("spec", &self.spec.name())
+            .field("shared", &self.path)
+            .finish()
+    }
+}
+
+/// How closely the realised latencies followed the model.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct Fidelity {
+    pub ios: u64,
+    pub modelled_lat_ns_mean: f64,
+    pub realised_lat_ns_mean: f64,
+    pub modelled_lat_ns_p99: u64,
+    pub realised_lat_ns_p99: u64,
+    /// (realised mean − modelled mean) / modelled mean, in percent.
+    pub off_pct: f64,
+    /// How late waits woke up after their deadline.
+    pub wake_late_ns_mean: f64,
+    pub wake_late_ns_max: u64,
+    /// The calibrated early wake-up: sleeps end this long before a deadline, then spin.
+    pub wake_early_ns: u64,
+}
+
+/// Realised mean latency further than this from the model's is off target.
+pub const OFF_TARGET_PCT: f64 = 5.0;
+
+impl Fidelity {
+    pub fn off_target(&self) -> bool {
+        self.ios > 0 && self.off_pct.abs() > OFF_TARGET_PCT
+    }
+}
+
+fn layout(spec: &Spec) -> (Node, usize) {
+    let mut alloc = Alloc {
+        next: state::MODEL_BASE,
+    };
+    let node = Node::compile(spec, &mut alloc);
+    (node, alloc.next)
+}
+
+impl Emulator {
+    /// An emulator whose state lives in this process.
+    pub fn new(spec: &Spec, seed: u64) -> Result<Emulator> {
+        let (node, words) = layout(spec);
+        let region = Region::heap(words);
+        let e = Emulator {
+            spec: spec.clone(),
+            node,
+            region,
+            path: None,
+        };
+        e.init(seed)?;
+        Ok(e)
+    }
+
+    /// An emulator whose state lives in a new shared-memory file at `path` (e.g. under /dev/shm),
+    /// for other processes to attach to with [`Emulator::open_shared`]. The caller removes the file.
+    pub fn create_shared(spec: &Spec, seed: u64, path: &Path) -> Result<Emulator> {
+        let (node, words) = layout(spec);
+        let region = Region::create_file(path, words).map_err(|e| {
+            Error::usage(format!(
+                "cannot create the emulated device's shared state {}: {e}; remove a stale file or choose another place",
+                path.display()
+            ))
+        })?;
+        let e = Emulator {
+            spec: spec.clone(),
+            node,
+            region,
+            path: Some(path.to_path_buf()),
+        };
+        if let Err(err) = e.init(seed) {
+            let _ = std::fs::remove_file(path);
+            return Err(err);
+        }
+        Ok(e)
+    }
+
+    /// Attaches to the shared state another process created.
+    pub fn open_shared(path: &Path) -> Result<Emulator> {
+        let bad = |why: &str| {
+            Error::failed(format!(
+                "{} is not an emulated device's shared state ({why}); it may be stale or from another oltplab version",
+                path.display()
+            ))
+        };
+        let region = Region::open_file(path).map_err(|e| bad(&e.to_string()))?;
+        let w = region.words();
+        if w[state::H_MAGIC].load(Ordering::Acquire) != state::MAGIC {
+            return Err(bad("wrong magic number"));
+        }
+        if w[state::H_VERSION].load(Ordering::Relaxed) != state::VERSION {
+            return Err(bad("another layout version"));
+        }
+        let len = w[state::H_SPEC_LEN].load(Ordering::Relaxed) as usize;
+        if len > state::SPEC_BYTES_MAX {
+            return Err(bad("spec too long"));
+        }
+        let bytes: Vec<u8> = (0..len)
+            .map(|i| (w[state::H_SPEC + i / 8].load(Ordering::Relaxed) >> (8 * (i % 8))) as u8)
+            .collect();
+        let text = String::from_utf8(bytes).map_err(|_| bad("spec is not text"))?;
+        let spec = parse_spec(&text).map_err(|e| bad(&e.to_string()))?;
+        let (node, words) = layout(&spec);
+        if w[state::H_WORDS].load(Ordering::Relaxed) as usize != words || w.len() < words {
+            return Err(bad("size does not match its spec"));
+        }
+        Ok(Emulator {
+            spec,
+            node,
+            region,
+            path: Some(path.to_path_buf()),
+        })
+    }
+
+    fn init(&self, seed: u64) -> Result<()> {
+        let w = self.region.words();
+        let name = self.spec.name();
+        if name.len() > state::SPEC_BYTES_MAX {
+            return Err(Error::usage(format!(
+                "the device spec is {} characters long in canonical form; at most {} fit the shared state",
+                name.len(),
+                state::SPEC_BYTES_MAX
+            )));
+        }
+        for (i, chunk) in name.as_bytes().chunks(8).enumerate() {
+            let mut word = 0u64;
+            for (j, b) in chunk.iter().enumerate() {
+                word |= (*b as u64) << (8 * j);
+            }
+            w[state::H_SPEC + i].store(word, Ordering::Relaxed);
+        }
+        w[state::H_SPEC_LEN].store(name.len() as u64, Ordering::Relaxed);
+        w[state::H_VERSION].store(state::VERSION, Ordering::Relaxed);
+        w[state::H_WORDS].store(w.len() as u64, Ordering::Relaxed);
+        w[state::H_SEED].store(seed, Ordering::Relaxed);
+        w[state::H_USAGE].store(1f64.to_bits(), Ordering::Relaxed);
+        let mut s = seed ^ 0x5DEE_CE66_D1CE_4E5B;
+        self.node.init(St::new(w), &mut s);
+        // Last, so that a process attaching early sees an incomplete region as foreign.
+        w[state::H_MAGIC].store(state::MAGIC, Ordering::Release);
+        Ok(())
+    }
+
+    pub fn spec(&self) -> &Spec {
+        &self.spec
+    }
+
+    /// The shared-memory file, if the state is shared.
+    pub fn shared_path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    /// Says that only `span_bytes` of the device's address space is in use and that seeks over it
+    /// stand for the full stroke: a benchmark region of 1 GiB then behaves like the whole disk, as
+    /// S1 measured its raw devices. By default the whole capacity is the stroke.
+    pub fn set_span_bytes(&self, span_bytes: u64) {
+        let usage = (span_bytes as f64 / self.spec.capacity_bytes() as f64).clamp(1e-12, 1.0);
+        self.region.words()[state::H_USAGE].store(usage.to_bits(), Ordering::Relaxed);
+    }
+
+    /// The device address of byte `offset` of file number `file_index`: many files share one device.
+    pub fn place(&self, file_index: u32, offset: u64) -> u64 {
+        let capacity = self.spec.capacity_bytes().max(1);
+        (file_index as u64 * FILE_SLOT_BYTES).wrapping_add(offset) % capacity
+    }
+
+    /// The modelled completion time (ns, CLOCK_MONOTONIC) of an I/O submitted at `submit_ns`; the
+    /// device's units are reserved for it. `host` returns `submit_ns`.
+    pub fn submit(&self, submit_ns: u64, kind: IoKind, device_offset: u64, len: u64) -> u64 {
+        if matches!(self.node, Node::Host) {
+            return submit_ns;
+        }
+        let w = self.region.words();
+        let usage = f64::from_bits(w[state::H_USAGE].load(Ordering::Relaxed));
+        let addr = device_offset % self.spec.capacity_bytes().max(1);
+        let _guard = state::lock(w);
+        let cx = Ctx {
+            st: St::new(w),
+            usage,
+        };
+        self.node.submit(cx, submit_ns, kind, addr, len)
+    }
+
+    /// Sleeps until `deadline_ns` (CLOCK_MONOTONIC) with a calibrated early wake-up, then spins the
+    /// rest, so that it returns a few microseconds after the deadline at most.
+    pub fn wait_until(&self, deadline_ns: u64) {
+        let late = wait_until(deadline_ns);
+        if let Some(late) = late {
+            let w = self.region.words();
+            w[state::F_WAKES].fetch_add(1, Ordering::Relaxed);
+            w[state::F_WAKE_LATE_SUM].fetch_add(late, Ordering::Relaxed);
+            w[state::F_WAKE_LATE_MAX].fetch_max(late, Ordering::Relaxed);
+        }
+    }
+
+    /// Records one I/O's modelled and realised latency for [`Emulator::fidelity`].
+    pub fn record_realised(&self, modelled_latency_ns: u64, realised_latency_ns: u64) {
+        let w = self.region.words();
+        w[state::F_IOS].fetch_add(1, Ordering::Relaxed);
+        w[state::F_MODELLED_SUM].fetch_add(modelled_latency_ns, Ordering::Relaxed);
+        w[state::F_REALISED_SUM].fetch_add(realised_latency_ns, Ordering::Relaxed);
+        w[state::F_HIST_MODELLED + state::bucket(modelled_latency_ns)]
+            .fetch_add(1, Ordering::Relaxed);
+        w[state::F_HIST_REALISED + state::bucket(realised_latency_ns)]
+            .fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Clears the fidelity counters (e.g. after a warm-up).
+    pub fn reset_fidelity(&self) {
+        let w = self.region.words();
+        for word in &w[state::F_IOS..state::MODEL_BASE] {
+            word.store(0, Ordering::Relaxed);
+        }
+    }
+
+    /// Modelled against realised latency so far, over every process sharing the state.
+    pub fn fidelity(&self) -> Fidelity {
+        let w = self.region.words();
+        let ios = w[state::F_IOS].load(Ordering::Relaxed);
+        let p99 = |base: usize| {
+            let counts: Vec<u64> = (0..state::HIST_BUCKETS)
+                .map(|i| w[base + i].load(Ordering::Relaxed))
+                .collect();
+            let total: u64 = counts.iter().sum();
+            if total == 0 {
+                return 0;
+            }
+            let want = (total as f64 * 0.99).ceil() as u64;
+            let mut seen = 0;
+            for (b, c) in counts.iter().enumerate() {
+                seen += c;
+                if seen >= want {
+                    return state::bucket_value(b);
+                }
+            }
+            0
+        };
+        let mean = |sum: usize| {
+            if ios == 0 {
+                0.0
+            } else {
+                w[sum].load(Ordering::Relaxed) as f64 / ios as f64
+            }
+        };
+        let modelled = mean(state::F_MODELLED_SUM);
+        let realised = mean(state::F_REALISED_SUM);
+        let wakes = w[state::F_WAKES].load(Ordering::Relaxed);
+        Fidelity {
+            ios,
+            modelled_lat_ns_mean: modelled,
+            realised_lat_ns_mean: realised,
+            modelled_lat_ns_p99: p99(state::F_HIST_MODELLED),
+            realised_lat_ns_p99: p99(state::F_HIST_REALISED),
+            off_pct: if modelled > 0.0 {
+                (realised - modelled) / modelled * 100.0
+            } else {
+                0.0
+            },
+            wake_late_ns_mean: if wakes == 0 {
+                0.0
+            } else {
+                w[state::F_WAKE_LATE_SUM].load(Ordering::Relaxed) as f64 / wakes as f64
+            },
+            wake_late_ns_max: w[state::F_WAKE_LATE_MAX].load(Ordering::Relaxed),
+            wake_early_ns: early_wake_ns(),
+        }
+    }
+
+    /// Mean random-read service time of a single HDD spec at queue depth 1, from its parameters.
+    pub fn datasheet_random_read_ns(&self, len: u64) -> Option<f64> {
+        self.node.as_hdd().map(|h| h.expected_random_read_ns(len))
+    }
+}
+
+/// How long before a deadline a sleep must end: the kernel's wake-up overshoot here. Measured once
+/// per process at start (90th percentile of short sleeps, with a margin), then adapted to every
+/// sleep's overshoot, because a loaded machine wakes sleepers later than an idle one.
+pub fn early_wake_ns() -> u64 {
+    let now = EARLY_NS.load(Ordering::Relaxed);
+    if now != 0 {
+        return now;
+    }
+    static CALIBRATED: OnceLock<()> = OnceLock::new();
+    CALIBRATED.get_or_init(|| {
+        let mut over: Vec<u64> = (0..15)
+            .map(|_| {
+                let target = now_ns() + 200_000;
+                sleep_abs(target);
+                now_ns().saturating_sub(target)
+            })
+            .collect();
+        over.sort_unstable();
+        let p90 = over[over.len() * 9 / 10];
+        EARLY_NS.store(
+            (p90 + p90 / 2).clamp(EARLY_MIN_NS, EARLY_MAX_NS),
+            Ordering::Relaxed,
+        );
+    });
+    EARLY_NS.load(Ordering::Relaxed)
+}
+
+static EARLY_NS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+const EARLY_MIN_NS: u64 = 20_000;
+const EARLY_MAX_NS: u64 = 2_000_000;
+
+fn adapt_early(overshoot_ns: u64) {
+    let early = EARLY_NS.load(Ordering::Relaxed);
+    let want = (overshoot_ns + overshoot_ns / 2).clamp(EARLY_MIN_NS, EARLY_MAX_NS);
+    // Up fast, down slowly: the estimate settles near the 90th percentile of recent overshoots,
+    // and one preempted sleep does not make every later wait spin for milliseconds.
+    let next = if want > early {
+        early + (want - early) / 8
+    } else {
+        early - (early - want) / 64
+    };
+    EARLY_NS.store(next, Ordering::Relaxed);
+}
+
+fn sleep_abs(deadline_ns: u64) {
+    let ts = libc::timespec {
+        tv_sec: (deadline_ns / 1_000_000_000) as libc::time_t,
+        tv_nsec: (deadline_ns % 1_000_000_000) as libc::c_long,
+    };
+    // SAFETY: clock_nanosleep reads the timespec; EINTR just ends the sleep early, and we spin after.
+    unsafe {
+        libc::clock_nanosleep(
+            libc::CLOCK_MONOTONIC,
+            libc::TIMER_ABSTIME,
+            &ts,
+            std::ptr::null_mut(),
+        );
+    }
+}
+
+/// Waits until `deadline_ns`; returns how late it woke, or None if the deadline had passed already.
+pub fn wait_until(deadline_ns: u64) -> Option<u64> {
+    let now = now_ns();
+    if now >= deadline_ns {
+        return None;
+    }
+    let early = early_wake_ns();
+    if deadline_ns - now > early {
+        let wake = deadline_ns - early;
+        sleep_abs(wake);
+        adapt_early(now_ns().saturating_sub(wake));
+    }
+    let mut t = now_ns();
+    while t < deadline_ns {
+        std::hint::spin_loop();
+        t = now_ns();
+    }
+    Some(t - deadline_ns)
+}

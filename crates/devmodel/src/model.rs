@@ -1,0 +1,1225 @@
+//! The device models. A spec compiles into a tree of nodes; each node owns a few words of state
+//! (busy-until times, head position, cache tables) in the emulator's region. `submit` turns one I/O
+//! (time, kind, address, length) into its completion time and reserves what the I/O occupies, so
+//! queueing and saturation come out of the model itself.
+//!
+//! Everything is deterministic for a seed and a sequence of submits.
+
+use crate::catalogue::DeviceKind;
+use crate::spec::{param, RaidLevel, Spec};
+use crate::state::St;
+use crate::IoKind;
+
+/// Hands out state words at compile time.
+pub(crate) struct Alloc {
+    pub next: usize,
+}
+
+impl Alloc {
+    fn take(&mut self, words: usize) -> usize {
+        let at = self.next;
+        self.next += words;
+        at
+    }
+}
+
+/// Per-call context: the state and the usage share of the seek stroke.
+#[derive(Clone, Copy)]
+pub(crate) struct Ctx<'a> {
+    pub st: St<'a>,
+    /// Share of every device's capacity in use; seeks over that share span the full stroke.
+    pub usage: f64,
+}
+
+pub(crate) enum Node {
+    Host,
+    Hdd(Box<Hdd>),
+    Flash(Box<Flash>),
+    Ram(Ram),
+    Raid(Box<Raid>),
+    WbCache(Box<WriteBack>),
+    ReadCache(Box<ReadCache>),
+    PageCache(Box<PageCache>),
+}
+
+/// Checks a catalogue device's parameters (after overrides) for values no model can use.
+pub(crate) fn check_device(spec: &Spec) -> Result<(), String> {
+    let Spec::Device { entry, overrides } = spec else {
+        return Ok(());
+    };
+    let v = |k: &str| param(entry, overrides, k);
+    let positive = |keys: &[&str]| -> Result<(), String> {
+        for k in keys {
+            if v(k) <= 0.0 {
+                return Err(format!("{} needs {k} > 0", entry.name));
+            }
+        }
+        Ok(())
+    };
+    match entry.kind {
+        DeviceKind::Host => Ok(()),
+        DeviceKind::Hdd => {
+            positive(&[
+                "capacity_gb",
+                "rpm",
+                "seek_track_ms",
+                "seek_avg_ms",
+                "seek_full_ms",
+                "media_outer_mb_s",
+                "media_inner_mb_s",
+                "queue_max",
+            ])?;
+            if v("media_inner_mb_s") > v("media_outer_mb_s") {
+                return Err(format!("{}: media_inner_mb_s must not exceed media_outer_mb_s (the outer zone is the fastest)", entry.name));
+            }
+            if v("queue_max") > 256.0 {
+                return Err(format!("{}: queue_max is at most 256", entry.name));
+            }
+            SeekCurve::fit(v("seek_track_ms"), v("seek_avg_ms"), v("seek_full_ms")).map(|_| ())
+        }
+        DeviceKind::Flash => {
+            positive(&[
+                "capacity_gb",
+                "channels",
+                "dies_per_channel",
+                "page_kib",
+                "read_us",
+                "program_us",
+                "waf_random",
+                "channel_mb_s",
+                "link_mb_s",
+                "cmd_occupancy_us",
+                "controllers",
+            ])?;
+            if v("channels") * v("dies_per_channel") > 1024.0 || v("controllers") > 64.0 {
+                return Err(format!(
+                    "{}: at most 1024 dies and 64 controllers are modelled",
+                    entry.name
+                ));
+            }
+            Ok(())
+        }
+        DeviceKind::Ram => {
+            positive(&["capacity_gb", "bandwidth_mb_s", "units"])?;
+            if v("units") > 64.0 {
+                return Err(format!("{}: at most 64 units", entry.name));
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Seek time against distance (a share of the full stroke), after Ruemmler & Wilkes: the arm
+/// accelerates for short seeks (time grows like the square root of the distance) and coasts for
+/// long ones (linear). Fitted so that track-to-track, the average over random pairs, and the full
+/// stroke match the datasheet.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct SeekCurve {
+    track_ns: f64,
+    /// sqrt part: track + a·√d for d < b; linear part c + e·d above.
+    a: f64,
+    b: f64,
+    c: f64,
+    e: f64,
+}
+
+impl SeekCurve {
+    pub fn fit(track_ms: f64, avg_ms: f64, full_ms: f64) -> Result<SeekCurve, String> {
+        let (t, full) = (track_ms * 1e6, full_ms * 1e6);
+        let span = full - t;
+        if !(t < avg_ms * 1e6 && avg_ms * 1e6 < full) {
+            return Err(format!("the seek times must grow from track-to-track ({track_ms} ms) over average ({avg_ms} ms) to full stroke ({full_ms} ms)"));
+        }
+        // With the curve's shape, the mean over random pairs lies between t + span/3 (all linear)
+        // and t + 8/15·span (all square root).
+        let share = (avg_ms * 1e6 - t) / span;
+        if !(0.34..=0.53).contains(&share) {
+            return Err(format!(
+                "an average seek of {avg_ms} ms cannot come from a seek curve between {track_ms} ms and {full_ms} ms: it must lie between {:.2} and {:.2} ms",
+                (t + span * 0.34) / 1e6,
+                (t + span * 0.53) / 1e6
+            ));
+        }
+        let make = |b: f64| {
+            let a = span / (b.sqrt() / 2.0 + 1.0 / (2.0 * b.sqrt()));
+            let e = a / (2.0 * b.sqrt());
+            let c = t + a * b.sqrt() / 2.0;
+            SeekCurve {
+                track_ns: t,
+                a,
+                b,
+                c,
+                e,
+            }
+        };
+        let (mut lo, mut hi) = (1e-6, 1.0);
+        for _ in 0..60 {
+            let mid = (lo + hi) / 2.0;
+            if make(mid).mean_ns() < avg_ms * 1e6 {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        Ok(make((lo + hi) / 2.0))
+    }
+
+    pub fn seek_ns(&self, d: f64) -> f64 {
+        if d <= 0.0 {
+            0.0
+        } else if d < self.b {
+            self.track_ns + self.a * d.sqrt()
+        } else {
+            self.c + self.e * d.min(1.0)
+        }
+    }
+
+    /// Mean seek over random pairs of positions (distance density 2(1 − d)).
+    pub fn mean_ns(&self) -> f64 {
+        const STEPS: usize = 4000;
+        let mut sum = 0.0;
+        for i in 0..STEPS {
+            let d = (i as f64 + 0.5) / STEPS as f64;
+            sum += self.seek_ns(d) * 2.0 * (1.0 - d);
+        }
+        sum / STEPS as f64
+    }
+}
+
+/// One HDD: one actuator, so one I/O at a time.
+pub(crate) struct Hdd {
+    base: usize,
+    capacity: f64,
+    period_ns: f64,
+    overhead_ns: f64,
+    settle_ns: f64,
+    queue_max: usize,
+    seek: SeekCurve,
+    outer_bpns: f64,
+    inner_bpns: f64,
+}
+
+// HDD state words.
+const HDD_BUSY: usize = 0;
+const HDD_HEAD: usize = 1;
+const HDD_LAST_END: usize = 2;
+const HDD_RNG: usize = 3;
+const HDD_RING_POS: usize = 4;
+const HDD_LAST_WRITE: usize = 5;
+const HDD_RING: usize = 6;
+
+impl Hdd {
+    fn new(spec: &Spec, alloc: &mut Alloc) -> Hdd {
+        let Spec::Device { entry, overrides } = spec else {
+            unreachable!()
+        };
+        let v = |k: &str| param(entry, overrides, k);
+        let queue_max = v("queue_max").round().clamp(1.0, 256.0) as usize;
+        Hdd {
+            base: alloc.take(HDD_RING + queue_max),
+            capacity: v("capacity_gb") * 1e9,
+            period_ns: 60e9 / v("rpm"),
+            overhead_ns: v("overhead_us") * 1e3,
+            settle_ns: v("write_settle_ms") * 1e6,
+            queue_max,
+            seek: SeekCurve::fit(v("seek_track_ms"), v("seek_avg_ms"), v("seek_full_ms"))
+                .expect("checked when parsed"),
+            outer_bpns: v("media_outer_mb_s") * 1e6 / 1e9,
+            inner_bpns: v("media_inner_mb_s") * 1e6 / 1e9,
+        }
+    }
+
+    fn submit(&self, cx: Ctx, t: u64, kind: IoKind, addr: u64, len: u64) -> u64 {
+        let st = cx.st;
+        let w = |i: usize| self.base + i;
+        if let IoKind::Flush = kind {
+            // Write cache off, as in RAID and database use: every write is on the media when it
+            // completes, so a flush only waits for the writes before it.
+            return t.max(st.get(w(HDD_LAST_WRITE)));
+        }
+        let start = t.max(st.get(w(HDD_BUSY)));
+        let stroke = (self.capacity * cx.usage).max(1.0);
+        let x = ((addr as f64) / stroke).min(1.0);
+        let sequential = addr == st.get(w(HDD_LAST_END)) && addr != 0;
+        let rate = self.outer_bpns - (self.outer_bpns - self.inner_bpns) * x;
+        let transfer = len as f64 / rate;
+        let positioning = if sequential {
+            0.0
+        } else if addr == st.get(w(HDD_HEAD)) && addr != 0 {
+            // The same sectors again (raid5's read-modify-write): they come round after one turn.
+            self.overhead_ns + (self.period_ns - transfer).max(0.0)
+        } else {
+            let head = (st.get(w(HDD_HEAD)) as f64 / stroke).min(1.0);
+            // Requests queued at the drive when this one is submitted: with tagged queueing the drive
+            // serves the one with the shortest positioning time first, so the positioning time of a
+            // service is the least of that many candidates (this one and the others, which are as
+            // random as it is).
+            let ahead = (0..self.queue_max)
+                .filter(|&i| st.get(w(HDD_RING + i)) > t)
+                .count();
+            let candidates = (ahead + 1).min(self.queue_max);
+            let rng = w(HDD_RNG);
+            let mut best = self.seek.seek_ns((x - head).abs()) + st.uniform(rng) * self.period_ns;
+            for _ in 1..candidates {
+                let other = st.uniform(rng);
+                let p = self.seek.seek_ns((other - head).abs()) + st.uniform(rng) * self.period_ns;
+                best = best.min(p);
+            }
+            let settle = if matches!(kind, IoKind::Write) {
+                self.settle_ns
+            } else {
+                0.0
+            };
+            self.overhead_ns + best + settle
+        };
+        let done = start + (positioning + transfer).round() as u64;
+        st.set(w(HDD_BUSY), done);
+        st.set(w(HDD_HEAD), addr);
+        st.set(w(HDD_LAST_END), addr + len);
+        let pos = st.get(w(HDD_RING_POS)) as usize;
+        st.set(w(HDD_RING + pos % self.queue_max), done);
+        st.set(w(HDD_RING_POS), ((pos + 1) % self.queue_max) as u64);
+        if let IoKind::Write = kind {
+            st.set(w(HDD_LAST_WRITE), done);
+        }
+        done
+    }
+
+    fn idle_at(&self, st: St) -> u64 {
+        st.get(self.base + HDD_BUSY)
+    }
+
+    /// Mean service time of a random read of `len` bytes at queue depth 1, from the parameters.
+    pub fn expected_random_read_ns(&self, len: u64) -> f64 {
+        let mean_rate = (self.outer_bpns + self.inner_bpns) / 2.0;
+        self.overhead_ns + self.seek.mean_ns() + self.period_ns / 2.0 + len as f64 / mean_rate
+    }
+}
+
+/// A flash device: controllers, channels × dies, one host link and a write buffer.
+pub(crate) struct Flash {
+    ctrl: usize,
+    dies: usize,
+    chans: usize,
+    link: usize,
+    misc: usize,
+    n_ctrl: usize,
+    n_dies: usize,
+    n_chans: usize,
+    page: u64,
+    read_ns: f64,
+    program_ns: f64,
+    waf_random: f64,
+    chan_bpns: f64,
+    link_bpns: f64,
+    read_overhead_ns: f64,
+    occupancy_ns: f64,
+    buffer_window_ns: f64,
+    write_ack_ns: f64,
+    protected: bool,
+    half_program_ns: f64,
+}
+
+// Flash misc words.
+const FL_LAST_PROGRAM: usize = 0;
+const FL_LAST_WRITE_END: usize = 1;
+
+fn earliest(st: St, base: usize, n: usize) -> usize {
+    (0..n).min_by_key(|&i| st.get(base + i)).unwrap_or(0)
+}
+
+impl Flash {
+    fn new(spec: &Spec, alloc: &mut Alloc) -> Flash {
+        let Spec::Device { entry, overrides } = spec else {
+            unreachable!()
+        };
+        let v = |k: &str| param(entry, overrides, k);
+        let n_chans = v("channels").round().max(1.0) as usize;
+        let n_dies = n_chans * v("dies_per_channel").round().max(1.0) as usize;
+        let n_ctrl = v("controllers").round().max(1.0) as usize;
+        let page = (v("page_kib") * 1024.0).round().max(512.0) as u64;
+        let program_ns = v("program_us") * 1e3;
+        // Bytes the dies program per ns; the buffer hides a backlog of this many ns of programming.
+        let program_bpns = n_dies as f64 * page as f64 / program_ns;
+        let buffer_bytes = v("write_buffer_mib") * 1024.0 * 1024.0;
+        Flash {
+            ctrl: alloc.take(n_ctrl),
+            dies: alloc.take(2 * n_dies),
+            chans: alloc.take(n_chans),
+            link: alloc.take(1),
+            misc: alloc.take(2),
+            n_ctrl,
+            n_dies,
+            n_chans,
+            page,
+            read_ns: v("read_us") * 1e3,
+            program_ns,
+            waf_random: v("waf_random").max(1.0),
+            chan_bpns: v("channel_mb_s") * 1e6 / 1e9,
+            link_bpns: v("link_mb_s") * 1e6 / 1e9,
+            read_overhead_ns: v("read_overhead_us") * 1e3,
+            occupancy_ns: v("cmd_occupancy_us") * 1e3,
+            buffer_window_ns: buffer_bytes / program_bpns,
+            write_ack_ns: v("write_ack_us") * 1e3,
+            protected: v("power_loss_protected") >= 0.5,
+            half_program_ns: program_ns * v("waf_random").max(1.0) / 2.0,
+        }
+    }
+
+    /// The controller accepts the command: it is pipelined, so its occupancy bounds the rate of
+    /// commands but only queueing behind others adds to the latency.
+    fn command(&self, st: St, t: u64) -> u64 {
+        let c = self.ctrl + earliest(st, self.ctrl, self.n_ctrl);
+        let start = t.max(st.get(c));
+        st.set(c, start + self.occupancy_ns as u64);
+        start
+    }
+
+    fn submit(&self, cx: Ctx, t: u64, kind: IoKind, addr: u64, len: u64) -> u64 {
+        let st = cx.st;
+        let len = len.max(1);
+        match kind {
+            IoKind::Flush => {
+                let start = self.command(st, t);
+                if self.protected || self.buffer_window_ns == 0.0 {
+                    start + 1_000
+                } else {
+                    start.max(st.get(self.misc + FL_LAST_PROGRAM))
+                }
+            }
+            IoKind::Read => {
+                let start = self.command(st, t) + self.read_overhead_ns as u64;
+                let mut ready = start;
+                let first = addr / self.page;
+                let last = (addr + len - 1) / self.page;
+                for p in first..=last {
+                    let bytes =
+                        (((p + 1) * self.page).min(addr + len) - (p * self.page).max(addr)) as f64;
+                    let die = (p % self.n_dies as u64) as usize;
+                    let ch = die % self.n_chans;
+                    let mut die_start = start.max(st.get(self.dies + die));
+                    // Reads go before queued programs but wait for the one in progress: on
+                    // average half of one.
+                    let programming = st.get(self.prog_horizon(die));
+                    if programming > die_start {
+                        die_start += (programming - die_start).min(self.half_program_ns as u64);
+                    }
+                    let sensed = die_start + self.read_ns as u64;
+                    let xfer_start = sensed.max(st.get(self.chans + ch));
+                    let xfer_end = xfer_start + (bytes / self.chan_bpns) as u64;
+                    st.set(self.chans + ch, xfer_end);
+                    st.set(self.dies + die, xfer_end);
+                    ready = ready.max(xfer_end);
+                }
+                let link_start = ready.max(st.get(self.link));
+                let done = link_start + (len as f64 / self.link_bpns) as u64;
+                st.set(self.link, done);
+                done
+            }
+            IoKind::Write => {
+                let start = self.command(st, t);
+                let link_start = start.max(st.get(self.link));
+                let received = link_start + (len as f64 / self.link_bpns) as u64;
+                st.set(self.link, received);
+                let sequential = addr == st.get(self.misc + FL_LAST_WRITE_END);
+                st.set(self.misc + FL_LAST_WRITE_END, addr + len);
+                let factor = if sequential { 1.0 } else { self.waf_random };
+                let mut programmed = received;
+                let first = addr / self.page;
+                let last = (addr + len - 1) / self.page;
+                for p in first..=last {
+                    let bytes =
+                        (((p + 1) * self.page).min(addr + len) - (p * self.page).max(addr)) as f64;
+                    // The flash translation layer writes out of place, to whichever die is free first.
+                    let die = earliest(st, self.dies + self.n_dies, self.n_dies);
+                    let ch = die % self.n_chans;
+                    let xfer_start = received.max(st.get(self.chans + ch));
+                    let xfer_end = xfer_start + (bytes / self.chan_bpns) as u64;
+                    st.set(self.chans + ch, xfer_end);
+                    // Writes are packed into pages, so programming costs in proportion to the bytes.
+                    let prog_start = xfer_end
+                        .max(st.get(self.prog_horizon(die)))
+                        .max(st.get(self.dies + die));
+                    let prog_end =
+                        prog_start + (self.program_ns * factor * bytes / self.page as f64) as u64;
+                    st.set(self.prog_horizon(die), prog_end);
+                    programmed = programmed.max(prog_end);
+                }
+                let lp = self.misc + FL_LAST_PROGRAM;
+                st.set(lp, st.get(lp).max(programmed));
+                if self.buffer_window_ns > 0.0 {
+                    // The buffer acknowledges at once while the backlog of programming it holds fits.
+                    let acked = received + self.write_ack_ns as u64;
+                    acked.max(programmed.saturating_sub(self.buffer_window_ns as u64))
+                } else {
+                    programmed
+                }
+            }
+        }
+    }
+
+    fn idle_at(&self, st: St) -> u64 {
+        st.get(self.link)
+            .max(st.get(self.ctrl + earliest(st, self.ctrl, self.n_ctrl)))
+    }
+
+    /// The word holding when die `die` finishes the programs queued on it.
+    fn prog_horizon(&self, die: usize) -> usize {
+        self.dies + self.n_dies + die
+    }
+}
+
+/// Memory: a fixed latency and a copy bandwidth per unit.
+pub(crate) struct Ram {
+    units: usize,
+    n: usize,
+    latency_ns: f64,
+    bpns: f64,
+}
+
+impl Ram {
+    fn new(spec: &Spec, alloc: &mut Alloc) -> Ram {
+        let Spec::Device { entry, overrides } = spec else {
+            unreachable!()
+        };
+        let v = |k: &str| param(entry, overrides, k);
+        let n = v("units").round().clamp(1.0, 64.0) as usize;
+        Ram {
+            units: alloc.take(n),
+            n,
+            latency_ns: v("latency_us") * 1e3,
+            bpns: v("bandwidth_mb_s") * 1e6 / 1e9,
+        }
+    }
+
+    fn submit(&self, st: St, t: u64, kind: IoKind, len: u64) -> u64 {
+        if let IoKind::Flush = kind {
+            return t;
+        }
+        let u = self.units + earliest(st, self.units, self.n);
+        let start = t.max(st.get(u));
+        let done = start + (self.latency_ns + len as f64 / self.bpns) as u64;
+        st.set(u, done);
+        done
+    }
+
+    fn idle_at(&self, st: St) -> u64 {
+        st.get(self.units + earliest(st, self.units, self.n))
+    }
+}
+
+/// A RAID set of identical members.
+pub(crate) struct Raid {
+    level: RaidLevel,
+    members: Vec<Node>,
+    stripe: u64,
+}
+
+/// One piece of an I/O on one member.
+#[derive(Clone, Copy, Debug)]
+struct Part {
+    member: usize,
+    addr: u64,
+    len: u64,
+    /// raid5: the stripe row and the parity member of that row.
+    row: u64,
+    parity: usize,
+}
+
+impl Raid {
+    /// Splits [addr, addr+len) into pieces per data chunk; `data_members` chunks per stripe row.
+    fn split(
+        &self,
+        addr: u64,
+        len: u64,
+        data_members: u64,
+        mut place: impl FnMut(u64) -> (usize, usize),
+    ) -> Vec<Part> {
+        let mut parts = Vec::new();
+        let mut at = addr;
+        let end = addr + len.max(1);
+        while at < end {
+            let chunk = at / self.stripe;
+            let within = at % self.stripe;
+            let n = (self.stripe - within).min(end - at);
+            let row = chunk / data_members;
+            let (member, parity) = place(chunk);
+            parts.push(Part {
+                member,
+                addr: row * self.stripe + within,
+                len: n,
+                row,
+                parity,
+            });
+            at += n;
+        }
+        parts
+    }
+
+    fn submit(&self, cx: Ctx, t: u64, kind: IoKind, addr: u64, len: u64) -> u64 {
+        let n = self.members.len();
+        if let IoKind::Flush = kind {
+            return self
+                .members
+                .iter()
+                .map(|m| m.submit(cx, t, kind, 0, 0))
+                .max()
+                .unwrap_or(t);
+        }
+        match self.level {
+            RaidLevel::Raid0 => self
+                .split(addr, len, n as u64, |c| ((c % n as u64) as usize, 0))
+                .iter()
+                .map(|p| self.members[p.member].submit(cx, t, kind, p.addr, p.len))
+                .max()
+                .unwrap_or(t),
+            RaidLevel::Raid1 => self.mirror(cx, t, kind, &(0..n).collect::<Vec<_>>(), addr, len),
+            RaidLevel::Raid10 => {
+                let pairs = (n / 2) as u64;
+                self.split(addr, len, pairs, |c| ((c % pairs) as usize, 0))
+                    .iter()
+                    .map(|p| {
+                        self.mirror(
+                            cx,
+                            t,
+                            kind,
+                            &[2 * p.member, 2 * p.member + 1],
+                            p.addr,
+                            p.len,
+                        )
+                    })
+                    .max()
+                    .unwrap_or(t)
+            }
+            RaidLevel::Raid5 => self.raid5(cx, t, kind, addr, len),
+        }
+    }
+
+    /// Reads go to the mirror that is free first; writes go to all.
+    fn mirror(&self, cx: Ctx, t: u64, kind: IoKind, set: &[usize], addr: u64, len: u64) -> u64 {
+        match kind {
+            IoKind::Read => {
+                let m = *set
+                    .iter()
+                    .min_by_key(|&&m| self.members[m].idle_at(cx.st))
+                    .expect("mirror sets are not empty");
+                self.members[m].submit(cx, t, kind, addr, len)
+            }
+            _ => set
+                .iter()
+                .map(|&m| self.members[m].submit(cx, t, kind, addr, len))
+                .max()
+                .unwrap_or(t),
+        }
+    }
+
+    fn raid5(&self, cx: Ctx, t: u64, kind: IoKind, addr: u64, len: u64) -> u64 {
+        let n = self.members.len();
+        let data = (n - 1) as u64;
+        // Left-symmetric layout: parity rotates from the last member to the first, data follows it.
+        let parts = self.split(addr, len, data, |c| {
+            let row = c / data;
+            let parity = (n - 1) - (row % n as u64) as usize;
+            let member = (parity + 1 + (c % data) as usize) % n;
+            (member, parity)
+        });
+        if let IoKind::Read = kind {
+            return parts
+                .iter()
+                .map(|p| self.members[p.member].submit(cx, t, kind, p.addr, p.len))
+                .max()
+                .unwrap_or(t);
+        }
+        let mut done = t;
+        let mut i = 0;
+        while i < parts.len() {
+            let row = parts[i].row;
+            let j = parts[i..]
+                .iter()
+                .position(|p| p.row != row)
+                .map_or(parts.len(), |k| i + k);
+            let in_row = &parts[i..j];
+            let parity = in_row[0].parity;
+            let full_row =
+                in_row.len() as u64 == data && in_row.iter().all(|p| p.len == self.stripe);
+            let lo = in_row.iter().map(|p| p.addr).min().unwrap_or(0);
+            let hi = in_row.iter().map(|p| p.addr + p.len).max().unwrap_or(0);
+            // A small write reads the old data and the old parity, then writes both back. Each
+            // member does its read before its write (one queue per member); the write is done when
+            // the reads it depends on and the writes are. Submitting the writes at the reads'
+            // completion instead would reserve the members' future and stall everything after it.
+            let mut reads = t;
+            if !full_row {
+                for p in in_row {
+                    reads = reads.max(self.members[p.member].submit(
+                        cx,
+                        t,
+                        IoKind::Read,
+                        p.addr,
+                        p.len,
+                    ));
+                }
+                reads = reads.max(self.members[parity].submit(cx, t, IoKind::Read, lo, hi - lo));
+            }
+            done = done.max(reads);
+            for p in in_row {
+                done = done.max(self.members[p.member].submit(cx, t, IoKind::Write, p.addr, p.len));
+            }
+            done = done.max(self.members[parity].submit(cx, t, IoKind::Write, lo, hi - lo));
+            i = j;
+        }
+        done
+    }
+
+    fn idle_at(&self, st: St) -> u64 {
+        self.members
+            .iter()
+            .map(|m| m.idle_at(st))
+            .max()
+            .unwrap_or(0)
+    }
+}
+
+/// A set-associative table of blocks with LRU replacement, in the state region.
+pub(crate) struct Table {
+    base: usize,
+    sets: u64,
+    ways: u64,
+    pub block: u64,
+}
+
+const TABLE_WAYS: u64 = 8;
+/// Entries of a table; larger caches get larger blocks so the state stays ≤ 16 MiB.
+const TABLE_ENTRIES_MAX: u64 = 1 << 20;
+const META_CACHED: u64 = 1 << 63;
+const META_COUNT_SHIFT: u32 = 56;
+const META_TICK_MASK: u64 = (1 << 56) - 1;
+
+impl Table {
+    fn new(alloc: &mut Alloc, entries_wanted: u64, mut block: u64) -> Table {
+        let mut entries = entries_wanted.max(TABLE_WAYS);
+        while entries > TABLE_ENTRIES_MAX {
+            entries = entries.div_ceil(2);
+            block *= 2;
+        }
+        let sets = entries.div_ceil(TABLE_WAYS);
+        let base = alloc.take(1 + (sets * TABLE_WAYS * 2) as usize);
+        Table {
+            base,
+            sets,
+            ways: TABLE_WAYS,
+            block,
+        }
+    }
+
+    fn set_of(&self, block_no: u64) -> u64 {
+        (block_no.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 17) % self.sets
+    }
+
+    fn slot(&self, set: u64, way: u64) -> usize {
+        self.base + 1 + ((set * self.ways + way) * 2) as usize
+    }
+
+    fn tick(&self, st: St) -> u64 {
+        let t = st.get(self.base) + 1;
+        st.set(self.base, t);
+        t & META_TICK_MASK
+    }
+
+    /// The slot holding `block_no`, touched as most recently used.
+    fn find(&self, st: St, block_no: u64) -> Option<usize> {
+        let set = self.set_of(block_no);
+        for way in 0..self.ways {
+            let s = self.slot(set, way);
+            if st.get(s) == block_no + 1 {
+                let meta = st.get(s + 1);
+                st.set(s + 1, (meta & !META_TICK_MASK) | self.tick(st));
+                return Some(s);
+            }
+        }
+        None
+    }
+
+    fn is_cached(&self, st: St, slot: usize) -> bool {
+        st.get(slot + 1) & META_CACHED != 0
+    }
+
+    fn count(&self, st: St, slot: usize) -> u64 {
+        (st.get(slot + 1) >> META_COUNT_SHIFT) & 0x7f
+    }
+
+    fn set_meta(&self, st: St, slot: usize, cached: bool, count: u64) {
+        let meta = (if cached { META_CACHED } else { 0 })
+            | (count.min(0x7f) << META_COUNT_SHIFT)
+            | self.tick(st);
+        st.set(slot + 1, meta);
+    }
+
+    /// Puts `block_no` in its set, replacing the least recently used entry that is not cached if
+    /// `keep_cached_max` cached entries are already there, else the least recently used of all.
+    fn insert(&self, st: St, block_no: u64, cached: bool, keep_cached_max: u64) -> usize {
+        let set = self.set_of(block_no);
+        let slots: Vec<usize> = (0..self.ways).map(|w| self.slot(set, w)).collect();
+        if let Some(&empty) = slots.iter().find(|&&s| st.get(s) == 0) {
+            st.set(empty, block_no + 1);
+            self.set_meta(st, empty, cached, 0);
+            return empty;
+        }
+        let cached_now = slots.iter().filter(|&&s| self.is_cached(st, s)).count() as u64;
+        let lru = |pred: &dyn Fn(usize) -> bool| {
+            slots
+                .iter()
+                .copied()
+                .filter(|&s| pred(s))
+                .min_by_key(|&s| st.get(s + 1) & META_TICK_MASK)
+        };
+        let victim = if cached && cached_now >= keep_cached_max {
+            lru(&|s| self.is_cached(st, s))
+        } else {
+            lru(&|s| !self.is_cached(st, s))
+        }
+        .or_else(|| lru(&|_| true))
+        .expect("a set has ways");
+        st.set(victim, block_no + 1);
+        self.set_meta(st, victim, cached, 0);
+        victim
+    }
+
+    fn index_of(&self, slot: usize) -> u64 {
+        ((slot - self.base - 1) / 2) as u64
+    }
+}
+
+/// Dirty data waiting to be written to the backing device, oldest first.
+pub(crate) struct DirtyRing {
+    base: usize,
+    cap: u64,
+}
+
+const DR_HEAD: usize = 0;
+const DR_TAIL: usize = 1;
+const DR_BYTES: usize = 2;
+const DR_ENTRIES: usize = 4;
+/// Dirty extents tracked at once; a cache with more outstanding waits as if full.
+const DIRTY_RING_CAP: u64 = 1 << 16;
+/// Destage writes issued at once in an idle gap (the controller sorts them, as the drive's queue would).
+const DESTAGE_BATCH: usize = 32;
+/// Contiguous dirty extents are merged up to this size on their way out.
+const DESTAGE_MERGE_MAX: u64 = 1 << 20;
+
+impl DirtyRing {
+    fn new(alloc: &mut Alloc) -> DirtyRing {
+        DirtyRing {
+            base: alloc.take(DR_ENTRIES + 2 * DIRTY_RING_CAP as usize),
+            cap: DIRTY_RING_CAP,
+        }
+    }
+
+    fn len(&self, st: St) -> u64 {
+        st.get(self.base + DR_TAIL) - st.get(self.base + DR_HEAD)
+    }
+
+    fn bytes(&self, st: St) -> u64 {
+        st.get(self.base + DR_BYTES)
+    }
+
+    fn push(&self, st: St, addr: u64, len: u64) {
+        let tail = st.get(self.base + DR_TAIL);
+        let e = self.base + DR_ENTRIES + 2 * (tail % self.cap) as usize;
+        st.set(e, addr);
+        st.set(e + 1, len);
+        st.set(self.base + DR_TAIL, tail + 1);
+        st.set(self.base + DR_BYTES, self.bytes(st) + len);
+    }
+
+    /// The oldest extent, merged with the contiguous ones after it.
+    fn pop(&self, st: St) -> Option<(u64, u64)> {
+        let mut head = st.get(self.base + DR_HEAD);
+        let tail = st.get(self.base + DR_TAIL);
+        if head == tail {
+            return None;
+        }
+        let entry = |i: u64| {
+            let e = self.base + DR_ENTRIES + 2 * (i % self.cap) as usize;
+            (st.get(e), st.get(e + 1))
+        };
+        let (addr, mut len) = entry(head);
+        head += 1;
+        while head < tail {
+            let (a, l) = entry(head);
+            if a != addr + len || len + l > DESTAGE_MERGE_MAX {
+                break;
+            }
+            len += l;
+            head += 1;
+        }
+        st.set(self.base + DR_HEAD, head);
+        st.set(self.base + DR_BYTES, self.bytes(st).saturating_sub(len));
+        Some((addr, len))
+    }
+
+    /// Writes dirty data to `backing` in the gaps when it is idle before `t`.
+    fn destage_idle(&self, cx: Ctx, backing: &Node, t: u64) {
+        for _ in 0..64 {
+            let at = backing.idle_at(cx.st);
+            if at >= t || self.len(cx.st) == 0 {
+                return;
+            }
+            for _ in 0..DESTAGE_BATCH {
+                let Some((addr, len)) = self.pop(cx.st) else {
+                    return;
+                };
+                backing.submit(cx, at, IoKind::Write, addr, len);
+            }
+        }
+    }
+
+    /// Writes dirty data at `t` until `fits` holds; returns when the last of those writes is done.
+    fn destage_until(
+        &self,
+        cx: Ctx,
+        backing: &Node,
+        t: u64,
+        fits: impl Fn(u64, u64) -> bool,
+    ) -> u64 {
+        let mut done = t;
+        while !fits(self.bytes(cx.st), self.len(cx.st)) {
+            let Some((addr, len)) = self.pop(cx.st) else {
+                break;
+            };
+            done = done.max(backing.submit(cx, t, IoKind::Write, addr, len));
+        }
+        done
+    }
+}
+
+/// A battery-backed controller write-back cache: writes complete at once while the dirty data fits;
+/// it is written to the backing device when that is idle (or at once when the cache is full).
+pub(crate) struct WriteBack {
+    backing: Node,
+    ring: DirtyRing,
+    size: u64,
+    hit_ns: u64,
+}
+
+/// Controller cache hit time (DRAM copy + firmware), assumed: typical of RAID controllers.
+const WBCACHE_HIT_NS: u64 = 30_000;
+
+impl WriteBack {
+    fn submit(&self, cx: Ctx, t: u64, kind: IoKind, addr: u64, len: u64) -> u64 {
+        self.ring.destage_idle(cx, &self.backing, t);
+        match kind {
+            // Battery-backed: what is in the cache is durable.
+            IoKind::Flush => t + self.hit_ns,
+            IoKind::Read => self.backing.submit(cx, t, kind, addr, len),
+            IoKind::Write => {
+                let size = self.size;
+                let cap = self.ring.cap;
+                let room = self.ring.destage_until(cx, &self.backing, t, |bytes, n| {
+                    bytes + len <= size && n < cap
+                });
+                self.ring.push(cx.st, addr, len);
+                (t + self.hit_ns).max(room)
+            }
+        }
+    }
+}
+
+/// An SSD read cache in front of a slower device: blocks read `PROMOTE_AFTER` times are copied to
+/// the cache device; reads of cached blocks go there; writes go through to the backing device (and
+/// update a cached copy).
+pub(crate) struct ReadCache {
+    backing: Node,
+    cache: Node,
+    table: Table,
+    cache_capacity: u64,
+    cached_per_set_max: u64,
+}
+
+const READCACHE_BLOCK: u64 = 64 << 10;
+const PROMOTE_AFTER: u64 = 2;
+
+impl ReadCache {
+    fn submit(&self, cx: Ctx, t: u64, kind: IoKind, addr: u64, len: u64) -> u64 {
+        let st = cx.st;
+        let block = self.table.block;
+        let first = addr / block;
+        let last = (addr + len.max(1) - 1) / block;
+        match kind {
+            IoKind::Flush => self
+                .backing
+                .submit(cx, t, kind, 0, 0)
+                .max(self.cache.submit(cx, t, kind, 0, 0)),
+            IoKind::Read => {
+                let slots: Vec<Option<usize>> =
+                    (first..=last).map(|b| self.table.find(st, b)).collect();
+                if slots
+                    .iter()
+                    .all(|s| s.is_some_and(|s| self.table.is_cached(st, s)))
+                {
+                    let s = slots[0].expect("all cached");
+                    let at = self.cache_addr(s) + addr % block;
+                    return self.cache.submit(cx, t, kind, at, len);
+                }
+                let done = self.backing.submit(cx, t, kind, addr, len);
+                for (b, slot) in (first..=last).zip(slots) {
+                    let slot = slot.unwrap_or_else(|| {
+                        self.table.insert(st, b, false, self.cached_per_set_max)
+                    });
+                    if self.table.is_cached(st, slot) {
+                        continue;
+                    }
+                    let count = self.table.count(st, slot) + 1;
+                    if count >= PROMOTE_AFTER {
+                        // Promote: the copy happens in the background after the read.
+                        let slot = self.promote(st, b, slot);
+                        self.cache
+                            .submit(cx, t, IoKind::Write, self.cache_addr(slot), block);
+                    } else {
+                        self.table.set_meta(st, slot, false, count);
+                    }
+                }
+                done
+            }
+            IoKind::Write => {
+                let mut done = self.backing.submit(cx, t, kind, addr, len);
+                for b in first..=last {
+                    if let Some(s) = self
+                        .table
+                        .find(st, b)
+                        .filter(|&s| self.table.is_cached(st, s))
+                    {
+                        let at = self.cache_addr(s) + addr.max(b * block) % block;
+                        let n = ((b + 1) * block).min(addr + len) - addr.max(b * block);
+                        done = done.max(self.cache.submit(cx, t, kind, at, n));
+                    }
+                }
+                done
+            }
+        }
+    }
+
+    fn promote(&self, st: St, block_no: u64, slot: usize) -> usize {
+        // Keep at most half of each set cached, so the other half can count candidates.
+        let set = self.table.set_of(block_no);
+        let cached_in_set = (0..self.table.ways)
+            .filter(|&w| self.table.is_cached(st, self.table.slot(set, w)))
+            .count() as u64;
+        if cached_in_set >= self.cached_per_set_max {
+            st.set(slot, 0);
+            return self
+                .table
+                .insert(st, block_no, true, self.cached_per_set_max);
+        }
+        self.table.set_meta(st, slot, true, 0);
+        slot
+    }
+
+    fn cache_addr(&self, slot: usize) -> u64 {
+        (self.table.index_of(slot) / 2 * self.table.block) % self.cache_capacity.max(1)
+    }
+}
+
+/// The operating system's page cache: reads of cached pages cost a memory copy; writes land in
+/// memory and are written back when the device is idle or when dirty data passes its limit; a flush
+/// writes back everything.
+pub(crate) struct PageCache {
+    backing: Node,
+    table: Table,
+    ring: DirtyRing,
+    dirty_limit: u64,
+}
+
+const PAGE_BYTES: u64 = 4096;
+/// Linux's vm.dirty_ratio default: writers are throttled above 20 % dirty memory.
+const DIRTY_RATIO: f64 = 0.20;
+
+fn memcpy_ns(len: u64) -> u64 {
+    // ~1 µs per call plus ~10 GB/s copy.
+    1_000 + len / 10
+}
+
+impl PageCache {
+    fn submit(&self, cx: Ctx, t: u64, kind: IoKind, addr: u64, len: u64) -> u64 {
+        let st = cx.st;
+        self.ring.destage_idle(cx, &self.backing, t);
+        let page = self.table.block;
+        let first = addr / page;
+        let last = (addr + len.max(1) - 1) / page;
+        match kind {
+            IoKind::Flush => {
+                let written = self
+                    .ring
+                    .destage_until(cx, &self.backing, t, |bytes, _| bytes == 0);
+                written.max(self.backing.submit(cx, t, kind, 0, 0))
+            }
+            IoKind::Read => {
+                let mut hit = true;
+                for b in first..=last {
+                    if self.table.find(st, b).is_none() {
+                        hit = false;
+                        self.table.insert(st, b, true, TABLE_WAYS);
+                    }
+                }
+                if hit {
+                    t + memcpy_ns(len)
+                } else {
+                    self.backing.submit(cx, t, kind, addr, len) + memcpy_ns(len)
+                }
+            }
+            IoKind::Write => {
+                for b in first..=last {
+                    if self.table.find(st, b).is_none() {
+                        self.table.insert(st, b, true, TABLE_WAYS);
+                    }
+                }
+                let limit = self.dirty_limit;
+                let cap = self.ring.cap;
+                let room = self.ring.destage_until(cx, &self.backing, t, |bytes, n| {
+                    bytes + len <= limit && n < cap
+                });
+                self.ring.push(st, addr, len);
+                (t + memcpy_ns(len)).max(room)
+            }
+        }
+    }
+}
+
+impl Node {
+    pub fn compile(spec: &Spec, alloc: &mut Alloc) -> Node {
+        match spec {
+            Spec::Device { entry, .. } => match entry.kind {
+                DeviceKind::Host => Node::Host,
+                DeviceKind::Hdd => Node::Hdd(Box::new(Hdd::new(spec, alloc))),
+                DeviceKind::Flash => Node::Flash(Box::new(Flash::new(spec, alloc))),
+                DeviceKind::Ram => Node::Ram(Ram::new(spec, alloc)),
+            },
+            Spec::Raid {
+                level,
+                disks,
+                member,
+                stripe_bytes,
+            } => Node::Raid(Box::new(Raid {
+                level: *level,
+                members: (0..*disks).map(|_| Node::compile(member, alloc)).collect(),
+                stripe: *stripe_bytes,
+            })),
+            Spec::WbCache {
+                backing,
+                size_bytes,
+            } => Node::WbCache(Box::new(WriteBack {
+                backing: Node::compile(backing, alloc),
+                ring: DirtyRing::new(alloc),
+                size: *size_bytes,
+                hit_ns: WBCACHE_HIT_NS,
+            })),
+            Spec::ReadCache {
+                backing,
+                cache,
+                size_bytes,
+            } => {
+                let backing = Node::compile(backing, alloc);
+                let cache_node = Node::compile(cache, alloc);
+                // Twice the cached blocks: half the entries count reads of blocks not yet promoted.
+                let table = Table::new(
+                    alloc,
+                    2 * (size_bytes / READCACHE_BLOCK).max(1),
+                    READCACHE_BLOCK,
+                );
+                Node::ReadCache(Box::new(ReadCache {
+                    backing,
+                    cache: cache_node,
+                    cached_per_set_max: table.ways / 2,
+                    table,
+                    cache_capacity: *size_bytes,
+                }))
+            }
+            Spec::PageCache {
+                backing,
+                size_bytes,
+            } => Node::PageCache(Box::new(PageCache {
+                backing: Node::compile(backing, alloc),
+                table: Table::new(alloc, (size_bytes / PAGE_BYTES).max(1), PAGE_BYTES),
+                ring: DirtyRing::new(alloc),
+                dirty_limit: ((*size_bytes as f64) * DIRTY_RATIO) as u64,
+            })),
+        }
+    }
+
+    /// Seeds each random generator from the emulator's seed and the node's place in the tree.
+    pub fn init(&self, st: St, seed: &mut u64) {
+        match self {
+            Node::Hdd(h) => {
+                *seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                st.set(h.base + HDD_RNG, *seed | 1);
+            }
+            Node::Raid(r) => r.members.iter().for_each(|m| m.init(st, seed)),
+            Node::WbCache(c) => c.backing.init(st, seed),
+            Node::PageCache(c) => c.backing.init(st, seed),
+            Node::ReadCache(c) => {
+                c.backing.init(st, seed);
+                c.cache.init(st, seed);
+            }
+            Node::Host | Node::Flash(_) | Node::Ram(_) => {}
+        }
+    }
+
+    pub fn submit(&self, cx: Ctx, t: u64, kind: IoKind, addr: u64, len: u64) -> u64 {
+        match self {
+            Node::Host => t,
+            Node::Hdd(h) => h.submit(cx, t, kind, addr, len),
+            Node::Flash(f) => f.submit(cx, t, kind, addr, len),
+            Node::Ram(r) => r.submit(cx.st, t, kind, len),
+            Node::Raid(r) => r.submit(cx, t, kind, addr, len),
+            Node::WbCache(c) => c.submit(cx, t, kind, addr, len),
+            Node::ReadCache(c) => c.submit(cx, t, kind, addr, len),
+            Node::PageCache(c) => c.submit(cx, t, kind, addr, len),
+        }
+    }
+
+    pub fn idle_at(&self, st: St) -> u64 {
+        match self {
+            Node::Host => 0,
+            Node::Hdd(h) => h.idle_at(st),
+            Node::Flash(f) => f.idle_at(st),
+            Node::Ram(r) => r.idle_at(st),
+            Node::Raid(r) => r.idle_at(st),
+            Node::WbCache(c) => c.backing.idle_at(st),
+            Node::PageCache(c) => c.backing.idle_at(st),
+            Node::ReadCache(c) => c.backing.idle_at(st),
+        }
+    }
+
+    /// The HDD at the root, if the spec is a single HDD (for datasheet checks).
+    pub fn as_hdd(&self) -> Option<&Hdd> {
+        match self {
+            Node::Hdd(h) => Some(h),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seek_curve_matches_its_three_datasheet_points() {
+        let c = SeekCurve::fit(0.2, 3.4, 6.6).unwrap();
+        assert!((c.mean_ns() / 1e6 - 3.4).abs() < 0.01, "{}", c.mean_ns());
+        assert!((c.seek_ns(1.0) / 1e6 - 6.6).abs() < 0.01);
+        assert!((c.seek_ns(1e-9) / 1e6 - 0.2).abs() < 0.01);
+        // Short seeks grow like √d, long ones linearly: the curve is concave and increasing.
+        let mut last = 0.0;
+        for i in 1..=100 {
+            let s = c.seek_ns(i as f64 / 100.0);
+            assert!(s > last);
+            last = s;
+        }
+        assert!(c.seek_ns(0.04) - c.seek_ns(0.01) > c.seek_ns(0.94) - c.seek_ns(0.91));
+        assert!(SeekCurve::fit(1.0, 9.5, 10.0).is_err());
+        assert!(SeekCurve::fit(1.0, 2.0, 10.0).is_err());
+    }
+}

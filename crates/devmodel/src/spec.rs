@@ -1,0 +1,804 @@
+//! The device spec language: a catalogue name with optional overrides, or a composition.
+//!
+//! ```text
+//! spec    := name [ '{' key '=' number { ',' key '=' number } '}' ] [ '(' args ')' ]
+//! raid0(N,SPEC[,stripe=64k])  raid1(N,SPEC)  raid10(N,SPEC[,stripe=64k])  raid5(N,SPEC[,stripe=64k])
+//! wbcache(SPEC[,size=1g])  readcache(BACKING,CACHE[,size=…])  pagecache(SPEC,size=…)
+//! ```
+//! Errors say at which column what was expected; impossible specs are refused with the reason.
+
+use std::fmt;
+
+use crate::catalogue::{self, CatalogueEntry, DeviceKind};
+use crate::model;
+
+/// Longest spec text accepted; nobody types more, and it bounds the parser's work.
+pub const SPEC_TEXT_MAX: usize = 1000;
+/// Deepest nesting of compositions.
+const DEPTH_MAX: usize = 8;
+/// Most physical devices one spec may contain (bounds the shared state).
+pub const LEAVES_MAX: u64 = 256;
+const COMPOSITIONS: &str = "raid0, raid1, raid10, raid5, wbcache, readcache, pagecache";
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RaidLevel {
+    Raid0,
+    Raid1,
+    Raid10,
+    Raid5,
+}
+
+impl RaidLevel {
+    pub fn name(self) -> &'static str {
+        match self {
+            RaidLevel::Raid0 => "raid0",
+            RaidLevel::Raid1 => "raid1",
+            RaidLevel::Raid10 => "raid10",
+            RaidLevel::Raid5 => "raid5",
+        }
+    }
+}
+
+/// A parsed, validated device spec.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Spec {
+    /// A catalogue device, with any parameter overrides (in catalogue order).
+    Device {
+        entry: &'static CatalogueEntry,
+        overrides: Vec<(&'static str, f64)>,
+    },
+    Raid {
+        level: RaidLevel,
+        disks: u32,
+        member: Box<Spec>,
+        stripe_bytes: u64,
+    },
+    /// A battery-backed controller write-back cache.
+    WbCache { backing: Box<Spec>, size_bytes: u64 },
+    /// An SSD read cache that promotes frequently read blocks.
+    ReadCache {
+        backing: Box<Spec>,
+        cache: Box<Spec>,
+        size_bytes: u64,
+    },
+    /// The operating system's page cache.
+    PageCache { backing: Box<Spec>, size_bytes: u64 },
+}
+
+pub const DEFAULT_STRIPE_BYTES: u64 = 64 << 10;
+pub const DEFAULT_WBCACHE_BYTES: u64 = 1 << 30;
+
+impl Spec {
+    /// The canonical text of the spec: parsing it gives the same spec.
+    pub fn name(&self) -> String {
+        match self {
+            Spec::Device { entry, overrides } => {
+                if overrides.is_empty() {
+                    entry.name.to_string()
+                } else {
+                    let list: Vec<String> =
+                        overrides.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                    format!("{}{{{}}}", entry.name, list.join(","))
+                }
+            }
+            Spec::Raid {
+                level,
+                disks,
+                member,
+                stripe_bytes,
+            } => match level {
+                RaidLevel::Raid1 => format!("raid1({disks},{})", member.name()),
+                _ => format!(
+                    "{}({disks},{},stripe={})",
+                    level.name(),
+                    member.name(),
+                    format_size(*stripe_bytes)
+                ),
+            },
+            Spec::WbCache {
+                backing,
+                size_bytes,
+            } => format!(
+                "wbcache({},size={})",
+                backing.name(),
+                format_size(*size_bytes)
+            ),
+            Spec::ReadCache {
+                backing,
+                cache,
+                size_bytes,
+            } => format!(
+                "readcache({},{},size={})",
+                backing.name(),
+                cache.name(),
+                format_size(*size_bytes)
+            ),
+            Spec::PageCache {
+                backing,
+                size_bytes,
+            } => format!(
+                "pagecache({},size={})",
+                backing.name(),
+                format_size(*size_bytes)
+            ),
+        }
+    }
+
+    /// True for `host`: no emulation at all.
+    pub fn is_host(&self) -> bool {
+        matches!(self, Spec::Device { entry, .. } if entry.kind == DeviceKind::Host)
+    }
+
+    /// Bytes the device can address.
+    pub fn capacity_bytes(&self) -> u64 {
+        match self {
+            Spec::Device { entry, overrides } => {
+                if entry.kind == DeviceKind::Host {
+                    return u64::MAX / 2;
+                }
+                let gb = param(entry, overrides, "capacity_gb");
+                (gb * 1e9) as u64
+            }
+            Spec::Raid {
+                level,
+                disks,
+                member,
+                ..
+            } => {
+                let m = member.capacity_bytes();
+                let data_disks = match level {
+                    RaidLevel::Raid0 => *disks,
+                    RaidLevel::Raid1 => 1,
+                    RaidLevel::Raid10 => disks / 2,
+                    RaidLevel::Raid5 => disks - 1,
+                };
+                m.saturating_mul(data_disks as u64)
+            }
+            Spec::WbCache { backing, .. }
+            | Spec::ReadCache { backing, .. }
+            | Spec::PageCache { backing, .. } => backing.capacity_bytes(),
+        }
+    }
+
+    /// Physical devices in the spec.
+    pub fn leaves(&self) -> u64 {
+        match self {
+            Spec::Device { .. } => 1,
+            Spec::Raid { disks, member, .. } => (*disks as u64).saturating_mul(member.leaves()),
+            Spec::WbCache { backing, .. } | Spec::PageCache { backing, .. } => backing.leaves(),
+            Spec::ReadCache { backing, cache, .. } => backing.leaves() + cache.leaves(),
+        }
+    }
+
+    /// True if every physical device is an HDD (so a real disk can keep up as the backing store).
+    pub fn is_all_hdd(&self) -> bool {
+        match self {
+            Spec::Device { entry, .. } => entry.kind == DeviceKind::Hdd,
+            Spec::Raid { member, .. } => member.is_all_hdd(),
+            Spec::WbCache { .. } | Spec::PageCache { .. } | Spec::ReadCache { .. } => false,
+        }
+    }
+}
+
+/// The value of `key` for a catalogue device after overrides.
+pub(crate) fn param(entry: &CatalogueEntry, overrides: &[(&'static str, f64)], key: &str) -> f64 {
+    overrides
+        .iter()
+        .find(|(k, _)| *k == key)
+        .map(|(_, v)| *v)
+        .or_else(|| entry.param(key))
+        .unwrap_or(0.0)
+}
+
+impl fmt::Display for Spec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.name())
+    }
+}
+
+/// Why a spec was refused: where (1-based column, in characters) and what was expected.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SpecError {
+    pub text: String,
+    pub column: usize,
+    pub message: String,
+}
+
+impl fmt::Display for SpecError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "device spec '{}' at column {}: {}",
+            self.text, self.column, self.message
+        )
+    }
+}
+
+impl std::error::Error for SpecError {}
+
+/// Parses and validates a device spec such as `raid5(4,hdd-15k,stripe=64k)`.
+pub fn parse_spec(text: &str) -> Result<Spec, SpecError> {
+    if text.chars().count() > SPEC_TEXT_MAX {
+        return Err(SpecError {
+            text: text.chars().take(40).collect::<String>() + "…",
+            column: SPEC_TEXT_MAX + 1,
+            message: format!("a spec is at most {SPEC_TEXT_MAX} characters long"),
+        });
+    }
+    let mut p = Parser {
+        text,
+        chars: text.chars().collect(),
+        pos: 0,
+    };
+    let spec = p.spec(0)?;
+    p.skip_ws();
+    if p.pos < p.chars.len() {
+        return Err(p.error(
+            p.pos,
+            format!(
+                "unexpected '{}' after a complete spec; expected the end",
+                p.chars[p.pos]
+            ),
+        ));
+    }
+    Ok(spec)
+}
+
+struct Parser<'a> {
+    text: &'a str,
+    chars: Vec<char>,
+    pos: usize,
+}
+
+impl Parser<'_> {
+    fn error(&self, at: usize, message: impl Into<String>) -> SpecError {
+        SpecError {
+            text: self.text.to_string(),
+            column: at + 1,
+            message: message.into(),
+        }
+    }
+
+    fn skip_ws(&mut self) {
+        while self.pos < self.chars.len() && self.chars[self.pos].is_whitespace() {
+            self.pos += 1;
+        }
+    }
+
+    fn peek(&mut self) -> Option<char> {
+        self.skip_ws();
+        self.chars.get(self.pos).copied()
+    }
+
+    fn expect(&mut self, c: char, what: &str) -> Result<(), SpecError> {
+        match self.peek() {
+            Some(x) if x == c => {
+                self.pos += 1;
+                Ok(())
+            }
+            Some(x) => Err(self.error(self.pos, format!("expected {what}, found '{x}'"))),
+            None => Err(self.error(self.pos, format!("expected {what}, found the end"))),
+        }
+    }
+
+    /// A name: letters, digits, '-', '.', '_'.
+    fn word(&mut self, what: &str) -> Result<(usize, String), SpecError> {
+        self.skip_ws();
+        let start = self.pos;
+        while self.pos < self.chars.len()
+            && (self.chars[self.pos].is_ascii_alphanumeric()
+                || matches!(self.chars[self.pos], '-' | '.' | '_'))
+        {
+            self.pos += 1;
+        }
+        if self.pos == start {
+            return Err(match self.chars.get(start) {
+                Some(c) => self.error(start, format!("expected {what}, found '{c}'")),
+                None => self.error(start, format!("expected {what}, found the end")),
+            });
+        }
+        Ok((start, self.chars[start..self.pos].iter().collect()))
+    }
+
+    fn spec(&mut self, depth: usize) -> Result<Spec, SpecError> {
+        let (at, name) = self.word("a device name or a composition such as raid5(4,hdd-15k)")?;
+        if depth >= DEPTH_MAX {
+            return Err(self.error(at, format!("compositions nest at most {DEPTH_MAX} deep")));
+        }
+        let level = match name.as_str() {
+            "raid0" => Some(RaidLevel::Raid0),
+            "raid1" => Some(RaidLevel::Raid1),
+            "raid10" => Some(RaidLevel::Raid10),
+            "raid5" => Some(RaidLevel::Raid5),
+            _ => None,
+        };
+        let spec = if let Some(level) = level {
+            self.raid(at, level, depth)?
+        } else {
+            match name.as_str() {
+                "wbcache" => self.wbcache(at, depth)?,
+                "readcache" => self.readcache(at, depth)?,
+                "pagecache" => self.pagecache(at, depth)?,
+                _ => self.device(at, &name)?,
+            }
+        };
+        if spec.leaves() > LEAVES_MAX {
+            return Err(self.error(
+                at,
+                format!(
+                    "this spec has {} physical devices; at most {LEAVES_MAX} are emulated",
+                    spec.leaves()
+                ),
+            ));
+        }
+        Ok(spec)
+    }
+
+    fn device(&mut self, at: usize, name: &str) -> Result<Spec, SpecError> {
+        let Some(entry) = catalogue::lookup(name) else {
+            return Err(self.error(
+                at,
+                format!(
+                    "unknown device '{name}'; the catalogue has {} (see `oltplab devices`), and compositions are {COMPOSITIONS}",
+                    catalogue::names()
+                ),
+            ));
+        };
+        let mut overrides: Vec<(&'static str, f64)> = Vec::new();
+        if self.peek() == Some('{') {
+            self.pos += 1;
+            loop {
+                let (key_at, key) = self.word("a parameter name")?;
+                let Some(param) = entry.params.iter().find(|p| p.key == key) else {
+                    let keys: Vec<_> = entry.params.iter().map(|p| p.key).collect();
+                    let known = if keys.is_empty() {
+                        "it has no parameters".to_string()
+                    } else {
+                        format!("its parameters are {}", keys.join(", "))
+                    };
+                    return Err(
+                        self.error(key_at, format!("{name} has no parameter '{key}'; {known}"))
+                    );
+                };
+                self.expect('=', "'=' and a value")?;
+                let (_, value) = self.number()?;
+                if overrides.iter().any(|(k, _)| *k == param.key) {
+                    return Err(self.error(key_at, format!("'{key}' is given twice")));
+                }
+                overrides.push((param.key, value));
+                match self.peek() {
+                    Some(',') => self.pos += 1,
+                    Some('}') => {
+                        self.pos += 1;
+                        break;
+                    }
+                    Some(c) => {
+                        return Err(
+                            self.error(self.pos, format!("expected ',' or '}}', found '{c}'"))
+                        )
+                    }
+                    None => return Err(self.error(self.pos, "expected ',' or '}', found the end")),
+                }
+            }
+            overrides.sort_by_key(|(k, _)| entry.params.iter().position(|p| p.key == *k));
+        }
+        if self.peek() == Some('(') {
+            return Err(self.error(self.pos, format!("{name} is a device, not a composition, so it takes no '(…)'; compositions are {COMPOSITIONS}")));
+        }
+        let spec = Spec::Device { entry, overrides };
+        if let Err(why) = model::check_device(&spec) {
+            return Err(self.error(at, why));
+        }
+        Ok(spec)
+    }
+
+    fn number(&mut self) -> Result<(usize, f64), SpecError> {
+        self.skip_ws();
+        let start = self.pos;
+        while self.pos < self.chars.len()
+            && (self.chars[self.pos].is_ascii_digit()
+                || matches!(self.chars[self.pos], '.' | 'e' | 'E' | '+' | '-'))
+        {
+            self.pos += 1;
+        }
+        let text: String = self.chars[start..self.pos].iter().collect();
+        match text.parse::<f64>() {
+            Ok(v) if v.is_finite() && v >= 0.0 => Ok((start, v)),
+            _ => Err(self.error(
+                start,
+                format!(
+                    "expected a non-negative number, found '{}'",
+                    self.found(start)
+                ),
+            )),
+        }
+    }
+
+    fn found(&self, at: usize) -> String {
+        let s: String = self.chars[at..].iter().take(12).collect();
+        if s.is_empty() {
+            "the end".into()
+        } else {
+            s
+        }
+    }
+
+    fn count(&mut self, what: &str) -> Result<(usize, u32), SpecError> {
+        self.skip_ws();
+        let start = self.pos;
+        while self.pos < self.chars.len() && self.chars[self.pos].is_ascii_digit() {
+            self.pos += 1;
+        }
+        let text: String = self.chars[start..self.pos].iter().collect();
+        text.parse::<u32>().map(|n| (start, n)).map_err(|_| {
+            self.error(
+                start,
+                format!("expected {what}, found '{}'", self.found(start)),
+            )
+        })
+    }
+
+    /// `key=SIZE`, with `key` already known to be next.
+    fn size_arg(&mut self, key: &str) -> Result<(usize, u64), SpecError> {
+        self.expect('=', &format!("'=' after {key}"))?;
+        self.skip_ws();
+        let start = self.pos;
+        while self.pos < self.chars.len() && self.chars[self.pos].is_ascii_alphanumeric() {
+            self.pos += 1;
+        }
+        let text: String = self.chars[start..self.pos].iter().collect();
+        match oltplab_core::units::parse_size(&text) {
+            Ok(v) if v > 0 => Ok((start, v)),
+            _ => Err(self.error(
+                start,
+                format!(
+                    "expected a size such as 64k or 1g for {key}, found '{}'",
+                    self.found(start)
+                ),
+            )),
+        }
+    }
+
+    /// The optional `,key=SIZE` arguments that may follow; returns them with their columns.
+    fn keyword_args(&mut self, allowed: &[&str]) -> Result<Vec<(String, usize, u64)>, SpecError> {
+        let mut out: Vec<(String, usize, u64)> = Vec::new();
+        loop {
+            match self.peek() {
+                Some(')') => {
+                    self.pos += 1;
+                    return Ok(out);
+                }
+                Some(',') => {
+                    self.pos += 1;
+                    let (at, key) = self.word(&format!("one of {}", allowed.join(", ")))?;
+                    if !allowed.contains(&key.as_str()) {
+                        return Err(self.error(
+                            at,
+                            format!(
+                                "unknown argument '{key}'; expected {}",
+                                allowed.join(" or ")
+                            ),
+                        ));
+                    }
+                    if out.iter().any(|(k, _, _)| *k == key) {
+                        return Err(self.error(at, format!("'{key}' is given twice")));
+                    }
+                    let (vat, v) = self.size_arg(&key)?;
+                    out.push((key, vat, v));
+                }
+                Some(c) => {
+                    return Err(self.error(self.pos, format!("expected ',' or ')', found '{c}'")))
+                }
+                None => return Err(self.error(self.pos, "expected ',' or ')', found the end")),
+            }
+        }
+    }
+
+    fn composable(&mut self, depth: usize) -> Result<(usize, Spec), SpecError> {
+        self.skip_ws();
+        let at = self.pos;
+        let spec = self.spec(depth + 1)?;
+        if spec.is_host() {
+            return Err(self.error(at, "host is the real device and cannot be part of a composition; use an emulated device such as hdd-15k"));
+        }
+        Ok((at, spec))
+    }
+
+    fn raid(&mut self, at: usize, level: RaidLevel, depth: usize) -> Result<Spec, SpecError> {
+        let name = level.name();
+        self.expect('(', &format!("'(' after {name}, as in {name}(4,hdd-15k)"))?;
+        let (n_at, disks) = self.count("the number of disks")?;
+        let (min, rule) = match level {
+            RaidLevel::Raid0 => (2, "raid0 needs at least 2 disks"),
+            RaidLevel::Raid1 => (2, "raid1 needs at least 2 disks"),
+            RaidLevel::Raid10 => (4, "raid10 needs an even number of disks, at least 4"),
+            RaidLevel::Raid5 => (
+                3,
+                "raid5 needs at least 3 disks (2 would leave no room for parity)",
+            ),
+        };
+        if disks < min || (level == RaidLevel::Raid10 && disks % 2 != 0) {
+            return Err(self.error(n_at, format!("{rule}, not {disks}")));
+        }
+        if disks > 64 {
+            return Err(self.error(n_at, format!("{name} takes at most 64 disks, not {disks}")));
+        }
+        self.expect(',', "',' and the member device")?;
+        let (_, member) = self.composable(depth)?;
+        let allowed: &[&str] = if level == RaidLevel::Raid1 {
+            &[]
+        } else {
+            &["stripe"]
+        };
+        let args = self.keyword_args(allowed)?;
+        let mut stripe_bytes = DEFAULT_STRIPE_BYTES;
+        if let Some((_, s_at, v)) = args.into_iter().next() {
+            if !v.is_power_of_two() || !((4 << 10)..=(16 << 20)).contains(&v) {
+                return Err(self.error(
+                    s_at,
+                    format!(
+                        "the stripe size must be a power of two from 4k to 16m, not {}",
+                        format_size(v)
+                    ),
+                ));
+            }
+            stripe_bytes = v;
+        }
+        let _ = at;
+        Ok(Spec::Raid {
+            level,
+            disks,
+            member: Box::new(member),
+            stripe_bytes,
+        })
+    }
+
+    fn wbcache(&mut self, at: usize, depth: usize) -> Result<Spec, SpecError> {
+        self.expect(
+            '(',
+            "'(' after wbcache, as in wbcache(raid5(4,hdd-15k),size=1g)",
+        )?;
+        let (_, backing) = self.composable(depth)?;
+        let args = self.keyword_args(&["size"])?;
+        let (size_at, size_bytes) = args
+            .first()
+            .map(|(_, a, v)| (*a, *v))
+            .unwrap_or((at, DEFAULT_WBCACHE_BYTES));
+        if size_bytes > backing.capacity_bytes() {
+            return Err(self.error(
+                size_at,
+                format!(
+                    "a {} write cache is larger than its {} backing device; choose a smaller size",
+                    format_size(size_bytes),
+                    format_size(backing.capacity_bytes())
+                ),
+            ));
+        }
+        Ok(Spec::WbCache {
+            backing: Box::new(backing),
+            size_bytes,
+        })
+    }
+
+    fn readcache(&mut self, at: usize, depth: usize) -> Result<Spec, SpecError> {
+        self.expect(
+            '(',
+            "'(' after readcache, as in readcache(raid10(16,hdd-15k),sas-ssd-2012,size=100g)",
+        )?;
+        let (_, backing) = self.composable(depth)?;
+        self.expect(',', "',' and the cache device")?;
+        let (cache_at, cache) = self.composable(depth)?;
+        let args = self.keyword_args(&["size"])?;
+        let (size_at, size_bytes) = args
+            .first()
+            .map(|(_, a, v)| (*a, *v))
+            .unwrap_or((cache_at, cache.capacity_bytes()));
+        if size_bytes > cache.capacity_bytes() {
+            return Err(self.error(
+                size_at,
+                format!(
+                    "a {} read cache does not fit on its {} cache device; choose a smaller size",
+                    format_size(size_bytes),
+                    format_size(cache.capacity_bytes())
+                ),
+            ));
+        }
+        if size_bytes >= backing.capacity_bytes() {
+            return Err(self.error(size_at, format!("a {} read cache is as large as its {} backing device, so nothing would be read from the backing; choose a smaller size", format_size(size_bytes), format_size(backing.capacity_bytes()))));
+        }
+        let _ = at;
+        Ok(Spec::ReadCache {
+            backing: Box::new(backing),
+            cache: Box::new(cache),
+            size_bytes,
+        })
+    }
+
+    fn pagecache(&mut self, at: usize, depth: usize) -> Result<Spec, SpecError> {
+        self.expect('(', "'(' after pagecache, as in pagecache(hdd-15k,size=4g)")?;
+        let (_, backing) = self.composable(depth)?;
+        let args = self.keyword_args(&["size"])?;
+        let Some((_, size_at, size_bytes)) = args.into_iter().next() else {
+            return Err(self.error(
+                at,
+                "pagecache needs a size, as in pagecache(hdd-15k,size=4g)",
+            ));
+        };
+        if size_bytes >= backing.capacity_bytes() {
+            return Err(self.error(
+                size_at,
+                format!(
+                    "a {} page cache is as large as its {} backing device; choose a smaller size",
+                    format_size(size_bytes),
+                    format_size(backing.capacity_bytes())
+                ),
+            ));
+        }
+        Ok(Spec::PageCache {
+            backing: Box::new(backing),
+            size_bytes,
+        })
+    }
+}
+
+/// `65536` → `64k`, `1073741824` → `1g`; the largest unit that divides exactly.
+pub fn format_size(bytes: u64) -> String {
+    for (shift, unit) in [(40, "t"), (30, "g"), (20, "m"), (10, "k")] {
+        if bytes >= 1 << shift && bytes.is_multiple_of(1u64 << shift) {
+            return format!("{}{unit}", bytes >> shift);
+        }
+    }
+    bytes.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(text: &str) -> SpecError {
+        parse_spec(text).unwrap_err()
+    }
+
+    #[test]
+    fn canonical_names_round_trip() {
+        for (text, canonical) in [
+            ("hdd-15k", "hdd-15k"),
+            (" raid5( 4 , hdd-15k ) ", "raid5(4,hdd-15k,stripe=64k)"),
+            (
+                "raid10(4,sas-ssd-2012,stripe=256k)",
+                "raid10(4,sas-ssd-2012,stripe=256k)",
+            ),
+            ("raid1(2,hdd-10k)", "raid1(2,hdd-10k)"),
+            (
+                "wbcache(raid5(4,hdd-15k))",
+                "wbcache(raid5(4,hdd-15k,stripe=64k),size=1g)",
+            ),
+            (
+                "readcache(raid10(16,hdd-15k),sas-ssd-2012,size=100g)",
+                "readcache(raid10(16,hdd-15k,stripe=64k),sas-ssd-2012,size=100g)",
+            ),
+            ("pagecache(hdd-7.2k,size=4g)", "pagecache(hdd-7.2k,size=4g)"),
+            ("hdd-15k{rpm=10000}", "hdd-15k{rpm=10000}"),
+            (
+                "hdd-15k{queue_max=1,rpm=7200}",
+                "hdd-15k{rpm=7200,queue_max=1}",
+            ),
+        ] {
+            let spec = parse_spec(text).unwrap_or_else(|e| panic!("{text}: {e}"));
+            assert_eq!(spec.name(), canonical);
+            assert_eq!(parse_spec(&spec.name()).unwrap(), spec);
+        }
+    }
+
+    #[test]
+    fn capacities() {
+        assert_eq!(
+            parse_spec("hdd-15k").unwrap().capacity_bytes(),
+            600_000_000_000
+        );
+        assert_eq!(
+            parse_spec("raid5(4,hdd-15k)").unwrap().capacity_bytes(),
+            1_800_000_000_000
+        );
+        assert_eq!(
+            parse_spec("raid10(4,hdd-15k)").unwrap().capacity_bytes(),
+            1_200_000_000_000
+        );
+        assert_eq!(
+            parse_spec("raid1(3,hdd-15k)").unwrap().capacity_bytes(),
+            600_000_000_000
+        );
+        assert!(parse_spec("host").unwrap().is_host());
+        assert!(!parse_spec("ram").unwrap().is_host());
+    }
+
+    #[test]
+    fn errors_say_where_and_what() {
+        let e = err("hdd");
+        assert_eq!(e.column, 1);
+        assert!(
+            e.message.contains("hdd-15k") && e.message.contains("raid5"),
+            "{e}"
+        );
+        let e = err("raid5(2,hdd-15k)");
+        assert_eq!(e.column, 7);
+        assert!(e.message.contains("parity"), "{e}");
+        let e = err("raid5(4,hdd-15k");
+        assert_eq!(e.column, 16);
+        assert!(e.to_string().contains("expected ',' or ')'"), "{e}");
+        let e = err("hdd-15k{rmp=1}");
+        assert_eq!(e.column, 9);
+        assert!(e.message.contains("rpm"), "{e}");
+        let e = err("wbcache(hdd-15k,size=1t)");
+        assert!(e.message.contains("larger than"), "{e}");
+        let e = err("readcache(hdd-15k,sas-ssd-2012,size=500g)");
+        assert!(e.message.contains("does not fit"), "{e}");
+        let e = err("raid0(2,host)");
+        assert!(e.message.contains("host"), "{e}");
+        let e = err("raid5(4,hdd-15k,stripe=3k)");
+        assert!(e.message.contains("power of two"), "{e}");
+        let e = err("hdd-15k{rpm=0}");
+        assert!(e.message.contains("rpm"), "{e}");
+        let e = err("pagecache(hdd-15k)");
+        assert!(e.message.contains("needs a size"), "{e}");
+        let e = err("hdd-15k(2)");
+        assert!(e.message.contains("not a composition"), "{e}");
+        let e = err("raid0(64,raid0(64,hdd-15k))");
+        assert!(e.message.contains("at most"), "{e}");
+        let e = err("");
+        assert_eq!(e.column, 1);
+    }
+
+    /// Random garbage — and random mutations of good specs — never panic.
+    #[test]
+    fn garbage_never_panics() {
+        let alphabet: Vec<char> = "raid0151(),=hdd-15k{}ssd sizestripe wbcache readcache pagecache 0123456789kmgt.-_é\u{0}".chars().collect();
+        let good = [
+            "raid5(4,hdd-15k,stripe=64k)",
+            "readcache(raid10(16,hdd-15k),sas-ssd-2012,size=100g)",
+            "hdd-15k{rpm=10000}",
+            "wbcache(pagecache(hdd-10k,size=1g),size=64m)",
+        ];
+        let mut x: u64 = 0x1234_5678_9abc_def1;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for i in 0..20_000 {
+            let text: String = if i % 2 == 0 {
+                let len = (next() % 40) as usize;
+                (0..len)
+                    .map(|_| alphabet[(next() % alphabet.len() as u64) as usize])
+                    .collect()
+            } else {
+                let mut chars: Vec<char> = good[(next() % 4) as usize].chars().collect();
+                for _ in 0..(1 + next() % 3) {
+                    let at = (next() % chars.len() as u64) as usize;
+                    match next() % 3 {
+                        0 => {
+                            chars.remove(at);
+                        }
+                        1 => chars.insert(at, alphabet[(next() % alphabet.len() as u64) as usize]),
+                        _ => chars[at] = alphabet[(next() % alphabet.len() as u64) as usize],
+                    }
+                    if chars.is_empty() {
+                        break;
+                    }
+                }
+                chars.into_iter().collect()
+            };
+            match parse_spec(&text) {
+                Ok(spec) => assert_eq!(parse_spec(&spec.name()).unwrap(), spec, "{text}"),
+                Err(e) => {
+                    assert!(
+                        e.column >= 1 && e.column <= text.chars().count() + 1,
+                        "{text}: {e}"
+                    );
+                    assert!(!e.message.is_empty());
+                }
+            }
+        }
+    }
+}

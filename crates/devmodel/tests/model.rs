@@ -1,0 +1,332 @@
+//! Deterministic model tests: every figure comes from virtual time (no waiting), so they are exact
+//! for a seed and fast.
+
+use oltplab_devmodel::sim::{ClosedLoop, SimResult};
+use oltplab_devmodel::{now_ns, parse_spec, wait_until, Emulator, IoKind};
+
+fn run(spec: &str, l: ClosedLoop) -> SimResult {
+    l.run(&parse_spec(spec).unwrap()).unwrap()
+}
+
+fn reads(bs: u64, qd: u32) -> ClosedLoop {
+    ClosedLoop::random_reads(bs, qd)
+}
+
+fn writes(bs: u64, qd: u32) -> ClosedLoop {
+    ClosedLoop {
+        read_pct: 0,
+        ..ClosedLoop::random_reads(bs, qd)
+    }
+}
+
+#[test]
+fn hdd_random_read_service_time_matches_its_datasheet() {
+    // Cheetah 15K.7: 0.1 ms command overhead + 3.4 ms average seek + 2.0 ms half a turn at 15k rpm
+    // + 16 KiB at the mean media rate (163 MB/s) ≈ 5.60 ms.
+    let r = run("hdd-15k", reads(16 << 10, 1));
+    let datasheet_ns = 0.1e6 + 3.4e6 + 2.0e6 + 16384.0 / 0.163;
+    assert!(
+        (r.lat_ns_mean / datasheet_ns - 1.0).abs() < 0.03,
+        "{} vs {datasheet_ns}",
+        r.lat_ns_mean
+    );
+    let e = Emulator::new(&parse_spec("hdd-15k").unwrap(), 1).unwrap();
+    let formula = e.datasheet_random_read_ns(16 << 10).unwrap();
+    assert!((formula / datasheet_ns - 1.0).abs() < 0.01, "{formula}");
+    // A 10k drive is slower and a 7.2k drive slower still, by their rotation and seek.
+    let r10 = run("hdd-10k", reads(16 << 10, 1));
+    let r7 = run("hdd-7.2k", reads(16 << 10, 1));
+    assert!(r.lat_ns_mean < r10.lat_ns_mean && r10.lat_ns_mean < r7.lat_ns_mean);
+    // Overriding the spindle speed changes the rotational part only: 2.0 ms → 3.0 ms at 10k rpm.
+    let slow = run("hdd-15k{rpm=10000}", reads(16 << 10, 1));
+    assert!(
+        ((slow.lat_ns_mean - r.lat_ns_mean) / 1e6 - 1.0).abs() < 0.15,
+        "{}",
+        slow.lat_ns_mean
+    );
+}
+
+#[test]
+fn hdd_iops_rise_with_queue_depth_by_reordering() {
+    let q1 = run("hdd-15k", reads(16 << 10, 1)).iops;
+    let q4 = run("hdd-15k", reads(16 << 10, 4)).iops;
+    let q32 = run("hdd-15k", reads(16 << 10, 32)).iops;
+    let q128 = run("hdd-15k", reads(16 << 10, 128)).iops;
+    assert!(q1 < q4 && q4 < q32, "{q1} {q4} {q32}");
+    assert!(q32 / q1 > 2.2 && q32 / q1 < 3.5, "{q1} → {q32}");
+    // The drive reorders at most queue_max commands; beyond that the host queue adds nothing.
+    assert!((q128 / q32 - 1.0).abs() < 0.05, "{q32} {q128}");
+    let no_queue = run("hdd-15k{queue_max=1}", reads(16 << 10, 32)).iops;
+    assert!((no_queue / q1 - 1.0).abs() < 0.05, "{q1} {no_queue}");
+    // Sequential reads stream at the media rate.
+    let seq = run(
+        "hdd-15k",
+        ClosedLoop {
+            random_pct: 0,
+            ..reads(64 << 10, 1)
+        },
+    );
+    let mb_s = seq.iops * 65536.0 / 1e6;
+    assert!(mb_s > 150.0 && mb_s < 205.0, "{mb_s}");
+}
+
+#[test]
+fn s1_device_ratios_within_a_quarter() {
+    // S1 (DESIGN.md): 16 KB random reads against the 10k rpm HDD.
+    let hdd1 = run("hdd-10k", reads(16 << 10, 1));
+    let hdd32 = run("hdd-10k", reads(16 << 10, 32));
+    let close = |got: f64, want: f64| (got / want - 1.0).abs() <= 0.25;
+    for (spec, lat_ratio, iops_ratio) in [
+        ("sata-ssd-2010", 16.7, 43.2),
+        ("pcie-flash-2012", 160.0, 208.1),
+    ] {
+        let q1 = run(spec, reads(16 << 10, 1));
+        let q32 = run(spec, reads(16 << 10, 32));
+        let lat = hdd1.lat_ns_mean / q1.lat_ns_mean;
+        let iops = q32.iops / hdd32.iops;
+        assert!(
+            close(lat, lat_ratio),
+            "{spec}: QD 1 latency 1/{lat:.1}, S1 1/{lat_ratio}"
+        );
+        assert!(
+            close(iops, iops_ratio),
+            "{spec}: QD 32 IOPS ×{iops:.1}, S1 ×{iops_ratio}"
+        );
+    }
+}
+
+#[test]
+fn flash_reads_and_writes_are_asymmetric_and_bounded_by_the_datasheet() {
+    // ioDrive Duo: 4 KB random reads top out at 186,000 IOPS; writes are acknowledged from the buffer.
+    let r = run("pcie-flash-2012", reads(4 << 10, 64));
+    assert!((r.iops / 186_000.0 - 1.0).abs() < 0.05, "{}", r.iops);
+    let w1 = run("pcie-flash-2012", writes(4 << 10, 1));
+    let r1 = run("pcie-flash-2012", reads(4 << 10, 1));
+    assert!(
+        w1.lat_ns_mean < r1.lat_ns_mean / 2.0,
+        "write {} read {}",
+        w1.lat_ns_mean,
+        r1.lat_ns_mean
+    );
+    assert!(
+        (w1.lat_ns_mean / 15_000.0 - 1.0).abs() < 0.1,
+        "{}",
+        w1.lat_ns_mean
+    );
+    // Sustained random writes beyond the buffer run at the garbage-collected program rate.
+    let mut long = writes(4 << 10, 32);
+    long.ios = 200_000;
+    let w = run("sas-ssd-2012", long);
+    assert!((w.iops / 24_000.0 - 1.0).abs() < 0.15, "{}", w.iops);
+}
+
+#[test]
+fn raid10_reads_use_every_disk_and_writes_both_mirrors() {
+    let one_q1 = run("hdd-15k", reads(16 << 10, 1));
+    let one_q4 = run("hdd-15k", reads(16 << 10, 4));
+    let r10_q1 = run("raid10(4,hdd-15k)", reads(16 << 10, 1));
+    let r10_q4 = run("raid10(4,hdd-15k)", reads(16 << 10, 4));
+    // One I/O at a time: no faster than one disk.
+    assert!(
+        (r10_q1.iops / one_q1.iops - 1.0).abs() < 0.1,
+        "{} {}",
+        r10_q1.iops,
+        one_q1.iops
+    );
+    // Four at a time spread over four disks: about four times one disk at QD 1, far above one disk at QD 4.
+    assert!(
+        r10_q4.iops > 2.8 * one_q1.iops,
+        "{} vs {}",
+        r10_q4.iops,
+        one_q1.iops
+    );
+    assert!(
+        r10_q4.iops > 1.5 * one_q4.iops,
+        "{} vs {}",
+        r10_q4.iops,
+        one_q4.iops
+    );
+    // Writes go to both disks of a pair, so they get half the read parallelism.
+    let w10_q4 = run("raid10(4,hdd-15k)", writes(16 << 10, 4));
+    assert!(
+        w10_q4.iops < 0.75 * r10_q4.iops,
+        "{} {}",
+        w10_q4.iops,
+        r10_q4.iops
+    );
+}
+
+#[test]
+fn raid5_small_writes_pay_read_modify_write() {
+    let r = run("raid5(4,hdd-15k)", reads(16 << 10, 16));
+    let w = run("raid5(4,hdd-15k)", writes(16 << 10, 16));
+    // Each small write is 4 disk I/Os (read data + parity, write both) against 1 for a read.
+    let penalty = r.iops / w.iops;
+    assert!(
+        (3.0..6.0).contains(&penalty),
+        "read {} write {} → {penalty}",
+        r.iops,
+        w.iops
+    );
+    // At QD 1 a small write waits for its reads, then its writes: about two disk services.
+    let r1 = run("raid5(4,hdd-15k)", reads(16 << 10, 1));
+    let w1 = run("raid5(4,hdd-15k)", writes(16 << 10, 1));
+    assert!(
+        w1.lat_ns_mean > 1.6 * r1.lat_ns_mean,
+        "{} {}",
+        w1.lat_ns_mean,
+        r1.lat_ns_mean
+    );
+    // Full-stripe sequential writes (3 × 64 KiB) need no reads: no penalty.
+    let full = ClosedLoop {
+        random_pct: 0,
+        ..writes(192 << 10, 1)
+    };
+    let full_w = run("raid5(4,hdd-15k)", full);
+    let one_seq = run(
+        "hdd-15k",
+        ClosedLoop {
+            random_pct: 0,
+            ..writes(64 << 10, 1)
+        },
+    );
+    assert!(
+        full_w.iops > 0.8 * one_seq.iops,
+        "{} {}",
+        full_w.iops,
+        one_seq.iops
+    );
+    // SSD members pay the same number of I/Os but each costs far less.
+    let ssd_w = run("raid5(4,sas-ssd-2012)", writes(16 << 10, 16));
+    assert!(ssd_w.iops > 10.0 * w.iops, "{} {}", ssd_w.iops, w.iops);
+}
+
+#[test]
+fn caches_hit_after_warming() {
+    let e = Emulator::new(
+        &parse_spec("readcache(hdd-15k,sas-ssd-2012,size=1g)").unwrap(),
+        7,
+    )
+    .unwrap();
+    let mut t = 1_000_000_000u64;
+    let pass = |e: &Emulator, t: &mut u64| {
+        let mut sum = 0u64;
+        for i in 0..256u64 {
+            let addr = (i * 7919 % 256) * (1 << 20); // 256 blocks spread over 256 MiB
+            let done = e.submit(*t, IoKind::Read, addr, 16 << 10);
+            sum += done - *t;
+            *t = done + 1000;
+        }
+        sum as f64 / 256.0
+    };
+    let first = pass(&e, &mut t);
+    let second = pass(&e, &mut t);
+    let third = pass(&e, &mut t);
+    let fourth = pass(&e, &mut t);
+    assert!(
+        first > 1.5e6 && second > 1.5e6,
+        "misses cost an HDD read: {first} {second}"
+    );
+    // Promoted after two reads: later passes hit the SSD (the third still meets the copies' programming).
+    assert!(third < first / 3.0, "{first} {third}");
+    assert!(fourth < 0.4e6, "{fourth}");
+
+    let pc = Emulator::new(&parse_spec("pagecache(hdd-15k,size=1g)").unwrap(), 7).unwrap();
+    let t0 = 1_000_000_000u64;
+    let miss = pc.submit(t0, IoKind::Read, 1 << 30, 16 << 10) - t0;
+    let t1 = t0 + 100_000_000;
+    let hit = pc.submit(t1, IoKind::Read, 1 << 30, 16 << 10) - t1;
+    assert!(miss > 1_000_000 && hit < 10_000, "{miss} {hit}");
+
+    // A write-back cache absorbs writes while the dirty data fits, then runs at the disk's pace.
+    let wb = Emulator::new(&parse_spec("wbcache(hdd-15k,size=16m)").unwrap(), 7).unwrap();
+    let mut t = 1_000_000_000u64;
+    let mut lat = Vec::new();
+    for i in 0..4000u64 {
+        let addr = (i * 104_729 % 30_000) * (16 << 10);
+        let done = wb.submit(t, IoKind::Write, addr, 16 << 10);
+        lat.push(done - t);
+        t = done;
+    }
+    let early = lat[..500].iter().sum::<u64>() as f64 / 500.0;
+    let late = lat[3000..].iter().sum::<u64>() as f64 / 1000.0;
+    assert!(early < 100_000.0, "{early}");
+    assert!(late > 1_000_000.0, "{late}");
+    // Battery-backed: a flush is immediate.
+    assert!(wb.submit(t, IoKind::Flush, 0, 0) - t < 100_000);
+}
+
+#[test]
+fn same_seed_same_times_and_shared_state_is_shared() {
+    let spec = parse_spec("raid5(4,hdd-10k)").unwrap();
+    let times = |seed: u64| {
+        let e = Emulator::new(&spec, seed).unwrap();
+        (0..200u64)
+            .map(|i| {
+                e.submit(
+                    1_000_000 * i,
+                    if i % 3 == 0 {
+                        IoKind::Write
+                    } else {
+                        IoKind::Read
+                    },
+                    i * 7_777_777,
+                    8192,
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(times(3), times(3));
+    assert_ne!(times(3), times(4));
+
+    let path = std::env::temp_dir().join(format!("oltplab-devmodel-shared-{}", std::process::id()));
+    let _ = std::fs::remove_file(&path);
+    let a = Emulator::create_shared(&spec, 3, &path).unwrap();
+    let b = Emulator::open_shared(&path).unwrap();
+    assert_eq!(b.spec(), &spec);
+    assert!(
+        Emulator::create_shared(&spec, 3, &path).is_err(),
+        "never overwrites"
+    );
+    // Both see one device: a read submitted through b queues behind a's.
+    let t = 1_000_000_000;
+    let first = a.submit(t, IoKind::Read, 0, 16 << 10);
+    let second = b.submit(t, IoKind::Read, 0, 16 << 10);
+    assert!(second > first, "{first} {second}");
+    a.record_realised(100, 110);
+    assert_eq!(b.fidelity().ios, 1);
+    assert!((b.fidelity().off_pct - 10.0).abs() < 1e-9);
+    drop((a, b));
+    std::fs::remove_file(&path).unwrap();
+    std::fs::write(&path, vec![0u8; 100_000]).unwrap();
+    assert!(
+        Emulator::open_shared(&path).is_err(),
+        "a foreign file is refused"
+    );
+    std::fs::remove_file(&path).unwrap();
+}
+
+#[test]
+fn host_adds_nothing() {
+    let e = Emulator::new(&parse_spec("host").unwrap(), 1).unwrap();
+    assert_eq!(e.submit(12345, IoKind::Read, 0, 4096), 12345);
+}
+
+#[test]
+fn waits_end_shortly_after_the_deadline_never_before() {
+    let e = Emulator::new(&parse_spec("hdd-15k").unwrap(), 1).unwrap();
+    let mut lateness = Vec::new();
+    for i in 0..20u64 {
+        let deadline = now_ns() + 300_000 + i * 50_000;
+        e.wait_until(deadline);
+        let now = now_ns();
+        assert!(now >= deadline);
+        lateness.push(now - deadline);
+    }
+    lateness.sort_unstable();
+    // Loose: the machine is shared and busy. The median must still be far below a sleep's overshoot.
+    assert!(lateness[10] < 200_000, "{lateness:?}");
+    assert_eq!(wait_until(now_ns().saturating_sub(1)), None);
+    let f = e.fidelity();
+    assert!(f.wake_early_ns >= 20_000);
+}

@@ -1,0 +1,254 @@
+//! `oltplab device --emulate`: the emulated device, its RAM backing, the model's own figures for each
+//! point, and how closely the run followed the model.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use oltplab_core::safety;
+use oltplab_core::units::{format_count, format_ns};
+use oltplab_core::Result;
+use oltplab_devmodel::sim::ClosedLoop;
+use oltplab_devmodel::{Emulator, Fidelity, Spec, OFF_TARGET_PCT};
+use oltplab_io::job::Mix;
+use oltplab_metrics::{Warning, WarningKind};
+use serde::Serialize;
+
+use super::config::{Backing, DeviceConfig};
+
+/// Where RAM-backed targets live: tmpfs, so the data is in memory.
+const SHM_DIR: &str = "/dev/shm";
+/// Realised IOPS this far below the model's closed-loop IOPS means the emulation saturated first.
+/// Wider than the latency bound: the model's figure comes from its own sample of random I/Os.
+const SATURATED_PCT: f64 = 10.0;
+/// I/Os the model runs in virtual time to predict a point's IOPS (a few tens of milliseconds).
+const MODEL_IOS: u64 = 40_000;
+
+/// `summary.emulation` of a device result.
+#[derive(Clone, Debug, Serialize)]
+pub struct EmulationSummary {
+    pub spec: String,
+    pub backing: Backing,
+    /// Over every measured point (each point's ramp included).
+    pub fidelity: Fidelity,
+    pub points: Vec<EmulationPoint>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct EmulationPoint {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
+    pub qd: u32,
+    /// What the run realised.
+    pub iops: f64,
+    /// What the model alone gives for this point in virtual time: the device's bound.
+    pub model_iops: f64,
+    pub model_lat_ns_mean: f64,
+    pub fidelity: Fidelity,
+}
+
+/// The emulated device of a run.
+pub struct Emulation {
+    pub emulator: Arc<Emulator>,
+    pub summary: EmulationSummary,
+    spec: Spec,
+    seed: u64,
+    region_bytes: u64,
+}
+
+impl Emulation {
+    pub fn new(config: &DeviceConfig) -> Result<Option<Emulation>> {
+        let (Some(spec), Some(backing)) = (&config.emulate_spec, config.backing) else {
+            return Ok(None);
+        };
+        let emulator = Emulator::new(spec, config.seed)?;
+        // The region stands for the whole device, as S1 measured its raw devices.
+        emulator.set_span_bytes(config.size_bytes);
+        Ok(Some(Emulation {
+            emulator: Arc::new(emulator),
+            summary: EmulationSummary {
+                spec: spec.name(),
+                backing,
+                fidelity: Fidelity::default(),
+                points: Vec::new(),
+            },
+            spec: spec.clone(),
+            seed: config.seed,
+            region_bytes: config.size_bytes,
+        }))
+    }
+
+    /// The model's closed-loop IOPS and mean latency for a mix at `in_flight` I/Os.
+    fn model(&self, mix: &Mix, in_flight: u32) -> Result<(f64, f64)> {
+        let r = ClosedLoop {
+            block_size_bytes: mix.block_size_bytes as u64,
+            read_pct: mix.read_pct,
+            random_pct: mix.random_pct,
+            queue_depth: in_flight,
+            ios: MODEL_IOS,
+            region_bytes: self.region_bytes,
+            seed: self.seed,
+        }
+        .run(&self.spec)?;
+        Ok((r.iops, r.lat_ns_mean))
+    }
+
+    /// Records a measured point: its fidelity (since the last call) and the model's bound.
+    pub fn finish_point(
+        &mut self,
+        profile: Option<String>,
+        qd: u32,
+        jobs: u32,
+        mix: &Mix,
+        iops: f64,
+    ) -> Result<()> {
+        let fidelity = self.emulator.fidelity();
+        self.emulator.reset_fidelity();
+        let (model_iops, model_lat_ns_mean) = self.model(mix, qd * jobs)?;
+        self.summary.points.push(EmulationPoint {
+            profile,
+            qd,
+            iops,
+            model_iops,
+            model_lat_ns_mean,
+            fidelity,
+        });
+        self.summary.fidelity = combine(self.summary.points.iter().map(|p| &p.fidelity));
+        Ok(())
+    }
+
+    /// Off-target warnings over the points so far: realised latency off the modelled, or IOPS short
+    /// of the model's bound (the emulation could not keep up).
+    pub fn warnings(&self) -> Vec<Warning> {
+        let label = |p: &EmulationPoint| {
+            format!("{} QD {}", p.profile.as_deref().unwrap_or("the job"), p.qd)
+        };
+        let mut out = Vec::new();
+        let late: Vec<String> = self
+            .summary
+            .points
+            .iter()
+            .filter(|p| p.fidelity.off_target())
+            .map(|p| format!("{} ({:+.1} %)", label(p), p.fidelity.off_pct))
+            .collect();
+        if !late.is_empty() {
+            out.push(Warning::new(
+                WarningKind::EmulationOffTarget,
+                format!(
+                    "the realised mean latency was more than {OFF_TARGET_PCT} % off the model's at {}: the backing store or a busy CPU could not keep the modelled times; use --backing ram, fewer --jobs, or a quieter machine",
+                    shorten(&late)
+                ),
+            ));
+        }
+        let short: Vec<String> = self
+            .summary
+            .points
+            .iter()
+            .filter(|p| p.iops < p.model_iops * (1.0 - SATURATED_PCT / 100.0))
+            .map(|p| {
+                format!(
+                    "{} ({} of {} IOPS)",
+                    label(p),
+                    format_count(p.iops),
+                    format_count(p.model_iops)
+                )
+            })
+            .collect();
+        if !short.is_empty() {
+            out.push(Warning::new(
+                WarningKind::EmulationOffTarget,
+                format!(
+                    "the emulation saturated before the model did at {}: the figures show this machine's limit, not the device's; use --backing ram or a lower queue depth",
+                    shorten(&short)
+                ),
+            ));
+        }
+        out
+    }
+
+    pub fn summary_line(&self) -> String {
+        let f = &self.summary.fidelity;
+        format!(
+            "emulated {} ({} backing): modelled latency mean {} p99 {}, realised mean {} p99 {} ({:+.1} %); waits woke {} late on average",
+            self.summary.spec,
+            match self.summary.backing {
+                Backing::Ram => "RAM",
+                Backing::Disk => "disk",
+                Backing::None => "no",
+            },
+            format_ns(f.modelled_lat_ns_mean),
+            format_ns(f.modelled_lat_ns_p99 as f64),
+            format_ns(f.realised_lat_ns_mean),
+            format_ns(f.realised_lat_ns_p99 as f64),
+            f.off_pct,
+            format_ns(f.wake_late_ns_mean)
+        )
+    }
+}
+
+fn shorten(items: &[String]) -> String {
+    const SHOWN: usize = 4;
+    if items.len() <= SHOWN {
+        items.join(", ")
+    } else {
+        format!(
+            "{} and {} more points",
+            items[..SHOWN].join(", "),
+            items.len() - SHOWN
+        )
+    }
+}
+
+/// Fidelity over several points: I/O-weighted means, the highest p99 (an upper bound).
+fn combine<'a>(points: impl Iterator<Item = &'a Fidelity>) -> Fidelity {
+    let mut out = Fidelity::default();
+    let (mut m, mut r, mut wake) = (0.0, 0.0, 0.0);
+    for f in points {
+        out.ios += f.ios;
+        m += f.modelled_lat_ns_mean * f.ios as f64;
+        r += f.realised_lat_ns_mean * f.ios as f64;
+        wake += f.wake_late_ns_mean * f.ios as f64;
+        out.modelled_lat_ns_p99 = out.modelled_lat_ns_p99.max(f.modelled_lat_ns_p99);
+        out.realised_lat_ns_p99 = out.realised_lat_ns_p99.max(f.realised_lat_ns_p99);
+        out.wake_late_ns_max = out.wake_late_ns_max.max(f.wake_late_ns_max);
+        out.wake_early_ns = f.wake_early_ns;
+    }
+    if out.ios > 0 {
+        let n = out.ios as f64;
+        out.modelled_lat_ns_mean = m / n;
+        out.realised_lat_ns_mean = r / n;
+        out.wake_late_ns_mean = wake / n;
+        if out.modelled_lat_ns_mean > 0.0 {
+            out.off_pct = (out.realised_lat_ns_mean - out.modelled_lat_ns_mean)
+                / out.modelled_lat_ns_mean
+                * 100.0;
+        }
+    }
+    out
+}
+
+/// A directory in /dev/shm for a RAM-backed target, removed with everything in it when dropped
+/// (also when the run fails or is interrupted).
+pub struct RamDir {
+    path: PathBuf,
+}
+
+impl RamDir {
+    pub fn create() -> Result<RamDir> {
+        let path = Path::new(SHM_DIR).join(format!("oltplab-emulate-{}", std::process::id()));
+        // A directory left by a crashed run with the same pid is ours to reuse (it is marked).
+        safety::ensure_own_dir(&path, false)?;
+        Ok(RamDir { path })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for RamDir {
+    fn drop(&mut self) {
+        if safety::is_own_dir(&self.path) {
+            let _ = std::fs::remove_dir_all(&self.path);
+        }
+    }
+}

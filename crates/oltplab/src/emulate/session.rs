@@ -1,0 +1,486 @@
+//! One emulated device shared by every process of a command (or of a managed server): its state in
+//! shared memory, the shim, the trace parts, and their cleanup.
+//!
+//! ```text
+//! /dev/shm/oltplab-emu-<pid>-<n>/     mode 0755, removed at the end (or by the next emulate if
+//!   device.state                      oltplab was killed): the model's shared state (0666)
+//!   files.table                       the shim's shared file table (0666)
+//!   liboltplab_shim.so                a copy, readable by a server's own account
+//!   parts/                            per-process trace parts (0777), merged into --trace
+//! ```
+//!
+//! `oltplab run --engine postgres --emulate SPEC` uses it like `oltplab emulate` does: start a
+//! session on the data directory, pass [`EmulationSession::env`] to the server as
+//! `ServerConfig::extra_env`, and [`EmulationSession::finish`] after the server stopped.
+
+use std::fs;
+use std::io::Read;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use oltplab_core::units::{format_bytes, format_count, format_ns};
+use oltplab_core::{safety, Error, Result};
+use oltplab_devmodel::{Emulator, Fidelity, Spec, OFF_TARGET_PCT};
+use oltplab_metrics::{Warning, WarningKind};
+use oltplab_trace::TraceSummary;
+use serde::Serialize;
+
+use super::shim;
+
+/// Environment variables the shim reads (crates/shim/src/lib.rs has the same names).
+const ENV_STATE: &str = "OLTPLAB_SHIM_STATE";
+const ENV_FILES: &str = "OLTPLAB_SHIM_FILES";
+const ENV_DIR: &str = "OLTPLAB_SHIM_DIR";
+const ENV_BACKING: &str = "OLTPLAB_SHIM_BACKING";
+const ENV_TRACE_DIR: &str = "OLTPLAB_SHIM_TRACE_DIR";
+/// Word 2 of the file table counts the processes that loaded the shim (crates/shim/src/files.rs).
+const FILES_ATTACHED_WORD: usize = 2;
+const SESSION_PREFIX: &str = "oltplab-emu-";
+
+/// Where the emulated directory's data really lives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Backing {
+    /// The files under the directory, with their real I/O; the real disk must be faster than the
+    /// emulated device.
+    Disk,
+    /// The page cache: O_DIRECT is dropped, syncs are not passed on, and existing files are read
+    /// into memory first, so only the model's time is spent. For devices faster than the real disk.
+    Ram,
+}
+
+impl Backing {
+    pub fn name(self) -> &'static str {
+        match self {
+            Backing::Disk => "disk",
+            Backing::Ram => "ram",
+        }
+    }
+}
+
+/// What a session needs.
+#[derive(Clone, Debug)]
+pub struct SessionConfig {
+    pub spec: Spec,
+    /// The directory whose I/O is emulated; it must exist (the caller makes it with
+    /// `safety::ensure_own_dir`).
+    pub dir: PathBuf,
+    pub backing: Backing,
+    /// Merge every process's trace into this file at the end.
+    pub trace: Option<PathBuf>,
+    pub seed: u64,
+}
+
+/// A live emulated device. Dropping it removes its shared state and temporary files.
+pub struct EmulationSession {
+    config: SessionConfig,
+    target: PathBuf,
+    session_dir: PathBuf,
+    emulator: Emulator,
+    shim: PathBuf,
+    files: PathBuf,
+    parts: Option<PathBuf>,
+}
+
+/// What an emulation did, for the terminal and for results (`summary.emulation`).
+#[derive(Clone, Debug, Serialize)]
+pub struct EmulationReport {
+    pub spec: String,
+    pub backing: Backing,
+    pub dir: PathBuf,
+    pub fidelity: Fidelity,
+    /// Processes that loaded the shim.
+    pub processes: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace: Option<TraceSummary>,
+    pub warnings: Vec<Warning>,
+}
+
+impl EmulationSession {
+    pub fn start(config: &SessionConfig) -> Result<EmulationSession> {
+        sweep_stale_sessions();
+        let target = config
+            .dir
+            .canonicalize()
+            .map_err(|e| safety::io_usage(&config.dir, "resolve", &e))?;
+        let shim_src = shim::find()?;
+        let session_dir = new_session_dir()?;
+        // From here on, Drop cleans up whatever was made.
+        let build = || -> Result<(Emulator, PathBuf, PathBuf, Option<PathBuf>)> {
+            let fail = |what: &Path, e: std::io::Error| safety::io_usage(what, "create", &e);
+            let shim = session_dir.join(shim::SHIM_FILE);
+            fs::copy(&shim_src, &shim).map_err(|e| fail(&shim, e))?;
+            fs::set_permissions(&shim, fs::Permissions::from_mode(0o755))
+                .map_err(|e| fail(&shim, e))?;
+            // Created here with mode 0666 so that processes of any account can map it (the shim
+            // grows it to its size).
+            let files = session_dir.join("files.table");
+            fs::File::create(&files).map_err(|e| fail(&files, e))?;
+            fs::set_permissions(&files, fs::Permissions::from_mode(0o666))
+                .map_err(|e| fail(&files, e))?;
+            let parts = match &config.trace {
+                Some(_) => {
+                    let parts = session_dir.join("parts");
+                    fs::create_dir(&parts).map_err(|e| fail(&parts, e))?;
+                    fs::set_permissions(&parts, fs::Permissions::from_mode(0o1777))
+                        .map_err(|e| fail(&parts, e))?;
+                    Some(parts)
+                }
+                None => None,
+            };
+            let emulator = Emulator::create_shared(
+                &config.spec,
+                config.seed,
+                &session_dir.join("device.state"),
+            )?;
+            Ok((emulator, shim, files, parts))
+        };
+        let (emulator, shim, files, parts) = match build() {
+            Ok(parts) => parts,
+            Err(e) => {
+                let _ = fs::remove_dir_all(&session_dir);
+                return Err(e);
+            }
+        };
+        let session = EmulationSession {
+            config: config.clone(),
+            target,
+            session_dir,
+            emulator,
+            shim,
+            files,
+            parts,
+        };
+        if config.backing == Backing::Ram {
+            session.warm_page_cache()?;
+        }
+        Ok(session)
+    }
+
+    /// The environment a process needs to run on the emulated device: `LD_PRELOAD` (ahead of any
+    /// preload already set) and the shim's variables.
+    pub fn env(&self) -> Vec<(String, String)> {
+        let mut preload = self.shim.display().to_string();
+        if let Some(existing) = std::env::var_os("LD_PRELOAD").filter(|v| !v.is_empty()) {
+            preload.push(':');
+            preload.push_str(&existing.to_string_lossy());
+        }
+        let mut env = vec![
+            ("LD_PRELOAD".to_string(), preload),
+            (
+                ENV_STATE.to_string(),
+                self.session_dir.join("device.state").display().to_string(),
+            ),
+            (ENV_FILES.to_string(), self.files.display().to_string()),
+            (ENV_DIR.to_string(), self.target.display().to_string()),
+            (
+                ENV_BACKING.to_string(),
+                self.config.backing.name().to_string(),
+            ),
+        ];
+        if let Some(parts) = &self.parts {
+            env.push((ENV_TRACE_DIR.to_string(), parts.display().to_string()));
+        }
+        env
+    }
+
+    /// Modelled against realised latency so far, over every process.
+    pub fn fidelity(&self) -> Fidelity {
+        self.emulator.fidelity()
+    }
+
+    /// Starts the fidelity figures afresh (after a warm-up).
+    #[allow(dead_code)] // for `oltplab run --emulate`, which excludes its warm-up
+    pub fn reset_fidelity(&self) {
+        self.emulator.reset_fidelity()
+    }
+
+    /// How many processes loaded the shim so far.
+    pub fn processes(&self) -> u64 {
+        let Ok(mut f) = fs::File::open(&self.files) else {
+            return 0;
+        };
+        let mut words = [0u8; 8 * (FILES_ATTACHED_WORD + 1)];
+        if f.read_exact(&mut words).is_err() {
+            return 0;
+        }
+        let at = FILES_ATTACHED_WORD * 8;
+        u64::from_le_bytes(words[at..at + 8].try_into().expect("8 bytes"))
+    }
+
+    /// Call after every process of the command has ended: merges the trace parts into the trace
+    /// file, and reports fidelity with its warnings. The shared state is removed on drop.
+    pub fn finish(self) -> Result<EmulationReport> {
+        let fidelity = self.fidelity();
+        let processes = self.processes();
+        let mut warnings = Vec::new();
+        let dir = self.config.dir.display();
+        if processes == 0 {
+            warnings.push(Warning::new(
+                WarningKind::EmulationOffTarget,
+                "the command never loaded the emulation library, so nothing was emulated: static binaries, setuid programs and programs that clear LD_PRELOAD cannot be emulated; run the program itself under oltplab emulate",
+            ));
+        } else if fidelity.ios == 0 {
+            warnings.push(Warning::new(
+                WarningKind::EmulationOffTarget,
+                format!("no reads, writes or syncs under {dir} were seen: check that --path is where the command keeps its files (io_uring and Linux native AIO bypass the emulation; for MariaDB set innodb_use_native_aio=0)"),
+            ));
+        } else if fidelity.off_target() {
+            let gap_ns = fidelity.realised_lat_ns_mean - fidelity.modelled_lat_ns_mean;
+            // Late wake-ups explain the gap when they are most of it; otherwise the real I/O took
+            // longer than the model allowed.
+            let busy = fidelity.wake_late_ns_mean >= 0.5 * gap_ns.abs();
+            let fix = match (busy, self.config.backing) {
+                (true, _) | (false, Backing::Ram) => format!(
+                    "waits woke {} late on average, so the machine is too busy to keep the modelled times: run fewer processes or use a quieter machine",
+                    format_ns(fidelity.wake_late_ns_mean)
+                ),
+                (false, Backing::Disk) => {
+                    "the real disk is slower than the emulated device: use --backing ram".to_string()
+                }
+            };
+            warnings.push(Warning::new(
+                WarningKind::EmulationOffTarget,
+                format!(
+                    "the realised mean latency was {:+.1} % off the model's (more than {OFF_TARGET_PCT} %): {fix}",
+                    fidelity.off_pct
+                ),
+            ));
+        }
+        let trace = match (&self.config.trace, &self.parts) {
+            (Some(out), Some(parts)) => {
+                let mut files: Vec<PathBuf> = fs::read_dir(parts)
+                    .map_err(|e| safety::io_usage(parts, "read", &e))?
+                    .flatten()
+                    .map(|e| e.path())
+                    .filter(|p| p.extension().is_some_and(|x| x == "trace"))
+                    .collect();
+                files.sort();
+                if files.is_empty() {
+                    None
+                } else {
+                    Some(oltplab_trace::merge(&files, out)?)
+                }
+            }
+            _ => None,
+        };
+        Ok(EmulationReport {
+            spec: self.config.spec.name(),
+            backing: self.config.backing,
+            dir: self.target.clone(),
+            fidelity,
+            processes,
+            trace,
+            warnings,
+        })
+    }
+
+    /// RAM backing: read the files already under the directory once, so that reads do not wait for
+    /// the real disk.
+    fn warm_page_cache(&self) -> Result<()> {
+        let mut total = 0u64;
+        let mut stack = vec![self.target.clone()];
+        let mut files = Vec::new();
+        while let Some(dir) = stack.pop() {
+            let Ok(entries) = fs::read_dir(&dir) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                let Ok(meta) = entry.metadata() else {
+                    continue;
+                };
+                if meta.is_dir() {
+                    stack.push(entry.path());
+                } else if meta.is_file() {
+                    total += meta.len();
+                    files.push(entry.path());
+                }
+            }
+        }
+        let memory = oltplab_metrics::env::available_memory_bytes();
+        if memory > 0 && total > memory / 2 {
+            return Err(Error::usage(format!(
+                "--backing ram keeps {} of files under {} in memory, more than half the available {}: use --backing disk or a machine with more memory",
+                format_bytes(total),
+                self.config.dir.display(),
+                format_bytes(memory)
+            )));
+        }
+        let mut buf = vec![0u8; 1 << 20];
+        for path in files {
+            if let Ok(mut f) = fs::File::open(&path) {
+                while matches!(f.read(&mut buf), Ok(n) if n > 0) {}
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Drop for EmulationSession {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.session_dir);
+    }
+}
+
+impl EmulationReport {
+    /// A few lines for the terminal (stderr, so that the command's own output stays clean).
+    pub fn print(&self) {
+        let f = &self.fidelity;
+        eprintln!(
+            "oltplab emulate: {} ({} backing) under {}: {} I/Os from {} processes",
+            self.spec,
+            self.backing.name(),
+            self.dir.display(),
+            format_count(f.ios as f64),
+            self.processes
+        );
+        if f.ios > 0 {
+            eprintln!(
+                "  latency modelled mean {} p99 {}, realised mean {} p99 {} ({:+.1} %)",
+                format_ns(f.modelled_lat_ns_mean),
+                format_ns(f.modelled_lat_ns_p99 as f64),
+                format_ns(f.realised_lat_ns_mean),
+                format_ns(f.realised_lat_ns_p99 as f64),
+                f.off_pct
+            );
+            eprintln!(
+                "  waits woke {} late on average, {} at most (early wake-up {})",
+                format_ns(f.wake_late_ns_mean),
+                format_ns(f.wake_late_ns_max as f64),
+                format_ns(f.wake_early_ns as f64)
+            );
+        }
+        if let Some(t) = &self.trace {
+            eprintln!(
+                "  trace {}: {} records, {} files{}",
+                t.path.display(),
+                format_count(t.records as f64),
+                t.files,
+                if t.dropped_records > 0 {
+                    format!(", {} dropped", format_count(t.dropped_records as f64))
+                } else {
+                    String::new()
+                }
+            );
+        }
+        for w in &self.warnings {
+            eprintln!("warning: {}", w.message);
+        }
+    }
+}
+
+/// The base for session directories: tmpfs if there is one, so the shared state is memory.
+fn session_base() -> PathBuf {
+    let shm = Path::new("/dev/shm");
+    if shm.is_dir() {
+        shm.to_path_buf()
+    } else {
+        std::env::temp_dir()
+    }
+}
+
+fn new_session_dir() -> Result<PathBuf> {
+    static COUNTER: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = session_base().join(format!("{SESSION_PREFIX}{}-{n}", std::process::id()));
+    // A leftover of an earlier oltplab that had our pid: the name is ours.
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir(&dir).map_err(|e| safety::io_usage(&dir, "create", &e))?;
+    fs::set_permissions(&dir, fs::Permissions::from_mode(0o755))
+        .map_err(|e| safety::io_usage(&dir, "set permissions of", &e))?;
+    Ok(dir)
+}
+
+/// Removes session directories of oltplab processes that no longer run (killed before cleanup).
+fn sweep_stale_sessions() {
+    let Ok(entries) = fs::read_dir(session_base()) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix(SESSION_PREFIX)) else {
+            continue;
+        };
+        let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<u32>().ok()) else {
+            continue;
+        };
+        if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use oltplab_dbs::server::{self, ManagedServer, ServerConfig, ServerKind};
+
+    fn build_shim() {
+        let status = std::process::Command::new(env!("CARGO"))
+            .args(["build", "--quiet", "-p", "oltplab-shim"])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .status()
+            .expect("run cargo build");
+        assert!(status.success());
+    }
+
+    /// A managed MariaDB on an emulated SATA SSD, the way `oltplab run --engine mariadb --emulate`
+    /// runs it: native AIO off (it would bypass the shim), its I/O through the shared device.
+    #[test]
+    fn a_managed_mariadb_runs_on_an_emulated_device() {
+        if server::find_program(&["mariadbd", "mysqld"], None).is_none() {
+            eprintln!("skipped: MariaDB is not installed");
+            return;
+        }
+        build_shim();
+        let dir = PathBuf::from(format!("/tmp/oltplab-emu-maria-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        safety::ensure_own_dir(&dir, false).unwrap();
+        let session = EmulationSession::start(&SessionConfig {
+            spec: oltplab_devmodel::parse_spec("sata-ssd-2010").unwrap(),
+            dir: dir.clone(),
+            backing: Backing::Disk,
+            trace: None,
+            seed: 1,
+        })
+        .unwrap();
+        let mut cfg = ServerConfig::new(ServerKind::Mariadb, &dir);
+        cfg.buffer_pool_bytes = 32 << 20;
+        cfg.extra_env = session.env();
+        let server = ManagedServer::start(&cfg).unwrap();
+        assert_eq!(server.settings()["innodb_use_native_aio"], "OFF");
+        // The mariadb client (from mariadb-server's dependencies) over the private socket.
+        let sql = |q: &str| {
+            let out = std::process::Command::new("mariadb")
+                .arg("-uroot")
+                .arg(format!(
+                    "--socket={}",
+                    server.socket_dir().join("mysqld.sock").display()
+                ))
+                .args(["-N", "-B", "oltplab", "-e", q])
+                .output()
+                .expect("run the mariadb client");
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            String::from_utf8_lossy(&out.stdout).trim().to_string()
+        };
+        let mut script =
+            String::from("CREATE TABLE t (k INT PRIMARY KEY, v VARCHAR(100)) ENGINE=InnoDB;");
+        for i in 0..20 {
+            script.push_str(&format!("INSERT INTO t VALUES ({i}, REPEAT('x', 100));"));
+        }
+        sql(&script);
+        assert_eq!(sql("SELECT COUNT(*) FROM t"), "20");
+        server.stop().unwrap();
+        let processes = session.processes();
+        let report = session.finish().unwrap();
+        assert!(processes >= 1, "mariadbd did not load the shim");
+        // Each autocommit INSERT syncs the redo log: at least 20 flushes, plus the page writes.
+        assert!(report.fidelity.ios >= 20, "{:?}", report.fidelity);
+        assert!(report.fidelity.modelled_lat_ns_mean > 0.0);
+        fs::remove_dir_all(&dir).unwrap();
+    }
+}

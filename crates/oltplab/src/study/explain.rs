@@ -1,0 +1,139 @@
+//! What limited a run, from where its terminals' time went: in I/O calls (from the trace), on the
+//! CPU (from /proc), or neither — waiting for locks (SQLite admits one writer at a time) — and how
+//! busy it kept the device compared with the replay (α).
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::Scale;
+
+/// α at or above this: the run kept the device about as busy as the replay did.
+const DEVICE_BOUND_ALPHA: f64 = 0.8;
+/// CPU utilisation (of all cores) at or above this: the machine had little CPU to spare.
+const CPU_BOUND_UTILISATION: f64 = 0.8;
+/// Share of the terminals' time in I/O calls at or above this: I/O latency dominates.
+const IO_BOUND_SHARE: f64 = 0.5;
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Breakdown {
+    /// Terminals × measured seconds.
+    pub terminal_s: f64,
+    /// Share of the terminals' time spent inside reads, writes and syncs.
+    pub io_wait_share: f64,
+    /// CPU seconds of the database engine and the driver, as a share of the terminals' time.
+    pub cpu_share: f64,
+    /// CPU utilisation of the whole machine's cores by the database and the driver.
+    pub cpu_utilisation: f64,
+    /// The rest: waiting for locks, for a connection, or for the other terminals.
+    pub other_share: f64,
+    pub alpha: f64,
+    /// device | cpu | io_latency | locks
+    pub limit: String,
+}
+
+impl Breakdown {
+    pub fn from_run(run: &Value, io_wait_ns: u64, scale: &Scale, alpha: f64) -> Breakdown {
+        let summary = &run["summary"];
+        let measured_s = summary["measured_s"].as_f64().unwrap_or(scale.duration_s);
+        let terminal_s = (scale.terminals as f64 * measured_s).max(1e-9);
+        let cpu = &summary["cpu"];
+        let cpu_s: f64 = ["db_user_s", "db_sys_s", "driver_user_s", "driver_sys_s"]
+            .iter()
+            .map(|k| cpu[*k].as_f64().unwrap_or(0.0))
+            .sum();
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
+        let cpu_utilisation = cpu["utilisation"]
+            .as_f64()
+            .unwrap_or(cpu_s / (measured_s.max(1e-9) * cores));
+        let io_wait_share = (io_wait_ns as f64 / 1e9 / terminal_s).min(1.0);
+        let cpu_share = (cpu_s / terminal_s).min(1.0);
+        let other_share = (1.0 - io_wait_share - cpu_share).max(0.0);
+        let limit = if alpha >= DEVICE_BOUND_ALPHA {
+            "device"
+        } else if cpu_utilisation >= CPU_BOUND_UTILISATION {
+            "cpu"
+        } else if io_wait_share >= IO_BOUND_SHARE {
+            "io_latency"
+        } else {
+            "locks"
+        };
+        Breakdown {
+            terminal_s,
+            io_wait_share,
+            cpu_share,
+            cpu_utilisation,
+            other_share,
+            alpha,
+            limit: limit.to_string(),
+        }
+    }
+}
+
+/// One sentence on what limited the run, with the measured figures that say so.
+pub fn explain(b: &Breakdown, host: bool) -> String {
+    let pct = |x: f64| format!("{:.0} %", x * 100.0);
+    let device = if host {
+        "this machine's storage"
+    } else {
+        "the device"
+    };
+    match b.limit.as_str() {
+        "device" => format!(
+            "The device limits this run: it kept {device} about as busy as the replay did (α = {:.2}), and the terminals spent {} of their time in I/O.",
+            b.alpha,
+            pct(b.io_wait_share)
+        ),
+        "cpu" => format!(
+            "CPU limits this run: the database engine and the driver kept the cores {} busy, while {device} delivered only {} of the IOPS the replay got from it (α = {:.2}).",
+            pct(b.cpu_utilisation),
+            pct(b.alpha),
+            b.alpha
+        ),
+        "io_latency" => format!(
+            "I/O latency limits this run more than {device}'s capacity: the terminals spent {} of their time waiting for one synchronous I/O at a time, using {} of what the replay got (α = {:.2}).",
+            pct(b.io_wait_share),
+            pct(b.alpha),
+            b.alpha
+        ),
+        _ => format!(
+            "Lock waits limit this run: the terminals spent {} of their time neither on the CPU ({}) nor in I/O ({}), waiting for the database's locks (SQLite admits one writer at a time), so {device} did only {} of what it can (α = {:.2}).",
+            pct(b.other_share),
+            pct(b.cpu_share),
+            pct(b.io_wait_share),
+            pct(b.alpha),
+            b.alpha
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scale() -> Scale {
+        Scale::named("quick")
+    }
+
+    fn run(cpu_s: f64, utilisation: f64) -> Value {
+        serde_json::json!({"summary": {"measured_s": 10.0, "cpu": {"db_user_s": cpu_s, "utilisation": utilisation}}})
+    }
+
+    #[test]
+    fn each_limit_is_recognised_from_its_figures() {
+        // 4 terminals × 10 s = 40 terminal-seconds.
+        let device = Breakdown::from_run(&run(2.0, 0.1), 30_000_000_000, &scale(), 0.95);
+        assert_eq!(device.limit, "device");
+        let cpu = Breakdown::from_run(&run(18.0, 0.9), 2_000_000_000, &scale(), 0.1);
+        assert_eq!(cpu.limit, "cpu");
+        let io = Breakdown::from_run(&run(2.0, 0.1), 30_000_000_000, &scale(), 0.4);
+        assert_eq!(io.limit, "io_latency");
+        let locks = Breakdown::from_run(&run(4.0, 0.2), 4_000_000_000, &scale(), 0.1);
+        assert_eq!(locks.limit, "locks");
+        assert!((locks.other_share - 0.8).abs() < 1e-9, "{locks:?}");
+        assert!(
+            explain(&locks, false).contains("80 %"),
+            "{}",
+            explain(&locks, false)
+        );
+    }
+}

@@ -1,0 +1,512 @@
+//! `oltplab run tpcc`: open the database, drive it, sample CPU and device counters exactly at the
+//! edges of the measured window, print a line per report interval and the summary, and return (and
+//! save) the result document.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use oltplab_core::units::{format_bytes, format_count, format_ns};
+use oltplab_core::{Error, Result};
+use oltplab_metrics::cpu::CpuTime;
+use oltplab_metrics::env::Env;
+use oltplab_metrics::schema::{now_rfc3339, ResultDoc, SCHEMA};
+use oltplab_metrics::{LatencyNs, Warning, WarningKind};
+use oltplab_workloads::tpcc::driver::{drive, DriverConfig, Event, Second, TxStats};
+use oltplab_workloads::tpcc::random::Constants;
+use oltplab_workloads::tpcc::tx::TxType;
+use oltplab_workloads::tpcc::{inspect, require_loaded, Purpose, TPMC_PER_WAREHOUSE_MAX};
+use serde::{Deserialize, Serialize};
+
+use super::procstat::{self, DiskCounters};
+use super::target::{self, Engine, Open};
+use super::RunConfig;
+use crate::output;
+
+/// `summary.tx.<type>`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct TxSummary {
+    pub count: u64,
+    pub errors: u64,
+    pub rollbacks: u64,
+    pub retries: u64,
+    /// Completed per second of the measured window.
+    pub tps: f64,
+    pub lat_ns: LatencyNs,
+}
+
+/// `summary.io`: device counters of the measured window, or (filled by the caller) the captured
+/// trace's figures; `source` says which.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct IoSummary {
+    pub reads: u64,
+    pub writes: u64,
+    pub syncs: u64,
+    pub read_bytes: u64,
+    pub written_bytes: u64,
+    pub iops: f64,
+    /// `diskstats:<device>` (the whole device: other processes' I/O counts too), `trace`, or
+    /// `none` when the device is unknown.
+    pub source: String,
+}
+
+/// `summary.cpu`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct TpccCpu {
+    pub db_user_s: f64,
+    pub db_sys_s: f64,
+    pub driver_user_s: f64,
+    pub driver_sys_s: f64,
+    /// (db + driver) CPU seconds per measured second per core: 1.0 = every core busy.
+    pub utilisation: f64,
+    /// The driver's share of all CPU the run used (db + driver).
+    pub driver_share: f64,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct TpccSummary {
+    /// New-Orders per minute of the measured window.
+    pub tpmc: f64,
+    /// Transactions of all types per minute.
+    pub tpm_total: f64,
+    /// tpmC as a percentage of the spec's ceiling, 12.86 tpmC per warehouse.
+    pub efficiency: f64,
+    pub tx: BTreeMap<String, TxSummary>,
+    pub io: IoSummary,
+    pub cpu: TpccCpu,
+    pub measured_s: f64,
+    pub warmup_s: f64,
+    pub warehouses: u32,
+    pub terminals: u32,
+    pub errors_by_kind: BTreeMap<String, u64>,
+    pub retries_by_kind: BTreeMap<String, u64>,
+    pub load_constants: Constants,
+    pub run_constants: Constants,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_error: Option<String>,
+    pub interrupted: bool,
+}
+
+/// One second of the measured window.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct TpccInterval {
+    pub t_s: f64,
+    pub tpmc: f64,
+    pub tpm_total: f64,
+    pub new_order_lat_ns_p99: u64,
+    pub new_order_lat_ns_mean: f64,
+    pub errors: u64,
+    pub retries: u64,
+}
+
+pub type TpccResult = ResultDoc<TpccSummary, TpccInterval>;
+
+pub struct RunOutcome {
+    pub doc: TpccResult,
+    /// Where result.json went, if saved (read by `oltplab study`).
+    #[allow(dead_code)]
+    pub out_dir: Option<PathBuf>,
+}
+
+/// Runs TPC-C as `cfg` says; `stop` (Ctrl-C) ends the measured window early. The result is saved
+/// into the output directory when `cfg.save`, and returned either way.
+pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<RunOutcome> {
+    if (cfg.trace.is_some() || cfg.emulate.is_some())
+        && cfg.sqlite_vfs.is_none()
+        && cfg.server_env.is_empty()
+    {
+        return Err(Error::usage(
+            "--trace and --emulate are not available for `run` in this build: run without them",
+        ));
+    }
+    let started_at = now_rfc3339();
+    let out_dir = if cfg.save {
+        Some(output::prepare_out_dir(
+            cfg.out.as_deref(),
+            "tpcc",
+            &started_at,
+            cfg.force,
+        )?)
+    } else {
+        None
+    };
+    // SQLite's per-connection cache depends on the terminal count; 10 × W is known after opening,
+    // so a keying/think run without --terminals assumes the given or loaded scale below.
+    let guess_terminals = if cfg.terminals == 0 {
+        10 * cfg.warehouses.unwrap_or(1) as usize
+    } else {
+        cfg.terminals as usize
+    };
+    let db = target::open(
+        &cfg.db,
+        Open::Existing,
+        guess_terminals,
+        cfg.sqlite_vfs.clone(),
+        cfg.server_env.clone(),
+    )?;
+    let meta = {
+        let mut conn = db.connector.connect(Purpose::Check)?;
+        let state = inspect(conn.as_mut())?;
+        require_loaded(&state, &cfg.db.location())?
+    };
+    if let Some(w) = cfg.warehouses {
+        if w as i64 != meta.warehouses {
+            return Err(Error::usage(format!(
+                "{} was loaded with {} warehouse{}, not {w}: run with --warehouses {} or load again",
+                cfg.db.location(),
+                meta.warehouses,
+                if meta.warehouses == 1 { "" } else { "s" },
+                meta.warehouses
+            )));
+        }
+    }
+    let warehouses = meta.warehouses as u32;
+    let terminals = if cfg.terminals == 0 {
+        10 * warehouses
+    } else {
+        cfg.terminals
+    };
+    db.check_connections(terminals + 1)?;
+
+    let mut env = Env::collect(Some(&db.data_path));
+    env.engine_version = Some(db.version.clone());
+    env.engine_settings = db.settings.clone();
+    let device = env.target_device.as_ref().map(|d| d.name.clone());
+    let mut config_json = serde_json::to_value(cfg).expect("config serialises");
+    config_json["terminals"] = serde_json::json!(terminals);
+    config_json["warehouses"] = serde_json::json!(warehouses);
+
+    if !cfg.quiet {
+        eprintln!(
+            "oltplab run tpcc — {} on {}, {warehouses} warehouse{}, {terminals} terminal{}, {:.0} s measured after {:.0} s warm-up, keying/think {}",
+            db.version,
+            cfg.db.location(),
+            if warehouses == 1 { "" } else { "s" },
+            if terminals == 1 { "" } else { "s" },
+            cfg.duration_s,
+            cfg.warmup_s,
+            if cfg.keying_think { "on" } else { "off" }
+        );
+    }
+
+    let driver_cfg = DriverConfig {
+        terminals: terminals as usize,
+        duration: Duration::from_secs_f64(cfg.duration_s),
+        warmup: Duration::from_secs_f64(cfg.warmup_s),
+        keying_think: cfg.keying_think,
+        seed: cfg.seed,
+        max_retries: cfg.max_retries,
+    };
+    // Samples at the edges of the measured window.
+    let external_pids = || -> Vec<u32> {
+        match (cfg.db.engine, db.server.is_some()) {
+            (Engine::Sqlite, _) | (_, true) => db.server_pids(),
+            (Engine::Postgres, false) => procstat::pids_named(&["postgres"]),
+            (Engine::Mariadb, false) => procstat::pids_named(&["mariadbd", "mysqld"]),
+        }
+    };
+    let mut cpu_start = (CpuTime::process(), (0.0, 0.0), DiskCounters::default());
+    let mut cpu_end = cpu_start;
+    let interval = cfg.report_interval_s.max(1.0) as usize;
+    let mut pending: Vec<Second> = Vec::new();
+    let quiet = cfg.quiet;
+    let mut on_second = |s: &Second, _totals: &[TxStats; 5]| {
+        pending.push(s.clone());
+        if !quiet && (pending.len() == interval) {
+            eprintln!("{}", interval_line(&pending));
+            pending.clear();
+        }
+    };
+    let mut on_event = |e: Event| {
+        let sample = (
+            CpuTime::process(),
+            procstat::pids_cpu_s(&external_pids()),
+            device
+                .as_deref()
+                .and_then(procstat::disk_counters)
+                .unwrap_or_default(),
+        );
+        match e {
+            Event::MeasureStart => cpu_start = sample,
+            Event::MeasureEnd => cpu_end = sample,
+        }
+    };
+    if !cfg.quiet && cfg.warmup_s > 0.0 {
+        eprintln!("warming up for {:.0} s …", cfg.warmup_s);
+    }
+    let outcome = drive(
+        db.connector.as_ref(),
+        &meta,
+        &driver_cfg,
+        stop,
+        &mut on_second,
+        &mut on_event,
+    )?;
+    if !cfg.quiet && !pending.is_empty() {
+        eprintln!("{}", interval_line(&pending));
+    }
+
+    // Figures.
+    let measured_s = outcome.measured_s.max(1e-9);
+    let mut summary = TpccSummary {
+        measured_s: outcome.measured_s,
+        warmup_s: cfg.warmup_s,
+        warehouses,
+        terminals,
+        load_constants: meta.load_constants,
+        run_constants: outcome.run_constants,
+        first_error: outcome.first_error.clone(),
+        interrupted: outcome.interrupted,
+        ..Default::default()
+    };
+    let mut histograms = BTreeMap::new();
+    let mut all = 0u64;
+    for t in TxType::ALL {
+        let s = &outcome.tx[t.index()];
+        all += s.count;
+        summary.tx.insert(
+            t.name().into(),
+            TxSummary {
+                count: s.count,
+                errors: s.errors,
+                rollbacks: s.rollbacks,
+                retries: s.retries,
+                tps: s.count as f64 / measured_s,
+                lat_ns: s.latency.stats(),
+            },
+        );
+        histograms.insert(t.name().to_string(), s.latency.to_base64());
+    }
+    // tpmC counts New-Orders that completed, the intended rollbacks included (spec 5.4.2).
+    summary.tpmc = outcome.tx[TxType::NewOrder.index()].count as f64 * 60.0 / measured_s;
+    summary.tpm_total = all as f64 * 60.0 / measured_s;
+    summary.efficiency = 100.0 * summary.tpmc / (TPMC_PER_WAREHOUSE_MAX * warehouses as f64);
+    summary.errors_by_kind = outcome
+        .errors_by_kind
+        .iter()
+        .map(|(k, v)| (k.name().to_string(), *v))
+        .collect();
+    summary.retries_by_kind = outcome
+        .retries_by_kind
+        .iter()
+        .map(|(k, v)| (k.name().to_string(), *v))
+        .collect();
+
+    let process = cpu_end.0.since(&cpu_start.0);
+    let (db_user, db_sys) = (
+        (cpu_end.1 .0 - cpu_start.1 .0).max(0.0),
+        (cpu_end.1 .1 - cpu_start.1 .1).max(0.0),
+    );
+    let cpu = if cfg.db.engine == Engine::Sqlite {
+        // The engine runs on the terminals' threads: its CPU is their time inside transactions.
+        let inside = outcome.in_tx_cpu;
+        TpccCpu {
+            db_user_s: inside.user_s,
+            db_sys_s: inside.sys_s,
+            driver_user_s: (process.user_s - inside.user_s).max(0.0),
+            driver_sys_s: (process.sys_s - inside.sys_s).max(0.0),
+            ..Default::default()
+        }
+    } else {
+        TpccCpu {
+            db_user_s: db_user,
+            db_sys_s: db_sys,
+            driver_user_s: process.user_s,
+            driver_sys_s: process.sys_s,
+            ..Default::default()
+        }
+    };
+    let total_cpu = cpu.db_user_s + cpu.db_sys_s + cpu.driver_user_s + cpu.driver_sys_s;
+    summary.cpu = TpccCpu {
+        utilisation: total_cpu / (measured_s * env.cores.max(1) as f64),
+        driver_share: if total_cpu > 0.0 {
+            (cpu.driver_user_s + cpu.driver_sys_s) / total_cpu
+        } else {
+            0.0
+        },
+        ..cpu
+    };
+    let disk = cpu_end.2.since(&cpu_start.2);
+    summary.io = match &device {
+        Some(d) => IoSummary {
+            reads: disk.reads,
+            writes: disk.writes,
+            syncs: disk.flushes,
+            read_bytes: disk.read_bytes,
+            written_bytes: disk.written_bytes,
+            iops: (disk.reads + disk.writes) as f64 / measured_s,
+            source: format!("diskstats:{}", d.trim_start_matches("/dev/")),
+        },
+        None => IoSummary {
+            source: "none".into(),
+            ..Default::default()
+        },
+    };
+
+    let mut warnings = Vec::new();
+    if outcome.interrupted {
+        warnings.push(Warning::new(
+            WarningKind::Interrupted,
+            format!(
+                "stopped by Ctrl-C after {:.1} s of the {:.0} s measured window; the figures cover only that",
+                outcome.measured_s, cfg.duration_s
+            ),
+        ));
+    }
+    let new_orders = outcome.tx[TxType::NewOrder.index()].count;
+    if new_orders < 1000 && !cfg.keying_think {
+        warnings.push(Warning::new(
+            WarningKind::FewSamples,
+            format!("only {new_orders} New-Orders completed: the percentiles rest on few samples; use a longer --duration"),
+        ));
+    }
+    let driver_cores = (summary.cpu.driver_user_s + summary.cpu.driver_sys_s) / measured_s;
+    if driver_cores > 0.5 {
+        warnings.push(Warning::new(
+            WarningKind::CpuBound,
+            format!(
+                "the driver used {driver_cores:.2} cores: on a small machine it competes with the database; fewer terminals may give a higher tpmC"
+            ),
+        ));
+    }
+    if summary.io.source.starts_with("diskstats") && cfg.db.engine != Engine::Mariadb {
+        warnings.push(Warning::new(
+            WarningKind::PageCache,
+            format!(
+                "{} goes through the page cache: summary.io counts what reached {} (written data may reach it after the run, reads may be absorbed), not what the engine asked for",
+                db.version,
+                device.as_deref().unwrap_or("the device")
+            ),
+        ));
+    }
+
+    let intervals = outcome
+        .seconds
+        .iter()
+        .map(|s| {
+            let dt = if s.t_s.fract() > 0.0 && s.t_s < 1.0 {
+                s.t_s
+            } else {
+                1.0
+            };
+            TpccInterval {
+                t_s: s.t_s,
+                tpmc: s.counts[TxType::NewOrder.index()] as f64 * 60.0 / dt,
+                tpm_total: s.counts.iter().sum::<u64>() as f64 * 60.0 / dt,
+                new_order_lat_ns_p99: s.new_order_lat_ns_p99,
+                new_order_lat_ns_mean: s.new_order_lat_ns_mean,
+                errors: s.errors,
+                retries: s.retries,
+            }
+        })
+        .collect();
+
+    let doc = TpccResult {
+        schema: SCHEMA.into(),
+        kind: "run".into(),
+        tool: output::tool(),
+        started_at,
+        config: config_json,
+        env,
+        summary,
+        intervals,
+        histograms,
+        warnings,
+    };
+    if let Some(dir) = &out_dir {
+        output::save(&doc, dir, cfg.json.as_deref())?;
+    }
+    if !cfg.quiet {
+        print_summary(&doc, out_dir.as_deref());
+    }
+    if let Some(server) = db.server {
+        server.stop()?;
+    }
+    Ok(RunOutcome { doc, out_dir })
+}
+
+fn interval_line(seconds: &[Second]) -> String {
+    let n = seconds.len() as f64;
+    let no: u64 = seconds.iter().map(|s| s.counts[0]).sum();
+    let all: u64 = seconds.iter().map(|s| s.counts.iter().sum::<u64>()).sum();
+    let errors: u64 = seconds.iter().map(|s| s.errors).sum();
+    let retries: u64 = seconds.iter().map(|s| s.retries).sum();
+    let p99 = seconds
+        .iter()
+        .map(|s| s.new_order_lat_ns_p99)
+        .max()
+        .unwrap_or(0);
+    let t = seconds.last().map(|s| s.t_s).unwrap_or(0.0);
+    format!(
+        "[{t:>5.0}s] tpmC {:>9}  tpmTotal {:>9}  new_order p99 ≤ {:>8}  retries {retries}  errors {errors}",
+        format_count(no as f64 * 60.0 / n),
+        format_count(all as f64 * 60.0 / n),
+        format_ns(p99 as f64)
+    )
+}
+
+fn print_summary(doc: &TpccResult, out_dir: Option<&std::path::Path>) {
+    let s = &doc.summary;
+    eprintln!();
+    eprintln!(
+        "{:<13}{:>9}{:>7}{:>6}{:>8}{:>10}{:>10}{:>10}{:>10}{:>10}",
+        "transaction", "count", "errors", "rbk", "retries", "mean", "p50", "p90", "p99", "max"
+    );
+    for t in TxType::ALL {
+        if let Some(x) = s.tx.get(t.name()) {
+            eprintln!(
+                "{:<13}{:>9}{:>7}{:>6}{:>8}{:>10}{:>10}{:>10}{:>10}{:>10}",
+                t.name(),
+                x.count,
+                x.errors,
+                x.rollbacks,
+                x.retries,
+                format_ns(x.lat_ns.mean),
+                format_ns(x.lat_ns.p50 as f64),
+                format_ns(x.lat_ns.p90 as f64),
+                format_ns(x.lat_ns.p99 as f64),
+                format_ns(x.lat_ns.max as f64)
+            );
+        }
+    }
+    eprintln!(
+        "tpmC {}  tpmTotal {}  efficiency {:.1} %  ({:.1} s measured)",
+        format_count(s.tpmc),
+        format_count(s.tpm_total),
+        s.efficiency,
+        s.measured_s
+    );
+    eprintln!(
+        "CPU: database {:.1} s, driver {:.1} s ({:.0} % of the run's CPU), machine {:.0} % busy",
+        s.cpu.db_user_s + s.cpu.db_sys_s,
+        s.cpu.driver_user_s + s.cpu.driver_sys_s,
+        100.0 * s.cpu.driver_share,
+        100.0 * s.cpu.utilisation
+    );
+    eprintln!(
+        "I/O ({}): {} reads, {} writes ({} read, {} written), {} flushes, {} IOPS",
+        s.io.source,
+        format_count(s.io.reads as f64),
+        format_count(s.io.writes as f64),
+        format_bytes(s.io.read_bytes),
+        format_bytes(s.io.written_bytes),
+        format_count(s.io.syncs as f64),
+        format_count(s.io.iops)
+    );
+    if !s.retries_by_kind.is_empty() || !s.errors_by_kind.is_empty() {
+        eprintln!(
+            "retries by kind {:?}, errors by kind {:?}",
+            s.retries_by_kind, s.errors_by_kind
+        );
+    }
+    if let Some(e) = &s.first_error {
+        eprintln!("first error: {e}");
+    }
+    for w in &doc.warnings {
+        eprintln!("warning: {}", w.message);
+    }
+    if let Some(dir) = out_dir {
+        eprintln!("result: {}", dir.join(output::RESULT_FILE).display());
+    }
+}

@@ -1,0 +1,390 @@
+//! Where the TPC-C database lives: an SQLite file (`--url sqlite:PATH` or `DATA_DIR/tpcc.sqlite`), an
+//! external server (`--url postgres://…` / `mysql://…`), or a server oltplab starts itself in
+//! `--data-dir` and stops when done.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use oltplab_core::safety::{self, io_usage, FileMarker, TargetKind};
+use oltplab_core::{Error, Result};
+use oltplab_dbs::server::connect::{external_settings, kind_of_url};
+use oltplab_dbs::server::{
+    connect_check, redact_url, DataInit, ManagedServer, ServerConfig, ServerKind,
+};
+use oltplab_dbs::sqlite::{self as sq, SqliteOptions};
+use oltplab_workloads::tpcc::connect::{MyConnector, PgConnector, SqliteConnector};
+use oltplab_workloads::tpcc::Connector;
+use serde::Serialize;
+
+pub const SQLITE_FILE: &str = "tpcc.sqlite";
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Engine {
+    Sqlite,
+    Postgres,
+    Mariadb,
+}
+
+impl Engine {
+    pub const NAMES: [&'static str; 3] = ["sqlite", "postgres", "mariadb"];
+
+    pub fn parse(name: &str) -> Engine {
+        match name {
+            "postgres" => Engine::Postgres,
+            "mariadb" => Engine::Mariadb,
+            _ => Engine::Sqlite,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Engine::Sqlite => "sqlite",
+            Engine::Postgres => "postgres",
+            Engine::Mariadb => "mariadb",
+        }
+    }
+}
+
+/// How to reach the database, resolved from `--engine`, `--url` and `--data-dir`.
+#[derive(Clone, Debug, Serialize)]
+pub struct DbSpec {
+    pub engine: Engine,
+    /// The SQLite file.
+    pub sqlite_path: Option<PathBuf>,
+    /// An external server's URL (never serialised: it may hold a password).
+    #[serde(skip)]
+    pub url: Option<String>,
+    /// The URL as printed and stored: password replaced.
+    pub url_shown: Option<String>,
+    pub data_dir: PathBuf,
+    /// True when oltplab starts the server itself.
+    pub managed: bool,
+    pub buffer_pool_bytes: u64,
+    pub wal_dir: Option<PathBuf>,
+    pub direct_io: bool,
+}
+
+impl DbSpec {
+    pub fn resolve(
+        engine: Option<&str>,
+        url: Option<&str>,
+        data_dir: &Path,
+        buffer_pool_bytes: u64,
+        wal_dir: Option<&Path>,
+        direct_io: bool,
+    ) -> Result<DbSpec> {
+        let from_url = match url {
+            None => None,
+            Some(u) if u.starts_with("sqlite:") => Some(Engine::Sqlite),
+            Some(u) => Some(match kind_of_url(u)? {
+                ServerKind::Postgres => Engine::Postgres,
+                ServerKind::Mariadb => Engine::Mariadb,
+            }),
+        };
+        let engine = match (engine.map(Engine::parse), from_url) {
+            (Some(e), Some(u)) if e != u => {
+                return Err(Error::usage(format!(
+                    "--engine {} does not match the {} URL given with --url: drop --engine or fix the URL",
+                    e.name(),
+                    u.name()
+                )))
+            }
+            (Some(e), _) => e,
+            (None, Some(u)) => u,
+            (None, None) => Engine::Sqlite,
+        };
+        let mut spec = DbSpec {
+            engine,
+            sqlite_path: None,
+            url: None,
+            url_shown: None,
+            data_dir: data_dir.to_path_buf(),
+            managed: false,
+            buffer_pool_bytes,
+            wal_dir: wal_dir.map(Path::to_path_buf),
+            direct_io,
+        };
+        match (engine, url) {
+            (Engine::Sqlite, Some(u)) => {
+                let path = u.trim_start_matches("sqlite:").trim_start_matches("//");
+                if path.is_empty() {
+                    return Err(Error::usage(
+                        "--url sqlite: needs a file name, e.g. --url sqlite:/tmp/tpcc.sqlite",
+                    ));
+                }
+                spec.sqlite_path = Some(PathBuf::from(path));
+            }
+            (Engine::Sqlite, None) => spec.sqlite_path = Some(data_dir.join(SQLITE_FILE)),
+            (_, Some(u)) => {
+                spec.url = Some(u.to_string());
+                spec.url_shown = Some(redact_url(u));
+            }
+            (_, None) => spec.managed = true,
+        }
+        Ok(spec)
+    }
+
+    /// Where the database is, for messages.
+    pub fn location(&self) -> String {
+        match (&self.sqlite_path, &self.url_shown) {
+            (Some(p), _) => p.display().to_string(),
+            (_, Some(u)) => u.clone(),
+            _ => format!(
+                "the managed {} server in {}",
+                self.engine.name(),
+                self.data_dir.display()
+            ),
+        }
+    }
+
+    fn server_kind(&self) -> ServerKind {
+        match self.engine {
+            Engine::Mariadb => ServerKind::Mariadb,
+            _ => ServerKind::Postgres,
+        }
+    }
+}
+
+/// An open database: its connector, the server oltplab started (stopped on drop), and what the
+/// result records about the engine.
+pub struct Db {
+    pub connector: Box<dyn Connector>,
+    pub server: Option<ManagedServer>,
+    pub version: String,
+    pub settings: BTreeMap<String, String>,
+    /// The path whose device /proc/diskstats is read for.
+    pub data_path: PathBuf,
+    /// Server URL (with password), for connection-limit checks.
+    pub url: Option<String>,
+}
+
+impl Db {
+    /// PIDs of the database's processes, for CPU accounting (empty for embedded SQLite).
+    pub fn server_pids(&self) -> Vec<u32> {
+        if let Some(s) = &self.server {
+            return s.pids();
+        }
+        Vec::new()
+    }
+
+    /// Checks that `needed` connections fit into the server's limit.
+    pub fn check_connections(&self, needed: u32) -> Result<()> {
+        if let Some(url) = &self.url {
+            connect_check(url)?.check_connections(needed)?;
+        }
+        Ok(())
+    }
+}
+
+/// What opening is for: a load makes a fresh database, run and check use the existing one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Open {
+    Load { force: bool },
+    Existing,
+}
+
+/// SQLite settings for runs: WAL, full sync, the buffer pool split over the connections.
+pub fn sqlite_connector(
+    path: &Path,
+    buffer_pool_bytes: u64,
+    connections: usize,
+    vfs: Option<String>,
+) -> SqliteConnector {
+    SqliteConnector {
+        path: path.to_path_buf(),
+        opts: SqliteOptions {
+            vfs,
+            cache_bytes: (buffer_pool_bytes / connections.max(1) as u64).max(1 << 20),
+            ..SqliteOptions::default()
+        },
+        load_cache_bytes: buffer_pool_bytes.max(64 << 20),
+        writer_lock: true,
+    }
+}
+
+/// Opens (and for a load, prepares) the database of `spec`. `connections` sizes SQLite's per-
+/// connection cache and the managed server's connection limit.
+pub fn open(
+    spec: &DbSpec,
+    how: Open,
+    connections: usize,
+    sqlite_vfs: Option<String>,
+    extra_env: Vec<(String, String)>,
+) -> Result<Db> {
+    match spec.engine {
+        Engine::Sqlite => {
+            let path = spec.sqlite_path.clone().expect("sqlite has a path");
+            prepare_sqlite_file(spec, &path, how)?;
+            let connector = sqlite_connector(
+                &path,
+                spec.buffer_pool_bytes,
+                connections,
+                sqlite_vfs.clone(),
+            );
+            let mut settings = BTreeMap::new();
+            if how == Open::Existing {
+                let conn = sq::open(&path, &connector.opts)?;
+                settings = sq::settings(&conn);
+            }
+            settings.insert(
+                "cache_bytes_per_connection".into(),
+                connector.opts.cache_bytes.to_string(),
+            );
+            settings.insert(
+                "busy_timeout_ms".into(),
+                connector.opts.busy_timeout.as_millis().to_string(),
+            );
+            settings.insert(
+                "writers".into(),
+                "queued on an in-process lock, then BEGIN IMMEDIATE; readers use WAL snapshots"
+                    .into(),
+            );
+            if let Some(v) = &sqlite_vfs {
+                settings.insert("vfs".into(), v.clone());
+            }
+            Ok(Db {
+                connector: Box::new(connector),
+                server: None,
+                version: sq::version(),
+                settings,
+                data_path: path,
+                url: None,
+            })
+        }
+        Engine::Postgres | Engine::Mariadb => {
+            let (url, server) = match &spec.url {
+                Some(u) => (u.clone(), None),
+                None => {
+                    let kind = spec.server_kind();
+                    let cluster = spec.data_dir.join(kind.name());
+                    if let Open::Load { force } = how {
+                        if cluster.exists() && !force {
+                            return Err(Error::usage(format!(
+                                "{} already holds a {} database: use it with `oltplab run tpcc --engine {}`, or add --force to replace it",
+                                spec.data_dir.display(),
+                                kind.product(),
+                                spec.engine.name()
+                            )));
+                        }
+                    } else if !cluster.exists() {
+                        return Err(Error::usage(format!(
+                            "{} holds no {} database: create one with `oltplab load tpcc --engine {} --data-dir {}` first",
+                            spec.data_dir.display(),
+                            kind.product(),
+                            spec.engine.name(),
+                            spec.data_dir.display()
+                        )));
+                    }
+                    let mut cfg = ServerConfig::new(kind, &spec.data_dir);
+                    cfg.init = match how {
+                        Open::Load { .. } => DataInit::Fresh,
+                        Open::Existing => DataInit::Reuse,
+                    };
+                    cfg.buffer_pool_bytes = spec.buffer_pool_bytes;
+                    cfg.wal_dir = spec.wal_dir.clone();
+                    cfg.direct_io = spec.direct_io;
+                    cfg.max_connections = (connections as u32 + 10).max(100);
+                    cfg.extra_env = extra_env;
+                    if let Open::Load { force } = how {
+                        cfg.force = force;
+                    }
+                    let server = ManagedServer::start(&cfg)?;
+                    (server.url(), Some(server))
+                }
+            };
+            let (version, settings) = match &server {
+                Some(s) => (s.version(), s.settings()),
+                None => {
+                    let info = connect_check(&url)?;
+                    (info.version, external_settings(&url).unwrap_or_default())
+                }
+            };
+            let connector: Box<dyn Connector> = match spec.engine {
+                Engine::Postgres => Box::new(PgConnector { url: url.clone() }),
+                _ => Box::new(MyConnector { url: url.clone() }),
+            };
+            let data_path = server
+                .as_ref()
+                .map(|s| s.cluster_dir().to_path_buf())
+                .unwrap_or_else(|| spec.data_dir.clone());
+            Ok(Db {
+                connector,
+                server,
+                version,
+                settings,
+                data_path,
+                url: Some(url),
+            })
+        }
+    }
+}
+
+/// The SQLite file may be created (load) or must exist (run, check); oltplab's own files are
+/// marked, a foreign file is only written with `--force`.
+fn prepare_sqlite_file(spec: &DbSpec, path: &Path, how: Open) -> Result<()> {
+    let kind = safety::inspect(path).map_err(|e| io_usage(path, "inspect", &e))?;
+    match how {
+        Open::Existing => match kind {
+            TargetKind::RegularFile { .. } => Ok(()),
+            TargetKind::Missing => Err(Error::usage(format!(
+                "{} does not exist: create the database with `oltplab load tpcc` first{}",
+                path.display(),
+                if spec.sqlite_path.as_deref() == Some(&spec.data_dir.join(SQLITE_FILE)) {
+                    String::new()
+                } else {
+                    format!(" (--url sqlite:{})", path.display())
+                }
+            ))),
+            _ => Err(Error::usage(format!(
+                "{} is not a file: name an SQLite database file",
+                path.display()
+            ))),
+        },
+        Open::Load { force } => {
+            if path.starts_with(&spec.data_dir) && path.parent() == Some(spec.data_dir.as_path()) {
+                safety::ensure_own_dir(&spec.data_dir, force)?;
+            } else if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+                if !parent.is_dir() {
+                    return Err(Error::usage(format!(
+                        "the directory {} does not exist: create it first",
+                        parent.display()
+                    )));
+                }
+            }
+            match kind {
+                TargetKind::Missing => {}
+                TargetKind::RegularFile { .. } => {
+                    let ours = safety::read_file_marker(path).is_some();
+                    if !ours && !force {
+                        return Err(Error::usage(format!(
+                            "{} exists and was not created by oltplab: choose another file, or add --force to load TPC-C into it (its other tables are kept)",
+                            path.display()
+                        )));
+                    }
+                    if ours && force {
+                        // Our own file: start from nothing rather than dropping table by table.
+                        for suffix in ["", "-wal", "-shm", "-journal"] {
+                            let mut p = path.as_os_str().to_owned();
+                            p.push(suffix);
+                            let _ = std::fs::remove_file(PathBuf::from(p));
+                        }
+                    }
+                }
+                _ => {
+                    return Err(Error::usage(format!(
+                        "{} is not a regular file: name an SQLite database file",
+                        path.display()
+                    )))
+                }
+            }
+            if !path.exists() {
+                // Create the file now so that it can be marked before anything goes into it.
+                std::fs::File::create(path).map_err(|e| io_usage(path, "create", &e))?;
+                safety::write_file_marker(path, FileMarker { filled_bytes: 0 })
+                    .map_err(|e| io_usage(path, "mark", &e))?;
+            }
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,294 @@
+//! `oltplab trace replay`: replay a trace on copies of its files and save a `replay` result.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use clap::Args;
+use oltplab_core::units::{format_bytes, format_count, format_ns};
+use oltplab_core::{Error, Result};
+use oltplab_devmodel::{parse_spec, Emulator};
+use oltplab_io::EngineKind;
+use oltplab_metrics::env::Env;
+use oltplab_metrics::schema::{now_rfc3339, ResultDoc, SCHEMA};
+use oltplab_metrics::LatencyNs;
+use oltplab_trace::convert;
+use oltplab_trace::replay::{
+    replay_trace, ReplayEvent, ReplayInterval, ReplayMode, ReplayOptions, ReplayOutcome,
+    ReplaySummary,
+};
+use serde_json::json;
+
+use super::format_arg;
+use crate::output;
+use crate::progress::Progress;
+use crate::STOP;
+
+pub type ReplayResult = ResultDoc<ReplaySummary, ReplayInterval>;
+
+const AFTER_REPLAY_HELP: &str = "\
+Each traced thread becomes a lane whose I/Os run strictly one after another; lanes run side by side,
+so the trace's per-thread order and its concurrency are kept. --as-fast-as-possible (the default)
+drops the time between I/Os; --time-scale X issues each I/O at X times its traced time (2 = half
+speed). The replay works on its own copies of the traced files under --target (created, marked and
+filled with random data up to the highest byte the trace touches; reused by later replays) and never
+opens the traced files. Reads and writes that O_DIRECT cannot take (not aligned to the file system's
+block) go through the page cache and are counted as unaligned_ops. IOPS counts reads and writes.";
+
+#[derive(Args, Debug)]
+#[command(after_help = AFTER_REPLAY_HELP)]
+pub struct ReplayArgs {
+    /// Trace file (oltplab's, or any format --from names)
+    pub file: PathBuf,
+
+    /// Directory for the replay's copies of the traced files (new, empty, or made by oltplab)
+    #[arg(long, value_name = "DIR")]
+    pub target: PathBuf,
+
+    /// Drop the time between I/Os: each lane issues its next I/O when the previous one completed (default)
+    #[arg(long, conflicts_with = "time_scale")]
+    pub as_fast_as_possible: bool,
+
+    /// Keep the trace's timing, scaled: I/Os start at X × their traced time (1 = as captured, 0.5 = twice as fast)
+    #[arg(long, value_name = "X")]
+    pub time_scale: Option<f64>,
+
+    /// Replay through an emulated device: each I/O also waits for its modelled completion (see `oltplab devices`)
+    #[arg(long, value_name = "SPEC")]
+    pub emulate: Option<String>,
+
+    /// Format of FILE [default: detected from its first bytes]
+    #[arg(long, value_name = "FORMAT", value_parser = oltplab_trace::convert::Format::NAMES)]
+    pub from: Option<String>,
+
+    /// How I/O is issued: io_uring (lanes multiplexed on few threads) or psync (one thread per lane)
+    #[arg(long, default_value = "io_uring", value_parser = ["io_uring", "psync"])]
+    pub engine: String,
+
+    /// io_uring threads [default: one per 64 lanes, at most one per core]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=256))]
+    pub workers: Option<u32>,
+
+    /// Go through the page cache instead of O_DIRECT
+    #[arg(long)]
+    pub buffered: bool,
+
+    /// Seed of the emulated device's model
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+
+    /// Also write the JSON result to FILE
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+
+    /// Directory for this run's result.json [default: ./oltplab-results/replay-<time>]
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+}
+
+pub fn run(a: ReplayArgs) -> Result<()> {
+    let mode = match a.time_scale {
+        None => ReplayMode::AsFastAsPossible,
+        Some(x) if x.is_finite() && x > 0.0 => ReplayMode::TimeScale(x),
+        Some(x) => {
+            return Err(Error::usage(format!(
+                "--time-scale {x} is not a positive number: give e.g. 1 (traced timing) or 0.5 (twice as fast)"
+            )))
+        }
+    };
+    let emulator = match a.emulate.as_deref() {
+        None => None,
+        Some(text) => {
+            let spec = parse_spec(text).map_err(|e| {
+                Error::usage(format!(
+                    "{e}; `oltplab devices` lists the devices and the spec syntax"
+                ))
+            })?;
+            // `host` models nothing: the replay then measures the real device, as without --emulate.
+            if spec.is_host() {
+                None
+            } else {
+                Some(Arc::new(Emulator::new(&spec, a.seed)?))
+            }
+        }
+    };
+    if let Some(json) = &a.json {
+        output::check_json_path(json, false)?;
+    }
+    let engine = EngineKind::parse(&a.engine).expect("clap checked --engine");
+    let opts = ReplayOptions {
+        mode,
+        direct: !a.buffered,
+        engine,
+        workers: a.workers.unwrap_or(0) as usize,
+        emulator,
+    };
+    let started_at = now_rfc3339();
+    let (format, trace, _) = convert::import(&a.file, format_arg(a.from.as_deref()))?;
+    let out_dir = output::prepare_out_dir(a.out.as_deref(), "replay", &started_at, false)?;
+    if !trace.complete {
+        eprintln!(
+            "note: {} is the prefix of a capture that did not finish; replaying what it holds",
+            a.file.display()
+        );
+    }
+    eprintln!(
+        "oltplab trace replay — {} operations of {} ({}), {} {}, {}{}",
+        format_count(trace.records.len() as f64),
+        a.file.display(),
+        format.name(),
+        engine.name(),
+        if opts.direct { "direct" } else { "buffered" },
+        match mode {
+            ReplayMode::AsFastAsPossible => "as fast as possible".to_string(),
+            ReplayMode::TimeScale(x) => format!("time scale {x}"),
+        },
+        opts.emulator
+            .as_ref()
+            .map(|e| format!(", emulating {}", e.spec().name()))
+            .unwrap_or_default()
+    );
+
+    let fill: Mutex<Option<Progress>> = Mutex::new(None);
+    let replaying: Mutex<Option<Progress>> = Mutex::new(None);
+    let outcome = replay_trace(&trace, &a.target, &opts, &STOP, |event| match event {
+        ReplayEvent::Filling {
+            done_bytes,
+            total_bytes,
+        } => {
+            let mut bar = fill.lock().unwrap_or_else(|e| e.into_inner());
+            let bar = bar.get_or_insert_with(|| {
+                Progress::new(
+                    total_bytes,
+                    "filling copies [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec}",
+                )
+            });
+            bar.set(done_bytes, String::new());
+        }
+        ReplayEvent::Replaying {
+            ops_done,
+            ops_total,
+        } => {
+            if let Some(bar) = fill.lock().unwrap_or_else(|e| e.into_inner()).take() {
+                bar.finish();
+            }
+            let mut bar = replaying.lock().unwrap_or_else(|e| e.into_inner());
+            let bar = bar.get_or_insert_with(|| {
+                Progress::new(ops_total, "replaying [{bar:30}] {pos}/{len} ops {msg}")
+            });
+            bar.set(ops_done, String::new());
+        }
+    });
+    for bar in [&fill, &replaying] {
+        if let Some(bar) = bar.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            bar.finish();
+        }
+    }
+    let outcome = outcome?;
+
+    let doc = result_doc(&a, &opts, format.name(), started_at, &outcome);
+    output::save(&doc, &out_dir, a.json.as_deref())?;
+    print_summary(&doc.summary, &outcome, &out_dir.join(output::RESULT_FILE));
+    if outcome.interrupted {
+        return Err(Error::Interrupted);
+    }
+    Ok(())
+}
+
+fn result_doc(
+    a: &ReplayArgs,
+    opts: &ReplayOptions,
+    format: &str,
+    started_at: String,
+    o: &ReplayOutcome,
+) -> ReplayResult {
+    let config = json!({
+        "trace": a.file,
+        "trace_format": format,
+        "target": a.target,
+        "mode": match opts.mode { ReplayMode::AsFastAsPossible => "as_fast_as_possible", ReplayMode::TimeScale(_) => "time_scale" },
+        "time_scale": match opts.mode { ReplayMode::TimeScale(x) => Some(x), _ => None },
+        "emulate": a.emulate,
+        "seed": a.seed,
+        "engine": o.engine.name(),
+        "workers": o.workers,
+        "direct": opts.direct,
+        "files": o.files,
+    });
+    let mut histograms = BTreeMap::new();
+    histograms.insert("read".to_string(), o.read_latency.to_base64());
+    histograms.insert("write".to_string(), o.write_latency.to_base64());
+    histograms.insert("sync".to_string(), o.sync_latency.to_base64());
+    ResultDoc {
+        schema: SCHEMA.into(),
+        kind: "replay".into(),
+        tool: output::tool(),
+        started_at,
+        config,
+        env: Env::collect(o.files.first().map(PathBuf::as_path)),
+        summary: o.summary(),
+        intervals: o.intervals.clone(),
+        histograms,
+        warnings: o.warnings.clone(),
+    }
+}
+
+fn lat_line(l: &LatencyNs) -> String {
+    format!(
+        "mean {:>8} p50 {:>8} p99 {:>8} p99.9 {:>8} max {:>8}",
+        format_ns(l.mean),
+        format_ns(l.p50 as f64),
+        format_ns(l.p99 as f64),
+        format_ns(l.p999 as f64),
+        format_ns(l.max as f64)
+    )
+}
+
+fn print_summary(s: &ReplaySummary, o: &ReplayOutcome, result: &Path) {
+    eprintln!(
+        "replayed {} operations ({} lanes from {} threads) in {:.3} s; traced time {:.3} s ({:.2}× the traced speed)",
+        format_count(s.ops as f64),
+        s.lanes,
+        s.threads,
+        s.elapsed_s,
+        s.trace_s,
+        s.speedup
+    );
+    println!("IOPS {} (reads + writes)", format_count(s.iops));
+    for (name, op) in [("read ", &s.read), ("write", &s.write)] {
+        if op.ios > 0 {
+            println!(
+                "  {name} {:>10} IOPS {:>10}/s  {}",
+                format_count(op.iops),
+                format_bytes(op.bw_bytes as u64),
+                lat_line(&op.lat_ns)
+            );
+        }
+    }
+    if s.sync.ops > 0 {
+        println!(
+            "  sync  {:>10} ops/s {:>9}   {}",
+            format_count(s.sync.iops),
+            "",
+            lat_line(&s.sync.lat_ns)
+        );
+    }
+    if s.unaligned_ops > 0 || s.short_ios > 0 || s.unsupported_ops > 0 {
+        eprintln!(
+            "unaligned (buffered) {} · short reads/writes {} · unsupported by the file system {}",
+            s.unaligned_ops, s.short_ios, s.unsupported_ops
+        );
+    }
+    if let Some(f) = &o.fidelity {
+        eprintln!(
+            "emulation fidelity: modelled mean {} vs realised {} ({:+.1} %)",
+            format_ns(f.modelled_lat_ns_mean),
+            format_ns(f.realised_lat_ns_mean),
+            f.off_pct
+        );
+    }
+    for w in &o.warnings {
+        eprintln!("warning: {}", w.message);
+    }
+    eprintln!("result: {}", result.display());
+}

@@ -1,0 +1,218 @@
+//! `oltplab devices` and `oltplab device --emulate` as a user meets them: the real binary.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn oltplab(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_oltplab"))
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("run oltplab")
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("oltplab-it-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn assert_usage_error(out: &Output, expected: &str) {
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "stderr: {err}");
+    assert!(err.contains(expected), "expected '{expected}' in: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "one sentence: {err}");
+}
+
+#[test]
+fn the_catalogue_lists_every_device_with_sources() {
+    let dir = scratch("devices");
+    let out = oltplab(&dir, &["devices"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let listing = text(&out.stdout);
+    for name in [
+        "hdd-15k",
+        "hdd-10k",
+        "hdd-7.2k",
+        "sata-ssd-2010",
+        "sas-ssd-2012",
+        "pcie-flash-2012",
+        "nvme-gen4",
+        "optane",
+        "ram",
+        "host",
+    ] {
+        assert!(listing.contains(&format!("{name}  —")), "{name} missing");
+    }
+    assert!(listing.contains("Sources:") && listing.contains("Ruemmler"));
+    assert!(listing.contains("seek_avg_ms"));
+
+    let out = oltplab(&dir, &["devices", "--json"]);
+    assert!(out.status.success());
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let list = v.as_array().unwrap();
+    assert_eq!(list.len(), 10);
+    for e in list {
+        for p in e["params"].as_array().unwrap() {
+            assert!(!p["source"].as_str().unwrap().is_empty());
+        }
+    }
+    let hdd = list.iter().find(|e| e["name"] == "hdd-15k").unwrap();
+    let lat = hdd["model"]["randread16k_qd1_lat_ns"].as_f64().unwrap();
+    assert!((5.0e6..6.5e6).contains(&lat), "{lat}");
+
+    // A composition shows what the model makes of it.
+    let out = oltplab(&dir, &["devices", "raid10(4,hdd-15k)"]);
+    assert!(out.status.success());
+    assert!(text(&out.stdout).contains("raid10(4,hdd-15k,stripe=64k)"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn bad_specs_say_where_and_why() {
+    let dir = scratch("emulate-bad");
+    assert_usage_error(
+        &oltplab(&dir, &["devices", "floppy"]),
+        "unknown device 'floppy'",
+    );
+    assert_usage_error(
+        &oltplab(&dir, &["device", "--emulate", "raid5(2,hdd-15k)"]),
+        "column 7: raid5 needs at least 3 disks",
+    );
+    assert_usage_error(
+        &oltplab(&dir, &["device", "--emulate", "wbcache(hdd-15k,size=2t)"]),
+        "larger than its",
+    );
+    assert_usage_error(
+        &oltplab(&dir, &["device", "--emulate", "hdd-15k{rpm=}"]),
+        "expected a non-negative number",
+    );
+    assert_usage_error(
+        &oltplab(&dir, &["device", "--backing", "ram"]),
+        "only applies to an emulated device",
+    );
+    assert_usage_error(
+        &oltplab(
+            &dir,
+            &[
+                "device",
+                "x.dat",
+                "--emulate",
+                "hdd-15k",
+                "--backing",
+                "ram",
+            ],
+        ),
+        "takes no TARGET",
+    );
+    assert_usage_error(
+        &oltplab(&dir, &["device", "--emulate", "ram", "--size", "100g"]),
+        "larger than the emulated",
+    );
+    // Nothing was created for the refused runs.
+    assert!(!dir.join("oltplab-data").exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn an_emulated_hdd_runs_at_its_modelled_pace_and_reports_fidelity() {
+    let dir = scratch("emulate-hdd");
+    let out = oltplab(
+        &dir,
+        &[
+            "device",
+            "--emulate",
+            "hdd-15k",
+            "--size",
+            "64m",
+            "--qd",
+            "4",
+            "--runtime",
+            "1500ms",
+            "--ramp",
+            "300ms",
+            "--json",
+            "r.json",
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("r.json")).unwrap()).unwrap();
+    assert_eq!(v["config"]["emulate"], "hdd-15k");
+    assert_eq!(v["config"]["backing"], "ram");
+    let e = &v["summary"]["emulation"];
+    assert_eq!(e["spec"], "hdd-15k");
+    let point = &e["points"][0];
+    let iops = v["summary"]["iops"].as_f64().unwrap();
+    let model = point["model_iops"].as_f64().unwrap();
+    // A 15k rpm disk at QD 4 does a few hundred IOPS, not the tens of thousands of the RAM below it.
+    assert!((150.0..700.0).contains(&iops), "{iops}");
+    assert!((iops / model - 1.0).abs() < 0.35, "{iops} vs model {model}");
+    let f = &e["fidelity"];
+    assert!(f["ios"].as_u64().unwrap() > 100);
+    let modelled = f["modelled_lat_ns_mean"].as_f64().unwrap();
+    let realised = f["realised_lat_ns_mean"].as_f64().unwrap();
+    assert!(realised >= modelled, "completions are never early");
+    // The RAM backing is gone.
+    let err = text(&out.stderr);
+    assert!(err.contains("emulating hdd-15k"), "{err}");
+    let shm = err
+        .lines()
+        .find_map(|l| l.strip_prefix("target "))
+        .and_then(|l| l.split(' ').next())
+        .map(PathBuf::from)
+        .expect("the target line");
+    assert!(shm.starts_with("/dev/shm"), "{}", shm.display());
+    assert!(
+        !shm.parent().unwrap().exists(),
+        "{} was left behind",
+        shm.display()
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn null_engine_gives_the_model_alone_and_writes_nothing() {
+    let dir = scratch("emulate-null");
+    let out = oltplab(
+        &dir,
+        &[
+            "device",
+            "--engine",
+            "null",
+            "--emulate",
+            "raid5(4,hdd-15k)",
+            "--rw",
+            "randwrite",
+            "--qd",
+            "16",
+            "--runtime",
+            "1s",
+            "--ramp",
+            "200ms",
+            "--json",
+            "r.json",
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("r.json")).unwrap()).unwrap();
+    assert_eq!(v["config"]["backing"], "none");
+    assert_eq!(v["config"]["emulate"], "raid5(4,hdd-15k,stripe=64k)");
+    let iops = v["summary"]["iops"].as_f64().unwrap();
+    // Four disks, four I/Os per small write: a few hundred IOPS at most.
+    assert!((50.0..600.0).contains(&iops), "{iops}");
+    assert!(
+        !dir.join("oltplab-data").exists(),
+        "no target for the null engine"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

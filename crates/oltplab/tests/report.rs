@@ -1,0 +1,287 @@
+//! `oltplab report`, `merge`, `completions` and `man` as a user meets them: the real binary on real
+//! device results.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn oltplab(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_oltplab"))
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("run oltplab")
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("oltplab-it-report-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn json(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn assert_usage_error(out: &Output, expected: &str) {
+    let err = stderr(out);
+    assert_eq!(out.status.code(), Some(2), "stderr: {err}");
+    assert!(err.contains(expected), "expected '{expected}' in: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+/// A short real device measurement into `dir/<name>`.
+fn device(dir: &Path, name: &str, extra: &[&str]) -> PathBuf {
+    let data = format!("{name}.dat");
+    let mut args = vec![
+        "device",
+        &data,
+        "--runtime",
+        "300ms",
+        "--ramp",
+        "0s",
+        "--size",
+        "16m",
+        "--out",
+        name,
+    ];
+    args.extend_from_slice(extra);
+    let out = oltplab(dir, &args);
+    assert!(out.status.success(), "device failed: {}", stderr(&out));
+    dir.join(name).join("result.json")
+}
+
+#[test]
+fn reports_in_every_format_from_a_real_result() {
+    let dir = scratch("formats");
+    let sweep = device(&dir, "sweep", &["--sweep-qd", "1:4"]);
+    let mixed = device(&dir, "mixed", &["--rw", "randrw", "--qd", "4"]);
+
+    // HTML by default, to ./report.html, from an output directory.
+    let out = oltplab(&dir, &["report", "sweep"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    assert!(html.contains("IOPS by queue depth"));
+    assert!(stderr(&out).contains("written to report.html"));
+
+    // A comparison; the labels are the output directories' names.
+    let out = oltplab(
+        &dir,
+        &["report", "sweep", mixed.to_str().unwrap(), "-o", "cmp.html"],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let cmp = std::fs::read_to_string(dir.join("cmp.html")).unwrap();
+    assert!(cmp.contains("Comparison of 2 device results"));
+    assert!(cmp.contains("Device: mixed"));
+
+    // Markdown goes to standard output; its IOPS is the result's.
+    let out = oltplab(&dir, &["report", sweep.to_str().unwrap(), "--format", "md"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let md = String::from_utf8(out.stdout).unwrap();
+    let iops = json(&sweep)["summary"]["iops"].as_f64().unwrap();
+    let shown = oltplab_core_format_count(iops);
+    assert!(
+        md.contains(&format!("| IOPS, all points | {shown} |")),
+        "{shown} not in {md}"
+    );
+
+    // CSV from -o's extension, raw numbers.
+    let out = oltplab(&dir, &["report", "mixed", "-o", "mixed.csv"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let csv = std::fs::read_to_string(dir.join("mixed.csv")).unwrap();
+    let ios = json(&mixed)["summary"]["write"]["ios"].as_u64().unwrap();
+    assert!(csv.starts_with("result,kind,table,row,column,value\n"));
+    assert!(
+        csv.contains(&format!(",device,run,write_ios,value,{ios}\n")),
+        "{csv}"
+    );
+
+    // A report oltplab wrote is replaced; anything else only with --force.
+    let again = oltplab(&dir, &["report", "sweep"]);
+    assert!(again.status.success(), "{}", stderr(&again));
+    std::fs::write(dir.join("notes.html"), "mine").unwrap();
+    assert_usage_error(
+        &oltplab(&dir, &["report", "sweep", "-o", "notes.html"]),
+        "was not written by oltplab",
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("notes.html")).unwrap(),
+        "mine"
+    );
+    let forced = oltplab(&dir, &["report", "sweep", "-o", "notes.html", "--force"]);
+    assert!(forced.status.success());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `12,346` as the reports print counts.
+fn oltplab_core_format_count(v: f64) -> String {
+    let digits = format!("{:.0}", v);
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[test]
+fn bad_input_is_one_sentence_and_exit_code_2() {
+    let dir = scratch("bad");
+    std::fs::write(dir.join("broken.json"), "{").unwrap();
+    std::fs::write(dir.join("other.json"), r#"{"name": "not a result"}"#).unwrap();
+    std::fs::write(
+        dir.join("future.json"),
+        r#"{"schema": "oltplab.result/7", "kind": "run"}"#,
+    )
+    .unwrap();
+    std::fs::create_dir_all(dir.join("empty")).unwrap();
+    let cases: &[(&[&str], &str)] = &[
+        (&["report", "missing.json"], "cannot read missing.json"),
+        (&["report", "broken.json"], "broken.json is not JSON"),
+        (
+            &["report", "other.json"],
+            "other.json is not an oltplab result",
+        ),
+        (&["report", "future.json"], "oltplab.result/7"),
+        (&["report", "empty"], "without result.json"),
+        (&["report", "other.json", "--format", "pdf"], "html"),
+        (&["report"], "RESULT"),
+        (
+            &["merge", "other.json", "other.json", "-o", "m.json"],
+            "is named twice",
+        ),
+        (&["merge", "broken.json"], "2 values required"),
+        (&["man", "nosuch"], "there is no command 'nosuch'"),
+        (&["completions", "tcsh"], "bash"),
+    ];
+    for (args, expected) in cases {
+        assert_usage_error(&oltplab(&dir, args), expected);
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn merging_two_drivers_that_ran_at_once_equals_their_sum() {
+    let dir = scratch("merge");
+    // Two "drivers" measuring at the same time, as two machines would.
+    let spawn = |name: &str| {
+        Command::new(env!("CARGO_BIN_EXE_oltplab"))
+            .current_dir(&dir)
+            .args([
+                "device",
+                &format!("{name}.dat"),
+                "--runtime",
+                "1s",
+                "--ramp",
+                "0s",
+                "--size",
+                "16m",
+                "--qd",
+                "4",
+                "--out",
+                name,
+            ])
+            .output()
+    };
+    let (a, b) = std::thread::scope(|s| {
+        let a = s.spawn(|| spawn("a"));
+        let b = s.spawn(|| spawn("b"));
+        (a.join().unwrap().unwrap(), b.join().unwrap().unwrap())
+    });
+    assert!(
+        a.status.success() && b.status.success(),
+        "{}{}",
+        stderr(&a),
+        stderr(&b)
+    );
+    let out = oltplab(&dir, &["merge", "a", "b/result.json", "-o", "merged.json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("2 device results merged into merged.json"));
+    let (ja, jb, m) = (
+        json(&dir.join("a/result.json")),
+        json(&dir.join("b/result.json")),
+        json(&dir.join("merged.json")),
+    );
+    assert_eq!(m["kind"], "merge");
+    assert_eq!(m["config"]["merged_kind"], "device");
+    assert_eq!(m["config"]["parts"][1]["file"], "b/result.json");
+    let u = |v: &Value, p: &str| v.pointer(p).and_then(Value::as_u64).unwrap();
+    for p in [
+        "/summary/read/ios",
+        "/summary/read/bytes",
+        "/summary/write/ios",
+    ] {
+        assert_eq!(u(&m, p), u(&ja, p) + u(&jb, p), "{p}");
+    }
+    let f = |v: &Value, p: &str| v.pointer(p).and_then(Value::as_f64).unwrap();
+    let iops = f(&ja, "/summary/iops") + f(&jb, "/summary/iops");
+    assert!((f(&m, "/summary/iops") - iops).abs() < 1e-6);
+    // Percentiles of the merged histogram lie between the parts' (they cover both).
+    let (pa, pb, pm) = (
+        f(&ja, "/summary/read/lat_ns/p99"),
+        f(&jb, "/summary/read/lat_ns/p99"),
+        f(&m, "/summary/read/lat_ns/p99"),
+    );
+    assert!(pm >= pa.min(pb) && pm <= pa.max(pb), "{pa} {pb} {pm}");
+    assert_eq!(
+        f(&m, "/summary/read/lat_ns/max"),
+        f(&ja, "/summary/read/lat_ns/max").max(f(&jb, "/summary/read/lat_ns/max"))
+    );
+    // They ran at once, so no window warning.
+    assert!(
+        !m["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w["kind"] == "windows_not_aligned"),
+        "{}",
+        m["warnings"]
+    );
+    // merge refuses to overwrite a file oltplab did not write.
+    std::fs::write(dir.join("precious.json"), "{}").unwrap();
+    assert_usage_error(
+        &oltplab(&dir, &["merge", "a", "b", "-o", "precious.json"]),
+        "was not written by oltplab",
+    );
+    // And the merged result is a report like any other.
+    let out = oltplab(&dir, &["report", "merged.json", "--format", "md"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Merged from 2 results"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn completions_and_man_page_come_from_the_command_line_definition() {
+    let dir = scratch("docs");
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let out = oltplab(&dir, &["completions", shell]);
+        assert!(out.status.success(), "{shell}: {}", stderr(&out));
+        let text = String::from_utf8_lossy(&out.stdout);
+        for word in ["report", "merge", "sweep-qd"] {
+            assert!(text.contains(word), "{shell} completion lacks {word}");
+        }
+    }
+    let out = oltplab(&dir, &["man"]);
+    assert!(out.status.success());
+    let page = String::from_utf8_lossy(&out.stdout);
+    assert!(page.contains(".TH oltplab 1"), "{page}");
+    assert!(page.contains("oltplab\\-report(1)"));
+    let out = oltplab(&dir, &["man", "report"]);
+    let page = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        page.contains(".TH oltplab\\-report 1") || page.contains(".TH oltplab-report 1"),
+        "{page}"
+    );
+    assert!(page.contains("\\-\\-format"));
+    assert!(page.contains("Examples:"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

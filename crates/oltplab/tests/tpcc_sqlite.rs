@@ -1,0 +1,255 @@
+//! `oltplab load/run/check tpcc` on embedded SQLite as a user meets them: the real binary, a real
+//! database file, a real (short) run, and the twelve consistency conditions before and after.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn oltplab(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_oltplab"))
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("run oltplab")
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("oltplab-it-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn assert_usage_error(out: &Output, expected: &str) {
+    let err = stderr(out);
+    assert_eq!(out.status.code(), Some(2), "stderr: {err}");
+    assert!(err.contains(expected), "expected '{expected}' in: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+// rusqlite is not a direct dependency of this package; the adapter's opener hands us a connection.
+fn count(db: &Path, sql: &str) -> i64 {
+    let conn = oltplab_dbs::sqlite::open(db, &Default::default()).unwrap();
+    conn.query_row(sql, [], |r| r.get::<_, i64>(0)).unwrap()
+}
+
+fn exec(db: &Path, sql: &str) {
+    let conn = oltplab_dbs::sqlite::open(db, &Default::default()).unwrap();
+    conn.execute_batch(sql).unwrap();
+}
+
+#[test]
+fn load_run_check_one_warehouse() {
+    let dir = scratch("tpcc-sqlite");
+    let db = dir.join("oltplab-data/tpcc.sqlite");
+
+    // Load: the spec's cardinalities, and the twelve conditions hold right after.
+    let out = oltplab(&dir, &["load", "tpcc", "--warehouses", "1"]);
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("consistency conditions"), "{err}");
+    assert_eq!(err.matches(" holds").count(), 12, "{err}");
+    assert!(db.is_file());
+    assert!(
+        dir.join("oltplab-data/tpcc.sqlite.oltplab").is_file(),
+        "marked as oltplab's"
+    );
+    for (table, n) in [
+        ("warehouse", 1),
+        ("district", 10),
+        ("customer", 30_000),
+        ("history", 30_000),
+        ("orders", 30_000),
+        ("new_order", 9_000),
+        ("item", 100_000),
+        ("stock", 100_000),
+    ] {
+        assert_eq!(
+            count(&db, &format!("SELECT COUNT(*) FROM {table}")),
+            n,
+            "{table}"
+        );
+    }
+    let lines = count(&db, "SELECT COUNT(*) FROM order_line");
+    assert!((290_000..310_000).contains(&lines), "{lines}");
+    // Every district has every last name among its first 1,000 customers.
+    assert_eq!(
+        count(
+            &db,
+            "SELECT COUNT(DISTINCT c_last) FROM customer WHERE c_d_id = 3 AND c_id <= 1000"
+        ),
+        1000
+    );
+
+    // A second load refuses to overwrite it.
+    let again = oltplab(&dir, &["load", "tpcc"]);
+    assert_usage_error(&again, "--force");
+
+    // Run: short but long enough for every transaction type to commit many times.
+    let out = oltplab(
+        &dir,
+        &[
+            "run",
+            "tpcc",
+            "--terminals",
+            "2",
+            "--duration",
+            "8s",
+            "--warmup",
+            "1s",
+            "--report-interval",
+            "4s",
+            "--out",
+            "res",
+            "--json",
+            "run.json",
+        ],
+    );
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("tpmC"), "{err}");
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("run.json")).unwrap()).unwrap();
+    assert_eq!(doc["schema"], "oltplab.result/1");
+    assert_eq!(doc["kind"], "run");
+    let s = &doc["summary"];
+    let tpmc = s["tpmc"].as_f64().unwrap();
+    assert!(tpmc > 0.0, "{s}");
+    assert!(s["tpm_total"].as_f64().unwrap() > tpmc);
+    assert!(s["efficiency"].as_f64().unwrap() > 0.0);
+    let no = s["tx"]["new_order"]["count"].as_u64().unwrap();
+    let pay = s["tx"]["payment"]["count"].as_u64().unwrap();
+    let total: u64 = [
+        "new_order",
+        "payment",
+        "order_status",
+        "delivery",
+        "stock_level",
+    ]
+    .iter()
+    .map(|t| {
+        let x = &s["tx"][t];
+        assert!(x["count"].as_u64().unwrap() > 0, "{t}: {s}");
+        assert_eq!(x["errors"].as_u64().unwrap(), 0, "{t}: {s}");
+        assert!(x["lat_ns"]["p99"].as_u64().unwrap() >= x["lat_ns"]["p50"].as_u64().unwrap());
+        x["count"].as_u64().unwrap()
+    })
+    .sum();
+    // The deck: Payment ≈ New-Order ≈ 43 %; tpmC is New-Orders per minute of the measured time.
+    assert!((pay as f64 / total as f64) > 0.38, "{s}");
+    let measured = s["measured_s"].as_f64().unwrap();
+    assert!((7.5..9.0).contains(&measured), "{measured}");
+    assert!((tpmc - no as f64 * 60.0 / measured).abs() < 1e-6 * tpmc.max(1.0));
+    for key in ["db_user_s", "driver_user_s", "utilisation", "driver_share"] {
+        assert!(s["cpu"][key].is_number(), "{key}");
+    }
+    assert!(s["cpu"]["db_user_s"].as_f64().unwrap() > 0.0);
+    for key in [
+        "reads",
+        "writes",
+        "syncs",
+        "read_bytes",
+        "written_bytes",
+        "iops",
+    ] {
+        assert!(s["io"][key].is_number(), "{key}");
+    }
+    assert!(doc["histograms"]["new_order"].is_string());
+    assert!(doc["intervals"].as_array().unwrap().len() >= 7);
+    assert_eq!(doc["env"]["engine_settings"]["journal_mode"], "wal");
+    assert!(dir.join("res/result.json").is_file());
+    // The run's last-name C keeps the spec's distance from the load's.
+    let delta = (s["run_constants"]["c_last"].as_i64().unwrap()
+        - s["load_constants"]["c_last"].as_i64().unwrap())
+    .abs();
+    assert!(
+        (65..=119).contains(&delta) && delta != 96 && delta != 112,
+        "{delta}"
+    );
+
+    // The database is still consistent after the run (condition 11 no longer applies).
+    let out = oltplab(&dir, &["check", "tpcc"]);
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert_eq!(err.matches(" holds").count(), 11, "{err}");
+    assert!(
+        err.contains("not applicable") || err.matches(" holds").count() == 11,
+        "{err}"
+    );
+
+    // A broken invariant is found, named with its keys, and exits 1.
+    exec(&db, "UPDATE warehouse SET w_ytd = w_ytd + 1 WHERE w_id = 1");
+    let out = oltplab(&dir, &["check", "tpcc"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("VIOLATED") && err.contains("w_id=1"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn bad_input_is_one_sentence_and_exit_code_2() {
+    let dir = scratch("tpcc-bad");
+    assert_usage_error(
+        &oltplab(&dir, &["run", "tpcc", "--duration", "1s"]),
+        "oltplab load tpcc",
+    );
+    assert_usage_error(&oltplab(&dir, &["check", "tpcc"]), "oltplab load tpcc");
+    assert_usage_error(
+        &oltplab(
+            &dir,
+            &["run", "tpcc", "--url", "sqlite:/nonexistent/dir/x.sqlite"],
+        ),
+        "does not exist",
+    );
+    assert_usage_error(
+        &oltplab(
+            &dir,
+            &[
+                "load",
+                "tpcc",
+                "--engine",
+                "postgres",
+                "--url",
+                "mysql://u:secret@127.0.0.1:1/x",
+            ],
+        ),
+        "does not match",
+    );
+    let out = oltplab(
+        &dir,
+        &["load", "tpcc", "--url", "postgres://u:secret@127.0.0.1:1/x"],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("secret"), "{}", stderr(&out));
+    assert_usage_error(
+        &oltplab(
+            &dir,
+            &[
+                "run",
+                "tpcc",
+                "--keying-think",
+                "--terminals",
+                "3",
+                "--warehouses",
+                "1",
+            ],
+        ),
+        "10 terminals per warehouse",
+    );
+    // A file oltplab did not create is not touched.
+    std::fs::write(dir.join("precious.db"), "keep me").unwrap();
+    assert_usage_error(
+        &oltplab(&dir, &["load", "tpcc", "--url", "sqlite:precious.db"]),
+        "not created by oltplab",
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("precious.db")).unwrap(),
+        "keep me"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

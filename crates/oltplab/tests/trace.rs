@@ -1,0 +1,358 @@
+//! `oltplab trace stat|convert|replay|merge` as a user meets them: the real binary, real files.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn oltplab(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_oltplab"))
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("run oltplab")
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("oltplab-it-trace-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn text(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr)
+}
+
+fn json(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn assert_ok(out: &Output) {
+    assert_eq!(out.status.code(), Some(0), "{}", text(out));
+}
+
+/// A usage error: exit code 2, naming the cause, no panic.
+fn assert_usage_error(out: &Output, expected: &str) {
+    let all = text(out);
+    assert_eq!(out.status.code(), Some(2), "{all}");
+    assert!(all.contains(expected), "expected '{expected}' in: {all}");
+    assert!(
+        !all.contains("panicked") && !all.contains("RUST_BACKTRACE"),
+        "{all}"
+    );
+}
+
+/// An MSR Cambridge CSV: two disks, 600 I/Os of 4–16 KiB, overlapping in time.
+fn msr_csv(dir: &Path) -> PathBuf {
+    let mut csv = String::new();
+    for i in 0..600u64 {
+        let op = if i % 4 == 0 { "Write" } else { "Read" };
+        let size = 4096 * (1 + i % 4);
+        writeln!(
+            csv,
+            "{},db,{},{op},{},{size},{}",
+            128_166_372_000_000_000 + i * 500,
+            i % 2,
+            (i * 7919 % 2000) * 4096,
+            800 + i % 300
+        )
+        .unwrap();
+    }
+    let path = dir.join("db.csv");
+    std::fs::write(&path, csv).unwrap();
+    path
+}
+
+#[test]
+fn convert_and_stat() {
+    let dir = scratch("convert");
+    msr_csv(&dir);
+    assert_ok(&oltplab(
+        &dir,
+        &[
+            "trace", "convert", "db.csv", "--to", "oltplab", "-o", "db.trace",
+        ],
+    ));
+    let out = oltplab(&dir, &["trace", "stat", "db.trace", "--json", "stat.json"]);
+    assert_ok(&out);
+    let t = text(&out);
+    assert!(
+        t.contains("600 operations") && t.contains("db_0") && t.contains("db_1"),
+        "{t}"
+    );
+    let s = json(&dir.join("stat.json"));
+    assert_eq!(s["schema"], "oltplab.trace-stat/1");
+    assert_eq!(s["records"], 600);
+    assert_eq!(s["ops"]["write"], 150);
+    assert_eq!(s["ops"]["read"], 450);
+    assert_eq!(s["per_file"].as_array().unwrap().len(), 2);
+    assert!(
+        s["in_flight_max"].as_u64().unwrap() >= 2,
+        "the rows overlap in time"
+    );
+    assert!(s["per_second"][0]["iops"].as_f64().unwrap() > 0.0);
+
+    // To fio's iolog v3 and back: the same operations.
+    assert_ok(&oltplab(
+        &dir,
+        &[
+            "trace",
+            "convert",
+            "db.trace",
+            "--to",
+            "fio-iolog-v3",
+            "-o",
+            "db.iolog",
+        ],
+    ));
+    assert!(std::fs::read_to_string(dir.join("db.iolog"))
+        .unwrap()
+        .starts_with("fio version 3 iolog\n"));
+    assert_ok(&oltplab(
+        &dir,
+        &[
+            "trace",
+            "convert",
+            "db.iolog",
+            "--to",
+            "oltplab",
+            "-o",
+            "back.trace",
+        ],
+    ));
+    assert_ok(&oltplab(
+        &dir,
+        &["trace", "stat", "back.trace", "--json", "back.json"],
+    ));
+    let b = json(&dir.join("back.json"));
+    assert_eq!(b["ops"], s["ops"]);
+    assert_eq!(b["read_bytes"], s["read_bytes"]);
+
+    // Stat reads other formats directly.
+    assert_ok(&oltplab(&dir, &["trace", "stat", "db.iolog"]));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn bad_traces_and_bad_options() {
+    let dir = scratch("bad");
+    msr_csv(&dir);
+    assert_ok(&oltplab(
+        &dir,
+        &[
+            "trace", "convert", "db.csv", "--to", "oltplab", "-o", "db.trace",
+        ],
+    ));
+    let good = std::fs::read(dir.join("db.trace")).unwrap();
+    std::fs::write(dir.join("cut.trace"), &good[..good.len() - 7]).unwrap();
+    assert_usage_error(
+        &oltplab(&dir, &["trace", "stat", "cut.trace"]),
+        &format!("truncated: it ends at byte {}", good.len() - 7),
+    );
+    let mut flipped = good.clone();
+    let at = good.len() - 40;
+    flipped[at] ^= 0xff;
+    std::fs::write(dir.join("bad.trace"), &flipped).unwrap();
+    assert_usage_error(
+        &oltplab(&dir, &["trace", "replay", "bad.trace", "--target", "t"]),
+        "checksum does not match",
+    );
+    assert_usage_error(
+        &oltplab(&dir, &["trace", "stat", "missing.trace"]),
+        "missing.trace",
+    );
+    std::fs::write(dir.join("notes.txt"), "hello\n").unwrap();
+    assert_usage_error(&oltplab(&dir, &["trace", "stat", "notes.txt"]), "--from");
+    assert_usage_error(
+        &oltplab(
+            &dir,
+            &[
+                "trace",
+                "convert",
+                "db.trace",
+                "--to",
+                "oltplab",
+                "-o",
+                "notes.txt",
+            ],
+        ),
+        "not an oltplab trace",
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("notes.txt")).unwrap(),
+        "hello\n"
+    );
+    assert_usage_error(
+        &oltplab(
+            &dir,
+            &["trace", "convert", "db.trace", "--to", "msr-csv", "-o", "x"],
+        ),
+        "oltplab",
+    );
+    assert_usage_error(
+        &oltplab(
+            &dir,
+            &[
+                "trace",
+                "replay",
+                "db.trace",
+                "--target",
+                "t",
+                "--time-scale",
+                "0",
+            ],
+        ),
+        "--time-scale",
+    );
+    assert_usage_error(
+        &oltplab(
+            &dir,
+            &[
+                "trace",
+                "replay",
+                "db.trace",
+                "--target",
+                "t",
+                "--emulate",
+                "floppy-1986",
+            ],
+        ),
+        "device spec",
+    );
+    assert_usage_error(
+        &oltplab(
+            &dir,
+            &[
+                "trace",
+                "replay",
+                "db.trace",
+                "--target",
+                "t",
+                "--time-scale",
+                "1",
+                "--as-fast-as-possible",
+            ],
+        ),
+        "cannot be used with",
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn replay_writes_a_result_and_never_touches_user_files() {
+    let dir = scratch("replay");
+    msr_csv(&dir);
+    assert_ok(&oltplab(
+        &dir,
+        &[
+            "trace", "convert", "db.csv", "--to", "oltplab", "-o", "db.trace",
+        ],
+    ));
+
+    // A target holding someone's files is refused and left as it was.
+    std::fs::create_dir_all(dir.join("data")).unwrap();
+    std::fs::write(dir.join("data/db_0"), "precious").unwrap();
+    assert_usage_error(
+        &oltplab(&dir, &["trace", "replay", "db.trace", "--target", "data"]),
+        "--target",
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("data/db_0")).unwrap(),
+        "precious"
+    );
+
+    let out = oltplab(
+        &dir,
+        &[
+            "trace", "replay", "db.trace", "--target", "copies", "--out", "res", "--json", "r.json",
+        ],
+    );
+    assert_ok(&out);
+    assert!(text(&out).contains("IOPS"), "{}", text(&out));
+    let r = json(&dir.join("res/result.json"));
+    assert_eq!(r, json(&dir.join("r.json")));
+    assert_eq!(r["schema"], "oltplab.result/1");
+    assert_eq!(r["kind"], "replay");
+    let s = &r["summary"];
+    assert_eq!(s["ops"], 600);
+    assert_eq!(s["read"]["ios"], 450);
+    assert_eq!(s["write"]["ios"], 150);
+    assert!(s["iops"].as_f64().unwrap() > 0.0);
+    assert!(s["read"]["lat_ns"]["p99"].as_u64().unwrap() > 0);
+    assert!(
+        s["lanes"].as_u64().unwrap() >= 2,
+        "overlapping rows become parallel lanes"
+    );
+    assert_eq!(r["config"]["mode"], "as_fast_as_possible");
+    for h in ["read", "write", "sync"] {
+        assert!(r["histograms"][h].is_string());
+    }
+    assert!(dir.join("copies/.oltplab").is_file());
+    assert!(dir.join("copies/0000-db_0.oltplab").is_file());
+
+    // Timed, through an emulated device, buffered.
+    let out = oltplab(
+        &dir,
+        &[
+            "trace",
+            "replay",
+            "db.trace",
+            "--target",
+            "copies",
+            "--out",
+            "res2",
+            "--time-scale",
+            "2",
+            "--emulate",
+            "sata-ssd-2010",
+            "--buffered",
+        ],
+    );
+    assert_ok(&out);
+    let r = json(&dir.join("res2/result.json"));
+    assert_eq!(r["summary"]["ops"], 600);
+    assert_eq!(r["summary"]["emulated_device"], "sata-ssd-2010");
+    assert!(r["summary"]["fidelity"]["ios"].as_u64().unwrap() >= 600);
+    assert_eq!(r["config"]["time_scale"], 2.0);
+    // The traced time was ~30 ms; at half speed the replay cannot be faster than ~60 ms.
+    assert!(
+        r["summary"]["elapsed_s"].as_f64().unwrap()
+            >= 2.0 * 0.9 * r["summary"]["trace_s"].as_f64().unwrap() - 0.001
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn merge_parts() {
+    let dir = scratch("merge");
+    msr_csv(&dir);
+    assert_ok(&oltplab(
+        &dir,
+        &[
+            "trace", "convert", "db.csv", "--to", "oltplab", "-o", "a.trace",
+        ],
+    ));
+    assert_ok(&oltplab(
+        &dir,
+        &[
+            "trace", "convert", "db.csv", "--to", "oltplab", "-o", "b.trace",
+        ],
+    ));
+    let out = oltplab(
+        &dir,
+        &["trace", "merge", "a.trace", "b.trace", "-o", "all.trace"],
+    );
+    assert_ok(&out);
+    assert!(
+        text(&out).contains("1,200 operations on 2 files"),
+        "{}",
+        text(&out)
+    );
+    assert_usage_error(
+        &oltplab(&dir, &["trace", "merge", "a.trace", "-o", "a.trace"]),
+        "one of the parts",
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

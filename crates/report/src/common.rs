@@ -1,0 +1,484 @@
+//! Parts every kind of report shares: latency columns, environment and configuration tables,
+//! per-second charts and percentile curves.
+
+use std::collections::BTreeMap;
+
+use oltplab_metrics::LatencyHistogram;
+use serde_json::Value;
+
+use crate::doc::{num, Doc};
+use crate::fmt::{ns_short, si, Unit};
+use crate::model::{Cell, Column, Section, Table};
+use crate::svg::{self, Axis, Scale, Series};
+
+/// Unique chart ids within one page.
+pub struct Ids {
+    prefix: String,
+    next: usize,
+}
+
+impl Ids {
+    pub fn new(prefix: &str) -> Self {
+        Self {
+            prefix: prefix.into(),
+            next: 0,
+        }
+    }
+
+    pub fn next(&mut self) -> String {
+        self.next += 1;
+        format!("{}-c{}", self.prefix, self.next)
+    }
+}
+
+pub const LAT_FIELDS: [(&str, &str); 6] = [
+    ("mean", "mean"),
+    ("p50", "p50"),
+    ("p90", "p90"),
+    ("p99", "p99"),
+    ("p999", "p99.9"),
+    ("max", "max"),
+];
+
+pub fn lat_columns(prefix: &str) -> Vec<Column> {
+    LAT_FIELDS
+        .iter()
+        .map(|(k, l)| {
+            Column::new(
+                &format!("{prefix}lat_ns_{k}"),
+                &if prefix.is_empty() {
+                    l.to_string()
+                } else {
+                    format!("{} {l}", prefix.trim_end_matches('_'))
+                },
+                Unit::Ns,
+            )
+        })
+        .collect()
+}
+
+/// Latency cells from a `lat_ns` object; a bare number counts as the mean.
+pub fn lat_cells(lat: Option<&Value>) -> Vec<Cell> {
+    LAT_FIELDS
+        .iter()
+        .map(|(k, _)| {
+            Cell::Num(match lat {
+                Some(Value::Number(n)) if *k == "mean" => n.as_f64(),
+                Some(v) => num(v, &format!("/{k}")),
+                None => None,
+            })
+        })
+        .collect()
+}
+
+/// A latency figure that may be stored as a number or as `{mean, p50, …}`: the mean.
+pub fn lat_mean(v: Option<&Value>) -> Option<f64> {
+    match v? {
+        Value::Number(n) => n.as_f64(),
+        obj => num(obj, "/mean"),
+    }
+}
+
+pub fn ratio(v: Option<f64>, base: Option<f64>) -> Option<f64> {
+    match (v, base) {
+        (Some(v), Some(b)) if b > 0.0 && v >= 0.0 => Some(v / b),
+        _ => None,
+    }
+}
+
+/// A log axis when the values span more than ~20×, where a linear one would flatten the small ones.
+pub fn auto_scale(values: impl IntoIterator<Item = f64>) -> Scale {
+    let (lo, hi) = values
+        .into_iter()
+        .filter(|v| *v > 0.0 && v.is_finite())
+        .fold((f64::INFINITY, 0.0f64), |(a, b), v| (a.min(v), b.max(v)));
+    if hi > 0.0 && hi / lo > 20.0 {
+        Scale::Log
+    } else {
+        Scale::Linear
+    }
+}
+
+fn env_rows(v: &Value) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    let env = v.get("env");
+    let get = |p: &str| env.and_then(|e| e.pointer(p));
+    let text = |p: &str| {
+        get(p).map(|x| match x {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        })
+    };
+    out.insert("0 tool".into(), {
+        let version = v
+            .pointer("/tool/version")
+            .and_then(Value::as_str)
+            .unwrap_or("?");
+        let git = v
+            .pointer("/tool/git")
+            .and_then(Value::as_str)
+            .unwrap_or("?");
+        format!("oltplab {version} ({git})")
+    });
+    if let Some(s) = v.get("started_at").and_then(Value::as_str) {
+        out.insert("1 started".into(), s.to_string());
+    }
+    for (key, label) in [
+        ("/hostname", "2 host"),
+        ("/kernel", "3 kernel"),
+        ("/cpu", "4 CPU"),
+        ("/cores", "5 cores"),
+        ("/target_fs", "7 target file system"),
+        ("/target_device/name", "8 target device"),
+        ("/target_device/model", "8a device model"),
+        ("/target_device/scheduler", "8c I/O scheduler"),
+        ("/target_device/nr_requests", "8d queue size"),
+        (
+            "/target_device/logical_block_size_bytes",
+            "8e logical block size",
+        ),
+        ("/engine_version", "9 database engine"),
+    ] {
+        if let Some(t) = text(key) {
+            out.insert(label.into(), t);
+        }
+    }
+    if let Some(m) = get("/memory_bytes").and_then(Value::as_u64) {
+        out.insert("6 memory".into(), oltplab_core::units::format_bytes(m));
+    }
+    if let Some(r) = get("/target_device/rotational").and_then(Value::as_bool) {
+        out.insert("8b rotational".into(), if r { "yes" } else { "no" }.into());
+    }
+    if let Some(settings) = get("/engine_settings").and_then(Value::as_object) {
+        for (k, s) in settings {
+            let s = s
+                .as_str()
+                .map(str::to_string)
+                .unwrap_or_else(|| s.to_string());
+            out.insert(format!("9z {k}"), s);
+        }
+    }
+    out
+}
+
+/// One column per result; rows that differ between results are highlighted.
+fn side_by_side(
+    id: &str,
+    title: &str,
+    docs: &[&Doc],
+    rows: Vec<BTreeMap<String, String>>,
+    strip_order: bool,
+) -> Table {
+    let mut columns = vec![Column::new("item", "", Unit::Text)];
+    for d in docs {
+        columns.push(Column::new(&d.label, &d.label, Unit::Text));
+    }
+    let mut keys: Vec<&String> = rows.iter().flat_map(|r| r.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    let mut table = Table::new(id, title, columns);
+    for key in keys {
+        let label = if strip_order {
+            key.split_once(' ').map_or(key.as_str(), |(_, l)| l)
+        } else {
+            key.as_str()
+        };
+        let mut row = vec![Cell::text(label)];
+        let values: Vec<Option<&String>> = rows.iter().map(|r| r.get(key)).collect();
+        row.extend(
+            values
+                .iter()
+                .map(|v| Cell::text(v.cloned().unwrap_or_default())),
+        );
+        let differs = values.windows(2).any(|w| w[0] != w[1]);
+        table.push(row);
+        *table.highlight.last_mut().expect("pushed") = docs.len() > 1 && differs;
+    }
+    table
+}
+
+pub fn env_table(docs: &[&Doc]) -> Table {
+    let rows = docs.iter().map(|d| env_rows(d.v)).collect();
+    side_by_side("env", "Environment", docs, rows, true)
+}
+
+/// Every resolved option, flattened to dotted names (`workloads.0.block_size_bytes`).
+pub fn config_table(docs: &[&Doc]) -> Table {
+    let rows = docs
+        .iter()
+        .map(|d| {
+            let mut out = BTreeMap::new();
+            if let Some(c) = d.v.get("config") {
+                flatten("", c, &mut out);
+            }
+            out
+        })
+        .collect();
+    side_by_side("config", "Configuration", docs, rows, false)
+}
+
+fn flatten(prefix: &str, v: &Value, out: &mut BTreeMap<String, String>) {
+    let join = |k: &str| {
+        if prefix.is_empty() {
+            k.to_string()
+        } else {
+            format!("{prefix}.{k}")
+        }
+    };
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m {
+                flatten(&join(k), x, out);
+            }
+        }
+        // Lists of plain values read best on one line: `1, 2, 4`.
+        Value::Array(a) if a.iter().all(|x| !x.is_object() && !x.is_array()) => {
+            let items: Vec<String> = a.iter().map(scalar).collect();
+            out.insert(prefix.to_string(), items.join(", "));
+        }
+        Value::Array(a) => {
+            for (i, x) in a.iter().enumerate() {
+                flatten(&join(&i.to_string()), x, out);
+            }
+        }
+        other => {
+            out.insert(prefix.to_string(), scalar(other));
+        }
+    }
+}
+
+fn scalar(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Null => "—".into(),
+        other => other.to_string(),
+    }
+}
+
+/// Environment, configuration and warnings of the results in a section.
+pub fn context(section: &mut Section, docs: &[&Doc]) {
+    section.table(env_table(docs));
+    section.table(config_table(docs));
+}
+
+/// What a per-second field measures, from its name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Family {
+    Throughput,
+    Io,
+    Latency,
+    Cpu,
+    Errors,
+    Waits,
+}
+
+fn family(name: &str) -> Option<Family> {
+    let n = name.to_ascii_lowercase();
+    Some(
+        if n.contains("error")
+            || n.contains("retr")
+            || n.contains("rollback")
+            || n.contains("abort")
+            || n.contains("deadlock")
+        {
+            Family::Errors
+        } else if n.contains("wait") {
+            Family::Waits
+        } else if n.contains("lat_ns") {
+            Family::Latency
+        } else if n.contains("cpu") || n.contains("utilisation") {
+            Family::Cpu
+        } else if n.contains("iops") {
+            Family::Io
+        } else if n.contains("tpm") || n.contains("tps") || n.contains("throughput") {
+            Family::Throughput
+        } else {
+            return None;
+        },
+    )
+}
+
+/// Numeric fields of one interval, nested objects flattened one level (`tx.new_order`).
+fn interval_fields(iv: &Value) -> Vec<(String, f64)> {
+    let mut out = Vec::new();
+    if let Some(m) = iv.as_object() {
+        for (k, v) in m {
+            if k == "t_s" {
+                continue;
+            }
+            match v {
+                Value::Number(n) => {
+                    if let Some(f) = n.as_f64() {
+                        out.push((k.clone(), f));
+                    }
+                }
+                Value::Object(inner) => {
+                    for (ik, iv) in inner {
+                        if let Some(f) = iv.as_f64() {
+                            out.push((format!("{k}.{ik}"), f));
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
+/// Per-second series of a result, by family: `{family: {field: [(t_s, value)]}}`.
+fn interval_series(doc: &Doc) -> BTreeMap<Family, BTreeMap<String, Vec<(f64, f64)>>> {
+    let mut out: BTreeMap<Family, BTreeMap<String, Vec<(f64, f64)>>> = BTreeMap::new();
+    for iv in doc.array("/intervals") {
+        let Some(t) = num(iv, "/t_s") else { continue };
+        for (name, v) in interval_fields(iv) {
+            // A family's name may reach into a nested object: `waits_per_s.lock` is a wait.
+            let fam = family(&name).or_else(|| name.split_once('.').and_then(|(p, _)| family(p)));
+            if let Some(f) = fam {
+                out.entry(f)
+                    .or_default()
+                    .entry(name)
+                    .or_default()
+                    .push((t, v));
+            }
+        }
+    }
+    out
+}
+
+/// The per-interval series of a run's headline throughput (`tpmc`, else `tps`, else the first
+/// throughput figure), with its field name.
+pub fn headline_intervals(doc: &Doc) -> Option<(String, Vec<(f64, f64)>)> {
+    let mut series = interval_series(doc).remove(&Family::Throughput)?;
+    for name in ["tpmc", "tps", "tpm_total", "tpm"] {
+        if let Some(points) = series.remove(name) {
+            return Some((name.to_string(), points));
+        }
+    }
+    series.into_iter().next().filter(|(_, p)| p.len() > 1)
+}
+
+/// Line charts of the per-second figures: throughput, device IOPS, latency, CPU, errors and waits.
+pub fn interval_charts(section: &mut Section, ids: &mut Ids, doc: &Doc) {
+    let series = interval_series(doc);
+    for (fam, fields) in series {
+        // Fewer than three seconds make no line worth drawing.
+        if fields.values().all(|p| p.len() < 3) {
+            continue;
+        }
+        let (title, y_label, fmt, what): (&str, &str, fn(f64) -> String, &str) = match fam {
+            Family::Throughput => (
+                "Throughput over time",
+                "per second or minute",
+                si,
+                "throughput",
+            ),
+            Family::Io => ("Device IOPS over time", "IOPS", si, "I/Os per second"),
+            Family::Latency => ("Latency over time", "latency", ns_short, "latency"),
+            Family::Cpu => ("CPU over time", "CPU", si, "CPU use"),
+            Family::Errors => (
+                "Errors and retries over time",
+                "per interval",
+                si,
+                "errors and retries",
+            ),
+            Family::Waits => ("Waits over time", "per second", si, "waits"),
+        };
+        let all: Vec<f64> = fields
+            .values()
+            .flat_map(|p| p.iter().map(|q| q.1))
+            .collect();
+        let scale = if fam == Family::Latency {
+            auto_scale(all.iter().copied())
+        } else {
+            Scale::Linear
+        };
+        let lines: Vec<Series> = fields
+            .into_iter()
+            .take(12)
+            .map(|(name, points)| Series::line(name, points))
+            .collect();
+        let desc = format!(
+            "{} per interval of the measured time, one line per figure: {}.",
+            what,
+            lines
+                .iter()
+                .map(|s| s.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        section.chart(
+            svg::lines(
+                &ids.next(),
+                title,
+                &desc,
+                &lines,
+                &Axis::new("time (s)", Scale::Linear, si),
+                &Axis::new(y_label, scale, fmt),
+                None,
+            ),
+            format!("{title}: each point is one interval of the measured time (t_s, seconds from its start)."),
+        );
+    }
+}
+
+/// The latency percentile curve of each histogram; x in "nines" (p90, p99, p99.9 …), y log-scaled.
+pub fn percentile_chart(
+    id: &str,
+    title: &str,
+    curves: &[(String, LatencyHistogram)],
+) -> Option<svg::Svg> {
+    let curves: Vec<&(String, LatencyHistogram)> = curves
+        .iter()
+        .filter(|(_, h)| h.count() > 0)
+        .take(12)
+        .collect();
+    if curves.is_empty() {
+        return None;
+    }
+    let mut max_nines: f64 = 1.0;
+    let series: Vec<Series> = curves
+        .iter()
+        .map(|(name, h)| {
+            let qs = svg::percentile_quantiles(h.count());
+            let points = qs
+                .iter()
+                .map(|q| (svg::nines(*q), h.value_at_quantile(*q) as f64))
+                .collect::<Vec<_>>();
+            max_nines = max_nines.max(points.last().map_or(0.0, |p| p.0));
+            Series::line(
+                format!("{name} (n={})", crate::fmt::si(h.count() as f64)),
+                points,
+            )
+        })
+        .collect();
+    let desc = format!(
+        "Latency at each percentile from the stored HdrHistograms: {}.",
+        curves
+            .iter()
+            .map(|(n, h)| format!(
+                "{n} p50 {} p99 {} max {}",
+                crate::fmt::ns_short(h.value_at_quantile(0.5) as f64),
+                crate::fmt::ns_short(h.value_at_quantile(0.99) as f64),
+                crate::fmt::ns_short(h.value_at_quantile(1.0) as f64)
+            ))
+            .collect::<Vec<_>>()
+            .join("; ")
+    );
+    svg::lines(
+        id,
+        title,
+        &desc,
+        &series,
+        &svg::percentile_axis(max_nines),
+        &Axis::new("latency", Scale::Log, ns_short),
+        None,
+    )
+}
+
+pub const PERCENTILE_CAPTION: &str = "Read from the left: the latency that the given share of operations stayed under (p99 = 99 % of them); the right end is the slowest operation. Both axes are logarithmic.";
+
+/// Warnings of one result, for its section.
+pub fn warnings(section: &mut Section, doc: &Doc) {
+    section.warnings = doc.warnings();
+}

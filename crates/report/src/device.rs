@@ -1,0 +1,640 @@
+//! `device` results: IOPS and latency per job or profile, the latency percentile curve, the
+//! queue-depth sweep with its geometric mean (S4's figures), and the read/write split.
+
+use serde_json::Value;
+
+use crate::common::{self, auto_scale, lat_cells, lat_columns, ratio, Ids};
+use crate::doc::{num, Doc};
+use crate::fmt::{ns_short, si, Unit};
+use crate::model::{Cell, Column, Section, Table};
+use crate::svg::{self, Axis, Reference, Scale, Series};
+
+/// One measured point: a (profile, queue depth) pair, or the whole run when it had only one.
+pub struct Point<'a> {
+    pub label: String,
+    pub profile: Option<&'a str>,
+    pub qd: Option<f64>,
+    /// The point's figures: `iops`, `bw_bytes`, `lat_ns`, `read`, `write`.
+    pub v: &'a Value,
+    /// Prefix of the point's histograms, e.g. `oltp-db/qd4/`.
+    pub hist_prefix: Option<String>,
+}
+
+pub fn points<'a>(doc: &Doc<'a>) -> Vec<Point<'a>> {
+    let mut out = Vec::new();
+    let profiles = doc.array("/summary/profiles");
+    if !profiles.is_empty() {
+        for p in profiles {
+            let name = p.get("name").and_then(Value::as_str).unwrap_or("profile");
+            let sweep = p.get("sweep").and_then(Value::as_array);
+            match sweep {
+                Some(s) if !s.is_empty() => {
+                    for point in s {
+                        let qd = num(point, "/qd");
+                        out.push(Point {
+                            label: match qd {
+                                Some(q) if s.len() > 1 => format!("{name} QD{q}"),
+                                _ => name.to_string(),
+                            },
+                            profile: Some(name),
+                            qd,
+                            v: point,
+                            hist_prefix: qd.map(|q| format!("{name}/qd{q}/")),
+                        });
+                    }
+                }
+                _ => out.push(Point {
+                    label: name.to_string(),
+                    profile: Some(name),
+                    qd: None,
+                    v: p,
+                    hist_prefix: None,
+                }),
+            }
+        }
+        return out;
+    }
+    let sweep = doc.array("/summary/sweep");
+    if !sweep.is_empty() {
+        for point in sweep {
+            let qd = num(point, "/qd");
+            out.push(Point {
+                label: qd.map_or("point".into(), |q| format!("QD{q}")),
+                profile: None,
+                qd,
+                v: point,
+                hist_prefix: qd.map(|q| format!("job/qd{q}/")),
+            });
+        }
+        return out;
+    }
+    if let Some(summary) = doc.v.pointer("/summary") {
+        let qd = doc
+            .v
+            .pointer("/config/queue_depths/0")
+            .and_then(Value::as_f64);
+        out.push(Point {
+            label: doc.describe(),
+            profile: None,
+            qd,
+            v: summary,
+            hist_prefix: qd.map(|q| format!("job/qd{q}/")),
+        });
+    }
+    out
+}
+
+fn points_table(doc: &Doc, pts: &[Point]) -> Table {
+    let mut columns = vec![
+        Column::new("point", "point", Unit::Text),
+        Column::new("iops", "IOPS", Unit::Count),
+        Column::new("bw_bytes", "bandwidth", Unit::BytesPerS),
+        Column::new("read_iops", "read IOPS", Unit::Count),
+        Column::new("write_iops", "write IOPS", Unit::Count),
+    ];
+    columns.extend(lat_columns(""));
+    columns.push(Column::new("read_lat_ns_p99", "read p99", Unit::Ns));
+    columns.push(Column::new("write_lat_ns_p99", "write p99", Unit::Ns));
+    let mut t = Table::new("points", "IOPS and latency per point", columns);
+    let row = |label: String, v: &Value| {
+        let mut r = vec![
+            Cell::Text(label),
+            Cell::Num(num(v, "/iops")),
+            Cell::Num(num(v, "/bw_bytes")),
+            Cell::Num(num(v, "/read/iops")),
+            Cell::Num(num(v, "/write/iops")),
+        ];
+        r.extend(lat_cells(v.get("lat_ns")));
+        r.push(Cell::Num(
+            num(v, "/read/lat_ns/p99").filter(|_| num(v, "/read/ios") != Some(0.0)),
+        ));
+        r.push(Cell::Num(
+            num(v, "/write/lat_ns/p99").filter(|_| num(v, "/write/ios") != Some(0.0)),
+        ));
+        r
+    };
+    for p in pts {
+        t.push(row(p.label.clone(), p.v));
+    }
+    if pts.len() > 1 {
+        if let Some(s) = doc.v.pointer("/summary") {
+            t.push(row("all points".into(), s));
+        }
+    }
+    t
+}
+
+fn run_table(doc: &Doc) -> Table {
+    let mut t = Table::new(
+        "run",
+        "Run",
+        vec![
+            Column::new("figure", "figure", Unit::Text),
+            Column::new("value", "value", Unit::Text),
+        ],
+    );
+    t.push_kv(
+        "iops",
+        "IOPS, all points",
+        doc.num("/summary/iops"),
+        Unit::Count,
+    );
+    t.push_kv(
+        "bw_bytes",
+        "bandwidth",
+        doc.num("/summary/bw_bytes"),
+        Unit::BytesPerS,
+    );
+    t.push_kv(
+        "geomean_iops",
+        "geometric mean of IOPS",
+        doc.num("/summary/geomean_iops"),
+        Unit::Count,
+    );
+    t.push_kv(
+        "read_ios",
+        "reads",
+        doc.num("/summary/read/ios"),
+        Unit::Count,
+    );
+    t.push_kv(
+        "write_ios",
+        "writes",
+        doc.num("/summary/write/ios"),
+        Unit::Count,
+    );
+    t.push_kv(
+        "measured_s",
+        "measured time",
+        doc.num("/summary/measured_s"),
+        Unit::Seconds,
+    );
+    t.push_kv(
+        "ramp_s",
+        "ramp (excluded)",
+        doc.num("/summary/ramp_s"),
+        Unit::Seconds,
+    );
+    t.push_kv(
+        "cpu_jobs_utilisation",
+        "I/O threads busy",
+        doc.num("/summary/cpu/jobs_utilisation"),
+        Unit::Share,
+    );
+    t.push_kv(
+        "ios_per_cpu_s",
+        "I/Os per CPU second of the tool",
+        doc.num("/summary/cpu/ios_per_cpu_s"),
+        Unit::Count,
+    );
+    t
+}
+
+fn profiles_table(doc: &Doc) -> Table {
+    let mut t = Table::new(
+        "profiles",
+        "Access profiles",
+        vec![
+            Column::new("profile", "profile", Unit::Text),
+            Column::new("block_size_bytes", "block size", Unit::Bytes),
+            Column::new("read_pct", "read %", Unit::Number),
+            Column::new("random_pct", "random %", Unit::Number),
+            Column::new("iops", "IOPS", Unit::Count),
+            Column::new("geomean_iops", "geomean IOPS", Unit::Count),
+            Column::new("bw_bytes", "bandwidth", Unit::BytesPerS),
+            Column::new("lat_ns_mean", "mean", Unit::Ns),
+            Column::new("lat_ns_p99", "p99", Unit::Ns),
+        ],
+    );
+    for p in doc.array("/summary/profiles") {
+        t.push(vec![
+            Cell::text(p.get("name").and_then(Value::as_str).unwrap_or("")),
+            Cell::Num(num(p, "/block_size_bytes")),
+            Cell::Num(num(p, "/read_pct")),
+            Cell::Num(num(p, "/random_pct")),
+            Cell::Num(num(p, "/iops")),
+            Cell::Num(num(p, "/geomean_iops")),
+            Cell::Num(num(p, "/bw_bytes")),
+            Cell::Num(num(p, "/lat_ns/mean")),
+            Cell::Num(num(p, "/lat_ns/p99")),
+        ]);
+    }
+    t
+}
+
+/// Queue depths as x ticks: 1, 2, 4 … on a log axis.
+fn qd_axis(qds: &[f64]) -> Axis {
+    let mut ticks: Vec<(f64, String)> = qds.iter().map(|q| (*q, format!("{q}"))).collect();
+    ticks.sort_by(|a, b| a.0.total_cmp(&b.0));
+    ticks.dedup_by(|a, b| a.0 == b.0);
+    Axis::new("queue depth", Scale::Log, |q| format!("QD{q}")).with_ticks(ticks)
+}
+
+pub fn section(doc: &Doc, index: usize, charts: bool) -> Section {
+    let mut s = Section::new(
+        format!("r{}", index + 1),
+        format!("Device: {}", doc.label),
+        doc.label.clone(),
+        "device",
+    );
+    let pts = points(doc);
+    if charts {
+        let mut ids = Ids::new(&s.id);
+        device_charts(&mut s, &mut ids, doc, &pts);
+    }
+    s.table(run_table(doc));
+    s.table(points_table(doc, &pts));
+    s.table(profiles_table(doc));
+    common::warnings(&mut s, doc);
+    common::context(&mut s, &[doc]);
+    s
+}
+
+fn device_charts(s: &mut Section, ids: &mut Ids, doc: &Doc, pts: &[Point]) {
+    let profiles = doc.array("/summary/profiles");
+    let labels: Vec<String> = pts.iter().map(|p| p.label.clone()).collect();
+    // S4's summary figure: the geometric mean of IOPS over the queue depths, per profile.
+    if profiles.len() > 1 {
+        let names: Vec<String> = profiles
+            .iter()
+            .map(|p| {
+                p.get("name")
+                    .and_then(Value::as_str)
+                    .unwrap_or("?")
+                    .to_string()
+            })
+            .collect();
+        let geo: Vec<Option<f64>> = profiles
+            .iter()
+            .map(|p| num(p, "/geomean_iops").or(num(p, "/iops")))
+            .collect();
+        let scale = auto_scale(geo.iter().flatten().copied());
+        let desc = names
+            .iter()
+            .zip(&geo)
+            .map(|(n, g)| format!("{n} {}", crate::fmt::value(*g, Unit::Count)))
+            .collect::<Vec<_>>()
+            .join(", ");
+        s.chart(
+            svg::bars(
+                &ids.next(),
+                "Geometric mean of IOPS per profile",
+                &format!("Geometric mean of IOPS over the queue depths: {desc}."),
+                &names,
+                &[Series::bars("geomean IOPS", geo)],
+                &Axis::new("IOPS (geometric mean)", scale, si),
+                false,
+                None,
+            ),
+            "S4's summary figure: each profile's IOPS averaged geometrically over its queue depths, so every depth counts alike.",
+        );
+    }
+    // The queue-depth sweep: IOPS and latency against the depth, one line per profile.
+    let by_profile = group_by_profile(pts);
+    let swept = by_profile.iter().any(|(_, p)| p.len() > 1);
+    if swept {
+        let qds: Vec<f64> = pts.iter().filter_map(|p| p.qd).collect();
+        let iops: Vec<Series> = by_profile
+            .iter()
+            .map(|(name, p)| {
+                Series::line(
+                    name.clone(),
+                    p.iter()
+                        .filter_map(|pt| Some((pt.qd?, num(pt.v, "/iops")?)))
+                        .collect(),
+                )
+            })
+            .collect();
+        let scale = auto_scale(iops.iter().flat_map(|s| s.points.iter().map(|p| p.1)));
+        let geomean = doc
+            .num("/summary/geomean_iops")
+            .filter(|_| profiles.is_empty());
+        let reference = geomean.map(|g| Reference {
+            value: g,
+            label: format!("geometric mean {}", crate::fmt::value(Some(g), Unit::Count)),
+        });
+        s.chart(
+            svg::lines(
+                &ids.next(),
+                "IOPS by queue depth",
+                &format!("IOPS at each queue depth{}.", point_desc(pts, "/iops", Unit::Count)),
+                &iops,
+                &qd_axis(&qds),
+                &Axis::new("IOPS", scale, si),
+                reference.as_ref(),
+            ),
+            "The queue-depth sweep: how IOPS grow with the I/Os kept in flight until the device saturates.",
+        );
+        let mut lat = Vec::new();
+        for (name, p) in &by_profile {
+            for (field, what) in [("mean", "mean"), ("p99", "p99")] {
+                let label = if by_profile.len() > 1 {
+                    format!("{name} {what}")
+                } else {
+                    what.to_string()
+                };
+                lat.push(Series::line(
+                    label,
+                    p.iter()
+                        .filter_map(|pt| Some((pt.qd?, num(pt.v, &format!("/lat_ns/{field}"))?)))
+                        .collect(),
+                ));
+            }
+        }
+        s.chart(
+            svg::lines(
+                &ids.next(),
+                "Latency by queue depth",
+                &format!(
+                    "Mean and p99 latency at each queue depth{}.",
+                    point_desc(pts, "/lat_ns/p99", Unit::Ns)
+                ),
+                &lat,
+                &qd_axis(&qds),
+                &Axis::new("latency", Scale::Log, ns_short),
+                None,
+            ),
+            "Latency rises with queue depth once the device is saturated (Little's law: depth = IOPS × latency).",
+        );
+    }
+    // IOPS per point, split into reads and writes.
+    if pts.len() > 1
+        || pts
+            .iter()
+            .any(|p| num(p.v, "/write/iops").unwrap_or(0.0) > 0.0)
+    {
+        let reads: Vec<Option<f64>> = pts.iter().map(|p| num(p.v, "/read/iops")).collect();
+        let writes: Vec<Option<f64>> = pts.iter().map(|p| num(p.v, "/write/iops")).collect();
+        s.chart(
+            svg::bars(
+                &ids.next(),
+                "IOPS per point, reads and writes",
+                &format!(
+                    "Read and write IOPS per point{}.",
+                    point_desc(pts, "/iops", Unit::Count)
+                ),
+                &labels,
+                &[Series::bars("read", reads), Series::bars("write", writes)],
+                &Axis::new("IOPS", Scale::Linear, si),
+                true,
+                None,
+            ),
+            "Each bar is one point's IOPS; the colours split it into reads and writes.",
+        );
+    }
+    // Latency percentiles per point.
+    let lat_series: Vec<Series> = [("p50", "p50"), ("p99", "p99"), ("p999", "p99.9")]
+        .iter()
+        .map(|(f, l)| {
+            Series::bars(
+                *l,
+                pts.iter()
+                    .map(|p| num(p.v, &format!("/lat_ns/{f}")))
+                    .collect(),
+            )
+        })
+        .collect();
+    s.chart(
+        svg::bars(
+            &ids.next(),
+            "Latency per point",
+            &format!(
+                "p50, p99 and p99.9 latency per point{}.",
+                point_desc(pts, "/lat_ns/p99", Unit::Ns)
+            ),
+            &labels,
+            &lat_series,
+            &Axis::new("latency", Scale::Log, ns_short),
+            false,
+            None,
+        ),
+        "Median, p99 and p99.9 latency of each point, on a logarithmic axis.",
+    );
+    // Percentile curves: reads and writes over the whole run, and each point when there are a few.
+    let mut curves = Vec::new();
+    for name in ["read", "write"] {
+        if let Some(h) = doc.histogram(name) {
+            curves.push((format!("{name}s"), h));
+        }
+    }
+    let id = ids.next();
+    s.chart(
+        common::percentile_chart(&id, "Latency percentiles, reads and writes", &curves),
+        common::PERCENTILE_CAPTION,
+    );
+    if pts.len() > 1 && pts.len() <= 12 {
+        let curves: Vec<_> = pts
+            .iter()
+            .filter_map(|p| {
+                let prefix = p.hist_prefix.as_ref()?;
+                let h =
+                    doc.histogram_sum(&[&format!("{prefix}read"), &format!("{prefix}write")])?;
+                Some((p.label.clone(), h))
+            })
+            .collect();
+        let id = ids.next();
+        s.chart(
+            common::percentile_chart(&id, "Latency percentiles per point", &curves),
+            "One curve per point, reads and writes together. ".to_string()
+                + common::PERCENTILE_CAPTION,
+        );
+    }
+    common::interval_charts(s, ids, doc);
+}
+
+fn group_by_profile<'a, 'b>(pts: &'b [Point<'a>]) -> Vec<(String, Vec<&'b Point<'a>>)> {
+    let mut out: Vec<(String, Vec<&Point>)> = Vec::new();
+    for p in pts {
+        let name = p.profile.unwrap_or("IOPS").to_string();
+        match out.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, v)) => v.push(p),
+            None => out.push((name, vec![p])),
+        }
+    }
+    out
+}
+
+/// `: QD1 8,449, QD2 14,995 …` for a chart's description (the first dozen points).
+fn point_desc(pts: &[Point], pointer: &str, unit: Unit) -> String {
+    let items: Vec<String> = pts
+        .iter()
+        .take(12)
+        .map(|p| format!("{} {}", p.label, crate::fmt::value(num(p.v, pointer), unit)))
+        .collect();
+    if items.is_empty() {
+        String::new()
+    } else {
+        format!(
+            ": {}{}",
+            items.join(", "),
+            if pts.len() > 12 { " …" } else { "" }
+        )
+    }
+}
+
+/// Several device results side by side, with ratios against the first.
+pub fn comparison(docs: &[&Doc], charts: bool) -> Section {
+    let mut s = Section::new(
+        "cmp-device".into(),
+        format!("Comparison of {} device results", docs.len()),
+        "comparison".into(),
+        "device",
+    );
+    let base = docs[0];
+    let mut t = Table::new(
+        "comparison",
+        &format!("Side by side (ratios against {})", base.label),
+        vec![
+            Column::new("result", "result", Unit::Text),
+            Column::new("iops", "IOPS", Unit::Count),
+            Column::new("iops_ratio", "IOPS ×", Unit::Ratio),
+            Column::new("geomean_iops", "geomean IOPS", Unit::Count),
+            Column::new("geomean_iops_ratio", "geomean ×", Unit::Ratio),
+            Column::new("bw_bytes", "bandwidth", Unit::BytesPerS),
+            Column::new("lat_ns_mean", "mean latency", Unit::Ns),
+            Column::new("lat_ns_mean_ratio", "mean ×", Unit::Ratio),
+            Column::new("lat_ns_p99", "p99", Unit::Ns),
+            Column::new("lat_ns_p99_ratio", "p99 ×", Unit::Ratio),
+        ],
+    );
+    for d in docs {
+        let f = |p: &str| d.num(p);
+        let b = |p: &str| base.num(p);
+        t.push(vec![
+            Cell::Text(d.label.clone()),
+            Cell::Num(f("/summary/iops")),
+            Cell::Num(ratio(f("/summary/iops"), b("/summary/iops"))),
+            Cell::Num(f("/summary/geomean_iops")),
+            Cell::Num(ratio(
+                f("/summary/geomean_iops"),
+                b("/summary/geomean_iops"),
+            )),
+            Cell::Num(f("/summary/bw_bytes")),
+            Cell::Num(f("/summary/lat_ns/mean")),
+            Cell::Num(ratio(f("/summary/lat_ns/mean"), b("/summary/lat_ns/mean"))),
+            Cell::Num(f("/summary/lat_ns/p99")),
+            Cell::Num(ratio(f("/summary/lat_ns/p99"), b("/summary/lat_ns/p99"))),
+        ]);
+    }
+    // Points that several results share (same profile and depth) are compared one by one.
+    let all_points: Vec<Vec<Point>> = docs.iter().map(|d| points(d)).collect();
+    let mut shared: Vec<String> = Vec::new();
+    for pts in &all_points {
+        for p in pts {
+            if !shared.contains(&p.label) {
+                shared.push(p.label.clone());
+            }
+        }
+    }
+    let common_points = shared
+        .iter()
+        .filter(|l| {
+            all_points
+                .iter()
+                .filter(|pts| pts.iter().any(|p| &p.label == *l))
+                .count()
+                > 1
+        })
+        .count();
+    if charts {
+        let mut ids = Ids::new(&s.id);
+        let labels: Vec<String> = docs.iter().map(|d| d.label.clone()).collect();
+        if common_points > 0 && shared.len() <= 40 {
+            let series: Vec<Series> = docs
+                .iter()
+                .zip(&all_points)
+                .map(|(d, pts)| {
+                    Series::bars(
+                        d.label.clone(),
+                        shared
+                            .iter()
+                            .map(|l| {
+                                pts.iter()
+                                    .find(|p| &p.label == l)
+                                    .and_then(|p| num(p.v, "/iops"))
+                            })
+                            .collect(),
+                    )
+                })
+                .collect();
+            let scale = auto_scale(
+                series
+                    .iter()
+                    .flat_map(|s| s.values.iter().flatten().copied()),
+            );
+            s.chart(
+                svg::bars(
+                    &ids.next(),
+                    "IOPS per point and result",
+                    "IOPS of each point, one bar per result.",
+                    &shared,
+                    &series,
+                    &Axis::new("IOPS", scale, si),
+                    false,
+                    None,
+                ),
+                "Each group is one point; each colour one result.",
+            );
+        } else {
+            let iops: Vec<Option<f64>> = docs.iter().map(|d| d.num("/summary/iops")).collect();
+            s.chart(
+                svg::bars(
+                    &ids.next(),
+                    "IOPS per result",
+                    "IOPS of each result over all its points.",
+                    &labels,
+                    &[Series::bars("IOPS", iops)],
+                    &Axis::new("IOPS", Scale::Linear, si),
+                    false,
+                    None,
+                ),
+                "IOPS of each result over all its points.",
+            );
+        }
+        // Sweeps of one profile each overlay well: IOPS by queue depth, one line per result.
+        let sweeps: Vec<Series> = docs
+            .iter()
+            .zip(&all_points)
+            .filter(|(_, pts)| pts.len() > 1 && pts.iter().all(|p| p.profile.is_none()))
+            .map(|(d, pts)| {
+                Series::line(
+                    d.label.clone(),
+                    pts.iter()
+                        .filter_map(|p| Some((p.qd?, num(p.v, "/iops")?)))
+                        .collect(),
+                )
+            })
+            .collect();
+        if sweeps.len() > 1 {
+            let qds: Vec<f64> = sweeps
+                .iter()
+                .flat_map(|s| s.points.iter().map(|p| p.0))
+                .collect();
+            let scale = auto_scale(sweeps.iter().flat_map(|s| s.points.iter().map(|p| p.1)));
+            s.chart(
+                svg::lines(
+                    &ids.next(),
+                    "IOPS by queue depth per result",
+                    "IOPS at each queue depth, one line per result.",
+                    &sweeps,
+                    &qd_axis(&qds),
+                    &Axis::new("IOPS", scale, si),
+                    None,
+                ),
+                "The queue-depth sweeps of the results, overlaid.",
+            );
+        }
+        let curves: Vec<_> = docs
+            .iter()
+            .filter_map(|d| Some((d.label.clone(), d.histogram_sum(&["read", "write"])?)))
+            .collect();
+        let id = ids.next();
+        s.chart(
+            common::percentile_chart(&id, "Latency percentiles per result", &curves),
+            "All I/Os of each result. ".to_string() + common::PERCENTILE_CAPTION,
+        );
+    }
+    s.table(t);
+    common::context(&mut s, docs);
+    s
+}

@@ -1,0 +1,278 @@
+//! A saved result as the reports see it: the raw JSON plus a label and its kind. Every field is read
+//! through `Option`, because results of other kinds and of older or newer versions may lack any of
+//! them; a missing figure is shown as "—", never invented.
+
+use oltplab_metrics::schema::SCHEMA;
+use oltplab_metrics::LatencyHistogram;
+use serde_json::Value;
+
+use crate::ReportError;
+
+/// The kinds of result DESIGN.md defines. A `merge` result carries the kind it merged.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Kind {
+    Device,
+    Run,
+    Replay,
+    Study,
+}
+
+impl Kind {
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Device => "device",
+            Kind::Run => "run",
+            Kind::Replay => "replay",
+            Kind::Study => "study",
+        }
+    }
+
+    fn parse(text: &str) -> Option<Kind> {
+        Some(match text {
+            "device" => Kind::Device,
+            "run" => Kind::Run,
+            "replay" => Kind::Replay,
+            "study" => Kind::Study,
+            _ => return None,
+        })
+    }
+}
+
+/// Checks that `result` is an oltplab result this version can read, and returns its kind (for a
+/// `merge` result, the kind that was merged).
+pub fn validate(result: &Value) -> Result<Kind, String> {
+    let Some(obj) = result.as_object() else {
+        return Err("is not an oltplab result: the JSON is not an object".into());
+    };
+    match obj.get("schema").and_then(Value::as_str) {
+        Some(SCHEMA) => {}
+        Some(other) if other.starts_with("oltplab.result/") => {
+            return Err(format!(
+                "has schema {other}, which this oltplab cannot read (it reads {SCHEMA}): use the oltplab version that wrote it"
+            ))
+        }
+        _ => {
+            return Err(format!(
+                "is not an oltplab result: it has no \"schema\": \"{SCHEMA}\" field"
+            ))
+        }
+    }
+    let kind = obj.get("kind").and_then(Value::as_str).unwrap_or("");
+    if kind == "merge" {
+        let merged = merged_kind(result).unwrap_or("");
+        return Kind::parse(merged).ok_or_else(|| {
+            format!("is a merge result without a known config.merged_kind ('{merged}')")
+        });
+    }
+    Kind::parse(kind).ok_or_else(|| {
+        format!(
+            "has kind '{kind}', which reports do not know (device, run, replay, study or merge)"
+        )
+    })
+}
+
+pub fn merged_kind(result: &Value) -> Option<&str> {
+    result
+        .pointer("/config/merged_kind")
+        .and_then(Value::as_str)
+}
+
+pub struct Doc<'a> {
+    pub v: &'a Value,
+    pub kind: Kind,
+    /// A short name for tables and legends, e.g. `#2 oltp-db QD1…4`.
+    pub label: String,
+}
+
+impl<'a> Doc<'a> {
+    pub fn new(v: &'a Value, kind: Kind, label: String) -> Self {
+        Self { v, kind, label }
+    }
+
+    pub fn num(&self, pointer: &str) -> Option<f64> {
+        num(self.v, pointer)
+    }
+
+    pub fn str(&self, pointer: &str) -> Option<&'a str> {
+        self.v.pointer(pointer).and_then(Value::as_str)
+    }
+
+    pub fn array(&self, pointer: &str) -> &'a [Value] {
+        self.v
+            .pointer(pointer)
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
+    }
+
+    pub fn is_merge(&self) -> bool {
+        self.str("/kind") == Some("merge")
+    }
+
+    /// The decoded histogram `name`, if present and readable.
+    pub fn histogram(&self, name: &str) -> Option<LatencyHistogram> {
+        let text = self.v.pointer("/histograms")?.get(name)?.as_str()?;
+        LatencyHistogram::from_base64(text)
+            .ok()
+            .filter(|h| h.count() > 0)
+    }
+
+    pub fn histogram_names(&self) -> Vec<&'a str> {
+        self.v
+            .pointer("/histograms")
+            .and_then(Value::as_object)
+            .map(|m| m.keys().map(String::as_str).collect())
+            .unwrap_or_default()
+    }
+
+    /// The sum of several histograms (e.g. reads and writes), if any of them is present.
+    pub fn histogram_sum(&self, names: &[&str]) -> Option<LatencyHistogram> {
+        let mut out: Option<LatencyHistogram> = None;
+        for name in names {
+            if let Some(h) = self.histogram(name) {
+                match out.as_mut() {
+                    Some(o) => o.add(&h),
+                    None => out = Some(h),
+                }
+            }
+        }
+        out
+    }
+
+    pub fn warnings(&self) -> Vec<(String, String)> {
+        self.array("/warnings")
+            .iter()
+            .map(|w| {
+                (
+                    w.get("kind")
+                        .and_then(Value::as_str)
+                        .unwrap_or("warning")
+                        .to_string(),
+                    w.get("message")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_string(),
+                )
+            })
+            .collect()
+    }
+
+    /// A description of what was measured, from the config, for headings.
+    pub fn describe(&self) -> String {
+        match self.kind {
+            Kind::Device => describe_device(self.v),
+            Kind::Run => {
+                let workload = self
+                    .str("/config/workload")
+                    .or(self.str("/summary/workload"))
+                    .unwrap_or("workload");
+                let mut parts = vec![workload.to_string()];
+                if let Some(e) = self.str("/config/engine").or(self.str("/config/db_engine")) {
+                    parts.push(format!("on {e}"));
+                }
+                if let Some(w) = self.num("/config/warehouses") {
+                    parts.push(format!("{w} warehouses"));
+                }
+                if let Some(t) = self.num("/config/terminals") {
+                    parts.push(format!("{t} terminals"));
+                }
+                if let Some(d) = self.str("/config/emulate") {
+                    parts.push(format!("emulating {d}"));
+                }
+                parts.join(", ")
+            }
+            Kind::Replay => {
+                let mut text = "trace replay".to_string();
+                if let Some(f) = self.str("/config/trace").or(self.str("/config/file")) {
+                    text.push_str(&format!(" of {f}"));
+                }
+                if let Some(d) = self.str("/config/emulate") {
+                    text.push_str(&format!(" emulating {d}"));
+                }
+                text
+            }
+            Kind::Study => {
+                let scenario = self
+                    .str("/config/scenario")
+                    .or(self.str("/summary/scenario"))
+                    .unwrap_or("S1");
+                let n = self.array("/summary/devices").len();
+                format!(
+                    "study {scenario}, {n} device{}",
+                    if n == 1 { "" } else { "s" }
+                )
+            }
+        }
+    }
+}
+
+pub fn num(v: &Value, pointer: &str) -> Option<f64> {
+    v.pointer(pointer)
+        .and_then(Value::as_f64)
+        .filter(|f| f.is_finite())
+}
+
+fn describe_device(v: &Value) -> String {
+    let workloads = v
+        .pointer("/config/workloads")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let names: Vec<String> = workloads
+        .iter()
+        .map(|w| {
+            if let Some(name) = w.get("name").and_then(Value::as_str) {
+                return name.to_string();
+            }
+            let rw = w.get("rw").and_then(Value::as_str).unwrap_or("io");
+            let bs = w
+                .get("block_size_bytes")
+                .and_then(Value::as_u64)
+                .map(oltplab_core::units::format_size_short)
+                .unwrap_or_default();
+            format!("{rw} {bs}").trim().to_string()
+        })
+        .collect();
+    let mut text = if names.is_empty() {
+        "device".to_string()
+    } else if names.len() > 3 {
+        format!("{} profiles", names.len())
+    } else {
+        names.join(", ")
+    };
+    let qds: Vec<u64> = v
+        .pointer("/config/queue_depths")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_u64).collect())
+        .unwrap_or_default();
+    match qds.as_slice() {
+        [] => {}
+        [one] => text.push_str(&format!(" QD{one}")),
+        [first, .., last] => text.push_str(&format!(" QD{first}…{last}")),
+    }
+    if let Some(e) = v.pointer("/config/emulate").and_then(Value::as_str) {
+        text.push_str(&format!(" emulating {e}"));
+    }
+    text
+}
+
+/// Checks every result, and gives each a label: the caller's, or `#N` and what it measured.
+pub fn docs<'a>(results: &'a [Value], labels: &[String]) -> Result<Vec<Doc<'a>>, ReportError> {
+    if results.is_empty() {
+        return Err(ReportError::NoResults);
+    }
+    results
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            let kind = validate(v).map_err(|reason| ReportError::Invalid { index: i, reason })?;
+            let mut doc = Doc::new(v, kind, String::new());
+            doc.label = match labels.get(i) {
+                Some(l) => l.clone(),
+                None if results.len() == 1 => doc.describe(),
+                None => format!("#{} {}", i + 1, doc.describe()),
+            };
+            Ok(doc)
+        })
+        .collect()
+}

@@ -1,0 +1,586 @@
+//! `run` results (TPC-C and orders): throughput over time, per-transaction-type latency percentiles,
+//! CPU and device IOPS, errors and retries, and an orders connection sweep.
+
+use serde_json::Value;
+
+use crate::common::{self, auto_scale, lat_cells, lat_columns, ratio, Ids};
+use crate::doc::{num, Doc};
+use crate::fmt::{ns_short, si, Unit};
+use crate::model::{Cell, Column, Section, Table};
+use crate::svg::{self, Axis, Scale, Series};
+
+/// TPC-C's transaction types in the specification's order; others follow alphabetically.
+const TX_ORDER: [&str; 5] = [
+    "new_order",
+    "payment",
+    "order_status",
+    "delivery",
+    "stock_level",
+];
+
+pub fn tx_names<'a>(doc: &Doc<'a>) -> Vec<&'a str> {
+    let Some(tx) = doc.v.pointer("/summary/tx").and_then(Value::as_object) else {
+        return Vec::new();
+    };
+    let mut names: Vec<&str> = TX_ORDER
+        .iter()
+        .filter(|n| tx.contains_key(**n))
+        .map(|n| tx.get_key_value(*n).expect("present").0.as_str())
+        .collect();
+    let mut rest: Vec<&str> = tx
+        .keys()
+        .map(String::as_str)
+        .filter(|k| !TX_ORDER.contains(k))
+        .collect();
+    rest.sort_unstable();
+    names.extend(rest);
+    names
+}
+
+fn summary_table(doc: &Doc) -> Table {
+    let mut t = Table::new(
+        "summary",
+        "Summary",
+        vec![
+            Column::new("figure", "figure", Unit::Text),
+            Column::new("value", "value", Unit::Text),
+        ],
+    );
+    let rows: [(&str, &str, &str, Unit); 16] = [
+        (
+            "tpmc",
+            "tpmC (New-Orders per minute)",
+            "/summary/tpmc",
+            Unit::Number,
+        ),
+        (
+            "tpm_total",
+            "transactions per minute",
+            "/summary/tpm_total",
+            Unit::Number,
+        ),
+        (
+            "tps",
+            "transactions per second",
+            "/summary/tps",
+            Unit::Number,
+        ),
+        (
+            "efficiency",
+            "efficiency (of the 12.86 tpmC per warehouse ceiling)",
+            "/summary/efficiency",
+            Unit::Share,
+        ),
+        (
+            "elapsed_s",
+            "measured time",
+            "/summary/elapsed_s",
+            Unit::Seconds,
+        ),
+        ("io_iops", "device IOPS", "/summary/io/iops", Unit::Count),
+        ("io_reads", "reads", "/summary/io/reads", Unit::Count),
+        ("io_writes", "writes", "/summary/io/writes", Unit::Count),
+        ("io_syncs", "syncs", "/summary/io/syncs", Unit::Count),
+        (
+            "io_read_bytes",
+            "read",
+            "/summary/io/read_bytes",
+            Unit::Bytes,
+        ),
+        (
+            "io_written_bytes",
+            "written",
+            "/summary/io/written_bytes",
+            Unit::Bytes,
+        ),
+        (
+            "cpu_db_user_s",
+            "database CPU, user",
+            "/summary/cpu/db_user_s",
+            Unit::Seconds,
+        ),
+        (
+            "cpu_db_sys_s",
+            "database CPU, system",
+            "/summary/cpu/db_sys_s",
+            Unit::Seconds,
+        ),
+        (
+            "cpu_driver_user_s",
+            "driver CPU, user",
+            "/summary/cpu/driver_user_s",
+            Unit::Seconds,
+        ),
+        (
+            "cpu_driver_sys_s",
+            "driver CPU, system",
+            "/summary/cpu/driver_sys_s",
+            Unit::Seconds,
+        ),
+        (
+            "cpu_utilisation",
+            "CPU utilisation",
+            "/summary/cpu/utilisation",
+            Unit::Share,
+        ),
+    ];
+    for (key, label, ptr, unit) in rows {
+        if doc.v.pointer(ptr).is_some() {
+            t.push_kv(key, label, doc.num(ptr), unit);
+        }
+    }
+    // Throughput figures are the point of a run: show them as missing rather than leave them out.
+    for (key, label, ptr) in [
+        ("tpmc", "tpmC", "/summary/tpmc"),
+        ("tps", "transactions per second", "/summary/tps"),
+    ] {
+        let wanted = if key == "tpmc" {
+            is_tpcc(doc)
+        } else {
+            !is_tpcc(doc)
+        };
+        if wanted && doc.v.pointer(ptr).is_none() {
+            t.push_kv(key, label, None, Unit::Number);
+        }
+    }
+    if let Some(waits) = doc
+        .v
+        .pointer("/summary/waits_per_s")
+        .and_then(Value::as_object)
+    {
+        for (k, v) in waits {
+            t.push_kv(
+                &format!("waits_per_s_{k}"),
+                &format!("{k} waits per second"),
+                v.as_f64(),
+                Unit::Number,
+            );
+        }
+    }
+    t
+}
+
+pub fn is_tpcc(doc: &Doc) -> bool {
+    doc.v.pointer("/summary/tpmc").is_some()
+        || doc.v.pointer("/summary/tx").is_some()
+        || doc.str("/config/workload") == Some("tpcc")
+}
+
+fn tx_table(doc: &Doc) -> Table {
+    let mut columns = vec![
+        Column::new("tx", "transaction", Unit::Text),
+        Column::new("count", "count", Unit::Count),
+        Column::new("errors", "errors", Unit::Count),
+        Column::new("rollbacks", "rollbacks", Unit::Count),
+        Column::new("retries", "retries", Unit::Count),
+    ];
+    columns.extend(lat_columns(""));
+    let mut t = Table::new("tx", "Transactions", columns);
+    for name in tx_names(doc) {
+        let v = &doc.v["summary"]["tx"][name];
+        let mut row = vec![
+            Cell::text(name),
+            Cell::Num(num(v, "/count")),
+            Cell::Num(num(v, "/errors")),
+            Cell::Num(num(v, "/rollbacks")),
+            Cell::Num(num(v, "/retries")),
+        ];
+        row.extend(lat_cells(v.get("lat_ns")));
+        t.push(row);
+    }
+    t
+}
+
+fn sweep_table(doc: &Doc) -> Table {
+    let sweep = doc.array("/summary/sweep");
+    let mut wait_kinds: Vec<String> = sweep
+        .iter()
+        .filter_map(|p| p.get("waits_per_s").and_then(Value::as_object))
+        .flat_map(|m| m.keys().cloned())
+        .collect();
+    wait_kinds.sort();
+    wait_kinds.dedup();
+    let mut columns = vec![
+        Column::new("connections", "connections", Unit::Text),
+        Column::new("tps", "transactions/s", Unit::Number),
+        Column::new("elapsed_s", "elapsed", Unit::Seconds),
+    ];
+    for k in &wait_kinds {
+        columns.push(Column::new(
+            &format!("waits_per_s_{k}"),
+            &format!("{k} waits/s"),
+            Unit::Number,
+        ));
+    }
+    let mut t = Table::new("sweep", "Connection sweep", columns);
+    for p in sweep {
+        let mut row = vec![
+            Cell::Text(num(p, "/connections").map_or(String::new(), |c| format!("{c}"))),
+            Cell::Num(num(p, "/tps")),
+            Cell::Num(num(p, "/elapsed_s")),
+        ];
+        for k in &wait_kinds {
+            row.push(Cell::Num(num(p, &format!("/waits_per_s/{k}"))));
+        }
+        t.push(row);
+    }
+    t
+}
+
+pub fn section(doc: &Doc, index: usize, charts: bool) -> Section {
+    let mut s = Section::new(
+        format!("r{}", index + 1),
+        format!("Run: {}", doc.label),
+        doc.label.clone(),
+        "run",
+    );
+    if charts {
+        let mut ids = Ids::new(&s.id);
+        run_charts(&mut s, &mut ids, doc);
+    }
+    s.table(summary_table(doc));
+    s.table(tx_table(doc));
+    s.table(sweep_table(doc));
+    common::warnings(&mut s, doc);
+    common::context(&mut s, &[doc]);
+    s
+}
+
+/// Histograms to draw as percentile curves: the transaction types' (top-level names).
+fn curve_histograms(doc: &Doc) -> Vec<(String, oltplab_metrics::LatencyHistogram)> {
+    let mut names: Vec<&str> = doc
+        .histogram_names()
+        .into_iter()
+        .filter(|n| !n.contains('/'))
+        .collect();
+    let order = |n: &str| {
+        TX_ORDER
+            .iter()
+            .position(|t| *t == n)
+            .unwrap_or(TX_ORDER.len())
+    };
+    names.sort_by_key(|n| (order(n), n.to_string()));
+    names
+        .into_iter()
+        .filter_map(|n| Some((n.to_string(), doc.histogram(n)?)))
+        .collect()
+}
+
+fn run_charts(s: &mut Section, ids: &mut Ids, doc: &Doc) {
+    common::interval_charts(s, ids, doc);
+    let names = tx_names(doc);
+    let cats: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+    let lat: Vec<Series> = [
+        ("p50", "p50"),
+        ("p90", "p90"),
+        ("p99", "p99"),
+        ("p999", "p99.9"),
+    ]
+    .iter()
+    .map(|(f, l)| {
+        Series::bars(
+            *l,
+            names
+                .iter()
+                .map(|n| num(&doc.v["summary"]["tx"][*n], &format!("/lat_ns/{f}")))
+                .collect(),
+        )
+    })
+    .collect();
+    s.chart(
+        svg::bars(
+            &ids.next(),
+            "Latency per transaction type",
+            &format!(
+                "p50, p90, p99 and p99.9 latency per transaction type: {}.",
+                names
+                    .iter()
+                    .map(|n| format!(
+                        "{n} p99 {}",
+                        crate::fmt::value(
+                            num(&doc.v["summary"]["tx"][*n], "/lat_ns/p99"),
+                            Unit::Ns
+                        )
+                    ))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            &cats,
+            &lat,
+            &Axis::new("latency", Scale::Log, ns_short),
+            false,
+            None,
+        ),
+        "Response time of each transaction type, from the driver's view, on a logarithmic axis.",
+    );
+    let id = ids.next();
+    s.chart(
+        common::percentile_chart(
+            &id,
+            "Latency percentiles per transaction type",
+            &curve_histograms(doc),
+        ),
+        common::PERCENTILE_CAPTION,
+    );
+    // Errors, rollbacks and retries per type: only when there were any.
+    let failures: Vec<Series> = ["errors", "rollbacks", "retries"]
+        .iter()
+        .map(|f| {
+            Series::bars(
+                *f,
+                names
+                    .iter()
+                    .map(|n| num(&doc.v["summary"]["tx"][*n], &format!("/{f}")))
+                    .collect(),
+            )
+        })
+        .collect();
+    if failures
+        .iter()
+        .any(|s| s.values.iter().flatten().any(|v| *v > 0.0))
+    {
+        s.chart(
+            svg::bars(
+                &ids.next(),
+                "Errors, rollbacks and retries per transaction type",
+                "Count of errors, rollbacks (TPC-C's 1 % of New-Orders roll back by design) and retries per type.",
+                &cats,
+                &failures,
+                &Axis::new("count", Scale::Linear, si),
+                false,
+                None,
+            ),
+            "TPC-C rolls back about 1 % of New-Orders on purpose; errors and retries come from the database (deadlocks, serialisation failures, busy).",
+        );
+    }
+    // Orders: waits per second by kind.
+    if let Some(waits) = doc
+        .v
+        .pointer("/summary/waits_per_s")
+        .and_then(Value::as_object)
+    {
+        let kinds: Vec<String> = waits.keys().cloned().collect();
+        let vals: Vec<Option<f64>> = waits.values().map(Value::as_f64).collect();
+        s.chart(
+            svg::bars(
+                &ids.next(),
+                "Waits per second by kind",
+                "Waits per second of each kind during the run.",
+                &kinds,
+                &[Series::bars("waits per second", vals)],
+                &Axis::new("waits per second", Scale::Linear, si),
+                false,
+                None,
+            ),
+            "What the transactions waited for (S5's latch waits per second).",
+        );
+    }
+    // Orders: the connection sweep.
+    let sweep = doc.array("/summary/sweep");
+    if sweep.len() > 1 {
+        let points: Vec<(f64, f64)> = sweep
+            .iter()
+            .filter_map(|p| Some((num(p, "/connections")?, num(p, "/tps")?)))
+            .collect();
+        let xs: Vec<f64> = points.iter().map(|p| p.0).collect();
+        let x_scale = auto_scale(xs.iter().copied());
+        s.chart(
+            svg::lines(
+                &ids.next(),
+                "Throughput by connections",
+                "Transactions per second at each number of concurrent connections.",
+                &[Series::line("transactions/s", points)],
+                &Axis::new("connections", x_scale, si),
+                &Axis::new("transactions per second", Scale::Linear, si),
+                None,
+            ),
+            "S5's figure: throughput as the number of concurrent connections grows.",
+        );
+        let mut kinds: Vec<String> = sweep
+            .iter()
+            .filter_map(|p| p.get("waits_per_s").and_then(Value::as_object))
+            .flat_map(|m| m.keys().cloned())
+            .collect();
+        kinds.sort();
+        kinds.dedup();
+        let waits: Vec<Series> = kinds
+            .iter()
+            .map(|k| {
+                Series::line(
+                    k.clone(),
+                    sweep
+                        .iter()
+                        .filter_map(|p| {
+                            Some((
+                                num(p, "/connections")?,
+                                num(p, &format!("/waits_per_s/{k}"))?,
+                            ))
+                        })
+                        .collect(),
+                )
+            })
+            .collect();
+        s.chart(
+            svg::lines(
+                &ids.next(),
+                "Waits by connections",
+                "Waits per second of each kind at each number of connections.",
+                &waits,
+                &Axis::new("connections", x_scale, si),
+                &Axis::new("waits per second", Scale::Linear, si),
+                None,
+            ),
+            "Where contention sets in as connections are added.",
+        );
+    }
+}
+
+/// The headline throughput: tpmC for TPC-C, transactions per second otherwise.
+fn headline(doc: &Doc) -> Option<f64> {
+    doc.num("/summary/tpmc").or(doc.num("/summary/tps"))
+}
+
+pub fn comparison(docs: &[&Doc], charts: bool) -> Section {
+    let mut s = Section::new(
+        "cmp-run".into(),
+        format!("Comparison of {} runs", docs.len()),
+        "comparison".into(),
+        "run",
+    );
+    let base = docs[0];
+    let mut t = Table::new(
+        "comparison",
+        &format!("Side by side (ratios against {})", base.label),
+        vec![
+            Column::new("result", "result", Unit::Text),
+            Column::new("tpmc", "tpmC", Unit::Number),
+            Column::new("tpmc_ratio", "tpmC ×", Unit::Ratio),
+            Column::new("tps", "tx/s", Unit::Number),
+            Column::new("tps_ratio", "tx/s ×", Unit::Ratio),
+            Column::new("efficiency", "efficiency", Unit::Share),
+            Column::new("new_order_lat_ns_p99", "New-Order p99", Unit::Ns),
+            Column::new("new_order_lat_ns_p99_ratio", "p99 ×", Unit::Ratio),
+            Column::new("io_iops", "device IOPS", Unit::Count),
+            Column::new("io_iops_ratio", "IOPS ×", Unit::Ratio),
+            Column::new("cpu_utilisation", "CPU", Unit::Share),
+        ],
+    );
+    for d in docs {
+        let f = |p: &str| d.num(p);
+        let b = |p: &str| base.num(p);
+        let p99 = "/summary/tx/new_order/lat_ns/p99";
+        t.push(vec![
+            Cell::Text(d.label.clone()),
+            Cell::Num(f("/summary/tpmc")),
+            Cell::Num(ratio(f("/summary/tpmc"), b("/summary/tpmc"))),
+            Cell::Num(f("/summary/tps")),
+            Cell::Num(ratio(f("/summary/tps"), b("/summary/tps"))),
+            Cell::Num(f("/summary/efficiency")),
+            Cell::Num(f(p99)),
+            Cell::Num(ratio(f(p99), b(p99))),
+            Cell::Num(f("/summary/io/iops")),
+            Cell::Num(ratio(f("/summary/io/iops"), b("/summary/io/iops"))),
+            Cell::Num(f("/summary/cpu/utilisation")),
+        ]);
+    }
+    if charts {
+        let mut ids = Ids::new(&s.id);
+        let labels: Vec<String> = docs.iter().map(|d| d.label.clone()).collect();
+        let tpcc = docs.iter().all(|d| is_tpcc(d));
+        let (what, unit_label) = if tpcc {
+            ("tpmC", "tpmC")
+        } else {
+            ("Throughput", "transactions per second")
+        };
+        s.chart(
+            svg::bars(
+                &ids.next(),
+                &format!("{what} per result"),
+                &format!(
+                    "{what} of each run: {}.",
+                    docs.iter()
+                        .map(|d| format!(
+                            "{} {}",
+                            d.label,
+                            crate::fmt::value(headline(d), Unit::Number)
+                        ))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                &labels,
+                &[Series::bars(
+                    unit_label,
+                    docs.iter().map(|d| headline(d)).collect(),
+                )],
+                &Axis::new(unit_label, Scale::Linear, si),
+                false,
+                None,
+            ),
+            format!("{what} of each run."),
+        );
+        let p99: Vec<Series> = docs
+            .iter()
+            .map(|d| {
+                Series::bars(
+                    d.label.clone(),
+                    tx_names(docs[0])
+                        .iter()
+                        .map(|n| d.num(&format!("/summary/tx/{n}/lat_ns/p99")))
+                        .collect(),
+                )
+            })
+            .collect();
+        let cats: Vec<String> = tx_names(docs[0]).iter().map(|n| n.to_string()).collect();
+        s.chart(
+            svg::bars(
+                &ids.next(),
+                "p99 latency per transaction type and result",
+                "p99 latency of each transaction type, one bar per result.",
+                &cats,
+                &p99,
+                &Axis::new("p99 latency", Scale::Log, ns_short),
+                false,
+                None,
+            ),
+            "Each group is one transaction type; each colour one run.",
+        );
+        let curves: Vec<_> = docs
+            .iter()
+            .filter_map(|d| {
+                let hist = curve_histograms(d).into_iter().next()?;
+                Some((format!("{} {}", d.label, hist.0), hist.1))
+            })
+            .collect();
+        let id = ids.next();
+        s.chart(
+            common::percentile_chart(&id, "Latency percentiles per result", &curves),
+            "The first transaction type of each run (New-Order for TPC-C). ".to_string()
+                + common::PERCENTILE_CAPTION,
+        );
+        // Throughput over time, one line per run, on the clock of each run's own start.
+        let lines: Vec<Series> = docs
+            .iter()
+            .filter_map(|d| {
+                let (field, points) = common::headline_intervals(d)?;
+                Some(Series::line(format!("{} {field}", d.label), points))
+            })
+            .collect();
+        if !lines.is_empty() {
+            s.chart(
+                svg::lines(
+                    &ids.next(),
+                    "Throughput over time per result",
+                    "The headline throughput of each run per interval of its measured time.",
+                    &lines,
+                    &Axis::new("time (s)", Scale::Linear, si),
+                    &Axis::new("throughput", Scale::Linear, si),
+                    None,
+                ),
+                "Each line is one run; time counts from each run's own start.",
+            );
+        }
+    }
+    s.table(t);
+    common::context(&mut s, docs);
+    s
+}

@@ -1,0 +1,354 @@
+//! `study` results: S1's figures — each device's 16 KiB random-read IOPS and latency relative to the
+//! baseline (`summary.baseline`, else the first device), storage utilisation α per device, tpmC relative to the baseline — and
+//! each device's one-sentence explanation.
+
+use serde_json::Value;
+
+use crate::common::{self, auto_scale, lat_mean, ratio, Ids};
+use crate::doc::{num, Doc};
+use crate::fmt::{self, si, Unit};
+use crate::model::{Cell, Column, Section, Table};
+use crate::svg::{self, Axis, Reference, Scale, Series};
+
+/// One device of a study, with its figures relative to the baseline.
+struct Device<'a> {
+    name: String,
+    v: &'a Value,
+    iops: Option<f64>,
+    lat_ns: Option<f64>,
+    tpmc: Option<f64>,
+    run_iops: Option<f64>,
+    replay_iops: Option<f64>,
+    alpha: Option<f64>,
+}
+
+fn devices<'a>(doc: &Doc<'a>) -> Vec<Device<'a>> {
+    doc.array("/summary/devices")
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            let run_iops = num(v, "/run_iops");
+            let replay_iops = num(v, "/replay_iops");
+            Device {
+                name: v
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .map_or_else(|| format!("device {}", i + 1), str::to_string),
+                v,
+                iops: num(v, "/randread16k_iops"),
+                lat_ns: lat_mean(v.get("randread16k_lat_ns")),
+                tpmc: num(v, "/tpmc"),
+                run_iops,
+                replay_iops,
+                // α as the study stored it; derived from its definition only if it was not stored.
+                alpha: num(v, "/alpha").or_else(|| ratio(run_iops, replay_iops)),
+            }
+        })
+        .collect()
+}
+
+/// The device the others are compared with: the one `summary.baseline` names, else the first.
+fn baseline(doc: &Doc, devs: &[Device]) -> usize {
+    doc.str("/summary/baseline")
+        .and_then(|name| devs.iter().position(|d| d.name == name))
+        .unwrap_or(0)
+}
+
+fn devices_table(devs: &[Device], base: usize) -> Table {
+    let base = devs.get(base);
+    let mut t = Table::new(
+        "devices",
+        &format!(
+            "Devices (× against the baseline, {})",
+            base.map_or("the first device", |b| b.name.as_str())
+        ),
+        vec![
+            Column::new("device", "device", Unit::Text),
+            Column::new("spec", "spec", Unit::Text),
+            Column::new("randread16k_iops", "16k read IOPS", Unit::Count),
+            Column::new("randread16k_iops_ratio", "IOPS ×", Unit::Ratio),
+            Column::new("randread16k_lat_ns", "latency", Unit::Ns),
+            Column::new("randread16k_lat_ratio", "latency ×", Unit::Ratio),
+            Column::new("tpmc", "tpmC", Unit::Number),
+            Column::new("tpmc_ratio", "tpmC ×", Unit::Ratio),
+            Column::new("run_iops", "IOPS in TPC-C", Unit::Count),
+            Column::new("replay_iops", "IOPS in replay", Unit::Count),
+            Column::new("alpha", "α", Unit::Number),
+            Column::new("limit", "limited by", Unit::Text),
+        ],
+    );
+    for d in devs {
+        let b = |f: fn(&Device) -> Option<f64>| base.and_then(f);
+        t.push(vec![
+            Cell::Text(d.name.clone()),
+            Cell::text(d.v.get("spec").and_then(Value::as_str).unwrap_or("")),
+            Cell::Num(d.iops),
+            Cell::Num(ratio(d.iops, b(|x| x.iops))),
+            Cell::Num(d.lat_ns),
+            Cell::Num(ratio(d.lat_ns, b(|x| x.lat_ns))),
+            Cell::Num(d.tpmc),
+            Cell::Num(ratio(d.tpmc, b(|x| x.tpmc))),
+            Cell::Num(d.run_iops),
+            Cell::Num(d.replay_iops),
+            Cell::Num(d.alpha),
+            Cell::text(
+                d.v.pointer("/breakdown/limit")
+                    .and_then(Value::as_str)
+                    .unwrap_or(""),
+            ),
+        ]);
+    }
+    t
+}
+
+/// The sentence the study wrote about a device (`explanation`, or `why`/`note` in older drafts).
+fn explanation(v: &Value) -> Option<&str> {
+    ["explanation", "why", "note"]
+        .iter()
+        .find_map(|k| v.get(*k).and_then(Value::as_str))
+        .filter(|s| !s.trim().is_empty())
+}
+
+pub fn section(doc: &Doc, index: usize, charts: bool) -> Section {
+    let mut s = Section::new(
+        format!("r{}", index + 1),
+        format!("Study: {}", doc.label),
+        doc.label.clone(),
+        "study",
+    );
+    let devs = devices(doc);
+    for d in &devs {
+        if let Some(e) = explanation(d.v) {
+            s.notes.push(format!("{}: {e}", d.name));
+        }
+    }
+    let base = baseline(doc, &devs);
+    if charts && !devs.is_empty() {
+        let mut ids = Ids::new(&s.id);
+        study_charts(&mut s, &mut ids, &devs, base);
+    }
+    s.table(devices_table(&devs, base));
+    common::warnings(&mut s, doc);
+    common::context(&mut s, &[doc]);
+    s
+}
+
+#[allow(clippy::too_many_arguments)]
+fn relative_chart(
+    s: &mut Section,
+    id: String,
+    devs: &[Device],
+    base_i: usize,
+    title: &str,
+    what: &str,
+    get: fn(&Device) -> Option<f64>,
+    caption: &str,
+) {
+    let base = devs.get(base_i).and_then(get);
+    let names: Vec<String> = devs.iter().map(|d| d.name.clone()).collect();
+    let rel: Vec<Option<f64>> = devs.iter().map(|d| ratio(get(d), base)).collect();
+    let scale = auto_scale(rel.iter().flatten().copied().chain([1.0]));
+    let desc = names
+        .iter()
+        .zip(&rel)
+        .map(|(n, r)| format!("{n} {}", fmt::value(*r, Unit::Ratio)))
+        .collect::<Vec<_>>()
+        .join(", ");
+    s.chart(
+        svg::bars(
+            &id,
+            title,
+            &format!("{what} relative to {}: {desc}.", devs[base_i].name),
+            &names,
+            &[Series::bars(what, rel)],
+            &Axis::new(format!("× {}", devs[base_i].name), scale, fmt::ratio_short),
+            false,
+            Some(&Reference {
+                value: 1.0,
+                label: format!("{} = 1×", devs[base_i].name),
+            }),
+        ),
+        caption,
+    );
+}
+
+fn study_charts(s: &mut Section, ids: &mut Ids, devs: &[Device], base: usize) {
+    relative_chart(
+        s,
+        ids.next(),
+        devs,
+        base,
+        "16 KiB random-read IOPS relative to the baseline",
+        "IOPS",
+        |d| d.iops,
+        "S1's first figure: what each device delivers to a database-like read load, as a multiple of the baseline device.",
+    );
+    relative_chart(
+        s,
+        ids.next(),
+        devs,
+        base,
+        "16 KiB random-read latency relative to the baseline",
+        "latency",
+        |d| d.lat_ns,
+        "Mean latency of 16 KiB random reads as a multiple of the baseline's: below 1× is faster (S1 quotes 1/16.7 and 1/160).",
+    );
+    let names: Vec<String> = devs.iter().map(|d| d.name.clone()).collect();
+    let alphas: Vec<Option<f64>> = devs.iter().map(|d| d.alpha).collect();
+    s.chart(
+        svg::bars(
+            &ids.next(),
+            "Storage utilisation α per device",
+            &format!(
+                "α = IOPS during TPC-C / IOPS of the trace replay: {}.",
+                names
+                    .iter()
+                    .zip(&alphas)
+                    .map(|(n, a)| format!("{n} {}", fmt::value(*a, Unit::Number)))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            &names,
+            &[Series::bars("α", alphas)],
+            &Axis::new("α", Scale::Linear, si),
+            false,
+            Some(&Reference {
+                value: 1.0,
+                label: "α = 1: the device is kept busy".into(),
+            }),
+        ),
+        "α near 1 means the database keeps the device busy; a low α means something else (CPU, locks, the driver) limits it.",
+    );
+    relative_chart(
+        s,
+        ids.next(),
+        devs,
+        base,
+        "tpmC relative to the baseline",
+        "tpmC",
+        |d| d.tpmc,
+        "What the faster device gives the database: TPC-C throughput as a multiple of the baseline's. Compare with the IOPS ratio above.",
+    );
+    let run: Vec<Option<f64>> = devs.iter().map(|d| d.run_iops).collect();
+    let replay: Vec<Option<f64>> = devs.iter().map(|d| d.replay_iops).collect();
+    let scale = auto_scale(run.iter().chain(&replay).flatten().copied());
+    s.chart(
+        svg::bars(
+            &ids.next(),
+            "IOPS during TPC-C and during its replay",
+            "IOPS each device served during the TPC-C run and during the as-fast-as-possible replay of its trace.",
+            &names,
+            &[Series::bars("during TPC-C", run), Series::bars("replay", replay)],
+            &Axis::new("IOPS", scale, si),
+            false,
+            None,
+        ),
+        "The two numbers whose ratio is α.",
+    );
+    let share = |d: &Device, k: &str| num(d.v, &format!("/breakdown/{k}"));
+    let parts: Vec<Series> = [
+        ("io_wait_share", "in reads, writes and syncs"),
+        ("cpu_share", "on the CPU"),
+        ("other_share", "other (locks, waiting)"),
+    ]
+    .iter()
+    .map(|(k, label)| Series::bars(*label, devs.iter().map(|d| share(d, k)).collect()))
+    .collect();
+    s.chart(
+        svg::bars(
+            &ids.next(),
+            "Where the terminals' time went",
+            &format!(
+                "Share of the terminals' time in I/O calls, on the CPU and elsewhere, per device: {}.",
+                devs.iter()
+                    .map(|d| format!(
+                        "{} I/O {}, CPU {}",
+                        d.name,
+                        fmt::value(share(d, "io_wait_share"), Unit::Share),
+                        fmt::value(share(d, "cpu_share"), Unit::Share)
+                    ))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            ),
+            &names,
+            &parts,
+            &Axis::new("share of the terminals' time", Scale::Linear, |v| {
+                format!("{:.0} %", v * 100.0)
+            }),
+            true,
+            None,
+        ),
+        "What limited each run: time in I/O calls points at the device, CPU time at the engine, the rest at locks and waiting.",
+    );
+}
+
+pub fn comparison(docs: &[&Doc], charts: bool) -> Section {
+    let mut s = Section::new(
+        "cmp-study".into(),
+        format!("Comparison of {} studies", docs.len()),
+        "comparison".into(),
+        "study",
+    );
+    let mut t = Table::new(
+        "comparison",
+        "Devices of every study",
+        vec![
+            Column::new("result", "result", Unit::Text),
+            Column::new("device", "device", Unit::Text),
+            Column::new("randread16k_iops", "16k read IOPS", Unit::Count),
+            Column::new("tpmc", "tpmC", Unit::Number),
+            Column::new("alpha", "α", Unit::Number),
+        ],
+    );
+    let all: Vec<Vec<Device>> = docs.iter().map(|d| devices(d)).collect();
+    let mut names: Vec<String> = Vec::new();
+    for (d, devs) in docs.iter().zip(&all) {
+        for dev in devs {
+            t.push(vec![
+                Cell::Text(d.label.clone()),
+                Cell::Text(dev.name.clone()),
+                Cell::Num(dev.iops),
+                Cell::Num(dev.tpmc),
+                Cell::Num(dev.alpha),
+            ]);
+            if !names.contains(&dev.name) {
+                names.push(dev.name.clone());
+            }
+        }
+    }
+    if charts {
+        let mut ids = Ids::new(&s.id);
+        let series: Vec<Series> = docs
+            .iter()
+            .zip(&all)
+            .map(|(d, devs)| {
+                Series::bars(
+                    d.label.clone(),
+                    names
+                        .iter()
+                        .map(|n| devs.iter().find(|x| &x.name == n).and_then(|x| x.alpha))
+                        .collect(),
+                )
+            })
+            .collect();
+        s.chart(
+            svg::bars(
+                &ids.next(),
+                "α per device and study",
+                "Storage utilisation α of each device, one bar per study.",
+                &names,
+                &series,
+                &Axis::new("α", Scale::Linear, si),
+                false,
+                Some(&Reference {
+                    value: 1.0,
+                    label: "α = 1".into(),
+                }),
+            ),
+            "Each group is one device; each colour one study.",
+        );
+    }
+    s.table(t);
+    common::context(&mut s, docs);
+    s
+}

@@ -1,0 +1,235 @@
+//! Snapshot tests of every exporter on results of every kind: the output must be byte-for-byte what
+//! tests/snapshots holds. After an intended change, `UPDATE_SNAPSHOTS=1 cargo test -p oltplab-report`
+//! rewrites them; review the diff like code.
+
+mod common;
+
+use std::path::PathBuf;
+
+use common::*;
+use oltplab_report::{render, Format};
+use serde_json::Value;
+
+fn check_snapshot(name: &str, actual: &str) {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/snapshots")
+        .join(name);
+    if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, actual).unwrap();
+        return;
+    }
+    let expected = std::fs::read_to_string(&path).unwrap_or_else(|_| {
+        panic!(
+            "snapshot {} is missing: run UPDATE_SNAPSHOTS=1 cargo test -p oltplab-report",
+            path.display()
+        )
+    });
+    if expected != actual {
+        let new = path.with_extension(format!(
+            "{}.new",
+            path.extension().unwrap().to_string_lossy()
+        ));
+        std::fs::write(&new, actual).unwrap();
+        let line = expected
+            .lines()
+            .zip(actual.lines())
+            .position(|(a, b)| a != b)
+            .unwrap_or(expected.lines().count().min(actual.lines().count()));
+        panic!(
+            "{name} differs from its snapshot at line {}:\n  expected: {:?}\n  actual:   {:?}\n(actual output written to {})",
+            line + 1,
+            expected.lines().nth(line),
+            actual.lines().nth(line),
+            new.display()
+        );
+    }
+}
+
+fn all_formats(name: &str, results: &[Value], html_too: bool) {
+    let md = render(results, &[], Format::Markdown).unwrap();
+    let csv = render(results, &[], Format::Csv).unwrap();
+    // Deterministic: the same input renders to the same bytes.
+    assert_eq!(md, render(results, &[], Format::Markdown).unwrap());
+    check_snapshot(&format!("{name}.md"), &md);
+    check_snapshot(&format!("{name}.csv"), &csv);
+    let html = render(results, &[], Format::Html).unwrap();
+    assert_eq!(html, render(results, &[], Format::Html).unwrap());
+    if html_too {
+        check_snapshot(&format!("{name}.html"), &html);
+    }
+}
+
+#[test]
+fn device_single_point() {
+    all_formats("device-randrw", &[fixture("device-randrw.json")], false);
+}
+
+#[test]
+fn device_queue_depth_sweep() {
+    all_formats("device-sweep", &[fixture("device-sweep.json")], false);
+}
+
+#[test]
+fn device_profiles() {
+    all_formats("device-profiles", &[fixture("device-profiles.json")], false);
+}
+
+#[test]
+fn device_comparison() {
+    all_formats(
+        "device-comparison",
+        &[fixture("device-sweep.json"), fixture("device-randrw.json")],
+        false,
+    );
+}
+
+#[test]
+fn tpcc_run() {
+    all_formats("run-tpcc", &[common::tpcc_run(1, 2, 2, 0)], true);
+}
+
+#[test]
+fn orders_run_with_connection_sweep() {
+    all_formats("run-orders", &[orders_run()], false);
+}
+
+#[test]
+fn run_comparison() {
+    all_formats(
+        "run-comparison",
+        &[common::tpcc_run(1, 2, 2, 0), common::tpcc_run(2, 3, 3, 0)],
+        false,
+    );
+}
+
+#[test]
+fn replay_and_comparison() {
+    all_formats("replay", &[replay(5, 8000.0)], false);
+    all_formats(
+        "replay-comparison",
+        &[replay(5, 8000.0), replay(6, 12000.0)],
+        false,
+    );
+}
+
+#[test]
+fn study_report() {
+    all_formats("study", &[study()], true);
+}
+
+#[test]
+fn markdown_and_csv_hold_the_figures() {
+    let md = oltplab_report::markdown(&[study()]).unwrap();
+    // Ratios against the baseline device, in S1's terms.
+    assert!(md.contains("| 43.2× |"), "{md}");
+    assert!(md.contains("| 208× |") || md.contains("| 208.1× |"), "{md}");
+    assert!(md.contains("1/16.7×"), "{md}");
+    assert!(md.contains("1/160×"), "{md}");
+    assert!(
+        md.contains("- pcie-flash-2012: the flash is mostly idle"),
+        "{md}"
+    );
+    let csv = oltplab_report::csv(&[study()]).unwrap();
+    let mut lines = csv.lines();
+    assert_eq!(lines.next(), Some("result,kind,table,row,column,value"));
+    // Raw numbers for spreadsheets: no separators, no units.
+    assert!(
+        csv.contains(",study,devices,sata-ssd-2010,randread16k_iops,8208\n"),
+        "{csv}"
+    );
+    for line in csv.lines().skip(1) {
+        let fields = line.matches(',').count();
+        assert!(fields >= 5, "{line}");
+    }
+}
+
+#[test]
+fn missing_fields_show_a_dash_not_a_number() {
+    let mut run = common::tpcc_run(1, 1, 1, 0);
+    let summary = run["summary"].as_object_mut().unwrap();
+    summary.remove("tpmc");
+    summary.remove("io");
+    summary["tx"]["delivery"]
+        .as_object_mut()
+        .unwrap()
+        .remove("lat_ns");
+    let md = oltplab_report::markdown(&[run.clone()]).unwrap();
+    assert!(md.contains("| tpmC | — |"), "{md}");
+    assert!(
+        md.lines()
+            .any(|l| l.starts_with("| delivery |") && l.ends_with("| — | — | — | — | — | — |")),
+        "{md}"
+    );
+    let html = oltplab_report::html(&[run]).unwrap();
+    assert!(html.contains("<td class=\"num\">—</td>"));
+}
+
+#[test]
+fn html_is_self_contained_and_accessible() {
+    let html = oltplab_report::html(&[common::tpcc_run(1, 2, 2, 0)]).unwrap();
+    for forbidden in ["http://", "https://", "<script", "<link", "@import", "url("] {
+        let hits: Vec<_> = html
+            .match_indices(forbidden)
+            .map(|(i, _)| &html[i.saturating_sub(30)..(i + 40).min(html.len())])
+            // The SVG namespace is a name, not a fetch.
+            .filter(|ctx| !ctx.contains("www.w3.org/2000/svg"))
+            .collect();
+        assert!(hits.is_empty(), "{forbidden} in the page: {hits:?}");
+    }
+    assert!(html.contains("<meta name=\"viewport\""));
+    assert!(html.contains("@media print"));
+    let charts = html.matches("<svg class=\"chart\"").count();
+    assert!(charts >= 6, "{charts} charts");
+    assert_eq!(
+        html.matches("role=\"img\" aria-labelledby=").count(),
+        charts
+    );
+    assert_eq!(html.matches("<desc id=").count(), charts);
+    // Every chart has marks, and says how many.
+    for svg in html.split("<svg class=\"chart\"").skip(1) {
+        let svg = &svg[..svg.find("</svg>").unwrap()];
+        let declared: usize = svg
+            .split("data-marks=\"")
+            .nth(1)
+            .and_then(|s| s.split('"').next())
+            .unwrap()
+            .parse()
+            .unwrap();
+        let drawn = svg.matches("class=\"mark").count();
+        assert!(declared > 0 && declared == drawn, "{declared} vs {drawn}");
+    }
+}
+
+#[test]
+fn bad_results_are_named() {
+    use oltplab_report::ReportError;
+    assert!(matches!(
+        oltplab_report::html(&[]),
+        Err(ReportError::NoResults)
+    ));
+    let not_ours = serde_json::json!({"hello": 1});
+    let err = oltplab_report::html(&[study(), not_ours]).unwrap_err();
+    assert!(
+        matches!(err, ReportError::Invalid { index: 1, .. }),
+        "{err}"
+    );
+    assert!(err.to_string().contains("not an oltplab result"), "{err}");
+    let newer = serde_json::json!({"schema": "oltplab.result/9", "kind": "run"});
+    let err = oltplab_report::markdown(&[newer]).unwrap_err();
+    assert!(err.to_string().contains("oltplab.result/9"), "{err}");
+    let odd = serde_json::json!({"schema": "oltplab.result/1", "kind": "telepathy"});
+    assert!(oltplab_report::csv(&[odd])
+        .unwrap_err()
+        .to_string()
+        .contains("telepathy"));
+}
+
+#[test]
+fn mixed_kinds_get_a_section_each() {
+    let md = oltplab_report::markdown(&[study(), fixture("device-randrw.json"), replay(1, 100.0)])
+        .unwrap();
+    let headings: Vec<&str> = md.lines().filter(|l| l.starts_with("## ")).collect();
+    assert_eq!(headings.len(), 3, "{headings:?}");
+    assert!(!md.contains("## Comparison"));
+}

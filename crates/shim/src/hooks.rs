@@ -1,0 +1,689 @@
+//! The interposed libc functions.
+//!
+//! A file descriptor is tracked if, when it was opened, it named a regular file or directory under
+//! the emulated directory; `FDS[fd]` then holds its shared file number + 1. Every hook first looks
+//! there; an untracked descriptor goes straight to libc.
+
+use std::cell::Cell;
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering};
+
+use libc::{c_char, c_int, c_uint, c_void, iovec, mode_t, off64_t, off_t, size_t, ssize_t};
+use oltplab_devmodel::{now_ns, IoKind};
+use oltplab_trace::{Op, Record, TraceMeta, TraceWriter};
+
+use crate::real::{self, errno, f, set_errno, OpenKind};
+use crate::{files, Shim, SHIM};
+
+/// Descriptors above this are never tracked (databases stay far below it).
+const MAX_FDS: usize = 1 << 16;
+static FDS: [AtomicU32; MAX_FDS] = [const { AtomicU32::new(0) }; MAX_FDS];
+
+thread_local! {
+    /// Set while the shim itself does work, so that its own I/O is never emulated.
+    static BUSY: Cell<bool> = const { Cell::new(false) };
+    /// This thread's id and the fork generation it was read in.
+    static TID: Cell<(u64, u32)> = const { Cell::new((0, 0)) };
+}
+
+#[inline]
+fn tracked(fd: c_int) -> Option<u32> {
+    if fd < 0 || fd as usize >= MAX_FDS {
+        return None;
+    }
+    match FDS[fd as usize].load(Ordering::Relaxed) {
+        0 => None,
+        v => Some(v - 1),
+    }
+}
+
+fn set_tracked(fd: c_int, number: Option<u32>) {
+    if fd >= 0 && (fd as usize) < MAX_FDS {
+        FDS[fd as usize].store(number.map_or(0, |n| n + 1), Ordering::Relaxed);
+    }
+}
+
+/// Runs `work` unless the shim is already working on this thread; restores errno afterwards.
+#[inline]
+fn guarded(work: impl FnOnce()) {
+    let saved = errno();
+    let entered = BUSY
+        .try_with(|b| {
+            if b.get() {
+                false
+            } else {
+                b.set(true);
+                true
+            }
+        })
+        .unwrap_or(false);
+    if entered {
+        work();
+        let _ = BUSY.try_with(|b| b.set(false));
+    }
+    set_errno(saved);
+}
+
+/// `/proc/self/fd/N` resolved into `buf`; the length of the path.
+fn fd_path(fd: c_int, buf: &mut [u8; 4096]) -> Option<usize> {
+    let mut link = *b"/proc/self/fd/\0\0\0\0\0\0\0\0\0\0\0\0";
+    let mut digits = [0u8; 10];
+    let mut n = fd as u32;
+    let mut len = 0;
+    loop {
+        digits[len] = b'0' + (n % 10) as u8;
+        len += 1;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    for i in 0..len {
+        link[14 + i] = digits[len - 1 - i];
+    }
+    // SAFETY: link is NUL-terminated (zero-filled tail); buf is ours.
+    let got = unsafe { libc::readlink(link.as_ptr().cast(), buf.as_mut_ptr().cast(), buf.len()) };
+    (got > 0 && (got as usize) < buf.len()).then_some(got as usize)
+}
+
+fn under(path: &[u8], dir: &[u8]) -> bool {
+    path.starts_with(dir) && (path.len() == dir.len() || path[dir.len()] == b'/' || dir == b"/")
+}
+
+/// Decides whether a newly opened descriptor is tracked.
+fn classify(fd: c_int) {
+    if fd < 0 {
+        return;
+    }
+    set_tracked(fd, None); // the number may have been reused without our close hook seeing it
+    let Some(shim) = SHIM.get() else {
+        return;
+    };
+    guarded(|| {
+        let mut buf = [0u8; 4096];
+        let Some(len) = fd_path(fd, &mut buf) else {
+            return;
+        };
+        if !under(&buf[..len], &shim.dir) {
+            return;
+        }
+        // SAFETY: fstat into a zeroed struct we own.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        if unsafe { libc::fstat(fd, &mut st) } != 0 {
+            return;
+        }
+        let kind = st.st_mode & libc::S_IFMT;
+        if kind != libc::S_IFREG && kind != libc::S_IFDIR {
+            return;
+        }
+        let number = shim.files.number(st.st_dev, st.st_ino);
+        set_tracked(fd, Some(number));
+        if shim.ram && kind == libc::S_IFREG {
+            // The backing is the page cache: O_DIRECT would send the I/O to the real disk.
+            // SAFETY: fcntl on a descriptor we just checked.
+            unsafe {
+                let flags = libc::fcntl(fd, libc::F_GETFL);
+                if flags >= 0 && flags & libc::O_DIRECT != 0 {
+                    libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_DIRECT);
+                }
+            }
+        }
+    });
+}
+
+/// After a real data transfer of `ret` bytes at `offset` that started at `t0`: wait until the
+/// emulated device would have completed it, and record it.
+#[inline]
+fn emulate_data(fd: c_int, number: u32, write: bool, offset: u64, t0: u64, ret: isize) {
+    if ret <= 0 {
+        return;
+    }
+    let Some(shim) = SHIM.get() else {
+        return;
+    };
+    guarded(|| {
+        let len = ret as u64;
+        let kind = if write { IoKind::Write } else { IoKind::Read };
+        let deadline = shim
+            .emu
+            .submit(t0, kind, shim.emu.place(number, offset), len);
+        shim.emu.wait_until(deadline);
+        let t1 = now_ns();
+        shim.emu
+            .record_realised(deadline.saturating_sub(t0), t1.saturating_sub(t0));
+        let op = if write { Op::Write } else { Op::Read };
+        trace(shim, fd, number, op, offset, len, t0, t1);
+    });
+}
+
+/// After a successful real (or, with RAM backing, skipped) sync.
+fn emulate_flush(fd: c_int, number: u32, op: Op, t0: u64) {
+    let Some(shim) = SHIM.get() else {
+        return;
+    };
+    guarded(|| {
+        let deadline = shim
+            .emu
+            .submit(t0, IoKind::Flush, shim.emu.place(number, 0), 0);
+        shim.emu.wait_until(deadline);
+        let t1 = now_ns();
+        shim.emu
+            .record_realised(deadline.saturating_sub(t0), t1.saturating_sub(t0));
+        trace(shim, fd, number, op, 0, 0, t0, t1);
+    });
+}
+
+// ---- per-process trace writer ------------------------------------------------------------------
+
+/// Bumped in a forked child: a writer or cached value from another generation is the parent's.
+static FORK_GEN: AtomicU64 = AtomicU64::new(1);
+static WRITER: AtomicPtr<TraceWriter> = AtomicPtr::new(std::ptr::null_mut());
+static WRITER_GEN: AtomicU64 = AtomicU64::new(0);
+static WRITER_LOCK: AtomicBool = AtomicBool::new(false);
+static TRACE_FAILED: AtomicBool = AtomicBool::new(false);
+static PARTS: AtomicU64 = AtomicU64::new(0);
+/// Trace file id + 1 of each shared file number, tagged with the generation it was registered in.
+static TRACE_IDS: [AtomicU64; files::SLOTS] = [const { AtomicU64::new(0) }; files::SLOTS];
+
+pub extern "C" fn after_fork_child() {
+    FORK_GEN.fetch_add(1, Ordering::AcqRel);
+    // Only the forking thread exists in the child; a creation in progress elsewhere never ends.
+    WRITER_LOCK.store(false, Ordering::Release);
+}
+
+pub extern "C" fn at_exit() {
+    let p = WRITER.load(Ordering::Acquire);
+    if !p.is_null() && WRITER_GEN.load(Ordering::Acquire) == FORK_GEN.load(Ordering::Acquire) {
+        guarded(|| {
+            // SAFETY: p is this process's leaked writer; close is idempotent.
+            let _ = unsafe { &*p }.close();
+        });
+    }
+}
+
+/// This process's writer, created on first use. The parent's writer (inherited through fork) is
+/// never used or dropped here: dropping it would write the parent's buffers a second time.
+fn writer(shim: &Shim) -> Option<&'static TraceWriter> {
+    let dir = shim.trace_dir.as_ref()?;
+    let gen = FORK_GEN.load(Ordering::Acquire);
+    loop {
+        let p = WRITER.load(Ordering::Acquire);
+        if !p.is_null() && WRITER_GEN.load(Ordering::Acquire) == gen {
+            // SAFETY: writers are leaked, so the pointer stays valid.
+            return Some(unsafe { &*p });
+        }
+        if TRACE_FAILED.load(Ordering::Relaxed) {
+            return None;
+        }
+        if WRITER_LOCK
+            .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_ok()
+        {
+            break;
+        }
+        std::thread::yield_now();
+    }
+    // Re-check under the lock: another thread may have just made it.
+    let p = WRITER.load(Ordering::Acquire);
+    if !p.is_null() && WRITER_GEN.load(Ordering::Acquire) == gen {
+        WRITER_LOCK.store(false, Ordering::Release);
+        // SAFETY: as above.
+        return Some(unsafe { &*p });
+    }
+    let pid = std::process::id();
+    let n = PARTS.fetch_add(1, Ordering::Relaxed);
+    let path = dir.join(format!("part-{pid}-{}-{n}.trace", now_ns()));
+    let mut meta = TraceMeta::new("shim");
+    meta.device = Some(shim.emu.spec().name());
+    meta.pid = Some(pid);
+    meta.extra.insert(
+        "dir".into(),
+        String::from_utf8_lossy(&shim.dir).into_owned(),
+    );
+    let made = match TraceWriter::create(&path, meta) {
+        Ok(w) => {
+            let w = Box::into_raw(Box::new(w));
+            WRITER.store(w, Ordering::Release);
+            WRITER_GEN.store(gen, Ordering::Release);
+            // SAFETY: just leaked.
+            Some(unsafe { &*w })
+        }
+        Err(e) => {
+            TRACE_FAILED.store(true, Ordering::Relaxed);
+            crate::complain(&format!("{e}; this process's I/O is not traced"));
+            None
+        }
+    };
+    WRITER_LOCK.store(false, Ordering::Release);
+    made
+}
+
+#[allow(clippy::too_many_arguments)]
+fn trace(shim: &Shim, fd: c_int, number: u32, op: Op, offset: u64, len: u64, t0: u64, t1: u64) {
+    let Some(w) = writer(shim) else {
+        return;
+    };
+    let gen = FORK_GEN.load(Ordering::Relaxed);
+    let slot = &TRACE_IDS[number as usize % files::SLOTS];
+    let v = slot.load(Ordering::Relaxed);
+    let file = if v >> 17 == gen && v & 0x1_FFFF != 0 {
+        ((v & 0x1_FFFF) - 1) as u16
+    } else {
+        let mut buf = [0u8; 4096];
+        let name = match fd_path(fd, &mut buf) {
+            Some(len) if under(&buf[..len], &shim.dir) => {
+                let rel = &buf[shim.dir.len()..len];
+                String::from_utf8_lossy(rel.strip_prefix(b"/").unwrap_or(rel)).into_owned()
+            }
+            _ => format!("file-{number}"),
+        };
+        let id = w.file_id(&name);
+        slot.store((gen << 17) | (id as u64 + 1), Ordering::Relaxed);
+        id
+    };
+    let tid = TID
+        .try_with(|c| {
+            let (g, t) = c.get();
+            if g == gen {
+                t
+            } else {
+                let t = oltplab_trace::current_tid();
+                c.set((gen, t));
+                t
+            }
+        })
+        .unwrap_or(0);
+    w.record(Record {
+        submit_ns: t0.saturating_sub(w.start_ns()),
+        latency_ns: t1.saturating_sub(t0).min(u32::MAX as u64) as u32,
+        offset,
+        len: len.min(u32::MAX as u64) as u32,
+        file,
+        op: op as u8,
+        tag: 0,
+        tid,
+    });
+}
+
+/// The position after a `read`/`write` of `ret` bytes, minus `ret`: where it happened.
+fn offset_before(fd: c_int, ret: isize) -> u64 {
+    // SAFETY: lseek is not hooked; it only reads the descriptor's position.
+    let pos = unsafe { libc::lseek64(fd, 0, libc::SEEK_CUR) };
+    (pos.max(0) as u64).saturating_sub(ret.max(0) as u64)
+}
+
+// ---- open family ---------------------------------------------------------------------------------
+
+#[inline]
+unsafe fn hooked_open(
+    kind: OpenKind,
+    dirfd: c_int,
+    path: *const c_char,
+    flags: c_int,
+    mode: mode_t,
+) -> c_int {
+    // SAFETY: forwarding the caller's arguments.
+    let fd = unsafe { real::open(kind, dirfd, path, flags, mode) };
+    if fd >= 0 {
+        classify(fd);
+    }
+    fd
+}
+
+// The mode argument is variadic in libc. On x86-64 and AArch64 Linux a variadic int travels in the
+// same register as a fixed one, so declaring it fixed reads the caller's value (and only matters
+// with O_CREAT or O_TMPFILE, when the caller passed it).
+#[no_mangle]
+pub unsafe extern "C" fn open(path: *const c_char, flags: c_int, mode: mode_t) -> c_int {
+    unsafe { hooked_open(OpenKind::Open, libc::AT_FDCWD, path, flags, mode) }
+}
+#[no_mangle]
+pub unsafe extern "C" fn open64(path: *const c_char, flags: c_int, mode: mode_t) -> c_int {
+    unsafe { hooked_open(OpenKind::Open64, libc::AT_FDCWD, path, flags, mode) }
+}
+#[no_mangle]
+pub unsafe extern "C" fn openat(
+    dirfd: c_int,
+    path: *const c_char,
+    flags: c_int,
+    mode: mode_t,
+) -> c_int {
+    unsafe { hooked_open(OpenKind::Openat, dirfd, path, flags, mode) }
+}
+#[no_mangle]
+pub unsafe extern "C" fn openat64(
+    dirfd: c_int,
+    path: *const c_char,
+    flags: c_int,
+    mode: mode_t,
+) -> c_int {
+    unsafe { hooked_open(OpenKind::Openat64, dirfd, path, flags, mode) }
+}
+#[no_mangle]
+pub unsafe extern "C" fn __open_2(path: *const c_char, flags: c_int) -> c_int {
+    unsafe { hooked_open(OpenKind::Open2, libc::AT_FDCWD, path, flags, 0) }
+}
+#[no_mangle]
+pub unsafe extern "C" fn __open64_2(path: *const c_char, flags: c_int) -> c_int {
+    unsafe { hooked_open(OpenKind::Open64_2, libc::AT_FDCWD, path, flags, 0) }
+}
+#[no_mangle]
+pub unsafe extern "C" fn __openat_2(dirfd: c_int, path: *const c_char, flags: c_int) -> c_int {
+    unsafe { hooked_open(OpenKind::Openat2, dirfd, path, flags, 0) }
+}
+#[no_mangle]
+pub unsafe extern "C" fn __openat64_2(dirfd: c_int, path: *const c_char, flags: c_int) -> c_int {
+    unsafe { hooked_open(OpenKind::Openat64_2, dirfd, path, flags, 0) }
+}
+#[no_mangle]
+pub unsafe extern "C" fn creat(path: *const c_char, mode: mode_t) -> c_int {
+    let flags = libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC;
+    unsafe { hooked_open(OpenKind::Open, libc::AT_FDCWD, path, flags, mode) }
+}
+#[no_mangle]
+pub unsafe extern "C" fn creat64(path: *const c_char, mode: mode_t) -> c_int {
+    let flags = libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC;
+    unsafe { hooked_open(OpenKind::Open64, libc::AT_FDCWD, path, flags, mode) }
+}
+
+// ---- close and dup -----------------------------------------------------------------------------
+
+#[no_mangle]
+pub unsafe extern "C" fn close(fd: c_int) -> c_int {
+    set_tracked(fd, None);
+    unsafe { f::close(fd) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn dup(fd: c_int) -> c_int {
+    let new = unsafe { f::dup(fd) };
+    if new >= 0 {
+        set_tracked(new, tracked(fd));
+    }
+    new
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn dup2(fd: c_int, new: c_int) -> c_int {
+    let r = unsafe { f::dup2(fd, new) };
+    if r >= 0 {
+        set_tracked(r, tracked(fd));
+    }
+    r
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn dup3(fd: c_int, new: c_int, flags: c_int) -> c_int {
+    let r = unsafe { f::dup3(fd, new, flags) };
+    if r >= 0 {
+        set_tracked(r, tracked(fd));
+    }
+    r
+}
+
+// ---- data transfer ---------------------------------------------------------------------------------
+
+/// A positional transfer: `$call` is the real call, `$off` its offset, `$write` its direction.
+macro_rules! positional {
+    ($fd:expr, $off:expr, $write:expr, $call:expr) => {{
+        match tracked($fd) {
+            None => unsafe { $call },
+            Some(number) => {
+                let t0 = now_ns();
+                let ret = unsafe { $call };
+                emulate_data($fd, number, $write, $off as u64, t0, ret as isize);
+                ret
+            }
+        }
+    }};
+}
+
+/// A transfer at the current file position.
+macro_rules! sequential {
+    ($fd:expr, $write:expr, $call:expr) => {{
+        match tracked($fd) {
+            None => unsafe { $call },
+            Some(number) => {
+                let t0 = now_ns();
+                let ret = unsafe { $call };
+                if ret > 0 {
+                    let saved = errno();
+                    let offset = offset_before($fd, ret as isize);
+                    set_errno(saved);
+                    emulate_data($fd, number, $write, offset, t0, ret as isize);
+                }
+                ret
+            }
+        }
+    }};
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn read(fd: c_int, buf: *mut c_void, n: size_t) -> ssize_t {
+    sequential!(fd, false, f::read(fd, buf, n))
+}
+#[no_mangle]
+pub unsafe extern "C" fn __read_chk(
+    fd: c_int,
+    buf: *mut c_void,
+    n: size_t,
+    buflen: size_t,
+) -> ssize_t {
+    sequential!(fd, false, f::read_chk(fd, buf, n, buflen))
+}
+#[no_mangle]
+pub unsafe extern "C" fn write(fd: c_int, buf: *const c_void, n: size_t) -> ssize_t {
+    sequential!(fd, true, f::write(fd, buf, n))
+}
+#[no_mangle]
+pub unsafe extern "C" fn pread(fd: c_int, buf: *mut c_void, n: size_t, off: off_t) -> ssize_t {
+    positional!(fd, off, false, f::pread(fd, buf, n, off))
+}
+#[no_mangle]
+pub unsafe extern "C" fn pread64(fd: c_int, buf: *mut c_void, n: size_t, off: off64_t) -> ssize_t {
+    positional!(fd, off, false, f::pread64(fd, buf, n, off))
+}
+#[no_mangle]
+pub unsafe extern "C" fn __pread_chk(
+    fd: c_int,
+    buf: *mut c_void,
+    n: size_t,
+    off: off_t,
+    buflen: size_t,
+) -> ssize_t {
+    positional!(fd, off, false, f::pread_chk(fd, buf, n, off, buflen))
+}
+#[no_mangle]
+pub unsafe extern "C" fn __pread64_chk(
+    fd: c_int,
+    buf: *mut c_void,
+    n: size_t,
+    off: off64_t,
+    buflen: size_t,
+) -> ssize_t {
+    positional!(fd, off, false, f::pread64_chk(fd, buf, n, off, buflen))
+}
+#[no_mangle]
+pub unsafe extern "C" fn pwrite(fd: c_int, buf: *const c_void, n: size_t, off: off_t) -> ssize_t {
+    positional!(fd, off, true, f::pwrite(fd, buf, n, off))
+}
+#[no_mangle]
+pub unsafe extern "C" fn pwrite64(
+    fd: c_int,
+    buf: *const c_void,
+    n: size_t,
+    off: off64_t,
+) -> ssize_t {
+    positional!(fd, off, true, f::pwrite64(fd, buf, n, off))
+}
+#[no_mangle]
+pub unsafe extern "C" fn preadv(fd: c_int, iov: *const iovec, cnt: c_int, off: off_t) -> ssize_t {
+    positional!(fd, off, false, f::preadv(fd, iov, cnt, off))
+}
+#[no_mangle]
+pub unsafe extern "C" fn preadv64(
+    fd: c_int,
+    iov: *const iovec,
+    cnt: c_int,
+    off: off64_t,
+) -> ssize_t {
+    positional!(fd, off, false, f::preadv64(fd, iov, cnt, off))
+}
+#[no_mangle]
+pub unsafe extern "C" fn pwritev(fd: c_int, iov: *const iovec, cnt: c_int, off: off_t) -> ssize_t {
+    positional!(fd, off, true, f::pwritev(fd, iov, cnt, off))
+}
+#[no_mangle]
+pub unsafe extern "C" fn pwritev64(
+    fd: c_int,
+    iov: *const iovec,
+    cnt: c_int,
+    off: off64_t,
+) -> ssize_t {
+    positional!(fd, off, true, f::pwritev64(fd, iov, cnt, off))
+}
+
+/// preadv2/pwritev2 with offset -1 use (and move) the current position.
+macro_rules! v2 {
+    ($fd:expr, $off:expr, $write:expr, $call:expr) => {{
+        if $off == -1 {
+            sequential!($fd, $write, $call)
+        } else {
+            positional!($fd, $off, $write, $call)
+        }
+    }};
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn preadv2(
+    fd: c_int,
+    iov: *const iovec,
+    cnt: c_int,
+    off: off_t,
+    flags: c_int,
+) -> ssize_t {
+    v2!(fd, off, false, f::preadv2(fd, iov, cnt, off, flags))
+}
+#[no_mangle]
+pub unsafe extern "C" fn preadv64v2(
+    fd: c_int,
+    iov: *const iovec,
+    cnt: c_int,
+    off: off64_t,
+    flags: c_int,
+) -> ssize_t {
+    v2!(fd, off, false, f::preadv64v2(fd, iov, cnt, off, flags))
+}
+#[no_mangle]
+pub unsafe extern "C" fn pwritev2(
+    fd: c_int,
+    iov: *const iovec,
+    cnt: c_int,
+    off: off_t,
+    flags: c_int,
+) -> ssize_t {
+    v2!(fd, off, true, f::pwritev2(fd, iov, cnt, off, flags))
+}
+#[no_mangle]
+pub unsafe extern "C" fn pwritev64v2(
+    fd: c_int,
+    iov: *const iovec,
+    cnt: c_int,
+    off: off64_t,
+    flags: c_int,
+) -> ssize_t {
+    v2!(fd, off, true, f::pwritev64v2(fd, iov, cnt, off, flags))
+}
+
+// ---- syncs ---------------------------------------------------------------------------------------
+
+macro_rules! flush {
+    ($fd:expr, $op:expr, $call:expr) => {{
+        match (tracked($fd), SHIM.get()) {
+            (Some(number), Some(shim)) => {
+                let t0 = now_ns();
+                // With RAM backing the page cache is the medium: nothing to make durable.
+                let ret = if shim.ram { 0 } else { unsafe { $call } };
+                if ret == 0 {
+                    emulate_flush($fd, number, $op, t0);
+                }
+                ret
+            }
+            _ => unsafe { $call },
+        }
+    }};
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn fsync(fd: c_int) -> c_int {
+    flush!(fd, Op::Fsync, f::fsync(fd))
+}
+#[no_mangle]
+pub unsafe extern "C" fn fdatasync(fd: c_int) -> c_int {
+    flush!(fd, Op::Fdatasync, f::fdatasync(fd))
+}
+
+/// Traced but not delayed: PostgreSQL and InnoDB use it to start write-back early, and in the model
+/// every write already reached the device when its call returned.
+#[no_mangle]
+pub unsafe extern "C" fn sync_file_range(
+    fd: c_int,
+    off: off64_t,
+    n: off64_t,
+    flags: c_uint,
+) -> c_int {
+    match (tracked(fd), SHIM.get()) {
+        (Some(number), Some(shim)) => {
+            let t0 = now_ns();
+            let ret = if shim.ram {
+                0
+            } else {
+                unsafe { f::sync_file_range(fd, off, n, flags) }
+            };
+            if ret == 0 {
+                guarded(|| {
+                    let t1 = now_ns();
+                    trace(
+                        shim,
+                        fd,
+                        number,
+                        Op::SyncRange,
+                        off.max(0) as u64,
+                        n.max(0) as u64,
+                        t0,
+                        t1,
+                    );
+                });
+            }
+            ret
+        }
+        _ => unsafe { f::sync_file_range(fd, off, n, flags) },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_under_the_directory() {
+        assert!(under(b"/data/x", b"/data"));
+        assert!(under(b"/data", b"/data"));
+        assert!(!under(b"/database/x", b"/data"));
+        assert!(!under(b"/other", b"/data"));
+        assert!(under(b"/anything", b"/"));
+    }
+
+    #[test]
+    fn fd_paths_resolve() {
+        let mut buf = [0u8; 4096];
+        // fd 0..2 may be anything; open a known file.
+        let file = std::fs::File::open("/proc/self/stat").unwrap();
+        use std::os::fd::AsRawFd;
+        let len = fd_path(file.as_raw_fd(), &mut buf).unwrap();
+        assert!(
+            buf[..len].starts_with(b"/proc/"),
+            "{:?}",
+            String::from_utf8_lossy(&buf[..len])
+        );
+    }
+}

@@ -1,0 +1,93 @@
+//! Joining per-process trace parts (the shim writes one per process of a forking server) into one
+//! trace: file tables unified by path, times put on the earliest part's clock, records time-sorted.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use oltplab_core::{Error, Result};
+
+use crate::format::TraceMeta;
+use crate::reader::{TraceData, TraceReader};
+use crate::writer::TraceSummary;
+
+/// Merges `parts` into a new trace at `out`. All parts must come from one machine (one monotonic
+/// clock). Incomplete parts (a process that was killed) contribute the prefix they hold.
+pub fn merge(parts: &[PathBuf], out: &Path) -> Result<TraceSummary> {
+    if parts.is_empty() {
+        return Err(Error::usage("no trace parts to merge: give at least one"));
+    }
+    let readers = parts
+        .iter()
+        .map(|p| TraceReader::open(p))
+        .collect::<Result<Vec<_>>>()?;
+    let start_ns = readers.iter().map(|r| r.start_ns()).min().unwrap_or(0);
+    let start_unix_ns = readers
+        .iter()
+        .find(|r| r.start_ns() == start_ns)
+        .map_or(0, |r| r.start_unix_ns());
+    let mut merged = TraceData {
+        meta: merged_meta(&readers),
+        start_ns,
+        start_unix_ns,
+        complete: true,
+        ..TraceData::default()
+    };
+    let mut ids: HashMap<String, u16> = HashMap::new();
+    for reader in &readers {
+        let mut remap: HashMap<u16, u16> = HashMap::new();
+        for (&id, path) in reader.files() {
+            let new = match ids.get(path) {
+                Some(&n) => n,
+                None => {
+                    if merged.files.len() >= u16::MAX as usize {
+                        return Err(Error::usage(
+                            "the parts name more than 65,535 distinct files together: merge fewer parts",
+                        ));
+                    }
+                    merged.files.push(path.clone());
+                    let n = (merged.files.len() - 1) as u16;
+                    ids.insert(path.clone(), n);
+                    n
+                }
+            };
+            remap.insert(id, new);
+        }
+        let shift = reader.start_ns() - start_ns;
+        reader.for_each(|r| {
+            let mut r = *r;
+            r.submit_ns += shift;
+            // The reader checked that every record's file is in its table.
+            r.file = remap[&r.file];
+            merged.records.push(r);
+        })?;
+    }
+    merged.records.sort_by_key(|r| r.submit_ns);
+    merged.save(out)
+}
+
+fn merged_meta(readers: &[TraceReader]) -> TraceMeta {
+    let first = readers[0].meta();
+    let mut meta = TraceMeta {
+        tool: TraceMeta::new("").tool,
+        source: first.source.clone(),
+        device: first.device.clone(),
+        pid: None,
+        started_at: first.started_at.clone(),
+        extra: first.extra.clone(),
+    };
+    meta.extra
+        .insert("merged_parts".into(), readers.len().to_string());
+    let pids: Vec<String> = readers
+        .iter()
+        .filter_map(|r| r.meta().pid.map(|p| p.to_string()))
+        .collect();
+    if !pids.is_empty() {
+        meta.extra.insert("pids".into(), pids.join(","));
+    }
+    let incomplete = readers.iter().filter(|r| !r.is_complete()).count();
+    if incomplete > 0 {
+        meta.extra
+            .insert("incomplete_parts".into(), incomplete.to_string());
+    }
+    meta
+}

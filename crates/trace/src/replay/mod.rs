@@ -1,0 +1,678 @@
+//! Replay: do a trace's I/O again, on copies of its files, as fast as the device allows (or with
+//! the trace's timing, scaled), and measure it.
+//!
+//! - **Order and concurrency.** The trace becomes lanes ([`plan`]): one per traced thread doing
+//!   synchronous I/O, more where a thread's I/Os overlapped. A lane's next operation starts when its
+//!   previous one has completed, so each thread's order and the trace's concurrency are kept.
+//! - **As fast as possible** drops the time between operations; **time scale X** issues each
+//!   operation at X × its traced time (never before its lane's previous one completed).
+//! - **Engine.** io_uring: one thread drives all lanes through one ring (more threads for more than
+//!   64 lanes); psync: one thread per lane with blocking calls, the fallback.
+//! - **Files.** Copies under the target directory ([`target`]), never the traced files.
+//! - **O_DIRECT and unaligned I/O.** A direct replay opens each copy twice. Reads and writes whose
+//!   offset or length is not a multiple of the file system's direct-I/O alignment (SQLite's
+//!   4,120-byte WAL frames) go through the buffered descriptor — widening them would change the
+//!   bytes moved — and are counted in `unaligned_ops` with a warning.
+//! - **IOPS** counts reads and writes per second of replay; syncs are reported beside them.
+
+mod acc;
+pub mod plan;
+mod psync;
+pub mod target;
+mod uring;
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use oltplab_core::{Error, Result};
+use oltplab_devmodel::{Emulator, Fidelity, IoKind};
+use oltplab_io::engine::probe_io_uring;
+use oltplab_io::EngineKind;
+use oltplab_metrics::cpu::CpuTime;
+use oltplab_metrics::schema::OpSummary;
+use oltplab_metrics::{LatencyHistogram, LatencyNs, Warning, WarningKind};
+use serde::{Deserialize, Serialize};
+
+use crate::reader::TraceData;
+use crate::stat::OpCounts;
+use crate::Op;
+use acc::Acc;
+use plan::{Plan, PlanOp};
+
+/// How time between operations is treated.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReplayMode {
+    /// Each lane issues its next operation as soon as its previous one completed.
+    AsFastAsPossible,
+    /// Each operation is issued at X × its traced submit time (2.0 = half speed), or when its
+    /// lane's previous one completed if that is later.
+    TimeScale(f64),
+}
+
+#[derive(Clone, Debug)]
+pub struct ReplayOptions {
+    pub mode: ReplayMode,
+    /// O_DIRECT for aligned I/O (the default): the device, not the page cache, is measured.
+    pub direct: bool,
+    /// io_uring (default) or psync; io_uring falls back to psync with a warning if unavailable.
+    pub engine: EngineKind,
+    /// io_uring worker threads; 0 = one per 64 lanes, at most the number of cores.
+    pub workers: usize,
+    /// Each replayed read, write and sync also waits for its completion on this modelled device.
+    pub emulator: Option<Arc<Emulator>>,
+}
+
+impl Default for ReplayOptions {
+    fn default() -> Self {
+        Self {
+            mode: ReplayMode::AsFastAsPossible,
+            direct: true,
+            engine: EngineKind::IoUring,
+            workers: 0,
+            emulator: None,
+        }
+    }
+}
+
+/// What a running replay reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReplayEvent {
+    /// Filling the target copies with data.
+    Filling { done_bytes: u64, total_bytes: u64 },
+    /// Operations completed so far.
+    Replaying { ops_done: u64, ops_total: u64 },
+}
+
+/// One second of replay.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize)]
+pub struct ReplayInterval {
+    pub t_s: f64,
+    pub iops: f64,
+    pub read_iops: f64,
+    pub write_iops: f64,
+    pub sync_ops: u64,
+    pub read_bw_bytes: f64,
+    pub write_bw_bytes: f64,
+    /// Mean latency of the second's reads and writes.
+    pub lat_ns_mean: f64,
+}
+
+/// What a replay measured.
+#[derive(Clone, Debug)]
+pub struct ReplayOutcome {
+    pub counts: OpCounts,
+    pub read_bytes: u64,
+    pub written_bytes: u64,
+    pub read_latency: LatencyHistogram,
+    pub write_latency: LatencyHistogram,
+    pub sync_latency: LatencyHistogram,
+    /// From the first issue to the last completion.
+    pub elapsed: Duration,
+    /// Reads + writes per second of `elapsed`.
+    pub iops: f64,
+    pub trace_ops: u64,
+    pub trace_duration_ns: u64,
+    pub trace_complete: bool,
+    pub threads: u64,
+    pub lanes: usize,
+    pub workers: usize,
+    pub engine: EngineKind,
+    pub mode: ReplayMode,
+    pub direct: bool,
+    pub align_bytes: u64,
+    pub unaligned_ops: u64,
+    pub short_ios: u64,
+    pub unsupported_ops: u64,
+    pub interrupted: bool,
+    pub files: Vec<PathBuf>,
+    pub intervals: Vec<ReplayInterval>,
+    /// Process CPU time during the replay.
+    pub cpu: CpuTime,
+    pub warnings: Vec<Warning>,
+    /// Emulating: the device spec and how closely the replay followed its model.
+    pub emulated_device: Option<String>,
+    pub fidelity: Option<Fidelity>,
+}
+
+/// `summary` of a `replay` result (`summary.iops`, `summary.read|write.{iops, lat_ns}`, `summary.ops`).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct ReplaySummary {
+    /// Reads + writes per second.
+    pub iops: f64,
+    /// Every operation replayed (reads, writes, syncs, others).
+    pub ops: u64,
+    pub ops_by_kind: serde_json::Value,
+    pub read: OpSummary,
+    pub write: OpSummary,
+    pub sync: SyncSummary,
+    pub elapsed_s: f64,
+    /// The traced time the same operations took.
+    pub trace_s: f64,
+    /// trace_s / elapsed_s: how much faster than captured the replay ran.
+    pub speedup: f64,
+    pub trace_ops: u64,
+    pub trace_complete: bool,
+    pub threads: u64,
+    pub lanes: usize,
+    pub workers: usize,
+    pub engine: String,
+    pub direct: bool,
+    pub direct_align_bytes: u64,
+    pub unaligned_ops: u64,
+    pub short_ios: u64,
+    pub unsupported_ops: u64,
+    pub interrupted: bool,
+    pub cpu_user_s: f64,
+    pub cpu_sys_s: f64,
+    /// The emulated device (canonical spec), if each I/O waited for a modelled completion.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub emulated_device: Option<String>,
+    /// Modelled against realised latency (see `oltplab devices`); present when emulating.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fidelity: Option<serde_json::Value>,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct SyncSummary {
+    pub ops: u64,
+    pub iops: f64,
+    pub lat_ns: LatencyNs,
+}
+
+impl ReplayOutcome {
+    pub fn ops(&self) -> u64 {
+        self.counts.total()
+    }
+
+    pub fn summary(&self) -> ReplaySummary {
+        let secs = self.elapsed.as_secs_f64();
+        let per_s = |v: u64| if secs > 0.0 { v as f64 / secs } else { 0.0 };
+        let op = |ios: u64, bytes: u64, h: &LatencyHistogram| OpSummary {
+            ios,
+            bytes,
+            iops: per_s(ios),
+            bw_bytes: per_s(bytes),
+            lat_ns: h.stats(),
+        };
+        ReplaySummary {
+            iops: self.iops,
+            ops: self.ops(),
+            ops_by_kind: serde_json::to_value(self.counts).expect("counts serialise"),
+            read: op(self.counts.read, self.read_bytes, &self.read_latency),
+            write: op(self.counts.write, self.written_bytes, &self.write_latency),
+            sync: SyncSummary {
+                ops: self.counts.syncs(),
+                iops: per_s(self.counts.syncs()),
+                lat_ns: self.sync_latency.stats(),
+            },
+            elapsed_s: secs,
+            trace_s: self.trace_duration_ns as f64 / 1e9,
+            speedup: if secs > 0.0 {
+                self.trace_duration_ns as f64 / 1e9 / secs
+            } else {
+                0.0
+            },
+            trace_ops: self.trace_ops,
+            trace_complete: self.trace_complete,
+            threads: self.threads,
+            lanes: self.lanes,
+            workers: self.workers,
+            engine: self.engine.name().into(),
+            direct: self.direct,
+            direct_align_bytes: self.align_bytes,
+            unaligned_ops: self.unaligned_ops,
+            short_ios: self.short_ios,
+            unsupported_ops: self.unsupported_ops,
+            interrupted: self.interrupted,
+            cpu_user_s: self.cpu.user_s,
+            cpu_sys_s: self.cpu.sys_s,
+            emulated_device: self.emulated_device.clone(),
+            fidelity: self
+                .fidelity
+                .as_ref()
+                .map(|f| serde_json::to_value(f).expect("fidelity serialises")),
+        }
+    }
+}
+
+/// Replays the trace at `path` on copies of its files in `target_dir`. `progress` sees the number
+/// of operations completed, a few times a second. `stop` (Ctrl-C) ends it early: what completed is
+/// returned with `interrupted` set.
+pub fn replay(
+    path: &Path,
+    target_dir: &Path,
+    opts: &ReplayOptions,
+    stop: &AtomicBool,
+    progress: impl Fn(u64) + Sync,
+) -> Result<ReplayOutcome> {
+    let trace = TraceData::load(path)?;
+    replay_trace(&trace, target_dir, opts, stop, |e| {
+        if let ReplayEvent::Replaying { ops_done, .. } = e {
+            progress(ops_done)
+        }
+    })
+}
+
+/// [`replay`] of a trace in memory, with fill and replay progress.
+pub fn replay_trace(
+    trace: &TraceData,
+    target_dir: &Path,
+    opts: &ReplayOptions,
+    stop: &AtomicBool,
+    on_event: impl Fn(ReplayEvent) + Sync,
+) -> Result<ReplayOutcome> {
+    if let ReplayMode::TimeScale(x) = opts.mode {
+        if !(x.is_finite() && x > 0.0) {
+            return Err(Error::usage(format!(
+                "--time-scale {x} is not a positive number: give e.g. 1 (traced timing) or 0.5 (twice as fast)"
+            )));
+        }
+    }
+    let plan = Plan::build(trace);
+    if plan.ops() == 0 {
+        return Err(Error::usage(
+            "the trace holds no operations: there is nothing to replay",
+        ));
+    }
+    let mut warnings = Vec::new();
+    let mut engine = opts.engine;
+    if engine == EngineKind::Null {
+        return Err(Error::usage(
+            "the null engine does no I/O and cannot replay a trace: use io_uring or psync",
+        ));
+    }
+    if engine == EngineKind::IoUring {
+        if let Err(why) = probe_io_uring() {
+            warnings.push(Warning::new(
+                WarningKind::IoUringUnavailable,
+                format!("{why}: replayed with one thread per lane (psync) instead"),
+            ));
+            engine = EngineKind::Psync;
+        }
+    }
+    let prepared = target::prepare(
+        target_dir,
+        &plan.files,
+        opts.direct,
+        stop,
+        &mut |done, total| {
+            on_event(ReplayEvent::Filling {
+                done_bytes: done,
+                total_bytes: total,
+            })
+        },
+    )?;
+
+    let ops_total = plan.ops();
+    let origin_ns = plan
+        .lanes
+        .iter()
+        .filter_map(|l| l.first().map(|o| o.submit_ns))
+        .min()
+        .unwrap_or(0);
+    let pacing = Pacing {
+        mode: opts.mode,
+        origin_ns,
+        emulator: opts.emulator.clone(),
+        trace_file_ids: plan.files.iter().map(|f| f.trace_id).collect(),
+    };
+    let lanes: Vec<&[PlanOp]> = plan.lanes.iter().map(Vec::as_slice).collect();
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let workers = match engine {
+        EngineKind::Psync => lanes.len(),
+        _ if opts.workers > 0 => opts.workers.min(lanes.len()),
+        _ => lanes.len().div_ceil(64).clamp(1, cores),
+    };
+    let counters: Vec<Padded> = (0..workers).map(|_| Padded(AtomicU64::new(0))).collect();
+    let finished = AtomicBool::new(false);
+    let cpu_before = CpuTime::process();
+    let clock = Clock::start();
+    let result: Result<Acc> = std::thread::scope(|scope| {
+        scope.spawn(|| {
+            while !finished.load(Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_millis(100));
+                let done = counters.iter().map(|c| c.0.load(Ordering::Relaxed)).sum();
+                on_event(ReplayEvent::Replaying {
+                    ops_done: done,
+                    ops_total,
+                });
+            }
+        });
+        let result = match engine {
+            EngineKind::Psync => psync::run_lanes(
+                lanes
+                    .iter()
+                    .zip(&counters)
+                    .map(|(ops, counter)| psync::PsyncLane {
+                        ops,
+                        files: &prepared.files,
+                        direct: opts.direct,
+                        align_bytes: prepared.align_bytes,
+                        pacing: &pacing,
+                        clock,
+                        stop,
+                        done_ops: &counter.0,
+                    })
+                    .collect(),
+            ),
+            _ => run_uring_workers(
+                &lanes,
+                workers,
+                &prepared,
+                opts.direct,
+                &pacing,
+                clock,
+                stop,
+                &counters,
+            ),
+        };
+        finished.store(true, Ordering::Relaxed);
+        result
+    });
+    let acc = result?;
+    let cpu = CpuTime::process().since(&cpu_before);
+    let elapsed = Duration::from_nanos(acc.last_completion_ns.max(1));
+    let interrupted = stop.load(Ordering::Relaxed) && acc.counts.total() < ops_total;
+    on_event(ReplayEvent::Replaying {
+        ops_done: acc.counts.total(),
+        ops_total,
+    });
+
+    let data_ios = acc.counts.read + acc.counts.write;
+    if opts.direct && acc.unaligned_ops > 0 {
+        warnings.push(Warning::new(
+            WarningKind::PageCache,
+            format!(
+                "{} of {} reads and writes ({:.1} %) were not aligned to {} bytes, which O_DIRECT needs, and went through the page cache",
+                acc.unaligned_ops,
+                data_ios,
+                acc.unaligned_ops as f64 * 100.0 / data_ios.max(1) as f64,
+                prepared.align_bytes
+            ),
+        ));
+    }
+    if !opts.direct {
+        warnings.push(Warning::new(
+            WarningKind::PageCache,
+            "the replay was buffered: reads may be served by the page cache and writes reach the device only when synced; replay without --buffered to measure the device",
+        ));
+    }
+    if interrupted {
+        warnings.push(Warning::new(
+            WarningKind::Interrupted,
+            format!(
+                "stopped by Ctrl-C after {} of {} operations; the figures cover only those",
+                acc.counts.total(),
+                ops_total
+            ),
+        ));
+    }
+    if data_ios < 1000 {
+        warnings.push(Warning::new(
+            WarningKind::FewSamples,
+            format!("only {data_ios} reads and writes were replayed: the high percentiles rest on a few samples"),
+        ));
+    }
+    let secs = elapsed.as_secs_f64();
+    let intervals = acc
+        .seconds
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let len_s = if (i + 1) as f64 > secs {
+                (secs - i as f64).max(1e-3)
+            } else {
+                1.0
+            };
+            let ios = s.reads + s.writes;
+            ReplayInterval {
+                t_s: (i + 1) as f64,
+                iops: ios as f64 / len_s,
+                read_iops: s.reads as f64 / len_s,
+                write_iops: s.writes as f64 / len_s,
+                sync_ops: s.syncs,
+                read_bw_bytes: s.read_bytes as f64 / len_s,
+                write_bw_bytes: s.written_bytes as f64 / len_s,
+                lat_ns_mean: if ios > 0 {
+                    s.latency_sum_ns as f64 / ios as f64
+                } else {
+                    0.0
+                },
+            }
+        })
+        .collect();
+    Ok(ReplayOutcome {
+        counts: acc.counts,
+        read_bytes: acc.read_bytes,
+        written_bytes: acc.written_bytes,
+        read_latency: acc.read_latency,
+        write_latency: acc.write_latency,
+        sync_latency: acc.sync_latency,
+        elapsed,
+        iops: if secs > 0.0 {
+            data_ios as f64 / secs
+        } else {
+            0.0
+        },
+        trace_ops: ops_total,
+        trace_duration_ns: plan.trace_duration_ns,
+        trace_complete: trace.complete,
+        threads: plan.threads,
+        lanes: lanes.len(),
+        workers,
+        engine,
+        mode: opts.mode,
+        direct: opts.direct,
+        align_bytes: prepared.align_bytes,
+        unaligned_ops: acc.unaligned_ops,
+        short_ios: acc.short_ios,
+        unsupported_ops: acc.unsupported_ops,
+        interrupted,
+        files: prepared.files.iter().map(|f| f.path.clone()).collect(),
+        intervals,
+        cpu,
+        warnings,
+        emulated_device: opts.emulator.as_ref().map(|e| e.spec().name()),
+        fidelity: opts.emulator.as_ref().map(|e| e.fidelity()),
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_uring_workers(
+    lanes: &[&[PlanOp]],
+    workers: usize,
+    prepared: &target::PreparedFiles,
+    direct: bool,
+    pacing: &Pacing,
+    clock: Clock,
+    stop: &AtomicBool,
+    counters: &[Padded],
+) -> Result<Acc> {
+    let results: Vec<Result<Acc>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers)
+            .map(|w| {
+                // Lanes dealt round-robin, so each worker gets a similar share of busy lanes.
+                let mine: Vec<&[PlanOp]> = lanes.iter().skip(w).step_by(workers).copied().collect();
+                let worker = uring::UringWorker {
+                    lanes: mine,
+                    files: &prepared.files,
+                    direct,
+                    align_bytes: prepared.align_bytes,
+                    pacing,
+                    clock,
+                    stop,
+                    done_ops: &counters[w].0,
+                };
+                std::thread::Builder::new()
+                    .name(format!("oltplab-replay{w}"))
+                    .spawn_scoped(scope, move || worker.run())
+                    .expect("spawning a replay worker")
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(Error::failed("a replay worker panicked")))
+            })
+            .collect()
+    });
+    let mut total = Acc::default();
+    for r in results {
+        total.merge(&r?);
+    }
+    Ok(total)
+}
+
+#[repr(align(64))]
+struct Padded(AtomicU64);
+
+/// True if a direct replay must send `op` through the buffered descriptor: O_DIRECT refuses an
+/// offset or length that is not a multiple of the alignment.
+#[inline]
+pub(crate) fn needs_buffered(op: &PlanOp, direct: bool, align_bytes: u64) -> bool {
+    direct
+        && op.op.is_data()
+        && !(op.offset.is_multiple_of(align_bytes) && (op.len as u64).is_multiple_of(align_bytes))
+}
+
+/// Nanoseconds since the replay started, on CLOCK_MONOTONIC (the device model's clock).
+#[derive(Clone, Copy)]
+pub(crate) struct Clock {
+    /// CLOCK_MONOTONIC at the start.
+    pub t0_ns: u64,
+}
+
+impl Clock {
+    fn start() -> Self {
+        Self {
+            t0_ns: crate::monotonic_ns(),
+        }
+    }
+
+    #[inline]
+    pub fn now_ns(&self) -> u64 {
+        crate::monotonic_ns().saturating_sub(self.t0_ns)
+    }
+}
+
+/// When operations may start and, emulating, when they complete.
+pub(crate) struct Pacing {
+    mode: ReplayMode,
+    /// The first operation's traced submit time: the replay starts there, not at capture start.
+    origin_ns: u64,
+    emulator: Option<Arc<Emulator>>,
+    /// Plan file index → the traced file id, which places the file on the emulated device as the
+    /// capture did (the SQLite VFS numbers files in the order it opens them, as the trace does).
+    trace_file_ids: Vec<u16>,
+}
+
+impl Pacing {
+    /// The earliest start of `op`, or `None` for as soon as its lane allows.
+    #[inline]
+    pub fn due_ns(&self, op: &PlanOp) -> Option<u64> {
+        match self.mode {
+            ReplayMode::AsFastAsPossible => None,
+            ReplayMode::TimeScale(x) => {
+                Some((op.submit_ns.saturating_sub(self.origin_ns) as f64 * x) as u64)
+            }
+        }
+    }
+
+    /// Emulating: the modelled completion (replay time) of `op` issued at `issued_ns`. Trims,
+    /// truncates and fallocates are not modelled and complete when the real call does.
+    #[inline]
+    pub fn model_deadline_ns(&self, op: &PlanOp, issued_ns: u64, clock: &Clock) -> Option<u64> {
+        let emulator = self.emulator.as_ref()?;
+        let kind = match op.op {
+            Op::Read => IoKind::Read,
+            Op::Write => IoKind::Write,
+            o if o.is_sync() => IoKind::Flush,
+            _ => return None,
+        };
+        let file = self.trace_file_ids[op.file as usize] as u32;
+        let address = emulator.place(file, op.offset);
+        let done = emulator.submit(clock.t0_ns + issued_ns, kind, address, op.len as u64);
+        Some(done.saturating_sub(clock.t0_ns))
+    }
+
+    #[inline]
+    pub fn record_realised(&self, modelled_ns: u64, realised_ns: u64) {
+        if let Some(e) = &self.emulator {
+            e.record_realised(modelled_ns, realised_ns);
+        }
+    }
+}
+
+/// One buffer per lane, as large as the lane's largest read or write, in one O_DIRECT-aligned
+/// allocation filled with random bytes (so written data does not compress).
+pub(crate) struct LaneBuffers {
+    ptr: *mut u8,
+    layout: std::alloc::Layout,
+    offsets: Vec<usize>,
+}
+
+// Plain memory owned by one worker; the kernel uses it only while that worker's I/O is in flight.
+unsafe impl Send for LaneBuffers {}
+
+const BUFFER_ALIGN: usize = 4096;
+
+impl LaneBuffers {
+    pub fn new(lanes: &[&[PlanOp]]) -> Self {
+        let mut offsets = Vec::with_capacity(lanes.len());
+        let mut total = 0usize;
+        for ops in lanes {
+            offsets.push(total);
+            let max = ops
+                .iter()
+                .filter(|o| o.op.is_data())
+                .map(|o| o.len as usize)
+                .max()
+                .unwrap_or(0);
+            total += max.div_ceil(BUFFER_ALIGN) * BUFFER_ALIGN;
+        }
+        let layout = std::alloc::Layout::from_size_align(total.max(BUFFER_ALIGN), BUFFER_ALIGN)
+            .expect("lane buffers fit in memory");
+        // SAFETY: non-zero size.
+        let ptr = unsafe { std::alloc::alloc(layout) };
+        if ptr.is_null() {
+            std::alloc::handle_alloc_error(layout);
+        }
+        // SAFETY: ptr holds layout.size() bytes we own.
+        let bytes = unsafe { std::slice::from_raw_parts_mut(ptr, layout.size()) };
+        use rand::{RngCore, SeedableRng};
+        rand::rngs::SmallRng::seed_from_u64(0x0074_7261_6365).fill_bytes(bytes);
+        Self {
+            ptr,
+            layout,
+            offsets,
+        }
+    }
+
+    #[inline]
+    pub fn lane_ptr(&self, lane: usize) -> *mut u8 {
+        // SAFETY: offsets lie inside the allocation.
+        unsafe { self.ptr.add(self.offsets[lane]) }
+    }
+
+    pub fn len_bytes(&self) -> usize {
+        self.layout.size()
+    }
+
+    pub fn iovec(&self) -> libc::iovec {
+        libc::iovec {
+            iov_base: self.ptr.cast(),
+            iov_len: self.layout.size(),
+        }
+    }
+}
+
+impl Drop for LaneBuffers {
+    fn drop(&mut self) {
+        // SAFETY: allocated in new() with this layout; workers reap every I/O before dropping.
+        unsafe { std::alloc::dealloc(self.ptr, self.layout) }
+    }
+}

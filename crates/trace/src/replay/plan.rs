@@ -1,0 +1,158 @@
+//! Turns a trace into lanes: sequences of operations that the replay issues strictly one after
+//! the other. A traced thread doing synchronous I/O is one lane. Operations of one thread that
+//! overlapped in time (asynchronous I/O, or imported traces that carry no thread at all) are split
+//! into as many lanes as were in flight at once, greedily: an operation joins a lane of its thread
+//! whose previous operation had completed when it was submitted. So each thread's order is kept
+//! wherever the trace shows an order, and the replay's concurrency is the trace's.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+
+use crate::reader::TraceData;
+use crate::stat::OpCounts;
+use crate::Op;
+
+/// One operation to replay; 24 bytes, so a plan of millions of ops stays small.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PlanOp {
+    pub submit_ns: u64,
+    pub offset: u64,
+    pub len: u32,
+    /// Dense index into [`Plan::files`].
+    pub file: u16,
+    pub op: Op,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlanFile {
+    /// The file's id in the trace.
+    pub trace_id: u16,
+    /// The path in the trace (never opened by the replay).
+    pub trace_path: String,
+    /// Bytes the replay copy needs: the highest byte any operation addresses.
+    pub extent_bytes: u64,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Plan {
+    pub files: Vec<PlanFile>,
+    pub lanes: Vec<Vec<PlanOp>>,
+    pub counts: OpCounts,
+    pub read_bytes: u64,
+    pub written_bytes: u64,
+    pub threads: u64,
+    /// From the trace's start to the end of its last operation.
+    pub trace_duration_ns: u64,
+}
+
+impl Plan {
+    pub fn ops(&self) -> u64 {
+        self.counts.total()
+    }
+
+    pub fn build(trace: &TraceData) -> Plan {
+        let mut plan = Plan::default();
+        let mut dense: HashMap<u16, u16> = HashMap::new();
+        // Per thread: its lanes as a min-heap of (end of the lane's last op, lane index).
+        let mut threads: HashMap<u32, BinaryHeap<Reverse<(u64, usize)>>> = HashMap::new();
+        let mut records: Vec<&crate::Record> = trace.records.iter().collect();
+        records.sort_by_key(|r| r.submit_ns);
+        for r in records {
+            let file = *dense.entry(r.file).or_insert_with(|| {
+                plan.files.push(PlanFile {
+                    trace_id: r.file,
+                    trace_path: trace
+                        .files
+                        .get(r.file as usize)
+                        .cloned()
+                        .unwrap_or_else(|| format!("file{}", r.file)),
+                    extent_bytes: 0,
+                });
+                (plan.files.len() - 1) as u16
+            });
+            let f = &mut plan.files[file as usize];
+            let op = r.kind();
+            if op.touches_range() {
+                f.extent_bytes = f.extent_bytes.max(r.offset + r.len as u64);
+            } else if op == Op::Truncate {
+                f.extent_bytes = f.extent_bytes.max(r.offset);
+            }
+            plan.counts.add(op);
+            match op {
+                Op::Read => plan.read_bytes += r.len as u64,
+                Op::Write => plan.written_bytes += r.len as u64,
+                _ => {}
+            }
+            plan.trace_duration_ns = plan.trace_duration_ns.max(r.end_ns());
+            let lanes = threads.entry(r.tid).or_default();
+            let lane = match lanes.peek() {
+                Some(&Reverse((end, lane))) if end <= r.submit_ns => {
+                    lanes.pop();
+                    lane
+                }
+                _ => {
+                    plan.lanes.push(Vec::new());
+                    plan.lanes.len() - 1
+                }
+            };
+            lanes.push(Reverse((r.end_ns(), lane)));
+            plan.lanes[lane].push(PlanOp {
+                submit_ns: r.submit_ns,
+                offset: r.offset,
+                len: r.len,
+                file,
+                op,
+            });
+        }
+        plan.threads = threads.len() as u64;
+        plan
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Record;
+
+    fn rec(tid: u32, submit_ns: u64, latency_ns: u32) -> Record {
+        Record {
+            submit_ns,
+            latency_ns,
+            offset: submit_ns * 4096,
+            len: 4096,
+            file: 3,
+            op: Op::Read as u8,
+            tag: 0,
+            tid,
+        }
+    }
+
+    #[test]
+    fn synchronous_threads_are_one_lane_each_and_overlap_makes_lanes() {
+        let trace = TraceData {
+            files: vec!["a".into(), "b".into(), "c".into(), "/db".into()],
+            records: vec![
+                rec(1, 0, 10),
+                rec(2, 1, 10),
+                rec(1, 10, 10), // after tid 1's first completed: same lane
+                rec(2, 11, 10),
+                // tid 0 (an import without threads): three overlapping, then one after all.
+                rec(0, 100, 50),
+                rec(0, 110, 50),
+                rec(0, 120, 50),
+                rec(0, 200, 5),
+            ],
+            ..TraceData::default()
+        };
+        let plan = Plan::build(&trace);
+        assert_eq!(plan.files.len(), 1);
+        assert_eq!(plan.files[0].trace_path, "/db");
+        assert_eq!(plan.lanes.len(), 5);
+        let sizes: Vec<usize> = plan.lanes.iter().map(Vec::len).collect();
+        assert_eq!(sizes, vec![2, 2, 2, 1, 1]);
+        assert_eq!(plan.lanes[0][1].submit_ns, 10);
+        assert_eq!(plan.ops(), 8);
+        assert_eq!(plan.threads, 3);
+        assert_eq!(plan.files[0].extent_bytes, 201 * 4096);
+    }
+}

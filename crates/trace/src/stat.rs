@@ -1,0 +1,459 @@
+//! `oltplab trace stat`: what a trace holds — operation counts and mix, IOPS and I/Os in flight per
+//! second, request sizes, how much is random, and the same per file and per transaction type.
+//!
+//! Definitions (also in docs/trace.md):
+//! - IOPS counts reads and writes (as iostat does); syncs and other ops are listed separately.
+//! - An I/O is *sequential* if it starts where the previous read or write of the same file ended;
+//!   every other read or write is random.
+//! - In flight: the number of operations between their submit and completion; per second, the
+//!   time-weighted mean and the maximum.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+
+use oltplab_core::Result;
+use oltplab_metrics::{LatencyHistogram, LatencyNs};
+use serde::Serialize;
+
+use crate::format::TraceMeta;
+use crate::reader::TraceData;
+use crate::{tag_name, Op, Record};
+
+pub const SCHEMA: &str = "oltplab.trace-stat/1";
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct TraceStat {
+    pub schema: String,
+    pub meta: TraceMeta,
+    /// False if the capture never finished: the figures cover the readable prefix.
+    pub complete: bool,
+    pub records: u64,
+    /// From the trace's start to the end of its last operation.
+    pub duration_s: f64,
+    pub threads: u64,
+    pub ops: OpCounts,
+    pub read_bytes: u64,
+    pub written_bytes: u64,
+    /// Reads + writes per second over the whole duration.
+    pub iops: f64,
+    pub mix: Mix,
+    /// Share of reads and writes that are random, in percent.
+    pub random_pct: f64,
+    pub read_random_pct: f64,
+    pub write_random_pct: f64,
+    pub read_lat_ns: LatencyNs,
+    pub write_lat_ns: LatencyNs,
+    pub sync_lat_ns: LatencyNs,
+    pub in_flight_max: u64,
+    pub in_flight_mean: f64,
+    /// Power-of-two size classes: `size_bytes_max` is the class's upper bound (inclusive).
+    pub sizes: Vec<SizeClass>,
+    /// The most frequent exact sizes (e.g. SQLite's 4,120-byte WAL frames), most frequent first.
+    pub common_sizes: Vec<ExactSize>,
+    pub per_second: Vec<Second>,
+    pub per_file: Vec<FileStat>,
+    /// Present when records carry transaction tags.
+    pub per_tag: Vec<TagStat>,
+}
+
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct OpCounts {
+    pub read: u64,
+    pub write: u64,
+    pub fsync: u64,
+    pub fdatasync: u64,
+    pub sync_range: u64,
+    pub trim: u64,
+    pub truncate: u64,
+    pub fallocate: u64,
+}
+
+impl OpCounts {
+    pub fn add(&mut self, op: Op) {
+        *self.slot(op) += 1;
+    }
+
+    pub fn add_all(&mut self, other: &OpCounts) {
+        for op in Op::ALL {
+            *self.slot(op) += other.get(op);
+        }
+    }
+
+    fn slot(&mut self, op: Op) -> &mut u64 {
+        match op {
+            Op::Read => &mut self.read,
+            Op::Write => &mut self.write,
+            Op::Fsync => &mut self.fsync,
+            Op::Fdatasync => &mut self.fdatasync,
+            Op::SyncRange => &mut self.sync_range,
+            Op::Trim => &mut self.trim,
+            Op::Truncate => &mut self.truncate,
+            Op::Fallocate => &mut self.fallocate,
+        }
+    }
+
+    pub fn get(&self, op: Op) -> u64 {
+        let mut copy = *self;
+        *copy.slot(op)
+    }
+
+    pub fn syncs(&self) -> u64 {
+        self.fsync + self.fdatasync + self.sync_range
+    }
+
+    pub fn total(&self) -> u64 {
+        Op::ALL.iter().map(|&op| self.get(op)).sum()
+    }
+}
+
+/// Shares of all operations, in percent.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct Mix {
+    pub read_pct: f64,
+    pub write_pct: f64,
+    pub sync_pct: f64,
+    pub other_pct: f64,
+}
+
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct SizeClass {
+    pub size_bytes_max: u64,
+    pub reads: u64,
+    pub writes: u64,
+}
+
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct ExactSize {
+    pub size_bytes: u64,
+    pub reads: u64,
+    pub writes: u64,
+}
+
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct Second {
+    /// Start of the second, since the trace's start.
+    pub t_s: f64,
+    pub iops: f64,
+    pub read_iops: f64,
+    pub write_iops: f64,
+    pub syncs: u64,
+    pub read_bw_bytes: f64,
+    pub write_bw_bytes: f64,
+    pub in_flight_mean: f64,
+    pub in_flight_max: u64,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct FileStat {
+    pub id: u16,
+    pub path: String,
+    pub reads: u64,
+    pub writes: u64,
+    pub syncs: u64,
+    pub read_bytes: u64,
+    pub written_bytes: u64,
+    pub random_pct: f64,
+    /// Highest byte addressed: the size a replay copy of the file needs.
+    pub extent_bytes: u64,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct TagStat {
+    pub tag: u8,
+    pub name: String,
+    pub reads: u64,
+    pub writes: u64,
+    pub syncs: u64,
+    pub read_bytes: u64,
+    pub written_bytes: u64,
+}
+
+/// Reads `path` and computes its statistics.
+pub fn stat_file(path: &Path) -> Result<TraceStat> {
+    Ok(TraceStat::compute(&TraceData::load(path)?))
+}
+
+const COMMON_SIZES: usize = 8;
+
+#[derive(Default)]
+struct FileAcc {
+    stat: FileStat,
+    last_end: Option<u64>,
+    random: u64,
+}
+
+impl TraceStat {
+    /// Statistics of `trace`, whose records are sorted by submit time.
+    pub fn compute(trace: &TraceData) -> TraceStat {
+        let recs = &trace.records;
+        let mut s = TraceStat {
+            schema: SCHEMA.into(),
+            meta: trace.meta.clone(),
+            complete: trace.complete,
+            records: recs.len() as u64,
+            ..TraceStat::default()
+        };
+        let mut read_h = LatencyHistogram::new();
+        let mut write_h = LatencyHistogram::new();
+        let mut sync_h = LatencyHistogram::new();
+        let mut tids = std::collections::HashSet::new();
+        let mut files: BTreeMap<u16, FileAcc> = BTreeMap::new();
+        let mut tags: BTreeMap<u8, TagStat> = BTreeMap::new();
+        let mut classes: BTreeMap<u64, SizeClass> = BTreeMap::new();
+        let mut exact: HashMap<u64, ExactSize> = HashMap::new();
+        let (mut read_random, mut write_random) = (0u64, 0u64);
+        let mut end_ns = 0u64;
+        for r in recs {
+            let op = r.kind();
+            s.ops.add(op);
+            tids.insert(r.tid);
+            end_ns = end_ns.max(r.end_ns());
+            let f = files.entry(r.file).or_insert_with(|| FileAcc {
+                stat: FileStat {
+                    id: r.file,
+                    path: trace
+                        .files
+                        .get(r.file as usize)
+                        .cloned()
+                        .unwrap_or_default(),
+                    ..FileStat::default()
+                },
+                ..FileAcc::default()
+            });
+            if op.touches_range() {
+                f.stat.extent_bytes = f.stat.extent_bytes.max(r.offset + r.len as u64);
+            } else if op == Op::Truncate {
+                f.stat.extent_bytes = f.stat.extent_bytes.max(r.offset);
+            }
+            let t = tags.entry(r.tag).or_insert_with(|| TagStat {
+                tag: r.tag,
+                name: tag_name(r.tag),
+                ..TagStat::default()
+            });
+            match op {
+                Op::Read | Op::Write => {
+                    let random = f.last_end != Some(r.offset);
+                    f.last_end = Some(r.offset + r.len as u64);
+                    f.random += random as u64;
+                    let class = (r.len as u64).max(1).next_power_of_two();
+                    let c = classes.entry(class).or_insert(SizeClass {
+                        size_bytes_max: class,
+                        ..SizeClass::default()
+                    });
+                    let e = exact.entry(r.len as u64).or_insert(ExactSize {
+                        size_bytes: r.len as u64,
+                        ..ExactSize::default()
+                    });
+                    if op == Op::Read {
+                        read_h.record(r.latency_ns as u64);
+                        s.read_bytes += r.len as u64;
+                        read_random += random as u64;
+                        f.stat.reads += 1;
+                        f.stat.read_bytes += r.len as u64;
+                        t.reads += 1;
+                        t.read_bytes += r.len as u64;
+                        c.reads += 1;
+                        e.reads += 1;
+                    } else {
+                        write_h.record(r.latency_ns as u64);
+                        s.written_bytes += r.len as u64;
+                        write_random += random as u64;
+                        f.stat.writes += 1;
+                        f.stat.written_bytes += r.len as u64;
+                        t.writes += 1;
+                        t.written_bytes += r.len as u64;
+                        c.writes += 1;
+                        e.writes += 1;
+                    }
+                }
+                op if op.is_sync() => {
+                    sync_h.record(r.latency_ns as u64);
+                    f.stat.syncs += 1;
+                    t.syncs += 1;
+                }
+                _ => {}
+            }
+        }
+        s.threads = tids.len() as u64;
+        s.duration_s = end_ns as f64 / 1e9;
+        let data = s.ops.read + s.ops.write;
+        if s.duration_s > 0.0 {
+            s.iops = data as f64 / s.duration_s;
+        }
+        let pct = |part: u64, whole: u64| {
+            if whole == 0 {
+                0.0
+            } else {
+                part as f64 * 100.0 / whole as f64
+            }
+        };
+        let all = s.ops.total();
+        s.mix = Mix {
+            read_pct: pct(s.ops.read, all),
+            write_pct: pct(s.ops.write, all),
+            sync_pct: pct(s.ops.syncs(), all),
+            other_pct: pct(all - data - s.ops.syncs(), all),
+        };
+        s.random_pct = pct(read_random + write_random, data);
+        s.read_random_pct = pct(read_random, s.ops.read);
+        s.write_random_pct = pct(write_random, s.ops.write);
+        s.read_lat_ns = read_h.stats();
+        s.write_lat_ns = write_h.stats();
+        s.sync_lat_ns = sync_h.stats();
+        s.sizes = classes.into_values().collect();
+        let mut exact: Vec<ExactSize> = exact.into_values().collect();
+        exact.sort_by_key(|e| (std::cmp::Reverse(e.reads + e.writes), e.size_bytes));
+        exact.truncate(COMMON_SIZES);
+        s.common_sizes = exact;
+        s.per_file = files
+            .into_values()
+            .map(|mut f| {
+                f.stat.random_pct = pct(f.random, f.stat.reads + f.stat.writes);
+                f.stat
+            })
+            .collect();
+        // Only worth a table when something was tagged.
+        if tags.keys().any(|&t| t != 0) {
+            s.per_tag = tags.into_values().collect();
+        }
+        s.per_second = per_second(recs, end_ns);
+        s.in_flight_max = s
+            .per_second
+            .iter()
+            .map(|x| x.in_flight_max)
+            .max()
+            .unwrap_or(0);
+        let busy_ns: f64 = recs.iter().map(|r| r.latency_ns as f64).sum();
+        if end_ns > 0 {
+            s.in_flight_mean = busy_ns / end_ns as f64;
+        }
+        s
+    }
+}
+
+const SECOND_NS: u64 = 1_000_000_000;
+
+fn per_second(recs: &[Record], end_ns: u64) -> Vec<Second> {
+    if recs.is_empty() {
+        return Vec::new();
+    }
+    let seconds = (end_ns / SECOND_NS + 1) as usize;
+    let mut out: Vec<Second> = (0..seconds)
+        .map(|i| Second {
+            t_s: i as f64,
+            ..Second::default()
+        })
+        .collect();
+    let mut busy_ns = vec![0u64; seconds];
+    // +1 at submit, -1 at completion; completions first at equal times so that back-to-back
+    // operations of one thread do not count as two in flight.
+    let mut events: Vec<(u64, i8)> = Vec::with_capacity(recs.len() * 2);
+    for r in recs {
+        let sec = &mut out[(r.submit_ns / SECOND_NS) as usize];
+        match r.kind() {
+            Op::Read => {
+                sec.read_iops += 1.0;
+                sec.read_bw_bytes += r.len as f64;
+            }
+            Op::Write => {
+                sec.write_iops += 1.0;
+                sec.write_bw_bytes += r.len as f64;
+            }
+            op if op.is_sync() => sec.syncs += 1,
+            _ => {}
+        }
+        // Spread the operation's time in flight over the seconds it spans.
+        let (mut from, to) = (r.submit_ns, r.end_ns());
+        while from < to {
+            let s = (from / SECOND_NS) as usize;
+            let until = ((s as u64 + 1) * SECOND_NS).min(to);
+            busy_ns[s] += until - from;
+            from = until;
+        }
+        if r.latency_ns > 0 {
+            events.push((r.submit_ns, 1));
+            events.push((r.end_ns(), -1));
+        }
+    }
+    events.sort_unstable();
+    let mut in_flight: i64 = 0;
+    for (t, delta) in events {
+        in_flight += delta as i64;
+        let s = ((t / SECOND_NS) as usize).min(seconds - 1);
+        out[s].in_flight_max = out[s].in_flight_max.max(in_flight.max(0) as u64);
+    }
+    // A second inside a long operation has no events but still has that operation in flight.
+    for (i, sec) in out.iter_mut().enumerate() {
+        let len_s = if i + 1 == seconds {
+            ((end_ns - i as u64 * SECOND_NS) as f64 / 1e9).max(1e-9)
+        } else {
+            1.0
+        };
+        sec.in_flight_mean = busy_ns[i] as f64 / (len_s * 1e9);
+        if sec.in_flight_max == 0 && busy_ns[i] > 0 {
+            sec.in_flight_max = 1;
+        }
+        sec.read_iops /= len_s;
+        sec.write_iops /= len_s;
+        sec.iops = sec.read_iops + sec.write_iops;
+        sec.read_bw_bytes /= len_s;
+        sec.write_bw_bytes /= len_s;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(submit_ns: u64, latency_ns: u32, op: Op, offset: u64, len: u32, file: u16) -> Record {
+        Record {
+            submit_ns,
+            latency_ns,
+            offset,
+            len,
+            file,
+            op: op as u8,
+            tag: 0,
+            tid: 1,
+        }
+    }
+
+    #[test]
+    fn counts_mix_random_share_and_in_flight() {
+        let trace = TraceData {
+            files: vec!["/db".into(), "/wal".into()],
+            records: vec![
+                rec(0, 100, Op::Read, 0, 4096, 0),
+                rec(50, 100, Op::Read, 4096, 4096, 0), // sequential, overlaps the first
+                rec(200, 100, Op::Write, 0, 4120, 1),
+                rec(300, 100, Op::Write, 4120, 4120, 1), // sequential
+                rec(400, 1000, Op::Fsync, 0, 0, 1),
+                rec(1_500_000_000, 100, Op::Read, 1 << 20, 16384, 0), // random, second 1
+            ],
+            complete: true,
+            ..TraceData::default()
+        };
+        let s = TraceStat::compute(&trace);
+        assert_eq!(s.ops.read, 3);
+        assert_eq!(s.ops.write, 2);
+        assert_eq!(s.ops.fsync, 1);
+        assert_eq!(s.read_bytes, 4096 * 2 + 16384);
+        assert!((s.mix.sync_pct - 100.0 / 6.0).abs() < 1e-9);
+        // Random: first read, first write, the last read = 3 of 5.
+        assert!((s.random_pct - 60.0).abs() < 1e-9, "{}", s.random_pct);
+        assert_eq!(s.per_second.len(), 2);
+        assert_eq!(s.per_second[0].in_flight_max, 2);
+        assert_eq!(s.per_second[1].in_flight_max, 1);
+        assert_eq!(s.per_second[0].read_iops, 2.0);
+        assert_eq!(s.per_file[1].path, "/wal");
+        assert_eq!(s.per_file[1].extent_bytes, 8240);
+        assert_eq!(s.per_file[0].extent_bytes, (1 << 20) + 16384);
+        assert_eq!(s.common_sizes[0].size_bytes, 4096);
+        assert_eq!(
+            s.sizes.iter().map(|c| c.size_bytes_max).collect::<Vec<_>>(),
+            vec![4096, 8192, 16384]
+        );
+        assert!(s.per_tag.is_empty());
+    }
+}

@@ -1,0 +1,381 @@
+//! One small interface over the three engines, so that each TPC-C transaction is written once: run a
+//! statement (cached and prepared per connection) with typed parameters, collect rows, begin, commit,
+//! roll back, and bulk-load rows the engine's fastest way. Errors are classified, because the driver
+//! retries serialization failures, deadlocks and busy databases but nothing else.
+
+pub mod mysql;
+pub mod postgres;
+pub mod sqlite;
+
+use std::fmt;
+
+/// Which SQL the engine speaks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Dialect {
+    Sqlite,
+    Postgres,
+    Mysql,
+}
+
+impl Dialect {
+    /// `UPDATE … RETURNING` and `DELETE … RETURNING` save a round trip; MariaDB/MySQL lack them.
+    pub fn returning(self) -> bool {
+        !matches!(self, Dialect::Mysql)
+    }
+
+    /// Row locks for read-then-write; SQLite serialises writers instead.
+    pub fn for_update(self) -> &'static str {
+        match self {
+            Dialect::Sqlite => "",
+            _ => " FOR UPDATE",
+        }
+    }
+
+    /// Rewrites `?` placeholders into the engine's form (`$1, $2 …` for PostgreSQL).
+    pub fn sql(self, text: &str) -> String {
+        match self {
+            Dialect::Postgres => {
+                let mut out = String::with_capacity(text.len() + 16);
+                let mut n = 0;
+                for c in text.chars() {
+                    if c == '?' {
+                        n += 1;
+                        out.push('$');
+                        out.push_str(&n.to_string());
+                    } else {
+                        out.push(c);
+                    }
+                }
+                out
+            }
+            _ => text.to_string(),
+        }
+    }
+}
+
+/// A statement parameter. Money is `F` (two decimals), rates `R` (four), times `T` (µs since epoch).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum P<'a> {
+    I(i64),
+    F(f64),
+    R(f64),
+    S(&'a str),
+    T(i64),
+    Null,
+}
+
+/// A result value. Times come back as `I` (µs since epoch) or are not read at all.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Val {
+    I(i64),
+    F(f64),
+    S(String),
+    Null,
+}
+
+impl Val {
+    pub fn i64(&self) -> i64 {
+        match self {
+            Val::I(v) => *v,
+            Val::F(v) => *v as i64,
+            Val::S(s) => s.trim().parse().unwrap_or(0),
+            Val::Null => 0,
+        }
+    }
+
+    pub fn f64(&self) -> f64 {
+        match self {
+            Val::I(v) => *v as f64,
+            Val::F(v) => *v,
+            Val::S(s) => s.trim().parse().unwrap_or(0.0),
+            Val::Null => 0.0,
+        }
+    }
+
+    pub fn str(&self) -> &str {
+        match self {
+            Val::S(s) => s,
+            _ => "",
+        }
+    }
+
+    pub fn is_null(&self) -> bool {
+        matches!(self, Val::Null)
+    }
+}
+
+/// Rows of one result, flat, reused between statements to avoid allocating.
+#[derive(Default, Debug)]
+pub struct Rows {
+    pub vals: Vec<Val>,
+    pub ncols: usize,
+}
+
+impl Rows {
+    pub fn clear(&mut self) {
+        self.vals.clear();
+        self.ncols = 0;
+    }
+
+    pub fn len(&self) -> usize {
+        self.vals.len().checked_div(self.ncols).unwrap_or(0)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn get(&self, row: usize, col: usize) -> &Val {
+        &self.vals[row * self.ncols + col]
+    }
+}
+
+/// A cached statement: a stable id (for the per-connection cache) and its SQL in the engine's form.
+#[derive(Clone, Debug)]
+pub struct Stmt {
+    pub id: usize,
+    pub sql: String,
+}
+
+/// Numbers statements as they are made.
+#[derive(Default)]
+pub struct StmtBuilder {
+    next: usize,
+    pub dialect: Option<Dialect>,
+}
+
+impl StmtBuilder {
+    pub fn new(dialect: Dialect) -> Self {
+        Self {
+            next: 0,
+            dialect: Some(dialect),
+        }
+    }
+
+    pub fn make(&mut self, text: &str) -> Stmt {
+        let id = self.next;
+        self.next += 1;
+        Stmt {
+            id,
+            sql: self.dialect.expect("builder has a dialect").sql(text),
+        }
+    }
+
+    pub fn count(&self) -> usize {
+        self.next
+    }
+}
+
+/// Why a statement failed, as far as the driver is concerned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    /// A serialization failure (PostgreSQL 40001): retried.
+    Serialization,
+    /// A deadlock (PostgreSQL 40P01, MySQL 1213): retried.
+    Deadlock,
+    /// A lock wait timed out (MySQL 1205, PostgreSQL 55P03): retried.
+    LockTimeout,
+    /// SQLite's database is locked by another writer (SQLITE_BUSY): retried.
+    Busy,
+    /// The connection broke: fatal.
+    Connection,
+    /// Anything else: fatal.
+    Other,
+}
+
+impl ErrorKind {
+    pub fn retryable(self) -> bool {
+        matches!(
+            self,
+            ErrorKind::Serialization
+                | ErrorKind::Deadlock
+                | ErrorKind::LockTimeout
+                | ErrorKind::Busy
+        )
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorKind::Serialization => "serialization",
+            ErrorKind::Deadlock => "deadlock",
+            ErrorKind::LockTimeout => "lock_timeout",
+            ErrorKind::Busy => "busy",
+            ErrorKind::Connection => "connection",
+            ErrorKind::Other => "other",
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct DbError {
+    pub kind: ErrorKind,
+    pub message: String,
+}
+
+impl DbError {
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        Self {
+            kind,
+            message: message.into(),
+        }
+    }
+
+    pub fn other(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::Other, message)
+    }
+}
+
+impl fmt::Display for DbError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for DbError {}
+
+pub type DbResult<T> = Result<T, DbError>;
+
+/// How a transaction starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TxMode {
+    /// Writes (SQLite: BEGIN IMMEDIATE, after the in-process writer lock).
+    Write,
+    /// Reads only (SQLite: a deferred WAL snapshot).
+    Read,
+    /// Writes that must not act on rows a concurrent transaction just removed (PostgreSQL:
+    /// REPEATABLE READ, whose serialization failures are retried — Delivery).
+    WriteStrict,
+}
+
+/// A batch of rows for one table, generated by the loader.
+pub struct Batch {
+    pub table: &'static str,
+    pub columns: &'static [&'static str],
+    /// `columns.len()` values per row, row after row.
+    pub vals: Vec<LoadVal>,
+}
+
+impl Batch {
+    pub fn new(table: &'static str, columns: &'static [&'static str], rows: usize) -> Self {
+        Self {
+            table,
+            columns,
+            vals: Vec::with_capacity(rows * columns.len()),
+        }
+    }
+
+    pub fn rows(&self) -> usize {
+        self.vals.len() / self.columns.len()
+    }
+}
+
+/// An owned load value; like [`P`].
+#[derive(Clone, Debug, PartialEq)]
+pub enum LoadVal {
+    I(i64),
+    F(f64),
+    R(f64),
+    S(String),
+    T(i64),
+    Null,
+}
+
+impl LoadVal {
+    pub fn as_p(&self) -> P<'_> {
+        match self {
+            LoadVal::I(v) => P::I(*v),
+            LoadVal::F(v) => P::F(*v),
+            LoadVal::R(v) => P::R(*v),
+            LoadVal::S(s) => P::S(s),
+            LoadVal::T(v) => P::T(*v),
+            LoadVal::Null => P::Null,
+        }
+    }
+}
+
+/// One connection to the database under test.
+pub trait Conn: Send {
+    fn dialect(&self) -> Dialect;
+    fn begin(&mut self, mode: TxMode) -> DbResult<()>;
+    fn commit(&mut self) -> DbResult<()>;
+    fn rollback(&mut self) -> DbResult<()>;
+    /// Runs a cached statement; rows it returns land in `out` (cleared first). Returns the number
+    /// of rows changed, or returned if the statement returns rows.
+    fn run(&mut self, stmt: &Stmt, params: &[P], out: &mut Rows) -> DbResult<u64>;
+    /// Runs SQL without parameters or caching (DDL, checks).
+    fn batch(&mut self, sql: &str) -> DbResult<()>;
+    /// Runs an uncached query without parameters and returns its rows.
+    fn query(&mut self, sql: &str) -> DbResult<Rows>;
+    /// Loads rows in the engine's fastest way; the caller brackets a chunk with begin/commit.
+    fn load(&mut self, batch: &Batch) -> DbResult<()>;
+}
+
+/// Microseconds since the Unix epoch, now.
+pub fn now_us() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_micros() as i64)
+        .unwrap_or(0)
+}
+
+/// `YYYY-MM-DD HH:MM:SS.ffffff` of µs since the epoch (UTC), for text loads.
+pub fn format_timestamp(us: i64, out: &mut String) {
+    use std::fmt::Write;
+    let (y, mo, d, h, mi, s, frac) = civil(us);
+    let _ = write!(out, "{y:04}-{mo:02}-{d:02} {h:02}:{mi:02}:{s:02}.{frac:06}");
+}
+
+/// (year, month, day, hour, minute, second, µs) of µs since the epoch (UTC).
+pub fn civil(us: i64) -> (i64, u32, u32, u32, u32, u32, u32) {
+    let secs = us.div_euclid(1_000_000);
+    let frac = us.rem_euclid(1_000_000) as u32;
+    let days = secs.div_euclid(86_400);
+    let sod = secs.rem_euclid(86_400);
+    // Howard Hinnant's days-to-civil.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let y = if m <= 2 { y + 1 } else { y };
+    (
+        y,
+        m,
+        d,
+        (sod / 3600) as u32,
+        (sod / 60 % 60) as u32,
+        (sod % 60) as u32,
+        frac,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placeholders() {
+        assert_eq!(
+            Dialect::Postgres.sql("SELECT a FROM t WHERE b = ? AND c = ?"),
+            "SELECT a FROM t WHERE b = $1 AND c = $2"
+        );
+        assert_eq!(Dialect::Sqlite.sql("x = ?"), "x = ?");
+    }
+
+    #[test]
+    fn timestamps() {
+        let mut s = String::new();
+        format_timestamp(0, &mut s);
+        assert_eq!(s, "1970-01-01 00:00:00.000000");
+        s.clear();
+        // 2024-02-29 12:34:56.5 UTC
+        format_timestamp(1_709_210_096_500_000, &mut s);
+        assert_eq!(s, "2024-02-29 12:34:56.500000");
+    }
+}

@@ -1,0 +1,228 @@
+//! [`Conn`] on MariaDB/MySQL (crate `mysql`, the binary protocol): statements prepared once per
+//! connection, autocommit off so that a transaction starts with its first statement (no BEGIN
+//! round trip), multi-row INSERT for loading. InnoDB's repeatable read with locking reads
+//! (`FOR UPDATE`) gives every transaction the rows it must see.
+
+use mysql::prelude::Queryable;
+use mysql::{Conn as MyClient, Statement, Value};
+
+use super::{
+    civil, Batch, Conn, DbError, DbResult, Dialect, ErrorKind, LoadVal, Rows, Stmt, TxMode, Val, P,
+};
+
+pub struct MyConn {
+    conn: MyClient,
+    stmts: Vec<Option<Statement>>,
+    in_tx: bool,
+}
+
+impl MyConn {
+    /// Wraps a connection and turns autocommit off.
+    pub fn new(mut conn: MyClient) -> DbResult<Self> {
+        conn.query_drop("SET autocommit = 0")
+            .map_err(|e| classify(&e))?;
+        Ok(Self {
+            conn,
+            stmts: Vec::new(),
+            in_tx: false,
+        })
+    }
+
+    pub fn client(&mut self) -> &mut MyClient {
+        &mut self.conn
+    }
+}
+
+pub fn classify(e: &mysql::Error) -> DbError {
+    match e {
+        mysql::Error::MySqlError(m) => {
+            let kind = match m.code {
+                1213 => ErrorKind::Deadlock,
+                1205 => ErrorKind::LockTimeout,
+                1020 => ErrorKind::Serialization, // "record has changed since last read"
+                _ => ErrorKind::Other,
+            };
+            DbError::new(kind, m.message.clone())
+        }
+        mysql::Error::IoError(_) | mysql::Error::DriverError(_) => {
+            DbError::new(ErrorKind::Connection, e.to_string())
+        }
+        other => DbError::other(other.to_string()),
+    }
+}
+
+fn value(p: &P) -> Value {
+    match *p {
+        P::I(v) => Value::Int(v),
+        P::F(v) | P::R(v) => Value::Double(v),
+        P::S(s) => Value::Bytes(s.as_bytes().to_vec()),
+        P::T(us) => {
+            let (y, mo, d, h, mi, s, frac) = civil(us);
+            Value::Date(
+                y as u16, mo as u8, d as u8, h as u8, mi as u8, s as u8, frac,
+            )
+        }
+        P::Null => Value::NULL,
+    }
+}
+
+fn val(v: Value) -> Val {
+    match v {
+        Value::NULL => Val::Null,
+        Value::Int(i) => Val::I(i),
+        Value::UInt(u) => Val::I(u as i64),
+        Value::Float(f) => Val::F(f as f64),
+        Value::Double(f) => Val::F(f),
+        Value::Bytes(b) => Val::S(String::from_utf8_lossy(&b).into_owned()),
+        Value::Date(..) | Value::Time(..) => Val::I(0),
+    }
+}
+
+fn collect<T: mysql::prelude::Protocol>(
+    result: &mut mysql::QueryResult<'_, '_, '_, T>,
+    out: &mut Rows,
+) -> DbResult<u64> {
+    out.clear();
+    let ncols = result.columns().as_ref().len();
+    out.ncols = ncols;
+    let mut n = 0;
+    for row in result.by_ref() {
+        let row = row.map_err(|e| classify(&e))?;
+        for v in row.unwrap() {
+            out.vals.push(val(v));
+        }
+        n += 1;
+    }
+    Ok(if ncols == 0 {
+        result.affected_rows()
+    } else {
+        n
+    })
+}
+
+fn sql_literal(v: &LoadVal, out: &mut String) {
+    use std::fmt::Write;
+    match v {
+        LoadVal::I(i) => {
+            let _ = write!(out, "{i}");
+        }
+        LoadVal::F(f) => {
+            let _ = write!(out, "{f:.2}");
+        }
+        LoadVal::R(f) => {
+            let _ = write!(out, "{f:.4}");
+        }
+        LoadVal::S(s) => {
+            out.push('\'');
+            for c in s.chars() {
+                match c {
+                    '\'' => out.push_str("''"),
+                    '\\' => out.push_str("\\\\"),
+                    c => out.push(c),
+                }
+            }
+            out.push('\'');
+        }
+        LoadVal::T(us) => {
+            out.push('\'');
+            super::format_timestamp(*us, out);
+            out.push('\'');
+        }
+        LoadVal::Null => out.push_str("NULL"),
+    }
+}
+
+/// Multi-row INSERT statements stay below this many bytes (MariaDB's max_allowed_packet is 16 MiB
+/// or more).
+const INSERT_BYTES_MAX: usize = 1 << 20;
+
+impl Conn for MyConn {
+    fn dialect(&self) -> Dialect {
+        Dialect::Mysql
+    }
+
+    fn begin(&mut self, _mode: TxMode) -> DbResult<()> {
+        // autocommit = 0: the first statement starts the transaction.
+        self.in_tx = true;
+        Ok(())
+    }
+
+    fn commit(&mut self) -> DbResult<()> {
+        self.in_tx = false;
+        self.conn.query_drop("COMMIT").map_err(|e| classify(&e))
+    }
+
+    fn rollback(&mut self) -> DbResult<()> {
+        self.in_tx = false;
+        self.conn.query_drop("ROLLBACK").map_err(|e| classify(&e))
+    }
+
+    fn run(&mut self, stmt: &Stmt, params: &[P], out: &mut Rows) -> DbResult<u64> {
+        if self.stmts.len() <= stmt.id {
+            self.stmts.resize(stmt.id + 1, None);
+        }
+        if self.stmts[stmt.id].is_none() {
+            let prepared = self.conn.prep(&stmt.sql).map_err(|e| classify(&e))?;
+            self.stmts[stmt.id] = Some(prepared);
+        }
+        let prepared = self.stmts[stmt.id].as_ref().expect("prepared above");
+        let values: Vec<Value> = params.iter().map(value).collect();
+        let mut result = self
+            .conn
+            .exec_iter(prepared, mysql::Params::Positional(values))
+            .map_err(|e| classify(&e))?;
+        collect(&mut result, out)
+    }
+
+    fn batch(&mut self, sql: &str) -> DbResult<()> {
+        self.conn.query_drop(sql).map_err(|e| classify(&e))?;
+        if !self.in_tx {
+            self.conn.query_drop("COMMIT").map_err(|e| classify(&e))?;
+        }
+        Ok(())
+    }
+
+    fn query(&mut self, sql: &str) -> DbResult<Rows> {
+        let mut out = Rows::default();
+        {
+            let mut result = self.conn.query_iter(sql).map_err(|e| classify(&e))?;
+            collect(&mut result, &mut out)?;
+        }
+        if !self.in_tx {
+            self.conn.query_drop("COMMIT").map_err(|e| classify(&e))?;
+        }
+        Ok(out)
+    }
+
+    fn load(&mut self, batch: &Batch) -> DbResult<()> {
+        let head = format!(
+            "INSERT INTO {} ({}) VALUES ",
+            batch.table,
+            batch.columns.join(", ")
+        );
+        let mut sql = String::with_capacity(INSERT_BYTES_MAX + 4096);
+        for row in batch.vals.chunks_exact(batch.columns.len()) {
+            if sql.is_empty() {
+                sql.push_str(&head);
+            } else {
+                sql.push(',');
+            }
+            sql.push('(');
+            for (i, v) in row.iter().enumerate() {
+                if i > 0 {
+                    sql.push(',');
+                }
+                sql_literal(v, &mut sql);
+            }
+            sql.push(')');
+            if sql.len() >= INSERT_BYTES_MAX {
+                self.conn.query_drop(&sql).map_err(|e| classify(&e))?;
+                sql.clear();
+            }
+        }
+        if !sql.is_empty() {
+            self.conn.query_drop(&sql).map_err(|e| classify(&e))?;
+        }
+        Ok(())
+    }
+}

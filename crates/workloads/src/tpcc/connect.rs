@@ -1,0 +1,101 @@
+//! Connectors: how the loader, driver and checker open connections to each engine.
+
+use std::path::PathBuf;
+
+use oltplab_core::{Error, Result};
+use oltplab_dbs::server::connect::{mysql_error, pg_connect};
+use oltplab_dbs::sqlite::{self, SqliteOptions};
+
+use super::{Connector, Purpose};
+use crate::sql::mysql::MyConn;
+use crate::sql::postgres::PgConn;
+use crate::sql::sqlite::{writer_lock, SqliteConn};
+use crate::sql::{Conn, Dialect};
+
+/// Embedded SQLite in one file.
+pub struct SqliteConnector {
+    pub path: PathBuf,
+    /// Settings of run and check connections (the VFS, the page cache per connection).
+    pub opts: SqliteOptions,
+    /// Page cache of the loading connection.
+    pub load_cache_bytes: u64,
+    /// Queue writers on an in-process lock before `BEGIN IMMEDIATE` (see [`SqliteConn`]).
+    pub writer_lock: bool,
+}
+
+impl Connector for SqliteConnector {
+    fn dialect(&self) -> Dialect {
+        Dialect::Sqlite
+    }
+
+    fn connect(&self, purpose: Purpose) -> Result<Box<dyn Conn>> {
+        let opts = match purpose {
+            // No journal and no syncs while loading: a failed load is reloaded with --force.
+            Purpose::Load => SqliteOptions {
+                journal_mode: "OFF",
+                synchronous: "OFF",
+                create: true,
+                cache_bytes: self.load_cache_bytes,
+                ..self.opts.clone()
+            },
+            _ => self.opts.clone(),
+        };
+        let conn = sqlite::open(&self.path, &opts)?;
+        let lock = self.writer_lock.then(|| writer_lock(&self.path));
+        Ok(Box::new(SqliteConn::new(conn, lock)))
+    }
+
+    fn single_writer(&self) -> bool {
+        true
+    }
+
+    fn after_load(&self, conn: &mut dyn Conn) -> Result<()> {
+        conn.batch("PRAGMA journal_mode = WAL")
+            .map_err(|e| Error::failed(format!("cannot switch the database to WAL: {e}")))
+    }
+}
+
+/// A PostgreSQL server.
+pub struct PgConnector {
+    pub url: String,
+}
+
+impl Connector for PgConnector {
+    fn dialect(&self) -> Dialect {
+        Dialect::Postgres
+    }
+
+    fn connect(&self, _purpose: Purpose) -> Result<Box<dyn Conn>> {
+        let client = pg_connect(&self.url)?;
+        Ok(Box::new(PgConn::new(client)))
+    }
+}
+
+/// A MariaDB/MySQL server.
+pub struct MyConnector {
+    pub url: String,
+}
+
+impl Connector for MyConnector {
+    fn dialect(&self) -> Dialect {
+        Dialect::Mysql
+    }
+
+    fn connect(&self, _purpose: Purpose) -> Result<Box<dyn Conn>> {
+        let opts = mysql::Opts::from_url(&self.url).map_err(|e| {
+            Error::usage(format!(
+                "'{}' is not a valid MySQL URL ({e}): write mysql://USER@HOST:PORT/DB",
+                oltplab_dbs::server::redact_url(&self.url)
+            ))
+        })?;
+        // Our statements stay prepared for the connection's life, so the driver's cache must hold
+        // them all (it closes statements it evicts).
+        let opts = mysql::OptsBuilder::from_opts(opts)
+            .stmt_cache_size(Some(256))
+            .tcp_connect_timeout(Some(std::time::Duration::from_secs(10)));
+        let conn = mysql::Conn::new(opts).map_err(|e| mysql_error(&self.url, &e))?;
+        let conn = MyConn::new(conn)
+            .map_err(|e| Error::failed(format!("cannot set up the MySQL connection: {e}")))?;
+        Ok(Box::new(conn))
+    }
+}

@@ -1,0 +1,155 @@
+//! TPC-C (spec revision 5.11): the schema in the specification's names, the initial data, the five
+//! transactions, a driver that keeps every NURand constant rule, and the twelve consistency checks.
+
+pub mod check;
+pub mod connect;
+pub mod driver;
+pub mod gen;
+pub mod load;
+pub mod random;
+pub mod schema;
+pub mod tx;
+
+use std::collections::BTreeMap;
+
+use oltplab_core::{Error, Result};
+
+use crate::sql::{Conn, DbError, Dialect};
+use random::Constants;
+
+/// tpmC per warehouse a spec-conforming run (keying and think times on) can reach at most.
+pub const TPMC_PER_WAREHOUSE_MAX: f64 = 12.86;
+
+/// What a connection is for; engines tune settings to it (SQLite loads without a journal).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Purpose {
+    Load,
+    Run,
+    Check,
+}
+
+/// Opens connections to one database.
+pub trait Connector: Send + Sync {
+    fn dialect(&self) -> Dialect;
+    fn connect(&self, purpose: Purpose) -> Result<Box<dyn Conn>>;
+    /// True when the engine admits one writer at a time (SQLite): the loader then funnels all
+    /// chunks through one connection while other threads generate data.
+    fn single_writer(&self) -> bool {
+        false
+    }
+    /// Engine-specific work after the data is in (SQLite: switch to WAL).
+    fn after_load(&self, _conn: &mut dyn Conn) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// A failed statement outside a measured transaction: the database is unusable for TPC-C.
+pub fn db_failed(context: &str, e: DbError) -> Error {
+    Error::failed(format!("{context}: {e}"))
+}
+
+/// oltplab's record of a load, in the `oltplab_tpcc` table.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Meta {
+    pub warehouses: i64,
+    pub load_constants: Constants,
+    pub complete: bool,
+    pub loaded_at: String,
+}
+
+/// What a database holds before a load or run.
+#[derive(Clone, Debug, Default)]
+pub struct DbState {
+    /// TPC-C (and meta) tables present.
+    pub tpcc_tables: Vec<String>,
+    /// Tables other than TPC-C's.
+    pub other_tables: Vec<String>,
+    pub meta: Option<Meta>,
+}
+
+impl DbState {
+    pub fn is_empty(&self) -> bool {
+        self.tpcc_tables.is_empty() && self.other_tables.is_empty()
+    }
+}
+
+fn all_tables_sql(dialect: Dialect) -> &'static str {
+    match dialect {
+        Dialect::Sqlite => {
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+        }
+        Dialect::Postgres => {
+            "SELECT table_name::text FROM information_schema.tables WHERE table_schema = current_schema()"
+        }
+        Dialect::Mysql => {
+            "SELECT CAST(table_name AS CHAR) FROM information_schema.tables WHERE table_schema = DATABASE()"
+        }
+    }
+}
+
+/// Lists the database's tables and reads oltplab's record of the load, if any.
+pub fn inspect(conn: &mut dyn Conn) -> Result<DbState> {
+    let rows = conn
+        .query(all_tables_sql(conn.dialect()))
+        .map_err(|e| db_failed("cannot list the database's tables", e))?;
+    let mut state = DbState::default();
+    for r in 0..rows.len() {
+        let name = rows.get(r, 0).str().to_string();
+        let lower = name.to_ascii_lowercase();
+        if schema::TABLES.contains(&lower.as_str()) || lower == schema::META_TABLE {
+            state.tpcc_tables.push(lower);
+        } else {
+            state.other_tables.push(name);
+        }
+    }
+    if state.tpcc_tables.iter().any(|t| t == schema::META_TABLE) {
+        let rows = conn
+            .query(&format!("SELECT name, value FROM {}", schema::META_TABLE))
+            .map_err(|e| db_failed("cannot read oltplab's load record", e))?;
+        let map: BTreeMap<String, String> = (0..rows.len())
+            .map(|r| {
+                (
+                    rows.get(r, 0).str().to_string(),
+                    rows.get(r, 1).str().to_string(),
+                )
+            })
+            .collect();
+        let num = |k: &str| map.get(k).and_then(|v| v.parse::<i64>().ok());
+        if let (Some(w), Some(cl), Some(ci), Some(co)) = (
+            num("warehouses"),
+            num("c_last"),
+            num("c_id"),
+            num("ol_i_id"),
+        ) {
+            state.meta = Some(Meta {
+                warehouses: w,
+                load_constants: Constants {
+                    c_last: cl,
+                    c_id: ci,
+                    ol_i_id: co,
+                },
+                complete: map.get("complete").is_some_and(|v| v == "1"),
+                loaded_at: map.get("loaded_at").cloned().unwrap_or_default(),
+            });
+        }
+    }
+    Ok(state)
+}
+
+/// The load record of a database that `run` may use, or a sentence saying why not.
+pub fn require_loaded(state: &DbState, where_: &str) -> Result<Meta> {
+    match &state.meta {
+        Some(m) if m.complete => Ok(m.clone()),
+        Some(_) => Err(Error::usage(format!(
+            "the TPC-C load of {where_} did not finish: load it again with `oltplab load tpcc --force`"
+        ))),
+        None if state.tpcc_tables.is_empty() => Err(Error::usage(format!(
+            "{where_} holds no TPC-C database: create one with `oltplab load tpcc --warehouses N` first"
+        ))),
+        None => Err(Error::usage(format!(
+            "{where_} holds TPC-C tables that oltplab did not load (no {} table), so the load's NURand constants are unknown: \
+             load it with `oltplab load tpcc --force`",
+            schema::META_TABLE
+        ))),
+    }
+}
