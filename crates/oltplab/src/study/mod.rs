@@ -15,13 +15,12 @@ use clap::{Args, Parser};
 use oltplab_core::safety;
 use oltplab_core::units::{format_bytes, format_count, format_ns};
 use oltplab_core::{Error, Result};
-use oltplab_dbs::vfs::{Vfs, VfsOptions};
-use oltplab_devmodel::{now_ns, parse_spec, Emulator, Spec};
+use oltplab_devmodel::{parse_spec, Emulator, Spec};
 use oltplab_metrics::env::Env;
 use oltplab_metrics::schema::{now_rfc3339, ResultDoc, SCHEMA};
 use oltplab_metrics::{Warning, WarningKind};
 use oltplab_trace::replay::{replay, ReplayMode, ReplayOptions};
-use oltplab_trace::{Op, TraceMeta, TraceReader, TraceWriter};
+use oltplab_trace::{Op, TraceReader};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -405,25 +404,7 @@ fn study_device(
     // 2. TPC-C on a fresh copy of the loaded database, through the VFS that traces and emulates.
     let db_path = data_dir.join(format!("run-{name}.sqlite"));
     copy_database(base, &db_path)?;
-    let emulator = if spec.is_host() {
-        None
-    } else {
-        Some(Arc::new(
-            Emulator::new(spec, 1).map_err(|e| Error::usage(e.to_string()))?,
-        ))
-    };
     let trace_path = out.join(format!("{name}.trace"));
-    let mut meta = TraceMeta::new("sqlite-vfs");
-    meta.device = Some(spec.name());
-    let trace = Arc::new(TraceWriter::create(&trace_path, meta)?);
-    let vfs = Vfs::register(VfsOptions {
-        trace: Some(trace.clone()),
-        emulator: emulator.clone(),
-    })?;
-    // The trace, like every figure, covers the measured window only: no warm-up, and not the WAL
-    // checkpoint that closing the connections does after it.
-    let from_ns = now_ns() + (scale.warmup_s * 1e9) as u64;
-    vfs.trace_window(from_ns, from_ns + (scale.duration_s * 1e9) as u64);
     eprintln!(
         "  TPC-C: {} terminals, {} warm-up + {} measured",
         scale.terminals,
@@ -442,7 +423,7 @@ fn study_device(
         seed: 1,
         emulate: (!spec.is_host()).then(|| spec.name()),
         trace: Some(trace_path.clone()),
-        sqlite_vfs: Some(vfs.name().to_string()),
+        sqlite_vfs: None,
         server_env: Vec::new(),
         json: None,
         out: Some(out.join(format!("run-{name}"))),
@@ -450,33 +431,21 @@ fn study_device(
         save: true,
         quiet: false,
     };
-    let outcome = tpcc::run_with(&run_cfg, &STOP);
-    let failed_ios = vfs.failed_ios();
-    drop(vfs);
-    trace.close()?;
-    let outcome = outcome?;
-    if failed_ios > 0 {
-        warnings.push(Warning::new(
-            WarningKind::ForeignData,
-            format!("{name}: {failed_ios} I/Os of the run failed in the file system"),
-        ));
-    }
+    let outcome = tpcc::run_with(&run_cfg, &STOP)?;
     let run = serde_json::to_value(&outcome.doc).expect("serialises");
     figures.tpmc = num(&run["summary"]["tpmc"]);
     figures.tpm_total = num(&run["summary"]["tpm_total"]);
     figures.trace = format!("{name}.trace");
-    if let Some(e) = &emulator {
-        let fidelity = e.fidelity();
-        if fidelity.off_target() {
-            warnings.push(Warning::new(
-                WarningKind::EmulationOffTarget,
-                format!(
-                    "{name}: the run's I/Os took {:.0} % longer than the model on average (machine too busy to wait exactly): its figures are less reliable",
-                    fidelity.off_pct
-                ),
-            ));
+    figures.run_fidelity = run["summary"]["emulation"]["fidelity"]
+        .as_object()
+        .map(|f| Value::Object(f.clone()));
+    for w in &outcome.doc.warnings {
+        if matches!(
+            w.kind,
+            WarningKind::EmulationOffTarget | WarningKind::ForeignData
+        ) {
+            warnings.push(Warning::new(w.kind, format!("{name} run: {}", w.message)));
         }
-        figures.run_fidelity = Some(serde_json::to_value(fidelity).expect("serialises"));
     }
     let io = trace_totals(&trace_path)?;
     let measured_s = match num(&run["summary"]["measured_s"]) {
@@ -496,11 +465,12 @@ fn study_device(
     );
     let replay_dir = data_dir.join(format!("replay-{name}"));
     safety::ensure_own_dir(&replay_dir, false)?;
-    let replay_emulator = match &emulator {
-        Some(_) => Some(Arc::new(
+    let replay_emulator = if spec.is_host() {
+        None
+    } else {
+        Some(Arc::new(
             Emulator::new(spec, 1).map_err(|e| Error::usage(e.to_string()))?,
-        )),
-        None => None,
+        ))
     };
     let replayed = replay(
         &trace_path,
@@ -565,11 +535,14 @@ fn device_figures(
     out: &Path,
 ) -> Result<(f64, f64)> {
     let dir = out.join(format!("device-{name}"));
-    let target = data_dir.join("device.dat");
-    let mut argv: Vec<String> = vec![
-        "oltplab".into(),
-        "device".into(),
-        target.display().to_string(),
+    let mut argv: Vec<String> = vec!["oltplab".into(), "device".into()];
+    if spec.is_host() {
+        argv.push(data_dir.join("device.dat").display().to_string());
+    } else {
+        // The data lives in RAM so that the model, not this machine's disk, sets every time.
+        argv.extend(["--emulate".into(), spec.name(), "--backing".into(), "ram".into()]);
+    }
+    argv.extend([
         "--profile".into(),
         "db-16k-randread".into(),
         "--sweep-qd".into(),
@@ -582,16 +555,7 @@ fn device_figures(
         format!("{}", scale.device_size_bytes),
         "--out".into(),
         dir.display().to_string(),
-    ];
-    if !spec.is_host() {
-        // The data lives in RAM so that the model, not this machine's disk, sets every time.
-        argv.extend([
-            "--emulate".into(),
-            spec.name(),
-            "--backing".into(),
-            "ram".into(),
-        ]);
-    }
+    ]);
     let cli = crate::cli::Cli::try_parse_from(&argv)
         .map_err(|e| Error::failed(format!("the study built a bad device command: {e}")))?;
     let crate::cli::Command::Device(device_args) = cli.command else {

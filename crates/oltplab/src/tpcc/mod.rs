@@ -2,6 +2,7 @@
 //! [`LoadConfig`] / [`RunConfig`] / [`CheckConfig`], and the in-process entry points
 //! [`load_with`], [`run_with`] and [`check_with`] that `oltplab study` calls.
 
+mod capture;
 mod procstat;
 mod run;
 pub mod target;

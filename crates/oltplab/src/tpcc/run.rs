@@ -19,6 +19,7 @@ use oltplab_workloads::tpcc::tx::TxType;
 use oltplab_workloads::tpcc::{inspect, require_loaded, Purpose, TPMC_PER_WAREHOUSE_MAX};
 use serde::{Deserialize, Serialize};
 
+use super::capture::Capture;
 use super::procstat::{self, DiskCounters};
 use super::target::{self, Engine, Open};
 use super::RunConfig;
@@ -86,6 +87,9 @@ pub struct TpccSummary {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_error: Option<String>,
     pub interrupted: bool,
+    /// With --emulate: the device and how closely the engine's I/Os followed its model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub emulation: Option<serde_json::Value>,
 }
 
 /// One second of the measured window.
@@ -112,14 +116,19 @@ pub struct RunOutcome {
 /// Runs TPC-C as `cfg` says; `stop` (Ctrl-C) ends the measured window early. The result is saved
 /// into the output directory when `cfg.save`, and returned either way.
 pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<RunOutcome> {
-    if (cfg.trace.is_some() || cfg.emulate.is_some())
-        && cfg.sqlite_vfs.is_none()
-        && cfg.server_env.is_empty()
-    {
-        return Err(Error::usage(
-            "--trace and --emulate are not available for `run` in this build: run without them",
-        ));
-    }
+    let capture = match cfg.db.engine {
+        Engine::Sqlite if cfg.sqlite_vfs.is_none() => Capture::for_sqlite(cfg)?,
+        _ if (cfg.trace.is_some() || cfg.emulate.is_some()) && cfg.server_env.is_empty() => {
+            return Err(Error::usage(
+                "--trace and --emulate on a server need `oltplab emulate`'s shim, which `run` does not start yet: use --engine sqlite, or run the server under `oltplab emulate`",
+            ));
+        }
+        _ => None,
+    };
+    let sqlite_vfs = capture
+        .as_ref()
+        .map(Capture::vfs_name)
+        .or_else(|| cfg.sqlite_vfs.clone());
     let started_at = now_rfc3339();
     let out_dir = if cfg.save {
         Some(output::prepare_out_dir(
@@ -142,7 +151,7 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<RunOutcome> {
         &cfg.db,
         Open::Existing,
         guess_terminals,
-        cfg.sqlite_vfs.clone(),
+        sqlite_vfs,
         cfg.server_env.clone(),
     )?;
     let meta = {
@@ -228,8 +237,18 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<RunOutcome> {
                 .unwrap_or_default(),
         );
         match e {
-            Event::MeasureStart => cpu_start = sample,
-            Event::MeasureEnd => cpu_end = sample,
+            Event::MeasureStart => {
+                cpu_start = sample;
+                if let Some(c) = &capture {
+                    c.measure_start();
+                }
+            }
+            Event::MeasureEnd => {
+                cpu_end = sample;
+                if let Some(c) = &capture {
+                    c.measure_end();
+                }
+            }
         }
     };
     if !cfg.quiet && cfg.warmup_s > 0.0 {
@@ -345,6 +364,12 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<RunOutcome> {
     };
 
     let mut warnings = Vec::new();
+    if let Some(c) = capture {
+        let (io, capture_warnings, emulation) = c.finish(outcome.measured_s)?;
+        summary.io = io;
+        summary.emulation = emulation.map(|e| serde_json::to_value(e).expect("serialises"));
+        warnings.extend(capture_warnings);
+    }
     if outcome.interrupted {
         warnings.push(Warning::new(
             WarningKind::Interrupted,
