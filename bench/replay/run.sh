@@ -80,3 +80,6 @@ for r in $(seq 1 "$rounds"); do
 done
 rm -rf "$shm"
 python3 "$here/compare.py" "$out" "$rounds" "$total" | tee "$out/summary.md"
+# The trace and iologs are regenerated exactly by the commands above (fixed seed): keep samples only.
+for f in synthetic.iolog disk.iolog shm.iolog; do head -20 "$out/$f" > "$out/$f.head"; rm -f "$out/$f"; done
+rm -f "$trace"

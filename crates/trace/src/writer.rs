@@ -255,7 +255,8 @@ impl Inner {
         let mut b = lock(&shard.buf);
         // Checked under the buffer lock: `close` sets `closed` before taking each buffer's lock,
         // so a record either lands before the final flush or is counted as dropped.
-        if self.closed.load(Ordering::SeqCst) {
+        // An unknown op would make the whole trace unreadable: drop that record instead.
+        if self.closed.load(Ordering::SeqCst) || crate::Op::from_u8(rec.op).is_none() {
             self.dropped.fetch_add(1, Ordering::Relaxed);
             return;
         }

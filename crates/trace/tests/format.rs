@@ -90,6 +90,22 @@ fn records_after_close_are_dropped_and_counted() {
     assert_eq!(first.records, 1);
     assert_eq!(again, first, "close is idempotent");
     assert_eq!(TraceReader::open(&path).unwrap().record_count(), 1);
+    // An unknown op is dropped and counted rather than making the trace unreadable.
+    let other = TraceWriter::create(&dir.join("u.trace"), TraceMeta::new("test")).unwrap();
+    let g = other.file_id("/y");
+    other.record(Record {
+        op: 99,
+        ..rec(1, Op::Read, 0, 512, g, 1)
+    });
+    other.record(rec(2, Op::Read, 0, 512, g, 1));
+    let s = other.finish().unwrap();
+    assert_eq!((s.records, s.dropped_records), (1, 1));
+    assert_eq!(
+        TraceReader::open(&dir.join("u.trace"))
+            .unwrap()
+            .record_count(),
+        1
+    );
     let err = TraceWriter::create(&path, TraceMeta::new("test"))
         .err()
         .unwrap();

@@ -571,6 +571,13 @@ pub(crate) struct Pacing {
 }
 
 impl Pacing {
+    /// Emulating, a sync costs what the model says, not what this machine's disk takes to flush
+    /// the backing copy (as in the SQLite VFS and the shim): the replay then skips the real sync.
+    #[inline]
+    pub fn model_only(&self, op: &PlanOp) -> bool {
+        self.emulator.is_some() && op.op.is_sync()
+    }
+
     /// The earliest start of `op`, or `None` for as soon as its lane allows.
     #[inline]
     pub fn due_ns(&self, op: &PlanOp) -> Option<u64> {

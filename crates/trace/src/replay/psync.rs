@@ -45,7 +45,11 @@ impl PsyncLane<'_> {
             };
             let issued = self.clock.now_ns();
             let deadline = self.pacing.model_deadline_ns(op, issued, &self.clock);
-            let res = syscall(fd, op, buf);
+            let res = if self.pacing.model_only(op) {
+                0
+            } else {
+                syscall(fd, op, buf)
+            };
             if let Some(e) = check(op, res, f, &mut acc) {
                 return Err(e);
             }

@@ -136,8 +136,12 @@ impl UringWorker<'_> {
                 } else {
                     Target::Fd(fds[fd_index as usize])
                 };
-                let entry = build_entry(&op, target, buffers.lane_ptr(l as usize), fixed_buffers)
-                    .user_data(l as u64);
+                let entry = if self.pacing.model_only(&op) {
+                    opcode::Nop::new().build().user_data(l as u64)
+                } else {
+                    build_entry(&op, target, buffers.lane_ptr(l as usize), fixed_buffers)
+                        .user_data(l as u64)
+                };
                 // SAFETY: the entry's buffer stays valid until its completion is reaped.
                 unsafe { ring.submission().push(&entry) }.map_err(|_| {
                     Error::failed("io_uring submission queue overflow (more I/Os than lanes)")
