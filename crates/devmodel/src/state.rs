@@ -174,7 +174,7 @@ impl<'a> St<'a> {
 /// Takes the region's spinlock. A holder that died (a killed database backend) is detected by its
 /// pid and the lock is taken over, so one crash does not hang every other process.
 pub fn lock(words: &[AtomicU64]) -> LockGuard<'_> {
-    let me = std::process::id() as u64;
+    let me = pid();
     let word = &words[H_LOCK];
     let mut spins = 0u32;
     let mut since: Option<Instant> = None;
@@ -208,6 +208,27 @@ pub fn lock(words: &[AtomicU64]) -> LockGuard<'_> {
             since = Some(Instant::now());
         }
     }
+}
+
+/// This process's id without a system call per I/O; a forked child (a database backend) resets it.
+fn pid() -> u64 {
+    static PID: AtomicU64 = AtomicU64::new(0);
+    static REGISTERED: std::sync::Once = std::sync::Once::new();
+    extern "C" fn forget_in_child() {
+        PID.store(0, Ordering::Relaxed);
+    }
+    REGISTERED.call_once(|| {
+        // SAFETY: registers a handler that only stores to an atomic, which is async-signal-safe.
+        unsafe {
+            libc::pthread_atfork(None, None, Some(forget_in_child));
+        }
+    });
+    let mut p = PID.load(Ordering::Relaxed);
+    if p == 0 {
+        p = std::process::id() as u64;
+        PID.store(p, Ordering::Relaxed);
+    }
+    p
 }
 
 pub struct LockGuard<'a> {

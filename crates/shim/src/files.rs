@@ -5,7 +5,8 @@
 //! Layout (little-endian u64 words, a fixed-size file under the session directory):
 //! ```text
 //! word 0  magic "OLTPFIL1"        word 1  next file number
-//! word 2  processes attached      word 3  reserved
+//! word 2  processes attached (loaded the library or forked from one that did)
+//! word 3  reserved
 //! then SLOTS × (key, number + 1)  open addressing; key = mix(dev, ino) | 1, never 0
 //! ```
 //! `oltplab emulate` reads word 2 to tell whether the shim was loaded at all.

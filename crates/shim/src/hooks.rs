@@ -186,6 +186,10 @@ static TRACE_IDS: [AtomicU64; files::SLOTS] = [const { AtomicU64::new(0) }; file
 
 pub extern "C" fn after_fork_child() {
     FORK_GEN.fetch_add(1, Ordering::AcqRel);
+    // A forked child (a PostgreSQL backend) is one more process on the device.
+    if let Some(shim) = SHIM.get() {
+        shim.files.attach();
+    }
     // Only the forking thread exists in the child; a creation in progress elsewhere never ends.
     WRITER_LOCK.store(false, Ordering::Release);
 }

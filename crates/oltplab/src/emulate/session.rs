@@ -483,4 +483,63 @@ mod tests {
         assert!(report.fidelity.modelled_lat_ns_mean > 0.0);
         fs::remove_dir_all(&dir).unwrap();
     }
+
+    /// A managed PostgreSQL on an emulated HDD: every backend loads the shim and shares the device.
+    #[test]
+    fn a_managed_postgres_runs_on_an_emulated_device() {
+        let Some(psql) = server::find_program(&["psql"], None) else {
+            eprintln!("skipped: PostgreSQL is not installed");
+            return;
+        };
+        build_shim();
+        let dir = PathBuf::from(format!("/tmp/oltplab-emu-pg-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        safety::ensure_own_dir(&dir, false).unwrap();
+        let session = EmulationSession::start(&SessionConfig {
+            spec: oltplab_devmodel::parse_spec("hdd-10k").unwrap(),
+            dir: dir.clone(),
+            backing: Backing::Disk,
+            trace: Some(
+                std::env::temp_dir().join(format!("oltplab-emu-pg-{}.trace", std::process::id())),
+            ),
+            seed: 1,
+        })
+        .unwrap();
+        let mut cfg = ServerConfig::new(ServerKind::Postgres, &dir);
+        cfg.extra_env = session.env();
+        let server = ManagedServer::start(&cfg).unwrap();
+        let out = std::process::Command::new(psql)
+            .arg(server.url())
+            .args(["-X", "-q", "-t", "-c"])
+            .arg("CREATE TABLE t AS SELECT g AS k FROM generate_series(1, 1000) g; CHECKPOINT; SELECT count(*) FROM t")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "1000");
+        server.stop().unwrap();
+        let report = session.finish().unwrap();
+        // postmaster, checkpointer, WAL writer, background writer, the client's backend …
+        assert!(report.processes >= 4, "{report:?}");
+        // The checkpoint wrote and synced the new table on the emulated disk.
+        assert!(report.fidelity.ios > 10, "{:?}", report.fidelity);
+        assert!(
+            report.fidelity.modelled_lat_ns_mean > 100_000.0,
+            "{:?}",
+            report.fidelity
+        );
+        let trace = report.trace.expect("a trace");
+        assert!(trace.records >= report.fidelity.ios, "{trace:?}");
+        let merged = oltplab_trace::TraceReader::open(&trace.path).unwrap();
+        let parts: u32 = merged.meta().extra["merged_parts"].parse().unwrap();
+        assert!(
+            parts >= 3,
+            "one trace part per process that did I/O: {parts}"
+        );
+        fs::remove_file(&trace.path).unwrap();
+        fs::remove_dir_all(&dir).unwrap();
+    }
 }

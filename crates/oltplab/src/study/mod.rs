@@ -540,7 +540,12 @@ fn device_figures(
         argv.push(data_dir.join("device.dat").display().to_string());
     } else {
         // The data lives in RAM so that the model, not this machine's disk, sets every time.
-        argv.extend(["--emulate".into(), spec.name(), "--backing".into(), "ram".into()]);
+        argv.extend([
+            "--emulate".into(),
+            spec.name(),
+            "--backing".into(),
+            "ram".into(),
+        ]);
     }
     argv.extend([
         "--profile".into(),

@@ -1,0 +1,105 @@
+//! `oltplab study --scale quick` end to end, as the README's main job runs it: every device gets
+//! its device figures, a traced TPC-C run, a replay and α; results.json, the traces and report.html
+//! are written; bad input is refused before anything runs.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn oltplab(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_oltplab"))
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("run oltplab")
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("oltplab-study-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn quick_study_writes_every_figure_trace_and_the_report() {
+    let dir = scratch("quick");
+    let out = oltplab(&dir, &["study", "--scale", "quick", "--out", "res"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "stderr: {stderr}");
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("res/results.json")).unwrap())
+            .unwrap();
+    assert_eq!(doc["schema"], "oltplab.result/1");
+    assert_eq!(doc["kind"], "study");
+    assert_eq!(doc["summary"]["baseline"], "hdd-10k");
+    let devices = doc["summary"]["devices"].as_array().unwrap();
+    let names: Vec<&str> = devices
+        .iter()
+        .map(|d| d["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["host", "hdd-10k", "sata-ssd-2010", "pcie-flash-2012"]
+    );
+    for d in devices {
+        let name = d["name"].as_str().unwrap();
+        for field in [
+            "randread16k_iops",
+            "randread16k_lat_ns",
+            "tpmc",
+            "run_iops",
+            "replay_iops",
+            "alpha",
+        ] {
+            let v = d[field].as_f64().unwrap_or(0.0);
+            assert!(v > 0.0, "{name}.{field} = {v}");
+        }
+        assert!(!d["explanation"].as_str().unwrap().is_empty());
+        let trace = dir.join("res").join(format!("{name}.trace"));
+        assert!(std::fs::metadata(&trace).unwrap().len() > 64, "{trace:?}");
+    }
+    // The emulated devices keep S1's order: faster device, higher IOPS and lower latency.
+    let fig = |i: usize, f: &str| devices[i][f].as_f64().unwrap();
+    assert!(fig(1, "randread16k_iops") < fig(2, "randread16k_iops"));
+    assert!(fig(2, "randread16k_iops") < fig(3, "randread16k_iops"));
+    assert!(fig(1, "randread16k_lat_ns") > fig(2, "randread16k_lat_ns"));
+    assert!(fig(2, "randread16k_lat_ns") > fig(3, "randread16k_lat_ns"));
+    assert!(fig(1, "tpmc") < fig(3, "tpmc"));
+    // The HDD run is bound by its device: its replay is no faster than the run by much.
+    assert!(fig(1, "alpha") > 0.6, "hdd α {}", fig(1, "alpha"));
+    assert_eq!(
+        devices[1]["vs_baseline"]["randread16k_iops"].as_f64(),
+        Some(1.0)
+    );
+    let report = std::fs::read_to_string(dir.join("res/report.html")).unwrap();
+    assert!(report.contains("<svg") && report.contains("pcie-flash-2012"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn bad_device_lists_are_refused_before_anything_runs() {
+    let dir = scratch("bad");
+    for (args, expected) in [
+        (vec!["study", "--devices", "hdd-10k,,host"], "empty entry"),
+        (vec!["study", "--devices", "floppy"], "floppy"),
+        (vec!["study", "--devices", "host,host"], "twice"),
+        (vec!["study", "--scale", "huge"], "huge"),
+    ] {
+        let out = oltplab(&dir, &args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(expected), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+    assert!(
+        !dir.join("oltplab-results").exists(),
+        "nothing written for bad input"
+    );
+    assert!(
+        !dir.join("oltplab-data").exists(),
+        "nothing written for bad input"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
