@@ -19,6 +19,7 @@ runtime="${RUNTIME:-1s}"
 ramp="${RAMP:-500ms}"
 cal_runtime="${CAL_RUNTIME:-6s}"
 nice_cmd=(${NICE-nice -n -10})
+s4_profiles=web-file-4k,web-file-8k,web-file-64k,web-log,oltp-db,dss-db,sql-log,exchange,media-streaming,video-on-demand,workstation,os-paging
 mkdir -p "$out"
 (cd "$repo" && cargo build --release -q -p oltplab)
 oltplab="$repo/target/release/oltplab"
@@ -43,7 +44,7 @@ done
 for dev in 'raid5(4,hdd-15k)' 'raid5(4,sas-ssd-2012)'; do
   name="s4-$(echo "$dev" | tr -c 'a-z0-9.\n' '-' | sed 's/-*$//')"
   echo "S4 profiles: $dev" >&2
-  run "$name" device --emulate "$dev" --profile all --sweep-qd 1:256 --size 1g --runtime "$runtime" --ramp "$ramp"
+  run "$name" device --emulate "$dev" --profile "$s4_profiles" --sweep-qd 1:256 --size 1g --runtime "$runtime" --ramp "$ramp"
 done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)" >> "$out/commands.txt"
 python3 "$here/summarize.py" "$out" > "$out/summary.md"

@@ -85,7 +85,9 @@ const RW94: &str =
     "Ruemmler & Wilkes, \"An introduction to disk drive modeling\", IEEE Computer 27(3), 1994";
 const CHEETAH: &str =
     "Seagate Cheetah 15K.7 SAS product manual 100516226 (ST3600057SS), performance section";
-const MBF: &str = "Toshiba MBF2600RC (MBF2-RC series) product specification, 2.5\" 10,025 rpm SAS";
+const MBF: &str = "Toshiba MBF2600RC (S1's drive): 2.5\" SAS, 600 GB, 10,025 rpm";
+const SAVVIO: &str = "Seagate Savvio 10K.4 SAS product manual (2.5\" 10k rpm 600 GB, the MBF2600RC's class), access-time table: read/write, with and without controller overhead";
+const CLASS: &str = "class-typical value, assumed: the datasheets consulted did not state it";
 const CONSTELLATION: &str =
     "Seagate Constellation ES (ST32000644NS) product manual 100516240, performance section";
 const S1: &str = "S1 (DESIGN.md): 16 KB random reads measured 1/16.7 of the HDD's latency and 43.2× its IOPS on the SATA SSD, 1/160 and 208.1× on the PCIe flash";
@@ -110,31 +112,36 @@ const HDD_15K: &[Param] = &[
         "formatted capacity (decimal GB)",
         CHEETAH,
     ),
-    p("rpm", 15_000.0, "spindle speed", CHEETAH),
+    p(
+        "rpm",
+        15_000.0,
+        "spindle speed (2.0 ms average rotational latency)",
+        CHEETAH,
+    ),
     p("seek_track_ms", 0.2, "track-to-track seek, read", CHEETAH),
     p(
         "seek_avg_ms",
         3.4,
-        "average seek, read (random pairs over the full stroke)",
+        "average seek, read (weighted over all seek lengths)",
         CHEETAH,
     ),
-    p("seek_full_ms", 6.6, "full-stroke seek, read", CHEETAH),
+    p("seek_full_ms", 6.6, "full-stroke seek, read", CLASS),
     p(
         "write_settle_ms",
         0.5,
-        "extra settling before a write (average write seek minus read seek)",
+        "extra settling before a write (average write seek 3.9 ms minus read 3.4 ms)",
         CHEETAH,
     ),
     p(
         "media_outer_mb_s",
         204.0,
-        "sustained media rate, outer zone",
+        "sustainable transfer rate, outer zone (maximum)",
         CHEETAH,
     ),
     p(
         "media_inner_mb_s",
         122.0,
-        "sustained media rate, inner zone",
+        "sustainable transfer rate, inner zone (minimum)",
         CHEETAH,
     ),
     p(
@@ -147,45 +154,60 @@ const HDD_15K: &[Param] = &[
         "queue_max",
         32.0,
         "commands the drive reorders at once (tagged command queueing)",
-        CHEETAH,
+        CLASS,
     ),
 ];
 
 const HDD_10K: &[Param] = &[
     p("capacity_gb", 600.0, "formatted capacity (decimal GB)", MBF),
     p("rpm", 10_025.0, "spindle speed", MBF),
-    p("seek_track_ms", 0.2, "track-to-track seek, read", MBF),
-    p("seek_avg_ms", 3.8, "average seek, read", MBF),
-    p("seek_full_ms", 7.5, "full-stroke seek, read", MBF),
+    p(
+        "seek_track_ms",
+        0.3,
+        "single-track seek, read, without controller overhead",
+        SAVVIO,
+    ),
+    p(
+        "seek_avg_ms",
+        3.8,
+        "average seek, read, without controller overhead",
+        SAVVIO,
+    ),
+    p(
+        "seek_full_ms",
+        7.81,
+        "full-stroke seek, read, without controller overhead",
+        SAVVIO,
+    ),
     p(
         "write_settle_ms",
-        0.4,
-        "extra settling before a write (average write seek minus read seek)",
-        MBF,
+        0.6,
+        "extra settling before a write (average write seek 4.4 ms minus read 3.8 ms)",
+        SAVVIO,
     ),
     p(
         "media_outer_mb_s",
         157.0,
         "sustained media rate, outer zone",
-        MBF,
+        CLASS,
     ),
     p(
         "media_inner_mb_s",
         83.0,
         "sustained media rate, inner zone",
-        MBF,
+        CLASS,
     ),
     p(
         "overhead_us",
-        100.0,
-        "command overhead per I/O (controller, bus)",
-        RW94,
+        200.0,
+        "controller overhead per command (access time 4.0 ms with it, 3.8 ms without)",
+        SAVVIO,
     ),
     p(
         "queue_max",
         32.0,
         "commands the drive reorders at once (tagged command queueing)",
-        MBF,
+        CLASS,
     ),
 ];
 
@@ -197,23 +219,13 @@ const HDD_7K: &[Param] = &[
         CONSTELLATION,
     ),
     p("rpm", 7_200.0, "spindle speed", CONSTELLATION),
-    p(
-        "seek_track_ms",
-        0.5,
-        "track-to-track seek, read",
-        CONSTELLATION,
-    ),
+    p("seek_track_ms", 0.5, "track-to-track seek, read", CLASS),
     p("seek_avg_ms", 8.5, "average seek, read", CONSTELLATION),
-    p(
-        "seek_full_ms",
-        17.0,
-        "full-stroke seek, read",
-        CONSTELLATION,
-    ),
+    p("seek_full_ms", 17.0, "full-stroke seek, read", CLASS),
     p(
         "write_settle_ms",
         1.0,
-        "extra settling before a write (average write seek minus read seek)",
+        "extra settling before a write (average write seek 9.5 ms minus read 8.5 ms)",
         CONSTELLATION,
     ),
     p(
@@ -226,7 +238,7 @@ const HDD_7K: &[Param] = &[
         "media_inner_mb_s",
         75.0,
         "sustained media rate, inner zone",
-        CONSTELLATION,
+        CLASS,
     ),
     p(
         "overhead_us",
@@ -238,7 +250,7 @@ const HDD_7K: &[Param] = &[
         "queue_max",
         32.0,
         "commands the drive reorders at once (NCQ)",
-        CONSTELLATION,
+        CLASS,
     ),
 ];
 

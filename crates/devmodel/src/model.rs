@@ -270,7 +270,9 @@ impl Hdd {
             } else {
                 0.0
             };
-            self.overhead_ns + best + settle
+            // A command that waits in the queue is decoded while the drive serves the one before.
+            let overhead = if start > t { 0.0 } else { self.overhead_ns };
+            overhead + best + settle
         };
         let done = start + (positioning + transfer).round() as u64;
         st.set(w(HDD_BUSY), done);

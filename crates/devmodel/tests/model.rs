@@ -330,3 +330,39 @@ fn waits_end_shortly_after_the_deadline_never_before() {
     let f = e.fidelity();
     assert!(f.wake_early_ns >= 20_000);
 }
+
+#[test]
+fn a_forked_process_shares_the_device() {
+    let spec = parse_spec("hdd-15k").unwrap();
+    let path = std::env::temp_dir().join(format!("oltplab-devmodel-fork-{}", std::process::id()));
+    let _ = std::fs::remove_file(&path);
+    let parent = Emulator::create_shared(&spec, 5, &path).unwrap();
+    let t = 1_000_000_000u64;
+    // SAFETY: the child only attaches, submits, records and leaves with _exit.
+    let pid = unsafe { libc::fork() };
+    assert!(pid >= 0);
+    if pid == 0 {
+        let ok = Emulator::open_shared(&path)
+            .map(|child| {
+                let done = child.submit(t, IoKind::Read, 300_000_000_000, 16 << 10);
+                child.record_realised(done - t, done - t + 1000);
+            })
+            .is_ok();
+        // SAFETY: ends the forked child without running the parent's destructors or test harness.
+        unsafe { libc::_exit(if ok { 0 } else { 1 }) };
+    }
+    let mut status = 0;
+    // SAFETY: waits for the child forked above.
+    unsafe { libc::waitpid(pid, &mut status, 0) };
+    assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0);
+    // The child's read occupies the one actuator: the parent's read at the same time waits for it.
+    let alone = Emulator::new(&spec, 5)
+        .unwrap()
+        .submit(t, IoKind::Read, 0, 16 << 10)
+        - t;
+    let queued = parent.submit(t, IoKind::Read, 0, 16 << 10) - t;
+    assert!(queued > alone + 1_000_000, "{alone} {queued}");
+    assert_eq!(parent.fidelity().ios, 1);
+    drop(parent);
+    std::fs::remove_file(&path).unwrap();
+}

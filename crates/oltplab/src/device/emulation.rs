@@ -234,7 +234,8 @@ pub struct RamDir {
 
 impl RamDir {
     pub fn create() -> Result<RamDir> {
-        let path = Path::new(SHM_DIR).join(format!("oltplab-emulate-{}", std::process::id()));
+        remove_stale();
+        let path = Path::new(SHM_DIR).join(format!("{RAM_DIR_PREFIX}{}", std::process::id()));
         // A directory left by a crashed run with the same pid is ours to reuse (it is marked).
         safety::ensure_own_dir(&path, false)?;
         Ok(RamDir { path })
@@ -242,6 +243,32 @@ impl RamDir {
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+}
+
+const RAM_DIR_PREFIX: &str = "oltplab-emulate-";
+
+/// Removes RAM backings left by runs that were killed (SIGKILL, SIGTERM): oltplab-marked directories
+/// named after a process that no longer exists.
+fn remove_stale() {
+    let Ok(entries) = std::fs::read_dir(SHM_DIR) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(RAM_DIR_PREFIX))
+            .and_then(|p| p.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        // SAFETY: signal 0 only asks whether the process exists.
+        let gone = unsafe { libc::kill(pid, 0) } != 0
+            && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
+        if gone && safety::is_own_dir(&entry.path()) {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
     }
 }
 

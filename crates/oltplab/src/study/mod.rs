@@ -665,15 +665,8 @@ fn secs(s: f64) -> String {
 fn print_table(summary: &StudySummary, out: &Path) {
     println!();
     println!(
-        "{:<18} {:>11} {:>11} {:>9} {:>10} {:>10} {:>6}  {}",
-        "device",
-        "16k IOPS",
-        "16k lat",
-        "tpmC",
-        "run IOPS",
-        "replay",
-        "α",
-        "vs baseline (IOPS, lat, tpmC)"
+        "{:<18} {:>11} {:>11} {:>9} {:>10} {:>10} {:>6}  vs baseline (IOPS, lat, tpmC)",
+        "device", "16k IOPS", "16k lat", "tpmC", "run IOPS", "replay", "α"
     );
     for d in &summary.devices {
         let vs = d.vs_baseline.as_ref().map_or(String::new(), |r| {

@@ -70,13 +70,13 @@ fn print(w: &mut impl Write, file: &Path, s: &TraceStat, seconds: usize) -> std:
     )?;
     writeln!(
         w,
-        "{} operations by {} threads on {} files over {:.3} s: {} IOPS (reads + writes), {} in flight on average, {} at most",
+        "{} operations by {} threads on {} files over {:.3} s: {} IOPS (reads + writes), {:.2} in flight on average, {} at most",
         format_count(s.records as f64),
         s.threads,
         s.per_file.len(),
         s.duration_s,
         format_count(s.iops),
-        format!("{:.2}", s.in_flight_mean),
+        s.in_flight_mean,
         s.in_flight_max
     )?;
     writeln!(w)?;
