@@ -17,6 +17,8 @@ use crate::IoKind;
 /// Each file gets its own 1 GiB of the device's address space (PostgreSQL's segment size), in the
 /// order files are numbered; files past the capacity wrap around.
 pub const FILE_SLOT_BYTES: u64 = 1 << 30;
+/// The longest I/O the model takes; longer ones are modelled at this length.
+pub const IO_BYTES_MAX: u64 = 1 << 30;
 
 /// The current CLOCK_MONOTONIC time in nanoseconds: the same clock in every process.
 pub fn now_ns() -> u64 {
@@ -215,7 +217,11 @@ impl Emulator {
         }
         let w = self.region.words();
         let usage = f64::from_bits(w[state::H_USAGE].load(Ordering::Relaxed));
-        let addr = device_offset % self.spec.capacity_bytes().max(1);
+        let capacity = self.spec.capacity_bytes().max(1);
+        let addr = device_offset % capacity;
+        // Longer I/Os are modelled as 1 GiB: the model's work grows with the length, and no database
+        // moves more in one call. This also keeps address arithmetic far from overflow.
+        let len = len.min(capacity).min(IO_BYTES_MAX);
         let _guard = state::lock(w);
         let cx = Ctx {
             st: St::new(w),
@@ -246,6 +252,28 @@ impl Emulator {
             .fetch_add(1, Ordering::Relaxed);
         w[state::F_HIST_REALISED + state::bucket(realised_latency_ns)]
             .fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// A copy of the device as it is now, with its state in this process: for asking the model
+    /// what it would do next without disturbing the device (the copy's fidelity starts empty).
+    pub fn snapshot(&self) -> Emulator {
+        let w = self.region.words();
+        let region = Region::heap(w.len());
+        {
+            let _guard = state::lock(w);
+            for (to, from) in region.words().iter().zip(w) {
+                to.store(from.load(Ordering::Relaxed), Ordering::Relaxed);
+            }
+        }
+        region.words()[state::H_LOCK].store(0, Ordering::Relaxed);
+        let copy = Emulator {
+            spec: self.spec.clone(),
+            node: layout(&self.spec).0,
+            region,
+            path: None,
+        };
+        copy.reset_fidelity();
+        copy
     }
 
     /// Clears the fidelity counters (e.g. after a warm-up).

@@ -24,6 +24,8 @@ pub struct ClosedLoop {
     /// Offsets fall in [0, region_bytes); the region stands for the whole stroke, as in a benchmark.
     pub region_bytes: u64,
     pub seed: u64,
+    /// Virtual time of the first submission; `now_ns()` when running on a snapshot of a live device.
+    pub start_ns: u64,
 }
 
 #[derive(Clone, Copy, Debug, Default, Serialize)]
@@ -42,6 +44,7 @@ impl ClosedLoop {
             ios: 20_000,
             region_bytes: 1 << 30,
             seed: 1,
+            start_ns: 1_000_000_000,
         }
     }
 
@@ -63,7 +66,7 @@ impl ClosedLoop {
         };
         let mut next_block = 0u64;
         let mut pending: BinaryHeap<Reverse<(u64, u64)>> = BinaryHeap::new();
-        let start = 1_000_000_000u64;
+        let start = self.start_ns;
         let mut submit = |t: u64,
                           pending: &mut BinaryHeap<Reverse<(u64, u64)>>,
                           rand: &mut dyn FnMut() -> u64| {

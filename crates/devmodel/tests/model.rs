@@ -366,3 +366,48 @@ fn a_forked_process_shares_the_device() {
     drop(parent);
     std::fs::remove_file(&path).unwrap();
 }
+
+#[test]
+fn emulators_are_shared_between_threads_and_odd_inputs_are_safe() {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<Emulator>();
+    for text in [
+        "hdd-15k",
+        "raid5(4,sas-ssd-2012)",
+        "pagecache(wbcache(raid10(4,hdd-10k),size=8m),size=64m)",
+        "readcache(hdd-7.2k,optane,size=1g)",
+        "ram",
+    ] {
+        let e = Emulator::new(&parse_spec(text).unwrap(), 1).unwrap();
+        let mut t = 0u64;
+        for (kind, addr, len) in [
+            (IoKind::Read, u64::MAX, u64::MAX),
+            (IoKind::Write, 0, 0),
+            (IoKind::Flush, 5, 7),
+            (IoKind::Write, u64::MAX - 1, 1 << 20),
+            (IoKind::Read, 12345, 1),
+        ] {
+            let done = e.submit(t, kind, addr, len);
+            assert!(done >= t, "{text}");
+            t = done;
+        }
+    }
+}
+
+#[test]
+fn a_snapshot_answers_like_the_device_without_disturbing_it() {
+    let e = Emulator::new(&parse_spec("raid5(4,sas-ssd-2012)").unwrap(), 9).unwrap();
+    let mut t = 1_000_000_000u64;
+    for i in 0..2000u64 {
+        t = e
+            .submit(t, IoKind::Write, i * 7_919 * 4096, 16 << 10)
+            .max(t + 10_000);
+    }
+    let copy = e.snapshot();
+    let from_copy = copy.submit(t, IoKind::Read, 4096, 16 << 10);
+    let again = copy.submit(t, IoKind::Read, 4096, 16 << 10);
+    assert_ne!(from_copy, again, "the copy keeps its own state");
+    // The original never saw the copy's reads: its next read completes as the copy's first did.
+    assert_eq!(e.submit(t, IoKind::Read, 4096, 16 << 10), from_copy);
+    assert_eq!(copy.fidelity().ios, 0);
+}

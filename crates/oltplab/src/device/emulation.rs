@@ -8,7 +8,7 @@ use oltplab_core::safety;
 use oltplab_core::units::{format_count, format_ns};
 use oltplab_core::Result;
 use oltplab_devmodel::sim::ClosedLoop;
-use oltplab_devmodel::{Emulator, Fidelity, Spec, OFF_TARGET_PCT};
+use oltplab_devmodel::{now_ns, Emulator, Fidelity, Spec, OFF_TARGET_PCT};
 use oltplab_io::job::Mix;
 use oltplab_metrics::{Warning, WarningKind};
 use serde::Serialize;
@@ -20,6 +20,9 @@ const SHM_DIR: &str = "/dev/shm";
 /// Realised IOPS this far below the model's closed-loop IOPS means the emulation saturated first.
 /// Wider than the latency bound: the model's figure comes from its own sample of random I/Os.
 const SATURATED_PCT: f64 = 10.0;
+/// Points with fewer I/Os are not judged: an HDD's service time varies by a third from one I/O to
+/// the next, so a few hundred of them can differ from the model's long run by that much.
+const SATURATED_MIN_IOS: u64 = 1000;
 /// I/Os the model runs in virtual time to predict a point's IOPS (a few tens of milliseconds).
 const MODEL_IOS: u64 = 40_000;
 
@@ -53,6 +56,8 @@ pub struct Emulation {
     spec: Spec,
     seed: u64,
     region_bytes: u64,
+    /// The device as it was when the current point started, and when that was.
+    at_start: Option<(Emulator, u64)>,
 }
 
 impl Emulation {
@@ -74,11 +79,34 @@ impl Emulation {
             spec: spec.clone(),
             seed: config.seed,
             region_bytes: config.size_bytes,
+            at_start: None,
         }))
     }
 
-    /// The model's closed-loop IOPS and mean latency for a mix at `in_flight` I/Os.
+    /// Starts a point: clears the fidelity counters and keeps a copy of the device as it is, so that
+    /// the model's own figures for the point start from the same state (a write backlog left by
+    /// the points before, warm caches).
+    pub fn start_point(&mut self) {
+        self.emulator.reset_fidelity();
+        self.at_start = Some((self.emulator.snapshot(), now_ns()));
+    }
+
+    /// The model's closed-loop IOPS and mean latency for a mix at `in_flight` I/Os, from the
+    /// device's state at the start of the point.
     fn model(&self, mix: &Mix, in_flight: u32) -> Result<(f64, f64)> {
+        let (fresh, start_ns);
+        let device = match &self.at_start {
+            Some((copy, t)) => {
+                start_ns = *t;
+                copy
+            }
+            None => {
+                fresh = Emulator::new(&self.spec, self.seed)?;
+                fresh.set_span_bytes(self.region_bytes);
+                start_ns = 1_000_000_000;
+                &fresh
+            }
+        };
         let r = ClosedLoop {
             block_size_bytes: mix.block_size_bytes as u64,
             read_pct: mix.read_pct,
@@ -87,12 +115,14 @@ impl Emulation {
             ios: MODEL_IOS,
             region_bytes: self.region_bytes,
             seed: self.seed,
+            start_ns,
         }
-        .run(&self.spec)?;
+        .run_on(device);
         Ok((r.iops, r.lat_ns_mean))
     }
 
-    /// Records a measured point: its fidelity (since the last call) and the model's bound.
+    /// Records a measured point: its fidelity (since [`Emulation::start_point`]) and the model's
+    /// figures for it.
     pub fn finish_point(
         &mut self,
         profile: Option<String>,
@@ -102,7 +132,6 @@ impl Emulation {
         iops: f64,
     ) -> Result<()> {
         let fidelity = self.emulator.fidelity();
-        self.emulator.reset_fidelity();
         let (model_iops, model_lat_ns_mean) = self.model(mix, qd * jobs)?;
         self.summary.points.push(EmulationPoint {
             profile,
@@ -143,7 +172,10 @@ impl Emulation {
             .summary
             .points
             .iter()
-            .filter(|p| p.iops < p.model_iops * (1.0 - SATURATED_PCT / 100.0))
+            .filter(|p| {
+                p.fidelity.ios >= SATURATED_MIN_IOS
+                    && p.iops < p.model_iops * (1.0 - SATURATED_PCT / 100.0)
+            })
             .map(|p| {
                 format!(
                     "{} ({} of {} IOPS)",

@@ -144,14 +144,21 @@ pub fn run(args: DeviceArgs) -> Result<()> {
             runtime: config.runtime,
             ramp: config.ramp,
             rate_iops: config.rate_iops,
-            engine: config.engine,
+            // With a RAM backing the data is copied by pread in the job thread at any queue depth:
+            // io_uring would hand tmpfs reads to kernel worker threads, and their scheduling delays
+            // are not the device's. The model, not the engine, keeps the I/Os in flight.
+            engine: if config.backing == Some(Backing::Ram) {
+                EngineKind::Psync
+            } else {
+                config.engine
+            },
             direct: config.direct,
             seed: config.seed,
             keep_latency_log: lat_log.is_some(),
             emulator: emulation.as_ref().map(|e| e.emulator.clone()),
         };
-        if let Some(e) = &emulation {
-            e.emulator.reset_fidelity();
+        if let Some(e) = emulation.as_mut() {
+            e.start_point();
         }
         let label = format!("[{}/{}] {} QD {qd}", index + 1, plan.len(), w.label());
         let outcome = match run_with_progress(&spec, fd, &label) {
