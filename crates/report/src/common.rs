@@ -79,6 +79,62 @@ pub fn lat_mean(v: Option<&Value>) -> Option<f64> {
     }
 }
 
+/// One figure of a side-by-side comparison: a column of values at `pointer`, and, with a
+/// `ratio_label`, a column of ratios against the first result.
+pub struct Metric {
+    pub key: &'static str,
+    pub label: &'static str,
+    pub unit: Unit,
+    pub pointer: &'static str,
+    pub ratio_label: Option<&'static str>,
+}
+
+impl Metric {
+    pub const fn new(
+        key: &'static str,
+        label: &'static str,
+        unit: Unit,
+        pointer: &'static str,
+        ratio_label: Option<&'static str>,
+    ) -> Self {
+        Self {
+            key,
+            label,
+            unit,
+            pointer,
+            ratio_label,
+        }
+    }
+}
+
+/// The "Side by side (ratios against the first)" table of several results of one kind.
+pub fn comparison_table(docs: &[&Doc], metrics: &[Metric]) -> Table {
+    let base = docs[0];
+    let mut columns = vec![Column::new("result", "result", Unit::Text)];
+    for m in metrics {
+        columns.push(Column::new(m.key, m.label, m.unit));
+        if let Some(label) = m.ratio_label {
+            columns.push(Column::new(&format!("{}_ratio", m.key), label, Unit::Ratio));
+        }
+    }
+    let mut t = Table::new(
+        "comparison",
+        &format!("Side by side (ratios against {})", base.label),
+        columns,
+    );
+    for d in docs {
+        let mut row = vec![Cell::Text(d.label.clone())];
+        for m in metrics {
+            row.push(Cell::Num(d.num(m.pointer)));
+            if m.ratio_label.is_some() {
+                row.push(Cell::Num(ratio(d.num(m.pointer), base.num(m.pointer))));
+            }
+        }
+        t.push(row);
+    }
+    t
+}
+
 pub fn ratio(v: Option<f64>, base: Option<f64>) -> Option<f64> {
     match (v, base) {
         (Some(v), Some(b)) if b > 0.0 && v >= 0.0 => Some(v / b),

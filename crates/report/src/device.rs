@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use crate::common::{self, auto_scale, lat_cells, lat_columns, ratio, Ids};
+use crate::common::{self, auto_scale, lat_cells, lat_columns, Ids, Metric};
 use crate::doc::{num, Doc};
 use crate::fmt::{ns_short, si, Unit};
 use crate::model::{Cell, Column, Section, Table};
@@ -480,42 +480,40 @@ pub fn comparison(docs: &[&Doc], charts: bool) -> Section {
         "comparison".into(),
         "device",
     );
-    let base = docs[0];
-    let mut t = Table::new(
-        "comparison",
-        &format!("Side by side (ratios against {})", base.label),
-        vec![
-            Column::new("result", "result", Unit::Text),
-            Column::new("iops", "IOPS", Unit::Count),
-            Column::new("iops_ratio", "IOPS ×", Unit::Ratio),
-            Column::new("geomean_iops", "geomean IOPS", Unit::Count),
-            Column::new("geomean_iops_ratio", "geomean ×", Unit::Ratio),
-            Column::new("bw_bytes", "bandwidth", Unit::BytesPerS),
-            Column::new("lat_ns_mean", "mean latency", Unit::Ns),
-            Column::new("lat_ns_mean_ratio", "mean ×", Unit::Ratio),
-            Column::new("lat_ns_p99", "p99", Unit::Ns),
-            Column::new("lat_ns_p99_ratio", "p99 ×", Unit::Ratio),
+    let t = common::comparison_table(
+        docs,
+        &[
+            Metric::new("iops", "IOPS", Unit::Count, "/summary/iops", Some("IOPS ×")),
+            Metric::new(
+                "geomean_iops",
+                "geomean IOPS",
+                Unit::Count,
+                "/summary/geomean_iops",
+                Some("geomean ×"),
+            ),
+            Metric::new(
+                "bw_bytes",
+                "bandwidth",
+                Unit::BytesPerS,
+                "/summary/bw_bytes",
+                None,
+            ),
+            Metric::new(
+                "lat_ns_mean",
+                "mean latency",
+                Unit::Ns,
+                "/summary/lat_ns/mean",
+                Some("mean ×"),
+            ),
+            Metric::new(
+                "lat_ns_p99",
+                "p99",
+                Unit::Ns,
+                "/summary/lat_ns/p99",
+                Some("p99 ×"),
+            ),
         ],
     );
-    for d in docs {
-        let f = |p: &str| d.num(p);
-        let b = |p: &str| base.num(p);
-        t.push(vec![
-            Cell::Text(d.label.clone()),
-            Cell::Num(f("/summary/iops")),
-            Cell::Num(ratio(f("/summary/iops"), b("/summary/iops"))),
-            Cell::Num(f("/summary/geomean_iops")),
-            Cell::Num(ratio(
-                f("/summary/geomean_iops"),
-                b("/summary/geomean_iops"),
-            )),
-            Cell::Num(f("/summary/bw_bytes")),
-            Cell::Num(f("/summary/lat_ns/mean")),
-            Cell::Num(ratio(f("/summary/lat_ns/mean"), b("/summary/lat_ns/mean"))),
-            Cell::Num(f("/summary/lat_ns/p99")),
-            Cell::Num(ratio(f("/summary/lat_ns/p99"), b("/summary/lat_ns/p99"))),
-        ]);
-    }
     // Points that several results share (same profile and depth) are compared one by one.
     let all_points: Vec<Vec<Point>> = docs.iter().map(|d| points(d)).collect();
     let mut shared: Vec<String> = Vec::new();

@@ -1,6 +1,6 @@
 //! `replay` results: the IOPS a captured trace reached when replayed as fast as the device allows.
 
-use crate::common::{self, lat_cells, lat_columns, ratio, Ids};
+use crate::common::{self, lat_cells, lat_columns, Ids, Metric};
 use crate::doc::Doc;
 use crate::fmt::{ns_short, si, Unit};
 use crate::model::{Cell, Column, Section, Table};
@@ -151,41 +151,27 @@ pub fn comparison(docs: &[&Doc], charts: bool) -> Section {
         "comparison".into(),
         "replay",
     );
-    let base = docs[0];
-    let mut t = Table::new(
-        "comparison",
-        &format!("Side by side (ratios against {})", base.label),
-        vec![
-            Column::new("result", "result", Unit::Text),
-            Column::new("iops", "IOPS", Unit::Count),
-            Column::new("iops_ratio", "IOPS ×", Unit::Ratio),
-            Column::new("ops", "operations", Unit::Count),
-            Column::new("read_lat_ns_p99", "read p99", Unit::Ns),
-            Column::new("read_lat_ns_p99_ratio", "read p99 ×", Unit::Ratio),
-            Column::new("write_lat_ns_p99", "write p99", Unit::Ns),
-            Column::new("write_lat_ns_p99_ratio", "write p99 ×", Unit::Ratio),
+    let t = common::comparison_table(
+        docs,
+        &[
+            Metric::new("iops", "IOPS", Unit::Count, "/summary/iops", Some("IOPS ×")),
+            Metric::new("ops", "operations", Unit::Count, "/summary/ops", None),
+            Metric::new(
+                "read_lat_ns_p99",
+                "read p99",
+                Unit::Ns,
+                "/summary/read/lat_ns/p99",
+                Some("read p99 ×"),
+            ),
+            Metric::new(
+                "write_lat_ns_p99",
+                "write p99",
+                Unit::Ns,
+                "/summary/write/lat_ns/p99",
+                Some("write p99 ×"),
+            ),
         ],
     );
-    for d in docs {
-        let f = |p: &str| d.num(p);
-        let b = |p: &str| base.num(p);
-        t.push(vec![
-            Cell::Text(d.label.clone()),
-            Cell::Num(f("/summary/iops")),
-            Cell::Num(ratio(f("/summary/iops"), b("/summary/iops"))),
-            Cell::Num(f("/summary/ops")),
-            Cell::Num(f("/summary/read/lat_ns/p99")),
-            Cell::Num(ratio(
-                f("/summary/read/lat_ns/p99"),
-                b("/summary/read/lat_ns/p99"),
-            )),
-            Cell::Num(f("/summary/write/lat_ns/p99")),
-            Cell::Num(ratio(
-                f("/summary/write/lat_ns/p99"),
-                b("/summary/write/lat_ns/p99"),
-            )),
-        ]);
-    }
     if charts {
         let mut ids = Ids::new(&s.id);
         let labels: Vec<String> = docs.iter().map(|d| d.label.clone()).collect();

@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use crate::common::{self, auto_scale, lat_cells, lat_columns, ratio, Ids};
+use crate::common::{self, auto_scale, lat_cells, lat_columns, Ids, Metric};
 use crate::doc::{num, Doc};
 use crate::fmt::{ns_short, si, Unit};
 use crate::model::{Cell, Column, Section, Table};
@@ -447,42 +447,47 @@ pub fn comparison(docs: &[&Doc], charts: bool) -> Section {
         "comparison".into(),
         "run",
     );
-    let base = docs[0];
-    let mut t = Table::new(
-        "comparison",
-        &format!("Side by side (ratios against {})", base.label),
-        vec![
-            Column::new("result", "result", Unit::Text),
-            Column::new("tpmc", "tpmC", Unit::Number),
-            Column::new("tpmc_ratio", "tpmC ×", Unit::Ratio),
-            Column::new("tps", "tx/s", Unit::Number),
-            Column::new("tps_ratio", "tx/s ×", Unit::Ratio),
-            Column::new("efficiency", "efficiency", Unit::Share),
-            Column::new("new_order_lat_ns_p99", "New-Order p99", Unit::Ns),
-            Column::new("new_order_lat_ns_p99_ratio", "p99 ×", Unit::Ratio),
-            Column::new("io_iops", "device IOPS", Unit::Count),
-            Column::new("io_iops_ratio", "IOPS ×", Unit::Ratio),
-            Column::new("cpu_utilisation", "CPU", Unit::Share),
+    let t = common::comparison_table(
+        docs,
+        &[
+            Metric::new(
+                "tpmc",
+                "tpmC",
+                Unit::Number,
+                "/summary/tpmc",
+                Some("tpmC ×"),
+            ),
+            Metric::new("tps", "tx/s", Unit::Number, "/summary/tps", Some("tx/s ×")),
+            Metric::new(
+                "efficiency",
+                "efficiency",
+                Unit::Share,
+                "/summary/efficiency",
+                None,
+            ),
+            Metric::new(
+                "new_order_lat_ns_p99",
+                "New-Order p99",
+                Unit::Ns,
+                "/summary/tx/new_order/lat_ns/p99",
+                Some("p99 ×"),
+            ),
+            Metric::new(
+                "io_iops",
+                "device IOPS",
+                Unit::Count,
+                "/summary/io/iops",
+                Some("IOPS ×"),
+            ),
+            Metric::new(
+                "cpu_utilisation",
+                "CPU",
+                Unit::Share,
+                "/summary/cpu/utilisation",
+                None,
+            ),
         ],
     );
-    for d in docs {
-        let f = |p: &str| d.num(p);
-        let b = |p: &str| base.num(p);
-        let p99 = "/summary/tx/new_order/lat_ns/p99";
-        t.push(vec![
-            Cell::Text(d.label.clone()),
-            Cell::Num(f("/summary/tpmc")),
-            Cell::Num(ratio(f("/summary/tpmc"), b("/summary/tpmc"))),
-            Cell::Num(f("/summary/tps")),
-            Cell::Num(ratio(f("/summary/tps"), b("/summary/tps"))),
-            Cell::Num(f("/summary/efficiency")),
-            Cell::Num(f(p99)),
-            Cell::Num(ratio(f(p99), b(p99))),
-            Cell::Num(f("/summary/io/iops")),
-            Cell::Num(ratio(f("/summary/io/iops"), b("/summary/io/iops"))),
-            Cell::Num(f("/summary/cpu/utilisation")),
-        ]);
-    }
     if charts {
         let mut ids = Ids::new(&s.id);
         let labels: Vec<String> = docs.iter().map(|d| d.label.clone()).collect();
