@@ -106,6 +106,8 @@ pub enum WarningKind {
     FewSamples,
     /// An emulated device's realised latency or IOPS was off the model's by more than 5 %.
     EmulationOffTarget,
+    /// A captured trace lost records or a process's part was cut short: figures from it undercount.
+    TraceIncomplete,
 }
 
 /// `summary` of a `device` result. For a single job the figures are that job's; with a queue-depth

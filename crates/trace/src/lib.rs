@@ -18,7 +18,7 @@ pub mod stat;
 pub mod writer;
 
 pub use format::TraceMeta;
-pub use merge::merge;
+pub use merge::{merge, merge_filtered};
 pub use reader::{TraceData, TraceReader};
 pub use writer::{TraceSummary, TraceWriter};
 

@@ -9,10 +9,24 @@ use oltplab_core::{Error, Result};
 use crate::format::TraceMeta;
 use crate::reader::{TraceData, TraceReader};
 use crate::writer::TraceSummary;
+use crate::Record;
 
 /// Merges `parts` into a new trace at `out`. All parts must come from one machine (one monotonic
 /// clock). Incomplete parts (a process that was killed) contribute the prefix they hold.
 pub fn merge(parts: &[PathBuf], out: &Path) -> Result<TraceSummary> {
+    merge_filtered(parts, out, 0, |_, _| true)
+}
+
+/// [`merge`] from `from_ns` (CLOCK_MONOTONIC, [`crate::monotonic_ns`]) on, which becomes the
+/// trace's start if it is later than every part's, keeping only the records `keep` accepts.
+/// `keep` sees each record with its submit time on CLOCK_MONOTONIC and may change its tag: this
+/// is how a server's trace is cut to a measured window and its records tied to transactions.
+pub fn merge_filtered(
+    parts: &[PathBuf],
+    out: &Path,
+    from_ns: u64,
+    mut keep: impl FnMut(&mut Record, u64) -> bool,
+) -> Result<TraceSummary> {
     if parts.is_empty() {
         return Err(Error::usage("no trace parts to merge: give at least one"));
     }
@@ -20,11 +34,13 @@ pub fn merge(parts: &[PathBuf], out: &Path) -> Result<TraceSummary> {
         .iter()
         .map(|p| TraceReader::open(p))
         .collect::<Result<Vec<_>>>()?;
-    let start_ns = readers.iter().map(|r| r.start_ns()).min().unwrap_or(0);
+    let earliest_ns = readers.iter().map(|r| r.start_ns()).min().unwrap_or(0);
+    let start_ns = earliest_ns.max(from_ns);
+    // The wall clock of the new start, from the earliest part's pair of clocks.
     let start_unix_ns = readers
         .iter()
-        .find(|r| r.start_ns() == start_ns)
-        .map_or(0, |r| r.start_unix_ns());
+        .find(|r| r.start_ns() == earliest_ns)
+        .map_or(0, |r| r.start_unix_ns() + (start_ns - earliest_ns));
     let mut merged = TraceData {
         meta: merged_meta(&readers),
         start_ns,
@@ -52,13 +68,19 @@ pub fn merge(parts: &[PathBuf], out: &Path) -> Result<TraceSummary> {
             };
             remap.insert(id, new);
         }
-        let shift = reader.start_ns() - start_ns;
+        let part_start_ns = reader.start_ns();
         reader.for_each(|r| {
+            let at_ns = part_start_ns + r.submit_ns;
+            if at_ns < start_ns {
+                return;
+            }
             let mut r = *r;
-            r.submit_ns += shift;
+            r.submit_ns = at_ns - start_ns;
             // The reader checked that every record's file is in its table.
             r.file = remap[&r.file];
-            merged.records.push(r);
+            if keep(&mut r, at_ns) {
+                merged.records.push(r);
+            }
         })?;
     }
     merged.records.sort_by_key(|r| r.submit_ns);

@@ -305,6 +305,32 @@ fn merge_unifies_files_and_clocks() {
         vec![(0, 10, 0), (100, 11, 1), (500, 10, 1), (1000, 11, 1)]
     );
     assert_eq!(m.meta.extra["pids"], "10,11");
+
+    // Cut to a window starting at 1_000_100 and ending before 1_001_000, tagging thread 11.
+    let cut = dir.join("cut.trace");
+    let summary = oltplab_trace::merge_filtered(
+        &[dir.join("a"), dir.join("b")],
+        &cut,
+        1_000_100,
+        |r, at_ns| {
+            if r.tid == 11 {
+                r.tag = 1;
+            }
+            at_ns < 1_001_000
+        },
+    )
+    .unwrap();
+    assert_eq!(summary.records, 2);
+    let c = TraceData::load(&cut).unwrap();
+    assert_eq!(c.start_ns, 1_000_100, "the window's start is the trace's");
+    let kept: Vec<(u64, u32, u8)> = c
+        .records
+        .iter()
+        .map(|r| (r.submit_ns, r.tid, r.tag))
+        .collect();
+    // Thread 10's record keeps the tag it had (`rec` gives 4).
+    assert_eq!(kept, vec![(0, 11, 1), (400, 10, 4)]);
+
     // A foreign file is never overwritten by a merge.
     std::fs::write(dir.join("notes.txt"), "mine").unwrap();
     assert!(merge(&[dir.join("a")], &dir.join("notes.txt")).is_err());

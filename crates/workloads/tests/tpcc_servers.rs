@@ -50,6 +50,7 @@ fn scenario(kind: ServerKind) {
         keying_think: false,
         seed: 9,
         max_retries: 10,
+        record_spans: false,
     };
     let out = drive(
         connector.as_ref(),

@@ -49,6 +49,7 @@ fn load_drive_check() {
         keying_think: false,
         seed: 9,
         max_retries: 10,
+        record_spans: false,
     };
     let out = drive(&connector, &meta, &cfg, &stop, &mut |_, _| {}, &mut |_| {}).unwrap();
     for t in TxType::ALL {

@@ -6,7 +6,7 @@ pub mod session;
 mod shim;
 
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::Ordering;
 
@@ -63,6 +63,35 @@ pub struct EmulateArgs {
     pub command: Vec<OsString>,
 }
 
+/// Refuses a `--trace` file that exists (unless `force` and oltplab wrote it) or lies inside the
+/// emulated directory `dir`, where its own writes would be emulated and traced.
+pub fn check_trace_path(trace: &Path, dir: &Path, force: bool) -> Result<()> {
+    if trace.exists() && !force {
+        return Err(Error::usage(format!(
+            "{} exists: choose a new trace file name, or add --force to replace it",
+            trace.display()
+        )));
+    }
+    oltplab_trace::writer::refuse_foreign(trace)?;
+    let dir = dir
+        .canonicalize()
+        .or_else(|_| std::path::absolute(dir))
+        .unwrap_or(dir.to_path_buf());
+    let parent = trace
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .and_then(|p| p.canonicalize().ok())
+        .unwrap_or_else(|| std::env::current_dir().unwrap_or_default());
+    if parent.starts_with(&dir) {
+        return Err(Error::usage(format!(
+            "the trace file {} is inside the emulated directory {}: put it elsewhere",
+            trace.display(),
+            dir.display()
+        )));
+    }
+    Ok(())
+}
+
 pub fn run(args: EmulateArgs) -> Result<()> {
     let spec = parse_spec(&args.device).map_err(|e| Error::usage(e.to_string()))?;
     let backing = match args.backing.as_str() {
@@ -70,31 +99,9 @@ pub fn run(args: EmulateArgs) -> Result<()> {
         _ => Backing::Disk,
     };
     if let Some(trace) = &args.trace {
-        if trace.exists() && !args.force {
-            return Err(Error::usage(format!(
-                "{} exists: choose a new trace file name, or add --force to replace it",
-                trace.display()
-            )));
-        }
-        oltplab_trace::writer::refuse_foreign(trace)?;
+        check_trace_path(trace, &args.path, args.force)?;
     }
     safety::ensure_own_dir(&args.path, args.force)?;
-    if let Some(trace) = &args.trace {
-        // The trace is written by oltplab at the end; inside DIR it would be emulated and traced.
-        let dir = args.path.canonicalize().unwrap_or(args.path.clone());
-        let parent = trace
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .and_then(|p| p.canonicalize().ok())
-            .unwrap_or_else(|| std::env::current_dir().unwrap_or_default());
-        if parent.starts_with(&dir) {
-            return Err(Error::usage(format!(
-                "the trace file {} is inside the emulated directory {}: put it elsewhere",
-                trace.display(),
-                args.path.display()
-            )));
-        }
-    }
     let session = EmulationSession::start(&SessionConfig {
         spec,
         dir: args.path.clone(),

@@ -190,7 +190,6 @@ impl EmulationSession {
     }
 
     /// Starts the fidelity figures afresh (after a warm-up).
-    #[allow(dead_code)] // for `oltplab run --emulate`, which excludes its warm-up
     pub fn reset_fidelity(&self) {
         self.emulator.reset_fidelity()
     }
@@ -211,6 +210,16 @@ impl EmulationSession {
     /// Call after every process of the command has ended: merges the trace parts into the trace
     /// file, and reports fidelity with its warnings. The shared state is removed on drop.
     pub fn finish(self) -> Result<EmulationReport> {
+        self.finish_filtered(0, |_, _| true)
+    }
+
+    /// [`EmulationSession::finish`] with the trace cut and tagged as
+    /// [`oltplab_trace::merge_filtered`] does (`oltplab run` keeps only its measured window).
+    pub fn finish_filtered(
+        self,
+        from_ns: u64,
+        keep: impl FnMut(&mut oltplab_trace::Record, u64) -> bool,
+    ) -> Result<EmulationReport> {
         let fidelity = self.fidelity();
         let processes = self.processes();
         let mut warnings = Vec::new();
@@ -259,7 +268,7 @@ impl EmulationSession {
                 if files.is_empty() {
                     None
                 } else {
-                    Some(oltplab_trace::merge(&files, out)?)
+                    Some(oltplab_trace::merge_filtered(&files, out, from_ns, keep)?)
                 }
             }
             _ => None,
@@ -278,25 +287,7 @@ impl EmulationSession {
     /// RAM backing: read the files already under the directory once, so that reads do not wait for
     /// the real disk.
     fn warm_page_cache(&self) -> Result<()> {
-        let mut total = 0u64;
-        let mut stack = vec![self.target.clone()];
-        let mut files = Vec::new();
-        while let Some(dir) = stack.pop() {
-            let Ok(entries) = fs::read_dir(&dir) else {
-                continue;
-            };
-            for entry in entries.flatten() {
-                let Ok(meta) = entry.metadata() else {
-                    continue;
-                };
-                if meta.is_dir() {
-                    stack.push(entry.path());
-                } else if meta.is_file() {
-                    total += meta.len();
-                    files.push(entry.path());
-                }
-            }
-        }
+        let (files, total) = files_under(&self.target);
         let memory = oltplab_metrics::env::available_memory_bytes();
         if memory > 0 && total > memory / 2 {
             return Err(Error::usage(format!(
@@ -314,6 +305,30 @@ impl EmulationSession {
         }
         Ok(())
     }
+}
+
+/// The regular files under `dir` (recursively) and their total size.
+pub fn files_under(dir: &Path) -> (Vec<PathBuf>, u64) {
+    let mut total = 0u64;
+    let mut stack = vec![dir.to_path_buf()];
+    let mut files = Vec::new();
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let Ok(meta) = entry.metadata() else {
+                continue;
+            };
+            if meta.is_dir() {
+                stack.push(entry.path());
+            } else if meta.is_file() {
+                total += meta.len();
+                files.push(entry.path());
+            }
+        }
+    }
+    (files, total)
 }
 
 impl Drop for EmulationSession {

@@ -70,7 +70,7 @@ impl Breakdown {
 }
 
 /// One sentence on what limited the run, with the measured figures that say so.
-pub fn explain(b: &Breakdown, host: bool) -> String {
+pub fn explain(b: &Breakdown, host: bool, engine: &str) -> String {
     let pct = |x: f64| format!("{:.0} %", x * 100.0);
     let device = if host {
         "this machine's storage"
@@ -96,10 +96,15 @@ pub fn explain(b: &Breakdown, host: bool) -> String {
             b.alpha
         ),
         _ => format!(
-            "Lock waits limit this run: the terminals spent {} of their time neither on the CPU ({}) nor in I/O ({}), waiting for the database's locks (SQLite admits one writer at a time), so {device} did only {} of what it can (α = {:.2}).",
+            "Lock waits limit this run: the terminals spent {} of their time neither on the CPU ({}) nor in I/O ({}), {}, so {device} did only {} of what it can (α = {:.2}).",
             pct(b.other_share),
             pct(b.cpu_share),
             pct(b.io_wait_share),
+            if engine == "sqlite" {
+                "waiting for the database's locks (SQLite admits one writer at a time)"
+            } else {
+                "waiting on the server: for its row locks, for a group commit's log flush, or for a free core"
+            },
             pct(b.alpha),
             b.alpha
         ),
@@ -131,9 +136,9 @@ mod tests {
         assert_eq!(locks.limit, "locks");
         assert!((locks.other_share - 0.8).abs() < 1e-9, "{locks:?}");
         assert!(
-            explain(&locks, false).contains("80 %"),
+            explain(&locks, false, "sqlite").contains("80 %"),
             "{}",
-            explain(&locks, false)
+            explain(&locks, false, "sqlite")
         );
     }
 }

@@ -9,17 +9,15 @@ mod explain;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
-use std::sync::Arc;
 
 use clap::{Args, Parser};
 use oltplab_core::safety;
 use oltplab_core::units::{format_bytes, format_count, format_ns};
 use oltplab_core::{Error, Result};
-use oltplab_devmodel::{parse_spec, Emulator, Spec};
+use oltplab_devmodel::{parse_spec, Spec};
 use oltplab_metrics::env::Env;
 use oltplab_metrics::schema::{now_rfc3339, ResultDoc, SCHEMA};
 use oltplab_metrics::{Warning, WarningKind};
-use oltplab_trace::replay::{replay, ReplayMode, ReplayOptions};
 use oltplab_trace::{Op, TraceReader};
 use serde::Serialize;
 use serde_json::Value;
@@ -162,6 +160,9 @@ pub struct DeviceFigures {
     pub vs_baseline: Option<Ratios>,
     /// Emulated devices: how closely the run followed the model.
     pub run_fidelity: Option<Value>,
+    /// The run's I/O per transaction type (`summary.io.by_tx` of its result).
+    #[serde(skip_serializing_if = "Value::is_null")]
+    pub io_by_tx: Value,
     pub trace: String,
 }
 
@@ -185,12 +186,6 @@ struct StudySummary {
 }
 
 pub fn run(args: StudyArgs) -> Result<()> {
-    if args.engine != "sqlite" {
-        return Err(Error::usage(format!(
-            "study --engine {} is not available yet: its trace capture needs the emulation shim; run the study on sqlite (the default)",
-            args.engine
-        )));
-    }
     let specs = split_devices(&args.devices)?
         .iter()
         .map(|text| parse_spec(text).map_err(|e| Error::usage(format!("--devices: `{text}`: {e}"))))
@@ -249,11 +244,11 @@ pub fn run(args: StudyArgs) -> Result<()> {
     );
 
     // One load, copied for each device, so that every run starts from the same database.
-    let base = args.data_dir.join("base.sqlite");
+    let database = Database::new(&args.engine, &args.data_dir, &scale);
     let load_started = std::time::Instant::now();
     let load = tpcc::load_with(
         &LoadConfig {
-            db: sqlite_db(&base, scale.buffer_pool_bytes, &args.data_dir)?,
+            db: database.spec(&database.base)?,
             warehouses: scale.warehouses,
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()) as u32,
             seed: config.seed,
@@ -283,7 +278,7 @@ pub fn run(args: StudyArgs) -> Result<()> {
             spec,
             name,
             &scale,
-            &base,
+            &database,
             &args.data_dir,
             &out,
             &mut doc.warnings,
@@ -368,22 +363,94 @@ fn file_name(spec: &str) -> String {
     name.trim_matches('_').to_string()
 }
 
-fn sqlite_db(path: &Path, buffer_pool_bytes: u64, data_dir: &Path) -> Result<DbSpec> {
-    DbSpec::resolve(
-        Some("sqlite"),
-        Some(&format!("sqlite:{}", path.display())),
-        data_dir,
-        buffer_pool_bytes,
-        None,
-        false,
-    )
+/// The study's database: loaded once at `base`, copied for each device's run.
+struct Database {
+    engine: String,
+    /// SQLite: the file; servers: the managed server's data directory.
+    base: PathBuf,
+    data_dir: PathBuf,
+    buffer_pool_bytes: u64,
+}
+
+/// The smallest buffer pool a managed server accepts (see `ServerConfig`).
+const SERVER_POOL_BYTES_MIN: u64 = 8 << 20;
+
+impl Database {
+    fn new(engine: &str, data_dir: &Path, scale: &Scale) -> Database {
+        let (base, buffer_pool_bytes) = match engine {
+            "sqlite" => (data_dir.join("base.sqlite"), scale.buffer_pool_bytes),
+            _ => (
+                data_dir.join(format!("base-{engine}")),
+                scale.buffer_pool_bytes.max(SERVER_POOL_BYTES_MIN),
+            ),
+        };
+        Database {
+            engine: engine.to_string(),
+            base,
+            data_dir: data_dir.to_path_buf(),
+            buffer_pool_bytes,
+        }
+    }
+
+    fn is_server(&self) -> bool {
+        self.engine != "sqlite"
+    }
+
+    /// The database at `at`: an SQLite file, or a managed server (O_DIRECT where the engine has
+    /// it, as S1 ran) in that data directory.
+    fn spec(&self, at: &Path) -> Result<DbSpec> {
+        if self.is_server() {
+            DbSpec::resolve(
+                Some(&self.engine),
+                None,
+                at,
+                self.buffer_pool_bytes,
+                None,
+                true,
+            )
+        } else {
+            DbSpec::resolve(
+                Some("sqlite"),
+                Some(&format!("sqlite:{}", at.display())),
+                &self.data_dir,
+                self.buffer_pool_bytes,
+                None,
+                false,
+            )
+        }
+    }
+
+    /// A fresh copy of the loaded database for device `name`.
+    fn copy_for(&self, name: &str) -> Result<PathBuf> {
+        if self.is_server() {
+            let to = self.data_dir.join(format!("run-{name}-{}", self.engine));
+            if to.exists() {
+                safety::ensure_own_dir(&to, false)?;
+                std::fs::remove_dir_all(&to).map_err(|e| safety::io_usage(&to, "remove", &e))?;
+            }
+            copy_tree(&self.base, &to)?;
+            Ok(to)
+        } else {
+            let to = self.data_dir.join(format!("run-{name}.sqlite"));
+            copy_database(&self.base, &to)?;
+            Ok(to)
+        }
+    }
+
+    fn remove_copy(&self, copy: &Path) {
+        let _ = if self.is_server() {
+            std::fs::remove_dir_all(copy)
+        } else {
+            std::fs::remove_file(copy)
+        };
+    }
 }
 
 fn study_device(
     spec: &Spec,
     name: &str,
     scale: &Scale,
-    base: &Path,
+    database: &Database,
     data_dir: &Path,
     out: &Path,
     warnings: &mut Vec<Warning>,
@@ -401,9 +468,9 @@ fn study_device(
     figures.randread16k_iops = device.1;
     interrupted()?;
 
-    // 2. TPC-C on a fresh copy of the loaded database, through the VFS that traces and emulates.
-    let db_path = data_dir.join(format!("run-{name}.sqlite"));
-    copy_database(base, &db_path)?;
+    // 2. TPC-C on a fresh copy of the loaded database, through the VFS (SQLite) or the shim
+    //    (servers) that traces and emulates.
+    let db_path = database.copy_for(name)?;
     let trace_path = out.join(format!("{name}.trace"));
     eprintln!(
         "  TPC-C: {} terminals, {} warm-up + {} measured",
@@ -412,7 +479,7 @@ fn study_device(
         secs(scale.duration_s)
     );
     let run_cfg = RunConfig {
-        db: sqlite_db(&db_path, scale.buffer_pool_bytes, data_dir)?,
+        db: database.spec(&db_path)?,
         warehouses: Some(scale.warehouses),
         terminals: scale.terminals,
         duration_s: scale.duration_s,
@@ -423,8 +490,9 @@ fn study_device(
         seed: 1,
         emulate: (!spec.is_host()).then(|| spec.name()),
         trace: Some(trace_path.clone()),
+        // As the device step: a model's times must not wait for this machine's disk.
+        backing: "ram".into(),
         sqlite_vfs: None,
-        server_env: Vec::new(),
         json: None,
         out: Some(out.join(format!("run-{name}"))),
         force: false,
@@ -464,46 +532,34 @@ fn study_device(
         format_count(io.syncs as f64)
     );
     let replay_dir = data_dir.join(format!("replay-{name}"));
-    safety::ensure_own_dir(&replay_dir, false)?;
-    let replay_emulator = if spec.is_host() {
-        None
-    } else {
-        Some(Arc::new(
-            Emulator::new(spec, 1).map_err(|e| Error::usage(e.to_string()))?,
-        ))
-    };
-    let replayed = replay(
+    // As the run: SQLite and PostgreSQL go through the page cache, InnoDB uses O_DIRECT; on an
+    // emulated device the time comes from its model either way.
+    let direct = database.engine == "mariadb" && spec.is_host();
+    let replayed = replay_figures(
         &trace_path,
+        spec,
         &replay_dir,
-        &ReplayOptions {
-            mode: ReplayMode::AsFastAsPossible,
-            // As the run: SQLite's I/O is buffered; an emulated device's time comes from its model.
-            direct: false,
-            emulator: replay_emulator,
-            ..ReplayOptions::default()
-        },
-        &STOP,
-        |_| {},
+        direct,
+        &out.join(format!("replay-{name}")),
     )?;
     let _ = std::fs::remove_dir_all(&replay_dir);
-    let _ = std::fs::remove_file(&db_path);
-    figures.replay_iops = replayed.iops;
-    figures.alpha = if replayed.iops > 0.0 {
-        figures.run_iops / replayed.iops
+    database.remove_copy(&db_path);
+    figures.replay_iops = num(&replayed["summary"]["iops"]);
+    figures.alpha = if figures.replay_iops > 0.0 {
+        figures.run_iops / figures.replay_iops
     } else {
         0.0
     };
-    if replayed.interrupted {
-        return Err(Error::Interrupted);
-    }
+    interrupted()?;
 
     // 4. What limited the run.
     figures.breakdown = Breakdown::from_run(&run, io.wait_ns, scale, figures.alpha);
-    figures.explanation = explain(&figures.breakdown, spec.is_host());
-    if spec.is_host() && io.reads > 0 {
+    figures.explanation = explain(&figures.breakdown, spec.is_host(), &database.engine);
+    figures.io_by_tx = run["summary"]["io"]["by_tx"].clone();
+    if spec.is_host() && io.reads > 0 && database.engine != "mariadb" {
         warnings.push(Warning::new(
             WarningKind::PageCache,
-            format!("{name}: SQLite reads through the page cache, so the host's run and replay figures include memory hits; the emulated devices see every read"),
+            format!("{name}: {} reads through the page cache, so the host's run and replay figures include memory hits; the emulated devices see every read", outcome.doc.env.engine_version.as_deref().unwrap_or(&database.engine)),
         ));
     }
     eprintln!(
@@ -567,10 +623,7 @@ fn device_figures(
         unreachable!("parsed a device command");
     };
     crate::device::run(device_args)?;
-    let text = std::fs::read_to_string(dir.join(output::RESULT_FILE))
-        .map_err(|e| Error::failed(format!("cannot read the device result: {e}")))?;
-    let result: Value = serde_json::from_str(&text)
-        .map_err(|e| Error::failed(format!("cannot parse the device result: {e}")))?;
+    let result = read_result(&dir)?;
     let sweep = result["summary"]["profiles"][0]["sweep"]
         .as_array()
         .cloned()
@@ -579,6 +632,49 @@ fn device_figures(
     let lat = at(1).map_or(0.0, |p| num(&p["lat_ns"]["mean"]));
     let iops = at(32).map_or(0.0, |p| num(&p["iops"]));
     Ok((lat, iops))
+}
+
+/// Replays the run's trace with `oltplab trace replay`, exactly as a user would, as fast as the
+/// device allows; its result is kept in `result_dir`.
+fn replay_figures(
+    trace: &Path,
+    spec: &Spec,
+    target: &Path,
+    direct: bool,
+    result_dir: &Path,
+) -> Result<Value> {
+    let mut argv: Vec<String> = vec![
+        "oltplab".into(),
+        "trace".into(),
+        "replay".into(),
+        trace.display().to_string(),
+        "--target".into(),
+        target.display().to_string(),
+        "--as-fast-as-possible".into(),
+        "--out".into(),
+        result_dir.display().to_string(),
+    ];
+    if !spec.is_host() {
+        argv.extend(["--emulate".into(), spec.name()]);
+    }
+    if !direct {
+        argv.push("--buffered".into());
+    }
+    let cli = crate::cli::Cli::try_parse_from(&argv)
+        .map_err(|e| Error::failed(format!("the study built a bad replay command: {e}")))?;
+    let crate::cli::Command::Trace(trace_args) = cli.command else {
+        unreachable!("parsed a trace command");
+    };
+    crate::trace::run(trace_args)?;
+    read_result(result_dir)
+}
+
+fn read_result(dir: &Path) -> Result<Value> {
+    let path = dir.join(output::RESULT_FILE);
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| Error::failed(format!("cannot read {}: {e}", path.display())))?;
+    serde_json::from_str(&text)
+        .map_err(|e| Error::failed(format!("cannot parse {}: {e}", path.display())))
 }
 
 /// Copies the loaded database for one run; the copy is oltplab's (marked), the base stays as loaded.
@@ -600,11 +696,43 @@ fn copy_database(base: &Path, to: &Path) -> Result<()> {
     Ok(())
 }
 
+/// Copies a managed server's data directory (the server stopped), keeping each file's owner and
+/// mode: the server runs as its own account.
+fn copy_tree(from: &Path, to: &Path) -> Result<()> {
+    use std::os::unix::fs::{chown, MetadataExt, PermissionsExt};
+    let fail = |p: &Path, e: std::io::Error| {
+        Error::failed(format!(
+            "cannot copy {} to {}: {} at {}",
+            from.display(),
+            to.display(),
+            e,
+            p.display()
+        ))
+    };
+    let meta = std::fs::symlink_metadata(from).map_err(|e| fail(from, e))?;
+    if meta.is_dir() {
+        std::fs::create_dir(to).map_err(|e| fail(to, e))?;
+        for entry in std::fs::read_dir(from).map_err(|e| fail(from, e))? {
+            let entry = entry.map_err(|e| fail(from, e))?;
+            copy_tree(&entry.path(), &to.join(entry.file_name()))?;
+        }
+    } else if meta.is_file() {
+        std::fs::copy(from, to).map_err(|e| fail(to, e))?;
+    } else {
+        // Sockets and links of a stopped server are not part of its data.
+        return Ok(());
+    }
+    std::fs::set_permissions(to, std::fs::Permissions::from_mode(meta.mode()))
+        .map_err(|e| fail(to, e))?;
+    chown(to, Some(meta.uid()), Some(meta.gid())).map_err(|e| fail(to, e))
+}
+
 struct TraceTotals {
     reads: u64,
     writes: u64,
     syncs: u64,
-    /// Time the terminals spent in I/O calls (reads, writes and syncs).
+    /// Time the terminals spent in I/O calls (reads, writes and syncs): the records tied to a
+    /// transaction, or every record of an untagged trace.
     wait_ns: u64,
 }
 
@@ -616,6 +744,7 @@ fn trace_totals(path: &Path) -> Result<TraceTotals> {
         syncs: 0,
         wait_ns: 0,
     };
+    let (mut all_ns, mut tagged_ns) = (0u64, 0u64);
     reader.for_each(|r| {
         match r.kind() {
             Op::Read => t.reads += 1,
@@ -623,8 +752,13 @@ fn trace_totals(path: &Path) -> Result<TraceTotals> {
             op if op.is_sync() => t.syncs += 1,
             _ => {}
         }
-        t.wait_ns += r.latency_ns as u64;
+        all_ns += r.latency_ns as u64;
+        if r.tag != 0 {
+            tagged_ns += r.latency_ns as u64;
+        }
     })?;
+    // A server's background processes (checkpointer, WAL writer) do I/O no terminal waits for.
+    t.wait_ns = if tagged_ns > 0 { tagged_ns } else { all_ns };
     Ok(t)
 }
 

@@ -1,21 +1,41 @@
-//! `--trace` and `--emulate` for embedded SQLite: the run's connections go through oltplab's VFS,
-//! which records the engine's own I/O of the measured window into the trace and holds each I/O
-//! until the emulated device would have completed it. (Servers get the same through the shim.)
+//! `--trace` and `--emulate`: the engine's own I/O of the measured window, recorded and (on an
+//! emulated device) held until the device model would have completed it.
+//!
+//! - Embedded SQLite: the run's connections go through oltplab's VFS, which tags each I/O with the
+//!   transaction type of the terminal thread doing it.
+//! - Managed servers: the server runs under an emulation session (the LD_PRELOAD shim; `host` when
+//!   only tracing). Its trace is cut to the measured window when merged, and each record is tied
+//!   to a transaction by the server thread it came from and the driver's [`TxSpan`]s. Without
+//!   `--trace` a temporary trace still gives `summary.io` exactly, then is removed.
 
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use oltplab_core::{Error, Result};
 use oltplab_dbs::vfs::{Vfs, VfsCounts, VfsOptions};
-use oltplab_devmodel::{now_ns, parse_spec, Emulator};
+use oltplab_devmodel::{now_ns, parse_spec, Emulator, Fidelity};
 use oltplab_metrics::{Warning, WarningKind};
-use oltplab_trace::{TraceMeta, TraceWriter};
-use serde::Serialize;
+use oltplab_trace::stat::{TagStat, TraceStat};
+use oltplab_trace::{TraceData, TraceMeta, TraceWriter};
+use oltplab_workloads::tpcc::driver::{DriverOutcome, TxSpan};
+use oltplab_workloads::tpcc::tx::TxType;
+use serde::{Deserialize, Serialize};
 
 use super::run::IoSummary;
+use super::target::Engine;
 use super::RunConfig;
+use crate::emulate::session::files_under;
+use crate::emulate::{Backing, EmulationSession, SessionConfig};
 
-pub struct Capture {
+/// The capture of a run, if it asked for one.
+pub enum Capture {
+    Sqlite(SqliteCapture),
+    Server(Box<ServerCapture>),
+}
+
+pub struct SqliteCapture {
     vfs: Vfs,
     trace: Option<Arc<TraceWriter>>,
     emulator: Option<Arc<Emulator>>,
@@ -32,8 +52,70 @@ pub struct EmulationSummary {
 }
 
 impl Capture {
-    /// The capture `cfg` asks for, if any. Only for SQLite runs without a VFS of the caller's.
-    pub fn for_sqlite(cfg: &RunConfig) -> Result<Option<Capture>> {
+    /// The capture `cfg` asks for, if any: SQLite runs without a VFS of the caller's, or a managed
+    /// server whose cluster exists (a missing one is reported by `target::open`).
+    pub fn for_run(cfg: &RunConfig) -> Result<Option<Capture>> {
+        if cfg.trace.is_none() && cfg.emulate.is_none() {
+            return Ok(None);
+        }
+        Ok(match cfg.db.engine {
+            Engine::Sqlite if cfg.sqlite_vfs.is_some() => None,
+            Engine::Sqlite => SqliteCapture::new(cfg)?.map(Capture::Sqlite),
+            _ => ServerCapture::new(cfg)?.map(|c| Capture::Server(Box::new(c))),
+        })
+    }
+
+    /// The VFS every SQLite connection must open through.
+    pub fn sqlite_vfs(&self) -> Option<String> {
+        match self {
+            Capture::Sqlite(c) => Some(c.vfs.name().to_string()),
+            Capture::Server(_) => None,
+        }
+    }
+
+    /// The managed server's environment (the shim).
+    pub fn server_env(&self) -> Vec<(String, String)> {
+        match self {
+            Capture::Sqlite(_) => Vec::new(),
+            Capture::Server(c) => c.session.env(),
+        }
+    }
+
+    /// Ties server I/O to transactions (the driver then records spans).
+    pub fn wants_spans(&self) -> bool {
+        matches!(self, Capture::Server(c) if c.trace_path.is_some())
+    }
+
+    pub fn measure_start(&self) {
+        match self {
+            Capture::Sqlite(c) => c.measure_start(),
+            Capture::Server(c) => c.measure_start(),
+        }
+    }
+
+    pub fn measure_end(&self) {
+        match self {
+            Capture::Sqlite(c) => c.measure_end(),
+            Capture::Server(c) => c.measure_end(),
+        }
+    }
+
+    /// Closes the trace and returns the engine's own I/O of the measured window (`summary.io`,
+    /// with I/O per transaction type when traced), warnings, and the emulation's fidelity. Call
+    /// after the connections closed and a managed server stopped.
+    pub fn finish(
+        self,
+        outcome: &DriverOutcome,
+    ) -> Result<(IoSummary, Vec<Warning>, Option<EmulationSummary>)> {
+        match self {
+            Capture::Sqlite(c) => c.finish(outcome),
+            Capture::Server(c) => (*c).finish(outcome),
+        }
+    }
+}
+
+impl SqliteCapture {
+    fn new(cfg: &RunConfig) -> Result<Option<SqliteCapture>> {
         if cfg.trace.is_none() && cfg.emulate.is_none() {
             return Ok(None);
         }
@@ -61,7 +143,7 @@ impl Capture {
         })?;
         // Nothing is traced until the measured window starts.
         vfs.trace_window(u64::MAX, u64::MAX);
-        Ok(Some(Capture {
+        Ok(Some(SqliteCapture {
             vfs,
             trace,
             emulator,
@@ -71,11 +153,7 @@ impl Capture {
         }))
     }
 
-    pub fn vfs_name(&self) -> String {
-        self.vfs.name().to_string()
-    }
-
-    pub fn measure_start(&self) {
+    fn measure_start(&self) {
         let now = now_ns();
         self.window_start_ns.store(now, Ordering::Relaxed);
         self.vfs.trace_window(now, u64::MAX);
@@ -88,18 +166,17 @@ impl Capture {
         }
     }
 
-    pub fn measure_end(&self) {
+    fn measure_end(&self) {
         let start = self.window_start_ns.load(Ordering::Relaxed);
         self.vfs.trace_window(start, now_ns());
         *self.counts_at_end.lock().unwrap_or_else(|p| p.into_inner()) = Some(self.vfs.counts());
     }
 
-    /// Closes the trace and returns the engine's own I/O of the measured window (as
-    /// `summary.io`), warnings, and the emulation's fidelity. Call after the connections closed.
-    pub fn finish(
+    fn finish(
         self,
-        measured_s: f64,
+        outcome: &DriverOutcome,
     ) -> Result<(IoSummary, Vec<Warning>, Option<EmulationSummary>)> {
+        let measured_s = outcome.measured_s;
         let start = *self
             .counts_at_start
             .lock()
@@ -118,18 +195,12 @@ impl Capture {
             ));
         }
         drop(self.vfs);
+        let mut by_tx = BTreeMap::new();
         let source = match &self.trace {
             Some(trace) => {
                 let summary = trace.close()?;
-                if summary.dropped_records > 0 {
-                    warnings.push(Warning::new(
-                        WarningKind::FewSamples,
-                        format!(
-                            "the trace lost {} records: it is incomplete",
-                            summary.dropped_records
-                        ),
-                    ));
-                }
+                warnings.extend(lost_records_warning(summary.dropped_records));
+                by_tx = io_by_tx(&TraceData::load(trace.path())?, outcome);
                 "trace"
             }
             None => "vfs",
@@ -143,24 +214,323 @@ impl Capture {
             iops: (end.reads - start.reads + end.writes - start.writes) as f64
                 / measured_s.max(1e-9),
             source: source.into(),
+            by_tx,
         };
-        let emulation = self.emulator.as_ref().map(|e| {
-            let fidelity = e.fidelity();
-            if fidelity.off_target() {
-                warnings.push(Warning::new(
-                    WarningKind::EmulationOffTarget,
-                    format!(
-                        "the engine's I/Os took {:+.0} % of the model's mean latency on the emulated {}: the machine could not wait exactly (busy CPU?), so the figures are less reliable",
-                        fidelity.off_pct,
-                        e.spec().name()
-                    ),
-                ));
-            }
-            EmulationSummary {
-                device: e.spec().name(),
-                fidelity,
-            }
-        });
+        let emulation = self
+            .emulator
+            .as_ref()
+            .map(|e| emulation_summary(e.spec().name(), e.fidelity(), &mut warnings));
         Ok((io, warnings, emulation))
+    }
+}
+
+/// A managed server under an emulation session for the run.
+pub struct ServerCapture {
+    session: EmulationSession,
+    device: Option<String>,
+    /// The user's `--trace`, or None when the trace is only for `summary.io`.
+    trace_path: Option<PathBuf>,
+    /// Where the session merges the trace (the user's file, or a temporary one).
+    merged_path: PathBuf,
+    window_ns: Mutex<(u64, u64)>,
+    fidelity_at_end: Mutex<Option<Fidelity>>,
+}
+
+impl ServerCapture {
+    fn new(cfg: &RunConfig) -> Result<Option<ServerCapture>> {
+        if !cfg.db.managed {
+            return Err(Error::usage(
+                "--trace and --emulate need a server oltplab starts (the shim is loaded into it): drop --url, or run your server under `oltplab emulate`",
+            ));
+        }
+        let cluster = cfg.db.data_dir.join(cfg.db.engine.name());
+        if !cluster.is_dir() {
+            return Ok(None);
+        }
+        let text = cfg.emulate.as_deref().unwrap_or("host");
+        let spec =
+            parse_spec(text).map_err(|e| Error::usage(format!("--emulate `{text}`: {e}")))?;
+        if let Some(trace) = &cfg.trace {
+            crate::emulate::check_trace_path(trace, &cluster, cfg.force)?;
+        }
+        // The real device runs with real I/O; a model is best served from memory when it fits.
+        let backing = match cfg.backing.as_str() {
+            _ if spec.is_host() => Backing::Disk,
+            "ram" => Backing::Ram,
+            "disk" => Backing::Disk,
+            _ => {
+                let (_, bytes) = files_under(&cluster);
+                let memory = oltplab_metrics::env::available_memory_bytes();
+                if bytes < memory / 2 {
+                    Backing::Ram
+                } else {
+                    Backing::Disk
+                }
+            }
+        };
+        let merged_path = match &cfg.trace {
+            Some(path) => path.clone(),
+            None => std::env::temp_dir().join(format!(
+                "oltplab-run-{}-{}.trace",
+                std::process::id(),
+                now_ns()
+            )),
+        };
+        let device = (!spec.is_host()).then(|| spec.name());
+        let session = EmulationSession::start(&SessionConfig {
+            spec,
+            dir: cluster,
+            backing,
+            trace: Some(merged_path.clone()),
+            seed: cfg.seed,
+        })?;
+        Ok(Some(ServerCapture {
+            session,
+            device,
+            trace_path: cfg.trace.clone(),
+            merged_path,
+            window_ns: Mutex::new((0, u64::MAX)),
+            fidelity_at_end: Mutex::new(None),
+        }))
+    }
+
+    fn measure_start(&self) {
+        self.window_ns.lock().unwrap_or_else(|p| p.into_inner()).0 = now_ns();
+        self.session.reset_fidelity();
+    }
+
+    fn measure_end(&self) {
+        self.window_ns.lock().unwrap_or_else(|p| p.into_inner()).1 = now_ns();
+        // The shutdown checkpoint that follows is not the run's.
+        *self
+            .fidelity_at_end
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = Some(self.session.fidelity());
+    }
+
+    fn finish(
+        self,
+        outcome: &DriverOutcome,
+    ) -> Result<(IoSummary, Vec<Warning>, Option<EmulationSummary>)> {
+        let (from_ns, until_ns) = *self.window_ns.lock().unwrap_or_else(|p| p.into_inner());
+        let fidelity = self
+            .fidelity_at_end
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+            .unwrap_or_else(|| self.session.fidelity());
+        let processes = self.session.processes();
+        let spans = SpanIndex::new(&outcome.spans);
+        let report = self.session.finish_filtered(from_ns, |r, at_ns| {
+            if at_ns >= until_ns {
+                return false;
+            }
+            r.tag = spans.tag_of(r.tid, at_ns);
+            true
+        })?;
+        let mut warnings = Vec::new();
+        if processes == 0 {
+            warnings.push(Warning::new(
+                WarningKind::TraceIncomplete,
+                "the server never loaded oltplab's shim, so its I/O was neither traced nor emulated: check the server log for a failed LD_PRELOAD",
+            ));
+        }
+        let trace = match &report.trace {
+            Some(summary) => {
+                warnings.extend(lost_records_warning(summary.dropped_records));
+                TraceData::load(&summary.path)?
+            }
+            None => TraceData::default(),
+        };
+        if trace.meta.extra.contains_key("incomplete_parts") {
+            warnings.push(Warning::new(
+                WarningKind::TraceIncomplete,
+                "a server process ended without closing its trace part (killed?): its last I/Os are missing",
+            ));
+        }
+        if self.trace_path.is_some() && outcome.terminals_without_backend > 0 {
+            warnings.push(Warning::new(
+                WarningKind::TraceIncomplete,
+                format!(
+                    "the server did not tell which thread serves {} of the terminals, so their I/O counts as `other` in summary.io.by_tx (MariaDB: information_schema.PROCESSLIST has no TID column and performance_schema is off)",
+                    outcome.terminals_without_backend
+                ),
+            ));
+        }
+        let stat = TraceStat::compute(&trace);
+        let io = IoSummary {
+            reads: stat.ops.read,
+            writes: stat.ops.write,
+            syncs: stat.ops.syncs(),
+            read_bytes: stat.read_bytes,
+            written_bytes: stat.written_bytes,
+            iops: (stat.ops.read + stat.ops.write) as f64 / outcome.measured_s.max(1e-9),
+            source: "trace".into(),
+            by_tx: if self.trace_path.is_some() {
+                by_tx_from_stat(&stat, outcome)
+            } else {
+                BTreeMap::new()
+            },
+        };
+        if self.trace_path.is_none() {
+            let _ = std::fs::remove_file(&self.merged_path);
+        }
+        let emulation = self
+            .device
+            .map(|device| emulation_summary(device, fidelity, &mut warnings));
+        Ok((io, warnings, emulation))
+    }
+}
+
+/// Each server thread's transactions, sorted by start, for tagging its trace records.
+struct SpanIndex(HashMap<u32, Vec<(u64, u64, u8)>>);
+
+impl SpanIndex {
+    fn new(spans: &[TxSpan]) -> SpanIndex {
+        let mut by_tid: HashMap<u32, Vec<(u64, u64, u8)>> = HashMap::new();
+        for s in spans {
+            by_tid
+                .entry(s.backend_tid)
+                .or_default()
+                .push((s.start_ns, s.end_ns, s.tx.tag()));
+        }
+        for v in by_tid.values_mut() {
+            v.sort_unstable();
+        }
+        SpanIndex(by_tid)
+    }
+
+    /// The transaction type `tid` was running at `at_ns`, or 0.
+    fn tag_of(&self, tid: u32, at_ns: u64) -> u8 {
+        let Some(spans) = self.0.get(&tid) else {
+            return 0;
+        };
+        let after = spans.partition_point(|&(start, _, _)| start <= at_ns);
+        match after.checked_sub(1).map(|i| spans[i]) {
+            Some((_, end, tag)) if at_ns < end => tag,
+            _ => 0,
+        }
+    }
+}
+
+/// `summary.io.by_tx` from a trace whose records carry transaction tags.
+fn io_by_tx(trace: &TraceData, outcome: &DriverOutcome) -> BTreeMap<String, TxIo> {
+    by_tx_from_stat(&TraceStat::compute(trace), outcome)
+}
+
+fn by_tx_from_stat(stat: &TraceStat, outcome: &DriverOutcome) -> BTreeMap<String, TxIo> {
+    stat.per_tag
+        .iter()
+        .map(|t| {
+            let (name, transactions) = match TxType::ALL.iter().find(|x| x.tag() == t.tag) {
+                Some(x) => (x.name().to_string(), outcome.tx[x.index()].count),
+                None => (OTHER_IO.to_string(), 0),
+            };
+            (name, TxIo::new(t, transactions))
+        })
+        .collect()
+}
+
+/// `summary.io.by_tx` key of I/O outside measured transactions: a server's background processes
+/// (checkpoints, WAL writer), and terminals between transactions.
+pub const OTHER_IO: &str = "other";
+
+/// `summary.io.by_tx.<type>`: the I/O a transaction type did, in all and per transaction.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct TxIo {
+    /// Measured transactions of the type (0 for `other`).
+    pub transactions: u64,
+    pub reads: u64,
+    pub writes: u64,
+    pub syncs: u64,
+    pub read_bytes: u64,
+    pub written_bytes: u64,
+    pub reads_per_tx: f64,
+    pub writes_per_tx: f64,
+    pub syncs_per_tx: f64,
+    pub read_bytes_per_tx: f64,
+    pub written_bytes_per_tx: f64,
+}
+
+impl TxIo {
+    fn new(t: &TagStat, transactions: u64) -> TxIo {
+        let per = |n: u64| {
+            if transactions == 0 {
+                0.0
+            } else {
+                n as f64 / transactions as f64
+            }
+        };
+        TxIo {
+            transactions,
+            reads: t.reads,
+            writes: t.writes,
+            syncs: t.syncs,
+            read_bytes: t.read_bytes,
+            written_bytes: t.written_bytes,
+            reads_per_tx: per(t.reads),
+            writes_per_tx: per(t.writes),
+            syncs_per_tx: per(t.syncs),
+            read_bytes_per_tx: per(t.read_bytes),
+            written_bytes_per_tx: per(t.written_bytes),
+        }
+    }
+}
+
+fn lost_records_warning(dropped: u64) -> Option<Warning> {
+    (dropped > 0).then(|| {
+        Warning::new(
+            WarningKind::TraceIncomplete,
+            format!(
+                "the trace lost {dropped} records: it and the I/O counts from it are incomplete"
+            ),
+        )
+    })
+}
+
+fn emulation_summary(
+    device: String,
+    fidelity: Fidelity,
+    warnings: &mut Vec<Warning>,
+) -> EmulationSummary {
+    if fidelity.off_target() {
+        warnings.push(Warning::new(
+            WarningKind::EmulationOffTarget,
+            format!(
+                "the engine's I/Os took {:+.0} % of the model's mean latency on the emulated {device}: the machine could not wait exactly (busy CPU?), so the figures are less reliable",
+                fidelity.off_pct
+            ),
+        ));
+    }
+    EmulationSummary { device, fidelity }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn span(tid: u32, start_ns: u64, end_ns: u64, tx: TxType) -> TxSpan {
+        TxSpan {
+            backend_tid: tid,
+            start_ns,
+            end_ns,
+            tx,
+        }
+    }
+
+    #[test]
+    fn records_are_tied_to_the_transaction_their_thread_was_running() {
+        let spans = SpanIndex::new(&[
+            span(7, 300, 400, TxType::Payment),
+            span(7, 100, 200, TxType::NewOrder),
+            span(8, 150, 250, TxType::Delivery),
+        ]);
+        assert_eq!(spans.tag_of(7, 100), TxType::NewOrder.tag());
+        assert_eq!(spans.tag_of(7, 199), TxType::NewOrder.tag());
+        assert_eq!(spans.tag_of(7, 200), 0, "between transactions");
+        assert_eq!(spans.tag_of(7, 350), TxType::Payment.tag());
+        assert_eq!(spans.tag_of(7, 50), 0, "before the first");
+        assert_eq!(spans.tag_of(8, 200), TxType::Delivery.tag());
+        assert_eq!(spans.tag_of(9, 200), 0, "a background process");
     }
 }

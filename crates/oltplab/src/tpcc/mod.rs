@@ -152,11 +152,18 @@ pub struct RunArgs {
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
 
-    /// Run on an emulated device (SQLite: in-process VFS; servers: the preload shim)
+    /// Run on an emulated device (SQLite: in-process VFS; managed servers: the preload shim on
+    /// their cluster directory)
     #[arg(long, value_name = "SPEC")]
     pub emulate: Option<String>,
 
-    /// Capture the database's I/O trace into FILE
+    /// Where a managed server's files really live under --emulate: ram (the page cache, for devices
+    /// faster than the real disk), disk, or auto (ram if the cluster fits in half the free memory)
+    #[arg(long, value_name = "WHERE", default_value = "auto", value_parser = ["auto", "ram", "disk"])]
+    pub backing: String,
+
+    /// Capture the database's own I/O of the measured window into FILE (an oltplab trace; see
+    /// `oltplab trace stat`), each I/O tied to its transaction type where the engine allows
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
 
@@ -234,11 +241,10 @@ pub struct RunConfig {
     pub seed: u64,
     pub emulate: Option<String>,
     pub trace: Option<PathBuf>,
+    /// Managed servers under --emulate: auto, ram or disk.
+    pub backing: String,
     /// A registered SQLite VFS to open every connection through (trace capture, emulation).
     pub sqlite_vfs: Option<String>,
-    /// Environment of a managed server's process (e.g. the emulation shim's LD_PRELOAD).
-    #[serde(skip)]
-    pub server_env: Vec<(String, String)>,
     pub json: Option<PathBuf>,
     pub out: Option<PathBuf>,
     pub force: bool,
@@ -293,8 +299,8 @@ impl RunConfig {
             seed: args.seed,
             emulate: args.emulate,
             trace: args.trace,
+            backing: args.backing,
             sqlite_vfs: None,
-            server_env: Vec::new(),
             json: args.json,
             out: args.out,
             force: args.force,

@@ -19,7 +19,7 @@ use oltplab_workloads::tpcc::tx::TxType;
 use oltplab_workloads::tpcc::{inspect, require_loaded, Purpose, TPMC_PER_WAREHOUSE_MAX};
 use serde::{Deserialize, Serialize};
 
-use super::capture::Capture;
+use super::capture::{Capture, TxIo};
 use super::procstat::{self, DiskCounters};
 use super::target::{self, Engine, Open};
 use super::RunConfig;
@@ -50,6 +50,9 @@ pub struct IoSummary {
     /// `diskstats:<device>` (the whole device: other processes' I/O counts too), `trace`, or
     /// `none` when the device is unknown.
     pub source: String,
+    /// With --trace: the I/O of each transaction type (and `other`), in all and per transaction.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub by_tx: BTreeMap<String, TxIo>,
 }
 
 /// `summary.cpu`.
@@ -116,18 +119,10 @@ pub struct RunOutcome {
 /// Runs TPC-C as `cfg` says; `stop` (Ctrl-C) ends the measured window early. The result is saved
 /// into the output directory when `cfg.save`, and returned either way.
 pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<RunOutcome> {
-    let capture = match cfg.db.engine {
-        Engine::Sqlite if cfg.sqlite_vfs.is_none() => Capture::for_sqlite(cfg)?,
-        _ if (cfg.trace.is_some() || cfg.emulate.is_some()) && cfg.server_env.is_empty() => {
-            return Err(Error::usage(
-                "--trace and --emulate on a server need `oltplab emulate`'s shim, which `run` does not start yet: use --engine sqlite, or run the server under `oltplab emulate`",
-            ));
-        }
-        _ => None,
-    };
+    let capture = Capture::for_run(cfg)?;
     let sqlite_vfs = capture
         .as_ref()
-        .map(Capture::vfs_name)
+        .and_then(Capture::sqlite_vfs)
         .or_else(|| cfg.sqlite_vfs.clone());
     let started_at = now_rfc3339();
     let out_dir = if cfg.save {
@@ -152,7 +147,10 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<RunOutcome> {
         Open::Existing,
         guess_terminals,
         sqlite_vfs,
-        cfg.server_env.clone(),
+        capture
+            .as_ref()
+            .map(Capture::server_env)
+            .unwrap_or_default(),
     )?;
     let meta = {
         let mut conn = db.connector.connect(Purpose::Check)?;
@@ -206,6 +204,7 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<RunOutcome> {
         keying_think: cfg.keying_think,
         seed: cfg.seed,
         max_retries: cfg.max_retries,
+        record_spans: capture.as_ref().is_some_and(Capture::wants_spans),
     };
     // Samples at the edges of the measured window.
     let external_pids = || -> Vec<u32> {
@@ -264,6 +263,11 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<RunOutcome> {
     )?;
     if !cfg.quiet && !pending.is_empty() {
         eprintln!("{}", interval_line(&pending));
+    }
+    // The server's work is done; stopping it ends its trace parts and the emulation session.
+    let mut db = db;
+    if let Some(server) = db.server.take() {
+        server.stop()?;
     }
 
     // Figures.
@@ -356,6 +360,7 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<RunOutcome> {
             written_bytes: disk.written_bytes,
             iops: (disk.reads + disk.writes) as f64 / measured_s,
             source: format!("diskstats:{}", d.trim_start_matches("/dev/")),
+            ..Default::default()
         },
         None => IoSummary {
             source: "none".into(),
@@ -365,7 +370,7 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<RunOutcome> {
 
     let mut warnings = Vec::new();
     if let Some(c) = capture {
-        let (io, capture_warnings, emulation) = c.finish(outcome.measured_s)?;
+        let (io, capture_warnings, emulation) = c.finish(&outcome)?;
         summary.io = io;
         summary.emulation = emulation.map(|e| serde_json::to_value(e).expect("serialises"));
         warnings.extend(capture_warnings);
@@ -445,9 +450,6 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<RunOutcome> {
     if !cfg.quiet {
         print_summary(&doc, out_dir.as_deref());
     }
-    if let Some(server) = db.server {
-        server.stop()?;
-    }
     Ok(RunOutcome { doc, out_dir })
 }
 
@@ -519,6 +521,27 @@ fn print_summary(doc: &TpccResult, out_dir: Option<&std::path::Path>) {
         format_count(s.io.syncs as f64),
         format_count(s.io.iops)
     );
+    for t in TxType::ALL {
+        if let Some(x) = s.io.by_tx.get(t.name()).filter(|x| x.transactions > 0) {
+            eprintln!(
+                "  per {:<13} {:>6.1} reads {:>6.1} writes {:>5.1} syncs {:>10} read {:>10} written",
+                t.name(),
+                x.reads_per_tx,
+                x.writes_per_tx,
+                x.syncs_per_tx,
+                format_bytes(x.read_bytes_per_tx as u64),
+                format_bytes(x.written_bytes_per_tx as u64)
+            );
+        }
+    }
+    if let Some(x) = s.io.by_tx.get(super::capture::OTHER_IO) {
+        eprintln!(
+            "  outside transactions: {} reads, {} writes, {} syncs (background work, between transactions)",
+            format_count(x.reads as f64),
+            format_count(x.writes as f64),
+            format_count(x.syncs as f64)
+        );
+    }
     if !s.retries_by_kind.is_empty() || !s.errors_by_kind.is_empty() {
         eprintln!(
             "retries by kind {:?}, errors by kind {:?}",

@@ -15,7 +15,7 @@ use oltplab_metrics::LatencyHistogram;
 use super::random::{Constants, TpccRng};
 use super::tx::{execute, Deck, Home, InputGen, Outcome, Scratch, Statements, TxType};
 use super::{Connector, Meta, Purpose};
-use crate::sql::{Conn, ErrorKind};
+use crate::sql::{Conn, Dialect, ErrorKind};
 
 #[derive(Clone, Debug)]
 pub struct DriverConfig {
@@ -26,6 +26,8 @@ pub struct DriverConfig {
     pub seed: u64,
     /// Attempts after the first for a retryable error.
     pub max_retries: u32,
+    /// Keep a [`TxSpan`] of every measured transaction, to tie a server's I/O trace to them.
+    pub record_spans: bool,
 }
 
 /// A terminal that fails this many transactions in a row stops: something is broken, not busy.
@@ -73,6 +75,20 @@ struct Shared {
     first_error: Option<String>,
     /// CPU time terminal threads spent inside measured transactions (SQLite: the engine's work).
     in_tx_cpu: CpuTime,
+    spans: Vec<TxSpan>,
+    terminals_without_backend: usize,
+}
+
+/// When one measured transaction ran, on which server process or thread: a server's I/O trace
+/// records the caller's thread id, so its records inside a span belong to that transaction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TxSpan {
+    /// The server's thread (MariaDB) or process (PostgreSQL) serving the terminal's connection.
+    pub backend_tid: u32,
+    /// CLOCK_MONOTONIC ([`oltplab_trace::monotonic_ns`]), retries included.
+    pub start_ns: u64,
+    pub end_ns: u64,
+    pub tx: TxType,
 }
 
 /// What the driver measured.
@@ -91,6 +107,11 @@ pub struct DriverOutcome {
     pub in_tx_cpu: CpuTime,
     /// True when `stop` ended the run before its duration.
     pub interrupted: bool,
+    /// With `record_spans`: every measured transaction of terminals whose server thread is known.
+    pub spans: Vec<TxSpan>,
+    /// With `record_spans`: terminals whose server thread could not be found (their I/O stays
+    /// untagged).
+    pub terminals_without_backend: usize,
 }
 
 /// Moments the caller may want to sample (CPU, device counters) exactly at.
@@ -261,6 +282,8 @@ pub fn drive(
     outcome.retries_by_kind = s.retries_by_kind;
     outcome.first_error = s.first_error;
     outcome.in_tx_cpu = s.in_tx_cpu;
+    outcome.spans = s.spans;
+    outcome.terminals_without_backend = s.terminals_without_backend;
     outcome.interrupted = stop.load(Ordering::Relaxed);
     if outcome.tx.iter().all(|t| t.count == 0) {
         if let Some(e) = &outcome.first_error {
@@ -290,6 +313,12 @@ fn terminal(
     let mut scratch = Scratch::default();
     let mut consecutive_errors = 0u32;
     let mut in_tx_cpu = CpuTime::default();
+    let backend_tid = if cfg.record_spans {
+        backend_tid(conn)
+    } else {
+        None
+    };
+    let mut spans = Vec::new();
     while !done.load(Ordering::Relaxed) {
         let kind = deck.deal(&mut rng);
         if cfg.keying_think {
@@ -302,6 +331,7 @@ fn terminal(
         let phase_at_start = phase.load(Ordering::Relaxed);
         let cpu_before = CpuTime::thread();
         let started = Instant::now();
+        let started_ns = backend_tid.map_or(0, |_| oltplab_trace::monotonic_ns());
         oltplab_dbs::vfs::set_thread_tag(kind.tag());
         let mut retries: Vec<ErrorKind> = Vec::new();
         let result = loop {
@@ -330,6 +360,14 @@ fn terminal(
             phase_at_start == PHASE_MEASURE && phase.load(Ordering::Relaxed) == PHASE_MEASURE;
         if measured {
             in_tx_cpu = in_tx_cpu.plus(&CpuTime::thread().since(&cpu_before));
+            if let Some(tid) = backend_tid {
+                spans.push(TxSpan {
+                    backend_tid: tid,
+                    start_ns: started_ns,
+                    end_ns: oltplab_trace::monotonic_ns(),
+                    tx: kind,
+                });
+            }
         }
         let fatal = match &result {
             Err(e) => {
@@ -392,4 +430,32 @@ fn terminal(
     }
     let mut s = lock();
     s.in_tx_cpu = s.in_tx_cpu.plus(&in_tx_cpu);
+    s.spans.append(&mut spans);
+    if cfg.record_spans && backend_tid.is_none() {
+        s.terminals_without_backend += 1;
+    }
+}
+
+/// The server thread or process serving `conn`, as the kernel numbers it (what a trace records):
+/// PostgreSQL's backend pid; MariaDB's connection thread (information_schema.PROCESSLIST's TID,
+/// or performance_schema when that is on). None for SQLite (in-process: the VFS tags its I/O
+/// itself) or when the server does not tell.
+fn backend_tid(conn: &mut dyn Conn) -> Option<u32> {
+    let queries: &[&str] = match conn.dialect() {
+        Dialect::Postgres => &["SELECT pg_backend_pid()"],
+        Dialect::Mysql => &[
+            "SELECT TID FROM information_schema.PROCESSLIST WHERE ID = CONNECTION_ID()",
+            "SELECT THREAD_OS_ID FROM performance_schema.threads WHERE PROCESSLIST_ID = CONNECTION_ID()",
+        ],
+        Dialect::Sqlite => &[],
+    };
+    queries.iter().find_map(|q| {
+        let rows = conn.query(q).ok()?;
+        if rows.is_empty() {
+            return None;
+        }
+        Some(rows.get(0, 0).i64())
+            .filter(|&t| t > 0)
+            .map(|t| t as u32)
+    })
 }

@@ -1,0 +1,237 @@
+//! `oltplab run tpcc --trace/--emulate` on managed servers: the server runs under the shim, its
+//! trace holds only the measured window, each record is tied to the transaction that did it, and
+//! `summary.io` comes from that trace. Also `oltplab study --engine postgres` end to end.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn oltplab(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_oltplab"))
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("run oltplab")
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("oltplab-capture-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn installed(program: &str) -> bool {
+    let found = ["/usr/sbin", "/usr/bin", "/usr/lib/postgresql"]
+        .iter()
+        .any(|d| find(Path::new(d), program, 3));
+    if !found {
+        eprintln!("skipped: {program} is not installed (scripts/test.sh installs it)");
+    }
+    found
+}
+
+fn find(dir: &Path, name: &str, depth: u32) -> bool {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return false;
+    };
+    entries.flatten().any(|e| {
+        let p = e.path();
+        p.file_name().is_some_and(|n| n == name)
+            || (depth > 0 && p.is_dir() && find(&p, name, depth - 1))
+    })
+}
+
+fn read_json(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn ok(out: &Output) {
+    assert!(
+        out.status.success(),
+        "exit {:?}\nstderr: {}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Loads one warehouse, runs it traced (and emulated if `emulate`), and checks the capture.
+fn traced_run(engine: &str, emulate: Option<&str>) {
+    let dir = scratch(engine);
+    ok(&oltplab(
+        &dir,
+        &[
+            "load",
+            "tpcc",
+            "--engine",
+            engine,
+            "--data-dir",
+            "db",
+            "-w",
+            "1",
+            "--no-check",
+        ],
+    ));
+    let mut args = vec![
+        "run",
+        "tpcc",
+        "--engine",
+        engine,
+        "--data-dir",
+        "db",
+        "--warmup",
+        "2s",
+        "--duration",
+        "5s",
+        "--trace",
+        "run.trace",
+        "--out",
+        "res",
+    ];
+    if let Some(spec) = emulate {
+        args.extend(["--emulate", spec]);
+    }
+    let out = oltplab(&dir, &args);
+    ok(&out);
+    let doc = read_json(&dir.join("res/result.json"));
+    let s = &doc["summary"];
+    let io = &s["io"];
+    assert_eq!(io["source"], "trace", "{io}");
+    let (reads, writes) = (
+        io["reads"].as_u64().unwrap(),
+        io["writes"].as_u64().unwrap(),
+    );
+    assert!(writes > 0 && io["syncs"].as_u64().unwrap() > 0, "{io}");
+
+    // Every New-Order commits, so each did at least one write or sync in its own server thread.
+    let by_tx = &io["by_tx"];
+    let no = &by_tx["new_order"];
+    assert_eq!(
+        no["transactions"].as_u64().unwrap(),
+        s["tx"]["new_order"]["count"].as_u64().unwrap(),
+        "{by_tx}"
+    );
+    assert!(no["transactions"].as_u64().unwrap() > 0);
+    assert!(
+        no["writes_per_tx"].as_f64().unwrap() + no["syncs_per_tx"].as_f64().unwrap() > 0.5,
+        "{no}"
+    );
+    // The read-only Stock-Level writes nothing of its own.
+    assert_eq!(
+        by_tx["stock_level"]["syncs"].as_u64().unwrap_or(0),
+        0,
+        "{by_tx}"
+    );
+    let tagged: u64 = by_tx
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|t| t["reads"].as_u64().unwrap() + t["writes"].as_u64().unwrap())
+        .sum();
+    assert_eq!(tagged, reads + writes, "by_tx covers every read and write");
+
+    // The trace holds the measured window only, and the same operations as summary.io.
+    let stat = oltplab(&dir, &["trace", "stat", "run.trace", "--json", "stat.json"]);
+    ok(&stat);
+    let stat = read_json(&dir.join("stat.json"));
+    assert_eq!(stat["ops"]["read"].as_u64().unwrap(), reads);
+    assert_eq!(stat["ops"]["write"].as_u64().unwrap(), writes);
+    let measured_s = s["measured_s"].as_f64().unwrap();
+    assert!(
+        stat["duration_s"].as_f64().unwrap() <= measured_s + 0.5,
+        "trace spans {} s, the window {measured_s} s",
+        stat["duration_s"]
+    );
+    match emulate {
+        Some(spec) => {
+            assert_eq!(s["emulation"]["device"], spec);
+            assert!(s["emulation"]["fidelity"]["ios"].as_u64().unwrap() > 0);
+        }
+        None => assert!(s.get("emulation").is_none(), "{s}"),
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn postgres_run_is_traced_and_emulated_through_the_shim() {
+    if installed("initdb") {
+        traced_run("postgres", Some("sata-ssd-2010"));
+    }
+}
+
+#[test]
+fn mariadb_run_is_traced_with_each_io_tied_to_its_transaction() {
+    if installed("mariadbd") {
+        traced_run("mariadb", None);
+    }
+}
+
+#[test]
+fn trace_on_an_external_server_is_refused() {
+    let dir = scratch("external");
+    let out = oltplab(
+        &dir,
+        &[
+            "run",
+            "tpcc",
+            "--url",
+            "postgres://u@127.0.0.1:1/db",
+            "--trace",
+            "t.trace",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("drop --url"), "{stderr}");
+    assert!(!dir.join("t.trace").exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn postgres_study_gives_alpha_and_io_per_transaction() {
+    if !installed("initdb") {
+        return;
+    }
+    let dir = scratch("study");
+    let out = oltplab(
+        &dir,
+        &[
+            "study",
+            "--engine",
+            "postgres",
+            "--scale",
+            "quick",
+            "--devices",
+            "sata-ssd-2010",
+            "--out",
+            "res",
+        ],
+    );
+    ok(&out);
+    let doc = read_json(&dir.join("res/results.json"));
+    assert_eq!(doc["summary"]["engine"], "postgres");
+    let d = &doc["summary"]["devices"][0];
+    for field in ["tpmc", "run_iops", "replay_iops", "alpha"] {
+        assert!(d[field].as_f64().unwrap_or(0.0) > 0.0, "{field}: {d}");
+    }
+    assert!(
+        d["io_by_tx"]["new_order"]["transactions"].as_u64().unwrap() > 0,
+        "{d}"
+    );
+    // The replay's own result is kept beside the run's.
+    let replay = read_json(&dir.join("res/replay-sata-ssd-2010/result.json"));
+    assert_eq!(replay["kind"], "replay");
+    assert_eq!(replay["summary"]["iops"], d["replay_iops"]);
+    assert!(dir.join("res/sata-ssd-2010.trace").is_file());
+    assert!(dir.join("res/report.html").is_file());
+    // The per-device copies of the loaded cluster are gone; the loaded base stays for reuse.
+    let left: Vec<String> = std::fs::read_dir(dir.join("oltplab-data/study"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("run-") || n.starts_with("replay-"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
