@@ -392,14 +392,21 @@ fn sleep_abs(deadline_ns: u64) {
         tv_sec: (deadline_ns / 1_000_000_000) as libc::time_t,
         tv_nsec: (deadline_ns % 1_000_000_000) as libc::c_long,
     };
-    // SAFETY: clock_nanosleep reads the timespec; EINTR just ends the sleep early, and we spin after.
-    unsafe {
-        libc::clock_nanosleep(
-            libc::CLOCK_MONOTONIC,
-            libc::TIMER_ABSTIME,
-            &ts,
-            std::ptr::null_mut(),
-        );
+    // A signal (a server's SIGALRM, SIGUSR1 …) ends the sleep early with EINTR; sleeping again to
+    // the same absolute time keeps the rest of the wait from becoming a spin of milliseconds.
+    loop {
+        // SAFETY: clock_nanosleep only reads the timespec we own.
+        let rc = unsafe {
+            libc::clock_nanosleep(
+                libc::CLOCK_MONOTONIC,
+                libc::TIMER_ABSTIME,
+                &ts,
+                std::ptr::null_mut(),
+            )
+        };
+        if rc != libc::EINTR {
+            break;
+        }
     }
 }
 

@@ -331,6 +331,49 @@ fn waits_end_shortly_after_the_deadline_never_before() {
     assert!(f.wake_early_ns >= 20_000);
 }
 
+extern "C" fn ignore_signal(_: libc::c_int) {}
+
+fn thread_cpu_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes into the timespec we own.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// Servers get signals all the time; a signal must not turn the rest of a wait into a busy spin.
+#[test]
+fn a_signal_during_a_wait_does_not_make_it_spin() {
+    // SAFETY: installs a handler that does nothing for SIGUSR2, which nothing else in this test
+    // binary uses.
+    unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = ignore_signal as *const () as usize;
+        libc::sigaction(libc::SIGUSR2, &sa, std::ptr::null_mut());
+    }
+    let (tx, rx) = std::sync::mpsc::channel();
+    let waiter = std::thread::spawn(move || {
+        // SAFETY: pthread_self has no preconditions.
+        tx.send(unsafe { libc::pthread_self() } as usize).unwrap();
+        let cpu = thread_cpu_ns();
+        let deadline = now_ns() + 60_000_000;
+        wait_until(deadline);
+        assert!(now_ns() >= deadline);
+        thread_cpu_ns() - cpu
+    });
+    let thread = rx.recv().unwrap() as libc::pthread_t;
+    for _ in 0..20 {
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        // SAFETY: the waiter thread is alive until it is joined below.
+        unsafe { libc::pthread_kill(thread, libc::SIGUSR2) };
+    }
+    let cpu_ns = waiter.join().unwrap();
+    // A spin after the first signal would burn ~55 ms of the 60 ms wait.
+    assert!(cpu_ns < 15_000_000, "the wait used {cpu_ns} ns of CPU");
+}
+
 #[test]
 fn a_forked_process_shares_the_device() {
     let spec = parse_spec("hdd-15k").unwrap();
