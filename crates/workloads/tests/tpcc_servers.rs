@@ -50,6 +50,8 @@ fn scenario(kind: ServerKind) {
         keying_think: false,
         seed: 9,
         max_retries: 10,
+        home_warehouses: None,
+        start_at: None,
     };
     let out = drive(
         connector.as_ref(),

@@ -49,6 +49,8 @@ fn load_drive_check() {
         keying_think: false,
         seed: 9,
         max_retries: 10,
+        home_warehouses: None,
+        start_at: None,
     };
     let out = drive(&connector, &meta, &cfg, &stop, &mut |_, _| {}, &mut |_| {}).unwrap();
     for t in TxType::ALL {
