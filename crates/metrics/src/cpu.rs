@@ -56,15 +56,24 @@ mod tests {
 
     #[test]
     fn busy_work_shows_up_as_cpu_time() {
+        // Spin until the thread has used 20 ms of CPU: on a busy machine that takes longer than
+        // 20 ms of wall time, but a clock that does not count it never gets there.
         let before = CpuTime::thread();
         let start = std::time::Instant::now();
         let mut x = 0u64;
-        while start.elapsed().as_millis() < 50 {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+        let mut used = CpuTime::default();
+        while used.total_s() <= 0.02 && start.elapsed().as_secs() < 20 {
+            for _ in 0..100_000 {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+            }
+            used = CpuTime::thread().since(&before);
         }
         std::hint::black_box(x);
-        let used = CpuTime::thread().since(&before);
-        assert!(used.total_s() > 0.02, "{used:?}");
+        assert!(
+            used.total_s() > 0.02,
+            "{used:?} after {:?}",
+            start.elapsed()
+        );
         assert!(CpuTime::process().total_s() >= used.total_s());
     }
 }

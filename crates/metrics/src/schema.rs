@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::io::Write as _;
 use std::path::Path;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
@@ -108,6 +109,12 @@ pub enum WarningKind {
     EmulationOffTarget,
     /// A captured trace lost records or a process's part was cut short: figures from it undercount.
     TraceIncomplete,
+    /// `oltplab merge`: the parts' measured windows overlapped too little for their rates to add up
+    /// to what ran at once.
+    WindowsNotAligned,
+    /// `oltplab merge`: a part stored no histogram, so some merged latency figures are bounds (the
+    /// highest of the parts), not exact.
+    LatencyNotMerged,
 }
 
 /// `summary` of a `device` result. For a single job the figures are that job's; with a queue-depth
@@ -215,12 +222,78 @@ pub fn geomean(values: &[f64]) -> f64 {
 
 /// RFC 3339 UTC timestamp of now, e.g. `2026-11-22T09:23:06Z`.
 pub fn now_rfc3339() -> String {
-    humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
+    humantime::format_rfc3339_seconds(SystemTime::now()).to_string()
+}
+
+/// RFC 3339 UTC timestamp to the microsecond, e.g. `2026-11-22T09:23:06.123456Z`: for instants
+/// that several results are aligned by (a measured window's start).
+pub fn rfc3339_micros(t: SystemTime) -> String {
+    humantime::format_rfc3339_micros(t).to_string()
+}
+
+/// Parses an RFC 3339 time (`2026-11-22T10:00:00Z`, `2026-11-22T19:00:00.5+09:00`, a space for
+/// the `T`; no zone means UTC) or unix seconds (`1795341600`, `1795341600.25`).
+pub fn parse_time(text: &str) -> Option<SystemTime> {
+    let t = text.trim();
+    if let Ok(secs) = t.parse::<f64>() {
+        return (secs.is_finite() && secs >= 0.0)
+            .then(|| UNIX_EPOCH + Duration::from_secs_f64(secs));
+    }
+    // humantime reads UTC only: take a numeric offset off and apply it.
+    let split = t
+        .len()
+        .checked_sub(6)
+        .and_then(|i| Some((t.get(..i)?, t.get(i..)?)));
+    let (local, offset_s) = match split {
+        Some((local, zone))
+            if (zone.starts_with('+') || zone.starts_with('-'))
+                && zone.as_bytes()[3] == b':'
+                && local.contains(['T', 't', ' ']) =>
+        {
+            let h: i64 = zone[1..3].parse().ok()?;
+            let m: i64 = zone[4..6].parse().ok()?;
+            let sign = if zone.starts_with('-') { -1 } else { 1 };
+            (local, sign * (h * 3600 + m * 60))
+        }
+        _ => (t.trim_end_matches(['Z', 'z']), 0),
+    };
+    let utc = humantime::parse_rfc3339_weak(local).ok()?;
+    if offset_s >= 0 {
+        utc.checked_sub(Duration::from_secs(offset_s as u64))
+    } else {
+        utc.checked_add(Duration::from_secs(offset_s.unsigned_abs()))
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn times_as_users_write_them() {
+        let at = |s: u64| Some(UNIX_EPOCH + Duration::from_secs(s));
+        assert_eq!(parse_time("2026-11-22T10:00:00Z"), at(1_795_341_600));
+        assert_eq!(parse_time("2026-11-22 10:00:00"), at(1_795_341_600));
+        assert_eq!(parse_time("2026-11-22T19:00:00+09:00"), at(1_795_341_600));
+        assert_eq!(parse_time("2026-11-22T05:30:00-04:30"), at(1_795_341_600));
+        assert_eq!(parse_time("1795341600"), at(1_795_341_600));
+        assert_eq!(
+            parse_time("2026-11-22T10:00:00.250000Z"),
+            Some(UNIX_EPOCH + Duration::from_millis(1_795_341_600_250))
+        );
+        let t = UNIX_EPOCH + Duration::from_micros(1_795_341_600_123_456);
+        assert_eq!(parse_time(&rfc3339_micros(t)), Some(t));
+        for bad in [
+            "",
+            "tomorrow",
+            "2026-13-01T00:00:00Z",
+            "-5",
+            "10:00",
+            "2026-11-22T10:00:0é",
+        ] {
+            assert_eq!(parse_time(bad), None, "{bad}");
+        }
+    }
 
     #[test]
     fn geometric_mean() {

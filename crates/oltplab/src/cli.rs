@@ -20,6 +20,10 @@ use oltplab_io::EngineKind;
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+
+    /// No progress bars, per-interval lines or summaries; errors and warnings still go to stderr
+    #[arg(long, short = 'q', global = true)]
+    pub quiet: bool,
 }
 
 #[derive(Subcommand)]
@@ -138,7 +142,7 @@ pub struct DeviceArgs {
     #[arg(long, value_name = "WHERE", default_value = "auto", value_parser = ["auto", "ram", "disk"])]
     pub backing: String,
 
-    /// Also write the JSON result to FILE
+    /// Also write the JSON result to FILE; - for standard output (human output then goes to stderr)
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
 

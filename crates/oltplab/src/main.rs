@@ -23,6 +23,7 @@ pub static STOP: AtomicBool = AtomicBool::new(false);
 
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
+    output::set_quiet(cli.quiet);
     // The first Ctrl-C asks the work to stop and save what it has; a second one (a hung device, an
     // impatient user) quits at once.
     let _ = ctrlc::set_handler(|| {
@@ -46,6 +47,7 @@ fn main() -> ExitCode {
         cli::Command::Completions(args) => report::completions(args),
         cli::Command::Man(args) => report::man(args),
     };
+    output::emit_stdout_json();
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(Error::Interrupted) => {

@@ -1,15 +1,98 @@
-//! Where results go: every measuring run gets its own output directory (created and marked by
-//! oltplab) holding `result.json`; `--json FILE` adds a copy. Nothing oltplab did not write is
+//! Where results and terminal output go: every measuring run gets its own output directory (created
+//! and marked by oltplab) holding `result.json`; `--json FILE` adds a copy, and `--json -` puts the
+//! result on standard output (then every human line goes to stderr). `--quiet` silences progress and
+//! summaries; errors and warnings are always printed on stderr. Nothing oltplab did not write is
 //! overwritten without `--force`.
 
+use std::fmt;
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
 
 use oltplab_core::safety::{self, io_usage};
 use oltplab_core::{Error, Result};
 use oltplab_metrics::schema::{is_result_file, ResultDoc, Tool};
+use oltplab_metrics::Warning;
 use serde::Serialize;
 
 pub const RESULT_FILE: &str = "result.json";
+
+/// `--quiet`, set once by `main`.
+static QUIET: AtomicBool = AtomicBool::new(false);
+/// `Some` once `--json -` claimed standard output: the latest result written there, printed once
+/// when the command ends ([`emit_stdout_json`]) because commands save after every step.
+static STDOUT_JSON: Mutex<Option<String>> = Mutex::new(None);
+
+pub fn set_quiet(quiet: bool) {
+    QUIET.store(quiet, Ordering::Relaxed);
+}
+
+pub fn quiet() -> bool {
+    QUIET.load(Ordering::Relaxed)
+}
+
+/// `-` as a `--json` or `-o` destination: standard output.
+pub fn is_stdout(path: &Path) -> bool {
+    path.as_os_str() == "-"
+}
+
+fn stdout_json() -> std::sync::MutexGuard<'static, Option<String>> {
+    STDOUT_JSON.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn stdout_claimed() -> bool {
+    stdout_json().is_some()
+}
+
+/// Prints the result that `--json -` asked for; `main` calls it once, after the command (also
+/// after an error or Ctrl-C, so a partial result reaches the script as it reaches the file).
+pub fn emit_stdout_json() {
+    if let Some(text) = stdout_json().take().filter(|t| !t.is_empty()) {
+        let mut out = std::io::stdout().lock();
+        // A closed pipe is the reader's choice, not an error worth a message.
+        let _ = out.write_all(text.as_bytes()).and_then(|_| out.flush());
+    }
+}
+
+/// A progress or header line on stderr; nothing with `--quiet`.
+pub fn note_line(args: fmt::Arguments) {
+    if !quiet() {
+        eprintln!("{args}");
+    }
+}
+
+/// A line of a command's summary: on stdout, or on stderr when stdout carries the JSON result
+/// (`--json -`); nothing with `--quiet`.
+pub fn say_line(args: fmt::Arguments) {
+    if quiet() {
+        return;
+    }
+    if stdout_claimed() {
+        eprintln!("{args}");
+    } else {
+        println!("{args}");
+    }
+}
+
+/// Warnings, one line each on stderr, also with `--quiet`.
+pub fn print_warnings(warnings: &[Warning]) {
+    for w in warnings {
+        eprintln!("warning: {}", w.message);
+    }
+}
+
+/// `note!(…)`: like `eprintln!`, silent with `--quiet`.
+macro_rules! note {
+    ($($arg:tt)*) => { $crate::output::note_line(format_args!($($arg)*)) };
+}
+
+/// `say!(…)`: a summary line, see [`say_line`].
+macro_rules! say {
+    ($($arg:tt)*) => { $crate::output::say_line(format_args!($($arg)*)) };
+}
+
+pub(crate) use {note, say};
 
 pub fn tool() -> Tool {
     Tool {
@@ -73,8 +156,38 @@ pub fn check_writable(path: &Path, force: bool, is_ours: impl Fn(&Path) -> bool)
     Ok(())
 }
 
+/// Checks a `--json` destination before any work; `-` claims standard output for the JSON.
+pub fn check_json_dest(path: &Path, force: bool, is_ours: impl Fn(&Path) -> bool) -> Result<()> {
+    if is_stdout(path) {
+        stdout_json().get_or_insert_with(String::new);
+        return Ok(());
+    }
+    check_writable(path, force, is_ours)
+}
+
 pub fn check_json_path(path: &Path, force: bool) -> Result<()> {
-    check_writable(path, force, is_result_file)
+    check_json_dest(path, force, is_result_file)
+}
+
+/// Writes `value` as pretty JSON to `path` (through a temporary file and a rename, so a reader
+/// never sees half a file), or keeps it for standard output when `path` is `-`.
+pub fn write_json<T: Serialize + ?Sized>(path: &Path, value: &T) -> Result<()> {
+    let mut text = serde_json::to_string_pretty(value).expect("results serialise");
+    text.push('\n');
+    if is_stdout(path) {
+        *stdout_json() = Some(text);
+        return Ok(());
+    }
+    write_atomic(path, &text)
+}
+
+/// Writes through a temporary file and a rename, so a reader never sees half a file.
+pub fn write_atomic(path: &Path, text: &str) -> Result<()> {
+    let mut tmp_name = path.file_name().unwrap_or_default().to_os_string();
+    tmp_name.push(".partial");
+    let tmp = path.with_file_name(tmp_name);
+    std::fs::write(&tmp, text).map_err(|e| io_usage(&tmp, "write", &e))?;
+    std::fs::rename(&tmp, path).map_err(|e| io_usage(path, "write", &e))
 }
 
 /// Writes the result into the output directory and to `--json`; called after every point, so an
@@ -87,9 +200,8 @@ pub fn save<S: Serialize, I: Serialize>(
     let main = out_dir.join(RESULT_FILE);
     doc.write_atomic(&main)
         .map_err(|e| io_usage(&main, "write", &e))?;
-    if let Some(json) = json {
-        doc.write_atomic(json)
-            .map_err(|e| io_usage(json, "write", &e))?;
+    match json {
+        Some(json) => write_json(json, doc),
+        None => Ok(()),
     }
-    Ok(())
 }

@@ -1,5 +1,6 @@
 //! What the user sees while work runs: a live progress line on a terminal (indicatif); when stderr is
-//! not a terminal (CI, pipes) it stays hidden and callers print one line per finished step.
+//! not a terminal (CI, pipes), or with `--quiet`, it stays hidden and callers print one line per
+//! finished step (unless quiet).
 
 use std::io::IsTerminal;
 use std::time::Duration;
@@ -13,7 +14,7 @@ pub struct Progress {
 impl Progress {
     /// A bar counting `total` units (milliseconds of a run, bytes of a fill).
     pub fn new(total: u64, template: &str) -> Self {
-        let live = std::io::stderr().is_terminal();
+        let live = std::io::stderr().is_terminal() && !crate::output::quiet();
         let target = if live {
             ProgressDrawTarget::stderr_with_hz(4)
         } else {

@@ -3,16 +3,19 @@
 //!
 //! What is exact: histograms are added bucket by bucket, so merged percentiles are those of all
 //! operations together (within HdrHistogram's ±0.1 %); counts, bytes and CPU seconds are summed;
-//! rates are summed, because the parts ran side by side over the same window; per-second intervals are
-//! put on one clock (each part's `started_at` + `t_s`) and summed per second. The result has kind
-//! `merge`, `config.merged_kind` and `config.parts[]`, and `summary.merge` says how well the parts'
-//! windows overlapped — a warning says so when they did not.
+//! rates are summed, because the parts ran side by side over the same window, and TPC-C's rates
+//! (tpmC, tpmTotal, tps) are recomputed from the summed counts over the merged window; per-second
+//! intervals are put on one clock (each part's measured-window start, `summary.measure_started_at`,
+//! else `started_at`, + `t_s`) and summed per second. TPC-C parts must drive disjoint home
+//! warehouses once any of them names a `--warehouse-range`. The result has kind `merge`,
+//! `config.merged_kind` and `config.parts[]`, and `summary.merge` says how well the parts' windows
+//! overlapped — a `windows_not_aligned` warning says so when they did not.
 
 use std::collections::BTreeMap;
 use std::time::SystemTime;
 
-use oltplab_metrics::schema::{geomean, SCHEMA};
-use oltplab_metrics::LatencyHistogram;
+use oltplab_metrics::schema::{geomean, parse_time, SCHEMA};
+use oltplab_metrics::{LatencyHistogram, Warning, WarningKind};
 use serde_json::{json, Map, Value};
 
 use crate::doc::{self, num, Kind};
@@ -30,24 +33,23 @@ enum Rule {
 }
 
 fn rule(key: &str) -> Rule {
+    // A latency figure by its last word (`p99`, `lat_ns_p99`, `new_order_lat_ns_p99`).
+    let stat = key.rsplit('_').next().unwrap_or(key);
     match key {
         // The parts ran side by side, so the merged window is as long as the longest part's.
-        "measured_s" | "elapsed_s" | "ramp_s" | "runtime_s" | "t_s" | "trace_s" | "duration_s" => {
-            Rule::Max
-        }
-        "max" | "lat_ns_max" | "lat_ns_p99" | "lat_ns_p999" | "lat_ns_p90" | "lat_ns_p50" => {
-            Rule::Max
-        }
-        // Percentiles of parts do not add up; without histograms the highest is a bound.
-        "p50" | "p90" | "p99" | "p999" => Rule::Max,
-        "min" | "lat_ns_min" => Rule::Min,
-        "mean" | "lat_ns_mean" | "utilisation" | "jobs_utilisation" | "efficiency"
-        | "ios_per_cpu_s" | "speedup" | "cores" => Rule::Mean,
-        "qd" | "connections" | "block_size_bytes" | "read_pct" | "random_pct" | "seed" => {
-            Rule::Keep
-        }
+        "measured_s" | "elapsed_s" | "ramp_s" | "runtime_s" | "t_s" | "trace_s" | "duration_s"
+        | "warmup_s" => Rule::Max,
+        "utilisation" | "jobs_utilisation" | "efficiency" | "ios_per_cpu_s" | "speedup"
+        | "cores" => Rule::Mean,
+        // Point identities, and TPC-C's NURand constants (the same database and seed).
+        "qd" | "connections" | "block_size_bytes" | "read_pct" | "random_pct" | "seed"
+        | "c_last" | "c_id" | "ol_i_id" => Rule::Keep,
         // Shares of a machine (`cpu_utilisation`, `db_cpu_utilisation`) average over machines.
         k if k.ends_with("utilisation") || k.ends_with("_share") => Rule::Mean,
+        // Percentiles of parts do not add up; without histograms the highest is a bound.
+        _ if matches!(stat, "max" | "p50" | "p90" | "p99" | "p999") => Rule::Max,
+        _ if stat == "min" => Rule::Min,
+        _ if stat == "mean" => Rule::Mean,
         _ => Rule::Sum,
     }
 }
@@ -75,6 +77,10 @@ fn merge_value(key: &str, vals: &[&Value]) -> Value {
     }
     if vals.iter().all(|v| v.is_array()) {
         return merge_arrays(key, vals);
+    }
+    // `interrupted`: the merge is interrupted if any part was.
+    if vals.iter().all(|v| v.is_boolean()) {
+        return json!(vals.iter().any(|v| v.as_bool() == Some(true)));
     }
     if vals.iter().all(|v| v.is_number()) {
         let nums: Vec<f64> = vals.iter().filter_map(|v| v.as_f64()).collect();
@@ -364,8 +370,12 @@ fn escape_pointer(key: &str) -> String {
     key.replace('~', "~0").replace('/', "~1")
 }
 
-fn parse_time(text: &str) -> Option<SystemTime> {
-    humantime::parse_rfc3339_weak(text.trim_end_matches('Z')).ok()
+/// Where a part's measured window starts on the wall clock: `summary.measure_started_at` (TPC-C
+/// runs, to the microsecond), else `started_at`.
+fn window_start(part: &Value) -> Option<SystemTime> {
+    ["/summary/measure_started_at", "/started_at"]
+        .iter()
+        .find_map(|p| part.pointer(p).and_then(Value::as_str).and_then(parse_time))
 }
 
 fn measured_s(part: &Value) -> Option<f64> {
@@ -411,6 +421,158 @@ fn merge_intervals(parts: &[&Value], offsets_s: &[f64]) -> Vec<Value> {
         .collect()
 }
 
+/// Parts whose measured windows overlap for less than this share of the shortest one get a
+/// `windows_not_aligned` warning.
+const OVERLAP_MIN: f64 = 0.9;
+
+fn warning(kind: WarningKind, message: String) -> Value {
+    serde_json::to_value(Warning::new(kind, message)).expect("a kind and a string")
+}
+
+/// A TPC-C part's home warehouses, first and last: its `config.warehouse_range`, else all it loaded
+/// (`config.warehouses`); and whether the range was given.
+fn home_range(part: &Value) -> Option<((u64, u64), bool)> {
+    let r = |p: &str| part.pointer(p).and_then(Value::as_u64);
+    match (
+        r("/config/warehouse_range/first"),
+        r("/config/warehouse_range/last"),
+    ) {
+        (Some(a), Some(b)) => Some(((a, b), true)),
+        _ => Some(((1, r("/config/warehouses")?), false)),
+    }
+}
+
+/// The parts' home warehouses, if every part is a TPC-C run that names them. Once any part gave a
+/// `--warehouse-range`, the parts were meant to partition the warehouses: overlapping ranges are
+/// then refused, because the merged run would count some warehouses' terminals twice. Parts that
+/// all drove every warehouse (several drivers for more load) merge as they are.
+fn check_home_warehouses(parts: &[&Value]) -> Result<Option<Vec<(u64, u64)>>, ReportError> {
+    let tpcc = |p: &Value| p.pointer("/summary/tx/new_order").is_some();
+    let Some(ranges) = parts
+        .iter()
+        .map(|p| home_range(p).filter(|_| tpcc(p)))
+        .collect::<Option<Vec<_>>>()
+    else {
+        return Ok(None);
+    };
+    if ranges.iter().any(|(_, given)| *given) {
+        for (j, ((a, b), _)) in ranges.iter().enumerate() {
+            if let Some(i) = ranges[..j].iter().position(|((c, d), _)| a <= d && c <= b) {
+                let ((c, d), _) = ranges[i];
+                return Err(ReportError::Invalid {
+                    index: j,
+                    reason: format!(
+                        "drove home warehouses {a}–{b}, which overlap result {}'s {c}–{d}: merge the results of drivers with disjoint --warehouse-range only",
+                        i + 1
+                    ),
+                });
+            }
+        }
+    }
+    Ok(Some(ranges.into_iter().map(|(r, _)| r).collect()))
+}
+
+/// Figures a driver reads from its machine rather than from its own work: the device counters
+/// (`io.source` `diskstats:…`) and an external server's CPU (its processes, found by name). Drivers
+/// on one machine each saw all of it over the same window, so per machine the merge takes the
+/// largest part's figure instead of the sum, then adds the machines up.
+fn count_machines_once(summary: &mut Value, parts: &[&Value]) {
+    fn from_device(p: &Value) -> bool {
+        p.pointer("/summary/io/source")
+            .and_then(Value::as_str)
+            .is_some_and(|s| s.starts_with("diskstats"))
+    }
+    fn external_server(p: &Value) -> bool {
+        p.pointer("/config/db/managed") == Some(&json!(false))
+            && p.pointer("/config/db/engine").and_then(Value::as_str) != Some("sqlite")
+    }
+    let io = [
+        "reads",
+        "writes",
+        "syncs",
+        "read_bytes",
+        "written_bytes",
+        "iops",
+    ]
+    .map(|n| (format!("/io/{n}"), from_device as fn(&Value) -> bool));
+    let cpu = ["db_user_s", "db_sys_s"].map(|n| (format!("/cpu/{n}"), external_server as _));
+    for (field, machine_wide) in io.into_iter().chain(cpu) {
+        let pointer = format!("/summary{field}");
+        let mut per_host: BTreeMap<&str, f64> = BTreeMap::new();
+        let mut own = 0.0;
+        let mut shared = false;
+        for p in parts {
+            let Some(v) = num(p, &pointer) else { continue };
+            let host = p.pointer("/env/hostname").and_then(Value::as_str);
+            match host.filter(|_| machine_wide(p)) {
+                Some(h) => {
+                    let seen = per_host.entry(h).or_insert(f64::NAN);
+                    shared |= !seen.is_nan();
+                    *seen = seen.max(v);
+                }
+                None => own += v,
+            }
+        }
+        if let (true, Some(target)) = (shared, summary.pointer_mut(&field)) {
+            let total = own + per_host.values().sum::<f64>();
+            *target = if target.is_u64() {
+                json!(total as u64)
+            } else {
+                json!(total)
+            };
+        }
+    }
+}
+
+/// TPC-C: tpmC, tpmTotal and each type's tps from the summed counts over the merged window, and
+/// efficiency over the warehouses the parts drove together.
+fn finish_tpcc(summary: &mut Value, parts: &[&Value], homes: Option<&[(u64, u64)]>) {
+    let window_s = num(summary, "/measured_s").or(num(summary, "/elapsed_s"));
+    let Some(window_s) = window_s.filter(|s| *s > 0.0) else {
+        return;
+    };
+    let counts: Vec<(String, f64)> = summary
+        .get("tx")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .filter_map(|(t, x)| Some((t.clone(), num(x, "/count")?)))
+        .collect();
+    let Some(new_orders) = counts.iter().find(|(t, _)| t == "new_order").map(|c| c.1) else {
+        return;
+    };
+    for (t, n) in &counts {
+        if let Some(tps) = summary.pointer_mut(&format!("/tx/{t}/tps")) {
+            *tps = json!(n / window_s);
+        }
+    }
+    let tpmc = new_orders * 60.0 / window_s;
+    summary["tpmc"] = json!(tpmc);
+    if let Some(tpm_total) = summary.get_mut("tpm_total") {
+        *tpm_total = json!(counts.iter().map(|c| c.1).sum::<f64>() * 60.0 / window_s);
+    }
+    // Efficiency is tpmC over a ceiling per warehouse driven; the parts' own figures give that
+    // ceiling in their unit, and the warehouses driven together are the union of their ranges.
+    let Some(homes) = homes else { return };
+    let mut driven: Vec<u64> = homes.iter().flat_map(|(a, b)| *a..=*b).collect();
+    driven.sort_unstable();
+    driven.dedup();
+    let (mut part_tpmc, mut part_capacity) = (0.0, 0.0);
+    for (p, (a, b)) in parts.iter().zip(homes) {
+        if let (Some(t), Some(e)) = (num(p, "/tpmc"), num(p, "/efficiency").filter(|e| *e > 0.0)) {
+            part_tpmc += t;
+            part_capacity += e * (b - a + 1) as f64;
+        }
+    }
+    if part_tpmc > 0.0 && !driven.is_empty() {
+        let ceiling_per_warehouse = part_tpmc / part_capacity;
+        summary["efficiency"] = json!(tpmc / (ceiling_per_warehouse * driven.len() as f64));
+    }
+    if summary.get("warehouses").is_some() {
+        summary["warehouses"] = json!(driven.len());
+    }
+}
+
 /// Merges results of one kind into a `merge` result. Fails, naming the result, on mixed kinds, on
 /// studies (merge their runs instead) and on fewer than two results.
 pub fn merge(results: &[Value]) -> Result<Value, ReportError> {
@@ -447,14 +609,8 @@ pub fn merge(results: &[Value]) -> Result<Value, ReportError> {
     // A merge of merges is a merge of all their parts' figures: the summaries add up the same way.
     let parts: Vec<&Value> = results.iter().collect();
 
-    let starts: Vec<Option<SystemTime>> = parts
-        .iter()
-        .map(|p| {
-            p.get("started_at")
-                .and_then(Value::as_str)
-                .and_then(parse_time)
-        })
-        .collect();
+    let homes = check_home_warehouses(&parts)?;
+    let starts: Vec<Option<SystemTime>> = parts.iter().map(|p| window_start(p)).collect();
     let earliest = starts.iter().flatten().min().copied();
     let offsets_s: Vec<f64> = starts
         .iter()
@@ -494,15 +650,12 @@ pub fn merge(results: &[Value]) -> Result<Value, ReportError> {
         Kind::Device => finish_device(&mut summary, &hists),
         _ => finish_generic(&mut summary, &hists),
     };
-    // TPC-C efficiency is tpmC over the ceiling of the warehouses driven; the parts' ceilings add up.
-    let ceilings: Vec<f64> = summaries
-        .iter()
-        .filter_map(|s| Some(num(s, "/tpmc")? / num(s, "/efficiency").filter(|e| *e > 0.0)?))
-        .collect();
-    if ceilings.len() == summaries.len() && !ceilings.is_empty() {
-        if let Some(tpmc) = num(&summary, "/tpmc") {
-            summary["efficiency"] = json!(tpmc / ceilings.iter().sum::<f64>());
-        }
+    if kind == Kind::Run {
+        count_machines_once(&mut summary, &parts);
+        finish_tpcc(&mut summary, &summaries, homes.as_deref());
+    }
+    if let Some(earliest) = earliest.filter(|_| summary.get("measure_started_at").is_some()) {
+        summary["measure_started_at"] = json!(oltplab_metrics::schema::rfc3339_micros(earliest));
     }
     summary["merge"] = json!({
         "parts": parts.len(),
@@ -529,22 +682,23 @@ pub fn merge(results: &[Value]) -> Result<Value, ReportError> {
             warnings.push(w);
         }
     }
-    if shortest_s.is_finite() && shortest_s > 0.0 && overlap_s < 0.9 * shortest_s {
-        warnings.push(json!({
-            "kind": "windows_not_aligned",
-            "message": format!(
-                "the parts' measured windows overlap for only {overlap_s:.1} s of the shortest part's {shortest_s:.1} s, so the summed rates overstate what ran at once: start the drivers together (e.g. at one wall-clock time)"
+    if shortest_s.is_finite() && shortest_s > 0.0 && overlap_s < OVERLAP_MIN * shortest_s {
+        warnings.push(warning(
+            WarningKind::WindowsNotAligned,
+            format!(
+                "the parts' measured windows overlap for only {overlap_s:.1} s of the shortest part's {shortest_s:.1} s ({:.0} %), so the summed rates overstate what ran at once: start the drivers together, e.g. with the same `oltplab run --start-at TIME`",
+                100.0 * overlap_s / shortest_s
             ),
-        }));
+        ));
     }
     if !unmerged.is_empty() {
-        warnings.push(json!({
-            "kind": "latency_not_merged",
-            "message": format!(
+        warnings.push(warning(
+            WarningKind::LatencyNotMerged,
+            format!(
                 "no histogram was stored for {}, so those latency figures are bounds (highest p-values of the parts), not exact: merge results written by an oltplab that stores them",
                 unmerged.join(", ")
             ),
-        }));
+        ));
     }
 
     let first = parts[0];

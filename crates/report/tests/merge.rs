@@ -17,8 +17,8 @@ fn f(v: &Value, p: &str) -> f64 {
 #[test]
 fn two_partial_tpcc_runs_merge_to_their_sum() {
     // Warehouses 1–2 on one driver, 3–5 on another, started one second apart.
-    let a = tpcc_run(1, 2, 2, 0);
-    let b = tpcc_run(2, 3, 3, 1);
+    let a = ranged(tpcc_run(1, 2, 2, 0), 1, 2, 5);
+    let b = ranged(tpcc_run(2, 3, 3, 1), 3, 5, 5);
     let m = merge(&[a.clone(), b.clone()]).unwrap();
     assert_eq!(m["schema"], "oltplab.result/1");
     assert_eq!(m["kind"], "merge");
@@ -109,6 +109,124 @@ fn two_partial_tpcc_runs_merge_to_their_sum() {
     );
 }
 
+/// `run tpcc --warehouse-range first:last` on a database of `loaded` warehouses.
+fn ranged(mut run: Value, first: u64, last: u64, loaded: u64) -> Value {
+    run["config"]["warehouse_range"] = json!({"first": first, "last": last});
+    run["config"]["warehouses"] = json!(loaded);
+    run
+}
+
+#[test]
+fn overlapping_warehouse_ranges_are_refused() {
+    let a = ranged(tpcc_run(1, 1, 2, 0), 1, 2, 4);
+    let b = ranged(tpcc_run(2, 1, 2, 0), 2, 3, 4);
+    let e = merge(&[a.clone(), b]).unwrap_err();
+    assert!(matches!(e, ReportError::Invalid { index: 1, .. }));
+    assert!(
+        e.to_string()
+            .contains("drove home warehouses 2–3, which overlap result 1's 1–2"),
+        "{e}"
+    );
+    // A part without a range drove every warehouse, so it overlaps any range.
+    let mut whole = tpcc_run(3, 1, 4, 0);
+    whole["config"]["warehouses"] = json!(4);
+    assert!(merge(&[a, whole]).is_err());
+}
+
+#[test]
+fn drivers_on_the_whole_database_count_its_warehouses_once() {
+    // Two drivers without ranges on one 3-warehouse database: more load, not more warehouses.
+    let a = tpcc_run(1, 1, 3, 0);
+    let b = tpcc_run(2, 1, 3, 0);
+    let m = merge(&[a.clone(), b.clone()]).unwrap();
+    let tpmc = f(&m, "/summary/tpmc");
+    assert!((tpmc - f(&a, "/summary/tpmc") - f(&b, "/summary/tpmc")).abs() < 1e-6);
+    assert!((f(&m, "/summary/efficiency") - tpmc / (12.86 * 3.0)).abs() < 1e-9);
+}
+
+#[test]
+fn tpmc_is_the_summed_new_orders_over_the_merged_window() {
+    // The second driver was stopped after 30 of its 60 s: its rate was the same, its count half.
+    let a = tpcc_run(1, 1, 1, 0);
+    let mut b = tpcc_run(2, 1, 1, 0);
+    b["summary"]["elapsed_s"] = json!(30.0);
+    let half = f(&b, "/summary/tx/new_order/count") / 2.0;
+    b["summary"]["tx"]["new_order"]["count"] = json!(half as u64);
+    let m = merge(&[a.clone(), b]).unwrap();
+    let new_orders = f(&a, "/summary/tx/new_order/count") + half.floor();
+    assert_eq!(f(&m, "/summary/elapsed_s"), 60.0);
+    assert!((f(&m, "/summary/tpmc") - new_orders).abs() < 1e-9);
+    // b's 30 s lie inside a's 60 s: nothing ran outside the merged window, so no warning.
+    let w = m["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["kind"] == "windows_not_aligned");
+    assert!(w.is_none(), "b's 30 s lie inside a's 60 s: {w:?}");
+}
+
+#[test]
+fn windows_are_aligned_by_the_measured_window_start() {
+    // Both commands started at 10:00:00, but b connected slowly and began measuring 2.5 s later.
+    let mut a = tpcc_run(1, 1, 1, 0);
+    let mut b = tpcc_run(2, 1, 1, 0);
+    a["summary"]["measure_started_at"] = json!("2026-11-22T10:00:10.000000Z");
+    b["summary"]["measure_started_at"] = json!("2026-11-22T10:00:12.500000Z");
+    let m = merge(&[a, b]).unwrap();
+    assert_eq!(m["summary"]["merge"]["start_offsets_s"], json!([0.0, 2.5]));
+    assert_eq!(
+        m["summary"]["measure_started_at"],
+        "2026-11-22T10:00:10.000000Z"
+    );
+    // a's t_s 10, 20 … and b's 12.5 → 13, 22.5 → 23 …: no second is shared.
+    let ivs = m["intervals"].as_array().unwrap();
+    assert_eq!(ivs.len(), 12);
+    assert!(ivs.iter().all(|iv| iv["parts"] == 1));
+    // Per-second latency figures of coinciding seconds combine as bounds and means, never sums.
+    let c = merge(&[
+        {
+            let mut x = tpcc_run(1, 1, 1, 0);
+            x["intervals"][0]["new_order_lat_ns_p99"] = json!(1000);
+            x["intervals"][0]["new_order_lat_ns_mean"] = json!(400.0);
+            x
+        },
+        {
+            let mut y = tpcc_run(2, 1, 1, 0);
+            y["intervals"][0]["new_order_lat_ns_p99"] = json!(3000);
+            y["intervals"][0]["new_order_lat_ns_mean"] = json!(600.0);
+            y
+        },
+    ])
+    .unwrap();
+    assert_eq!(c["intervals"][0]["new_order_lat_ns_p99"], 3000);
+    assert_eq!(f(&c["intervals"][0], "/new_order_lat_ns_mean"), 500.0);
+}
+
+#[test]
+fn machine_wide_figures_count_once_per_machine() {
+    // Three drivers against one external server: two on host x, one on host y. Each read its
+    // machine's device counters and the server's CPU by process name.
+    let part = |seed: u64, host: &str, reads: u64, db_user_s: f64| {
+        let mut r = tpcc_run(seed, 1, 1, 0);
+        r["env"]["hostname"] = json!(host);
+        r["config"]["db"] = json!({"engine": "postgres", "managed": false});
+        r["summary"]["io"]["source"] = json!("diskstats:vda");
+        r["summary"]["io"]["reads"] = json!(reads);
+        r["summary"]["cpu"]["db_user_s"] = json!(db_user_s);
+        r
+    };
+    let m = merge(&[
+        part(1, "x", 1000, 20.0),
+        part(2, "x", 1010, 21.0),
+        part(3, "y", 50, 0.0),
+    ])
+    .unwrap();
+    assert_eq!(m["summary"]["io"]["reads"], 1060);
+    assert_eq!(f(&m, "/summary/cpu/db_user_s"), 21.0);
+    // The driver's own CPU is its own: summed.
+    assert_eq!(f(&m, "/summary/cpu/driver_user_s"), 3.0 * 3.5);
+}
+
 #[test]
 fn seconds_that_coincide_are_summed() {
     let a = tpcc_run(1, 1, 1, 0);
@@ -162,10 +280,12 @@ fn windows_that_do_not_overlap_are_flagged() {
         .iter()
         .find(|w| w["kind"] == "windows_not_aligned")
         .expect("a warning");
-    assert!(w["message"]
-        .as_str()
-        .unwrap()
-        .contains("start the drivers together"));
+    assert!(w["message"].as_str().unwrap().contains(
+        "(0 %), so the summed rates overstate what ran at once: start the drivers together"
+    ));
+    // Typed: the kind reads back as the schema's WarningKind.
+    let w: oltplab_metrics::Warning = serde_json::from_value(w.clone()).unwrap();
+    assert_eq!(w.kind, oltplab_metrics::WarningKind::WindowsNotAligned);
 }
 
 #[test]

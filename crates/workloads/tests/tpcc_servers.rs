@@ -51,6 +51,8 @@ fn scenario(kind: ServerKind) {
         seed: 9,
         max_retries: 10,
         record_spans: false,
+        home_warehouses: None,
+        start_at: None,
     };
     let out = drive(
         connector.as_ref(),

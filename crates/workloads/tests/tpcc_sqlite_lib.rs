@@ -50,6 +50,8 @@ fn load_drive_check() {
         seed: 9,
         max_retries: 10,
         record_spans: false,
+        home_warehouses: None,
+        start_at: None,
     };
     let out = drive(&connector, &meta, &cfg, &stop, &mut |_, _| {}, &mut |_| {}).unwrap();
     for t in TxType::ALL {

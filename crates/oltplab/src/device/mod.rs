@@ -173,7 +173,7 @@ pub fn run(args: DeviceArgs) -> Result<()> {
         // Ctrl-C during the ramp leaves a point with no measured time: it is not a point.
         if !outcome.measured.is_zero() {
             let totals = Totals::from_point(&outcome);
-            eprintln!("{}", print::point_line(&label, &totals));
+            output::note!("{}", print::point_line(&label, &totals));
             point_warnings(&mut warnings, &config, &w.label(), qd, &totals);
             if outcome.latency_log_truncated {
                 add_once(&mut warnings, WarningKind::LatencyLogTruncated, format!("the latency log reached its limit of {LATENCY_LOG_MAX_PER_JOB} I/Os per job and stopped recording; use a shorter --runtime"));
@@ -231,9 +231,10 @@ pub fn run(args: DeviceArgs) -> Result<()> {
         })?;
     }
     if let Some(e) = &emulation {
-        eprintln!("{}", e.summary_line());
+        output::note!("{}", e.summary_line());
     }
     print::summary(&doc, &config, &out_dir.join(output::RESULT_FILE));
+    output::print_warnings(&doc.warnings);
     if interrupted {
         return Err(Error::Interrupted);
     }
@@ -261,7 +262,7 @@ fn prepare_target(config: &DeviceConfig) -> Result<target::PreparedTarget> {
     });
     progress.finish();
     if filled > 0 && prepared.is_ok() {
-        eprintln!(
+        output::note!(
             "filled {} of {} with random data in {:.1} s",
             format_bytes(filled),
             request.path.display(),

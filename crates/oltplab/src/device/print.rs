@@ -9,6 +9,7 @@ use oltplab_metrics::LatencyNs;
 
 use super::config::DeviceConfig;
 use super::summary::Totals;
+use crate::output::{note, say};
 
 pub fn header(config: &DeviceConfig, target: Option<&Path>, env: &Env, points: usize) {
     let io = if config.engine == oltplab_io::EngineKind::Null {
@@ -20,7 +21,7 @@ pub fn header(config: &DeviceConfig, target: Option<&Path>, env: &Env, points: u
             if config.direct { "direct" } else { "buffered" }
         )
     };
-    eprintln!(
+    note!(
         "oltplab device — {io}, {} job{}, {} of {:.1} s after a {:.1} s ramp (excluded)",
         config.jobs,
         if config.jobs == 1 { "" } else { "s" },
@@ -38,7 +39,7 @@ pub fn header(config: &DeviceConfig, target: Option<&Path>, env: &Env, points: u
             super::config::Backing::Disk => "data on the target below",
             super::config::Backing::None => "no I/O, the model's timing only",
         };
-        eprintln!(
+        note!(
             "emulating {spec}: each completion at the model's time, {backing}; the region stands for the whole device"
         );
     }
@@ -55,7 +56,7 @@ pub fn header(config: &DeviceConfig, target: Option<&Path>, env: &Env, points: u
                 format!(" on {}{kind}", d.name)
             })
             .unwrap_or_default();
-        eprintln!(
+        note!(
             "target {} ({}, {}{device})",
             t.display(),
             format_bytes(config.size_bytes),
@@ -104,10 +105,18 @@ fn op_row(name: &str, op: &OpSummary) -> String {
 
 pub fn summary(doc: &DeviceResult, config: &DeviceConfig, result_path: &Path) {
     let s = &doc.summary;
-    println!();
-    println!(
+    say!("");
+    say!(
         "{:<18}{:>12}{:>12}{:>9}{:>9}{:>9}{:>9}{:>9}{:>9}",
-        "", "IOPS", "bandwidth", "mean", "p50", "p90", "p99", "p99.9", "max"
+        "",
+        "IOPS",
+        "bandwidth",
+        "mean",
+        "p50",
+        "p90",
+        "p99",
+        "p99.9",
+        "max"
     );
     if let Some(profiles) = &s.profiles {
         for p in profiles {
@@ -117,13 +126,13 @@ pub fn summary(doc: &DeviceResult, config: &DeviceConfig, result_path: &Path) {
                 } else {
                     p.name.clone()
                 };
-                println!(
+                say!(
                     "{}",
                     op_row(&name, &combined(point.iops, point.bw_bytes, point.lat_ns))
                 );
             }
             if p.sweep.len() > 1 {
-                println!(
+                say!(
                     "{:<18}{:>12}  geometric mean over QD {}",
                     "",
                     format_count(p.geomean_iops),
@@ -133,7 +142,7 @@ pub fn summary(doc: &DeviceResult, config: &DeviceConfig, result_path: &Path) {
         }
     } else if let Some(sweep) = &s.sweep {
         for point in sweep {
-            println!(
+            say!(
                 "{}",
                 op_row(
                     &format!("QD {}", point.qd),
@@ -143,19 +152,19 @@ pub fn summary(doc: &DeviceResult, config: &DeviceConfig, result_path: &Path) {
         }
     }
     if s.profiles.is_some() || s.sweep.is_some() {
-        println!("{}", "-".repeat(18 + 24 + 54));
-        println!("{:<18}(all points together)", "");
+        say!("{}", "-".repeat(18 + 24 + 54));
+        say!("{:<18}(all points together)", "");
     }
-    println!("{}", op_row("read", &s.read));
-    println!("{}", op_row("write", &s.write));
+    say!("{}", op_row("read", &s.read));
+    say!("{}", op_row("write", &s.write));
     if let Some(g) = s.geomean_iops {
-        println!(
+        say!(
             "{:<18}{:>12}  geometric mean of IOPS over all points",
             "geomean",
             format_count(g)
         );
     }
-    println!(
+    say!(
         "measured {:.1} s (ramp {:.1} s per point excluded); I/O threads used {:.2} CPU-s ({:.0} % busy), {} I/Os per CPU-second",
         s.measured_s,
         s.ramp_s,
@@ -163,19 +172,13 @@ pub fn summary(doc: &DeviceResult, config: &DeviceConfig, result_path: &Path) {
         s.cpu.jobs_utilisation * 100.0,
         format_count(s.cpu.ios_per_cpu_s)
     );
-    for w in &doc.warnings {
-        println!(
-            "warning [{}]: {}",
-            serde_json::to_value(w.kind)
-                .ok()
-                .and_then(|v| v.as_str().map(String::from))
-                .unwrap_or_default(),
-            w.message
-        );
-    }
-    println!("result  {}", result_path.display());
-    if let Some(json) = &config.json {
-        println!("        {}", json.display());
+    say!("result  {}", result_path.display());
+    if let Some(json) = config
+        .json
+        .as_deref()
+        .filter(|j| !crate::output::is_stdout(j))
+    {
+        say!("        {}", json.display());
     }
 }
 

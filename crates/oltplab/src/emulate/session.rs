@@ -341,7 +341,7 @@ impl EmulationReport {
     /// A few lines for the terminal (stderr, so that the command's own output stays clean).
     pub fn print(&self) {
         let f = &self.fidelity;
-        eprintln!(
+        crate::output::note!(
             "oltplab emulate: {} ({} backing) under {}: {} I/Os from {} processes",
             self.spec,
             self.backing.name(),
@@ -350,7 +350,7 @@ impl EmulationReport {
             self.processes
         );
         if f.ios > 0 {
-            eprintln!(
+            crate::output::note!(
                 "  latency modelled mean {} p99 {}, realised mean {} p99 {} ({:+.1} %)",
                 format_ns(f.modelled_lat_ns_mean),
                 format_ns(f.modelled_lat_ns_p99 as f64),
@@ -358,7 +358,7 @@ impl EmulationReport {
                 format_ns(f.realised_lat_ns_p99 as f64),
                 f.off_pct
             );
-            eprintln!(
+            crate::output::note!(
                 "  waits woke {} late on average, {} at most (early wake-up {})",
                 format_ns(f.wake_late_ns_mean),
                 format_ns(f.wake_late_ns_max as f64),
@@ -366,7 +366,7 @@ impl EmulationReport {
             );
         }
         if let Some(t) = &self.trace {
-            eprintln!(
+            crate::output::note!(
                 "  trace {}: {} records, {} files{}",
                 t.path.display(),
                 format_count(t.records as f64),
@@ -378,9 +378,7 @@ impl EmulationReport {
                 }
             );
         }
-        for w in &self.warnings {
-            eprintln!("warning: {}", w.message);
-        }
+        crate::output::print_warnings(&self.warnings);
     }
 }
 

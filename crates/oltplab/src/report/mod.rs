@@ -28,13 +28,15 @@ unless --force is given.";
 const AFTER_MERGE_HELP: &str = "\
 Examples:
   oltplab merge host1/result.json host2/result.json -o merged.json
+  oltplab merge a.json b.json -o - | jq .summary.tpmc          the merged result on stdout
   oltplab report merged.json                                   the merged run as a report
 
 Merge the results of drivers that ran parts of one workload at the same time (for example
-`oltplab run tpcc --warehouse-range` on several machines against one server). Histograms are added
-exactly, so merged percentiles are those of all operations; counts and rates are summed; per-second
-intervals are put on one clock from each result's started_at. A warning says when the parts' measured
-windows did not overlap.";
+`oltplab run tpcc --warehouse-range A:B --start-at TIME` on several machines against one server).
+Histograms are added exactly, so merged percentiles are those of all operations; counts are summed
+and TPC-C's tpmC is the summed New-Orders over the merged window; per-second intervals are put on
+one clock from each part's measured-window start. TPC-C parts with overlapping --warehouse-range are
+refused; a warning says when the parts' measured windows overlapped for less than 90 %.";
 
 #[derive(Args, Debug)]
 #[command(after_help = AFTER_REPORT_HELP)]
@@ -64,7 +66,7 @@ pub struct MergeArgs {
     #[arg(value_name = "RESULT", required = true, num_args = 2..)]
     pub results: Vec<PathBuf>,
 
-    /// The merged result's file
+    /// The merged result's file; - for standard output
     #[arg(short = 'o', long, value_name = "FILE", required = true)]
     pub output: PathBuf,
 
@@ -191,15 +193,6 @@ fn is_own_report(path: &Path) -> bool {
         || head.starts_with("result,kind,table,row,column,value")
 }
 
-/// Writes through a temporary file and a rename, so a reader never sees half a file.
-fn write_atomic(path: &Path, text: &str) -> Result<()> {
-    let mut tmp_name = path.file_name().unwrap_or_default().to_os_string();
-    tmp_name.push(".partial");
-    let tmp = path.with_file_name(tmp_name);
-    std::fs::write(&tmp, text).map_err(|e| io_usage(&tmp, "write", &e))?;
-    std::fs::rename(&tmp, path).map_err(|e| io_usage(path, "write", &e))
-}
-
 pub fn run(args: ReportArgs) -> Result<()> {
     let from_ext = args
         .output
@@ -229,8 +222,8 @@ pub fn run(args: ReportArgs) -> Result<()> {
         oltplab_report::render(&values, &labels, format).map_err(|e| report_error(e, &paths))?;
     match output {
         Some(out) => {
-            write_atomic(&out, &text)?;
-            eprintln!(
+            output::write_atomic(&out, &text)?;
+            output::note!(
                 "oltplab report: {} of {} result{} written to {} ({})",
                 format.extension(),
                 values.len(),
@@ -278,9 +271,7 @@ pub fn merge(args: MergeArgs) -> Result<()> {
             part["file"] = Value::String(path.display().to_string());
         }
     }
-    let mut text = serde_json::to_string_pretty(&merged).expect("a JSON value");
-    text.push('\n');
-    write_atomic(&args.output, &text)?;
+    output::write_json(&args.output, &merged)?;
     let kind = merged
         .pointer("/config/merged_kind")
         .and_then(Value::as_str)
@@ -290,10 +281,14 @@ pub fn merge(args: MergeArgs) -> Result<()> {
         .find_map(|p| Some((p.rsplit('/').next()?, merged.pointer(p)?.as_f64()?)))
         .map(|(name, v)| format!(": {name} {}", oltplab_core::units::format_count(v)))
         .unwrap_or_default();
-    eprintln!(
+    output::note!(
         "oltplab merge: {} {kind} results merged into {}{figure}",
         values.len(),
-        args.output.display()
+        if output::is_stdout(&args.output) {
+            "standard output".into()
+        } else {
+            args.output.display().to_string()
+        }
     );
     for w in merged["warnings"].as_array().into_iter().flatten() {
         if let Some(msg) = w.get("message").and_then(Value::as_str) {

@@ -61,6 +61,11 @@ pub struct StudyArgs {
     #[arg(long, value_name = "DIR", default_value = "oltplab-data/study")]
     pub data_dir: PathBuf,
 
+    /// Also write the JSON result (results.json) to FILE; - for standard output (human output then
+    /// goes to stderr)
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+
     /// Use an output or data directory that oltplab did not create
     #[arg(long)]
     pub force: bool,
@@ -207,6 +212,9 @@ pub fn run(args: StudyArgs) -> Result<()> {
         data_dir: args.data_dir.clone(),
         seed: 1,
     };
+    if let Some(json) = &args.json {
+        output::check_json_path(json, args.force)?;
+    }
     let started_at = now_rfc3339();
     let out = output::prepare_out_dir(args.out.as_deref(), "study", &started_at, args.force)?;
     safety::ensure_own_dir(&args.data_dir, args.force)?;
@@ -230,7 +238,7 @@ pub fn run(args: StudyArgs) -> Result<()> {
         histograms: Default::default(),
         warnings: Vec::new(),
     };
-    eprintln!(
+    output::note!(
         "oltplab study {} — {} on {}: {} warehouse{}, {} terminals, {} warm-up + {} measured per device; output {}",
         config.scenario,
         config.engine,
@@ -256,7 +264,7 @@ pub fn run(args: StudyArgs) -> Result<()> {
             force: true,
             emulate: None,
             sqlite_vfs: None,
-            quiet: false,
+            quiet: output::quiet(),
         },
         &STOP,
     )?;
@@ -273,7 +281,7 @@ pub fn run(args: StudyArgs) -> Result<()> {
             break;
         }
         let name = &names[i];
-        eprintln!("\n[{}/{}] {} ({})", i + 1, specs.len(), name, spec.name());
+        output::note!("\n[{}/{}] {} ({})", i + 1, specs.len(), name, spec.name());
         match study_device(
             spec,
             name,
@@ -288,20 +296,23 @@ pub fn run(args: StudyArgs) -> Result<()> {
             Err(e) => return Err(e),
         }
         add_ratios(&mut doc.summary);
-        save(&doc, &out)?;
+        save(&doc, &out, args.json.as_deref())?;
     }
     doc.summary.interrupted = STOP.load(Ordering::Relaxed);
     if doc.summary.interrupted {
-        doc.warnings.push(Warning::new(
-            WarningKind::Interrupted,
-            format!(
-                "Ctrl-C stopped the study after {} of {} devices; results.json holds those",
-                doc.summary.devices.len(),
-                specs.len()
+        warn(
+            &mut doc.warnings,
+            Warning::new(
+                WarningKind::Interrupted,
+                format!(
+                    "Ctrl-C stopped the study after {} of {} devices; results.json holds those",
+                    doc.summary.devices.len(),
+                    specs.len()
+                ),
             ),
-        ));
+        );
     }
-    save(&doc, &out)?;
+    save(&doc, &out, args.json.as_deref())?;
     let report = oltplab_report::html(&[serde_json::to_value(&doc).expect("serialises")])
         .map_err(|e| Error::failed(format!("writing the report failed: {e}")))?;
     std::fs::write(out.join(REPORT_FILE), report).map_err(|e| {
@@ -462,7 +473,7 @@ fn study_device(
     };
 
     // 1. The device itself: 16 KiB random reads, QD 1 for latency and QD 32 for IOPS.
-    eprintln!("  device: 16 KiB random reads at QD 1 and 32");
+    output::note!("  device: 16 KiB random reads at QD 1 and 32");
     let device = device_figures(spec, name, scale, data_dir, out)?;
     figures.randread16k_lat_ns = device.0;
     figures.randread16k_iops = device.1;
@@ -472,7 +483,7 @@ fn study_device(
     //    (servers) that traces and emulates.
     let db_path = database.copy_for(name)?;
     let trace_path = out.join(format!("{name}.trace"));
-    eprintln!(
+    output::note!(
         "  TPC-C: {} terminals, {} warm-up + {} measured",
         scale.terminals,
         secs(scale.warmup_s),
@@ -488,6 +499,8 @@ fn study_device(
         keying_think: false,
         max_retries: 10,
         seed: 1,
+        warehouse_range: None,
+        start_at: None,
         emulate: (!spec.is_host()).then(|| spec.name()),
         trace: Some(trace_path.clone()),
         // As the device step: a model's times must not wait for this machine's disk.
@@ -497,7 +510,7 @@ fn study_device(
         out: Some(out.join(format!("run-{name}"))),
         force: false,
         save: true,
-        quiet: false,
+        quiet: output::quiet(),
     };
     let outcome = tpcc::run_with(&run_cfg, &STOP)?;
     let run = serde_json::to_value(&outcome.doc).expect("serialises");
@@ -526,7 +539,7 @@ fn study_device(
     interrupted()?;
 
     // 3. The replay: the same I/Os, same order per thread and same concurrency, no time between.
-    eprintln!(
+    output::note!(
         "  replay: {} I/Os and {} syncs as fast as the device allows",
         format_count(figures.run_ios as f64),
         format_count(io.syncs as f64)
@@ -557,16 +570,26 @@ fn study_device(
     figures.explanation = explain(&figures.breakdown, spec.is_host(), &database.engine);
     figures.io_by_tx = run["summary"]["io"]["by_tx"].clone();
     if spec.is_host() && io.reads > 0 && database.engine != "mariadb" {
-        warnings.push(Warning::new(
+        warn(warnings, Warning::new(
             WarningKind::PageCache,
             format!("{name}: {} reads through the page cache, so the host's run and replay figures include memory hits; the emulated devices see every read", outcome.doc.env.engine_version.as_deref().unwrap_or(&database.engine)),
         ));
     }
-    eprintln!(
+    output::note!(
         "  tpmC {:.0}, run {:.0} IOPS, replay {:.0} IOPS, α {:.2}: {}",
-        figures.tpmc, figures.run_iops, figures.replay_iops, figures.alpha, figures.explanation
+        figures.tpmc,
+        figures.run_iops,
+        figures.replay_iops,
+        figures.alpha,
+        figures.explanation
     );
     Ok(figures)
+}
+
+/// A warning of the study itself (the runs print their own): printed now, kept in the result.
+fn warn(warnings: &mut Vec<Warning>, w: Warning) {
+    output::print_warnings(std::slice::from_ref(&w));
+    warnings.push(w);
 }
 
 fn interrupted() -> Result<()> {
@@ -786,10 +809,12 @@ fn add_ratios(summary: &mut StudySummary) {
     }
 }
 
-fn save(doc: &ResultDoc<StudySummary, Value>, out: &Path) -> Result<()> {
-    let path = out.join(RESULTS_FILE);
-    doc.write_atomic(&path)
-        .map_err(|e| safety::io_usage(&path, "write", &e))
+fn save(doc: &ResultDoc<StudySummary, Value>, out: &Path, json: Option<&Path>) -> Result<()> {
+    output::write_json(&out.join(RESULTS_FILE), doc)?;
+    match json {
+        Some(json) => output::write_json(json, doc),
+        None => Ok(()),
+    }
 }
 
 fn secs(s: f64) -> String {
@@ -797,10 +822,16 @@ fn secs(s: f64) -> String {
 }
 
 fn print_table(summary: &StudySummary, out: &Path) {
-    println!();
-    println!(
+    output::say!("");
+    output::say!(
         "{:<18} {:>11} {:>11} {:>9} {:>10} {:>10} {:>6}  vs baseline (IOPS, lat, tpmC)",
-        "device", "16k IOPS", "16k lat", "tpmC", "run IOPS", "replay", "α"
+        "device",
+        "16k IOPS",
+        "16k lat",
+        "tpmC",
+        "run IOPS",
+        "replay",
+        "α"
     );
     for d in &summary.devices {
         let vs = d.vs_baseline.as_ref().map_or(String::new(), |r| {
@@ -809,7 +840,7 @@ fn print_table(summary: &StudySummary, out: &Path) {
                 r.randread16k_iops, r.randread16k_lat_ns, r.tpmc
             )
         });
-        println!(
+        output::say!(
             "{:<18} {:>11} {:>11} {:>9.0} {:>10.0} {:>10.0} {:>6.2}  {}",
             d.name,
             format_count(d.randread16k_iops),
@@ -821,11 +852,11 @@ fn print_table(summary: &StudySummary, out: &Path) {
             vs
         );
     }
-    println!();
+    output::say!("");
     for d in &summary.devices {
-        println!("{}: {}", d.name, d.explanation);
+        output::say!("{}: {}", d.name, d.explanation);
     }
-    println!(
+    output::say!(
         "\nresults: {}  report: {}  traces: {}",
         out.join(RESULTS_FILE).display(),
         out.join(REPORT_FILE).display(),

@@ -5,6 +5,7 @@
 mod capture;
 mod procstat;
 mod run;
+mod scaleout;
 pub mod target;
 
 use std::path::PathBuf;
@@ -24,6 +25,7 @@ use serde::Serialize;
 pub use run::{
     run_with, IoSummary, RunOutcome, TpccCpu, TpccInterval, TpccResult, TpccSummary, TxSummary,
 };
+use scaleout::WarehouseRange;
 use target::{DbSpec, Engine, Open};
 
 use crate::progress::Progress;
@@ -33,6 +35,26 @@ const AFTER_HELP: &str = "\
 Engines: sqlite (embedded, the default: DATA_DIR/tpcc.sqlite or --url sqlite:PATH), postgres and
 mariadb (started by oltplab in DATA_DIR unless --url names an external server: postgres://USER@HOST/DB,
 mysql://USER@HOST/DB). Passwords in --url are never printed or stored.";
+
+const AFTER_RUN_HELP: &str = "\
+Examples:
+  oltplab run tpcc                                 SQLite in ./oltplab-data: 4 terminals, 60 s
+  oltplab run tpcc --engine postgres -t 16 --duration 5m --json run.json
+  oltplab run tpcc --keying-think                  spec keying/think times, 10 terminals a warehouse
+  oltplab run tpcc --quiet --json - | jq .summary.tpmc
+
+Scale-out: drivers on several machines against one database, each on its own home warehouses,
+measuring the same window; then one result from all:
+  host1$ oltplab run tpcc --url postgres://bench@db/tpcc -w 100 --warehouse-range 1:50 \\
+             --start-at 2026-11-22T10:00:00Z --json a.json
+  host2$ oltplab run tpcc --url postgres://bench@db/tpcc -w 100 --warehouse-range 51:100 \\
+             --start-at 2026-11-22T10:00:00Z --json b.json
+  oltplab merge a.json b.json -o all.json
+
+Engines: sqlite (embedded, the default: DATA_DIR/tpcc.sqlite or --url sqlite:PATH), postgres and
+mariadb (started by oltplab in DATA_DIR unless --url names an external server:
+postgres://USER@HOST/DB, mysql://USER@HOST/DB). Passwords in --url are never printed or stored.
+The warm-up is excluded from every figure.";
 
 /// Where the database is; shared by load, run and check.
 #[derive(Args, Debug, Clone)]
@@ -114,7 +136,7 @@ pub struct LoadArgs {
 }
 
 #[derive(Args, Debug)]
-#[command(after_help = AFTER_HELP)]
+#[command(after_help = AFTER_RUN_HELP)]
 pub struct RunArgs {
     #[command(flatten)]
     pub db: DbArgs,
@@ -152,6 +174,16 @@ pub struct RunArgs {
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
 
+    /// Drive only home warehouses A to B (1-based, inclusive), e.g. one range per driver machine
+    /// against one database; remote order lines and payments still reach every warehouse
+    #[arg(long, value_name = "A:B")]
+    pub warehouse_range: Option<String>,
+
+    /// Start the warm-up at TIME (RFC 3339 such as 2026-11-22T10:00:00Z, or unix seconds), so that
+    /// drivers started apart measure the same window
+    #[arg(long, value_name = "TIME")]
+    pub start_at: Option<String>,
+
     /// Run on an emulated device (SQLite: in-process VFS; managed servers: the preload shim on
     /// their cluster directory)
     #[arg(long, value_name = "SPEC")]
@@ -167,7 +199,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
 
-    /// Also write the JSON result to FILE
+    /// Also write the JSON result to FILE; - for standard output (human output then goes to stderr)
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
 
@@ -239,6 +271,10 @@ pub struct RunConfig {
     pub keying_think: bool,
     pub max_retries: u32,
     pub seed: u64,
+    /// This driver's home warehouses; None: all.
+    pub warehouse_range: Option<WarehouseRange>,
+    /// When the warm-up starts (RFC 3339, UTC); None: at once.
+    pub start_at: Option<String>,
     pub emulate: Option<String>,
     pub trace: Option<PathBuf>,
     /// Managed servers under --emulate: auto, ram or disk.
@@ -258,11 +294,25 @@ pub struct RunConfig {
 impl RunConfig {
     pub fn from_args(args: RunArgs) -> Result<RunConfig> {
         let db = args.db.spec()?;
+        let warehouse_range = args
+            .warehouse_range
+            .as_deref()
+            .map(WarehouseRange::parse)
+            .transpose()?;
+        let start_at = args
+            .start_at
+            .as_deref()
+            .map(scaleout::parse_start_at)
+            .transpose()?;
         let terminals = match (args.keying_think, args.terminals) {
             (true, Some(t)) => {
-                let w = args.warehouses.ok_or_else(|| {
-                    Error::usage("--keying-think with --terminals needs --warehouses too (10 terminals per warehouse)")
-                })?;
+                // Driven warehouses: the range's, else --warehouses.
+                let w = match warehouse_range {
+                    Some(r) => r.count(),
+                    None => args.warehouses.ok_or_else(|| {
+                        Error::usage("--keying-think with --terminals needs --warehouses too (10 terminals per warehouse)")
+                    })?,
+                };
                 if t != 10 * w {
                     return Err(Error::usage(format!(
                         "--keying-think runs 10 terminals per warehouse ({} for {w}): drop --terminals or give --terminals {}",
@@ -272,7 +322,7 @@ impl RunConfig {
                 }
                 t
             }
-            (true, None) => 0, // 10 × the loaded warehouses, resolved when the database is open
+            (true, None) => 0, // 10 × the driven warehouses, resolved when the database is open
             (false, Some(t)) => t,
             (false, None) => 4,
         };
@@ -297,6 +347,8 @@ impl RunConfig {
             keying_think: args.keying_think,
             max_retries: args.max_retries,
             seed: args.seed,
+            warehouse_range,
+            start_at,
             emulate: args.emulate,
             trace: args.trace,
             backing: args.backing,
@@ -305,7 +357,7 @@ impl RunConfig {
             out: args.out,
             force: args.force,
             save: true,
-            quiet: false,
+            quiet: crate::output::quiet(),
         })
     }
 }
@@ -321,7 +373,7 @@ pub fn load(args: LoadArgs) -> Result<()> {
         force: args.force,
         emulate: args.emulate,
         sqlite_vfs: None,
-        quiet: false,
+        quiet: crate::output::quiet(),
     };
     let outcome = load_with(&cfg, &STOP)?;
     let violated = outcome.conditions.iter().filter(|c| !c.holds()).count();
@@ -425,7 +477,7 @@ pub fn run(args: RunArgs) -> Result<()> {
 pub fn check(args: CheckArgs) -> Result<()> {
     let cfg = CheckConfig {
         db: args.db.spec()?,
-        quiet: false,
+        quiet: crate::output::quiet(),
     };
     let conditions = check_with(&cfg)?;
     let violated = conditions.iter().filter(|c| !c.holds()).count();

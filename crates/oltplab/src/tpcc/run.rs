@@ -11,7 +11,7 @@ use oltplab_core::units::{format_bytes, format_count, format_ns};
 use oltplab_core::{Error, Result};
 use oltplab_metrics::cpu::CpuTime;
 use oltplab_metrics::env::Env;
-use oltplab_metrics::schema::{now_rfc3339, ResultDoc, SCHEMA};
+use oltplab_metrics::schema::{now_rfc3339, parse_time, rfc3339_micros, ResultDoc, SCHEMA};
 use oltplab_metrics::{LatencyNs, Warning, WarningKind};
 use oltplab_workloads::tpcc::driver::{drive, DriverConfig, Event, Second, TxStats};
 use oltplab_workloads::tpcc::random::Constants;
@@ -81,6 +81,10 @@ pub struct TpccSummary {
     pub cpu: TpccCpu,
     pub measured_s: f64,
     pub warmup_s: f64,
+    /// Wall-clock start of the measured window (RFC 3339, µs): `intervals[].t_s` count from here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measure_started_at: Option<String>,
+    /// Warehouses driven: the `--warehouse-range`'s, else all that were loaded.
     pub warehouses: u32,
     pub terminals: u32,
     pub errors_by_kind: BTreeMap<String, u64>,
@@ -125,20 +129,12 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<RunOutcome> {
         .and_then(Capture::sqlite_vfs)
         .or_else(|| cfg.sqlite_vfs.clone());
     let started_at = now_rfc3339();
-    let out_dir = if cfg.save {
-        Some(output::prepare_out_dir(
-            cfg.out.as_deref(),
-            "tpcc",
-            &started_at,
-            cfg.force,
-        )?)
-    } else {
-        None
-    };
     // SQLite's per-connection cache depends on the terminal count; 10 × W is known after opening,
     // so a keying/think run without --terminals assumes the given or loaded scale below.
     let guess_terminals = if cfg.terminals == 0 {
-        10 * cfg.warehouses.unwrap_or(1) as usize
+        10 * cfg
+            .warehouse_range
+            .map_or(cfg.warehouses.unwrap_or(1), |r| r.count()) as usize
     } else {
         cfg.terminals as usize
     };
@@ -169,12 +165,31 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<RunOutcome> {
         }
     }
     let warehouses = meta.warehouses as u32;
+    // The warehouses this driver drives (its terminals' homes): the range's, else all.
+    let driven = match cfg.warehouse_range {
+        Some(r) => {
+            r.check_loaded(warehouses, &cfg.db.location())?;
+            r.count()
+        }
+        None => warehouses,
+    };
     let terminals = if cfg.terminals == 0 {
-        10 * warehouses
+        10 * driven
     } else {
         cfg.terminals
     };
     db.check_connections(terminals + 1)?;
+    // After the checks above, so that a refused run leaves no output directory behind.
+    let out_dir = if cfg.save {
+        Some(output::prepare_out_dir(
+            cfg.out.as_deref(),
+            "tpcc",
+            &started_at,
+            cfg.force,
+        )?)
+    } else {
+        None
+    };
 
     let mut env = Env::collect(Some(&db.data_path));
     env.engine_version = Some(db.version.clone());
@@ -186,10 +201,13 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<RunOutcome> {
 
     if !cfg.quiet {
         eprintln!(
-            "oltplab run tpcc — {} on {}, {warehouses} warehouse{}, {terminals} terminal{}, {:.0} s measured after {:.0} s warm-up, keying/think {}",
+            "oltplab run tpcc — {} on {}, {}, {terminals} terminal{}, {:.0} s measured after {:.0} s warm-up, keying/think {}",
             db.version,
             cfg.db.location(),
-            if warehouses == 1 { "" } else { "s" },
+            match cfg.warehouse_range {
+                Some(r) => format!("home warehouses {}–{} of {warehouses}", r.first, r.last),
+                None => format!("{warehouses} warehouse{}", if warehouses == 1 { "" } else { "s" }),
+            },
             if terminals == 1 { "" } else { "s" },
             cfg.duration_s,
             cfg.warmup_s,
@@ -205,6 +223,8 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<RunOutcome> {
         seed: cfg.seed,
         max_retries: cfg.max_retries,
         record_spans: capture.as_ref().is_some_and(Capture::wants_spans),
+        home_warehouses: cfg.warehouse_range.map(|r| r.home_warehouses()),
+        start_at: cfg.start_at.as_deref().and_then(parse_time),
     };
     // Samples at the edges of the measured window.
     let external_pids = || -> Vec<u32> {
@@ -250,6 +270,9 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<RunOutcome> {
             }
         }
     };
+    if let (false, Some(t)) = (cfg.quiet, &cfg.start_at) {
+        eprintln!("waiting to start the warm-up at {t} …");
+    }
     if !cfg.quiet && cfg.warmup_s > 0.0 {
         eprintln!("warming up for {:.0} s …", cfg.warmup_s);
     }
@@ -275,8 +298,9 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<RunOutcome> {
     let mut summary = TpccSummary {
         measured_s: outcome.measured_s,
         warmup_s: cfg.warmup_s,
-        warehouses,
+        warehouses: driven,
         terminals,
+        measure_started_at: outcome.measure_started_at.map(rfc3339_micros),
         load_constants: meta.load_constants,
         run_constants: outcome.run_constants,
         first_error: outcome.first_error.clone(),
@@ -304,7 +328,7 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<RunOutcome> {
     // tpmC counts New-Orders that completed, the intended rollbacks included (spec 5.4.2).
     summary.tpmc = outcome.tx[TxType::NewOrder.index()].count as f64 * 60.0 / measured_s;
     summary.tpm_total = all as f64 * 60.0 / measured_s;
-    summary.efficiency = 100.0 * summary.tpmc / (TPMC_PER_WAREHOUSE_MAX * warehouses as f64);
+    summary.efficiency = 100.0 * summary.tpmc / (TPMC_PER_WAREHOUSE_MAX * driven as f64);
     summary.errors_by_kind = outcome
         .errors_by_kind
         .iter()
@@ -447,7 +471,9 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<RunOutcome> {
     if let Some(dir) = &out_dir {
         output::save(&doc, dir, cfg.json.as_deref())?;
     }
-    if !cfg.quiet {
+    if cfg.quiet {
+        output::print_warnings(&doc.warnings);
+    } else {
         print_summary(&doc, out_dir.as_deref());
     }
     Ok(RunOutcome { doc, out_dir })
@@ -551,9 +577,7 @@ fn print_summary(doc: &TpccResult, out_dir: Option<&std::path::Path>) {
     if let Some(e) = &s.first_error {
         eprintln!("first error: {e}");
     }
-    for w in &doc.warnings {
-        eprintln!("warning: {}", w.message);
-    }
+    output::print_warnings(&doc.warnings);
     if let Some(dir) = out_dir {
         eprintln!("result: {}", dir.join(output::RESULT_FILE).display());
     }

@@ -50,7 +50,7 @@ pub struct StatArgs {
     #[arg(long, value_name = "FORMAT", value_parser = Format::NAMES)]
     pub from: Option<String>,
 
-    /// Also write the statistics as JSON to FILE
+    /// Also write the statistics as JSON to FILE; - for standard output (the table then goes to stderr)
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
 
@@ -122,7 +122,7 @@ fn run_convert(a: ConvertArgs) -> Result<()> {
         .iter()
         .map(|(op, n)| format!("{n} {op}"))
         .collect();
-    eprintln!(
+    crate::output::note!(
         "converted {} operations on {} files from {} to {}: {}{}",
         format_count(s.records_in as f64),
         s.files,
@@ -140,7 +140,7 @@ fn run_convert(a: ConvertArgs) -> Result<()> {
         }
     );
     if s.ignored_lines > 0 {
-        eprintln!("ignored {} lines that were not I/O events", s.ignored_lines);
+        crate::output::note!("ignored {} lines that were not I/O events", s.ignored_lines);
     }
     Ok(())
 }
@@ -152,7 +152,7 @@ fn run_merge(a: MergeArgs) -> Result<()> {
         ));
     }
     let s = oltplab_trace::merge(&a.parts, &a.output)?;
-    eprintln!(
+    crate::output::note!(
         "merged {} parts: {} operations on {} files, {:.1} s → {}",
         a.parts.len(),
         format_count(s.records as f64),

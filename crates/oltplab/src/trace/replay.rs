@@ -20,7 +20,7 @@ use oltplab_trace::replay::{
 use serde_json::json;
 
 use super::format_arg;
-use crate::output;
+use crate::output::{self, note, say};
 use crate::progress::Progress;
 use crate::STOP;
 
@@ -77,7 +77,7 @@ pub struct ReplayArgs {
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
 
-    /// Also write the JSON result to FILE
+    /// Also write the JSON result to FILE; - for standard output (human output then goes to stderr)
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
 
@@ -127,12 +127,12 @@ pub fn run(a: ReplayArgs) -> Result<()> {
     let (format, trace, _) = convert::import(&a.file, format_arg(a.from.as_deref()))?;
     let out_dir = output::prepare_out_dir(a.out.as_deref(), "replay", &started_at, false)?;
     if !trace.complete {
-        eprintln!(
+        output::note!(
             "note: {} is the prefix of a capture that did not finish; replaying what it holds",
             a.file.display()
         );
     }
-    eprintln!(
+    output::note!(
         "oltplab trace replay — {} operations of {} ({}), {} {}, {}{}",
         format_count(trace.records.len() as f64),
         a.file.display(),
@@ -245,7 +245,7 @@ fn lat_line(l: &LatencyNs) -> String {
 }
 
 fn print_summary(s: &ReplaySummary, o: &ReplayOutcome, result: &Path) {
-    eprintln!(
+    note!(
         "replayed {} operations ({} lanes from {} threads) in {:.3} s; traced time {:.3} s ({:.2}× the traced speed)",
         format_count(s.ops as f64),
         s.lanes,
@@ -254,10 +254,10 @@ fn print_summary(s: &ReplaySummary, o: &ReplayOutcome, result: &Path) {
         s.trace_s,
         s.speedup
     );
-    println!("IOPS {} (reads + writes)", format_count(s.iops));
+    say!("IOPS {} (reads + writes)", format_count(s.iops));
     for (name, op) in [("read ", &s.read), ("write", &s.write)] {
         if op.ios > 0 {
-            println!(
+            say!(
                 "  {name} {:>10} IOPS {:>10}/s  {}",
                 format_count(op.iops),
                 format_bytes(op.bw_bytes as u64),
@@ -266,7 +266,7 @@ fn print_summary(s: &ReplaySummary, o: &ReplayOutcome, result: &Path) {
         }
     }
     if s.sync.ops > 0 {
-        println!(
+        say!(
             "  sync  {:>10} ops/s {:>9}   {}",
             format_count(s.sync.iops),
             "",
@@ -274,21 +274,21 @@ fn print_summary(s: &ReplaySummary, o: &ReplayOutcome, result: &Path) {
         );
     }
     if s.unaligned_ops > 0 || s.short_ios > 0 || s.unsupported_ops > 0 {
-        eprintln!(
+        note!(
             "unaligned (buffered) {} · short reads/writes {} · unsupported by the file system {}",
-            s.unaligned_ops, s.short_ios, s.unsupported_ops
+            s.unaligned_ops,
+            s.short_ios,
+            s.unsupported_ops
         );
     }
     if let Some(f) = &o.fidelity {
-        eprintln!(
+        note!(
             "emulation fidelity: modelled mean {} vs realised {} ({:+.1} %)",
             format_ns(f.modelled_lat_ns_mean),
             format_ns(f.realised_lat_ns_mean),
             f.off_pct
         );
     }
-    for w in &o.warnings {
-        eprintln!("warning: {}", w.message);
-    }
-    eprintln!("result: {}", result.display());
+    output::print_warnings(&o.warnings);
+    note!("result: {}", result.display());
 }

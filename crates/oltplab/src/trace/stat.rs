@@ -3,7 +3,6 @@
 use std::io::Write;
 use std::path::Path;
 
-use oltplab_core::safety::io_usage;
 use oltplab_core::units::{format_bytes, format_count, format_ns};
 use oltplab_core::Result;
 use oltplab_metrics::LatencyNs;
@@ -15,17 +14,24 @@ use crate::output;
 
 pub fn run(a: StatArgs) -> Result<()> {
     if let Some(json) = &a.json {
-        output::check_writable(json, false, is_stat_file)?;
+        output::check_json_dest(json, false, is_stat_file)?;
     }
     let (_, data, _) = convert::import(&a.file, format_arg(a.from.as_deref()))?;
     let s = TraceStat::compute(&data);
     if let Some(json) = &a.json {
-        let text = serde_json::to_string_pretty(&s).expect("stat serialises");
-        std::fs::write(json, text + "\n").map_err(|e| io_usage(json, "write", &e))?;
+        output::write_json(json, &s)?;
     }
-    let mut out = std::io::stdout().lock();
-    // A closed pipe (`| head`) is not an error worth reporting.
-    let _ = print(&mut out, &a.file, &s, a.seconds);
+    // The table is the answer on stdout, unless the JSON is; a closed pipe (`| head`) is not an
+    // error worth reporting.
+    match a.json.as_deref() {
+        _ if output::quiet() => {}
+        Some(json) if output::is_stdout(json) => {
+            let _ = print(&mut std::io::stderr().lock(), &a.file, &s, a.seconds);
+        }
+        _ => {
+            let _ = print(&mut std::io::stdout().lock(), &a.file, &s, a.seconds);
+        }
+    }
     Ok(())
 }
 

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use oltplab_core::{Error, Result};
 use oltplab_metrics::cpu::CpuTime;
@@ -28,6 +28,14 @@ pub struct DriverConfig {
     pub max_retries: u32,
     /// Keep a [`TxSpan`] of every measured transaction, to tie a server's I/O trace to them.
     pub record_spans: bool,
+    /// The terminals' home warehouses, first and last (1-based, inclusive); None: all. Remote
+    /// order lines and payments still reach every warehouse (spec 2.4.1.5, 2.5.1.2), so several
+    /// drivers with disjoint ranges together run one database's workload.
+    pub home_warehouses: Option<(i64, i64)>,
+    /// When the warm-up starts (wall clock), so that drivers on several machines measure the same
+    /// window: the measured window then starts at `start_at + warmup`, even if connecting took
+    /// longer than the time left (the warm-up is then shorter). None: at once.
+    pub start_at: Option<SystemTime>,
 }
 
 /// A terminal that fails this many transactions in a row stops: something is broken, not busy.
@@ -112,6 +120,9 @@ pub struct DriverOutcome {
     /// With `record_spans`: terminals whose server thread could not be found (their I/O stays
     /// untagged).
     pub terminals_without_backend: usize,
+    /// Wall-clock start of the measured window (None if it never started): `Second::t_s` counts
+    /// from here, and `oltplab merge` puts several drivers' seconds on one clock with it.
+    pub measure_started_at: Option<SystemTime>,
 }
 
 /// Moments the caller may want to sample (CPU, device counters) exactly at.
@@ -133,22 +144,34 @@ fn sleep_unless(d: Duration, done: &AtomicBool) {
     }
 }
 
-/// The home of terminal `i` (see [`Home`]).
-pub fn home_of(i: usize, terminals: usize, warehouses: i64, keying_think: bool) -> Home {
-    let w = warehouses as usize;
+/// The home of terminal `i` among the home warehouses `first..=last` (see [`Home`]): terminals
+/// are spread evenly over them.
+pub fn home_of(i: usize, terminals: usize, (first, last): (i64, i64), keying_think: bool) -> Home {
+    let w = (last - first + 1) as usize;
     if keying_think {
         Home {
-            w: Some((i / 10 % w) as i64 + 1),
+            w: Some((i / 10 % w) as i64 + first),
             d: Some((i % 10) as i64 + 1),
         }
     } else if terminals >= w {
         Home {
-            w: Some((i % w) as i64 + 1),
+            w: Some((i % w) as i64 + first),
             d: None,
         }
     } else {
         Home { w: None, d: None }
     }
+}
+
+/// Sleeps until the wall-clock time `t` (at once if it has passed); false if `stop` came first.
+fn wait_until(t: SystemTime, stop: &AtomicBool) -> bool {
+    while let Ok(left) = t.duration_since(SystemTime::now()) {
+        if stop.load(Ordering::Relaxed) {
+            return false;
+        }
+        std::thread::sleep(left.min(Duration::from_millis(100)));
+    }
+    !stop.load(Ordering::Relaxed)
 }
 
 /// Runs the workload: `warmup`, then `duration` measured (or until `stop`). `on_second` hears each
@@ -164,8 +187,15 @@ pub fn drive(
     let mut rng = TpccRng::new(cfg.seed ^ 0x5255_4e00);
     let run_constants = Constants::for_run(&meta.load_constants, &mut rng);
     let statements = Statements::new(connector.dialect());
+    let homes = cfg.home_warehouses.unwrap_or((1, meta.warehouses));
+    assert!(
+        1 <= homes.0 && homes.0 <= homes.1 && homes.1 <= meta.warehouses,
+        "home warehouses {homes:?} outside 1..={}: the caller checks the range",
+        meta.warehouses
+    );
     let gen = InputGen {
         warehouses: meta.warehouses,
+        home_warehouses: homes,
         c: run_constants,
     };
     // Connect every terminal before the clock starts; a refused connection is a usage error.
@@ -184,11 +214,16 @@ pub fn drive(
         run_constants,
         ..Default::default()
     };
+    if let Some(t) = cfg.start_at {
+        if !wait_until(t, stop) {
+            return Err(Error::Interrupted);
+        }
+    }
     std::thread::scope(|scope| {
         for (i, mut conn) in conns.into_iter().enumerate() {
             let (statements, gen, phase, done, alive, shared) =
                 (&statements, &gen, &phase, &done, &alive, &shared);
-            let home = home_of(i, cfg.terminals, meta.warehouses, cfg.keying_think);
+            let home = home_of(i, cfg.terminals, homes, cfg.keying_think);
             let seed = cfg.seed.wrapping_add(i as u64 * 0x9E37_79B9);
             std::thread::Builder::new()
                 .name(format!("terminal-{i}"))
@@ -210,8 +245,15 @@ pub fn drive(
         }
 
         // The clock: warm-up, then one sample per second of the measured window.
-        let start = Instant::now();
-        let measure_start = start + cfg.warmup;
+        let measure_start = match cfg.start_at {
+            Some(t) => {
+                let left = (t + cfg.warmup)
+                    .duration_since(SystemTime::now())
+                    .unwrap_or_default();
+                Instant::now() + left
+            }
+            None => Instant::now() + cfg.warmup,
+        };
         while Instant::now() < measure_start
             && !stop.load(Ordering::Relaxed)
             && alive.load(Ordering::Relaxed) > 0
@@ -229,6 +271,7 @@ pub fn drive(
             }
             on_event(Event::MeasureStart);
             let measure_start = Instant::now();
+            outcome.measure_started_at = Some(SystemTime::now());
             phase.store(PHASE_MEASURE, Ordering::SeqCst);
             let end = measure_start + cfg.duration;
             let mut tick = 1u64;
@@ -458,4 +501,50 @@ fn backend_tid(conn: &mut dyn Conn) -> Option<u32> {
             .filter(|&t| t > 0)
             .map(|t| t as u32)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tpcc::tx::Input;
+
+    #[test]
+    fn terminals_spread_over_the_home_range() {
+        // 6 terminals on warehouses 3–5 of 8: two each, in order.
+        let homes: Vec<i64> = (0..6)
+            .map(|i| home_of(i, 6, (3, 5), false).w.unwrap())
+            .collect();
+        assert_eq!(homes, [3, 4, 5, 3, 4, 5]);
+        // Keying/think: 10 per warehouse, each with its own district.
+        let h = home_of(13, 20, (7, 8), true);
+        assert_eq!((h.w, h.d), (Some(8), Some(4)));
+        // Fewer terminals than warehouses: the home is drawn per transaction, inside the range.
+        assert!(home_of(0, 2, (2, 6), false).w.is_none());
+    }
+
+    #[test]
+    fn homes_stay_in_the_range_and_remote_warehouses_do_not() {
+        let gen = InputGen {
+            warehouses: 10,
+            home_warehouses: (4, 5),
+            c: Constants::default(),
+        };
+        let mut rng = TpccRng::new(7);
+        let free = Home { w: None, d: None };
+        let (mut homes, mut remote) = (std::collections::BTreeSet::new(), 0);
+        for _ in 0..20_000 {
+            if let Input::Payment { w, c_w, .. } = gen.draw(TxType::Payment, free, &mut rng) {
+                homes.insert(w);
+                if !(4..=5).contains(&c_w) {
+                    remote += 1;
+                }
+            }
+        }
+        assert_eq!(homes.into_iter().collect::<Vec<_>>(), [4, 5]);
+        // 15 % of payments are remote, 8 of the 9 other warehouses lie outside the range.
+        assert!(
+            remote > 2000,
+            "only {remote} payments reached other warehouses"
+        );
+    }
 }

@@ -156,6 +156,9 @@ pub enum Input {
 /// What the inputs are drawn from: the scale and the run's NURand constants.
 pub struct InputGen {
     pub warehouses: i64,
+    /// First and last warehouse a terminal without a fixed home draws its home from (a driver's
+    /// `--warehouse-range`); remote warehouses come from all `warehouses`.
+    pub home_warehouses: (i64, i64),
     pub c: Constants,
 }
 
@@ -183,7 +186,9 @@ impl InputGen {
     }
 
     pub fn draw(&self, kind: TxType, home: Home, rng: &mut TpccRng) -> Input {
-        let w = home.w.unwrap_or_else(|| rng.uniform(1, self.warehouses));
+        let w = home
+            .w
+            .unwrap_or_else(|| rng.uniform(self.home_warehouses.0, self.home_warehouses.1));
         let d = home.d.unwrap_or_else(|| rng.uniform(1, DISTRICTS));
         match kind {
             TxType::NewOrder => {
@@ -960,6 +965,7 @@ mod tests {
     fn new_order_inputs() {
         let gen = InputGen {
             warehouses: 4,
+            home_warehouses: (1, 4),
             c: Constants {
                 c_last: 1,
                 c_id: 2,
@@ -1009,6 +1015,7 @@ mod tests {
     fn payment_inputs() {
         let gen = InputGen {
             warehouses: 3,
+            home_warehouses: (1, 3),
             c: Constants {
                 c_last: 200,
                 c_id: 2,
@@ -1052,6 +1059,7 @@ mod tests {
     fn one_warehouse_never_goes_remote() {
         let gen = InputGen {
             warehouses: 1,
+            home_warehouses: (1, 1),
             c: Constants {
                 c_last: 0,
                 c_id: 0,
