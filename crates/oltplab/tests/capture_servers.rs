@@ -2,25 +2,13 @@
 //! trace holds only the measured window, each record is tied to the transaction that did it, and
 //! `summary.io` comes from that trace. Also `oltplab study --engine postgres` end to end.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
+use std::path::Path;
+use std::process::Output;
+
+use common::{oltplab, scratch};
 use serde_json::Value;
-
-fn oltplab(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_oltplab"))
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .expect("run oltplab")
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("oltplab-capture-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 fn installed(program: &str) -> bool {
     let found = ["/usr/sbin", "/usr/bin", "/usr/lib/postgresql"]

@@ -1,43 +1,11 @@
 //! `oltplab device` as a user meets it: the real binary, real files, real I/O.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
-use serde_json::Value;
+use std::path::Path;
+use std::process::Command;
 
-fn oltplab(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_oltplab"))
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .expect("run oltplab")
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("oltplab-it-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-fn json(path: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
-
-/// A usage error: exit code 2, one line naming the cause, no panic.
-fn assert_usage_error(out: &Output, expected: &str) {
-    let err = stderr(out);
-    assert_eq!(out.status.code(), Some(2), "stderr: {err}");
-    assert!(err.contains(expected), "expected '{expected}' in: {err}");
-    assert!(
-        !err.contains("panicked") && !err.contains("RUST_BACKTRACE"),
-        "{err}"
-    );
-}
+use common::{assert_usage_error, json, oltplab, scratch, stderr};
 
 #[test]
 fn bad_input_is_one_clear_sentence_and_exit_code_2() {

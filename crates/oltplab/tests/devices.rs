@@ -1,35 +1,14 @@
 //! `oltplab devices` and `oltplab device --emulate` as a user meets them: the real binary.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
+use std::path::PathBuf;
+
+use common::{assert_one_line_usage_error as assert_usage_error, oltplab, scratch};
 use serde_json::Value;
-
-fn oltplab(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_oltplab"))
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .expect("run oltplab")
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("oltplab-it-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
-}
-
-fn assert_usage_error(out: &Output, expected: &str) {
-    let err = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "stderr: {err}");
-    assert!(err.contains(expected), "expected '{expected}' in: {err}");
-    assert!(!err.contains("panicked"), "{err}");
-    assert_eq!(err.trim().lines().count(), 1, "one sentence: {err}");
 }
 
 #[test]

@@ -1,10 +1,13 @@
 //! `oltplab emulate` as a user meets it: the real binary, the real shim, real programs (dd,
 //! PostgreSQL with pgbench) on emulated devices.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::Once;
 
+use common::{assert_usage_error, scratch};
 use oltplab_trace::TraceReader;
 
 /// The shim is a cdylib that `cargo test` does not rebuild; build it once (cheap when fresh), so
@@ -38,23 +41,8 @@ fn oltplab(dir: &Path, args: &[&str]) -> Output {
         .expect("run oltplab")
 }
 
-fn scratch(name: &str) -> PathBuf {
-    // Under /tmp: a database server running as its own account must be able to enter it.
-    let dir = PathBuf::from(format!("/tmp/oltplab-emu-it-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
-}
-
-fn assert_usage_error(out: &Output, expected: &str) {
-    let err = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "stderr: {err}");
-    assert!(err.contains(expected), "expected '{expected}' in: {err}");
-    assert!(!err.contains("panicked"), "{err}");
 }
 
 /// Session directories of a given oltplab pid still in /dev/shm.

@@ -3,10 +3,13 @@
 //! `--json -` for scripts. The server is started by the test in a temporary directory and always
 //! stopped; where PostgreSQL is not installed the server test says so and passes.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use common::{assert_one_line_usage_error as assert_usage_error, json, scratch};
 use oltplab_dbs::server::{self, ManagedServer, ServerConfig, ServerKind};
 use oltplab_metrics::LatencyHistogram;
 use serde_json::Value;
@@ -39,39 +42,14 @@ fn run_tpcc(dir: &Path, url: &str, range: &str, extra: &[&str]) -> Command {
     cmd
 }
 
-/// Under /tmp, not a possibly private TMPDIR: as root the server runs as `postgres`, which must be
-/// able to enter every parent directory.
-fn scratch(name: &str) -> PathBuf {
-    let dir = PathBuf::from(format!(
-        "/tmp/oltplab-it-scale-{name}-{}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
-}
-
-fn json(path: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
 fn f(v: &Value, pointer: &str) -> f64 {
     v.pointer(pointer)
         .and_then(Value::as_f64)
         .unwrap_or_else(|| panic!("{pointer} missing"))
-}
-
-/// Exit code 2, one line naming the cause, no panic.
-fn assert_usage_error(out: &Output, expected: &str) {
-    let err = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "stderr: {err}");
-    assert!(err.contains(expected), "expected '{expected}' in: {err}");
-    assert_eq!(err.trim_end().lines().count(), 1, "one sentence: {err}");
-    assert!(!err.contains("panicked"), "{err}");
 }
 
 /// With --quiet, stderr holds at most warnings, one line each.

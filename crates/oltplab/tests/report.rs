@@ -1,40 +1,13 @@
 //! `oltplab report`, `merge`, `completions` and `man` as a user meets them: the real binary on real
 //! device results.
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
+use common::{assert_usage_error, json, oltplab, scratch, stderr};
 use serde_json::Value;
-
-fn oltplab(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_oltplab"))
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .expect("run oltplab")
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("oltplab-it-report-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-fn json(path: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
-
-fn assert_usage_error(out: &Output, expected: &str) {
-    let err = stderr(out);
-    assert_eq!(out.status.code(), Some(2), "stderr: {err}");
-    assert!(err.contains(expected), "expected '{expected}' in: {err}");
-    assert!(!err.contains("panicked"), "{err}");
-}
 
 /// A short real device measurement into `dir/<name>`.
 fn device(dir: &Path, name: &str, extra: &[&str]) -> PathBuf {

@@ -2,25 +2,10 @@
 //! its device figures, a traced TPC-C run, a replay and α; results.json, the traces and report.html
 //! are written; bad input is refused before anything runs.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
+use common::{oltplab, scratch};
 use serde_json::Value;
-
-fn oltplab(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_oltplab"))
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .expect("run oltplab")
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("oltplab-study-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 #[test]
 fn quick_study_writes_every_figure_trace_and_the_report() {

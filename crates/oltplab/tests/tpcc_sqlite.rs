@@ -1,36 +1,12 @@
 //! `oltplab load/run/check tpcc` on embedded SQLite as a user meets them: the real binary, a real
 //! database file, a real (short) run, and the twelve consistency conditions before and after.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
+use std::path::Path;
+
+use common::{assert_usage_error, oltplab, scratch, stderr};
 use serde_json::Value;
-
-fn oltplab(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_oltplab"))
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .expect("run oltplab")
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("oltplab-it-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-fn assert_usage_error(out: &Output, expected: &str) {
-    let err = stderr(out);
-    assert_eq!(out.status.code(), Some(2), "stderr: {err}");
-    assert!(err.contains(expected), "expected '{expected}' in: {err}");
-    assert!(!err.contains("panicked"), "{err}");
-}
 
 // rusqlite is not a direct dependency of this package; the adapter's opener hands us a connection.
 fn count(db: &Path, sql: &str) -> i64 {

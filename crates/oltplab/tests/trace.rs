@@ -1,47 +1,15 @@
 //! `oltplab trace stat|convert|replay|merge` as a user meets them: the real binary, real files.
 
+mod common;
+
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
-use serde_json::Value;
-
-fn oltplab(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_oltplab"))
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .expect("run oltplab")
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("oltplab-it-trace-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
+use common::{assert_ok, assert_usage_error, json, oltplab, scratch};
 
 fn text(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr)
-}
-
-fn json(path: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
-
-fn assert_ok(out: &Output) {
-    assert_eq!(out.status.code(), Some(0), "{}", text(out));
-}
-
-/// A usage error: exit code 2, naming the cause, no panic.
-fn assert_usage_error(out: &Output, expected: &str) {
-    let all = text(out);
-    assert_eq!(out.status.code(), Some(2), "{all}");
-    assert!(all.contains(expected), "expected '{expected}' in: {all}");
-    assert!(
-        !all.contains("panicked") && !all.contains("RUST_BACKTRACE"),
-        "{all}"
-    );
 }
 
 /// An MSR Cambridge CSV: two disks, 600 I/Os of 4–16 KiB, overlapping in time.

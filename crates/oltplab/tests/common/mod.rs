@@ -1,0 +1,69 @@
+//! What every integration test needs: the binary run in a scratch directory, its JSON, and the
+//! checks that a command succeeded or refused bad input properly (exit code 2, one sentence that
+//! names the cause, never a panic).
+#![allow(dead_code)] // each test file uses its own subset
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+/// `oltplab ARGS…` run in `dir`.
+pub fn oltplab(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_oltplab"))
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("run oltplab")
+}
+
+/// A fresh, empty directory for one test. Under /tmp, not $TMPDIR: a database server running as
+/// its own account must be able to enter it.
+pub fn scratch(name: &str) -> PathBuf {
+    let dir = PathBuf::from(format!(
+        "/tmp/oltplab-it-{}-{name}-{}",
+        env!("CARGO_CRATE_NAME"),
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+pub fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+pub fn json(path: &Path) -> Value {
+    let text = std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{} is not JSON: {e}", path.display()))
+}
+
+pub fn assert_ok(out: &Output) {
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "stdout: {}\nstderr: {}",
+        String::from_utf8_lossy(&out.stdout),
+        stderr(out)
+    );
+}
+
+/// Exit code 2, no panic, and a message that names `expected`.
+pub fn assert_usage_error(out: &Output, expected: &str) {
+    let err = stderr(out);
+    assert_eq!(out.status.code(), Some(2), "stderr: {err}");
+    assert!(err.contains(expected), "expected '{expected}' in: {err}");
+    assert!(
+        !err.contains("panicked") && !err.contains("RUST_BACKTRACE"),
+        "{err}"
+    );
+}
+
+/// [`assert_usage_error`] for oltplab's own checks (not clap's): the whole message is one line.
+pub fn assert_one_line_usage_error(out: &Output, expected: &str) {
+    assert_usage_error(out, expected);
+    let err = stderr(out);
+    assert_eq!(err.trim_end().lines().count(), 1, "one sentence: {err}");
+}
