@@ -106,6 +106,11 @@ pub enum WarningKind {
     FewSamples,
     /// An emulated device's realised latency or IOPS was off the model's by more than 5 %.
     EmulationOffTarget,
+    /// The tables were memory-optimised (UNLOGGED, MEMORY, in-memory): a crash loses them, so the
+    /// figures are not those of a durable database.
+    NotDurable,
+    /// Wait figures come from sampling, not from counting each wait.
+    WaitsSampled,
 }
 
 /// `summary` of a `device` result. For a single job the figures are that job's; with a queue-depth
