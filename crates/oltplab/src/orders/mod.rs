@@ -350,7 +350,7 @@ pub fn load_with(cfg: &OrdersLoadConfig, stop: &AtomicBool) -> Result<OrdersLoad
             conn.execute_batch("PRAGMA journal_mode = WAL")
                 .map_err(|e| Error::failed(format!("cannot switch the database to WAL: {e}")))
         })(),
-        OrdersTarget::Server(t) => server::load(&t, &meta, cfg.force, &progress, stop),
+        OrdersTarget::Server(t) => server::load(&t, &meta, cfg.force, &location, &progress, stop),
     };
     if let Some(bar) = &bar {
         bar.finish();

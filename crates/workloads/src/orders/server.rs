@@ -225,6 +225,7 @@ pub fn load(
     target: &ServerTarget,
     meta: &Meta,
     force: bool,
+    location: &str,
     progress: &(dyn Fn(u64) + Sync),
     stop: &AtomicBool,
 ) -> Result<()> {
@@ -240,8 +241,7 @@ pub fn load(
         if !present.is_empty() {
             if !force {
                 return Err(Error::usage(format!(
-                    "{} already holds the order-entry tables ({}): run on them with `oltplab run orders`, or add --force to replace them",
-                    redact_url(&target.url),
+                    "{location} already holds the order-entry tables ({}): run on them with `oltplab run orders`, or add --force to replace them",
                     present.join(", ")
                 )));
             }
@@ -931,6 +931,8 @@ pub fn run_point(
         let barrier = Arc::new(tokio::sync::Barrier::new(sessions.len() + 1));
         let halt = Arc::new(AtomicBool::new(false));
         let last_finish: Arc<Mutex<Option<Instant>>> = Arc::new(Mutex::new(None));
+        // After the warm-up, every connection waits until the waits have been snapshotted.
+        let (go, gate) = tokio::sync::watch::channel(false);
         let warmup_started = Instant::now();
         let mut set = JoinSet::new();
         for mut s in sessions {
@@ -940,11 +942,13 @@ pub fn run_point(
                 halt.clone(),
                 last_finish.clone(),
             );
+            let mut gate = gate.clone();
             let cfg = cfg.clone();
             set.spawn(async move {
                 s.run(cfg.warmup_tx_per_connection, false, &cfg, &recorder, &halt)
                     .await;
                 barrier.wait().await;
+                let _ = gate.wait_for(|open| *open).await;
                 s.run(cfg.tx_per_connection, true, &cfg, &recorder, &halt)
                     .await;
                 let now = Instant::now();
@@ -975,6 +979,7 @@ pub fn run_point(
         let probe = WaitProbe::start(target).await?;
         on_event(Event::MeasureStart);
         let start = Instant::now();
+        let _ = go.send(true);
         let mut ticker = Ticker::new(start);
         let mut finished = Vec::with_capacity(cfg.connections as usize);
         loop {
