@@ -135,7 +135,7 @@ fn parse_connections(text: &str) -> Result<Vec<u32>> {
 
 /// The database of this workload: DATA_DIR/orders.sqlite rather than TPC-C's file, and a managed
 /// MariaDB with performance_schema (wait counts) and room for MEMORY tables.
-fn orders_spec(mut spec: DbSpec) -> DbSpec {
+pub(crate) fn orders_spec(mut spec: DbSpec) -> DbSpec {
     if spec.sqlite_path.as_deref() == Some(spec.data_dir.join(SQLITE_FILE).as_path()) {
         spec.sqlite_path = Some(spec.data_dir.join(SQLITE_ORDERS_FILE));
     }

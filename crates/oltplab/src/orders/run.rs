@@ -177,6 +177,15 @@ pub fn run_with(cfg: &OrdersRunConfig, stop: &AtomicBool) -> Result<RunOutcome> 
     env.engine_version = Some(db.version.clone());
     env.engine_settings = db.settings.clone();
     if let OrdersTarget::Sqlite(t) = &target {
+        // The workload's connections wait for the write lock in their own busy handler.
+        for k in ["busy_timeout_ms", "writers"] {
+            env.engine_settings.remove(k);
+        }
+        env.engine_settings.insert(
+            "busy_handler".into(),
+            "sleeps 20 µs, doubling to 2 ms, for up to about 60 s; then the transaction is retried"
+                .into(),
+        );
         if t.tables == Tables::Memory {
             env.engine_settings.insert(
                 "database".into(),
