@@ -49,8 +49,7 @@ fn assert_usage_error(out: &Output, expected: &str) {
 }
 
 fn result(dir: &Path, out: &str) -> Value {
-    let text = std::fs::read_to_string(dir.join(out).join("result.json")).unwrap();
-    serde_json::from_str(&text).unwrap()
+    result_file(&dir.join(out).join("result.json"))
 }
 
 fn warning_kinds(doc: &Value) -> Vec<String> {
@@ -336,4 +335,78 @@ fn bad_input_is_one_sentence_and_exit_2() {
         assert!(!err.contains("panicked"), "{args:?}: {err}");
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// S5 on SQLite at the quick scale: four sweeps (disk and memory tables, update and insert), each
+/// run's result, results.json and the report with S5's three views.
+#[test]
+fn in_memory_study_quick_on_sqlite() {
+    let dir = scratch("orders-study");
+    ok(
+        &dir,
+        &[
+            "study",
+            "--scenario",
+            "in-memory",
+            "--scale",
+            "quick",
+            "--out",
+            "s",
+            "--data-dir",
+            "d",
+        ],
+    );
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("s/results.json")).unwrap())
+            .unwrap();
+    assert_eq!(doc["kind"], "study");
+    assert_eq!(doc["summary"]["scenario"], "in-memory");
+    let runs = doc["summary"]["runs"].as_array().unwrap();
+    let names: Vec<String> = runs
+        .iter()
+        .map(|r| {
+            format!(
+                "{}-{}",
+                r["tables"].as_str().unwrap(),
+                r["mode"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "disk-update",
+            "disk-insert",
+            "memory-update",
+            "memory-insert"
+        ]
+    );
+    for r in runs {
+        let points = r["points"].as_array().unwrap();
+        assert_eq!(points.len(), 3, "{r}");
+        for p in points {
+            assert!(p["tps"].as_f64().unwrap() > 0.0 && p["elapsed_s"].as_f64().unwrap() > 0.0);
+        }
+        let run = result_file(&dir.join("s").join(r["result"].as_str().unwrap()));
+        assert_run_result(&run, &[10, 50, 100], 20);
+    }
+    assert!(warning_kinds(&doc).contains(&"not_durable".to_string()));
+    let html = std::fs::read_to_string(dir.join("s/report.html")).unwrap();
+    for view in [
+        "Elapsed time of the fixed work",
+        "Throughput against connections",
+        "Waits against connections",
+    ] {
+        assert!(html.contains(view), "{view} missing from the report");
+    }
+    let out = oltplab(
+        &dir,
+        &["study", "--scenario", "in-memory", "--devices", "hdd-15k"],
+    );
+    assert_usage_error(&out, "--devices");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn result_file(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
