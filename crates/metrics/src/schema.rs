@@ -115,6 +115,11 @@ pub enum WarningKind {
     /// `oltplab merge`: a part stored no histogram, so some merged latency figures are bounds (the
     /// highest of the parts), not exact.
     LatencyNotMerged,
+    /// The tables were memory-optimised (UNLOGGED, MEMORY, in-memory): a crash loses them, so the
+    /// figures are not those of a durable database.
+    NotDurable,
+    /// Wait figures come from sampling, not from counting each wait.
+    WaitsSampled,
 }
 
 /// `summary` of a `device` result. For a single job the figures are that job's; with a queue-depth

@@ -35,11 +35,11 @@ pub enum Command {
     Devices(crate::devices::DevicesArgs),
     /// Run any command with its file I/O under a directory going through an emulated device
     Emulate(crate::emulate::EmulateArgs),
-    /// Create and fill a workload's database (TPC-C)
+    /// Create and fill a workload's database (TPC-C, orders)
     Load(crate::tpcc::LoadArgs),
-    /// Run a workload against a database and measure it (TPC-C)
+    /// Run a workload against a database and measure it (TPC-C, orders)
     Run(crate::tpcc::RunArgs),
-    /// Check a workload's database for consistency (TPC-C conditions 1–12)
+    /// Check a workload's database for consistency (TPC-C conditions 1–12, orders)
     Check(crate::tpcc::CheckArgs),
     /// Inspect, convert and replay I/O traces
     Trace(crate::trace::TraceArgs),

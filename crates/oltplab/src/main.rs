@@ -5,6 +5,7 @@ mod cli;
 mod device;
 mod devices;
 mod emulate;
+mod orders;
 mod output;
 mod progress;
 mod report;

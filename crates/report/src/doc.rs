@@ -167,8 +167,17 @@ impl<'a> Doc<'a> {
                     .or(self.str("/summary/workload"))
                     .unwrap_or("workload");
                 let mut parts = vec![workload.to_string()];
-                if let Some(e) = self.str("/config/engine").or(self.str("/config/db_engine")) {
+                if let Some(e) = self
+                    .str("/config/engine")
+                    .or(self.str("/config/db_engine"))
+                    .or(self.str("/config/db/engine"))
+                {
                     parts.push(format!("on {e}"));
+                }
+                // Orders: the table kind and what each transaction does.
+                if let (Some(t), Some(m)) = (self.str("/summary/tables"), self.str("/summary/mode"))
+                {
+                    parts.push(format!("{t} tables, {m}"));
                 }
                 if let Some(w) = self.num("/config/warehouses") {
                     parts.push(format!("{w} warehouses"));
@@ -196,6 +205,14 @@ impl<'a> Doc<'a> {
                     .str("/config/scenario")
                     .or(self.str("/summary/scenario"))
                     .unwrap_or("S1");
+                if scenario == "in-memory" {
+                    let n = self.array("/summary/runs").len();
+                    return format!(
+                        "study in-memory on {}, {n} sweep{}",
+                        self.str("/summary/engine").unwrap_or("?"),
+                        if n == 1 { "" } else { "s" }
+                    );
+                }
                 let n = self.array("/summary/devices").len();
                 format!(
                     "study {scenario}, {n} device{}",

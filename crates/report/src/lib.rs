@@ -12,6 +12,7 @@ mod device;
 mod doc;
 pub mod fmt;
 mod html;
+mod in_memory;
 mod markdown;
 mod merge;
 pub mod model;

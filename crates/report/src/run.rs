@@ -124,7 +124,19 @@ fn summary_table(doc: &Doc) -> Table {
             Unit::Share,
         ),
     ];
-    for (key, label, ptr, unit) in rows {
+    let orders_rows = [
+        (
+            "transactions",
+            "transactions measured",
+            "/summary/transactions",
+            Unit::Count,
+        ),
+        ("lat_ns_p50", "latency p50", "/summary/lat_ns/p50", Unit::Ns),
+        ("lat_ns_p99", "latency p99", "/summary/lat_ns/p99", Unit::Ns),
+        ("errors", "errors", "/summary/errors", Unit::Count),
+        ("retries", "retries", "/summary/retries", Unit::Count),
+    ];
+    for (key, label, ptr, unit) in rows.into_iter().chain(orders_rows) {
         if doc.v.pointer(ptr).is_some() {
             t.push_kv(key, label, doc.num(ptr), unit);
         }
@@ -143,21 +155,55 @@ fn summary_table(doc: &Doc) -> Table {
             t.push_kv(key, label, None, Unit::Number);
         }
     }
-    if let Some(waits) = doc
-        .v
-        .pointer("/summary/waits_per_s")
-        .and_then(Value::as_object)
-    {
-        for (k, v) in waits {
+    let per = waits_label(doc);
+    for (field, label) in [("waits_per_s", per), ("waiting_sessions", SESSIONS)] {
+        for (k, v) in object(doc.v, &format!("/summary/{field}")) {
             t.push_kv(
-                &format!("waits_per_s_{k}"),
-                &format!("{k} waits per second"),
+                &format!("{field}_{k}"),
+                &format!("{k}: {label}"),
                 v.as_f64(),
                 Unit::Number,
             );
         }
     }
     t
+}
+
+const SESSIONS: &str = "sessions waiting (average)";
+
+/// What an orders run's `waits_per_s` holds: counted waits per second, or — PostgreSQL, which
+/// counts none — the average number of sessions seen waiting in samples.
+fn waits_label(doc: &Doc) -> &'static str {
+    match doc.str("/summary/waits/unit") {
+        Some("waiting_sessions") => "sessions waiting (sampled)",
+        _ => "waits per second",
+    }
+}
+
+/// The members of an object (empty if there is none). Keys may hold '/', so no JSON pointer
+/// reaches into it.
+fn object<'a>(v: &'a Value, pointer: &str) -> Vec<(&'a String, &'a Value)> {
+    v.pointer(pointer)
+        .and_then(Value::as_object)
+        .map(|m| m.iter().collect())
+        .unwrap_or_default()
+}
+
+/// The kinds present in `field` of any sweep point, sorted.
+fn sweep_kinds(sweep: &[Value], field: &str) -> Vec<String> {
+    let mut kinds: Vec<String> = sweep
+        .iter()
+        .filter_map(|p| p.get(field).and_then(Value::as_object))
+        .flat_map(|m| m.keys().cloned())
+        .collect();
+    kinds.sort();
+    kinds.dedup();
+    kinds
+}
+
+/// `point.field[kind]`.
+fn kind_value(p: &Value, field: &str, kind: &str) -> Option<f64> {
+    p.get(field)?.get(kind)?.as_f64()
 }
 
 pub fn is_tpcc(doc: &Doc) -> bool {
@@ -193,24 +239,32 @@ fn tx_table(doc: &Doc) -> Table {
 
 fn sweep_table(doc: &Doc) -> Table {
     let sweep = doc.array("/summary/sweep");
-    let mut wait_kinds: Vec<String> = sweep
-        .iter()
-        .filter_map(|p| p.get("waits_per_s").and_then(Value::as_object))
-        .flat_map(|m| m.keys().cloned())
-        .collect();
-    wait_kinds.sort();
-    wait_kinds.dedup();
+    let per = if waits_label(doc) == "waits per second" {
+        "waits/s"
+    } else {
+        "sampled sessions"
+    };
+    let fields = [
+        ("waits_per_s", per),
+        ("waiting_sessions", "sessions waiting"),
+    ];
     let mut columns = vec![
         Column::new("connections", "connections", Unit::Text),
         Column::new("tps", "transactions/s", Unit::Number),
         Column::new("elapsed_s", "elapsed", Unit::Seconds),
+        Column::new("lat_ns_p99", "p99", Unit::Ns),
+        Column::new("cpu_utilisation", "CPU busy", Unit::Share),
     ];
-    for k in &wait_kinds {
-        columns.push(Column::new(
-            &format!("waits_per_s_{k}"),
-            &format!("{k} waits/s"),
-            Unit::Number,
-        ));
+    let mut kinds = Vec::new();
+    for (field, label) in fields {
+        for k in sweep_kinds(sweep, field) {
+            columns.push(Column::new(
+                &format!("{field}_{k}"),
+                &format!("{k} {label}"),
+                Unit::Number,
+            ));
+            kinds.push((field, k));
+        }
     }
     let mut t = Table::new("sweep", "Connection sweep", columns);
     for p in sweep {
@@ -218,9 +272,11 @@ fn sweep_table(doc: &Doc) -> Table {
             Cell::Text(num(p, "/connections").map_or(String::new(), |c| format!("{c}"))),
             Cell::Num(num(p, "/tps")),
             Cell::Num(num(p, "/elapsed_s")),
+            Cell::Num(num(p, "/lat_ns/p99")),
+            Cell::Num(num(p, "/cpu/utilisation")),
         ];
-        for k in &wait_kinds {
-            row.push(Cell::Num(num(p, &format!("/waits_per_s/{k}"))));
+        for (field, k) in &kinds {
+            row.push(Cell::Num(kind_value(p, field, k)));
         }
         t.push(row);
     }
@@ -234,6 +290,9 @@ pub fn section(doc: &Doc, index: usize, charts: bool) -> Section {
         doc.label.clone(),
         "run",
     );
+    if !is_tpcc(doc) {
+        orders_notes(&mut s, doc);
+    }
     if charts {
         let mut ids = Ids::new(&s.id);
         run_charts(&mut s, &mut ids, doc);
@@ -353,69 +412,116 @@ fn run_charts(s: &mut Section, ids: &mut Ids, doc: &Doc) {
             "TPC-C rolls back about 1 % of New-Orders on purpose; errors and retries come from the database (deadlocks, serialisation failures, busy).",
         );
     }
-    // Orders: waits per second by kind.
-    if let Some(waits) = doc
-        .v
-        .pointer("/summary/waits_per_s")
-        .and_then(Value::as_object)
-    {
-        let kinds: Vec<String> = waits.keys().cloned().collect();
-        let vals: Vec<Option<f64>> = waits.values().map(Value::as_f64).collect();
+    orders_charts(s, ids, doc);
+}
+
+/// Orders: what ran, what the tables give up, and what the waits figures are.
+fn orders_notes(s: &mut Section, doc: &Doc) {
+    let text = |p: &str| doc.str(p).unwrap_or("").to_string();
+    if let (Some(tables), Some(mode)) = (doc.str("/summary/tables"), doc.str("/summary/mode")) {
+        let connections: Vec<String> = doc
+            .array("/summary/connections")
+            .iter()
+            .map(Value::to_string)
+            .collect();
+        s.notes.push(format!(
+            "{tables} tables, {mode} transactions: each of {} connections ran {} transactions after {} warm-up transactions (not measured).",
+            connections.join(" / "),
+            crate::fmt::value(doc.num("/summary/tx_per_connection"), Unit::Count),
+            crate::fmt::value(doc.num("/summary/warmup_tx_per_connection"), Unit::Count)
+        ));
+    }
+    if let Some(note) = doc.str("/summary/durability/note") {
+        s.notes.push(format!(
+            "Durability: {note} ({} = {}).",
+            text("/summary/durability/commit_setting"),
+            text("/summary/durability/commit_value")
+        ));
+    }
+    if let Some(source) = doc.str("/summary/waits/source") {
+        s.notes.push(format!("Waits: {source}."));
+    }
+}
+
+/// Orders: waits by kind, and S5's views of a connection sweep — the elapsed time of the fixed
+/// work, the throughput and the waits as connections are added.
+fn orders_charts(s: &mut Section, ids: &mut Ids, doc: &Doc) {
+    let per = waits_label(doc);
+    for (field, label, caption) in [
+        ("waits_per_s", per, "What the transactions waited for (S5's latch waits per second)."),
+        ("waiting_sessions", SESSIONS, "How many sessions were waiting on each kind at an average moment: wait time divided by elapsed time (PostgreSQL: sampled)."),
+    ] {
+        let waits = object(doc.v, &format!("/summary/{field}"));
+        if waits.is_empty() {
+            continue;
+        }
+        let kinds: Vec<String> = waits.iter().map(|(k, _)| k.to_string()).collect();
+        let vals: Vec<Option<f64>> = waits.iter().map(|(_, v)| v.as_f64()).collect();
         s.chart(
             svg::bars(
                 &ids.next(),
-                "Waits per second by kind",
-                "Waits per second of each kind during the run.",
+                &format!("Waits by kind: {label}"),
+                &format!("{label} of each kind during the measured work."),
                 &kinds,
-                &[Series::bars("waits per second", vals)],
-                &Axis::new("waits per second", Scale::Linear, si),
+                &[Series::bars(label, vals)],
+                &Axis::new(label, auto_scale(waits.iter().filter_map(|(_, v)| v.as_f64())), si),
                 false,
                 None,
             ),
-            "What the transactions waited for (S5's latch waits per second).",
+            caption,
         );
     }
-    // Orders: the connection sweep.
     let sweep = doc.array("/summary/sweep");
-    if sweep.len() > 1 {
-        let points: Vec<(f64, f64)> = sweep
+    if sweep.len() < 2 {
+        return;
+    }
+    let connections: Vec<Option<f64>> = sweep.iter().map(|p| num(p, "/connections")).collect();
+    let cats: Vec<String> = connections
+        .iter()
+        .map(|c| c.map_or(String::new(), |c| format!("{c}")))
+        .collect();
+    let x_scale = auto_scale(connections.iter().flatten().copied());
+    let line = |pointer: &str| -> Vec<(f64, f64)> {
+        sweep
             .iter()
-            .filter_map(|p| Some((num(p, "/connections")?, num(p, "/tps")?)))
-            .collect();
-        let xs: Vec<f64> = points.iter().map(|p| p.0).collect();
-        let x_scale = auto_scale(xs.iter().copied());
-        s.chart(
-            svg::lines(
-                &ids.next(),
-                "Throughput by connections",
-                "Transactions per second at each number of concurrent connections.",
-                &[Series::line("transactions/s", points)],
-                &Axis::new("connections", x_scale, si),
-                &Axis::new("transactions per second", Scale::Linear, si),
-                None,
-            ),
-            "S5's figure: throughput as the number of concurrent connections grows.",
-        );
-        let mut kinds: Vec<String> = sweep
-            .iter()
-            .filter_map(|p| p.get("waits_per_s").and_then(Value::as_object))
-            .flat_map(|m| m.keys().cloned())
-            .collect();
-        kinds.sort();
-        kinds.dedup();
-        let waits: Vec<Series> = kinds
+            .filter_map(|p| Some((num(p, "/connections")?, num(p, pointer)?)))
+            .collect()
+    };
+    let elapsed: Vec<Option<f64>> = sweep.iter().map(|p| num(p, "/elapsed_s")).collect();
+    s.chart(
+        svg::bars(
+            &ids.next(),
+            "Elapsed time of the fixed work by connections",
+            "Seconds until every connection had run its transactions, at each number of connections.",
+            &cats,
+            &[Series::bars("elapsed", elapsed)],
+            &Axis::new("seconds", Scale::Linear, si),
+            false,
+            None,
+        ),
+        "S5's first view: each connection runs the same number of transactions, so more connections mean more work; the time it takes shows how well the engine scales.",
+    );
+    s.chart(
+        svg::lines(
+            &ids.next(),
+            "Throughput by connections",
+            "Transactions per second at each number of concurrent connections.",
+            &[Series::line("transactions/s", line("/tps"))],
+            &Axis::new("connections", x_scale, si),
+            &Axis::new("transactions per second", Scale::Linear, si),
+            None,
+        ),
+        "S5's figure: throughput as the number of concurrent connections grows.",
+    );
+    for (field, label) in [("waits_per_s", per), ("waiting_sessions", SESSIONS)] {
+        let waits: Vec<Series> = sweep_kinds(sweep, field)
             .iter()
             .map(|k| {
                 Series::line(
                     k.clone(),
                     sweep
                         .iter()
-                        .filter_map(|p| {
-                            Some((
-                                num(p, "/connections")?,
-                                num(p, &format!("/waits_per_s/{k}"))?,
-                            ))
-                        })
+                        .filter_map(|p| Some((num(p, "/connections")?, kind_value(p, field, k)?)))
                         .collect(),
                 )
             })
@@ -423,11 +529,11 @@ fn run_charts(s: &mut Section, ids: &mut Ids, doc: &Doc) {
         s.chart(
             svg::lines(
                 &ids.next(),
-                "Waits by connections",
-                "Waits per second of each kind at each number of connections.",
+                &format!("Waits by connections: {label}"),
+                &format!("{label} of each kind at each number of connections."),
                 &waits,
                 &Axis::new("connections", x_scale, si),
-                &Axis::new("waits per second", Scale::Linear, si),
+                &Axis::new(label, Scale::Linear, si),
                 None,
             ),
             "Where contention sets in as connections are added.",

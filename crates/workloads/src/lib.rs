@@ -2,5 +2,6 @@
 //! [`sql::Conn`] and returns its status; the driver owns terminals, the mix, keying/think times,
 //! warm-up, retries and measurement.
 
+pub mod orders;
 pub mod sql;
 pub mod tpcc;

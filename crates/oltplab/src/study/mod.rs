@@ -6,6 +6,7 @@
 //! interrupted study keeps what it finished.
 
 mod explain;
+mod in_memory;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
@@ -50,7 +51,7 @@ pub struct StudyArgs {
     pub scale: String,
 
     /// Which reference study to re-run
-    #[arg(long, value_name = "NAME", default_value = "s1", value_parser = ["s1"])]
+    #[arg(long, value_name = "NAME", default_value = "s1", value_parser = ["s1", "in-memory"])]
     pub scenario: String,
 
     /// Output directory [default: ./oltplab-results/study-<UTC time>]
@@ -76,6 +77,7 @@ Examples:
   oltplab study --scale quick                      S1 on SQLite: host and three emulated devices, ~2 min
   oltplab study                                    the same at the default scale, under 10 min
   oltplab study --devices hdd-15k,raid10(4,hdd-15k),nvme-gen4
+  oltplab study --scenario in-memory --engine postgres   S5: disk vs memory tables, connection sweep
 
 For each device: 16 KiB random reads at QD 1 (latency) and QD 32 (IOPS); a TPC-C run with its I/O
 trace captured (warm-up excluded); the trace replayed as fast as the device allows; α = run IOPS /
@@ -191,6 +193,9 @@ struct StudySummary {
 }
 
 pub fn run(args: StudyArgs) -> Result<()> {
+    if args.scenario == "in-memory" {
+        return in_memory::run(&args);
+    }
     let specs = split_devices(&args.devices)?
         .iter()
         .map(|text| parse_spec(text).map_err(|e| Error::usage(format!("--devices: `{text}`: {e}"))))

@@ -3,7 +3,7 @@
 //! [`load_with`], [`run_with`] and [`check_with`] that `oltplab study` calls.
 
 mod capture;
-mod procstat;
+pub mod procstat;
 mod run;
 mod scaleout;
 pub mod target;
@@ -60,7 +60,7 @@ The warm-up is excluded from every figure.";
 #[derive(Args, Debug, Clone)]
 pub struct DbArgs {
     /// The workload
-    #[arg(value_parser = ["tpcc"], default_value = "tpcc")]
+    #[arg(value_parser = ["tpcc", "orders"], default_value = "tpcc")]
     pub workload: String,
 
     /// Database engine [default: sqlite, or what --url names]
@@ -91,7 +91,7 @@ pub struct DbArgs {
 }
 
 impl DbArgs {
-    fn spec(&self) -> Result<DbSpec> {
+    pub fn spec(&self) -> Result<DbSpec> {
         DbSpec::resolve(
             self.engine.as_deref(),
             self.url.as_deref(),
@@ -133,6 +133,9 @@ pub struct LoadArgs {
     /// Replace a database that already holds tables (only TPC-C's tables are dropped)
     #[arg(long)]
     pub force: bool,
+
+    #[command(flatten)]
+    pub orders: crate::orders::OrdersLoadArgs,
 }
 
 #[derive(Args, Debug)]
@@ -210,6 +213,9 @@ pub struct RunArgs {
     /// Allow writing into an output directory or --json file oltplab did not create
     #[arg(long)]
     pub force: bool,
+
+    #[command(flatten)]
+    pub orders: crate::orders::OrdersRunArgs,
 }
 
 #[derive(Args, Debug)]
@@ -293,6 +299,7 @@ pub struct RunConfig {
 
 impl RunConfig {
     pub fn from_args(args: RunArgs) -> Result<RunConfig> {
+        args.orders.reject_for_tpcc()?;
         let db = args.db.spec()?;
         let warehouse_range = args
             .warehouse_range
@@ -363,6 +370,10 @@ impl RunConfig {
 }
 
 pub fn load(args: LoadArgs) -> Result<()> {
+    if args.db.workload == "orders" {
+        return crate::orders::load(args);
+    }
+    args.orders.reject_for_tpcc()?;
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
     let cfg = LoadConfig {
         db: args.db.spec()?,
@@ -466,6 +477,9 @@ pub fn load_with(cfg: &LoadConfig, stop: &AtomicBool) -> Result<LoadOutcome> {
 }
 
 pub fn run(args: RunArgs) -> Result<()> {
+    if args.db.workload == "orders" {
+        return crate::orders::run(args);
+    }
     let cfg = RunConfig::from_args(args)?;
     let outcome = run_with(&cfg, &STOP)?;
     if outcome.doc.summary.interrupted {
@@ -475,6 +489,9 @@ pub fn run(args: RunArgs) -> Result<()> {
 }
 
 pub fn check(args: CheckArgs) -> Result<()> {
+    if args.db.workload == "orders" {
+        return crate::orders::check(args);
+    }
     let cfg = CheckConfig {
         db: args.db.spec()?,
         quiet: crate::output::quiet(),

@@ -63,6 +63,9 @@ pub struct DbSpec {
     pub buffer_pool_bytes: u64,
     pub wal_dir: Option<PathBuf>,
     pub direct_io: bool,
+    /// More settings for a managed server (`name=value`, e.g. MariaDB's performance_schema).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub server_settings: Vec<(String, String)>,
 }
 
 impl DbSpec {
@@ -104,6 +107,7 @@ impl DbSpec {
             buffer_pool_bytes,
             wal_dir: wal_dir.map(Path::to_path_buf),
             direct_io,
+            server_settings: Vec::new(),
         };
         match (engine, url) {
             (Engine::Sqlite, Some(u)) => {
@@ -286,6 +290,7 @@ pub fn open(
                     cfg.direct_io = spec.direct_io;
                     cfg.max_connections = (connections as u32 + 10).max(100);
                     cfg.extra_env = extra_env;
+                    cfg.extra_settings = spec.server_settings.clone();
                     if let Open::Load { force } = how {
                         cfg.force = force;
                     }

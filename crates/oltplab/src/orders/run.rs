@@ -1,0 +1,651 @@
+//! `oltplab run orders`: open the database, check what was loaded, run each connection count of
+//! the sweep as one point (connect, warm up, fixed work), sample CPU at the edges of the measured
+//! work, print a line per report interval, and save the result after every point.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+
+use oltplab_core::units::{format_count, format_ns};
+use oltplab_core::{Error, Result};
+use oltplab_metrics::cpu::CpuTime;
+use oltplab_metrics::env::Env;
+use oltplab_metrics::latency::LatencyHistogram;
+use oltplab_metrics::schema::{now_rfc3339, ResultDoc, SCHEMA};
+use oltplab_metrics::{LatencyNs, Warning, WarningKind};
+use oltplab_workloads::orders::driver::{Event, PointConfig, PointOutcome, Second};
+use oltplab_workloads::orders::server;
+use oltplab_workloads::orders::sqlite::{self as osq, driver_threads};
+use oltplab_workloads::orders::Tables;
+use serde::{Deserialize, Serialize};
+
+use super::{
+    check_external_limit, durability_caveat, not_loaded, open_db, require_existing,
+    OrdersRunConfig, OrdersTarget,
+};
+use crate::output;
+use crate::tpcc::procstat;
+use crate::tpcc::target::{Engine, Open};
+
+/// `summary.cpu`: the same fields as a TPC-C run's.
+pub type OrdersCpu = crate::tpcc::TpccCpu;
+
+/// What the engine's waits figures mean and the busiest single events.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct WaitsInfo {
+    /// `waits_per_s`: waits counted and divided by the elapsed time; `waiting_sessions`: sampled,
+    /// the average number of sessions seen waiting (PostgreSQL).
+    pub unit: String,
+    pub source: String,
+    /// The busiest individual wait events of the last point, highest first.
+    pub top: Vec<(String, f64)>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub missing: Option<String>,
+}
+
+/// What the tables give up.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Durability {
+    /// `disk` or `memory`.
+    pub tables: String,
+    /// False for memory tables: a crash loses them.
+    pub survives_crash: bool,
+    /// The commit setting that decides whether a commit waits for the log: PostgreSQL's
+    /// synchronous_commit, InnoDB's innodb_flush_log_at_trx_commit, SQLite's synchronous.
+    pub commit_setting: String,
+    pub commit_value: String,
+    pub note: String,
+}
+
+/// `summary.sweep[]`: one connection count.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct SweepPoint {
+    pub connections: u32,
+    pub tps: f64,
+    pub elapsed_s: f64,
+    pub waits_per_s: BTreeMap<String, f64>,
+    pub waiting_sessions: BTreeMap<String, f64>,
+    pub transactions: u64,
+    pub errors: u64,
+    pub retries: u64,
+    pub lat_ns: LatencyNs,
+    pub cpu: OrdersCpu,
+    /// Opening the connections and the warm-up: not measured.
+    pub connect_s: f64,
+    pub warmup_s: f64,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct OrdersSummary {
+    /// Transactions per second of the measured work (all points together with a sweep).
+    pub tps: f64,
+    /// From the start of the fixed work until the last connection finished it (summed over the
+    /// points of a sweep).
+    pub elapsed_s: f64,
+    pub transactions: u64,
+    pub errors: u64,
+    pub retries: u64,
+    /// Per kind; `waits.unit` says whether these are waits per second or sampled waiting sessions.
+    pub waits_per_s: BTreeMap<String, f64>,
+    /// Per kind: the average number of sessions waiting (wait time over elapsed time, or sampled).
+    pub waiting_sessions: BTreeMap<String, f64>,
+    pub waits: WaitsInfo,
+    pub cpu: OrdersCpu,
+    pub lat_ns: LatencyNs,
+    pub mode: String,
+    pub tables: String,
+    pub connections: Vec<u32>,
+    pub tx_per_connection: u64,
+    pub warmup_tx_per_connection: u64,
+    pub durability: Durability,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sweep: Option<Vec<SweepPoint>>,
+    pub errors_by_kind: BTreeMap<String, u64>,
+    pub retries_by_kind: BTreeMap<String, u64>,
+    /// SQLite: the OS threads that take turns over the connections (at most this many
+    /// transactions in flight).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub driver_threads: Option<u32>,
+    /// Rows put back into memory tables that had lost them (MariaDB restart), before the run.
+    pub refilled_rows: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_error: Option<String>,
+    pub interrupted: bool,
+}
+
+/// One second of the measured work.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct OrdersInterval {
+    /// Seconds since the first point's measured work started (points follow each other).
+    pub t_s: f64,
+    pub connections: u32,
+    pub tps: f64,
+    pub lat_ns_mean: f64,
+    pub lat_ns_p99: u64,
+    /// Connections still working: the tail of a fixed-work run.
+    pub active_connections: u32,
+    pub errors: u64,
+    pub retries: u64,
+}
+
+pub type OrdersResult = ResultDoc<OrdersSummary, OrdersInterval>;
+
+pub struct RunOutcome {
+    pub doc: OrdersResult,
+    #[allow(dead_code)]
+    pub out_dir: Option<PathBuf>,
+}
+
+/// Runs every connection count of `cfg`; `stop` (Ctrl-C) ends the current point early and skips
+/// the rest. Saved after every point when `cfg.save`.
+pub fn run_with(cfg: &OrdersRunConfig, stop: &AtomicBool) -> Result<RunOutcome> {
+    require_existing(&cfg.db)?;
+    let max_connections = cfg.connections.iter().copied().max().unwrap_or(1);
+    check_external_limit(&cfg.db, max_connections)?;
+    let started_at = now_rfc3339();
+    let out_dir = if cfg.save {
+        Some(output::prepare_out_dir(
+            cfg.out.as_deref(),
+            "orders",
+            &started_at,
+            cfg.force,
+        )?)
+    } else {
+        None
+    };
+    let db = open_db(&cfg.db, Open::Existing, max_connections)?;
+    let probe = OrdersTarget::of(&cfg.db, &db, Tables::Disk);
+    let meta = probe.read_meta()?.ok_or_else(|| not_loaded(&cfg.db))?;
+    if let Some(t) = cfg.tables {
+        if t != meta.tables {
+            return Err(Error::usage(format!(
+                "{} was loaded with --tables {}, not {}: drop --tables, or load again with `oltplab load orders --tables {} --force`",
+                cfg.db.location(),
+                meta.tables.name(),
+                t.name(),
+                t.name()
+            )));
+        }
+    }
+    let target = OrdersTarget::of(&cfg.db, &db, meta.tables);
+    let refilled_rows = match (&target, meta.tables) {
+        (OrdersTarget::Server(t), Tables::Memory) => server::refill_if_empty(t, &meta, stop)?,
+        _ => 0,
+    };
+
+    let mut env = Env::collect(Some(&db.data_path));
+    env.engine_version = Some(db.version.clone());
+    env.engine_settings = db.settings.clone();
+    if let OrdersTarget::Sqlite(t) = &target {
+        // The workload's connections wait for the write lock in their own busy handler.
+        for k in ["busy_timeout_ms", "writers"] {
+            env.engine_settings.remove(k);
+        }
+        env.engine_settings.insert(
+            "busy_handler".into(),
+            "sleeps 20 µs, doubling to 2 ms, for up to about 60 s; then the transaction is retried"
+                .into(),
+        );
+        if t.tables == Tables::Memory {
+            env.engine_settings.insert(
+                "database".into(),
+                "in-memory (memdb VFS), filled from the loaded file at the start of each point"
+                    .into(),
+            );
+            env.engine_settings
+                .insert("journal_mode".into(), "memory".into());
+            env.engine_settings.insert("synchronous".into(), "0".into());
+        }
+    }
+    let config_json = serde_json::to_value(cfg).expect("config serialises");
+    let durability = durability_of(cfg.db.engine, meta.tables, &env.engine_settings);
+
+    if !cfg.quiet {
+        eprintln!(
+            "oltplab run orders — {} on {}, {} tables, {} mode, connections {}, {} transactions per connection after {} warm-up",
+            db.version,
+            cfg.db.location(),
+            meta.tables.name(),
+            cfg.mode.name(),
+            cfg.connections
+                .iter()
+                .map(|c| c.to_string())
+                .collect::<Vec<_>>()
+                .join(","),
+            format_count(cfg.tx_per_connection as f64),
+            format_count(cfg.warmup_tx_per_connection as f64)
+        );
+        if refilled_rows > 0 {
+            eprintln!(
+                "the MEMORY tables were empty after the server's restart: refilled {} rows (not measured)",
+                format_count(refilled_rows as f64)
+            );
+        }
+    }
+
+    let mut doc = OrdersResult {
+        schema: SCHEMA.into(),
+        kind: "run".into(),
+        tool: output::tool(),
+        started_at,
+        config: config_json,
+        env,
+        summary: OrdersSummary {
+            mode: cfg.mode.name().into(),
+            tables: meta.tables.name().into(),
+            connections: cfg.connections.clone(),
+            tx_per_connection: cfg.tx_per_connection,
+            warmup_tx_per_connection: cfg.warmup_tx_per_connection,
+            durability,
+            refilled_rows,
+            ..Default::default()
+        },
+        intervals: Vec::new(),
+        histograms: BTreeMap::new(),
+        warnings: Vec::new(),
+    };
+    let cores = doc.env.cores.max(1) as f64;
+    let mut outcomes: Vec<PointOutcome> = Vec::new();
+    let mut cpus: Vec<OrdersCpu> = Vec::new();
+    let mut t_offset = 0.0;
+    for &connections in &cfg.connections {
+        let point_cfg = PointConfig {
+            connections,
+            tx_per_connection: cfg.tx_per_connection,
+            warmup_tx_per_connection: cfg.warmup_tx_per_connection,
+            mode: cfg.mode,
+            scale: meta.scale,
+            max_retries: cfg.max_retries,
+            seed: cfg.seed.wrapping_add(connections as u64),
+        };
+        if !cfg.quiet {
+            eprintln!(
+                "{connections} connections: connecting and warming up ({} transactions each) …",
+                cfg.warmup_tx_per_connection
+            );
+        }
+        let server_pids = || -> Vec<u32> {
+            match (cfg.db.engine, &db.server) {
+                (_, Some(s)) => s.pids(),
+                (Engine::Sqlite, None) => Vec::new(),
+                (Engine::Postgres, None) => procstat::pids_named(&["postgres"]),
+                (Engine::Mariadb, None) => procstat::pids_named(&["mariadbd", "mysqld"]),
+            }
+        };
+        let mut edges = [(CpuTime::default(), (0.0, 0.0)); 2];
+        let mut on_event = |e: Event| {
+            let sample = (CpuTime::process(), procstat::pids_cpu_s(&server_pids()));
+            edges[usize::from(e == Event::MeasureEnd)] = sample;
+        };
+        let interval = cfg.report_interval_s.max(1.0) as usize;
+        let mut pending: Vec<Second> = Vec::new();
+        let quiet = cfg.quiet;
+        let mut on_second = |s: &Second| {
+            pending.push(s.clone());
+            if !quiet && pending.len() == interval {
+                eprintln!("{}", interval_line(connections, &pending));
+                pending.clear();
+            }
+        };
+        let outcome = match &target {
+            OrdersTarget::Sqlite(t) => {
+                osq::run_point(t, &meta, &point_cfg, stop, &mut on_second, &mut on_event)
+            }
+            OrdersTarget::Server(t) => {
+                server::run_point(t, &point_cfg, stop, &mut on_second, &mut on_event)
+            }
+        };
+        let outcome = match outcome {
+            Err(Error::Interrupted) => break,
+            other => other?,
+        };
+        if !cfg.quiet && !pending.is_empty() {
+            eprintln!("{}", interval_line(connections, &pending));
+        }
+        let cpu = point_cpu(&edges, &outcome, cores);
+        for s in &outcome.seconds {
+            let dt = if s.t_s.fract() > 0.0 {
+                s.t_s.fract()
+            } else {
+                1.0
+            };
+            doc.intervals.push(OrdersInterval {
+                t_s: t_offset + s.t_s,
+                connections,
+                tps: s.tx as f64 / dt,
+                lat_ns_mean: s.lat_ns_mean,
+                lat_ns_p99: s.lat_ns_p99,
+                active_connections: s.active_connections,
+                errors: s.errors,
+                retries: s.retries,
+            });
+        }
+        t_offset += outcome.elapsed_s;
+        doc.histograms
+            .insert(format!("tx_c{connections}"), outcome.latency.to_base64());
+        if !cfg.quiet {
+            print_point(&outcome, &cpu);
+        }
+        outcomes.push(outcome);
+        cpus.push(cpu);
+        summarise(&mut doc, &outcomes, &cpus, cfg, cores);
+        if let Some(dir) = &out_dir {
+            output::save(&doc, dir, cfg.json.as_deref())?;
+        }
+        if stop.load(std::sync::atomic::Ordering::Relaxed) {
+            break;
+        }
+    }
+    if outcomes.is_empty() {
+        return Err(Error::Interrupted);
+    }
+    if !cfg.quiet {
+        print_summary(&doc, out_dir.as_deref());
+    }
+    if let Some(server) = db.server {
+        server.stop()?;
+    }
+    Ok(RunOutcome { doc, out_dir })
+}
+
+/// Database and driver CPU of one point's measured work.
+fn point_cpu(edges: &[(CpuTime, (f64, f64)); 2], o: &PointOutcome, cores: f64) -> OrdersCpu {
+    let process = edges[1].0.since(&edges[0].0);
+    let (db_user_s, db_sys_s, driver) = match o.engine_cpu {
+        // SQLite runs on the driver's threads: their time is the engine's, the rest the driver's.
+        Some(engine) => (engine.user_s, engine.sys_s, process.since(&engine)),
+        None => (
+            (edges[1].1 .0 - edges[0].1 .0).max(0.0),
+            (edges[1].1 .1 - edges[0].1 .1).max(0.0),
+            process,
+        ),
+    };
+    let total = db_user_s + db_sys_s + driver.total_s();
+    OrdersCpu {
+        db_user_s,
+        db_sys_s,
+        driver_user_s: driver.user_s,
+        driver_sys_s: driver.sys_s,
+        utilisation: total / (o.elapsed_s.max(1e-9) * cores),
+        driver_share: if total > 0.0 {
+            driver.total_s() / total
+        } else {
+            0.0
+        },
+    }
+}
+
+/// Fills the summary and warnings from the points so far.
+fn summarise(
+    doc: &mut OrdersResult,
+    outcomes: &[PointOutcome],
+    cpus: &[OrdersCpu],
+    cfg: &OrdersRunConfig,
+    cores: f64,
+) {
+    let s = &mut doc.summary;
+    let elapsed: f64 = outcomes.iter().map(|o| o.elapsed_s).sum();
+    let mut all = LatencyHistogram::new();
+    let mut waits: BTreeMap<String, f64> = BTreeMap::new();
+    let mut sessions: BTreeMap<String, f64> = BTreeMap::new();
+    let mut cpu = OrdersCpu::default();
+    s.errors_by_kind.clear();
+    s.retries_by_kind.clear();
+    let mut sweep = Vec::new();
+    for (o, c) in outcomes.iter().zip(cpus) {
+        all.add(&o.latency);
+        for (k, v) in &o.waits.per_s {
+            // Time-weighted: the whole run's rate (or average waiting sessions).
+            *waits.entry(k.clone()).or_default() += v * o.elapsed_s / elapsed.max(1e-9);
+        }
+        for (k, v) in &o.waits.sessions {
+            *sessions.entry(k.clone()).or_default() += v * o.elapsed_s / elapsed.max(1e-9);
+        }
+        for (k, v) in &o.errors_by_kind {
+            *s.errors_by_kind.entry(k.clone()).or_default() += v;
+        }
+        for (k, v) in &o.retries_by_kind {
+            *s.retries_by_kind.entry(k.clone()).or_default() += v;
+        }
+        cpu.db_user_s += c.db_user_s;
+        cpu.db_sys_s += c.db_sys_s;
+        cpu.driver_user_s += c.driver_user_s;
+        cpu.driver_sys_s += c.driver_sys_s;
+        sweep.push(SweepPoint {
+            connections: o.connections,
+            tps: o.tx as f64 / o.elapsed_s.max(1e-9),
+            elapsed_s: o.elapsed_s,
+            waits_per_s: o.waits.per_s.clone(),
+            waiting_sessions: o.waits.sessions.clone(),
+            transactions: o.tx,
+            errors: o.errors,
+            retries: o.retries,
+            lat_ns: o.latency.stats(),
+            cpu: c.clone(),
+            connect_s: o.connect_s,
+            warmup_s: o.warmup_s,
+        });
+    }
+    let total_cpu = cpu.db_user_s + cpu.db_sys_s + cpu.driver_user_s + cpu.driver_sys_s;
+    cpu.utilisation = total_cpu / (elapsed.max(1e-9) * cores);
+    cpu.driver_share = if total_cpu > 0.0 {
+        (cpu.driver_user_s + cpu.driver_sys_s) / total_cpu
+    } else {
+        0.0
+    };
+    s.transactions = outcomes.iter().map(|o| o.tx).sum();
+    s.errors = outcomes.iter().map(|o| o.errors).sum();
+    s.retries = outcomes.iter().map(|o| o.retries).sum();
+    s.elapsed_s = elapsed;
+    s.tps = s.transactions as f64 / elapsed.max(1e-9);
+    s.waits_per_s = waits;
+    s.waiting_sessions = sessions;
+    s.cpu = cpu;
+    s.lat_ns = all.stats();
+    let last = outcomes.last().expect("at least one point");
+    s.waits = WaitsInfo {
+        unit: last.waits.unit.into(),
+        source: last.waits.source.clone(),
+        top: last.waits.top.clone(),
+        missing: last.waits.missing.clone(),
+    };
+    s.sweep = (cfg.connections.len() > 1).then_some(sweep);
+    s.first_error = outcomes.iter().find_map(|o| o.first_error.clone());
+    s.interrupted =
+        outcomes.iter().any(|o| o.interrupted) || outcomes.len() < cfg.connections.len();
+    if cfg.db.engine == Engine::Sqlite {
+        s.driver_threads = Some(driver_threads(last.connections));
+    }
+    doc.histograms.insert("tx".into(), all.to_base64());
+
+    let mut warnings = Vec::new();
+    if s.tables == "memory" {
+        warnings.push(Warning::new(
+            WarningKind::NotDurable,
+            format!(
+                "memory tables: {}; compare them with disk tables knowing that they buy speed with durability",
+                durability_caveat(cfg.db.engine)
+            ),
+        ));
+    }
+    if s.waits.unit == "waiting_sessions" {
+        warnings.push(Warning::new(
+            WarningKind::WaitsSampled,
+            "PostgreSQL counts no waits: summary.waits_per_s holds the average number of sessions seen waiting in pg_stat_activity samples (10 per second), not waits per second; compare them between runs, not with MariaDB's counts",
+        ));
+    }
+    if let Some(m) = &s.waits.missing {
+        warnings.push(Warning::new(WarningKind::WaitsSampled, m.clone()));
+    }
+    if s.interrupted {
+        warnings.push(Warning::new(
+            WarningKind::Interrupted,
+            format!(
+                "stopped by Ctrl-C: {} of the {} connection counts ran, the last one perhaps only in part",
+                outcomes.len(),
+                cfg.connections.len()
+            ),
+        ));
+    }
+    if s.transactions < 1000 {
+        warnings.push(Warning::new(
+            WarningKind::FewSamples,
+            format!(
+                "only {} transactions were measured: the percentiles rest on few samples; raise --tx-per-connection",
+                s.transactions
+            ),
+        ));
+    }
+    let driver_cores = (s.cpu.driver_user_s + s.cpu.driver_sys_s) / elapsed.max(1e-9);
+    if driver_cores > 0.5 && cfg.db.engine != Engine::Sqlite {
+        warnings.push(Warning::new(
+            WarningKind::CpuBound,
+            format!(
+                "the driver used {driver_cores:.2} cores: on a small machine it competes with the database for CPU, so the throughput is partly the driver's limit; run the driver on another machine (--url) to separate them"
+            ),
+        ));
+    }
+    doc.warnings = warnings;
+}
+
+/// The durability facts the result states with the figures.
+fn durability_of(
+    engine: Engine,
+    tables: Tables,
+    settings: &BTreeMap<String, String>,
+) -> Durability {
+    let (name, default) = match engine {
+        Engine::Postgres => ("synchronous_commit", "on"),
+        Engine::Mariadb => ("innodb_flush_log_at_trx_commit", "1"),
+        Engine::Sqlite => ("synchronous", "2"),
+    };
+    Durability {
+        tables: tables.name().into(),
+        survives_crash: tables == Tables::Disk,
+        commit_setting: name.into(),
+        commit_value: settings
+            .get(name)
+            .cloned()
+            .unwrap_or_else(|| format!("{default} (default, not reported by the server)")),
+        note: match tables {
+            Tables::Disk => {
+                "disk tables: each commit waits for the log (WAL, redo log) to reach the device"
+                    .into()
+            }
+            Tables::Memory => durability_caveat(engine).into(),
+        },
+    }
+}
+
+fn interval_line(connections: u32, seconds: &[Second]) -> String {
+    let n: f64 = seconds
+        .iter()
+        .map(|s| {
+            if s.t_s.fract() > 0.0 {
+                s.t_s.fract()
+            } else {
+                1.0
+            }
+        })
+        .sum();
+    let tx: u64 = seconds.iter().map(|s| s.tx).sum();
+    let errors: u64 = seconds.iter().map(|s| s.errors).sum();
+    let retries: u64 = seconds.iter().map(|s| s.retries).sum();
+    let p99 = seconds.iter().map(|s| s.lat_ns_p99).max().unwrap_or(0);
+    let last = seconds.last().cloned().unwrap_or_default();
+    format!(
+        "[{:>5.0}s] {connections} connections: tps {:>8}  p99 ≤ {:>8}  still working {:>5}  retries {retries}  errors {errors}",
+        last.t_s,
+        format_count(tx as f64 / n.max(1e-9)),
+        format_ns(p99 as f64),
+        last.active_connections
+    )
+}
+
+/// The biggest kinds of a waits map, e.g. `LWLock 6.9, IO 0.8`.
+fn waits_text(waits: &BTreeMap<String, f64>) -> String {
+    let mut v: Vec<_> = waits.iter().filter(|(_, x)| **x > 0.0).collect();
+    v.sort_by(|a, b| b.1.total_cmp(a.1));
+    let parts: Vec<String> = v
+        .iter()
+        .take(5)
+        .map(|(k, x)| match **x {
+            x if x < 10.0 => format!("{k} {x:.2}"),
+            x => format!("{k} {}", format_count(x)),
+        })
+        .collect();
+    if parts.is_empty() {
+        return "none seen".into();
+    }
+    parts.join(", ")
+}
+
+fn print_point(o: &PointOutcome, cpu: &OrdersCpu) {
+    let lat = o.latency.stats();
+    eprintln!(
+        "{} connections: {} transactions in {:.2} s = {} tps; latency mean {}, p50 {}, p99 {}, max {}; connect {:.1} s, warm-up {:.1} s (not measured)",
+        o.connections,
+        format_count(o.tx as f64),
+        o.elapsed_s,
+        format_count(o.tx as f64 / o.elapsed_s.max(1e-9)),
+        format_ns(lat.mean),
+        format_ns(lat.p50 as f64),
+        format_ns(lat.p99 as f64),
+        format_ns(lat.max as f64),
+        o.connect_s,
+        o.warmup_s
+    );
+    if o.waits.unit == "waits_per_s" {
+        eprintln!("  waits per second: {}", waits_text(&o.waits.per_s));
+    }
+    eprintln!(
+        "  sessions waiting (average): {}; CPU: database {:.1} s, driver {:.1} s, machine {:.0} % busy; retries {}, errors {}",
+        waits_text(&o.waits.sessions),
+        cpu.db_user_s + cpu.db_sys_s,
+        cpu.driver_user_s + cpu.driver_sys_s,
+        100.0 * cpu.utilisation,
+        o.retries,
+        o.errors
+    );
+}
+
+fn print_summary(doc: &OrdersResult, out_dir: Option<&std::path::Path>) {
+    let s = &doc.summary;
+    if let Some(sweep) = &s.sweep {
+        eprintln!();
+        eprintln!(
+            "{:>11}{:>12}{:>10}{:>10}{:>10}  sessions waiting (average)",
+            "connections", "elapsed", "tps", "p99", "cpu busy"
+        );
+        for p in sweep {
+            eprintln!(
+                "{:>11}{:>11.2}s{:>10}{:>10}{:>9.0}%  {}",
+                p.connections,
+                p.elapsed_s,
+                format_count(p.tps),
+                format_ns(p.lat_ns.p99 as f64),
+                100.0 * p.cpu.utilisation,
+                waits_text(&p.waiting_sessions)
+            );
+        }
+    }
+    eprintln!(
+        "{} tables, {} {} = {} tps over {:.2} s; {} = {}",
+        s.tables,
+        format_count(s.transactions as f64),
+        s.mode,
+        format_count(s.tps),
+        s.elapsed_s,
+        s.durability.commit_setting,
+        s.durability.commit_value
+    );
+    if let Some(e) = &s.first_error {
+        eprintln!("first error: {e}");
+    }
+    for w in &doc.warnings {
+        eprintln!("warning: {}", w.message);
+    }
+    if let Some(dir) = out_dir {
+        eprintln!("result: {}", dir.join(output::RESULT_FILE).display());
+    }
+}

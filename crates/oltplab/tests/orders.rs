@@ -1,0 +1,412 @@
+//! `oltplab load/run/check orders` as a user meets them: the real binary on embedded SQLite and on
+//! PostgreSQL and MariaDB servers that oltplab starts in a temporary data directory (and stops),
+//! a few dozen connections, both table kinds, both modes, and the result's contract fields.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use oltplab_dbs::server::{ManagedServer, ServerConfig, ServerKind};
+use serde_json::Value;
+
+fn oltplab(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_oltplab"))
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("run oltplab")
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("oltplab-it-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn ok(dir: &Path, args: &[&str]) -> String {
+    let out = oltplab(dir, args);
+    let err = stderr(&out);
+    assert!(out.status.success(), "oltplab {args:?} failed: {err}");
+    err
+}
+
+fn assert_usage_error(out: &Output, expected: &str) {
+    let err = stderr(out);
+    assert_eq!(out.status.code(), Some(2), "stderr: {err}");
+    assert!(err.contains(expected), "expected '{expected}' in: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+    let errors: Vec<&str> = err.lines().filter(|l| l.starts_with("oltplab:")).collect();
+    assert_eq!(errors.len(), 1, "one error: {err}");
+    assert_eq!(
+        err.trim().lines().last(),
+        Some(errors[0]),
+        "the error comes last: {err}"
+    );
+}
+
+fn result(dir: &Path, out: &str) -> Value {
+    result_file(&dir.join(out).join("result.json"))
+}
+
+fn warning_kinds(doc: &Value) -> Vec<String> {
+    doc["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["kind"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// The contract of a `run` (orders) result, and that the work done is what was asked.
+fn assert_run_result(doc: &Value, connections: &[u64], tx_per_connection: u64) {
+    assert_eq!(doc["schema"], "oltplab.result/1");
+    assert_eq!(doc["kind"], "run");
+    assert_eq!(doc["config"]["workload"], "orders");
+    let s = &doc["summary"];
+    let total: u64 = connections.iter().sum::<u64>() * tx_per_connection;
+    assert_eq!(
+        s["transactions"].as_u64().unwrap() + s["errors"].as_u64().unwrap(),
+        total,
+        "{s}"
+    );
+    assert_eq!(s["errors"], 0, "{}", s["first_error"]);
+    assert!(s["tps"].as_f64().unwrap() > 0.0);
+    assert!(s["elapsed_s"].as_f64().unwrap() > 0.0);
+    let tps = s["transactions"].as_f64().unwrap() / s["elapsed_s"].as_f64().unwrap();
+    assert!((tps / s["tps"].as_f64().unwrap() - 1.0).abs() < 1e-6);
+    assert!(s["waits_per_s"].is_object() && s["waiting_sessions"].is_object());
+    assert!(!s["waits"]["source"].as_str().unwrap().is_empty());
+    let cpu = &s["cpu"];
+    for f in [
+        "db_user_s",
+        "db_sys_s",
+        "driver_user_s",
+        "driver_sys_s",
+        "utilisation",
+    ] {
+        assert!(cpu[f].as_f64().is_some(), "cpu.{f}");
+    }
+    // Server processes' CPU comes in clock ticks (10 ms) per process, so a short run of many
+    // connections may round to zero; the whole never does.
+    assert!(cpu["utilisation"].as_f64().unwrap() > 0.0, "{cpu}");
+    assert!(s["lat_ns"]["p99"].as_u64().unwrap() > 0);
+    assert!(doc["histograms"]["tx"].is_string());
+    assert!(!doc["intervals"].as_array().unwrap().is_empty());
+    if connections.len() > 1 {
+        let sweep = s["sweep"].as_array().unwrap();
+        let got: Vec<u64> = sweep
+            .iter()
+            .map(|p| p["connections"].as_u64().unwrap())
+            .collect();
+        assert_eq!(got, connections);
+        for p in sweep {
+            assert!(p["tps"].as_f64().unwrap() > 0.0 && p["elapsed_s"].as_f64().unwrap() > 0.0);
+            assert!(p["waits_per_s"].is_object());
+        }
+    } else {
+        assert!(s["sweep"].is_null());
+    }
+}
+
+/// Load and run both table kinds and both modes on `engine` (managed by oltplab in `dir`).
+fn both_kinds(engine: &str, dir: &Path) -> (Value, Value) {
+    let base = ["--engine", engine, "--data-dir", "data"];
+    let with = |extra: &[&'static str]| -> Vec<&str> {
+        let mut v: Vec<&str> = base.to_vec();
+        v.extend_from_slice(extra);
+        v
+    };
+    let small = [
+        "--customers",
+        "500",
+        "--products",
+        "50",
+        "--initial-orders",
+        "300",
+    ];
+    let mut load = vec!["load", "orders"];
+    load.extend(with(&small));
+    ok(dir, &load);
+    // A second load without --force is refused: the tables hold data.
+    let out = oltplab(dir, &load);
+    assert_usage_error(&out, "--force");
+
+    let mut run = vec!["run", "orders"];
+    run.extend(with(&[
+        "--connections",
+        "8,24",
+        "--tx-per-connection",
+        "15",
+        "--warmup-tx",
+        "2",
+        "--out",
+        "disk",
+    ]));
+    ok(dir, &run);
+    let disk = result(dir, "disk");
+    assert_run_result(&disk, &[8, 24], 15);
+    assert_eq!(disk["summary"]["tables"], "disk");
+    assert_eq!(disk["summary"]["durability"]["survives_crash"], true);
+    assert!(!warning_kinds(&disk).contains(&"not_durable".to_string()));
+    ok(dir, &{
+        let mut v = vec!["check", "orders"];
+        v.extend(with(&[]));
+        v
+    });
+
+    let mut load = vec!["load", "orders", "--tables", "memory", "--force"];
+    load.extend(with(&small));
+    let err = ok(dir, &load);
+    assert!(
+        err.contains("crash") || err.contains("restart") || err.contains("gone"),
+        "{err}"
+    );
+    let mut run = vec!["run", "orders", "--mode", "update"];
+    run.extend(with(&[
+        "--connections",
+        "24",
+        "--tx-per-connection",
+        "15",
+        "--out",
+        "memory",
+    ]));
+    ok(dir, &run);
+    let memory = result(dir, "memory");
+    assert_run_result(&memory, &[24], 15);
+    assert_eq!(memory["summary"]["tables"], "memory");
+    assert_eq!(memory["summary"]["mode"], "update");
+    assert_eq!(memory["summary"]["durability"]["survives_crash"], false);
+    assert!(warning_kinds(&memory).contains(&"not_durable".to_string()));
+    // The loaded kind is what runs: asking for the other one is refused.
+    let mut run = vec!["run", "orders", "--tables", "disk"];
+    run.extend(with(&["--out", "refused"]));
+    assert_usage_error(&oltplab(dir, &run), "--tables memory");
+    ok(dir, &{
+        let mut v = vec!["check", "orders"];
+        v.extend(with(&[]));
+        v
+    });
+    (disk, memory)
+}
+
+#[test]
+fn sqlite_file_and_in_memory() {
+    let dir = scratch("orders-sqlite");
+    let (disk, memory) = both_kinds("sqlite", &dir);
+    assert!(dir.join("data/orders.sqlite").is_file());
+    for doc in [&disk, &memory] {
+        let s = &doc["summary"];
+        assert_eq!(s["waits"]["unit"], "waits_per_s");
+        assert!(s["waits_per_s"]["busy"].as_f64().is_some(), "{s}");
+        assert!(s["driver_threads"].as_u64().unwrap() >= 1);
+    }
+    assert_eq!(
+        disk["summary"]["durability"]["commit_setting"],
+        "synchronous"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn postgres_logged_and_unlogged() {
+    let dir = scratch("orders-pg");
+    let (disk, memory) = both_kinds("postgres", &dir);
+    for doc in [&disk, &memory] {
+        let s = &doc["summary"];
+        assert_eq!(s["waits"]["unit"], "waiting_sessions");
+        assert!(warning_kinds(doc).contains(&"waits_sampled".to_string()));
+        assert_eq!(s["durability"]["commit_setting"], "synchronous_commit");
+        assert_eq!(s["durability"]["commit_value"], "on");
+    }
+    // Logged tables wait for the WAL at commit; some sample catches a session doing so.
+    let waits = &disk["summary"]["waiting_sessions"];
+    assert!(
+        waits
+            .as_object()
+            .unwrap()
+            .keys()
+            .any(|k| k == "LWLock" || k == "IO"),
+        "{waits}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn mariadb_innodb_and_memory() {
+    let dir = scratch("orders-mariadb");
+    let (disk, memory) = both_kinds("mariadb", &dir);
+    for doc in [&disk, &memory] {
+        let s = &doc["summary"];
+        assert_eq!(s["waits"]["unit"], "waits_per_s");
+        assert!(s["waits"]["missing"].is_null(), "performance_schema is on");
+        // performance_schema counts the engine's mutex and rwlock waits.
+        assert!(
+            s["waits_per_s"]["synch/mutex"].as_f64().unwrap() > 0.0,
+            "{s}"
+        );
+    }
+    assert!(disk["env"]["engine_settings"]["innodb_flush_log_at_trx_commit"].is_string());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// An external server that allows fewer connections than asked for is refused before anything
+/// runs, with its limit in the message.
+#[test]
+fn external_server_connection_limit() {
+    let dir = scratch("orders-external");
+    let mut cfg = ServerConfig::new(ServerKind::Postgres, dir.join("server"));
+    cfg.max_connections = 20;
+    let server = ManagedServer::start(&cfg).expect("start PostgreSQL");
+    let url = server.url();
+    let small = [
+        "--customers",
+        "100",
+        "--products",
+        "10",
+        "--initial-orders",
+        "50",
+    ];
+    let mut load = vec!["load", "orders", "--url", url.as_str()];
+    load.extend(small);
+    ok(&dir, &load);
+    let out = oltplab(
+        &dir,
+        &[
+            "run",
+            "orders",
+            "--url",
+            &url,
+            "--connections",
+            "10,50",
+            "--out",
+            "r",
+        ],
+    );
+    assert_usage_error(&out, "max_connections 20");
+    assert!(!dir.join("r/result.json").exists());
+    let out = oltplab(
+        &dir,
+        &[
+            "run",
+            "orders",
+            "--url",
+            &url,
+            "--connections",
+            "10",
+            "--tx-per-connection",
+            "5",
+            "--out",
+            "r2",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    server.stop().unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn bad_input_is_one_sentence_and_exit_2() {
+    let dir = scratch("orders-bad");
+    let cases: &[(&[&str], &str)] = &[
+        (&["run", "orders", "--terminals", "4"], "--terminals"),
+        (&["run", "orders", "--duration", "30s"], "--duration"),
+        (&["run", "tpcc", "--mode", "insert"], "--mode"),
+        (&["run", "tpcc", "--connections", "10"], "--connections"),
+        (&["load", "tpcc", "--tables", "memory"], "--tables"),
+        (&["load", "orders", "--warehouses", "3"], "--warehouses"),
+        (&["run", "orders", "--connections", "0"], "--connections"),
+        (&["run", "orders", "--connections", "10,x"], "--connections"),
+        (&["run", "orders"], "oltplab load orders"),
+        (&["check", "orders"], "oltplab load orders"),
+        (&["load", "orders", "--customers", "0"], "--customers"),
+    ];
+    for (args, expected) in cases {
+        let out = oltplab(&dir, args);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains(expected),
+            "{args:?}: expected '{expected}' in {err}"
+        );
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// S5 on SQLite at the quick scale: four sweeps (disk and memory tables, update and insert), each
+/// run's result, results.json and the report with S5's three views.
+#[test]
+fn in_memory_study_quick_on_sqlite() {
+    let dir = scratch("orders-study");
+    ok(
+        &dir,
+        &[
+            "study",
+            "--scenario",
+            "in-memory",
+            "--scale",
+            "quick",
+            "--out",
+            "s",
+            "--data-dir",
+            "d",
+        ],
+    );
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("s/results.json")).unwrap())
+            .unwrap();
+    assert_eq!(doc["kind"], "study");
+    assert_eq!(doc["summary"]["scenario"], "in-memory");
+    let runs = doc["summary"]["runs"].as_array().unwrap();
+    let names: Vec<String> = runs
+        .iter()
+        .map(|r| {
+            format!(
+                "{}-{}",
+                r["tables"].as_str().unwrap(),
+                r["mode"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "disk-update",
+            "disk-insert",
+            "memory-update",
+            "memory-insert"
+        ]
+    );
+    for r in runs {
+        let points = r["points"].as_array().unwrap();
+        assert_eq!(points.len(), 3, "{r}");
+        for p in points {
+            assert!(p["tps"].as_f64().unwrap() > 0.0 && p["elapsed_s"].as_f64().unwrap() > 0.0);
+        }
+        let run = result_file(&dir.join("s").join(r["result"].as_str().unwrap()));
+        assert_run_result(&run, &[10, 50, 100], 20);
+    }
+    assert!(warning_kinds(&doc).contains(&"not_durable".to_string()));
+    let html = std::fs::read_to_string(dir.join("s/report.html")).unwrap();
+    for view in [
+        "Elapsed time of the fixed work",
+        "Throughput against connections",
+        "Waits against connections",
+    ] {
+        assert!(html.contains(view), "{view} missing from the report");
+    }
+    let out = oltplab(
+        &dir,
+        &["study", "--scenario", "in-memory", "--devices", "hdd-15k"],
+    );
+    assert_usage_error(&out, "--devices");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn result_file(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}

@@ -1,0 +1,437 @@
+//! Order entry on embedded SQLite. `disk`: the database file in WAL mode with a sync per commit;
+//! `memory`: an in-memory database (SQLite's memdb VFS, shared by every connection of the process)
+//! filled from the loaded file's recipe when the run starts, gone when it ends.
+//!
+//! SQLite executes a statement on the calling thread, so thousands of connections are a few OS
+//! threads, each taking turns over its share of the connections: at most one transaction per thread
+//! is in flight. Writers exclude each other (`BEGIN IMMEDIATE`); a connection that finds the write
+//! lock taken waits in SQLite's busy handler, and those waits are what `waits_per_s.busy` counts.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Barrier, Mutex};
+use std::time::{Duration, Instant};
+
+use oltplab_core::{Error, Result};
+use oltplab_dbs::sqlite::{self as sq, SqliteOptions};
+use oltplab_metrics::cpu::CpuTime;
+use rand::Rng;
+use rusqlite::{params, Connection, ErrorCode, OpenFlags};
+
+use super::driver::{Event, PointConfig, PointOutcome, Recorder, Second, Ticker, Waits};
+use super::{
+    connection_rng, generate, now_us, schema, Chunk, Dialect, Meta, Mode, NewOrder, Scale, Tables,
+    TxError, LINES_PER_ORDER, TABLES,
+};
+
+/// Busy-handler calls of every connection in this process (SQLite's lock waits), and their sleep.
+static BUSY_WAITS: AtomicU64 = AtomicU64::new(0);
+static BUSY_SLEEP_US: AtomicU64 = AtomicU64::new(0);
+
+/// Waits for the write lock with a growing sleep (20 µs … 2 ms); gives up after about 60 s, when
+/// SQLite returns SQLITE_BUSY and the transaction is retried.
+fn busy_handler(attempt: i32) -> bool {
+    BUSY_WAITS.fetch_add(1, Ordering::Relaxed);
+    let sleep_us = (20u64 << attempt.clamp(0, 7)).min(2000);
+    BUSY_SLEEP_US.fetch_add(sleep_us, Ordering::Relaxed);
+    std::thread::sleep(Duration::from_micros(sleep_us));
+    attempt < 30_000
+}
+
+/// Where the run's connections go.
+#[derive(Clone, Debug)]
+pub struct SqliteTarget {
+    /// The loaded database file.
+    pub path: PathBuf,
+    pub tables: Tables,
+    /// Page cache shared out over the connections (disk tables).
+    pub cache_bytes: u64,
+}
+
+/// Tables of this workload present in the database.
+pub fn existing_tables(conn: &Connection) -> Result<Vec<String>> {
+    let mut stmt = conn
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'oe\\_%' ESCAPE '\\'")
+        .map_err(failed("cannot list the tables"))?;
+    let names = stmt
+        .query_map([], |r| r.get::<_, String>(0))
+        .map_err(failed("cannot list the tables"))?
+        .filter_map(|r| r.ok())
+        .filter(|n| TABLES.contains(&n.as_str()))
+        .collect();
+    Ok(names)
+}
+
+fn failed(context: &'static str) -> impl Fn(rusqlite::Error) -> Error {
+    move |e| Error::failed(format!("SQLite: {context}: {e}"))
+}
+
+/// Creates the schema and fills it; `force` drops this workload's tables first.
+pub fn load(
+    conn: &Connection,
+    meta: &Meta,
+    force: bool,
+    location: &str,
+    progress: &dyn Fn(u64),
+    stop: &AtomicBool,
+) -> Result<()> {
+    let present = existing_tables(conn)?;
+    if !present.is_empty() {
+        if !force {
+            return Err(Error::usage(format!(
+                "{location} already holds the order-entry tables ({}): run on them with `oltplab run orders`, or add --force to replace them",
+                present.join(", ")
+            )));
+        }
+        for t in &present {
+            conn.execute_batch(&format!("DROP TABLE {t}"))
+                .map_err(failed("cannot drop an old table"))?;
+        }
+    }
+    for ddl in schema(Dialect::Sqlite, meta.tables) {
+        conn.execute_batch(&ddl)
+            .map_err(failed("cannot create the schema"))?;
+    }
+    fill(conn, meta, progress, stop)?;
+    let tx = conn
+        .unchecked_transaction()
+        .map_err(failed("cannot begin"))?;
+    for (k, v) in meta.rows() {
+        tx.execute(
+            "INSERT INTO oe_meta (name, value) VALUES (?1, ?2)",
+            params![k, v],
+        )
+        .map_err(failed("cannot record the load"))?;
+    }
+    tx.commit().map_err(failed("cannot commit"))
+}
+
+/// Inserts the initial data, one transaction per chunk.
+fn fill(conn: &Connection, meta: &Meta, progress: &dyn Fn(u64), stop: &AtomicBool) -> Result<()> {
+    let mut rows = 0;
+    for chunk in generate(meta.scale, meta.seed, 5000) {
+        if stop.load(Ordering::Relaxed) {
+            return Err(Error::Interrupted);
+        }
+        let tx = conn
+            .unchecked_transaction()
+            .map_err(failed("cannot begin"))?;
+        match &chunk {
+            Chunk::Customers(v) => {
+                let mut s = tx
+                    .prepare_cached("INSERT INTO oe_customers VALUES (?1, ?2, ?3)")
+                    .map_err(failed("cannot prepare"))?;
+                for (id, name, balance) in v {
+                    s.execute(params![id, name, balance])
+                        .map_err(failed("cannot insert"))?;
+                }
+            }
+            Chunk::Products(v) => {
+                let mut s = tx
+                    .prepare_cached("INSERT INTO oe_products VALUES (?1, ?2, ?3)")
+                    .map_err(failed("cannot prepare"))?;
+                for (id, name, price) in v {
+                    s.execute(params![id, name, price])
+                        .map_err(failed("cannot insert"))?;
+                }
+            }
+            Chunk::Orders(v) => {
+                let mut so = tx
+                    .prepare_cached("INSERT INTO oe_orders VALUES (?1, ?2, ?3, 0, ?4)")
+                    .map_err(failed("cannot prepare"))?;
+                let mut sl = tx
+                    .prepare_cached("INSERT INTO oe_order_lines VALUES (?1, ?2, ?3, ?4, ?5)")
+                    .map_err(failed("cannot prepare"))?;
+                let entry = now_us();
+                for (id, o) in v {
+                    so.execute(params![id, o.c_id, entry, o.total_cents()])
+                        .map_err(failed("cannot insert"))?;
+                    for (n, l) in o.lines.iter().enumerate() {
+                        sl.execute(params![id, n as i64 + 1, l.p_id, l.qty, l.amount_cents()])
+                            .map_err(failed("cannot insert"))?;
+                    }
+                }
+            }
+        }
+        tx.commit().map_err(failed("cannot commit"))?;
+        rows += chunk.rows();
+        progress(rows);
+    }
+    Ok(())
+}
+
+/// The load's record, if the database holds a complete load.
+pub fn read_meta(conn: &Connection) -> Result<Option<Meta>> {
+    if !existing_tables(conn)?.iter().any(|t| t == "oe_meta") {
+        return Ok(None);
+    }
+    let mut stmt = conn
+        .prepare("SELECT name, value FROM oe_meta")
+        .map_err(failed("cannot read oe_meta"))?;
+    let rows: BTreeMap<String, String> = stmt
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .map_err(failed("cannot read oe_meta"))?
+        .filter_map(|r| r.ok())
+        .collect();
+    Ok(Meta::from_rows(&rows))
+}
+
+/// Orders whose lines are not five or whose total is not the sum of its lines (0 = consistent).
+pub fn inconsistent_orders(conn: &Connection) -> Result<u64> {
+    conn.query_row(super::CHECK_SQL, [], |r| r.get::<_, i64>(0))
+        .map(|n| n as u64)
+        .map_err(failed("the consistency query failed"))
+}
+
+/// A process-private in-memory database filled with the loaded data, and kept alive by the
+/// returned connection (memdb frees the database when its last connection closes).
+fn memory_database(meta: &Meta, stop: &AtomicBool) -> Result<(Connection, String)> {
+    static N: AtomicU64 = AtomicU64::new(0);
+    let uri = format!(
+        "file:/oltplab-orders-{}-{}?vfs=memdb",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    );
+    let conn = open_memory(&uri)?;
+    for ddl in schema(Dialect::Sqlite, Tables::Memory) {
+        conn.execute_batch(&ddl)
+            .map_err(failed("cannot create the schema"))?;
+    }
+    fill(&conn, meta, &|_| {}, stop)?;
+    Ok((conn, uri))
+}
+
+fn open_memory(uri: &str) -> Result<Connection> {
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+        | OpenFlags::SQLITE_OPEN_CREATE
+        | OpenFlags::SQLITE_OPEN_URI
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn = Connection::open_with_flags(uri, flags)
+        .map_err(|e| Error::failed(format!("cannot open SQLite's in-memory database: {e}")))?;
+    // A rollback journal in memory: transactions still roll back; nothing is synced.
+    conn.execute_batch("PRAGMA journal_mode = MEMORY; PRAGMA synchronous = OFF;")
+        .map_err(failed("cannot set up the in-memory database"))?;
+    Ok(conn)
+}
+
+/// One connection of the run with its random choices.
+struct Session {
+    conn: Connection,
+    rng: rand::rngs::SmallRng,
+}
+
+fn classify(e: rusqlite::Error) -> TxError {
+    let retry_kind = match e.sqlite_error_code() {
+        Some(ErrorCode::DatabaseBusy) | Some(ErrorCode::DatabaseLocked) => Some("busy"),
+        _ => None,
+    };
+    TxError {
+        retry_kind,
+        message: format!("SQLite: {e}"),
+    }
+}
+
+impl Session {
+    fn transaction(&mut self, mode: Mode, scale: &Scale) -> std::result::Result<(), TxError> {
+        let result = self.attempt(mode, scale);
+        if result.is_err() && !self.conn.is_autocommit() {
+            let _ = self.conn.execute_batch("ROLLBACK");
+        }
+        result.map_err(classify)
+    }
+
+    fn attempt(&mut self, mode: Mode, scale: &Scale) -> rusqlite::Result<()> {
+        let c = &self.conn;
+        c.execute_batch("BEGIN IMMEDIATE")?;
+        match mode {
+            Mode::Insert => {
+                let o = NewOrder::random(&mut self.rng, scale);
+                c.prepare_cached(
+                    "INSERT INTO oe_orders (o_c_id, o_entry_us, o_status, o_total_cents) VALUES (?1, ?2, 0, ?3)",
+                )?
+                .execute(params![o.c_id, now_us(), o.total_cents()])?;
+                let o_id = c.last_insert_rowid();
+                let mut values: Vec<rusqlite::types::Value> = Vec::with_capacity(20);
+                for (n, l) in o.lines.iter().enumerate() {
+                    values.extend([
+                        o_id.into(),
+                        (n as i64 + 1).into(),
+                        (l.p_id as i64).into(),
+                        (l.qty as i64).into(),
+                        l.amount_cents().into(),
+                    ]);
+                }
+                c.prepare_cached(&insert_lines_sql())?
+                    .execute(rusqlite::params_from_iter(values))?;
+            }
+            Mode::Update => {
+                let o_id = self.rng.random_range(1..=scale.orders as i64);
+                c.prepare_cached(super::update_lines_sql(Dialect::Sqlite))?
+                    .execute([o_id])?;
+                c.prepare_cached(super::update_order_sql(Dialect::Sqlite))?
+                    .execute([o_id])?;
+            }
+        }
+        c.execute_batch("COMMIT")
+    }
+}
+
+/// `INSERT INTO oe_order_lines VALUES (?, ?, ?, ?, ?), …` for five lines.
+fn insert_lines_sql() -> String {
+    let rows = ["(?, ?, ?, ?, ?)"; LINES_PER_ORDER].join(", ");
+    format!("INSERT INTO oe_order_lines (ol_o_id, ol_number, ol_p_id, ol_qty, ol_amount_cents) VALUES {rows}")
+}
+
+/// Threads driving the connections: more than the cores only adds waiting for the write lock.
+pub fn driver_threads(connections: u32) -> u32 {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
+    connections.clamp(1, 2 * cores)
+}
+
+/// Runs one point. For `memory`, the in-memory database is made and filled first (not measured).
+pub fn run_point(
+    target: &SqliteTarget,
+    meta: &Meta,
+    cfg: &PointConfig,
+    stop: &AtomicBool,
+    on_second: &mut dyn FnMut(&Second),
+    on_event: &mut dyn FnMut(Event),
+) -> Result<PointOutcome> {
+    let connect_started = Instant::now();
+    let memory = match target.tables {
+        Tables::Memory => Some(memory_database(meta, stop)?),
+        Tables::Disk => None,
+    };
+    let open = |i: u32| -> Result<Session> {
+        let conn = match &memory {
+            Some((_, uri)) => open_memory(uri)?,
+            None => sq::open(
+                &target.path,
+                &SqliteOptions {
+                    cache_bytes: (target.cache_bytes / cfg.connections.max(1) as u64)
+                        .max(256 << 10),
+                    ..SqliteOptions::default()
+                },
+            )?,
+        };
+        conn.busy_handler(Some(busy_handler))
+            .map_err(failed("cannot set the busy handler"))?;
+        conn.set_prepared_statement_cache_capacity(16);
+        Ok(Session {
+            conn,
+            rng: connection_rng(cfg.seed, i),
+        })
+    };
+    let threads = driver_threads(cfg.connections);
+    let mut shares: Vec<Vec<Session>> = (0..threads).map(|_| Vec::new()).collect();
+    for i in 0..cfg.connections {
+        shares[(i % threads) as usize].push(open(i)?);
+    }
+    let connect_s = connect_started.elapsed().as_secs_f64();
+
+    let recorder = Arc::new(Recorder::new(cfg.connections));
+    let barrier = Arc::new(Barrier::new(threads as usize + 1));
+    let last_finish: Arc<Mutex<Option<Instant>>> = Arc::new(Mutex::new(None));
+    let engine_cpu = Arc::new(Mutex::new(CpuTime::default()));
+    let warmup_started = Instant::now();
+    let mut outcome = std::thread::scope(|scope| -> Result<PointOutcome> {
+        let mut handles = Vec::new();
+        for mut sessions in shares.drain(..) {
+            let (recorder, barrier, last_finish, engine_cpu) = (
+                recorder.clone(),
+                barrier.clone(),
+                last_finish.clone(),
+                engine_cpu.clone(),
+            );
+            let cfg = cfg.clone();
+            handles.push(scope.spawn(move || {
+                let turn = |sessions: &mut Vec<Session>, rounds: u64, measured: bool| {
+                    for round in 0..rounds {
+                        for s in sessions.iter_mut() {
+                            if stop.load(Ordering::Relaxed) {
+                                return;
+                            }
+                            let (lat, retries, err) =
+                                super::driver::retry_loop(cfg.max_retries, || {
+                                    s.transaction(cfg.mode, &cfg.scale)
+                                });
+                            recorder.record(measured, lat, &retries, err.as_ref());
+                            if measured && round + 1 == rounds {
+                                recorder.active.fetch_sub(1, Ordering::Relaxed);
+                            }
+                        }
+                    }
+                };
+                turn(&mut sessions, cfg.warmup_tx_per_connection, false);
+                barrier.wait();
+                let cpu_before = CpuTime::thread();
+                turn(&mut sessions, cfg.tx_per_connection, true);
+                let now = Instant::now();
+                let used = CpuTime::thread().since(&cpu_before);
+                {
+                    let mut total = engine_cpu.lock().unwrap_or_else(|p| p.into_inner());
+                    *total = total.plus(&used);
+                }
+                let mut last = last_finish.lock().unwrap_or_else(|p| p.into_inner());
+                *last = Some(last.map_or(now, |l| l.max(now)));
+            }));
+        }
+        barrier.wait();
+        let warmup_s = warmup_started.elapsed().as_secs_f64();
+        let busy_start = (
+            BUSY_WAITS.load(Ordering::Relaxed),
+            BUSY_SLEEP_US.load(Ordering::Relaxed),
+        );
+        on_event(Event::MeasureStart);
+        let start = Instant::now();
+        let mut ticker = Ticker::new(start);
+        while !handles.iter().all(|h| h.is_finished()) {
+            ticker.due(&recorder, on_second);
+            let wait = ticker
+                .next_deadline()
+                .saturating_duration_since(Instant::now())
+                .min(Duration::from_millis(5));
+            std::thread::sleep(wait);
+        }
+        for h in handles {
+            h.join()
+                .map_err(|_| Error::failed("an SQLite driver thread panicked"))?;
+        }
+        let end = last_finish
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .unwrap_or_else(Instant::now);
+        on_event(Event::MeasureEnd);
+        let busy = BUSY_WAITS.load(Ordering::Relaxed) - busy_start.0;
+        let busy_s = (BUSY_SLEEP_US.load(Ordering::Relaxed) - busy_start.1) as f64 / 1e6;
+        ticker.finish(&recorder, end, on_second);
+        let mut outcome = recorder.outcome(cfg.connections);
+        outcome.elapsed_s = end.duration_since(start).as_secs_f64();
+        outcome.warmup_s = warmup_s;
+        outcome.seconds = std::mem::take(&mut ticker.seconds);
+        outcome.engine_cpu = Some(*engine_cpu.lock().unwrap_or_else(|p| p.into_inner()));
+        let per_s = busy as f64 / outcome.elapsed_s.max(1e-9);
+        let sessions = busy_s / outcome.elapsed_s.max(1e-9);
+        outcome.waits = Waits {
+            per_s: [("busy".to_string(), per_s)].into(),
+            sessions: [("busy".to_string(), sessions)].into(),
+            top: vec![("busy (write lock taken)".to_string(), sessions)],
+            unit: "waits_per_s",
+            source: format!(
+                "SQLite busy-handler calls: a connection found the write lock taken and slept 20 µs to 2 ms (its sleep goes into waiting_sessions; {threads} driver threads)"
+            ),
+            missing: None,
+        };
+        Ok(outcome)
+    })?;
+    outcome.connect_s = connect_s;
+    outcome.interrupted = stop.load(Ordering::Relaxed);
+    drop(memory);
+    Ok(outcome)
+}
+
+/// Opens the loaded file for inspection (run start, check).
+pub fn open_file(path: &Path) -> Result<Connection> {
+    sq::open(path, &SqliteOptions::default())
+}
