@@ -237,6 +237,62 @@ fn tx_table(doc: &Doc) -> Table {
     t
 }
 
+/// What each transaction type cost in I/O (`summary.io.by_tx` of a traced run; a study's
+/// `io_by_tx` per device): `rows` are (label, that type's entry).
+pub fn io_per_tx_table(id: &str, title: &str, first: &str, rows: &[(String, &Value)]) -> Table {
+    let mut t = Table::new(
+        id,
+        title,
+        vec![
+            Column::new("name", first, Unit::Text),
+            Column::new("transactions", "transactions", Unit::Count),
+            Column::new("reads_per_tx", "reads/tx", Unit::Number),
+            Column::new("writes_per_tx", "writes/tx", Unit::Number),
+            Column::new("syncs_per_tx", "syncs/tx", Unit::Number),
+            Column::new("read_bytes_per_tx", "read/tx", Unit::Bytes),
+            Column::new("written_bytes_per_tx", "written/tx", Unit::Bytes),
+            Column::new("reads", "reads", Unit::Count),
+            Column::new("writes", "writes", Unit::Count),
+            Column::new("syncs", "syncs", Unit::Count),
+        ],
+    );
+    for (label, v) in rows {
+        // Per-transaction figures mean nothing for I/O outside transactions (`other`).
+        let per = |field: &str| num(v, field).filter(|_| num(v, "/transactions") > Some(0.0));
+        t.push(vec![
+            Cell::Text(label.clone()),
+            Cell::Num(num(v, "/transactions")),
+            Cell::Num(per("/reads_per_tx")),
+            Cell::Num(per("/writes_per_tx")),
+            Cell::Num(per("/syncs_per_tx")),
+            Cell::Num(per("/read_bytes_per_tx")),
+            Cell::Num(per("/written_bytes_per_tx")),
+            Cell::Num(num(v, "/reads")),
+            Cell::Num(num(v, "/writes")),
+            Cell::Num(num(v, "/syncs")),
+        ]);
+    }
+    t
+}
+
+fn run_io_table(doc: &Doc) -> Table {
+    let by_tx = &doc.v["summary"]["io"]["by_tx"];
+    let mut names: Vec<&str> = tx_names(doc)
+        .into_iter()
+        .filter(|n| by_tx.get(*n).is_some())
+        .collect();
+    if by_tx.get("other").is_some() {
+        names.push("other");
+    }
+    let rows: Vec<(String, &Value)> = names.iter().map(|n| (n.to_string(), &by_tx[*n])).collect();
+    io_per_tx_table(
+        "io_by_tx",
+        "I/O per transaction type (from the trace; other: background work and time between transactions)",
+        "transaction",
+        &rows,
+    )
+}
+
 fn sweep_table(doc: &Doc) -> Table {
     let sweep = doc.array("/summary/sweep");
     let per = if waits_label(doc) == "waits per second" {
@@ -299,6 +355,7 @@ pub fn section(doc: &Doc, index: usize, charts: bool) -> Section {
     }
     s.table(summary_table(doc));
     s.table(tx_table(doc));
+    s.table(run_io_table(doc));
     s.table(sweep_table(doc));
     common::warnings(&mut s, doc);
     common::context(&mut s, &[doc]);

@@ -131,6 +131,16 @@ pub fn section(doc: &Doc, index: usize, charts: bool) -> Section {
         study_charts(&mut s, &mut ids, &devs, base);
     }
     s.table(devices_table(&devs, base));
+    let new_orders: Vec<(String, &Value)> = devs
+        .iter()
+        .filter_map(|d| Some((d.name.clone(), d.v.pointer("/io_by_tx/new_order")?)))
+        .collect();
+    s.table(crate::run::io_per_tx_table(
+        "io_per_new_order",
+        "I/O per New-Order in the TPC-C run of each device",
+        "device",
+        &new_orders,
+    ));
     common::warnings(&mut s, doc);
     common::context(&mut s, &[doc]);
     s

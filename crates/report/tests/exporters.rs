@@ -119,6 +119,36 @@ fn study_report() {
 }
 
 #[test]
+fn io_per_transaction_type_is_shown_for_a_traced_run() {
+    let mut run = common::tpcc_run(1, 2, 2, 0);
+    run["summary"]["io"]["by_tx"] = serde_json::json!({
+        "new_order": {"transactions": 400, "reads": 1200, "writes": 500, "syncs": 400,
+            "read_bytes": 19660800, "written_bytes": 8192000, "reads_per_tx": 3.0,
+            "writes_per_tx": 1.25, "syncs_per_tx": 1.0, "read_bytes_per_tx": 49152.0,
+            "written_bytes_per_tx": 20480.0},
+        "other": {"transactions": 0, "reads": 7, "writes": 90, "syncs": 30, "read_bytes": 0,
+            "written_bytes": 0, "reads_per_tx": 0.0, "writes_per_tx": 0.0, "syncs_per_tx": 0.0,
+            "read_bytes_per_tx": 0.0, "written_bytes_per_tx": 0.0}
+    });
+    let md = oltplab_report::markdown(&[run]).unwrap();
+    assert!(md.contains("### I/O per transaction type"), "{md}");
+    assert!(
+        md.contains(
+            "| new_order | 400 | 3.00 | 1.25 | 1.00 | 48 KiB | 20 KiB | 1,200 | 500 | 400 |"
+        ),
+        "{md}"
+    );
+    // Outside transactions there is no per-transaction figure.
+    assert!(
+        md.contains("| other | 0 | — | — | — | — | — | 7 | 90 | 30 |"),
+        "{md}"
+    );
+    // An untraced run has no such table.
+    let plain = oltplab_report::markdown(&[common::tpcc_run(1, 2, 2, 0)]).unwrap();
+    assert!(!plain.contains("I/O per transaction"), "{plain}");
+}
+
+#[test]
 fn markdown_and_csv_hold_the_figures() {
     let md = oltplab_report::markdown(&[study()]).unwrap();
     // Ratios against the baseline device, in S1's terms.
