@@ -21,8 +21,8 @@ def read(name):
 def gnu_time(name):
     """(user + system CPU seconds, wall seconds) from GNU time -v."""
     text = read(name + ".time")
-    if text is None:
-        return None
+    if not text or "User time" not in text:
+        return None  # not run (yet)
     user = float(re.search(r"User time \(seconds\): ([\d.]+)", text).group(1))
     system = float(re.search(r"System time \(seconds\): ([\d.]+)", text).group(1))
     wall = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): ([\d:.]+)", text).group(1)
@@ -207,3 +207,9 @@ if sq:
           f"| {fmt(cpu['driver_user_s'] + cpu['driver_sys_s'], 1)} "
           f"| {'holds' if check_ok('sqlite-check-oltplab-1') else 'VIOLATED'} |")
     print()
+
+loads = read("loadavg.txt")
+if loads:
+    print("1-minute load average of the machine before → after each command (2 cores; above ~2 means "
+          "other work competed with the run):\n")
+    print("; ".join(f"{n} {a} → {b}" for n, a, b in (line.split() for line in loads.splitlines())) + "\n")

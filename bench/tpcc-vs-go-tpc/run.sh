@@ -45,6 +45,7 @@ for c in go /usr/bin/time python3 setpriv initdb postgres psql mariadb-install-d
 done
 mkdir -p "$out" "$work"
 out="$(cd "$out" && pwd)"
+rm -f "$out/loadavg.txt"
 
 # --- go-tpc, built from the Go module proxy (not committed) -----------------------------------
 # `go install …@version` asks the proxy for the module's version list (deprecation check), which
@@ -86,9 +87,12 @@ run() { # name, server pid (or -), command…
   echo "$*" >> "$out/commands.txt"
   local before=""
   [ "$spid" = - ] || before="$(python3 "$here/proc_cpu.py" "$spid")"
+  # The machine's load before and after: other work on it shows here.
+  local load_before; load_before="$(cut -d' ' -f1 /proc/loadavg)"
   local rc=0
   /usr/bin/time -v -o "$out/$name.time" "$@" > "$out/$name.stdout" 2> "$out/$name.stderr" || rc=$?
   [ "$spid" = - ] || echo "$before $(python3 "$here/proc_cpu.py" "$spid")" > "$out/$name.server_cpu"
+  echo "$name $load_before $(cut -d' ' -f1 /proc/loadavg)" >> "$out/loadavg.txt"
   if [ "$rc" -ne 0 ]; then
     echo "$name failed (exit $rc); see $out/$name.stderr:" >&2
     tail -5 "$out/$name.stderr" >&2
