@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use super::gen::{CUSTOMERS, DISTRICTS, ITEMS};
 use super::random::{last_name, Constants, TpccRng, A_C_ID, A_C_LAST, A_OL_I_ID};
-use crate::sql::{Conn, DbError, DbResult, Dialect, Rows, Stmt, StmtBuilder, TxMode, P};
+use crate::sql::{Conn, DbError, DbResult, Dialect, ErrorKind, Rows, Stmt, StmtBuilder, TxMode, P};
 
 /// The transaction types, in the order of the tags the tracing VFS stamps on I/O (1..=5).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -296,22 +296,37 @@ pub struct Statements {
     os_order: Stmt,
     os_lines: Stmt,
     dl_no_ret: Stmt,
-    dl_no_sel: Stmt,
     dl_no_any: Stmt,
-    dl_no_del: Stmt,
     dl_o_ret: Stmt,
-    dl_o_sel: Stmt,
-    dl_o_upd: Stmt,
     dl_ol_ret: Stmt,
-    dl_ol_upd: Stmt,
-    dl_ol_sum: Stmt,
     dl_c_upd: Stmt,
+    /// MariaDB, Delivery for all districts at once: the oldest new order of each (a plain read);
+    /// then, per number of districts, its deletion (which locks), the orders read and updated, the
+    /// order lines updated and summed, and the customers updated.
+    dl_all_oldest: Stmt,
+    dl_all_no_del: Vec<Stmt>,
+    dl_all_o_sel: Vec<Stmt>,
+    dl_all_o_upd: Vec<Stmt>,
+    dl_all_ol_upd: Vec<Stmt>,
+    dl_all_ol_sum: Vec<Stmt>,
+    dl_all_c_upd: Vec<Stmt>,
     sl_dist: Stmt,
     sl_count: Stmt,
 }
 
 fn marks(n: usize) -> String {
     vec!["?"; n].join(", ")
+}
+
+/// One statement per number of districts (0..=10): `head`, then `(D = ? AND O = ?) OR …` for that
+/// many (district, order) keys in parentheses, then `tail`.
+fn per_district(b: &mut StmtBuilder, head: &str, d: &str, o: &str, tail: &str) -> Vec<Stmt> {
+    (0..=DISTRICTS as usize)
+        .map(|n| {
+            let keys = vec![format!("({d} = ? AND {o} = ?)"); n.max(1)].join(" OR ");
+            b.make(&format!("{head} ({keys}){tail}"))
+        })
+        .collect()
 }
 
 impl Statements {
@@ -487,38 +502,69 @@ impl Statements {
                 "DELETE FROM new_order WHERE no_w_id = ? AND no_d_id = ? AND no_o_id = \
                  (SELECT MIN(no_o_id) FROM new_order WHERE no_w_id = ? AND no_d_id = ?) RETURNING no_o_id",
             ),
-            dl_no_sel: b.make(&format!(
-                "SELECT no_o_id FROM new_order WHERE no_w_id = ? AND no_d_id = ? ORDER BY no_o_id LIMIT 1{fu}"
-            )),
             dl_no_any: b.make(
                 "SELECT no_o_id FROM new_order WHERE no_w_id = ? AND no_d_id = ? LIMIT 1",
             ),
-            dl_no_del: b.make(
-                "DELETE FROM new_order WHERE no_w_id = ? AND no_d_id = ? AND no_o_id = ?",
-            ),
             dl_o_ret: b.make(
                 "UPDATE orders SET o_carrier_id = ? WHERE o_w_id = ? AND o_d_id = ? AND o_id = ? RETURNING o_c_id",
-            ),
-            dl_o_sel: b.make(&format!(
-                "SELECT o_c_id FROM orders WHERE o_w_id = ? AND o_d_id = ? AND o_id = ?{fu}"
-            )),
-            dl_o_upd: b.make(
-                "UPDATE orders SET o_carrier_id = ? WHERE o_w_id = ? AND o_d_id = ? AND o_id = ?",
             ),
             dl_ol_ret: b.make(
                 "UPDATE order_line SET ol_delivery_d = ? WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ? \
                  RETURNING ol_amount",
             ),
-            dl_ol_upd: b.make(
-                "UPDATE order_line SET ol_delivery_d = ? WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ?",
-            ),
-            dl_ol_sum: b.make(
-                "SELECT SUM(ol_amount) FROM order_line WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ?",
-            ),
             dl_c_upd: b.make(
                 "UPDATE customer SET c_balance = c_balance + ?, c_delivery_cnt = c_delivery_cnt + 1 \
                  WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?",
             ),
+            dl_all_oldest: b.make(
+                "SELECT no_d_id, MIN(no_o_id) FROM new_order WHERE no_w_id = ? GROUP BY no_d_id",
+            ),
+            dl_all_no_del: per_district(
+                &mut b,
+                "DELETE FROM new_order WHERE no_w_id = ? AND",
+                "no_d_id",
+                "no_o_id",
+                "",
+            ),
+            dl_all_o_sel: per_district(
+                &mut b,
+                "SELECT o_d_id, o_c_id FROM orders WHERE o_w_id = ? AND",
+                "o_d_id",
+                "o_id",
+                "",
+            ),
+            dl_all_o_upd: per_district(
+                &mut b,
+                "UPDATE orders SET o_carrier_id = ? WHERE o_w_id = ? AND",
+                "o_d_id",
+                "o_id",
+                "",
+            ),
+            dl_all_ol_upd: per_district(
+                &mut b,
+                "UPDATE order_line SET ol_delivery_d = ? WHERE ol_w_id = ? AND",
+                "ol_d_id",
+                "ol_o_id",
+                "",
+            ),
+            dl_all_ol_sum: per_district(
+                &mut b,
+                "SELECT ol_d_id, SUM(ol_amount) FROM order_line WHERE ol_w_id = ? AND",
+                "ol_d_id",
+                "ol_o_id",
+                " GROUP BY ol_d_id",
+            ),
+            dl_all_c_upd: (0..=DISTRICTS as usize)
+                .map(|n| {
+                    let mut rows = vec!["SELECT ? AS d, ? AS c, ? AS amount"];
+                    rows.resize(n.max(1), "SELECT ?, ?, ?");
+                    b.make(&format!(
+                        "UPDATE customer JOIN ({}) AS v ON c_w_id = ? AND c_d_id = v.d AND c_id = v.c \
+                         SET c_balance = c_balance + v.amount, c_delivery_cnt = c_delivery_cnt + 1",
+                        rows.join(" UNION ALL ")
+                    ))
+                })
+                .collect(),
             sl_dist: b.make("SELECT d_next_o_id FROM district WHERE d_w_id = ? AND d_id = ?"),
             sl_count: b.make(
                 "SELECT COUNT(DISTINCT s_i_id) FROM order_line, stock \
@@ -542,6 +588,8 @@ pub struct Scratch {
     amounts: Vec<f64>,
     /// New-Order's stock arrays for PostgreSQL: supply warehouse, item, quantity, remote.
     stock: [Vec<i64>; 4],
+    /// Delivery on MariaDB: (district, order, customer, amount) of each delivered order.
+    delivered: Vec<(i64, i64, i64, f64)>,
 }
 
 /// Runs one transaction from BEGIN to COMMIT (or the intended rollback). On an error the caller
@@ -979,80 +1027,48 @@ fn delivery(
     carrier: i64,
     s: &mut Scratch,
 ) -> DbResult<Outcome> {
+    if !st.dialect.returning() {
+        return delivery_all_districts(conn, st, w, carrier, s);
+    }
     let now = crate::sql::now_us();
-    let ret = st.dialect.returning();
     conn.begin(TxMode::Write)?;
     'district: for d in 1..=DISTRICTS {
-        let o_id = if ret {
-            // Read committed: a concurrent Delivery may take the oldest order between our
-            // subquery and our DELETE, which then removes nothing; look again (new snapshot).
-            let mut attempts = 0;
-            loop {
-                conn.run(
-                    &st.dl_no_ret,
-                    &[P::I(w), P::I(d), P::I(w), P::I(d)],
-                    &mut s.rows,
-                )?;
-                if !s.rows.is_empty() {
-                    break s.rows.get(0, 0).i64();
-                }
-                conn.run(&st.dl_no_any, &[P::I(w), P::I(d)], &mut s.rows)?;
-                attempts += 1;
-                if s.rows.is_empty() || attempts > 100 {
-                    continue 'district; // no undelivered order here (spec 2.7.4.2)
-                }
+        // Read committed: a concurrent Delivery may take the oldest order between our subquery
+        // and our DELETE, which then removes nothing; look again (new snapshot).
+        let mut attempts = 0;
+        let o_id = loop {
+            conn.run(
+                &st.dl_no_ret,
+                &[P::I(w), P::I(d), P::I(w), P::I(d)],
+                &mut s.rows,
+            )?;
+            if !s.rows.is_empty() {
+                break s.rows.get(0, 0).i64();
             }
-        } else {
-            conn.run(&st.dl_no_sel, &[P::I(w), P::I(d)], &mut s.rows)?;
-            if s.rows.is_empty() {
-                continue;
+            conn.run(&st.dl_no_any, &[P::I(w), P::I(d)], &mut s.rows)?;
+            attempts += 1;
+            if s.rows.is_empty() || attempts > 100 {
+                continue 'district; // no undelivered order here (spec 2.7.4.2)
             }
-            let o_id = s.rows.get(0, 0).i64();
-            conn.run(&st.dl_no_del, &[P::I(w), P::I(d), P::I(o_id)], &mut s.rows)?;
-            o_id
         };
         let key = [P::I(w), P::I(d), P::I(o_id)];
-        let c_id = if ret {
-            conn.run(
-                &st.dl_o_ret,
-                &[P::I(carrier), key[0], key[1], key[2]],
-                &mut s.rows,
-            )?;
-            if s.rows.is_empty() {
-                return Err(missing("an order with a new-order row"));
-            }
-            s.rows.get(0, 0).i64()
-        } else {
-            conn.run(&st.dl_o_sel, &key, &mut s.rows)?;
-            if s.rows.is_empty() {
-                return Err(missing("an order with a new-order row"));
-            }
-            let c_id = s.rows.get(0, 0).i64();
-            conn.run(
-                &st.dl_o_upd,
-                &[P::I(carrier), key[0], key[1], key[2]],
-                &mut s.rows,
-            )?;
-            c_id
-        };
-        let total = if ret {
-            conn.run(
-                &st.dl_ol_ret,
-                &[P::T(now), key[0], key[1], key[2]],
-                &mut s.rows,
-            )?;
-            (0..s.rows.len())
-                .map(|r| s.rows.get(r, 0).f64())
-                .sum::<f64>()
-        } else {
-            conn.run(
-                &st.dl_ol_upd,
-                &[P::T(now), key[0], key[1], key[2]],
-                &mut s.rows,
-            )?;
-            conn.run(&st.dl_ol_sum, &key, &mut s.rows)?;
-            s.rows.get(0, 0).f64()
-        };
+        conn.run(
+            &st.dl_o_ret,
+            &[P::I(carrier), key[0], key[1], key[2]],
+            &mut s.rows,
+        )?;
+        if s.rows.is_empty() {
+            return Err(missing("an order with a new-order row"));
+        }
+        let c_id = s.rows.get(0, 0).i64();
+        conn.run(
+            &st.dl_ol_ret,
+            &[P::T(now), key[0], key[1], key[2]],
+            &mut s.rows,
+        )?;
+        let total = (0..s.rows.len())
+            .map(|r| s.rows.get(r, 0).f64())
+            .sum::<f64>();
         let total = (total * 100.0).round() / 100.0;
         conn.run(
             &st.dl_c_upd,
@@ -1060,6 +1076,83 @@ fn delivery(
             &mut s.rows,
         )?;
     }
+    conn.commit()?;
+    Ok(Outcome::Committed)
+}
+
+/// Delivery on MariaDB/MySQL: the ten districts' orders in six statements, not ten times as many.
+/// The oldest new order of each district comes from a plain (snapshot) read; deleting them takes
+/// their locks, and if a concurrent Delivery deleted one first, the transaction is retried as a
+/// serialization failure.
+fn delivery_all_districts(
+    conn: &mut dyn Conn,
+    st: &Statements,
+    w: i64,
+    carrier: i64,
+    s: &mut Scratch,
+) -> DbResult<Outcome> {
+    let now = crate::sql::now_us();
+    conn.begin(TxMode::Write)?;
+    conn.run(&st.dl_all_oldest, &[P::I(w)], &mut s.rows)?;
+    // (district, order, customer, amount) of each district with an undelivered order (spec
+    // 2.7.4.2 skips the others).
+    s.delivered.clear();
+    for r in 0..s.rows.len() {
+        s.delivered
+            .push((s.rows.get(r, 0).i64(), s.rows.get(r, 1).i64(), 0, 0.0));
+    }
+    let n = s.delivered.len();
+    if n == 0 {
+        conn.commit()?;
+        return Ok(Outcome::Committed);
+    }
+    let mut keys: Vec<P> = Vec::with_capacity(2 + 2 * n);
+    keys.push(P::I(w));
+    for &(d, o, ..) in &s.delivered {
+        keys.extend([P::I(d), P::I(o)]);
+    }
+    if conn.run(&st.dl_all_no_del[n], &keys, &mut s.rows)? != n as u64 {
+        return Err(DbError::new(
+            ErrorKind::Serialization,
+            "a concurrent Delivery took one of the oldest new orders",
+        ));
+    }
+    let find = |delivered: &[(i64, i64, i64, f64)], d: i64| {
+        delivered
+            .iter()
+            .position(|x| x.0 == d)
+            .ok_or_else(|| missing("an order with a new-order row"))
+    };
+    conn.run(&st.dl_all_o_sel[n], &keys, &mut s.rows)?;
+    if s.rows.len() != n {
+        return Err(missing("an order with a new-order row"));
+    }
+    for r in 0..n {
+        let at = find(&s.delivered, s.rows.get(r, 0).i64())?;
+        s.delivered[at].2 = s.rows.get(r, 1).i64();
+    }
+    let with = |first: P<'static>, keys: &[P<'static>]| {
+        std::iter::once(first)
+            .chain(keys.iter().copied())
+            .collect::<Vec<P>>()
+    };
+    conn.run(
+        &st.dl_all_o_upd[n],
+        &with(P::I(carrier), &keys),
+        &mut s.rows,
+    )?;
+    conn.run(&st.dl_all_ol_upd[n], &with(P::T(now), &keys), &mut s.rows)?;
+    conn.run(&st.dl_all_ol_sum[n], &keys, &mut s.rows)?;
+    for r in 0..s.rows.len() {
+        let at = find(&s.delivered, s.rows.get(r, 0).i64())?;
+        s.delivered[at].3 = (s.rows.get(r, 1).f64() * 100.0).round() / 100.0;
+    }
+    let mut params: Vec<P> = Vec::with_capacity(3 * n + 1);
+    for &(d, _, c, amount) in &s.delivered {
+        params.extend([P::I(d), P::I(c), P::F(amount)]);
+    }
+    params.push(P::I(w));
+    conn.run(&st.dl_all_c_upd[n], &params, &mut s.rows)?;
     conn.commit()?;
     Ok(Outcome::Committed)
 }
@@ -1247,7 +1340,8 @@ mod tests {
             }
             if d == Dialect::Mysql {
                 assert!(st.pay_c_upd.sql.contains("CONCAT("));
-                assert!(st.dl_no_sel.sql.ends_with("FOR UPDATE"));
+                assert!(st.no_stock_all_sel[10].sql.ends_with("FOR UPDATE"));
+                assert_eq!(st.dl_all_no_del[10].sql.matches("no_d_id = ?").count(), 10);
             }
         }
     }
