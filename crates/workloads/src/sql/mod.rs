@@ -55,6 +55,7 @@ impl Dialect {
 }
 
 /// A statement parameter. Money is `F` (two decimals), rates `R` (four), times `T` (µs since epoch).
+/// `Ints` is an integer array, which only PostgreSQL takes (`unnest($1::int4[])`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum P<'a> {
     I(i64),
@@ -62,6 +63,7 @@ pub enum P<'a> {
     R(f64),
     S(&'a str),
     T(i64),
+    Ints(&'a [i64]),
     Null,
 }
 
@@ -292,6 +294,47 @@ impl LoadVal {
             LoadVal::T(v) => P::T(*v),
             LoadVal::Null => P::Null,
         }
+    }
+}
+
+/// One row in the tab-separated text of [`text_field`], ended by a newline.
+pub fn text_row(row: &[LoadVal], out: &mut String) {
+    for (i, v) in row.iter().enumerate() {
+        if i > 0 {
+            out.push('\t');
+        }
+        text_field(v, out);
+    }
+    out.push('\n');
+}
+
+/// A load value in the tab-separated text that PostgreSQL's COPY and MariaDB's LOAD DATA read by
+/// default: backslash escapes, `\N` for NULL.
+pub fn text_field(v: &LoadVal, out: &mut String) {
+    use std::fmt::Write;
+    match v {
+        LoadVal::I(i) => {
+            let _ = write!(out, "{i}");
+        }
+        LoadVal::F(f) => {
+            let _ = write!(out, "{f:.2}");
+        }
+        LoadVal::R(f) => {
+            let _ = write!(out, "{f:.4}");
+        }
+        LoadVal::S(s) => {
+            for c in s.chars() {
+                match c {
+                    '\\' => out.push_str("\\\\"),
+                    '\t' => out.push_str("\\t"),
+                    '\n' => out.push_str("\\n"),
+                    '\r' => out.push_str("\\r"),
+                    c => out.push(c),
+                }
+            }
+        }
+        LoadVal::T(us) => format_timestamp(*us, out),
+        LoadVal::Null => out.push_str("\\N"),
     }
 }
 

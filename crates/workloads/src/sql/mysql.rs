@@ -1,19 +1,28 @@
 //! [`Conn`] on MariaDB/MySQL (crate `mysql`, the binary protocol): statements prepared once per
 //! connection, autocommit off so that a transaction starts with its first statement (no BEGIN
-//! round trip), multi-row INSERT for loading. InnoDB's repeatable read with locking reads
-//! (`FOR UPDATE`) gives every transaction the rows it must see.
+//! round trip), LOAD DATA LOCAL INFILE for loading (multi-row INSERT where the server refuses it).
+//! InnoDB's repeatable read with locking reads (`FOR UPDATE`) gives every transaction the rows it
+//! must see.
+
+use std::io::Write as _;
+use std::sync::{Arc, Mutex};
 
 use mysql::prelude::Queryable;
-use mysql::{Conn as MyClient, Statement, Value};
+use mysql::{Conn as MyClient, LocalInfileHandler, Statement, Value};
 
 use super::{
-    civil, Batch, Conn, DbError, DbResult, Dialect, ErrorKind, LoadVal, Rows, Stmt, TxMode, Val, P,
+    civil, text_field, text_row, Batch, Conn, DbError, DbResult, Dialect, ErrorKind, LoadVal, Rows,
+    Stmt, TxMode, Val, P,
 };
 
 pub struct MyConn {
     conn: MyClient,
     stmts: Vec<Option<Statement>>,
     in_tx: bool,
+    /// What `LOAD DATA LOCAL INFILE` reads: the loader's rows as text. None until the first load,
+    /// and after a server refused LOCAL INFILE (then loads are multi-row INSERTs).
+    infile: Option<Arc<Mutex<String>>>,
+    infile_refused: bool,
 }
 
 impl MyConn {
@@ -25,6 +34,8 @@ impl MyConn {
             conn,
             stmts: Vec::new(),
             in_tx: false,
+            infile: None,
+            infile_refused: false,
         })
     }
 
@@ -51,8 +62,8 @@ pub fn classify(e: &mysql::Error) -> DbError {
     }
 }
 
-fn value(p: &P) -> Value {
-    match *p {
+fn value(p: &P) -> DbResult<Value> {
+    Ok(match *p {
         P::I(v) => Value::Int(v),
         P::F(v) | P::R(v) => Value::Double(v),
         P::S(s) => Value::Bytes(s.as_bytes().to_vec()),
@@ -63,7 +74,8 @@ fn value(p: &P) -> Value {
             )
         }
         P::Null => Value::NULL,
-    }
+        P::Ints(_) => return Err(DbError::other("integer arrays are PostgreSQL parameters")),
+    })
 }
 
 fn val(v: Value) -> Val {
@@ -85,6 +97,8 @@ fn collect<T: mysql::prelude::Protocol>(
     out.clear();
     let ncols = result.columns().as_ref().len();
     out.ncols = ncols;
+    // Before the rows are read: afterwards the result has moved past its OK packet.
+    let affected = result.affected_rows();
     let mut n = 0;
     for row in result.by_ref() {
         let row = row.map_err(|e| classify(&e))?;
@@ -93,25 +107,11 @@ fn collect<T: mysql::prelude::Protocol>(
         }
         n += 1;
     }
-    Ok(if ncols == 0 {
-        result.affected_rows()
-    } else {
-        n
-    })
+    Ok(if ncols == 0 { affected } else { n })
 }
 
 fn sql_literal(v: &LoadVal, out: &mut String) {
-    use std::fmt::Write;
     match v {
-        LoadVal::I(i) => {
-            let _ = write!(out, "{i}");
-        }
-        LoadVal::F(f) => {
-            let _ = write!(out, "{f:.2}");
-        }
-        LoadVal::R(f) => {
-            let _ = write!(out, "{f:.4}");
-        }
         LoadVal::S(s) => {
             out.push('\'');
             for c in s.chars() {
@@ -129,6 +129,8 @@ fn sql_literal(v: &LoadVal, out: &mut String) {
             out.push('\'');
         }
         LoadVal::Null => out.push_str("NULL"),
+        // Numbers are written as in the text format.
+        LoadVal::I(_) | LoadVal::F(_) | LoadVal::R(_) => text_field(v, out),
     }
 }
 
@@ -166,7 +168,7 @@ impl Conn for MyConn {
             self.stmts[stmt.id] = Some(prepared);
         }
         let prepared = self.stmts[stmt.id].as_ref().expect("prepared above");
-        let values: Vec<Value> = params.iter().map(value).collect();
+        let values = params.iter().map(value).collect::<DbResult<Vec<Value>>>()?;
         let mut result = self
             .conn
             .exec_iter(prepared, mysql::Params::Positional(values))
@@ -195,6 +197,56 @@ impl Conn for MyConn {
     }
 
     fn load(&mut self, batch: &Batch) -> DbResult<()> {
+        if !self.infile_refused {
+            match self.load_data(batch) {
+                // The server (or its settings) does not take LOAD DATA LOCAL INFILE.
+                Err(mysql::Error::MySqlError(e)) if matches!(e.code, 1148 | 3948 | 4166) => {
+                    self.infile_refused = true;
+                }
+                done => return done.map_err(|e| classify(&e)),
+            }
+        }
+        self.insert_rows(batch)
+    }
+}
+
+impl MyConn {
+    /// LOAD DATA LOCAL INFILE from the rows as text: the server parses far less than for INSERT.
+    fn load_data(&mut self, batch: &Batch) -> mysql::Result<()> {
+        let infile = match &self.infile {
+            Some(f) => f.clone(),
+            None => {
+                let f = Arc::new(Mutex::new(String::new()));
+                let source = f.clone();
+                // Whatever file name the server asks for, it gets the rows of this load.
+                self.conn
+                    .set_local_infile_handler(Some(LocalInfileHandler::new(move |_, out| {
+                        let text = source.lock().unwrap_or_else(|p| p.into_inner());
+                        out.write_all(text.as_bytes())
+                    })));
+                self.infile = Some(f.clone());
+                f
+            }
+        };
+        {
+            let mut text = infile.lock().unwrap_or_else(|p| p.into_inner());
+            text.clear();
+            for row in batch.vals.chunks_exact(batch.columns.len()) {
+                text_row(row, &mut text);
+            }
+        }
+        let sql = format!(
+            "LOAD DATA LOCAL INFILE '{}' INTO TABLE {} CHARACTER SET utf8mb4 ({})",
+            batch.table,
+            batch.table,
+            batch.columns.join(", ")
+        );
+        let done = self.conn.query_drop(&sql);
+        infile.lock().unwrap_or_else(|p| p.into_inner()).clear();
+        done
+    }
+
+    fn insert_rows(&mut self, batch: &Batch) -> DbResult<()> {
         let head = format!(
             "INSERT INTO {} ({}) VALUES ",
             batch.table,

@@ -13,8 +13,7 @@ use postgres::types::{FromSql, IsNull, ToSql, Type};
 use postgres::{Client, Statement};
 
 use super::{
-    format_timestamp, Batch, Conn, DbError, DbResult, Dialect, ErrorKind, LoadVal, Rows, Stmt,
-    TxMode, Val, P,
+    text_row, Batch, Conn, DbError, DbResult, Dialect, ErrorKind, Rows, Stmt, TxMode, Val, P,
 };
 
 type BoxError = Box<dyn StdError + Sync + Send>;
@@ -147,6 +146,15 @@ impl ToSql for Param<'_> {
                 _ => format!("{v}").as_str().to_sql(ty, out),
             },
             P::S(s) => s.to_sql(ty, out),
+            P::Ints(v) => match *ty {
+                Type::INT4_ARRAY => v
+                    .iter()
+                    .map(|&x| x as i32)
+                    .collect::<Vec<i32>>()
+                    .to_sql(ty, out),
+                Type::INT8_ARRAY => v.to_sql(ty, out),
+                _ => Err(format!("an integer array cannot be sent as {ty}").into()),
+            },
             P::T(us) => {
                 (SystemTime::UNIX_EPOCH + Duration::from_micros(us.max(0) as u64)).to_sql(ty, out)
             }
@@ -208,34 +216,6 @@ fn collect(rows: &[postgres::Row], out: &mut Rows) -> DbResult<()> {
         }
     }
     Ok(())
-}
-
-fn copy_text(v: &LoadVal, out: &mut String) {
-    use std::fmt::Write;
-    match v {
-        LoadVal::I(i) => {
-            let _ = write!(out, "{i}");
-        }
-        LoadVal::F(f) => {
-            let _ = write!(out, "{f:.2}");
-        }
-        LoadVal::R(f) => {
-            let _ = write!(out, "{f:.4}");
-        }
-        LoadVal::S(s) => {
-            for c in s.chars() {
-                match c {
-                    '\\' => out.push_str("\\\\"),
-                    '\t' => out.push_str("\\t"),
-                    '\n' => out.push_str("\\n"),
-                    '\r' => out.push_str("\\r"),
-                    c => out.push(c),
-                }
-            }
-        }
-        LoadVal::T(us) => format_timestamp(*us, out),
-        LoadVal::Null => out.push_str("\\N"),
-    }
 }
 
 impl Conn for PgConn {
@@ -310,13 +290,7 @@ impl Conn for PgConn {
         let mut writer = self.client.copy_in(&sql).map_err(|e| classify(&e))?;
         let mut line = String::with_capacity(1 << 16);
         for row in batch.vals.chunks_exact(batch.columns.len()) {
-            for (i, v) in row.iter().enumerate() {
-                if i > 0 {
-                    line.push('\t');
-                }
-                copy_text(v, &mut line);
-            }
-            line.push('\n');
+            text_row(row, &mut line);
             if line.len() > 60_000 {
                 writer
                     .write_all(line.as_bytes())

@@ -101,6 +101,11 @@ fn bind(st: &mut rusqlite::Statement<'_>, params: &[P]) -> rusqlite::Result<()> 
             P::F(v) | P::R(v) => st.raw_bind_parameter(at, v)?,
             P::S(s) => st.raw_bind_parameter(at, s)?,
             P::Null => st.raw_bind_parameter(at, rusqlite::types::Null)?,
+            P::Ints(_) => {
+                return Err(rusqlite::Error::ToSqlConversionFailure(
+                    "integer arrays are PostgreSQL parameters".into(),
+                ))
+            }
         }
     }
     Ok(())

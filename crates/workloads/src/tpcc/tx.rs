@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use super::gen::{CUSTOMERS, DISTRICTS, ITEMS};
 use super::random::{last_name, Constants, TpccRng, A_C_ID, A_C_LAST, A_OL_I_ID};
-use crate::sql::{Conn, DbError, DbResult, Dialect, Rows, Stmt, StmtBuilder, TxMode, P};
+use crate::sql::{Conn, DbError, DbResult, Dialect, ErrorKind, Rows, Stmt, StmtBuilder, TxMode, P};
 
 /// The transaction types, in the order of the tags the tracing VFS stamps on I/O (1..=5).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -258,26 +258,39 @@ pub enum Outcome {
     RolledBack,
 }
 
-/// Every statement of the five transactions in one dialect.
+/// Every statement of the five transactions in one dialect. The servers get New-Order in 7
+/// (PostgreSQL) or 9 (MariaDB) round trips whatever its line count: one statement changes every
+/// line's stock row (`…_all_…`); SQLite, in-process, runs a statement per line.
 pub struct Statements {
     pub dialect: Dialect,
     no_dist_ret: Stmt,
-    no_dist_sel: Stmt,
     no_dist_upd: Stmt,
     no_cust: Stmt,
+    /// PostgreSQL: the district's next order id taken and the customer read, in one statement.
+    no_dist_cust_ret: Stmt,
+    /// MariaDB: once `no_dist_upd` holds the district's lock, the district and customer in one read.
+    no_dist_cust_sel: Stmt,
     no_items: Vec<Stmt>,
     no_order: Stmt,
     no_new_order: Stmt,
+    /// PostgreSQL: the order and its new-order row in one statement.
+    no_order_pair: Stmt,
     no_stock_ret: Vec<Stmt>,
     no_stock_sel: Vec<Stmt>,
     no_stock_upd: Stmt,
+    /// PostgreSQL, per district: every line's stock row changed and returned (arrays, unnest).
+    no_stock_all_ret: Vec<Stmt>,
+    /// MariaDB, per line count: every line's stock row locked and read in key order.
+    no_stock_all_sel: Vec<Stmt>,
+    /// MariaDB, per line count: every line's stock row changed.
+    no_stock_all_upd: Vec<Stmt>,
     no_lines: Vec<Stmt>,
     pay_w_ret: Stmt,
     pay_w_upd: Stmt,
-    pay_w_sel: Stmt,
     pay_d_ret: Stmt,
     pay_d_upd: Stmt,
-    pay_d_sel: Stmt,
+    /// MariaDB: once both rows are locked by their updates, warehouse and district in one read.
+    pay_wd_sel: Stmt,
     cust_by_name: Stmt,
     pay_c_ret: Stmt,
     pay_c_sel: Stmt,
@@ -288,22 +301,37 @@ pub struct Statements {
     os_order: Stmt,
     os_lines: Stmt,
     dl_no_ret: Stmt,
-    dl_no_sel: Stmt,
     dl_no_any: Stmt,
-    dl_no_del: Stmt,
     dl_o_ret: Stmt,
-    dl_o_sel: Stmt,
-    dl_o_upd: Stmt,
     dl_ol_ret: Stmt,
-    dl_ol_upd: Stmt,
-    dl_ol_sum: Stmt,
     dl_c_upd: Stmt,
+    /// MariaDB, Delivery for all districts at once: the oldest new order of each (a plain read);
+    /// then, per number of districts, its deletion (which locks), the orders read and updated, the
+    /// order lines updated and summed, and the customers updated.
+    dl_all_oldest: Stmt,
+    dl_all_no_del: Vec<Stmt>,
+    dl_all_o_sel: Vec<Stmt>,
+    dl_all_o_upd: Vec<Stmt>,
+    dl_all_ol_upd: Vec<Stmt>,
+    dl_all_ol_sum: Vec<Stmt>,
+    dl_all_c_upd: Vec<Stmt>,
     sl_dist: Stmt,
     sl_count: Stmt,
 }
 
 fn marks(n: usize) -> String {
     vec!["?"; n].join(", ")
+}
+
+/// One statement per number of districts (0..=10): `head`, then `(D = ? AND O = ?) OR …` for that
+/// many (district, order) keys in parentheses, then `tail`.
+fn per_district(b: &mut StmtBuilder, head: &str, d: &str, o: &str, tail: &str) -> Vec<Stmt> {
+    (0..=DISTRICTS as usize)
+        .map(|n| {
+            let keys = vec![format!("({d} = ? AND {o} = ?)"); n.max(1)].join(" OR ");
+            b.make(&format!("{head} ({keys}){tail}"))
+        })
+        .collect()
 }
 
 impl Statements {
@@ -324,15 +352,23 @@ impl Statements {
                       c_since, c_credit, c_credit_lim, c_discount, c_balance";
         let stock_set = "s_quantity = CASE WHEN s_quantity >= ? + 10 THEN s_quantity - ? ELSE s_quantity - ? + 91 END, \
                          s_ytd = s_ytd + ?, s_order_cnt = s_order_cnt + 1, s_remote_cnt = s_remote_cnt + ?";
+        // The same change with each line's quantity and remote flag from a row source `v`.
+        let stock_set_v = "s_quantity = CASE WHEN s_quantity >= v.q + 10 THEN s_quantity - v.q ELSE s_quantity - v.q + 91 END, \
+                           s_ytd = s_ytd + v.q, s_order_cnt = s_order_cnt + 1, s_remote_cnt = s_remote_cnt + v.r";
+        let dist_cust = "d_tax, d_next_o_id, c_discount, c_last, c_credit, w_tax";
+        let order_insert = "INSERT INTO orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_carrier_id, o_ol_cnt, o_all_local) \
+                            VALUES (?, ?, ?, ?, ?, NULL, ?, ?)";
+        let new_order_insert = "INSERT INTO new_order (no_o_id, no_d_id, no_w_id) VALUES (?, ?, ?)";
+        let dist_case = (1..=10)
+            .map(|d| format!("WHEN {d} THEN s_dist_{d:02}"))
+            .collect::<Vec<_>>()
+            .join(" ");
         Self {
             dialect,
             no_dist_ret: b.make(
                 "UPDATE district SET d_next_o_id = d_next_o_id + 1 WHERE d_w_id = ? AND d_id = ? \
                  RETURNING d_tax, d_next_o_id",
             ),
-            no_dist_sel: b.make(&format!(
-                "SELECT d_tax, d_next_o_id FROM district WHERE d_w_id = ? AND d_id = ?{fu}"
-            )),
             no_dist_upd: b.make(
                 "UPDATE district SET d_next_o_id = d_next_o_id + 1 WHERE d_w_id = ? AND d_id = ?",
             ),
@@ -340,6 +376,16 @@ impl Statements {
                 "SELECT c_discount, c_last, c_credit, w_tax FROM customer, warehouse \
                  WHERE w_id = ? AND c_w_id = w_id AND c_d_id = ? AND c_id = ?",
             ),
+            no_dist_cust_ret: b.make(&format!(
+                "WITH d AS (UPDATE district SET d_next_o_id = d_next_o_id + 1 WHERE d_w_id = ? AND d_id = ? \
+                 RETURNING d_tax, d_next_o_id) \
+                 SELECT {dist_cust} FROM d, customer, warehouse \
+                 WHERE w_id = ? AND c_w_id = w_id AND c_d_id = ? AND c_id = ?"
+            )),
+            no_dist_cust_sel: b.make(&format!(
+                "SELECT {dist_cust} FROM district, customer, warehouse \
+                 WHERE d_w_id = ? AND d_id = ? AND w_id = d_w_id AND c_w_id = d_w_id AND c_d_id = d_id AND c_id = ?"
+            )),
             no_items: (0..=15)
                 .map(|n| {
                     b.make(&format!(
@@ -348,12 +394,9 @@ impl Statements {
                     ))
                 })
                 .collect(),
-            no_order: b.make(
-                "INSERT INTO orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_carrier_id, o_ol_cnt, o_all_local) \
-                 VALUES (?, ?, ?, ?, ?, NULL, ?, ?)",
-            ),
-            no_new_order: b
-                .make("INSERT INTO new_order (no_o_id, no_d_id, no_w_id) VALUES (?, ?, ?)"),
+            no_order: b.make(order_insert),
+            no_new_order: b.make(new_order_insert),
+            no_order_pair: b.make(&format!("WITH o AS ({order_insert}) {new_order_insert}")),
             no_stock_ret: (1..=10)
                 .map(|d| {
                     b.make(&format!(
@@ -372,6 +415,37 @@ impl Statements {
             no_stock_upd: b.make(&format!(
                 "UPDATE stock SET {stock_set} WHERE s_w_id = ? AND s_i_id = ?"
             )),
+            // The array follows the lines in key order; the nested loop over it locks the rows
+            // in that order, so concurrent New-Orders rarely deadlock.
+            no_stock_all_ret: (1..=10)
+                .map(|d| {
+                    b.make(&format!(
+                        "UPDATE stock SET {stock_set_v} \
+                         FROM unnest(?::int4[], ?::int4[], ?::int4[], ?::int4[]) AS v(w, i, q, r) \
+                         WHERE s_w_id = v.w AND s_i_id = v.i \
+                         RETURNING s_w_id, s_i_id, s_quantity, s_data, s_dist_{d:02}"
+                    ))
+                })
+                .collect(),
+            no_stock_all_sel: (0..=15)
+                .map(|n| {
+                    b.make(&format!(
+                        "SELECT s_w_id, s_i_id, s_quantity, s_data, CASE ? {dist_case} END FROM stock \
+                         WHERE {} ORDER BY s_w_id, s_i_id{fu}",
+                        vec!["(s_w_id = ? AND s_i_id = ?)"; n.max(1)].join(" OR ")
+                    ))
+                })
+                .collect(),
+            no_stock_all_upd: (0..=15)
+                .map(|n| {
+                    let mut rows = vec!["SELECT ? AS w, ? AS i, ? AS q, ? AS r"];
+                    rows.resize(n.max(1), "SELECT ?, ?, ?, ?");
+                    b.make(&format!(
+                        "UPDATE stock JOIN ({}) AS v ON s_w_id = v.w AND s_i_id = v.i SET {stock_set_v}",
+                        rows.join(" UNION ALL ")
+                    ))
+                })
+                .collect(),
             no_lines: (0..=15)
                 .map(|n| {
                     let row = "(?, ?, ?, ?, ?, ?, NULL, ?, ?, ?)";
@@ -387,17 +461,15 @@ impl Statements {
                  RETURNING w_name, w_street_1, w_street_2, w_city, w_state, w_zip",
             ),
             pay_w_upd: b.make("UPDATE warehouse SET w_ytd = w_ytd + ? WHERE w_id = ?"),
-            pay_w_sel: b.make(
-                "SELECT w_name, w_street_1, w_street_2, w_city, w_state, w_zip FROM warehouse WHERE w_id = ?",
-            ),
             pay_d_ret: b.make(
                 "UPDATE district SET d_ytd = d_ytd + ? WHERE d_w_id = ? AND d_id = ? \
                  RETURNING d_name, d_street_1, d_street_2, d_city, d_state, d_zip",
             ),
             pay_d_upd: b.make("UPDATE district SET d_ytd = d_ytd + ? WHERE d_w_id = ? AND d_id = ?"),
-            pay_d_sel: b.make(
-                "SELECT d_name, d_street_1, d_street_2, d_city, d_state, d_zip FROM district \
-                 WHERE d_w_id = ? AND d_id = ?",
+            pay_wd_sel: b.make(
+                "SELECT w_name, d_name, w_street_1, w_street_2, w_city, w_state, w_zip, \
+                 d_street_1, d_street_2, d_city, d_state, d_zip FROM warehouse, district \
+                 WHERE w_id = ? AND d_w_id = w_id AND d_id = ?",
             ),
             cust_by_name: b.make(
                 "SELECT c_id FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_last = ? ORDER BY c_first",
@@ -435,38 +507,69 @@ impl Statements {
                 "DELETE FROM new_order WHERE no_w_id = ? AND no_d_id = ? AND no_o_id = \
                  (SELECT MIN(no_o_id) FROM new_order WHERE no_w_id = ? AND no_d_id = ?) RETURNING no_o_id",
             ),
-            dl_no_sel: b.make(&format!(
-                "SELECT no_o_id FROM new_order WHERE no_w_id = ? AND no_d_id = ? ORDER BY no_o_id LIMIT 1{fu}"
-            )),
             dl_no_any: b.make(
                 "SELECT no_o_id FROM new_order WHERE no_w_id = ? AND no_d_id = ? LIMIT 1",
             ),
-            dl_no_del: b.make(
-                "DELETE FROM new_order WHERE no_w_id = ? AND no_d_id = ? AND no_o_id = ?",
-            ),
             dl_o_ret: b.make(
                 "UPDATE orders SET o_carrier_id = ? WHERE o_w_id = ? AND o_d_id = ? AND o_id = ? RETURNING o_c_id",
-            ),
-            dl_o_sel: b.make(&format!(
-                "SELECT o_c_id FROM orders WHERE o_w_id = ? AND o_d_id = ? AND o_id = ?{fu}"
-            )),
-            dl_o_upd: b.make(
-                "UPDATE orders SET o_carrier_id = ? WHERE o_w_id = ? AND o_d_id = ? AND o_id = ?",
             ),
             dl_ol_ret: b.make(
                 "UPDATE order_line SET ol_delivery_d = ? WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ? \
                  RETURNING ol_amount",
             ),
-            dl_ol_upd: b.make(
-                "UPDATE order_line SET ol_delivery_d = ? WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ?",
-            ),
-            dl_ol_sum: b.make(
-                "SELECT SUM(ol_amount) FROM order_line WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ?",
-            ),
             dl_c_upd: b.make(
                 "UPDATE customer SET c_balance = c_balance + ?, c_delivery_cnt = c_delivery_cnt + 1 \
                  WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?",
             ),
+            dl_all_oldest: b.make(
+                "SELECT no_d_id, MIN(no_o_id) FROM new_order WHERE no_w_id = ? GROUP BY no_d_id",
+            ),
+            dl_all_no_del: per_district(
+                &mut b,
+                "DELETE FROM new_order WHERE no_w_id = ? AND",
+                "no_d_id",
+                "no_o_id",
+                "",
+            ),
+            dl_all_o_sel: per_district(
+                &mut b,
+                "SELECT o_d_id, o_c_id FROM orders WHERE o_w_id = ? AND",
+                "o_d_id",
+                "o_id",
+                "",
+            ),
+            dl_all_o_upd: per_district(
+                &mut b,
+                "UPDATE orders SET o_carrier_id = ? WHERE o_w_id = ? AND",
+                "o_d_id",
+                "o_id",
+                "",
+            ),
+            dl_all_ol_upd: per_district(
+                &mut b,
+                "UPDATE order_line SET ol_delivery_d = ? WHERE ol_w_id = ? AND",
+                "ol_d_id",
+                "ol_o_id",
+                "",
+            ),
+            dl_all_ol_sum: per_district(
+                &mut b,
+                "SELECT ol_d_id, SUM(ol_amount) FROM order_line WHERE ol_w_id = ? AND",
+                "ol_d_id",
+                "ol_o_id",
+                " GROUP BY ol_d_id",
+            ),
+            dl_all_c_upd: (0..=DISTRICTS as usize)
+                .map(|n| {
+                    let mut rows = vec!["SELECT ? AS d, ? AS c, ? AS amount"];
+                    rows.resize(n.max(1), "SELECT ?, ?, ?");
+                    b.make(&format!(
+                        "UPDATE customer JOIN ({}) AS v ON c_w_id = ? AND c_d_id = v.d AND c_id = v.c \
+                         SET c_balance = c_balance + v.amount, c_delivery_cnt = c_delivery_cnt + 1",
+                        rows.join(" UNION ALL ")
+                    ))
+                })
+                .collect(),
             sl_dist: b.make("SELECT d_next_o_id FROM district WHERE d_w_id = ? AND d_id = ?"),
             sl_count: b.make(
                 "SELECT COUNT(DISTINCT s_i_id) FROM order_line, stock \
@@ -481,10 +584,17 @@ impl Statements {
 #[derive(Default)]
 pub struct Scratch {
     rows: Rows,
-    items: HashMap<i64, (f64, String)>,
+    /// New-Order's item prices by id.
+    items: HashMap<i64, f64>,
     ids: Vec<i64>,
     text: String,
     order: Vec<usize>,
+    dist_info: Vec<String>,
+    amounts: Vec<f64>,
+    /// New-Order's stock arrays for PostgreSQL: supply warehouse, item, quantity, remote.
+    stock: [Vec<i64>; 4],
+    /// Delivery on MariaDB: (district, order, customer, amount) of each delivered order.
+    delivered: Vec<(i64, i64, i64, f64)>,
 }
 
 /// Runs one transaction from BEGIN to COMMIT (or the intended rollback). On an error the caller
@@ -534,27 +644,49 @@ fn new_order(
 ) -> DbResult<Outcome> {
     let now = crate::sql::now_us();
     conn.begin(TxMode::Write)?;
-    let o_id = if st.dialect.returning() {
-        conn.run(&st.no_dist_ret, &[P::I(w), P::I(d)], &mut s.rows)?;
-        if s.rows.is_empty() {
-            return Err(missing("the district"));
+    // The district's next order id (taken) with the customer's discount and the warehouse's tax.
+    let (o_id, c_discount, w_tax) = match st.dialect {
+        Dialect::Postgres => {
+            conn.run(
+                &st.no_dist_cust_ret,
+                &[P::I(w), P::I(d), P::I(w), P::I(d), P::I(c)],
+                &mut s.rows,
+            )?;
+            if s.rows.is_empty() {
+                return Err(missing("the district or the customer"));
+            }
+            let r = &s.rows;
+            (r.get(0, 1).i64() - 1, r.get(0, 2).f64(), r.get(0, 5).f64())
         }
-        s.rows.get(0, 1).i64() - 1
-    } else {
-        conn.run(&st.no_dist_sel, &[P::I(w), P::I(d)], &mut s.rows)?;
-        if s.rows.is_empty() {
-            return Err(missing("the district"));
+        Dialect::Mysql => {
+            // The update locks the district; the read then sees our own change.
+            if conn.run(&st.no_dist_upd, &[P::I(w), P::I(d)], &mut s.rows)? == 0 {
+                return Err(missing("the district"));
+            }
+            conn.run(
+                &st.no_dist_cust_sel,
+                &[P::I(w), P::I(d), P::I(c)],
+                &mut s.rows,
+            )?;
+            if s.rows.is_empty() {
+                return Err(missing("the customer"));
+            }
+            let r = &s.rows;
+            (r.get(0, 1).i64() - 1, r.get(0, 2).f64(), r.get(0, 5).f64())
         }
-        let next = s.rows.get(0, 1).i64();
-        conn.run(&st.no_dist_upd, &[P::I(w), P::I(d)], &mut s.rows)?;
-        next
+        Dialect::Sqlite => {
+            conn.run(&st.no_dist_ret, &[P::I(w), P::I(d)], &mut s.rows)?;
+            if s.rows.is_empty() {
+                return Err(missing("the district"));
+            }
+            let o_id = s.rows.get(0, 1).i64() - 1;
+            conn.run(&st.no_cust, &[P::I(w), P::I(d), P::I(c)], &mut s.rows)?;
+            if s.rows.is_empty() {
+                return Err(missing("the customer"));
+            }
+            (o_id, s.rows.get(0, 0).f64(), s.rows.get(0, 3).f64())
+        }
     };
-    conn.run(&st.no_cust, &[P::I(w), P::I(d), P::I(c)], &mut s.rows)?;
-    if s.rows.is_empty() {
-        return Err(missing("the customer"));
-    }
-    let c_discount = s.rows.get(0, 0).f64();
-    let w_tax = s.rows.get(0, 3).f64();
 
     // All items in one query; an unused item id means the intended rollback (spec 2.4.2.3).
     s.ids.clear();
@@ -565,43 +697,145 @@ fn new_order(
     conn.run(&st.no_items[s.ids.len()], &params, &mut s.rows)?;
     s.items.clear();
     for r in 0..s.rows.len() {
-        s.items.insert(
-            s.rows.get(r, 0).i64(),
-            (s.rows.get(r, 1).f64(), String::new()),
-        );
+        s.items
+            .insert(s.rows.get(r, 0).i64(), s.rows.get(r, 1).f64());
     }
     if s.items.len() < s.ids.len() {
         conn.rollback()?;
         return Ok(Outcome::RolledBack);
     }
     let all_local = lines.iter().all(|l| l.supply_w == w);
-    conn.run(
-        &st.no_order,
-        &[
-            P::I(o_id),
-            P::I(d),
-            P::I(w),
-            P::I(c),
-            P::T(now),
-            P::I(lines.len() as i64),
-            P::I(all_local as i64),
-        ],
-        &mut s.rows,
-    )?;
-    conn.run(
-        &st.no_new_order,
-        &[P::I(o_id), P::I(d), P::I(w)],
-        &mut s.rows,
-    )?;
+    let order = [
+        P::I(o_id),
+        P::I(d),
+        P::I(w),
+        P::I(c),
+        P::T(now),
+        P::I(lines.len() as i64),
+        P::I(all_local as i64),
+    ];
+    let new_order = [P::I(o_id), P::I(d), P::I(w)];
+    if st.dialect == Dialect::Postgres {
+        let both: Vec<P> = order.iter().chain(&new_order).copied().collect();
+        conn.run(&st.no_order_pair, &both, &mut s.rows)?;
+    } else {
+        conn.run(&st.no_order, &order, &mut s.rows)?;
+        conn.run(&st.no_new_order, &new_order, &mut s.rows)?;
+    }
 
     // Stock rows in key order, so that concurrent New-Orders lock them in the same order and
     // rarely deadlock; the lines keep their numbers.
     s.order.clear();
     s.order.extend(0..lines.len());
-    s.order
-        .sort_unstable_by_key(|&k| (lines[k].supply_w, lines[k].i_id));
-    let mut dist_info = vec![String::new(); lines.len()];
-    let mut amounts = vec![0.0f64; lines.len()];
+    let key = |k: usize| (lines[k].supply_w, lines[k].i_id);
+    s.order.sort_unstable_by_key(|&k| key(k));
+    s.dist_info.clear();
+    s.dist_info.resize(lines.len(), String::new());
+    // One statement for all lines needs each stock row once; an order naming an item twice from
+    // the same warehouse changes that row twice, one line at a time.
+    let repeated = s.order.windows(2).any(|p| key(p[0]) == key(p[1]));
+    match st.dialect {
+        Dialect::Postgres if !repeated => {
+            let [sw, si, sq, sr] = &mut s.stock;
+            for v in [&mut *sw, &mut *si, &mut *sq, &mut *sr] {
+                v.clear();
+            }
+            for &k in &s.order {
+                let l = lines[k];
+                sw.push(l.supply_w);
+                si.push(l.i_id);
+                sq.push(l.quantity);
+                sr.push((l.supply_w != w) as i64);
+            }
+            conn.run(
+                &st.no_stock_all_ret[(d - 1) as usize],
+                &[P::Ints(sw), P::Ints(si), P::Ints(sq), P::Ints(sr)],
+                &mut s.rows,
+            )?;
+            take_dist_info(lines, &s.order, &s.rows, &mut s.dist_info)?;
+        }
+        Dialect::Mysql if !repeated => {
+            let mut params: Vec<P> = Vec::with_capacity(1 + 4 * lines.len());
+            params.push(P::I(d));
+            for &k in &s.order {
+                params.extend([P::I(lines[k].supply_w), P::I(lines[k].i_id)]);
+            }
+            conn.run(&st.no_stock_all_sel[lines.len()], &params, &mut s.rows)?;
+            take_dist_info(lines, &s.order, &s.rows, &mut s.dist_info)?;
+            params.clear();
+            for &k in &s.order {
+                let l = lines[k];
+                params.extend([
+                    P::I(l.supply_w),
+                    P::I(l.i_id),
+                    P::I(l.quantity),
+                    P::I((l.supply_w != w) as i64),
+                ]);
+            }
+            conn.run(&st.no_stock_all_upd[lines.len()], &params, &mut s.rows)?;
+        }
+        _ => stock_line_by_line(conn, st, w, d, lines, s)?,
+    }
+    let mut params: Vec<P> = Vec::with_capacity(lines.len() * 9);
+    s.amounts.clear();
+    for l in lines {
+        // Brand/generic (spec 2.4.2.2) only shapes the terminal's output; the amount is exact.
+        let price = s.items[&l.i_id];
+        s.amounts
+            .push((l.quantity as f64 * price * 100.0).round() / 100.0);
+    }
+    for (k, l) in lines.iter().enumerate() {
+        params.extend([
+            P::I(o_id),
+            P::I(d),
+            P::I(w),
+            P::I(k as i64 + 1),
+            P::I(l.i_id),
+            P::I(l.supply_w),
+            P::I(l.quantity),
+            P::F(s.amounts[k]),
+            P::S(&s.dist_info[k]),
+        ]);
+    }
+    conn.run(&st.no_lines[lines.len()], &params, &mut s.rows)?;
+    // The order's total, as the terminal would show it.
+    let total: f64 = s.amounts.iter().sum::<f64>() * (1.0 - c_discount) * (1.0 + w_tax);
+    std::hint::black_box(total);
+    conn.commit()?;
+    Ok(Outcome::Committed)
+}
+
+/// Each line's S_DIST_xx from rows `(s_w_id, s_i_id, …, dist)` of one statement for all lines
+/// (`order`: the lines in key order, each key once).
+fn take_dist_info(
+    lines: &[Line],
+    order: &[usize],
+    rows: &Rows,
+    dist_info: &mut [String],
+) -> DbResult<()> {
+    if rows.len() != lines.len() {
+        return Err(missing("a stock row"));
+    }
+    let last = rows.ncols - 1;
+    for r in 0..rows.len() {
+        let key = (rows.get(r, 0).i64(), rows.get(r, 1).i64());
+        let at = order
+            .binary_search_by_key(&key, |&k| (lines[k].supply_w, lines[k].i_id))
+            .map_err(|_| missing("a stock row"))?;
+        dist_info[order[at]] = rows.get(r, last).str().to_string();
+    }
+    Ok(())
+}
+
+/// One statement (two without RETURNING) per line, in key order.
+fn stock_line_by_line(
+    conn: &mut dyn Conn,
+    st: &Statements,
+    w: i64,
+    d: i64,
+    lines: &[Line],
+    s: &mut Scratch,
+) -> DbResult<()> {
     let d_idx = (d - 1) as usize;
     for &k in &s.order {
         let l = lines[k];
@@ -632,31 +866,9 @@ fn new_order(
         if s.rows.is_empty() {
             return Err(missing("a stock row"));
         }
-        dist_info[k] = s.rows.get(0, 2).str().to_string();
-        let price = s.items[&l.i_id].0;
-        // Brand/generic (spec 2.4.2.2) only shapes the terminal's output; the amount is exact.
-        amounts[k] = (q as f64 * price * 100.0).round() / 100.0;
+        s.dist_info[k] = s.rows.get(0, 2).str().to_string();
     }
-    let mut params: Vec<P> = Vec::with_capacity(lines.len() * 9);
-    for (k, l) in lines.iter().enumerate() {
-        params.extend([
-            P::I(o_id),
-            P::I(d),
-            P::I(w),
-            P::I(k as i64 + 1),
-            P::I(l.i_id),
-            P::I(l.supply_w),
-            P::I(l.quantity),
-            P::F(amounts[k]),
-            P::S(&dist_info[k]),
-        ]);
-    }
-    conn.run(&st.no_lines[lines.len()], &params, &mut s.rows)?;
-    // The order's total, as the terminal would show it.
-    let total: f64 = amounts.iter().sum::<f64>() * (1.0 - c_discount) * (1.0 + w_tax);
-    std::hint::black_box(total);
-    conn.commit()?;
-    Ok(Outcome::Committed)
+    Ok(())
 }
 
 /// The customer in the middle of those with `last`, ordered by first name (spec 2.5.2.2).
@@ -691,35 +903,40 @@ fn payment(
     let now = crate::sql::now_us();
     conn.begin(TxMode::Write)?;
     let ret = st.dialect.returning();
+    // H_DATA is W_NAME, four spaces, D_NAME (spec 2.5.2.2).
+    let mut h_data;
     if ret {
         conn.run(&st.pay_w_ret, &[P::F(amount), P::I(w)], &mut s.rows)?;
-    } else {
-        conn.run(&st.pay_w_upd, &[P::F(amount), P::I(w)], &mut s.rows)?;
-        conn.run(&st.pay_w_sel, &[P::I(w)], &mut s.rows)?;
-    }
-    if s.rows.is_empty() {
-        return Err(missing("the warehouse"));
-    }
-    let mut h_data = s.rows.get(0, 0).str().to_string();
-    h_data.push_str("    ");
-    if ret {
+        if s.rows.is_empty() {
+            return Err(missing("the warehouse"));
+        }
+        h_data = s.rows.get(0, 0).str().to_string();
         conn.run(
             &st.pay_d_ret,
             &[P::F(amount), P::I(w), P::I(d)],
             &mut s.rows,
         )?;
+        if s.rows.is_empty() {
+            return Err(missing("the district"));
+        }
+        h_data.push_str("    ");
+        h_data.push_str(s.rows.get(0, 0).str());
     } else {
+        // The updates lock both rows; one read then sees both changed.
+        conn.run(&st.pay_w_upd, &[P::F(amount), P::I(w)], &mut s.rows)?;
         conn.run(
             &st.pay_d_upd,
             &[P::F(amount), P::I(w), P::I(d)],
             &mut s.rows,
         )?;
-        conn.run(&st.pay_d_sel, &[P::I(w), P::I(d)], &mut s.rows)?;
+        conn.run(&st.pay_wd_sel, &[P::I(w), P::I(d)], &mut s.rows)?;
+        if s.rows.is_empty() {
+            return Err(missing("the warehouse or the district"));
+        }
+        h_data = s.rows.get(0, 0).str().to_string();
+        h_data.push_str("    ");
+        h_data.push_str(s.rows.get(0, 1).str());
     }
-    if s.rows.is_empty() {
-        return Err(missing("the district"));
-    }
-    h_data.push_str(s.rows.get(0, 0).str());
     let c_id = match customer {
         CustomerSel::Id(id) => *id,
         CustomerSel::Last(last) => {
@@ -815,80 +1032,48 @@ fn delivery(
     carrier: i64,
     s: &mut Scratch,
 ) -> DbResult<Outcome> {
+    if !st.dialect.returning() {
+        return delivery_all_districts(conn, st, w, carrier, s);
+    }
     let now = crate::sql::now_us();
-    let ret = st.dialect.returning();
     conn.begin(TxMode::Write)?;
     'district: for d in 1..=DISTRICTS {
-        let o_id = if ret {
-            // Read committed: a concurrent Delivery may take the oldest order between our
-            // subquery and our DELETE, which then removes nothing; look again (new snapshot).
-            let mut attempts = 0;
-            loop {
-                conn.run(
-                    &st.dl_no_ret,
-                    &[P::I(w), P::I(d), P::I(w), P::I(d)],
-                    &mut s.rows,
-                )?;
-                if !s.rows.is_empty() {
-                    break s.rows.get(0, 0).i64();
-                }
-                conn.run(&st.dl_no_any, &[P::I(w), P::I(d)], &mut s.rows)?;
-                attempts += 1;
-                if s.rows.is_empty() || attempts > 100 {
-                    continue 'district; // no undelivered order here (spec 2.7.4.2)
-                }
+        // Read committed: a concurrent Delivery may take the oldest order between our subquery
+        // and our DELETE, which then removes nothing; look again (new snapshot).
+        let mut attempts = 0;
+        let o_id = loop {
+            conn.run(
+                &st.dl_no_ret,
+                &[P::I(w), P::I(d), P::I(w), P::I(d)],
+                &mut s.rows,
+            )?;
+            if !s.rows.is_empty() {
+                break s.rows.get(0, 0).i64();
             }
-        } else {
-            conn.run(&st.dl_no_sel, &[P::I(w), P::I(d)], &mut s.rows)?;
-            if s.rows.is_empty() {
-                continue;
+            conn.run(&st.dl_no_any, &[P::I(w), P::I(d)], &mut s.rows)?;
+            attempts += 1;
+            if s.rows.is_empty() || attempts > 100 {
+                continue 'district; // no undelivered order here (spec 2.7.4.2)
             }
-            let o_id = s.rows.get(0, 0).i64();
-            conn.run(&st.dl_no_del, &[P::I(w), P::I(d), P::I(o_id)], &mut s.rows)?;
-            o_id
         };
         let key = [P::I(w), P::I(d), P::I(o_id)];
-        let c_id = if ret {
-            conn.run(
-                &st.dl_o_ret,
-                &[P::I(carrier), key[0], key[1], key[2]],
-                &mut s.rows,
-            )?;
-            if s.rows.is_empty() {
-                return Err(missing("an order with a new-order row"));
-            }
-            s.rows.get(0, 0).i64()
-        } else {
-            conn.run(&st.dl_o_sel, &key, &mut s.rows)?;
-            if s.rows.is_empty() {
-                return Err(missing("an order with a new-order row"));
-            }
-            let c_id = s.rows.get(0, 0).i64();
-            conn.run(
-                &st.dl_o_upd,
-                &[P::I(carrier), key[0], key[1], key[2]],
-                &mut s.rows,
-            )?;
-            c_id
-        };
-        let total = if ret {
-            conn.run(
-                &st.dl_ol_ret,
-                &[P::T(now), key[0], key[1], key[2]],
-                &mut s.rows,
-            )?;
-            (0..s.rows.len())
-                .map(|r| s.rows.get(r, 0).f64())
-                .sum::<f64>()
-        } else {
-            conn.run(
-                &st.dl_ol_upd,
-                &[P::T(now), key[0], key[1], key[2]],
-                &mut s.rows,
-            )?;
-            conn.run(&st.dl_ol_sum, &key, &mut s.rows)?;
-            s.rows.get(0, 0).f64()
-        };
+        conn.run(
+            &st.dl_o_ret,
+            &[P::I(carrier), key[0], key[1], key[2]],
+            &mut s.rows,
+        )?;
+        if s.rows.is_empty() {
+            return Err(missing("an order with a new-order row"));
+        }
+        let c_id = s.rows.get(0, 0).i64();
+        conn.run(
+            &st.dl_ol_ret,
+            &[P::T(now), key[0], key[1], key[2]],
+            &mut s.rows,
+        )?;
+        let total = (0..s.rows.len())
+            .map(|r| s.rows.get(r, 0).f64())
+            .sum::<f64>();
         let total = (total * 100.0).round() / 100.0;
         conn.run(
             &st.dl_c_upd,
@@ -896,6 +1081,83 @@ fn delivery(
             &mut s.rows,
         )?;
     }
+    conn.commit()?;
+    Ok(Outcome::Committed)
+}
+
+/// Delivery on MariaDB/MySQL: the ten districts' orders in six statements, not ten times as many.
+/// The oldest new order of each district comes from a plain (snapshot) read; deleting them takes
+/// their locks, and if a concurrent Delivery deleted one first, the transaction is retried as a
+/// serialization failure.
+fn delivery_all_districts(
+    conn: &mut dyn Conn,
+    st: &Statements,
+    w: i64,
+    carrier: i64,
+    s: &mut Scratch,
+) -> DbResult<Outcome> {
+    let now = crate::sql::now_us();
+    conn.begin(TxMode::Write)?;
+    conn.run(&st.dl_all_oldest, &[P::I(w)], &mut s.rows)?;
+    // (district, order, customer, amount) of each district with an undelivered order (spec
+    // 2.7.4.2 skips the others).
+    s.delivered.clear();
+    for r in 0..s.rows.len() {
+        s.delivered
+            .push((s.rows.get(r, 0).i64(), s.rows.get(r, 1).i64(), 0, 0.0));
+    }
+    let n = s.delivered.len();
+    if n == 0 {
+        conn.commit()?;
+        return Ok(Outcome::Committed);
+    }
+    let mut keys: Vec<P> = Vec::with_capacity(2 + 2 * n);
+    keys.push(P::I(w));
+    for &(d, o, ..) in &s.delivered {
+        keys.extend([P::I(d), P::I(o)]);
+    }
+    if conn.run(&st.dl_all_no_del[n], &keys, &mut s.rows)? != n as u64 {
+        return Err(DbError::new(
+            ErrorKind::Serialization,
+            "a concurrent Delivery took one of the oldest new orders",
+        ));
+    }
+    let find = |delivered: &[(i64, i64, i64, f64)], d: i64| {
+        delivered
+            .iter()
+            .position(|x| x.0 == d)
+            .ok_or_else(|| missing("an order with a new-order row"))
+    };
+    conn.run(&st.dl_all_o_sel[n], &keys, &mut s.rows)?;
+    if s.rows.len() != n {
+        return Err(missing("an order with a new-order row"));
+    }
+    for r in 0..n {
+        let at = find(&s.delivered, s.rows.get(r, 0).i64())?;
+        s.delivered[at].2 = s.rows.get(r, 1).i64();
+    }
+    let with = |first: P<'static>, keys: &[P<'static>]| {
+        std::iter::once(first)
+            .chain(keys.iter().copied())
+            .collect::<Vec<P>>()
+    };
+    conn.run(
+        &st.dl_all_o_upd[n],
+        &with(P::I(carrier), &keys),
+        &mut s.rows,
+    )?;
+    conn.run(&st.dl_all_ol_upd[n], &with(P::T(now), &keys), &mut s.rows)?;
+    conn.run(&st.dl_all_ol_sum[n], &keys, &mut s.rows)?;
+    for r in 0..s.rows.len() {
+        let at = find(&s.delivered, s.rows.get(r, 0).i64())?;
+        s.delivered[at].3 = (s.rows.get(r, 1).f64() * 100.0).round() / 100.0;
+    }
+    let mut params: Vec<P> = Vec::with_capacity(3 * n + 1);
+    for &(d, _, c, amount) in &s.delivered {
+        params.extend([P::I(d), P::I(c), P::F(amount)]);
+    }
+    params.push(P::I(w));
+    conn.run(&st.dl_all_c_upd[n], &params, &mut s.rows)?;
     conn.commit()?;
     Ok(Outcome::Committed)
 }
@@ -1086,7 +1348,8 @@ mod tests {
             }
             if d == Dialect::Mysql {
                 assert!(st.pay_c_upd.sql.contains("CONCAT("));
-                assert!(st.dl_no_sel.sql.ends_with("FOR UPDATE"));
+                assert!(st.no_stock_all_sel[10].sql.ends_with("FOR UPDATE"));
+                assert_eq!(st.dl_all_no_del[10].sql.matches("no_d_id = ?").count(), 10);
             }
         }
     }
