@@ -553,9 +553,14 @@ fn interval_line(connections: u32, seconds: &[Second]) -> String {
     let retries: u64 = seconds.iter().map(|s| s.retries).sum();
     let p99 = seconds.iter().map(|s| s.lat_ns_p99).max().unwrap_or(0);
     let last = seconds.last().cloned().unwrap_or_default();
+    // The last, partial second shows its fraction: [ 10.4s].
+    let t = if last.t_s.fract() > 0.0 {
+        format!("{:>5.1}", last.t_s)
+    } else {
+        format!("{:>5.0}", last.t_s)
+    };
     format!(
-        "[{:>5.0}s] {connections} connections: tps {:>8}  p99 ≤ {:>8}  still working {:>5}  retries {retries}  errors {errors}",
-        last.t_s,
+        "[{t}s] {connections} connections: tps {:>8}  p99 ≤ {:>8}  still working {:>5}  retries {retries}  errors {errors}",
         format_count(tx as f64 / n.max(1e-9)),
         format_ns(p99 as f64),
         last.active_connections
