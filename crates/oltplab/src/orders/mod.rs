@@ -388,7 +388,7 @@ pub fn durability_caveat(engine: Engine) -> &'static str {
     match engine {
         Engine::Postgres => "UNLOGGED tables are not written to the WAL: a crash (or an immediate shutdown) empties them, and they are not replicated",
         Engine::Mariadb => "MEMORY tables live only in the server's memory and use table locks without transactions: every restart empties them (oltplab refills them from the load's recipe before a run), and a crash loses what was committed",
-        Engine::Sqlite => "the in-memory database lives only in the oltplab process: it is filled from the loaded file when the run starts and gone when the run ends",
+        Engine::Sqlite => "the in-memory database lives only in the oltplab process: it is filled with the loaded rows (regenerated from the load's seed and scale) when each point starts and gone when it ends",
     }
 }
 

@@ -189,7 +189,7 @@ pub fn run_with(cfg: &OrdersRunConfig, stop: &AtomicBool) -> Result<RunOutcome> 
         if t.tables == Tables::Memory {
             env.engine_settings.insert(
                 "database".into(),
-                "in-memory (memdb VFS), filled from the loaded file at the start of each point"
+                "in-memory (memdb VFS), filled with the loaded rows (regenerated from the load's seed and scale) at the start of each point"
                     .into(),
             );
             env.engine_settings
