@@ -302,6 +302,36 @@ fn bad_input_is_one_sentence_and_exit_2() {
         );
         assert!(!err.contains("panicked"), "{args:?}: {err}");
     }
+    // More connections than the open-files limit allows (hard limit 512 for this child).
+    let limited = {
+        use std::os::unix::process::CommandExt;
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_oltplab"));
+        cmd.current_dir(&dir).args([
+            "load",
+            "orders",
+            "--customers",
+            "10",
+            "--initial-orders",
+            "10",
+        ]);
+        assert!(cmd.output().unwrap().status.success());
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_oltplab"));
+        cmd.current_dir(&dir)
+            .args(["run", "orders", "--connections", "1000"]);
+        // SAFETY: setrlimit is async-signal-safe and touches only the child.
+        unsafe {
+            cmd.pre_exec(|| {
+                let lim = libc::rlimit {
+                    rlim_cur: 256,
+                    rlim_max: 512,
+                };
+                libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
+                Ok(())
+            });
+        }
+        cmd.output().unwrap()
+    };
+    assert_usage_error(&limited, "open files");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -20,8 +20,8 @@ use oltplab_workloads::orders::Tables;
 use serde::{Deserialize, Serialize};
 
 use super::{
-    check_external_limit, durability_caveat, not_loaded, open_db, require_existing,
-    OrdersRunConfig, OrdersTarget,
+    check_external_limit, durability_caveat, ensure_open_files, not_loaded, open_db,
+    require_existing, OrdersRunConfig, OrdersTarget,
 };
 use crate::output;
 use crate::tpcc::procstat;
@@ -141,6 +141,7 @@ pub struct RunOutcome {
 pub fn run_with(cfg: &OrdersRunConfig, stop: &AtomicBool) -> Result<RunOutcome> {
     require_existing(&cfg.db)?;
     let max_connections = cfg.connections.iter().copied().max().unwrap_or(1);
+    ensure_open_files(max_connections, cfg.db.engine)?;
     check_external_limit(&cfg.db, max_connections)?;
     let started_at = now_rfc3339();
     let out_dir = if cfg.save {
