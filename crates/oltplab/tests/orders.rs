@@ -114,67 +114,40 @@ fn assert_run_result(doc: &Value, connections: &[u64], tx_per_connection: u64) {
 
 /// Load and run both table kinds and both modes on `engine` (managed by oltplab in `dir`).
 fn both_kinds(engine: &str, dir: &Path) -> (Value, Value) {
-    let base = ["--engine", engine, "--data-dir", "data"];
-    let with = |extra: &[&'static str]| -> Vec<&str> {
-        let mut v: Vec<&str> = base.to_vec();
-        v.extend_from_slice(extra);
+    // `oltplab COMMAND orders ARGS… --engine ENGINE --data-dir data`.
+    let cmd = |command: &[&'static str], args: &[&'static str]| -> Vec<&str> {
+        let mut v = vec![command[0], "orders"];
+        v.extend_from_slice(&command[1..]);
+        v.extend_from_slice(args);
+        v.extend(["--engine", engine, "--data-dir", "data"]);
         v
     };
-    let small = [
-        "--customers",
-        "500",
-        "--products",
-        "50",
-        "--initial-orders",
-        "300",
-    ];
-    let mut load = vec!["load", "orders"];
-    load.extend(with(&small));
+    let small = "--customers 500 --products 50 --initial-orders 300";
+    let small: Vec<&'static str> = small.split(' ').collect();
+    let load = cmd(&["load"], &small);
     ok(dir, &load);
     // A second load without --force is refused: the tables hold data.
-    let out = oltplab(dir, &load);
-    assert_usage_error(&out, "--force");
+    assert_usage_error(&oltplab(dir, &load), "--force");
 
-    let mut run = vec!["run", "orders"];
-    run.extend(with(&[
-        "--connections",
-        "8,24",
-        "--tx-per-connection",
-        "15",
-        "--warmup-tx",
-        "2",
-        "--out",
-        "disk",
-    ]));
-    ok(dir, &run);
+    let sweep = "--connections 8,24 --tx-per-connection 15 --warmup-tx 2 --out disk";
+    ok(dir, &cmd(&["run"], &sweep.split(' ').collect::<Vec<_>>()));
     let disk = result(dir, "disk");
     assert_run_result(&disk, &[8, 24], 15);
     assert_eq!(disk["summary"]["tables"], "disk");
     assert_eq!(disk["summary"]["durability"]["survives_crash"], true);
     assert!(!warning_kinds(&disk).contains(&"not_durable".to_string()));
-    ok(dir, &{
-        let mut v = vec!["check", "orders"];
-        v.extend(with(&[]));
-        v
-    });
+    ok(dir, &cmd(&["check"], &[]));
 
-    let mut load = vec!["load", "orders", "--tables", "memory", "--force"];
-    load.extend(with(&small));
-    let err = ok(dir, &load);
+    let err = ok(
+        dir,
+        &cmd(&["load", "--tables", "memory", "--force"], &small),
+    );
     assert!(
         err.contains("crash") || err.contains("restart") || err.contains("gone"),
         "{err}"
     );
-    let mut run = vec!["run", "orders", "--mode", "update"];
-    run.extend(with(&[
-        "--connections",
-        "24",
-        "--tx-per-connection",
-        "15",
-        "--out",
-        "memory",
-    ]));
-    ok(dir, &run);
+    let update = "--mode update --connections 24 --tx-per-connection 15 --out memory";
+    ok(dir, &cmd(&["run"], &update.split(' ').collect::<Vec<_>>()));
     let memory = result(dir, "memory");
     assert_run_result(&memory, &[24], 15);
     assert_eq!(memory["summary"]["tables"], "memory");
@@ -182,14 +155,9 @@ fn both_kinds(engine: &str, dir: &Path) -> (Value, Value) {
     assert_eq!(memory["summary"]["durability"]["survives_crash"], false);
     assert!(warning_kinds(&memory).contains(&"not_durable".to_string()));
     // The loaded kind is what runs: asking for the other one is refused.
-    let mut run = vec!["run", "orders", "--tables", "disk"];
-    run.extend(with(&["--out", "refused"]));
-    assert_usage_error(&oltplab(dir, &run), "--tables memory");
-    ok(dir, &{
-        let mut v = vec!["check", "orders"];
-        v.extend(with(&[]));
-        v
-    });
+    let refused = cmd(&["run", "--tables", "disk", "--out", "refused"], &[]);
+    assert_usage_error(&oltplab(dir, &refused), "--tables memory");
+    ok(dir, &cmd(&["check"], &[]));
     (disk, memory)
 }
 
@@ -334,6 +302,36 @@ fn bad_input_is_one_sentence_and_exit_2() {
         );
         assert!(!err.contains("panicked"), "{args:?}: {err}");
     }
+    // More connections than the open-files limit allows (hard limit 512 for this child).
+    let limited = {
+        use std::os::unix::process::CommandExt;
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_oltplab"));
+        cmd.current_dir(&dir).args([
+            "load",
+            "orders",
+            "--customers",
+            "10",
+            "--initial-orders",
+            "10",
+        ]);
+        assert!(cmd.output().unwrap().status.success());
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_oltplab"));
+        cmd.current_dir(&dir)
+            .args(["run", "orders", "--connections", "1000"]);
+        // SAFETY: setrlimit is async-signal-safe and touches only the child.
+        unsafe {
+            cmd.pre_exec(|| {
+                let lim = libc::rlimit {
+                    rlim_cur: 256,
+                    rlim_max: 512,
+                };
+                libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
+                Ok(())
+            });
+        }
+        cmd.output().unwrap()
+    };
+    assert_usage_error(&limited, "open files");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -237,5 +237,11 @@ fn reports_render_every_chart_with_data_in_chromium() {
     ]);
     run(&["report", "dev", "-o", "device.html"]);
     check_report(&chrome, &dir, &dir.join("device.html"), "device", 6);
+
+    // S5: a real in-memory study (bench/in-memory, PostgreSQL) with its four views.
+    let s5 =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../report/tests/fixtures/study-in-memory.json");
+    run(&["report", s5.to_str().unwrap(), "-o", "in-memory.html"]);
+    check_report(&chrome, &dir, &dir.join("in-memory.html"), "in-memory", 4);
     std::fs::remove_dir_all(&dir).unwrap();
 }

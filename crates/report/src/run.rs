@@ -155,8 +155,7 @@ fn summary_table(doc: &Doc) -> Table {
             t.push_kv(key, label, None, Unit::Number);
         }
     }
-    let per = waits_label(doc);
-    for (field, label) in [("waits_per_s", per), ("waiting_sessions", SESSIONS)] {
+    for (field, label) in wait_fields(doc) {
         for (k, v) in object(doc.v, &format!("/summary/{field}")) {
             t.push_kv(
                 &format!("{field}_{k}"),
@@ -169,14 +168,21 @@ fn summary_table(doc: &Doc) -> Table {
     t
 }
 
-const SESSIONS: &str = "sessions waiting (average)";
-
-/// What an orders run's `waits_per_s` holds: counted waits per second, or — PostgreSQL, which
-/// counts none — the average number of sessions seen waiting in samples.
-fn waits_label(doc: &Doc) -> &'static str {
-    match doc.str("/summary/waits/unit") {
-        Some("waiting_sessions") => "sessions waiting (sampled)",
-        _ => "waits per second",
+/// The wait figures of an orders run, each with how a reader should read it. PostgreSQL counts no
+/// waits: its `waits_per_s` holds the sampled sessions, the same figures as `waiting_sessions`, so
+/// they are shown once.
+fn wait_fields(doc: &Doc) -> Vec<(&'static str, &'static str)> {
+    let has_sessions = doc.v.pointer("/summary/waiting_sessions").is_some();
+    match (doc.str("/summary/waits/unit"), has_sessions) {
+        (Some("waiting_sessions"), true) => {
+            vec![("waiting_sessions", "sessions waiting (sampled)")]
+        }
+        (Some("waiting_sessions"), false) => vec![("waits_per_s", "sessions waiting (sampled)")],
+        (_, true) => vec![
+            ("waits_per_s", "waits per second"),
+            ("waiting_sessions", "sessions waiting (average)"),
+        ],
+        (_, false) => vec![("waits_per_s", "waits per second")],
     }
 }
 
@@ -295,15 +301,6 @@ fn run_io_table(doc: &Doc) -> Table {
 
 fn sweep_table(doc: &Doc) -> Table {
     let sweep = doc.array("/summary/sweep");
-    let per = if waits_label(doc) == "waits per second" {
-        "waits/s"
-    } else {
-        "sampled sessions"
-    };
-    let fields = [
-        ("waits_per_s", per),
-        ("waiting_sessions", "sessions waiting"),
-    ];
     let mut columns = vec![
         Column::new("connections", "connections", Unit::Text),
         Column::new("tps", "transactions/s", Unit::Number),
@@ -312,7 +309,7 @@ fn sweep_table(doc: &Doc) -> Table {
         Column::new("cpu_utilisation", "CPU busy", Unit::Share),
     ];
     let mut kinds = Vec::new();
-    for (field, label) in fields {
+    for (field, label) in wait_fields(doc) {
         for k in sweep_kinds(sweep, field) {
             columns.push(Column::new(
                 &format!("{field}_{k}"),
@@ -503,11 +500,12 @@ fn orders_notes(s: &mut Section, doc: &Doc) {
 /// Orders: waits by kind, and S5's views of a connection sweep — the elapsed time of the fixed
 /// work, the throughput and the waits as connections are added.
 fn orders_charts(s: &mut Section, ids: &mut Ids, doc: &Doc) {
-    let per = waits_label(doc);
-    for (field, label, caption) in [
-        ("waits_per_s", per, "What the transactions waited for (S5's latch waits per second)."),
-        ("waiting_sessions", SESSIONS, "How many sessions were waiting on each kind at an average moment: wait time divided by elapsed time (PostgreSQL: sampled)."),
-    ] {
+    for (field, label) in wait_fields(doc) {
+        let caption = if field == "waits_per_s" && label == "waits per second" {
+            "What the transactions waited for (S5's latch waits per second)."
+        } else {
+            "How many sessions were waiting on each kind at an average moment: wait time divided by elapsed time, or (PostgreSQL) sampled."
+        };
         let waits = object(doc.v, &format!("/summary/{field}"));
         if waits.is_empty() {
             continue;
@@ -521,7 +519,11 @@ fn orders_charts(s: &mut Section, ids: &mut Ids, doc: &Doc) {
                 &format!("{label} of each kind during the measured work."),
                 &kinds,
                 &[Series::bars(label, vals)],
-                &Axis::new(label, auto_scale(waits.iter().filter_map(|(_, v)| v.as_f64())), si),
+                &Axis::new(
+                    label,
+                    auto_scale(waits.iter().filter_map(|(_, v)| v.as_f64())),
+                    si,
+                ),
                 false,
                 None,
             ),
@@ -570,7 +572,7 @@ fn orders_charts(s: &mut Section, ids: &mut Ids, doc: &Doc) {
         ),
         "S5's figure: throughput as the number of concurrent connections grows.",
     );
-    for (field, label) in [("waits_per_s", per), ("waiting_sessions", SESSIONS)] {
+    for (field, label) in wait_fields(doc) {
         let waits: Vec<Series> = sweep_kinds(sweep, field)
             .iter()
             .map(|k| {

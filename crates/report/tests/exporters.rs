@@ -94,6 +94,43 @@ fn orders_run_with_connection_sweep() {
     all_formats("run-orders", &[orders_run()], false);
 }
 
+/// A real run: PostgreSQL, disk tables, inserts over a connection sweep (bench/in-memory).
+#[test]
+fn orders_run_on_postgres() {
+    let run = fixture("run-orders-postgres.json");
+    all_formats("run-orders-postgres", std::slice::from_ref(&run), true);
+    let md = oltplab_report::markdown(&[run]).unwrap();
+    // PostgreSQL's waits are sampled sessions: shown once, and labelled so.
+    assert!(md.contains("sessions waiting (sampled)"), "{md}");
+    assert!(!md.contains(": waits per second |"), "{md}");
+    assert!(md.contains("Durability: disk tables"), "{md}");
+}
+
+/// A real S5 study on PostgreSQL: four sweeps and S5's three views.
+#[test]
+fn in_memory_study() {
+    let study = fixture("study-in-memory.json");
+    all_formats("study-in-memory", std::slice::from_ref(&study), true);
+    let html = oltplab_report::html(std::slice::from_ref(&study)).unwrap();
+    for view in [
+        "Elapsed time of the fixed work",
+        "Throughput against connections",
+        "Waits against connections",
+    ] {
+        assert!(html.contains(view), "{view} missing");
+    }
+    let md = oltplab_report::markdown(&[study]).unwrap();
+    for run in [
+        "disk update",
+        "disk insert",
+        "memory update",
+        "memory insert",
+    ] {
+        assert!(md.contains(&format!("| {run} |")), "{run} missing: {md}");
+    }
+    assert!(md.contains("do not survive a crash"), "{md}");
+}
+
 #[test]
 fn run_comparison() {
     all_formats(

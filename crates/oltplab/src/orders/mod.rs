@@ -217,6 +217,35 @@ fn open_db(spec: &DbSpec, how: Open, connections: u32) -> Result<target::Db> {
     target::open(spec, how, connections as usize + 2, None, Vec::new())
 }
 
+/// Every connection is a socket (or, for SQLite, file descriptors): raises the soft open-files
+/// limit to the hard one, and refuses a count that still does not fit.
+fn ensure_open_files(connections: u32, engine: Engine) -> Result<()> {
+    // SQLite: the database, its WAL and shared memory per connection; servers: one socket.
+    let per_connection: u64 = if engine == Engine::Sqlite { 3 } else { 1 };
+    let needed = connections as u64 * per_connection + 64;
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit/setrlimit only read and write the struct we own.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) != 0 {
+            return Ok(());
+        }
+        if lim.rlim_cur < needed && lim.rlim_cur < lim.rlim_max {
+            lim.rlim_cur = lim.rlim_max;
+            libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
+        }
+    }
+    if lim.rlim_max < needed {
+        return Err(Error::usage(format!(
+            "--connections {connections} needs about {needed} open files, but this process may open {}: lower --connections, or raise the limit (ulimit -Hn, /etc/security/limits.conf)",
+            lim.rlim_max
+        )));
+    }
+    Ok(())
+}
+
 /// An external server must allow the run's connections: refused before anything starts.
 fn check_external_limit(spec: &DbSpec, connections: u32) -> Result<()> {
     let Some(url) = &spec.url else {
@@ -388,7 +417,7 @@ pub fn durability_caveat(engine: Engine) -> &'static str {
     match engine {
         Engine::Postgres => "UNLOGGED tables are not written to the WAL: a crash (or an immediate shutdown) empties them, and they are not replicated",
         Engine::Mariadb => "MEMORY tables live only in the server's memory and use table locks without transactions: every restart empties them (oltplab refills them from the load's recipe before a run), and a crash loses what was committed",
-        Engine::Sqlite => "the in-memory database lives only in the oltplab process: it is filled from the loaded file when the run starts and gone when the run ends",
+        Engine::Sqlite => "the in-memory database lives only in the oltplab process: it is filled with the loaded rows (regenerated from the load's seed and scale) when each point starts and gone when it ends",
     }
 }
 

@@ -20,8 +20,8 @@ use oltplab_workloads::orders::Tables;
 use serde::{Deserialize, Serialize};
 
 use super::{
-    check_external_limit, durability_caveat, not_loaded, open_db, require_existing,
-    OrdersRunConfig, OrdersTarget,
+    check_external_limit, durability_caveat, ensure_open_files, not_loaded, open_db,
+    require_existing, OrdersRunConfig, OrdersTarget,
 };
 use crate::output;
 use crate::tpcc::procstat;
@@ -141,6 +141,7 @@ pub struct RunOutcome {
 pub fn run_with(cfg: &OrdersRunConfig, stop: &AtomicBool) -> Result<RunOutcome> {
     require_existing(&cfg.db)?;
     let max_connections = cfg.connections.iter().copied().max().unwrap_or(1);
+    ensure_open_files(max_connections, cfg.db.engine)?;
     check_external_limit(&cfg.db, max_connections)?;
     let started_at = now_rfc3339();
     let out_dir = if cfg.save {
@@ -189,7 +190,7 @@ pub fn run_with(cfg: &OrdersRunConfig, stop: &AtomicBool) -> Result<RunOutcome> 
         if t.tables == Tables::Memory {
             env.engine_settings.insert(
                 "database".into(),
-                "in-memory (memdb VFS), filled from the loaded file at the start of each point"
+                "in-memory (memdb VFS), filled with the loaded rows (regenerated from the load's seed and scale) at the start of each point"
                     .into(),
             );
             env.engine_settings
@@ -553,9 +554,14 @@ fn interval_line(connections: u32, seconds: &[Second]) -> String {
     let retries: u64 = seconds.iter().map(|s| s.retries).sum();
     let p99 = seconds.iter().map(|s| s.lat_ns_p99).max().unwrap_or(0);
     let last = seconds.last().cloned().unwrap_or_default();
+    // The last, partial second shows its fraction: [ 10.4s].
+    let t = if last.t_s.fract() > 0.0 {
+        format!("{:>5.1}", last.t_s)
+    } else {
+        format!("{:>5.0}", last.t_s)
+    };
     format!(
-        "[{:>5.0}s] {connections} connections: tps {:>8}  p99 ≤ {:>8}  still working {:>5}  retries {retries}  errors {errors}",
-        last.t_s,
+        "[{t}s] {connections} connections: tps {:>8}  p99 ≤ {:>8}  still working {:>5}  retries {retries}  errors {errors}",
         format_count(tx as f64 / n.max(1e-9)),
         format_ns(p99 as f64),
         last.active_connections

@@ -32,7 +32,7 @@ use crate::progress::Progress;
 use crate::STOP;
 
 const AFTER_HELP: &str = "\
-Engines: sqlite (embedded, the default: DATA_DIR/tpcc.sqlite or --url sqlite:PATH), postgres and
+Engines: sqlite (embedded, the default: DATA_DIR/tpcc.sqlite or orders.sqlite, or --url sqlite:PATH), postgres and
 mariadb (started by oltplab in DATA_DIR unless --url names an external server: postgres://USER@HOST/DB,
 mysql://USER@HOST/DB). Passwords in --url are never printed or stored.";
 

@@ -1,6 +1,7 @@
 //! Order entry on embedded SQLite. `disk`: the database file in WAL mode with a sync per commit;
 //! `memory`: an in-memory database (SQLite's memdb VFS, shared by every connection of the process)
-//! filled from the loaded file's recipe when the run starts, gone when it ends.
+//! filled with the load's rows (regenerated from its seed and scale) when a point starts, gone when
+//! it ends.
 //!
 //! SQLite executes a statement on the calling thread, so thousands of connections are a few OS
 //! threads, each taking turns over its share of the connections: at most one transaction per thread
