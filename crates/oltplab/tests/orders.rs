@@ -2,30 +2,14 @@
 //! PostgreSQL and MariaDB servers that oltplab starts in a temporary data directory (and stops),
 //! a few dozen connections, both table kinds, both modes, and the result's contract fields.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::Path;
 use std::process::{Command, Output};
 
+use common::{json, oltplab, scratch, stderr};
 use oltplab_dbs::server::{ManagedServer, ServerConfig, ServerKind};
 use serde_json::Value;
-
-fn oltplab(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_oltplab"))
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .expect("run oltplab")
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("oltplab-it-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
 
 fn ok(dir: &Path, args: &[&str]) -> String {
     let out = oltplab(dir, args);
@@ -49,7 +33,7 @@ fn assert_usage_error(out: &Output, expected: &str) {
 }
 
 fn result(dir: &Path, out: &str) -> Value {
-    result_file(&dir.join(out).join("result.json"))
+    json(&dir.join(out).join("result.json"))
 }
 
 fn warning_kinds(doc: &Value) -> Vec<String> {
@@ -385,7 +369,7 @@ fn in_memory_study_quick_on_sqlite() {
         for p in points {
             assert!(p["tps"].as_f64().unwrap() > 0.0 && p["elapsed_s"].as_f64().unwrap() > 0.0);
         }
-        let run = result_file(&dir.join("s").join(r["result"].as_str().unwrap()));
+        let run = json(&dir.join("s").join(r["result"].as_str().unwrap()));
         assert_run_result(&run, &[10, 50, 100], 20);
     }
     assert!(warning_kinds(&doc).contains(&"not_durable".to_string()));
@@ -403,8 +387,4 @@ fn in_memory_study_quick_on_sqlite() {
     );
     assert_usage_error(&out, "--devices");
     let _ = std::fs::remove_dir_all(&dir);
-}
-
-fn result_file(path: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }

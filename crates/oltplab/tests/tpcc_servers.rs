@@ -4,30 +4,12 @@
 //! one-statement stock change included), and the twelve consistency conditions hold after it.
 //! Where a server is not installed the test says so and passes (scripts/test.sh installs both).
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
+mod common;
 
+use common::{oltplab, scratch, stderr};
 use oltplab_dbs::server;
 use serde_json::Value;
-
-fn oltplab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_oltplab"))
-        .current_dir("/")
-        .args(args)
-        .output()
-        .expect("run oltplab")
-}
-
-fn scratch(name: &str) -> PathBuf {
-    // Under /tmp: as root the server runs as postgres/mysql, which must enter every parent.
-    let dir = PathBuf::from(format!("/tmp/oltplab-it-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
+use std::path::Path;
 
 fn load_run_check(engine: &str, programs: &[&str]) {
     if server::find_program(programs, None).is_none() {
@@ -40,6 +22,7 @@ fn load_run_check(engine: &str, programs: &[&str]) {
     let db = ["--engine", engine, "--data-dir", data];
 
     let out = oltplab(
+        Path::new("/"),
         &[
             &["load", "tpcc"],
             &db[..],
@@ -54,6 +37,7 @@ fn load_run_check(engine: &str, programs: &[&str]) {
 
     let result_dir = dir.join("result");
     let out = oltplab(
+        Path::new("/"),
         &[
             &["run", "tpcc"],
             &db[..],
@@ -80,7 +64,7 @@ fn load_run_check(engine: &str, programs: &[&str]) {
     assert!(s["tpmc"].as_f64().unwrap() > 0.0, "{err}");
 
     // The run's orders, stock and payments keep the database consistent.
-    let out = oltplab(&[&["check", "tpcc"], &db[..]].concat());
+    let out = oltplab(Path::new("/"), &[&["check", "tpcc"], &db[..]].concat());
     let err = stderr(&out);
     assert!(out.status.success(), "{err}");
     assert!(err.contains(" holds"), "{err}");
