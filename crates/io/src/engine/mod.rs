@@ -103,10 +103,13 @@ pub enum AnyEngine {
 }
 
 impl AnyEngine {
-    /// Opens an engine for `fd` using `buffers`; the buffers must outlive the engine.
-    pub fn open(kind: EngineKind, fd: RawFd, buffers: &IoBuffers) -> Result<Self> {
+    /// Opens an engine for `fd` (opened with O_DIRECT if `direct`) using `buffers`; the buffers must
+    /// outlive the engine.
+    pub fn open(kind: EngineKind, fd: RawFd, buffers: &IoBuffers, direct: bool) -> Result<Self> {
         Ok(match kind {
-            EngineKind::IoUring => AnyEngine::IoUring(Box::new(UringEngine::new(fd, buffers)?)),
+            EngineKind::IoUring => {
+                AnyEngine::IoUring(Box::new(UringEngine::new(fd, buffers, direct)?))
+            }
             EngineKind::Psync => AnyEngine::Psync(PsyncEngine::new(fd, buffers)),
             EngineKind::Null => AnyEngine::Null(NullEngine::new(buffers)),
         })
@@ -115,7 +118,7 @@ impl AnyEngine {
     /// The engine for one job of `spec`: its engine kind, wrapped in an [`EmulatedEngine`] when the
     /// job runs on an emulated device.
     pub fn open_job(spec: &crate::JobSpec, fd: RawFd, buffers: &IoBuffers) -> Result<Self> {
-        let engine = Self::open(spec.engine, fd, buffers)?;
+        let engine = Self::open(spec.engine, fd, buffers, spec.direct)?;
         Ok(match &spec.emulator {
             Some(emulator) if !emulator.spec().is_host() => {
                 AnyEngine::Emulated(Box::new(EmulatedEngine::new(
