@@ -11,7 +11,7 @@ use oltplab_core::safety;
 use oltplab_core::units::{format_count, format_ns};
 use oltplab_core::{Error, Result};
 use oltplab_metrics::env::Env;
-use oltplab_metrics::schema::{now_rfc3339, ResultDoc, SCHEMA};
+use oltplab_metrics::schema::{ResultDoc, SCHEMA};
 use oltplab_metrics::{LatencyNs, Warning, WarningKind};
 use oltplab_workloads::orders::{Mode, Scale as DataScale, Tables};
 use serde::Serialize;
@@ -131,9 +131,7 @@ pub fn run(args: &StudyArgs) -> Result<()> {
         None,
         true,
     )?;
-    let started_at = now_rfc3339();
-    let out = output::prepare_out_dir(args.out.as_deref(), "study", &started_at, args.force)?;
-    safety::ensure_own_dir(&args.data_dir, args.force)?;
+    let (started_at, out) = super::prepare(args)?;
     let mut doc = ResultDoc::<StudySummary, Value> {
         schema: SCHEMA.into(),
         kind: "study".into(),
@@ -229,7 +227,7 @@ pub fn run(args: &StudyArgs) -> Result<()> {
                 }
             }
             doc.summary.runs.push(figures(&run, &name));
-            save(&doc, &out)?;
+            super::save(&doc, &out, args.json.as_deref())?;
         }
     }
     doc.summary.interrupted = STOP.load(Ordering::Relaxed);
@@ -242,7 +240,7 @@ pub fn run(args: &StudyArgs) -> Result<()> {
             ),
         ));
     }
-    save(&doc, &out)?;
+    super::save(&doc, &out, args.json.as_deref())?;
     let report = oltplab_report::html(&[serde_json::to_value(&doc).expect("serialises")])
         .map_err(|e| Error::failed(format!("writing the report failed: {e}")))?;
     let report_path = out.join(REPORT_FILE);
@@ -307,12 +305,6 @@ fn figures(run: &Value, file: &str) -> RunFigures {
             .unwrap_or(false),
         result: file.into(),
     }
-}
-
-fn save(doc: &ResultDoc<StudySummary, Value>, out: &Path) -> Result<()> {
-    let path = out.join(RESULTS_FILE);
-    doc.write_atomic(&path)
-        .map_err(|e| safety::io_usage(&path, "write", &e))
 }
 
 fn print_table(summary: &StudySummary, out: &Path) {

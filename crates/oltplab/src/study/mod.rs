@@ -217,12 +217,7 @@ pub fn run(args: StudyArgs) -> Result<()> {
         data_dir: args.data_dir.clone(),
         seed: 1,
     };
-    if let Some(json) = &args.json {
-        output::check_json_path(json, args.force)?;
-    }
-    let started_at = now_rfc3339();
-    let out = output::prepare_out_dir(args.out.as_deref(), "study", &started_at, args.force)?;
-    safety::ensure_own_dir(&args.data_dir, args.force)?;
+    let (started_at, out) = prepare(&args)?;
     let mut doc = ResultDoc::<StudySummary, Value> {
         schema: SCHEMA.into(),
         kind: "study".into(),
@@ -814,7 +809,19 @@ fn add_ratios(summary: &mut StudySummary) {
     }
 }
 
-fn save(doc: &ResultDoc<StudySummary, Value>, out: &Path, json: Option<&Path>) -> Result<()> {
+/// Checks `--json`, then makes the output and data directories: every scenario starts so.
+fn prepare(args: &StudyArgs) -> Result<(String, PathBuf)> {
+    if let Some(json) = &args.json {
+        output::check_json_path(json, args.force)?;
+    }
+    let started_at = now_rfc3339();
+    let out = output::prepare_out_dir(args.out.as_deref(), "study", &started_at, args.force)?;
+    safety::ensure_own_dir(&args.data_dir, args.force)?;
+    Ok((started_at, out))
+}
+
+/// `results.json` in the output directory, and the `--json` copy (or standard output).
+fn save<T: Serialize>(doc: &T, out: &Path, json: Option<&Path>) -> Result<()> {
     output::write_json(&out.join(RESULTS_FILE), doc)?;
     match json {
         Some(json) => output::write_json(json, doc),
