@@ -187,8 +187,13 @@ fn postgres_logged_and_unlogged() {
         "LWLock",
         "Timeout",
     ];
+    // Sampling ran (a short run may still catch no session waiting).
+    assert!(
+        disk["summary"]["waits"]["missing"].is_null(),
+        "{}",
+        disk["summary"]["waits"]
+    );
     let waits = disk["summary"]["waiting_sessions"].as_object().unwrap();
-    assert!(!waits.is_empty(), "no sample caught a waiting session");
     for (kind, sessions) in waits {
         assert!(TYPES.contains(&kind.as_str()), "{kind}");
         assert!(sessions.as_f64().unwrap() > 0.0, "{kind}: {sessions}");
