@@ -53,7 +53,10 @@ pub struct VfsCounts {
     pub written_bytes: u64,
 }
 
+/// One thread's share of the counts. Threads count into their own cache line (by thread id), so that
+/// terminals on different cores do not bounce one line back and forth on every I/O.
 #[derive(Default)]
+#[repr(align(128))]
 struct Counters {
     reads: AtomicU64,
     writes: AtomicU64,
@@ -62,12 +65,14 @@ struct Counters {
     written_bytes: AtomicU64,
 }
 
+const COUNTER_SLOTS: usize = 16;
+
 struct State {
     base: *mut ffi::sqlite3_vfs,
     options: VfsOptions,
     /// Emulating a device other than `host`: syncs go to the model, not to the real disk.
     emulating: bool,
-    counters: Counters,
+    counters: [Counters; COUNTER_SLOTS],
     /// File name → index, for the emulator's placement of files on the device.
     files: Mutex<HashMap<String, u32>>,
     /// I/Os the real file system refused.
@@ -115,7 +120,7 @@ impl Vfs {
             base,
             options,
             emulating,
-            counters: Counters::default(),
+            counters: Default::default(),
             files: Mutex::new(HashMap::new()),
             errors: AtomicU32::new(0),
             trace_from_ns: AtomicU64::new(0),
@@ -155,13 +160,16 @@ impl Vfs {
 
     /// I/O seen so far.
     pub fn counts(&self) -> VfsCounts {
-        let c = &self.state.counters;
+        let sum = |field: fn(&Counters) -> &AtomicU64| {
+            let slots = self.state.counters.iter();
+            slots.map(|c| field(c).load(Ordering::Relaxed)).sum()
+        };
         VfsCounts {
-            reads: c.reads.load(Ordering::Relaxed),
-            writes: c.writes.load(Ordering::Relaxed),
-            syncs: c.syncs.load(Ordering::Relaxed),
-            read_bytes: c.read_bytes.load(Ordering::Relaxed),
-            written_bytes: c.written_bytes.load(Ordering::Relaxed),
+            reads: sum(|c| &c.reads),
+            writes: sum(|c| &c.writes),
+            syncs: sum(|c| &c.syncs),
+            read_bytes: sum(|c| &c.read_bytes),
+            written_bytes: sum(|c| &c.written_bytes),
         }
     }
 
@@ -316,7 +324,8 @@ unsafe fn timed_io(
         );
     }
     let end_ns = now_ns();
-    let c = &state.counters;
+    let tid = TID.with(|t| *t);
+    let c = &state.counters[tid as usize % COUNTER_SLOTS];
     let op = match kind {
         IoKind::Read => {
             c.reads.fetch_add(1, Ordering::Relaxed);
@@ -347,7 +356,7 @@ unsafe fn timed_io(
             file: ol.trace_file,
             op: op as u8,
             tag: TAG.with(|t| t.get()),
-            tid: TID.with(|t| *t),
+            tid,
         });
     }
     rc

@@ -8,7 +8,7 @@
 //! writes and syncs go through raw system calls. After `fork`, the child must create its own
 //! writer (its own part file); the parent's is not safe to use there.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::os::fd::AsRawFd;
@@ -38,6 +38,10 @@ static NEXT_WRITER_ID: AtomicU64 = AtomicU64::new(1);
 thread_local! {
     /// This thread's buffer in each live writer, by writer id.
     static LOCAL: RefCell<Vec<(u64, Arc<Shard>)>> = const { RefCell::new(Vec::new()) };
+    /// The buffer this thread used last, and its writer's id: the per-record fast path. The
+    /// pointer stays valid while that writer lives (`LOCAL` and the writer both hold the buffer),
+    /// and writer ids are never reused, so a matching id means a live writer.
+    static LAST: Cell<(u64, *const Shard)> = const { Cell::new((0, std::ptr::null())) };
 }
 
 /// What a finished capture holds.
@@ -210,6 +214,13 @@ impl TraceWriter {
     #[inline]
     pub fn record(&self, rec: Record) {
         let inner = &*self.inner;
+        if let Ok((id, shard)) = LAST.try_with(Cell::get) {
+            if id == inner.id {
+                // SAFETY: see `LAST`; `self` being alive keeps the writer alive.
+                inner.push(unsafe { &*shard }, &rec);
+                return;
+            }
+        }
         let pushed = LOCAL.try_with(|local| {
             let mut local = local.borrow_mut();
             let shard = match local.iter().find(|(id, _)| *id == inner.id) {
@@ -224,6 +235,7 @@ impl TraceWriter {
                 }
             };
             drop(local);
+            let _ = LAST.try_with(|last| last.set((inner.id, Arc::as_ptr(&shard))));
             inner.push(&shard, &rec);
         });
         if pushed.is_err() {
@@ -315,7 +327,8 @@ impl Inner {
             return Ok(done.clone());
         }
         self.closed.store(true, Ordering::SeqCst);
-        let shards: Vec<Arc<Shard>> = std::mem::take(&mut *lock(&self.shards));
+        // Cloned, not taken: the buffers must outlive the writer's users (see `LAST`).
+        let shards: Vec<Arc<Shard>> = lock(&self.shards).clone();
         let mut last_end_ns = 0;
         for shard in shards.iter().chain(std::iter::once(&self.fallback)) {
             let mut b = lock(&shard.buf);
