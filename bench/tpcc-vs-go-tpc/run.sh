@@ -103,9 +103,17 @@ run() { # name, server pid (or -), command…
 server_pid=""
 server_stop() {
   [ -n "$server_pid" ] || return 0
+  # The databases are thrown away: MariaDB need not write its 2 GiB of dirty pages back before it
+  # exits (innodb_fast_shutdown=2), which on this disk took minutes and overlapped the next part.
+  [ "$1" = TERM ] && mariadb -h 127.0.0.1 -P "$port" -u root -e 'SET GLOBAL innodb_fast_shutdown = 2' 2>/dev/null || true
   # PostgreSQL: SIGINT is a fast shutdown; MariaDB: SIGTERM is a normal one.
   kill "-$1" "$server_pid" 2>/dev/null || true
-  for _ in $(seq 1 600); do kill -0 "$server_pid" 2>/dev/null || break; sleep 0.1; done
+  # Nothing else runs until the server is gone, so that its shutdown cannot skew the next figures.
+  for _ in $(seq 1 6000); do kill -0 "$server_pid" 2>/dev/null || break; sleep 0.1; done
+  if kill -0 "$server_pid" 2>/dev/null; then
+    echo "the server (pid $server_pid) did not stop within 10 minutes: killing it" >&2
+    kill -KILL "$server_pid" 2>/dev/null || true
+  fi
   server_pid=""
 }
 stop_signal=INT
