@@ -18,6 +18,9 @@ rounds="${ROUNDS:-4}"
 # pause gets more IOPS. So every disk run gets the same idle gap first, and the order alternates.
 gap="${GAP:-20}"
 runtime="${RUNTIME:-10}"
+# Which parts to run: the disk's IOPS and latency are noisy (see bench/README.md), so a run with
+# many rounds may take the disk alone: PARTS=disk ROUNDS=12 bench/device-vs-fio/run.sh
+parts="${PARTS:-disk shm null}"
 mkdir -p "$out"
 command -v fio >/dev/null || { echo "fio is missing: apt-get install fio" >&2; exit 2; }
 command -v /usr/bin/time >/dev/null || { echo "GNU time is missing: apt-get install time" >&2; exit 2; }
@@ -29,8 +32,9 @@ disk_file="$disk_dir/bench-16k.dat"
 shm_file="/dev/shm/oltplab-bench-4k.dat"
 # oltplab creates and fills both files once (random data); fio then reuses them as they are.
 mkdir -p "$disk_dir"
+has() { [[ " $parts " == *" $1 "* ]]; }
 "$oltplab" device "$disk_file" --size 1g --runtime 200ms --ramp 0s --out "$out/prepare-disk" >/dev/null
-"$oltplab" device "$shm_file" --size 1g --bs 4k --buffered --runtime 200ms --ramp 0s --out "$out/prepare-shm" >/dev/null
+has shm && "$oltplab" device "$shm_file" --size 1g --bs 4k --buffered --runtime 200ms --ramp 0s --out "$out/prepare-shm" >/dev/null
 
 {
   echo "# commands of this run ($(date -u +%Y-%m-%dT%H:%M:%SZ))"
@@ -47,16 +51,22 @@ run() { # name, command… — runs under GNU time, keeps stdout/stderr/time
 
 fio_common=(--name=job --rw=randread --iodepth=32 --ioengine=io_uring --norandommap --randrepeat=0 --time_based --output-format=json)
 for r in $(seq 1 "$rounds"); do
+  has disk && {
   echo "round $r/$rounds: disk, 16 KiB random read, QD 32, direct" >&2
-  disk_fio() { sleep "$gap"; run "disk-fio-$r" fio "${fio_common[@]}" --filename="$disk_file" --size=1g --bs=16k --direct=1 --runtime="$runtime" --ramp_time=2 --output="$out/disk-fio-$r.json"; }
+  disk_fio() { sleep "$gap"; run "disk-fio-$r" fio "${fio_common[@]}" --lat_percentiles=1 --filename="$disk_file" --size=1g --bs=16k --direct=1 --runtime="$runtime" --ramp_time=2 --output="$out/disk-fio-$r.json"; }
   disk_oltplab() { sleep "$gap"; run "disk-oltplab-$r" "$oltplab" device "$disk_file" --size 1g --bs 16k --qd 32 --runtime "${runtime}s" --ramp 2s --out "$out/disk-oltplab-$r"; }
   if [ $((r % 2)) -eq 1 ]; then disk_fio; disk_oltplab; else disk_oltplab; disk_fio; fi
+  }
+  has shm && {
   echo "round $r/$rounds: /dev/shm, 4 KiB random read, QD 32, buffered" >&2
   run "shm-fio-$r" fio "${fio_common[@]}" --filename="$shm_file" --size=1g --bs=4k --direct=0 --runtime="$runtime" --output="$out/shm-fio-$r.json"
   run "shm-oltplab-$r" "$oltplab" device "$shm_file" --size 1g --bs 4k --qd 32 --buffered --runtime "${runtime}s" --ramp 0s --out "$out/shm-oltplab-$r"
+  }
+  has null && {
   echo "round $r/$rounds: null engine, 4 KiB, QD 32" >&2
   run "null-fio-$r" fio --name=job --ioengine=null --rw=randread --size=1g --bs=4k --iodepth=32 --norandommap --randrepeat=0 --time_based --runtime="$runtime" --output-format=json --output="$out/null-fio-$r.json"
   run "null-oltplab-$r" "$oltplab" device --engine null --size 1g --bs 4k --qd 32 --runtime "${runtime}s" --ramp 0s --out "$out/null-oltplab-$r"
+  }
 done
 rm -f "$shm_file" "$shm_file.oltplab"
 python3 "$here/compare.py" "$out" "$rounds" | tee "$out/summary.md"
