@@ -113,6 +113,40 @@ fn records_after_close_are_dropped_and_counted() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// One thread recording into two live writers in turn: each record lands in its own writer's file
+/// (the per-thread fast path remembers one writer's buffer at a time).
+#[test]
+fn one_thread_alternating_between_two_writers() {
+    let dir = scratch("two-writers");
+    let (a, b) = (dir.join("a.trace"), dir.join("b.trace"));
+    let wa = TraceWriter::create(&a, TraceMeta::new("test")).unwrap();
+    let wb = TraceWriter::create(&b, TraceMeta::new("test")).unwrap();
+    let (fa, fb) = (wa.file_id("/a"), wb.file_id("/b"));
+    for i in 0..3 * RECORDS_PER_CHUNK as u64 {
+        wa.record(rec(i, Op::Read, i * 4096, 4096, fa, 1));
+        if i % 3 == 0 {
+            wb.record(rec(i, Op::Write, i * 8192, 8192, fb, 2));
+        }
+    }
+    let (sa, sb) = (wa.finish().unwrap(), wb.finish().unwrap());
+    assert_eq!(
+        (sa.records, sa.dropped_records),
+        (3 * RECORDS_PER_CHUNK as u64, 0)
+    );
+    assert_eq!(
+        (sb.records, sb.dropped_records),
+        (RECORDS_PER_CHUNK as u64, 0)
+    );
+    for (path, op, len) in [(&a, Op::Read as u8, 4096), (&b, Op::Write as u8, 8192)] {
+        let records = TraceReader::open(path).unwrap().read_sorted().unwrap();
+        assert!(
+            records.iter().all(|r| r.op == op && r.len == len),
+            "{path:?}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn a_crashed_capture_leaves_a_readable_prefix() {
     let dir = scratch("crash");
