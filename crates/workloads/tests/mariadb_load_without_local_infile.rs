@@ -7,24 +7,39 @@ use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 
 use oltplab_dbs::server::{self, ManagedServer, ServerConfig, ServerKind};
+use oltplab_workloads::sql::{Batch, LoadVal, TxMode};
 use oltplab_workloads::tpcc::check::run_checks;
 use oltplab_workloads::tpcc::connect::MyConnector;
 use oltplab_workloads::tpcc::load::{load, LoadOptions};
 use oltplab_workloads::tpcc::{Connector, Purpose};
 
-#[test]
-fn a_server_without_local_infile_is_loaded_by_insert() {
+/// A MariaDB of its own for one test, or None (and a note) where MariaDB is not installed.
+fn start(
+    name: &str,
+    buffer_pool_bytes: u64,
+    settings: &[(&str, &str)],
+) -> Option<(ManagedServer, PathBuf)> {
     if server::find_program(&["mariadbd", "mysqld"], None).is_none() {
         eprintln!("skipped: MariaDB is not installed");
-        return;
+        return None;
     }
     // Under /tmp: as root the server runs as mysql, which must enter every parent directory.
-    let dir = PathBuf::from(format!("/tmp/oltplab-it-noinfile-{}", std::process::id()));
+    let dir = PathBuf::from(format!("/tmp/oltplab-it-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let mut cfg = ServerConfig::new(ServerKind::Mariadb, &dir);
-    cfg.buffer_pool_bytes = 256 << 20;
-    cfg.extra_settings = vec![("local_infile".into(), "0".into())];
-    let server = ManagedServer::start(&cfg).unwrap();
+    cfg.buffer_pool_bytes = buffer_pool_bytes;
+    cfg.extra_settings = settings
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    Some((ManagedServer::start(&cfg).unwrap(), dir))
+}
+
+#[test]
+fn a_server_without_local_infile_is_loaded_by_insert() {
+    let Some((server, dir)) = start("noinfile", 256 << 20, &[("local_infile", "0")]) else {
+        return;
+    };
     let connector = MyConnector { url: server.url() };
 
     let opts = LoadOptions {
@@ -49,6 +64,55 @@ fn a_server_without_local_infile_is_loaded_by_insert() {
     let conditions = run_checks(conn.as_mut(), |_| {}).unwrap();
     assert!(conditions.iter().all(|c| c.holds()), "{conditions:?}");
     drop(conn);
+    server.stop().unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Both load paths keep text exactly: LOAD DATA reads the rows as bytes (CHARACTER SET binary, no
+/// conversion) into utf8mb4 columns, so multi-byte characters, escapes and NULLs must survive it,
+/// and the multi-row INSERT it falls back to.
+#[test]
+fn both_load_paths_keep_text_exactly() {
+    let Some((server, dir)) = start("loadtext", 64 << 20, &[]) else {
+        return;
+    };
+    let connector = MyConnector { url: server.url() };
+    let texts = [
+        "déjà vu — 東京 😀",
+        "tab\there",
+        "back\\slash",
+        "new\nline\r",
+        "it's",
+        "\\N",
+    ];
+    let mut batch = Batch::new("t", &["id", "s"], texts.len() + 1);
+    for (i, t) in texts.iter().enumerate() {
+        batch.vals.push(LoadVal::I(i as i64));
+        batch.vals.push(LoadVal::S(t.to_string()));
+    }
+    batch.vals.push(LoadVal::I(texts.len() as i64));
+    batch.vals.push(LoadVal::Null);
+
+    for infile in ["1", "0"] {
+        let mut conn = connector.connect(Purpose::Load).unwrap();
+        conn.batch(&format!("SET GLOBAL local_infile = {infile}"))
+            .unwrap();
+        conn.batch("DROP TABLE IF EXISTS t").unwrap();
+        conn.batch("CREATE TABLE t (id INT PRIMARY KEY, s VARCHAR(64) CHARACTER SET utf8mb4)")
+            .unwrap();
+        drop(conn);
+        // A new connection: one that saw LOCAL INFILE refused keeps to INSERT.
+        let mut conn = connector.connect(Purpose::Load).unwrap();
+        conn.begin(TxMode::Write).unwrap();
+        conn.load(&batch).unwrap();
+        conn.commit().unwrap();
+        let rows = conn.query("SELECT s FROM t ORDER BY id").unwrap();
+        assert_eq!(rows.len(), texts.len() + 1, "local_infile={infile}");
+        for (i, t) in texts.iter().enumerate() {
+            assert_eq!(rows.get(i, 0).str(), *t, "local_infile={infile}");
+        }
+        assert!(rows.get(texts.len(), 0).is_null(), "local_infile={infile}");
+    }
     server.stop().unwrap();
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -43,8 +43,11 @@ const SETTINGS: &[&str] = &[
 ];
 
 fn base_args(cmd: &mut Command, layout: &Layout) {
+    // Temporary tables in the data directory, not /tmp: two servers set up at the same time
+    // (parallel tests) otherwise clash over the bootstrap's temporary table names there.
     cmd.arg("--no-defaults")
-        .arg(format!("--datadir={}", layout.cluster.display()));
+        .arg(format!("--datadir={}", layout.cluster.display()))
+        .arg(format!("--tmpdir={}", layout.cluster.display()));
     if let Some(wal) = &layout.wal {
         cmd.arg(format!("--innodb-log-group-home-dir={}", wal.display()));
     }

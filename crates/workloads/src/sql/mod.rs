@@ -311,18 +311,19 @@ pub fn text_row(row: &[LoadVal], out: &mut String) {
 /// A load value in the tab-separated text that PostgreSQL's COPY and MariaDB's LOAD DATA read by
 /// default: backslash escapes, `\N` for NULL.
 pub fn text_field(v: &LoadVal, out: &mut String) {
-    use std::fmt::Write;
     match v {
-        LoadVal::I(i) => {
-            let _ = write!(out, "{i}");
-        }
-        LoadVal::F(f) => {
-            let _ = write!(out, "{f:.2}");
-        }
-        LoadVal::R(f) => {
-            let _ = write!(out, "{f:.4}");
-        }
+        LoadVal::I(i) => out.push_str(itoa::Buffer::new().format(*i)),
+        LoadVal::F(f) => push_fixed(*f, 2, out),
+        LoadVal::R(f) => push_fixed(*f, 4, out),
         LoadVal::S(s) => {
+            // TPC-C's strings never need escaping; the check is cheaper than a char-by-char copy.
+            if !s
+                .bytes()
+                .any(|b| matches!(b, b'\\' | b'\t' | b'\n' | b'\r'))
+            {
+                out.push_str(s);
+                return;
+            }
             for c in s.chars() {
                 match c {
                     '\\' => out.push_str("\\\\"),
@@ -336,6 +337,35 @@ pub fn text_field(v: &LoadVal, out: &mut String) {
         LoadVal::T(us) => format_timestamp(*us, out),
         LoadVal::Null => out.push_str("\\N"),
     }
+}
+
+/// `f` with `decimals` digits after the point, rounded half away from zero — what `{f:.2}` writes
+/// for the loader's money and rates, without the formatter's exact-decimal machinery.
+fn push_fixed(f: f64, decimals: u32, out: &mut String) {
+    let unit = 10u64.pow(decimals);
+    let scaled = (f * unit as f64).round();
+    if scaled.is_nan() || scaled.abs() >= 1e15 {
+        use std::fmt::Write;
+        let _ = write!(out, "{f:.*}", decimals as usize);
+        return;
+    }
+    if scaled < 0.0 {
+        out.push('-');
+    }
+    let n = scaled.abs() as u64;
+    out.push_str(itoa::Buffer::new().format(n / unit));
+    out.push('.');
+    push_padded(n % unit, decimals as usize, out);
+}
+
+/// `n` in decimal, zero-padded on the left to `width` digits.
+fn push_padded(n: u64, width: usize, out: &mut String) {
+    let mut buf = itoa::Buffer::new();
+    let digits = buf.format(n);
+    for _ in digits.len()..width {
+        out.push('0');
+    }
+    out.push_str(digits);
 }
 
 /// One connection to the database under test.
@@ -363,11 +393,24 @@ pub fn now_us() -> i64 {
         .unwrap_or(0)
 }
 
-/// `YYYY-MM-DD HH:MM:SS.ffffff` of µs since the epoch (UTC), for text loads.
+/// `YYYY-MM-DD HH:MM:SS.ffffff` of µs since the epoch (UTC), for text loads; whole seconds
+/// without the fraction (7 bytes less for the server to parse).
 pub fn format_timestamp(us: i64, out: &mut String) {
-    use std::fmt::Write;
     let (y, mo, d, h, mi, s, frac) = civil(us);
-    let _ = write!(out, "{y:04}-{mo:02}-{d:02} {h:02}:{mi:02}:{s:02}.{frac:06}");
+    if !(0..=9999).contains(&y) {
+        use std::fmt::Write;
+        let _ = write!(out, "{y:04}-{mo:02}-{d:02} {h:02}:{mi:02}:{s:02}.{frac:06}");
+        return;
+    }
+    push_padded(y as u64, 4, out);
+    for (sep, n) in [('-', mo), ('-', d), (' ', h), (':', mi), (':', s)] {
+        out.push(sep);
+        push_padded(n as u64, 2, out);
+    }
+    if frac != 0 {
+        out.push('.');
+        push_padded(frac as u64, 6, out);
+    }
 }
 
 /// (year, month, day, hour, minute, second, µs) of µs since the epoch (UTC).
@@ -415,10 +458,33 @@ mod tests {
     fn timestamps() {
         let mut s = String::new();
         format_timestamp(0, &mut s);
-        assert_eq!(s, "1970-01-01 00:00:00.000000");
+        assert_eq!(s, "1970-01-01 00:00:00");
         s.clear();
         // 2024-02-29 12:34:56.5 UTC
         format_timestamp(1_709_210_096_500_000, &mut s);
         assert_eq!(s, "2024-02-29 12:34:56.500000");
+    }
+
+    #[test]
+    fn text_fields_match_the_formatter() {
+        let text = |v: LoadVal| {
+            let mut s = String::new();
+            text_field(&v, &mut s);
+            s
+        };
+        // Money in cents and rates in 1/10,000, as the loader makes them, over their whole ranges.
+        for cents in -1_000_000..=1_000_000i64 {
+            let f = cents as f64 / 100.0;
+            assert_eq!(text(LoadVal::F(f)), format!("{f:.2}"), "{cents} cents");
+        }
+        for n in 0..=10_000i64 {
+            let f = n as f64 / 10_000.0;
+            assert_eq!(text(LoadVal::R(f)), format!("{f:.4}"), "rate {n}");
+        }
+        assert_eq!(text(LoadVal::F(3e20)), format!("{:.2}", 3e20));
+        assert_eq!(text(LoadVal::I(i64::MIN)), i64::MIN.to_string());
+        assert_eq!(text(LoadVal::S("a\tb\\".into())), "a\\tb\\\\");
+        assert_eq!(text(LoadVal::S("plain".into())), "plain");
+        assert_eq!(text(LoadVal::Null), "\\N");
     }
 }

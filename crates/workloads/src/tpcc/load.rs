@@ -108,7 +108,8 @@ pub fn load(
     let next = AtomicUsize::new(0);
     let failed = AtomicBool::new(false);
     let first_error: Mutex<Option<Error>> = Mutex::new(None);
-    let now_us = crate::sql::now_us();
+    // Whole seconds: the timestamp is sent a million times and the spec needs no finer one.
+    let now_us = crate::sql::now_us() / 1_000_000 * 1_000_000;
     let threads = opts.threads.max(1);
     let fail = |e: Error| {
         failed.store(true, Ordering::SeqCst);
