@@ -9,11 +9,12 @@
 # For each server engine and each round (ROUNDS, default 2):
 #  1. load WAREHOUSES warehouses with LOAD_THREADS threads: `go-tpc tpcc prepare` into database
 #     `gotpc`, `oltplab load tpcc` into database `oltplab` (each tool's own schema; no check after
-#     the load for either; wall time from GNU time);
+#     the load for either; wall time from GNU time; the order alternates per round);
 #  2. run TERMINALS terminals, no keying/think: a WARMUP s warm-up, then DURATION s measured, on
 #     each tool's freshly loaded data; the order of the tools alternates per round. CPU of the
 #     driver (GNU time) and of the server (/proc of its process tree) over each whole command;
 #  3. `oltplab check tpcc` on oltplab's data after its run (the 12 consistency conditions).
+# Every load and run starts on a settled server (see settle below).
 # Then SQLite (embedded, so no go-tpc): load, run, tpmC and the driver's share of the CPU.
 #
 # go-tpc has no warm-up of its own: it runs WARMUP+DURATION(+1) s with --interval 10s, and its
@@ -84,6 +85,7 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 # given, samples the server's CPU before and after; keeps stdout/stderr/time/server_cpu.
 run() { # name, server pid (or -), command…
   local name="$1" spid="$2"; shift 2
+  [ "$spid" = - ] || settle
   echo "$*" >> "$out/commands.txt"
   local before=""
   [ "$spid" = - ] || before="$(python3 "$here/proc_cpu.py" "$spid")"
@@ -98,6 +100,35 @@ run() { # name, server pid (or -), command…
     tail -5 "$out/$name.stderr" >&2
     return "$rc"
   fi
+}
+
+# Before each timed command on a server, the server finishes what the previous command left it,
+# so that no command pays for its predecessor's work: dirty pages written back (PostgreSQL's
+# CHECKPOINT; InnoDB flushes everything while innodb_max_dirty_pages_pct is 0, then the default
+# comes back; MariaDB would otherwise flush them when the next load fills its redo log), then
+# the server idle (under 5 % of a core for 2 s: InnoDB's purge of a run's old row versions,
+# PostgreSQL's autovacuum after a load), at most 2 minutes each.
+settle() {
+  case "$engine" in
+    postgres) psql -h 127.0.0.1 -p "$port" -U oltplab -d postgres -q -c CHECKPOINT ;;
+    mariadb)
+      local sql=(mariadb -h 127.0.0.1 -P "$port" -u root -N -B -e) pct dirty
+      pct="$("${sql[@]}" 'SELECT @@innodb_max_dirty_pages_pct')"
+      "${sql[@]}" 'SET GLOBAL innodb_max_dirty_pages_pct = 0'
+      for _ in $(seq 1 600); do
+        dirty="$("${sql[@]}" "SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS \
+          WHERE VARIABLE_NAME = 'INNODB_BUFFER_POOL_PAGES_DIRTY'")"
+        [ "$dirty" -lt 64 ] && break
+        sleep 0.2
+      done
+      "${sql[@]}" "SET GLOBAL innodb_max_dirty_pages_pct = $pct" ;;
+  esac
+  local before after
+  for _ in $(seq 1 60); do
+    before="$(python3 "$here/proc_cpu.py" "$server_pid")"; sleep 2
+    after="$(python3 "$here/proc_cpu.py" "$server_pid")"
+    python3 -c "import sys; sys.exit(0 if float('$after') - float('$before') < 0.1 else 1)" && break
+  done
 }
 
 server_pid=""
@@ -125,6 +156,14 @@ as() { # account, program, args… (the program by its full path: --reset-env re
   setpriv --reuid="$account" --regid="$account" --init-groups --reset-env -- "$program" "$@"
 }
 
+start_server() { # log file, account, program, args… — in the background; sets server_pid
+  local log="$1" account="$2" program; program="$(command -v "$3")"; shift 3
+  # setpriv itself in the background (not a function in a subshell), so that $! is the server's
+  # own pid once setpriv execs it, and the stop signal reaches the server.
+  setpriv --reuid="$account" --regid="$account" --init-groups --reset-env -- "$program" "$@" > "$log" 2>&1 &
+  server_pid=$!
+}
+
 wait_ready() { # what, command…
   local what="$1"; shift
   for _ in $(seq 1 300); do
@@ -147,8 +186,7 @@ start_postgres() {
     -c unix_socket_permissions=0777 -c "shared_buffers=${buffer_pool_mb}MB" -c max_connections=100
     -c logging_collector=off -c log_destination=stderr)
   echo "postgres -D $dir/data ${settings[*]}" >> "$out/commands.txt"
-  as postgres postgres -D "$dir/data" "${settings[@]}" > "$out/postgres-server.log" 2>&1 &
-  server_pid=$!
+  start_server "$out/postgres-server.log" postgres postgres -D "$dir/data" "${settings[@]}"
   stop_signal=INT
   wait_ready PostgreSQL psql -h 127.0.0.1 -p "$port" -U oltplab -d postgres -c 'SELECT 1'
   psql -h 127.0.0.1 -p "$port" -U oltplab -d postgres -q -c 'CREATE DATABASE oltplab'
@@ -170,10 +208,9 @@ start_mariadb() {
   local settings=(--no-defaults --datadir="$dir/data" --socket="$dir/sock/mysqld.sock" --port="$port"
     --bind-address=127.0.0.1 --pid-file="$dir/data/mariadbd.pid" --innodb-buffer-pool-size=$((buffer_pool_mb << 20))
     --max-connections=100 --character-set-server=utf8mb4 --collation-server=utf8mb4_general_ci
-    --innodb-flush-method=O_DIRECT)
+    --innodb-flush-method=O_DIRECT --tmpdir="$dir/data")
   echo "mariadbd ${settings[*]}" >> "$out/commands.txt"
-  as mysql mariadbd "${settings[@]}" > "$out/mariadb-server.log" 2>&1 &
-  server_pid=$!
+  start_server "$out/mariadb-server.log" mysql mariadbd "${settings[@]}"
   stop_signal=TERM
   wait_ready MariaDB mariadb -h 127.0.0.1 -P "$port" -u root -e 'SELECT 1'
   mariadb -h 127.0.0.1 -P "$port" -u root -e 'CREATE DATABASE oltplab'
@@ -194,10 +231,16 @@ for engine in $engines; do
   esac
   for r in $(seq 1 "$rounds"); do
     echo "$engine round $r/$rounds: loading $warehouses warehouses with each tool" >&2
-    run "$engine-load-gotpc-$r" "$server_pid" "$go_tpc" tpcc prepare "${go_tpc_conn[@]}" \
-      --warehouses "$warehouses" -T "$load_threads" --dropdata --no-check
-    run "$engine-load-oltplab-$r" "$server_pid" "$oltplab" load tpcc --url "$oltplab_url" \
-      --warehouses "$warehouses" --threads "$load_threads" --no-check --force
+    gotpc_load() {
+      run "$engine-load-gotpc-$r" "$server_pid" "$go_tpc" tpcc prepare "${go_tpc_conn[@]}" \
+        --warehouses "$warehouses" -T "$load_threads" --dropdata --no-check
+    }
+    oltplab_load() {
+      run "$engine-load-oltplab-$r" "$server_pid" "$oltplab" load tpcc --url "$oltplab_url" \
+        --warehouses "$warehouses" --threads "$load_threads" --no-check --force
+    }
+    # Each tool loads first in every other round, like the runs below.
+    if [ $((r % 2)) -eq 1 ]; then gotpc_load; oltplab_load; else oltplab_load; gotpc_load; fi
     gotpc_run() {
       echo "$engine round $r/$rounds: go-tpc run" >&2
       run "$engine-run-gotpc-$r" "$server_pid" "$go_tpc" tpcc run "${go_tpc_conn[@]}" \
