@@ -12,7 +12,8 @@ use std::sync::Mutex;
 
 use oltplab_core::safety::{self, io_usage};
 use oltplab_core::{Error, Result};
-use oltplab_metrics::schema::{is_result_file, ResultDoc, Tool};
+use oltplab_metrics::env::Env;
+use oltplab_metrics::schema::{is_result_file, ResultDoc, Tool, SCHEMA};
 use oltplab_metrics::Warning;
 use serde::Serialize;
 
@@ -93,6 +94,29 @@ macro_rules! say {
 }
 
 pub(crate) use {note, say};
+
+/// A result document of `kind` with no intervals, histograms or warnings yet: the one place the
+/// schema name and oltplab's identity go into a result.
+pub fn new_doc<S, I>(
+    kind: &str,
+    started_at: String,
+    config: serde_json::Value,
+    env: Env,
+    summary: S,
+) -> ResultDoc<S, I> {
+    ResultDoc {
+        schema: SCHEMA.into(),
+        kind: kind.into(),
+        tool: tool(),
+        started_at,
+        config,
+        env,
+        summary,
+        intervals: Vec::new(),
+        histograms: Default::default(),
+        warnings: Vec::new(),
+    }
+}
 
 pub fn tool() -> Tool {
     Tool {

@@ -6,7 +6,6 @@ mod emulation;
 mod print;
 mod summary;
 
-use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::os::fd::{AsRawFd, RawFd};
@@ -23,7 +22,7 @@ use oltplab_io::target::{self, TargetRequest};
 use oltplab_io::{EngineKind, JobSpec};
 use oltplab_metrics::env::{available_memory_bytes, Env};
 use oltplab_metrics::schema::{
-    now_rfc3339, DeviceInterval, DeviceResult, DeviceSummary, ResultDoc, SCHEMA,
+    now_rfc3339, DeviceInterval, DeviceResult, DeviceSummary, ResultDoc,
 };
 use oltplab_metrics::{Warning, WarningKind};
 use serde::Serialize;
@@ -108,18 +107,13 @@ pub fn run(args: DeviceArgs) -> Result<()> {
 
     let mut config_json = serde_json::to_value(&config).expect("config serialises");
     config_json["target"] = serde_json::json!(target_path);
-    let mut doc = DeviceResult {
-        schema: SCHEMA.into(),
-        kind: "device".into(),
-        tool: output::tool(),
+    let mut doc: DeviceResult = output::new_doc(
+        "device",
         started_at,
-        config: config_json,
+        config_json,
         env,
-        summary: DeviceSummary::default(),
-        intervals: Vec::new(),
-        histograms: BTreeMap::new(),
-        warnings: Vec::new(),
-    };
+        DeviceSummary::default(),
+    );
 
     let plan: Vec<(usize, u32)> = (0..config.workloads.len())
         .flat_map(|w| config.queue_depths.iter().map(move |&qd| (w, qd)))

@@ -11,7 +11,7 @@ use oltplab_core::{Error, Result};
 use oltplab_metrics::cpu::CpuTime;
 use oltplab_metrics::env::Env;
 use oltplab_metrics::latency::LatencyHistogram;
-use oltplab_metrics::schema::{now_rfc3339, ResultDoc, SCHEMA};
+use oltplab_metrics::schema::{now_rfc3339, ResultDoc};
 use oltplab_metrics::{LatencyNs, Warning, WarningKind};
 use oltplab_workloads::orders::driver::{Event, PointConfig, PointOutcome, Second};
 use oltplab_workloads::orders::server;
@@ -224,27 +224,17 @@ pub fn run_with(cfg: &OrdersRunConfig, stop: &AtomicBool) -> Result<RunOutcome> 
         }
     }
 
-    let mut doc = OrdersResult {
-        schema: SCHEMA.into(),
-        kind: "run".into(),
-        tool: output::tool(),
-        started_at,
-        config: config_json,
-        env,
-        summary: OrdersSummary {
-            mode: cfg.mode.name().into(),
-            tables: meta.tables.name().into(),
-            connections: cfg.connections.clone(),
-            tx_per_connection: cfg.tx_per_connection,
-            warmup_tx_per_connection: cfg.warmup_tx_per_connection,
-            durability,
-            refilled_rows,
-            ..Default::default()
-        },
-        intervals: Vec::new(),
-        histograms: BTreeMap::new(),
-        warnings: Vec::new(),
+    let summary = OrdersSummary {
+        mode: cfg.mode.name().into(),
+        tables: meta.tables.name().into(),
+        connections: cfg.connections.clone(),
+        tx_per_connection: cfg.tx_per_connection,
+        warmup_tx_per_connection: cfg.warmup_tx_per_connection,
+        durability,
+        refilled_rows,
+        ..Default::default()
     };
+    let mut doc: OrdersResult = output::new_doc("run", started_at, config_json, env, summary);
     let cores = doc.env.cores.max(1) as f64;
     let mut outcomes: Vec<PointOutcome> = Vec::new();
     let mut cpus: Vec<OrdersCpu> = Vec::new();

@@ -10,8 +10,6 @@ use std::sync::atomic::Ordering;
 use oltplab_core::safety;
 use oltplab_core::units::{format_count, format_ns};
 use oltplab_core::{Error, Result};
-use oltplab_metrics::env::Env;
-use oltplab_metrics::schema::{ResultDoc, SCHEMA};
 use oltplab_metrics::{LatencyNs, Warning, WarningKind};
 use oltplab_workloads::orders::{Mode, Scale as DataScale, Tables};
 use serde::Serialize;
@@ -19,7 +17,6 @@ use serde_json::Value;
 
 use super::{StudyArgs, DEFAULT_DEVICES, REPORT_FILE, RESULTS_FILE};
 use crate::orders::{self, OrdersLoadConfig, OrdersRunConfig};
-use crate::output;
 use crate::tpcc::target::DbSpec;
 use crate::STOP;
 
@@ -132,24 +129,14 @@ pub fn run(args: &StudyArgs) -> Result<()> {
         true,
     )?;
     let (started_at, out) = super::prepare(args)?;
-    let mut doc = ResultDoc::<StudySummary, Value> {
-        schema: SCHEMA.into(),
-        kind: "study".into(),
-        tool: output::tool(),
-        started_at,
-        config: serde_json::to_value(&config).expect("config serialises"),
-        env: Env::collect(Some(&args.data_dir)),
-        summary: StudySummary {
-            scenario: config.scenario.clone(),
-            engine: config.engine.clone(),
-            connections: scale.connections.clone(),
-            tx_per_connection: scale.tx_per_connection,
-            ..Default::default()
-        },
-        intervals: Vec::new(),
-        histograms: Default::default(),
-        warnings: Vec::new(),
+    let summary = StudySummary {
+        scenario: config.scenario.clone(),
+        engine: config.engine.clone(),
+        connections: scale.connections.clone(),
+        tx_per_connection: scale.tx_per_connection,
+        ..Default::default()
     };
+    let mut doc = super::new_study_doc(started_at, &config, &args.data_dir, summary);
     eprintln!(
         "oltplab study in-memory — {} with disk and memory tables, update and insert, connections {}, {} transactions per connection after {} warm-up; output {}",
         args.engine,

@@ -17,7 +17,7 @@ use oltplab_core::units::{format_bytes, format_count, format_ns};
 use oltplab_core::{Error, Result};
 use oltplab_devmodel::{parse_spec, Spec};
 use oltplab_metrics::env::Env;
-use oltplab_metrics::schema::{now_rfc3339, ResultDoc, SCHEMA};
+use oltplab_metrics::schema::{now_rfc3339, ResultDoc};
 use oltplab_metrics::{Warning, WarningKind};
 use oltplab_trace::{Op, TraceReader};
 use serde::Serialize;
@@ -218,26 +218,16 @@ pub fn run(args: StudyArgs) -> Result<()> {
         seed: 1,
     };
     let (started_at, out) = prepare(&args)?;
-    let mut doc = ResultDoc::<StudySummary, Value> {
-        schema: SCHEMA.into(),
-        kind: "study".into(),
-        tool: output::tool(),
-        started_at,
-        config: serde_json::to_value(&config).expect("config serialises"),
-        env: Env::collect(Some(&args.data_dir)),
-        summary: StudySummary {
-            scenario: config.scenario.clone(),
-            engine: config.engine.clone(),
-            baseline: specs
-                .iter()
-                .position(|s| !s.is_host())
-                .map(|i| names[i].clone()),
-            ..StudySummary::default()
-        },
-        intervals: Vec::new(),
-        histograms: Default::default(),
-        warnings: Vec::new(),
+    let summary = StudySummary {
+        scenario: config.scenario.clone(),
+        engine: config.engine.clone(),
+        baseline: specs
+            .iter()
+            .position(|s| !s.is_host())
+            .map(|i| names[i].clone()),
+        ..StudySummary::default()
     };
+    let mut doc = new_study_doc(started_at, &config, &args.data_dir, summary);
     output::note!(
         "oltplab study {} — {} on {}: {} warehouse{}, {} terminals, {} warm-up + {} measured per device; output {}",
         config.scenario,
@@ -807,6 +797,23 @@ fn add_ratios(summary: &mut StudySummary) {
             alpha: ratio(d.alpha, base.alpha),
         });
     }
+}
+
+/// A study's result document: its resolved config, the environment of its data directory.
+fn new_study_doc<C: Serialize, S>(
+    started_at: String,
+    config: &C,
+    data_dir: &Path,
+    summary: S,
+) -> ResultDoc<S, Value> {
+    let config = serde_json::to_value(config).expect("config serialises");
+    output::new_doc(
+        "study",
+        started_at,
+        config,
+        Env::collect(Some(data_dir)),
+        summary,
+    )
 }
 
 /// Checks `--json`, then makes the output and data directories: every scenario starts so.

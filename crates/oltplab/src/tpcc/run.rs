@@ -11,7 +11,7 @@ use oltplab_core::units::{format_bytes, format_count, format_ns};
 use oltplab_core::{Error, Result};
 use oltplab_metrics::cpu::CpuTime;
 use oltplab_metrics::env::Env;
-use oltplab_metrics::schema::{now_rfc3339, parse_time, rfc3339_micros, ResultDoc, SCHEMA};
+use oltplab_metrics::schema::{now_rfc3339, parse_time, rfc3339_micros, ResultDoc};
 use oltplab_metrics::{LatencyNs, Warning, WarningKind};
 use oltplab_workloads::tpcc::driver::{drive, DriverConfig, Event, Second, TxStats};
 use oltplab_workloads::tpcc::random::Constants;
@@ -457,16 +457,10 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<RunOutcome> {
         .collect();
 
     let doc = TpccResult {
-        schema: SCHEMA.into(),
-        kind: "run".into(),
-        tool: output::tool(),
-        started_at,
-        config: config_json,
-        env,
-        summary,
         intervals,
         histograms,
         warnings,
+        ..output::new_doc("run", started_at, config_json, env, summary)
     };
     if let Some(dir) = &out_dir {
         output::save(&doc, dir, cfg.json.as_deref())?;

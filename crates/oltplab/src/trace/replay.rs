@@ -10,7 +10,7 @@ use oltplab_core::{Error, Result};
 use oltplab_devmodel::{parse_spec, Emulator};
 use oltplab_io::EngineKind;
 use oltplab_metrics::env::Env;
-use oltplab_metrics::schema::{now_rfc3339, ResultDoc, SCHEMA};
+use oltplab_metrics::schema::{now_rfc3339, ResultDoc};
 use oltplab_metrics::LatencyNs;
 use oltplab_trace::convert;
 use oltplab_trace::replay::{
@@ -219,17 +219,12 @@ fn result_doc(
     histograms.insert("read".to_string(), o.read_latency.to_base64());
     histograms.insert("write".to_string(), o.write_latency.to_base64());
     histograms.insert("sync".to_string(), o.sync_latency.to_base64());
+    let env = Env::collect(o.files.first().map(PathBuf::as_path));
     ResultDoc {
-        schema: SCHEMA.into(),
-        kind: "replay".into(),
-        tool: output::tool(),
-        started_at,
-        config,
-        env: Env::collect(o.files.first().map(PathBuf::as_path)),
-        summary: o.summary(),
         intervals: o.intervals.clone(),
         histograms,
         warnings: o.warnings.clone(),
+        ..output::new_doc("replay", started_at, config, env, o.summary())
     }
 }
 
