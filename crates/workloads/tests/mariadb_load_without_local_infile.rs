@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 
 use oltplab_dbs::server::{self, ManagedServer, ServerConfig, ServerKind};
-use oltplab_workloads::sql::{Batch, LoadVal, TxMode};
+use oltplab_workloads::sql::{Batch, TxMode};
 use oltplab_workloads::tpcc::check::run_checks;
 use oltplab_workloads::tpcc::connect::MyConnector;
 use oltplab_workloads::tpcc::load::{load, LoadOptions};
@@ -87,11 +87,11 @@ fn both_load_paths_keep_text_exactly() {
     ];
     let mut batch = Batch::new("t", &["id", "s"], texts.len() + 1);
     for (i, t) in texts.iter().enumerate() {
-        batch.vals.push(LoadVal::I(i as i64));
-        batch.vals.push(LoadVal::S(t.to_string()));
+        batch.int(i as i64);
+        batch.str(t);
     }
-    batch.vals.push(LoadVal::I(texts.len() as i64));
-    batch.vals.push(LoadVal::Null);
+    batch.int(texts.len() as i64);
+    batch.null();
 
     for infile in ["1", "0"] {
         let mut conn = connector.connect(Purpose::Load).unwrap();

@@ -11,8 +11,7 @@ use mysql::prelude::Queryable;
 use mysql::{Conn as MyClient, LocalInfileHandler, Statement, Value};
 
 use super::{
-    civil, text_field, text_row, Batch, Conn, DbError, DbResult, Dialect, ErrorKind, LoadVal, Rows,
-    Stmt, TxMode, Val, P,
+    civil, Batch, Conn, DbError, DbResult, Dialect, ErrorKind, Rows, Stmt, TxMode, Val, P,
 };
 
 pub struct MyConn {
@@ -110,9 +109,10 @@ fn collect<T: mysql::prelude::Protocol>(
     Ok(if ncols == 0 { affected } else { n })
 }
 
-fn sql_literal(v: &LoadVal, out: &mut String) {
-    match v {
-        LoadVal::S(s) => {
+/// Row `row`, column `col` of `batch` as an SQL literal.
+fn sql_literal(batch: &Batch, row: usize, col: usize, out: &mut String) {
+    match batch.value(row, col) {
+        P::S(s) => {
             out.push('\'');
             for c in s.chars() {
                 match c {
@@ -123,14 +123,14 @@ fn sql_literal(v: &LoadVal, out: &mut String) {
             }
             out.push('\'');
         }
-        LoadVal::T(us) => {
+        P::T(us) => {
             out.push('\'');
-            super::format_timestamp(*us, out);
+            super::format_timestamp(us, out);
             out.push('\'');
         }
-        LoadVal::Null => out.push_str("NULL"),
+        P::Null => out.push_str("NULL"),
         // Numbers are written as in the text format.
-        LoadVal::I(_) | LoadVal::F(_) | LoadVal::R(_) => text_field(v, out),
+        _ => batch.text_value(row, col, out),
     }
 }
 
@@ -234,8 +234,8 @@ impl MyConn {
         {
             let mut text = infile.lock().unwrap_or_else(|p| p.into_inner());
             text.clear();
-            for row in batch.vals.chunks_exact(batch.columns.len()) {
-                text_row(row, &mut text);
+            for row in 0..batch.rows() {
+                batch.text_row(row, &mut text);
             }
         }
         let sql = format!(
@@ -256,18 +256,18 @@ impl MyConn {
             batch.columns.join(", ")
         );
         let mut sql = String::with_capacity(INSERT_BYTES_MAX + 4096);
-        for row in batch.vals.chunks_exact(batch.columns.len()) {
+        for row in 0..batch.rows() {
             if sql.is_empty() {
                 sql.push_str(&head);
             } else {
                 sql.push(',');
             }
             sql.push('(');
-            for (i, v) in row.iter().enumerate() {
-                if i > 0 {
+            for col in 0..batch.columns.len() {
+                if col > 0 {
                     sql.push(',');
                 }
-                sql_literal(v, &mut sql);
+                sql_literal(batch, row, col, &mut sql);
             }
             sql.push(')');
             if sql.len() >= INSERT_BYTES_MAX {

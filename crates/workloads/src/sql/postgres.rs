@@ -12,9 +12,7 @@ use postgres::error::SqlState;
 use postgres::types::{FromSql, IsNull, ToSql, Type};
 use postgres::{Client, Statement};
 
-use super::{
-    text_row, Batch, Conn, DbError, DbResult, Dialect, ErrorKind, Rows, Stmt, TxMode, Val, P,
-};
+use super::{Batch, Conn, DbError, DbResult, Dialect, ErrorKind, Rows, Stmt, TxMode, Val, P};
 
 type BoxError = Box<dyn StdError + Sync + Send>;
 
@@ -289,8 +287,8 @@ impl Conn for PgConn {
         );
         let mut writer = self.client.copy_in(&sql).map_err(|e| classify(&e))?;
         let mut line = String::with_capacity(1 << 16);
-        for row in batch.vals.chunks_exact(batch.columns.len()) {
-            text_row(row, &mut line);
+        for row in 0..batch.rows() {
+            batch.text_row(row, &mut line);
             if line.len() > 60_000 {
                 writer
                     .write_all(line.as_bytes())

@@ -213,9 +213,9 @@ impl Conn for SqliteConn {
         );
         let mut st = self.conn.prepare_cached(&sql).map_err(|e| classify(&e))?;
         let mut params = Vec::with_capacity(batch.columns.len());
-        for row in batch.vals.chunks_exact(batch.columns.len()) {
+        for row in 0..batch.rows() {
             params.clear();
-            params.extend(row.iter().map(|v| v.as_p()));
+            params.extend(batch.row(row));
             bind(&mut st, &params).map_err(|e| classify(&e))?;
             st.raw_execute().map_err(|e| classify(&e))?;
         }

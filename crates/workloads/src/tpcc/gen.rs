@@ -3,7 +3,7 @@
 
 use super::random::{last_name, Constants, TpccRng, A_C_LAST};
 use super::schema::*;
-use crate::sql::{Batch, LoadVal as V};
+use crate::sql::Batch;
 
 pub const DISTRICTS: i64 = 10;
 pub const CUSTOMERS: i64 = 3000;
@@ -64,79 +64,63 @@ pub fn plan(warehouses: i64) -> Vec<Chunk> {
     out
 }
 
-fn s(rng: &mut TpccRng, lo: usize, hi: usize) -> V {
-    let mut out = String::new();
-    rng.astring(lo, hi, &mut out);
-    V::S(out)
-}
-
-fn address(rng: &mut TpccRng, row: &mut Vec<V>) {
-    row.push(s(rng, 10, 20));
-    row.push(s(rng, 10, 20));
-    row.push(s(rng, 10, 20));
-    let mut st = String::new();
-    rng.state(&mut st);
-    row.push(V::S(st));
-    let mut zip = String::new();
-    rng.zip(&mut zip);
-    row.push(V::S(zip));
-}
-
-fn money(cents: i64) -> V {
-    V::F(cents as f64 / 100.0)
+/// Street 1, street 2, city, state, zip.
+fn address(rng: &mut TpccRng, b: &mut Batch) {
+    for _ in 0..3 {
+        b.str_with(|o| rng.astring(10, 20, o));
+    }
+    b.str_with(|o| rng.state(o));
+    b.str_with(|o| rng.zip(o));
 }
 
 /// Generates the batches of one chunk. `now_us` is the load's timestamp, `c` its NURand constants.
 pub fn generate(chunk: Chunk, seed: u64, c: &Constants, now_us: i64) -> Vec<Batch> {
     let mut rng = TpccRng::new(seed ^ chunk_seed(chunk));
+    let money = |cents: i64| cents as f64 / 100.0;
     match chunk {
         Chunk::Items { first, last } => {
             let mut b = Batch::new("item", ITEM_COLS, (last - first + 1) as usize);
             for i in first..=last {
-                b.vals.push(V::I(i));
-                b.vals.push(V::I(rng.uniform(1, 10_000)));
-                b.vals.push(s(&mut rng, 14, 24));
-                b.vals.push(money(rng.uniform(100, 10_000)));
-                let mut data = String::new();
-                rng.data_original(&mut data);
-                b.vals.push(V::S(data));
+                b.int(i);
+                b.int(rng.uniform(1, 10_000));
+                b.str_with(|o| rng.astring(14, 24, o));
+                b.money(money(rng.uniform(100, 10_000)));
+                b.str_with(|o| rng.data_original(o));
             }
             vec![b]
         }
         Chunk::Warehouse { w } => {
             let mut wb = Batch::new("warehouse", WAREHOUSE_COLS, 1);
-            wb.vals.push(V::I(w));
-            wb.vals.push(s(&mut rng, 6, 10));
-            address(&mut rng, &mut wb.vals);
-            wb.vals.push(V::R(rng.uniform(0, 2000) as f64 / 10_000.0));
-            wb.vals.push(money(30_000_000));
+            wb.int(w);
+            wb.str_with(|o| rng.astring(6, 10, o));
+            address(&mut rng, &mut wb);
+            wb.rate(rng.uniform(0, 2000) as f64 / 10_000.0);
+            wb.money(money(30_000_000));
             let mut db = Batch::new("district", DISTRICT_COLS, DISTRICTS as usize);
             for d in 1..=DISTRICTS {
-                db.vals.push(V::I(d));
-                db.vals.push(V::I(w));
-                db.vals.push(s(&mut rng, 6, 10));
-                address(&mut rng, &mut db.vals);
-                db.vals.push(V::R(rng.uniform(0, 2000) as f64 / 10_000.0));
-                db.vals.push(money(3_000_000));
-                db.vals.push(V::I(ORDERS + 1));
+                db.int(d);
+                db.int(w);
+                db.str_with(|o| rng.astring(6, 10, o));
+                address(&mut rng, &mut db);
+                db.rate(rng.uniform(0, 2000) as f64 / 10_000.0);
+                db.money(money(3_000_000));
+                db.int(ORDERS + 1);
             }
             vec![wb, db]
         }
         Chunk::Stock { w, first, last } => {
             let mut b = Batch::new("stock", STOCK_COLS, (last - first + 1) as usize);
             for i in first..=last {
-                b.vals.push(V::I(i));
-                b.vals.push(V::I(w));
-                b.vals.push(V::I(rng.uniform(10, 100)));
+                b.int(i);
+                b.int(w);
+                b.int(rng.uniform(10, 100));
                 for _ in 0..10 {
-                    b.vals.push(s(&mut rng, 24, 24));
+                    b.str_with(|o| rng.astring(24, 24, o));
                 }
-                b.vals.push(V::I(0));
-                b.vals.push(V::I(0));
-                b.vals.push(V::I(0));
-                let mut data = String::new();
-                rng.data_original(&mut data);
-                b.vals.push(V::S(data));
+                b.int(0);
+                b.int(0);
+                b.int(0);
+                b.str_with(|o| rng.data_original(o));
             }
             vec![b]
         }
@@ -144,44 +128,38 @@ pub fn generate(chunk: Chunk, seed: u64, c: &Constants, now_us: i64) -> Vec<Batc
             let mut cb = Batch::new("customer", CUSTOMER_COLS, CUSTOMERS as usize);
             let mut hb = Batch::new("history", HISTORY_COLS, CUSTOMERS as usize);
             for cid in 1..=CUSTOMERS {
-                let v = &mut cb.vals;
-                v.push(V::I(cid));
-                v.push(V::I(d));
-                v.push(V::I(w));
-                v.push(s(&mut rng, 8, 16));
-                v.push(V::S("OE".into()));
+                cb.int(cid);
+                cb.int(d);
+                cb.int(w);
+                cb.str_with(|o| rng.astring(8, 16, o));
+                cb.str("OE");
                 // The first 1,000 customers get the names 0…999 in order, so every name exists.
                 let n = if cid <= 1000 {
                     cid - 1
                 } else {
                     rng.nurand(A_C_LAST, 0, 999, c.c_last)
                 };
-                let mut last = String::new();
-                last_name(n, &mut last);
-                v.push(V::S(last));
-                address(&mut rng, v);
-                let mut phone = String::new();
-                rng.nstring(16, 16, &mut phone);
-                v.push(V::S(phone));
-                v.push(V::T(now_us));
-                v.push(V::S(if rng.percent(10) { "BC" } else { "GC" }.into()));
-                v.push(money(5_000_000));
-                v.push(V::R(rng.uniform(0, 5000) as f64 / 10_000.0));
-                v.push(money(-1000));
-                v.push(money(1000));
-                v.push(V::I(1));
-                v.push(V::I(0));
-                v.push(s(&mut rng, 300, 500));
+                cb.str_with(|o| last_name(n, o));
+                address(&mut rng, &mut cb);
+                cb.str_with(|o| rng.nstring(16, 16, o));
+                cb.time(now_us);
+                cb.str(if rng.percent(10) { "BC" } else { "GC" });
+                cb.money(money(5_000_000));
+                cb.rate(rng.uniform(0, 5000) as f64 / 10_000.0);
+                cb.money(money(-1000));
+                cb.money(money(1000));
+                cb.int(1);
+                cb.int(0);
+                cb.str_with(|o| rng.astring(300, 500, o));
 
-                let h = &mut hb.vals;
-                h.push(V::I(cid));
-                h.push(V::I(d));
-                h.push(V::I(w));
-                h.push(V::I(d));
-                h.push(V::I(w));
-                h.push(V::T(now_us));
-                h.push(money(1000));
-                h.push(s(&mut rng, 12, 24));
+                hb.int(cid);
+                hb.int(d);
+                hb.int(w);
+                hb.int(d);
+                hb.int(w);
+                hb.time(now_us);
+                hb.money(money(1000));
+                hb.str_with(|o| rng.astring(12, 24, o));
             }
             vec![cb, hb]
         }
@@ -193,40 +171,42 @@ pub fn generate(chunk: Chunk, seed: u64, c: &Constants, now_us: i64) -> Vec<Batc
             for o in 1..=ORDERS {
                 let delivered = o < FIRST_NEW_ORDER;
                 let lines = rng.uniform(5, 15);
-                ob.vals.extend([
-                    V::I(o),
-                    V::I(d),
-                    V::I(w),
-                    V::I(customers[(o - 1) as usize]),
-                    V::T(now_us),
-                    if delivered {
-                        V::I(rng.uniform(1, 10))
-                    } else {
-                        V::Null
-                    },
-                    V::I(lines),
-                    V::I(1),
-                ]);
+                ob.int(o);
+                ob.int(d);
+                ob.int(w);
+                ob.int(customers[(o - 1) as usize]);
+                ob.time(now_us);
+                if delivered {
+                    ob.int(rng.uniform(1, 10));
+                } else {
+                    ob.null();
+                }
+                ob.int(lines);
+                ob.int(1);
                 for n in 1..=lines {
-                    lb.vals.extend([
-                        V::I(o),
-                        V::I(d),
-                        V::I(w),
-                        V::I(n),
-                        V::I(rng.uniform(1, ITEMS)),
-                        V::I(w),
-                        if delivered { V::T(now_us) } else { V::Null },
-                        V::I(5),
-                        if delivered {
-                            money(0)
-                        } else {
-                            money(rng.uniform(1, 999_999))
-                        },
-                    ]);
-                    lb.vals.push(s(&mut rng, 24, 24));
+                    lb.int(o);
+                    lb.int(d);
+                    lb.int(w);
+                    lb.int(n);
+                    lb.int(rng.uniform(1, ITEMS));
+                    lb.int(w);
+                    if delivered {
+                        lb.time(now_us);
+                    } else {
+                        lb.null();
+                    }
+                    lb.int(5);
+                    lb.money(if delivered {
+                        0.0
+                    } else {
+                        money(rng.uniform(1, 999_999))
+                    });
+                    lb.str_with(|o| rng.astring(24, 24, o));
                 }
                 if !delivered {
-                    nb.vals.extend([V::I(o), V::I(d), V::I(w)]);
+                    nb.int(o);
+                    nb.int(d);
+                    nb.int(w);
                 }
             }
             vec![ob, lb, nb]
@@ -248,6 +228,7 @@ fn chunk_seed(chunk: Chunk) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sql::P;
 
     fn rows_of(warehouses: i64, table: &str) -> usize {
         let c = Constants {
@@ -319,20 +300,23 @@ mod tests {
         let last_at = CUSTOMER_COLS.iter().position(|c| *c == "c_last").unwrap();
         let mut names = std::collections::HashSet::new();
         let mut bc = 0;
-        for (i, row) in cust.vals.chunks_exact(ncol).enumerate() {
-            if let V::S(name) = &row[last_at] {
+        assert_eq!(cust.rows(), CUSTOMERS as usize);
+        for i in 0..cust.rows() {
+            let row: Vec<P> = cust.row(i).collect();
+            assert_eq!(row.len(), ncol);
+            if let P::S(name) = row[last_at] {
                 if i < 1000 {
                     let mut want = String::new();
                     last_name(i as i64, &mut want);
-                    assert_eq!(name, &want, "customer {} must be named {want}", i + 1);
+                    assert_eq!(name, want, "customer {} must be named {want}", i + 1);
                 }
-                names.insert(name.clone());
+                names.insert(name.to_string());
             }
-            if row[13] == V::S("BC".into()) {
+            if row[13] == P::S("BC") {
                 bc += 1;
             }
-            assert_eq!(row[16], V::F(-10.0));
-            if let V::S(data) = &row[20] {
+            assert_eq!(row[16], P::F(-10.0));
+            if let P::S(data) = row[20] {
                 assert!((300..=500).contains(&data.len()));
             }
         }
@@ -349,6 +333,6 @@ mod tests {
         };
         let a = generate(Chunk::Warehouse { w: 2 }, 9, &c, 5);
         let b = generate(Chunk::Warehouse { w: 2 }, 9, &c, 5);
-        assert_eq!(a[1].vals, b[1].vals);
+        assert_eq!(a, b);
     }
 }
