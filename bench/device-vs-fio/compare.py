@@ -34,7 +34,7 @@ def median(kind, tool, key):
     values = []
     for r in range(1, rounds + 1):
         name = f"{kind}-{tool}-{r}"
-        figures = fio(name) if tool == "fio" else oltplab(name)
+        figures = fio(name) if tool.startswith("fio") else oltplab(name)
         values.append(figures["ios"] / cpu_s(name) if key == "ios_per_cpu_s" else figures[key])
     return statistics.median(values), values
 
@@ -54,11 +54,11 @@ def paired(ours_all, theirs_all):
     return f"{statistics.mean(ratios):.3f} ± {half:.3f}"
 
 
-def row(label, kind, key, unit, scale=1.0):
-    if not (out / f"{kind}-fio-1.json").exists():
-        return  # this part was not run (PARTS)
+def row(label, kind, key, unit, scale=1.0, theirs_tool="fio"):
+    if not (out / f"{kind}-{theirs_tool}-1.json").exists():
+        return  # this part was not run (PARTS, or no huge pages for fio)
     ours, ours_all = median(kind, "oltplab", key)
-    theirs, theirs_all = median(kind, "fio", key)
+    theirs, theirs_all = median(kind, theirs_tool, key)
     fmt = lambda v: f"{v / scale:,.1f}" if scale != 1.0 else f"{v:,.0f}"
     rounds_text = " / ".join(fmt(v) for v in ours_all) + " vs " + " / ".join(fmt(v) for v in theirs_all)
     print(f"| {label} | {fmt(theirs)} {unit} | {fmt(ours)} {unit} | {ours / theirs:.3f} | {paired(ours_all, theirs_all)} | {rounds_text} |")
@@ -71,8 +71,11 @@ row("disk 16 KiB randread QD32 direct: IOPS", "disk", "iops", "")
 row("disk 16 KiB randread QD32 direct: latency p50", "disk", "p50", "µs", 1000.0)
 row("disk 16 KiB randread QD32 direct: latency p99", "disk", "p99", "µs", 1000.0)
 row("disk 16 KiB randread QD32 direct: latency mean", "disk", "mean", "µs", 1000.0)
+for key, what, unit, scale in [("iops", "IOPS", "", 1.0), ("p50", "latency p50", "µs", 1000.0), ("p99", "latency p99", "µs", 1000.0)]:
+    row(f"disk, fio --mem=shmhuge (huge-page buffers like oltplab's): {what}", "disk", key, unit, scale, "fiohuge")
 row("/dev/shm 4 KiB randread QD32 buffered: IOPS", "shm", "iops", "")
 row("/dev/shm 4 KiB randread QD32 buffered: I/Os per CPU-second", "shm", "ios_per_cpu_s", "")
 row("null engine 4 KiB QD32: IOPS", "null", "iops", "")
 row("null engine 4 KiB QD32: I/Os per CPU-second", "null", "ios_per_cpu_s", "")
+print("\nfio's default buffers are malloc'd (4 KiB pages, contiguous only by chance); oltplab's and fio --mem=shmhuge's sit on a 2 MiB huge page.")
 print("\nCPU-seconds are user + system of the whole process (GNU time); I/Os are each tool's own count.")

@@ -3,7 +3,10 @@
 # summary.md into runs/<date>-<host>/ (or $1). Run from anywhere: bench/device-vs-fio/run.sh
 #
 #  1. 16 KiB random reads, QD 32, direct, io_uring, on a 1 GiB file on the machine's disk:
-#     IOPS and latency percentiles (rounds alternate the tools so drift hits both alike).
+#     IOPS and latency percentiles (rounds alternate the tools so drift hits both alike). fio runs
+#     twice: with its default buffers (malloc: 4 KiB pages, or by chance contiguous) and with
+#     `--mem=shmhuge` (a 2 MiB huge page, like oltplab's buffers; needs root for
+#     vm.nr_hugepages, which is raised to 4 for the run and restored).
 #  2. 4 KiB random reads, QD 32, buffered, io_uring, on a 1 GiB file in /dev/shm (RAM): I/Os per
 #     CPU-second, the tool's cost per I/O when the "device" is nearly free.
 #  3. The same job on the null engine (no I/O at all): the tool's own cost, nothing else.
@@ -49,13 +52,26 @@ run() { # name, command… — runs under GNU time, keeps stdout/stderr/time
   /usr/bin/time -f "%U %S %e" -o "$out/$name.time" "$@" > "$out/$name.stdout" 2> "$out/$name.stderr"
 }
 
+# fio --mem=shmhuge takes its buffers from the huge-page pool.
+hugepages_before="$(cat /proc/sys/vm/nr_hugepages)"
+fio_huge=false
+if has disk; then
+  if [ "$hugepages_before" -ge 4 ] || { echo 4 > /proc/sys/vm/nr_hugepages; } 2>/dev/null; then
+    fio_huge=true
+    trap 'echo "$hugepages_before" > /proc/sys/vm/nr_hugepages 2>/dev/null || true' EXIT
+  else
+    echo "not root: vm.nr_hugepages cannot be raised, so fio runs without --mem=shmhuge" >&2
+  fi
+fi
+
 fio_common=(--name=job --rw=randread --iodepth=32 --ioengine=io_uring --norandommap --randrepeat=0 --time_based --output-format=json)
 for r in $(seq 1 "$rounds"); do
   has disk && {
   echo "round $r/$rounds: disk, 16 KiB random read, QD 32, direct" >&2
   disk_fio() { sleep "$gap"; run "disk-fio-$r" fio "${fio_common[@]}" --lat_percentiles=1 --filename="$disk_file" --size=1g --bs=16k --direct=1 --runtime="$runtime" --ramp_time=2 --output="$out/disk-fio-$r.json"; }
+  disk_fiohuge() { $fio_huge || return 0; sleep "$gap"; run "disk-fiohuge-$r" fio "${fio_common[@]}" --mem=shmhuge --lat_percentiles=1 --filename="$disk_file" --size=1g --bs=16k --direct=1 --runtime="$runtime" --ramp_time=2 --output="$out/disk-fiohuge-$r.json"; }
   disk_oltplab() { sleep "$gap"; run "disk-oltplab-$r" "$oltplab" device "$disk_file" --size 1g --bs 16k --qd 32 --runtime "${runtime}s" --ramp 2s --out "$out/disk-oltplab-$r"; }
-  if [ $((r % 2)) -eq 1 ]; then disk_fio; disk_oltplab; else disk_oltplab; disk_fio; fi
+  if [ $((r % 2)) -eq 1 ]; then disk_fio; disk_oltplab; disk_fiohuge; else disk_fiohuge; disk_oltplab; disk_fio; fi
   }
   has shm && {
   echo "round $r/$rounds: /dev/shm, 4 KiB random read, QD 32, buffered" >&2

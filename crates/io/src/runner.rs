@@ -106,6 +106,8 @@ pub struct PointOutcome {
     pub latency_log_truncated: bool,
     /// Ctrl-C ended the point before its runtime.
     pub interrupted: bool,
+    /// Some job's I/O buffers were on 4 KiB pages, not on a huge page (see `buffers.rs`).
+    pub buffers_small_pages: bool,
 }
 
 impl PointOutcome {
@@ -124,7 +126,7 @@ pub fn run_point(
 ) -> Result<PointOutcome> {
     assert!(spec.blocks() > 0 && spec.queue_depth > 0 && spec.jobs > 0);
     let barrier = Barrier::new(spec.jobs as usize);
-    let outcomes: Vec<Result<JobOutcome>> = std::thread::scope(|scope| {
+    let outcomes: Vec<Result<(JobOutcome, bool)>> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..spec.jobs)
             .map(|job| {
                 let barrier = &barrier;
@@ -138,6 +140,7 @@ pub fn run_point(
                             spec.queue_depth as usize,
                             seed,
                         );
+                        let huge_pages = buffers.huge_pages();
                         let engine = AnyEngine::open_job(spec, fd, &buffers);
                         // Every job waits here even if its engine failed, so no job waits forever.
                         barrier.wait();
@@ -154,6 +157,7 @@ pub fn run_point(
                             AnyEngine::Null(mut e) => job_ctx.run(&mut e),
                             AnyEngine::Emulated(mut e) => job_ctx.run(&mut *e),
                         }
+                        .map(|outcome| (outcome, huge_pages))
                         // The engine is dropped before the buffers it uses.
                     })
                     .expect("spawning a job thread")
@@ -171,7 +175,8 @@ pub fn run_point(
     let mut point = PointOutcome::default();
     let mut measured_ns = 0u64;
     for outcome in outcomes {
-        let job = outcome?;
+        let (job, huge_pages) = outcome?;
+        point.buffers_small_pages |= !huge_pages;
         point.read.add(&job.read);
         point.write.add(&job.write);
         point.jobs_cpu = point.jobs_cpu.plus(&job.cpu);

@@ -120,6 +120,9 @@ pub enum WarningKind {
     NotDurable,
     /// Wait figures come from sampling, not from counting each wait.
     WaitsSampled,
+    /// `device`: the I/O buffers were on 4 KiB pages, so each larger I/O went to the device in
+    /// several memory segments (slower on virtual disks than the huge-page buffers oltplab asks for).
+    SmallPageBuffers,
 }
 
 /// `summary` of a `device` result. For a single job the figures are that job's; with a queue-depth
