@@ -1,5 +1,6 @@
-//! The I/O buffers of one job: one block per queue slot, aligned for O_DIRECT, filled with random
-//! bytes so that writes do not compress.
+//! I/O memory: the buffers of a device job (one block per queue slot) and the area under them and
+//! under trace replay's lane buffers, aligned for O_DIRECT, filled with random bytes so that writes
+//! do not compress.
 //!
 //! The area sits on a 2 MiB transparent huge page where the kernel allows it. A block on 4 KiB pages
 //! is, in physical memory, up to `block / 4 KiB` separate pieces, and each I/O then reaches the
@@ -18,44 +19,94 @@ pub const ALIGN_BYTES: usize = 4096;
 /// A transparent huge page on x86-64 and arm64 (4 KiB base pages).
 const HUGE_PAGE_BYTES: usize = 2 << 20;
 
-pub struct IoBuffers {
+/// An owned area of I/O memory: 2 MiB-aligned, on a huge page where the kernel allows it, filled
+/// with random bytes. The device runner's [`IoBuffers`] and trace replay's lane buffers both sit on
+/// one.
+pub struct IoArea {
     ptr: *mut u8,
     layout: Layout,
-    block_size_bytes: usize,
-    slots: usize,
     huge_pages: bool,
 }
 
-// The buffers are plain memory owned by one job; the kernel reads/writes them only while an I/O the
-// job submitted is in flight.
-unsafe impl Send for IoBuffers {}
+// Plain memory owned by one job or worker; the kernel reads/writes it only while an I/O that job
+// submitted is in flight.
+unsafe impl Send for IoArea {}
 
-impl IoBuffers {
-    pub fn new(block_size_bytes: usize, slots: usize, seed: u64) -> Self {
-        let size = (block_size_bytes * slots).max(1).div_ceil(HUGE_PAGE_BYTES) * HUGE_PAGE_BYTES;
+impl IoArea {
+    /// At least `size_bytes` (rounded up to whole huge pages), filled from `seed`.
+    pub fn new(size_bytes: usize, seed: u64) -> Self {
+        let size = size_bytes.max(1).div_ceil(HUGE_PAGE_BYTES) * HUGE_PAGE_BYTES;
         let layout = Layout::from_size_align(size, HUGE_PAGE_BYTES)
-            .expect("block size × queue depth is bounded by the config");
+            .expect("I/O buffer sizes are bounded by the config");
         // SAFETY: layout has a non-zero size.
         let ptr = unsafe { alloc(layout) };
         if ptr.is_null() {
             std::alloc::handle_alloc_error(layout);
         }
         // Before the first touch, so that the fill below faults in huge pages. Where transparent
-        // huge pages are off this fails or is ignored, and the buffers stay on 4 KiB pages.
+        // huge pages are off this fails or is ignored, and the area stays on 4 KiB pages.
         // SAFETY: [ptr, ptr + size) is one allocation of ours.
         unsafe { libc::madvise(ptr.cast(), size, libc::MADV_HUGEPAGE) };
-        let mut buffers = Self {
-            ptr,
-            layout,
-            block_size_bytes,
-            slots,
-            huge_pages: false,
-        };
-        rand::rngs::SmallRng::seed_from_u64(seed).fill_bytes(buffers.as_mut_slice());
-        buffers.huge_pages = std::fs::read_to_string("/proc/self/smaps")
+        // SAFETY: ptr holds `size` bytes we own; fill_bytes writes every one before any is read.
+        let bytes = unsafe { std::slice::from_raw_parts_mut(ptr, size) };
+        rand::rngs::SmallRng::seed_from_u64(seed).fill_bytes(bytes);
+        let huge_pages = std::fs::read_to_string("/proc/self/smaps")
             .map(|smaps| huge_bytes_at(&smaps, ptr as usize) >= size)
             .unwrap_or(false);
-        buffers
+        Self {
+            ptr,
+            layout,
+            huge_pages,
+        }
+    }
+
+    /// The byte at `offset`; the caller keeps `offset` within [`IoArea::len_bytes`].
+    #[inline]
+    pub fn ptr_at(&self, offset: usize) -> *mut u8 {
+        assert!(offset <= self.layout.size(), "offset outside the I/O area");
+        // SAFETY: offset lies inside the allocation or one past its end.
+        unsafe { self.ptr.add(offset) }
+    }
+
+    pub fn len_bytes(&self) -> usize {
+        self.layout.size()
+    }
+
+    /// Whether the whole area is on huge pages, so that each block is one piece of physical memory.
+    pub fn huge_pages(&self) -> bool {
+        self.huge_pages
+    }
+
+    /// The whole area, for registering it with io_uring.
+    pub fn iovec(&self) -> libc::iovec {
+        libc::iovec {
+            iov_base: self.ptr.cast(),
+            iov_len: self.layout.size(),
+        }
+    }
+}
+
+impl Drop for IoArea {
+    fn drop(&mut self) {
+        // SAFETY: allocated in new() with this layout; its owner drains every I/O before dropping.
+        unsafe { dealloc(self.ptr, self.layout) }
+    }
+}
+
+/// The buffers of one device job: one block per queue slot.
+pub struct IoBuffers {
+    area: IoArea,
+    block_size_bytes: usize,
+    slots: usize,
+}
+
+impl IoBuffers {
+    pub fn new(block_size_bytes: usize, slots: usize, seed: u64) -> Self {
+        Self {
+            area: IoArea::new(block_size_bytes * slots, seed),
+            block_size_bytes,
+            slots,
+        }
     }
 
     pub fn block_size_bytes(&self) -> usize {
@@ -66,38 +117,21 @@ impl IoBuffers {
         self.slots
     }
 
-    /// Whether the whole area is on huge pages, so that each block is one piece of physical memory.
+    /// Whether the buffers are on huge pages (see the module's comment).
     pub fn huge_pages(&self) -> bool {
-        self.huge_pages
+        self.area.huge_pages()
     }
 
     /// The buffer of queue slot `slot`.
     #[inline]
     pub fn slot_ptr(&self, slot: u32) -> *mut u8 {
         debug_assert!((slot as usize) < self.slots);
-        // SAFETY: slot < slots, so the pointer stays inside the allocation.
-        unsafe { self.ptr.add(slot as usize * self.block_size_bytes) }
+        self.area.ptr_at(slot as usize * self.block_size_bytes)
     }
 
     /// The whole area, for registering it with io_uring.
     pub fn iovec(&self) -> libc::iovec {
-        libc::iovec {
-            iov_base: self.ptr.cast(),
-            iov_len: self.layout.size(),
-        }
-    }
-
-    fn as_mut_slice(&mut self) -> &mut [u8] {
-        // SAFETY: ptr points to layout.size() bytes we own; every byte is written before it is read
-        // (fill_bytes writes them all).
-        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.layout.size()) }
-    }
-}
-
-impl Drop for IoBuffers {
-    fn drop(&mut self) {
-        // SAFETY: allocated in new() with this layout; the runner drains every I/O before dropping.
-        unsafe { dealloc(self.ptr, self.layout) }
+        self.area.iovec()
     }
 }
 

@@ -614,16 +614,13 @@ impl Pacing {
     }
 }
 
-/// One buffer per lane, as large as the lane's largest read or write, in one O_DIRECT-aligned
-/// allocation filled with random bytes (so written data does not compress).
+/// One buffer per lane, as large as the lane's largest read or write, in one I/O area (aligned for
+/// O_DIRECT, on a huge page where the kernel allows it, filled with random bytes so that written
+/// data does not compress).
 pub(crate) struct LaneBuffers {
-    ptr: *mut u8,
-    layout: std::alloc::Layout,
+    area: oltplab_io::buffers::IoArea,
     offsets: Vec<usize>,
 }
-
-// Plain memory owned by one worker; the kernel uses it only while that worker's I/O is in flight.
-unsafe impl Send for LaneBuffers {}
 
 const BUFFER_ALIGN: usize = 4096;
 
@@ -641,45 +638,22 @@ impl LaneBuffers {
                 .unwrap_or(0);
             total += max.div_ceil(BUFFER_ALIGN) * BUFFER_ALIGN;
         }
-        let layout = std::alloc::Layout::from_size_align(total.max(BUFFER_ALIGN), BUFFER_ALIGN)
-            .expect("lane buffers fit in memory");
-        // SAFETY: non-zero size.
-        let ptr = unsafe { std::alloc::alloc(layout) };
-        if ptr.is_null() {
-            std::alloc::handle_alloc_error(layout);
-        }
-        // SAFETY: ptr holds layout.size() bytes we own.
-        let bytes = unsafe { std::slice::from_raw_parts_mut(ptr, layout.size()) };
-        use rand::{RngCore, SeedableRng};
-        rand::rngs::SmallRng::seed_from_u64(0x0074_7261_6365).fill_bytes(bytes);
         Self {
-            ptr,
-            layout,
+            area: oltplab_io::buffers::IoArea::new(total, 0x0074_7261_6365),
             offsets,
         }
     }
 
     #[inline]
     pub fn lane_ptr(&self, lane: usize) -> *mut u8 {
-        // SAFETY: offsets lie inside the allocation.
-        unsafe { self.ptr.add(self.offsets[lane]) }
+        self.area.ptr_at(self.offsets[lane])
     }
 
     pub fn len_bytes(&self) -> usize {
-        self.layout.size()
+        self.area.len_bytes()
     }
 
     pub fn iovec(&self) -> libc::iovec {
-        libc::iovec {
-            iov_base: self.ptr.cast(),
-            iov_len: self.layout.size(),
-        }
-    }
-}
-
-impl Drop for LaneBuffers {
-    fn drop(&mut self) {
-        // SAFETY: allocated in new() with this layout; workers reap every I/O before dropping.
-        unsafe { std::alloc::dealloc(self.ptr, self.layout) }
+        self.area.iovec()
     }
 }
