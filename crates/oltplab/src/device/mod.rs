@@ -169,7 +169,12 @@ pub fn run(args: DeviceArgs) -> Result<()> {
             let totals = Totals::from_point(&outcome);
             output::note!("{}", print::point_line(&label, &totals));
             point_warnings(&mut warnings, &config, &w.label(), qd, &totals);
-            if outcome.buffers_small_pages && spec.direct && spec.engine != EngineKind::Null {
+            // A block of one 4 KiB page is one segment whatever the pages.
+            if outcome.buffers_small_pages
+                && spec.direct
+                && spec.engine != EngineKind::Null
+                && w.mix.block_size_bytes > 4096
+            {
                 add_once(&mut warnings, WarningKind::SmallPageBuffers, format!("the I/O buffers are on 4 KiB pages, not on a 2 MiB huge page (transparent huge pages off, or none free): each {} I/O reaches the device in several memory segments, which virtual disks serve more slowly; allow huge pages with `echo madvise > /sys/kernel/mm/transparent_hugepage/enabled`", format_bytes(u64::from(w.mix.block_size_bytes))));
             }
             if outcome.latency_log_truncated {
