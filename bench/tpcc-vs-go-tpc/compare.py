@@ -152,10 +152,34 @@ for engine in ("postgres", "mariadb"):
             "server_cpu_gotpc": sg,
             "server_cpu_oltplab": so,
             "check": check_ok(f"{engine}-check-oltplab-{r}"),
+            "load_client_cpu_gotpc": lg[0] if lg else None,
+            "load_client_cpu_oltplab": lo[0] if lo else None,
+            "load_server_cpu_gotpc": server_cpu(f"{engine}-load-gotpc-{r}"),
+            "load_server_cpu_oltplab": server_cpu(f"{engine}-load-oltplab-{r}"),
         })
     if not rows:
         continue
     print(f"## {engine}\n")
+    speedups = [ratio(x["load_gotpc_s"], x["load_oltplab_s"]) for x in rows]
+    speedups = [v for v in speedups if v is not None]
+    if all(x["tpmc_gotpc"] is None and x["tpmc_oltplab"] is None for x in rows):
+        # PARTS=load: the loads alone, with the CPU each side spent on them.
+        print("| round | load go-tpc (s) | load oltplab (s) | load speed-up | client CPU go-tpc (s) "
+              "| client CPU oltplab (s) | server CPU go-tpc (s) | server CPU oltplab (s) |")
+        print("|---|---|---|---|---|---|---|---|")
+        for x in rows:
+            print(f"| {x['round']} | {fmt(x['load_gotpc_s'], 1)} | {fmt(x['load_oltplab_s'], 1)} "
+                  f"| {fmt(ratio(x['load_gotpc_s'], x['load_oltplab_s']), 2)}× "
+                  f"| {fmt(x['load_client_cpu_gotpc'], 2)} | {fmt(x['load_client_cpu_oltplab'], 2)} "
+                  f"| {fmt(x['load_server_cpu_gotpc'], 2)} | {fmt(x['load_server_cpu_oltplab'], 2)} |")
+        print()
+        if speedups:
+            print(f"Load speed-up over the {len(speedups)} rounds: median of the per-round ratios "
+                  f"{statistics.median(speedups):.2f}×, mean {statistics.mean(speedups):.2f}×, "
+                  f"lowest {min(speedups):.2f}×, highest {max(speedups):.2f}×.\n")
+        m = {k: median(x[k] for x in rows) for k in rows[0] if k not in ("round", "check")}
+        medians.append((engine, m))
+        continue
     print("| round | load go-tpc (s) | load oltplab (s) | load speed-up | tpmC go-tpc | tpmC oltplab | tpmC ratio "
           "| driver CPU go-tpc (s) | driver CPU oltplab (s) | server CPU go-tpc (s) | server CPU oltplab (s) "
           "| driver share go-tpc | driver share oltplab | oltplab check |")
@@ -178,6 +202,9 @@ for engine in ("postgres", "mariadb"):
           + ", oltplab " + ", ".join(str(x["errors_oltplab"]) for x in rows)
           + "; oltplab's New-Order rollbacks (counted in tpmC by both tools) "
           + ", ".join(str(x["rollbacks_oltplab"]) for x in rows) + ".\n")
+    if speedups:
+        print(f"Load speed-up per round: median {statistics.median(speedups):.2f}×, mean "
+              f"{statistics.mean(speedups):.2f}×, lowest {min(speedups):.2f}×, highest {max(speedups):.2f}×.\n")
     m = {k: median(x[k] for x in rows) for k in rows[0] if k not in ("round", "check")}
     medians.append((engine, m))
 

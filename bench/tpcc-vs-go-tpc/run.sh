@@ -6,7 +6,7 @@
 # Run from anywhere, as root (the servers run as the postgres / mysql accounts):
 #   bench/tpcc-vs-go-tpc/run.sh
 #
-# For each server engine and each round (ROUNDS, default 2):
+# For each server engine and each round (ROUNDS, default 2; PARTS=load for step 1 only):
 #  1. load WAREHOUSES warehouses with LOAD_THREADS threads: `go-tpc tpcc prepare` into database
 #     `gotpc`, `oltplab load tpcc` into database `oltplab` (each tool's own schema; no check after
 #     the load for either; wall time from GNU time; the order alternates per round);
@@ -32,6 +32,9 @@ duration="${DURATION:-60}"         # seconds measured
 warmup="${WARMUP:-10}"             # seconds; a multiple of 10 (go-tpc's interval)
 buffer_pool_mb="${BUFFER_POOL_MB:-2048}"
 engines="${ENGINES:-postgres mariadb sqlite}"
+# PARTS=load: only the loads of each round (step 1; no runs, no checks, no SQLite) — many rounds of
+# the load comparison in minutes.
+parts="${PARTS:-load run}"
 go_tpc_version="${GO_TPC_VERSION:-v1.0.9}"
 # The module's hash (go.sum line), so that the build is verified without the checksum database.
 go_tpc_sum="${GO_TPC_SUM:-h1:DeFrlVnNzC+SxiRIihNhD9fWHnHhMZWDSFNfUVq67Ys=}"
@@ -77,7 +80,7 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
   echo "go: $(go version)"
   echo "postgres: $(postgres --version); mariadb: $(mariadbd --version)"
   echo "kernel: $(uname -r); cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); cores: $(nproc); memory: $(free -g | awk '/Mem:/{print $2}') GiB"
-  echo "rounds=$rounds warehouses=$warehouses terminals=$terminals load_threads=$load_threads warmup_s=$warmup duration_s=$duration buffer_pool_mb=$buffer_pool_mb"
+  echo "rounds=$rounds warehouses=$warehouses terminals=$terminals load_threads=$load_threads warmup_s=$warmup duration_s=$duration buffer_pool_mb=$buffer_pool_mb parts=${parts// /,}"
   echo "load: $(cut -d' ' -f1-3 /proc/loadavg) (1/5/15-min load average before the run)"
 } > "$out/commands.txt"
 
@@ -254,12 +257,13 @@ for engine in $engines; do
         --out "$out/$engine-run-oltplab-$r"
       run "$engine-check-oltplab-$r" - "$oltplab" check tpcc --url "$oltplab_url" || true  # in summary.md
     }
+    [[ " $parts " == *" run "* ]] || continue
     if [ $((r % 2)) -eq 1 ]; then gotpc_run; oltplab_run; else oltplab_run; gotpc_run; fi
   done
   server_stop "$stop_signal"
 done
 
-if [[ " $engines " == *" sqlite "* ]]; then
+if [[ " $engines " == *" sqlite "* && " $parts " == *" run "* ]]; then
   echo "sqlite: loading $warehouses warehouses, then one run" >&2
   rm -rf "$work/sqlite" && mkdir -p "$work/sqlite"
   run "sqlite-load-oltplab-1" - "$oltplab" load tpcc --url "sqlite:$work/sqlite/tpcc.sqlite" \

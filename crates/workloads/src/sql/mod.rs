@@ -376,6 +376,34 @@ impl Batch {
         out.push('\n');
     }
 
+    /// Row `row`'s values of the columns in `cols` only, as in [`Batch::text_row`].
+    pub fn text_row_of(&self, row: usize, cols: &[usize], out: &mut String) {
+        let n = self.columns.len();
+        for (i, &c) in cols.iter().enumerate() {
+            if i > 0 {
+                out.push('\t');
+            }
+            self.text_slot(self.vals[row * n + c], out);
+        }
+        out.push('\n');
+    }
+
+    /// Whether each column holds one value in every row (a chunk's warehouse and district, a
+    /// load's timestamp): a loader can send such a value once instead of once per row. False for
+    /// all columns of a batch with fewer than two rows.
+    pub fn constant_columns(&self) -> Vec<bool> {
+        let n = self.columns.len();
+        let rows = self.rows();
+        (0..n)
+            .map(|c| {
+                rows > 1 && {
+                    let first = self.value(0, c);
+                    (1..rows).all(|r| self.value(r, c) == first)
+                }
+            })
+            .collect()
+    }
+
     /// The value of row `row`, column `col` as in [`Batch::text_row`].
     pub fn text_value(&self, row: usize, col: usize, out: &mut String) {
         self.text_slot(self.vals[row * self.columns.len() + col], out);
@@ -588,5 +616,24 @@ mod tests {
         b.text_row(0, &mut text);
         b.text_row(1, &mut text);
         assert_eq!(text, "1\tx\\ty\t1970-01-01 00:00:00\n2\t\t\\N\n");
+        text.clear();
+        b.text_row_of(1, &[2, 0], &mut text);
+        assert_eq!(text, "\\N\t2\n");
+    }
+
+    #[test]
+    fn constant_columns_are_those_with_one_value_in_every_row() {
+        let mut b = Batch::new("t", &["w", "x", "d", "s", "n"], 3);
+        for x in [1, 2, 3] {
+            b.int(7);
+            b.int(x);
+            b.time(5);
+            b.str(if x == 3 { "ab" } else { "a" });
+            b.null();
+        }
+        assert_eq!(b.constant_columns(), vec![true, false, true, false, true]);
+        let mut one = Batch::new("t", &["w"], 1);
+        one.int(7);
+        assert_eq!(one.constant_columns(), vec![false]);
     }
 }

@@ -231,19 +231,43 @@ impl MyConn {
                 f
             }
         };
+        // A column with one value in all rows (a chunk's warehouse and district, the load's
+        // timestamp) goes once into the statement's SET, not once per row into the text: the
+        // server reads its text byte by byte, and this spares it a few percent of its CPU.
+        let mut constant = batch.constant_columns();
+        if constant.iter().all(|&c| c) {
+            constant[0] = false; // LOAD DATA needs one column to read
+        }
+        let read: Vec<usize> = (0..batch.columns.len()).filter(|&c| !constant[c]).collect();
         {
             let mut text = infile.lock().unwrap_or_else(|p| p.into_inner());
             text.clear();
             for row in 0..batch.rows() {
-                batch.text_row(row, &mut text);
+                batch.text_row_of(row, &read, &mut text);
             }
         }
-        let sql = format!(
-            "LOAD DATA LOCAL INFILE '{}' INTO TABLE {} CHARACTER SET binary ({})",
-            batch.table,
-            batch.table,
-            batch.columns.join(", ")
+        let mut sql = format!(
+            "LOAD DATA LOCAL INFILE '{}' INTO TABLE {} CHARACTER SET binary (",
+            batch.table, batch.table
         );
+        for (i, &c) in read.iter().enumerate() {
+            if i > 0 {
+                sql.push_str(", ");
+            }
+            sql.push_str(batch.columns[c]);
+        }
+        sql.push(')');
+        let mut first = true;
+        for c in (0..batch.columns.len()).filter(|&c| constant[c]) {
+            sql.push_str(if first { " SET " } else { ", " });
+            first = false;
+            sql.push_str(batch.columns[c]);
+            sql.push_str(" = ");
+            if matches!(batch.value(0, c), P::T(_)) {
+                sql.push_str("TIMESTAMP"); // a typed literal: no string to parse per row
+            }
+            sql_literal(batch, 0, c, &mut sql);
+        }
         let done = self.conn.query_drop(&sql);
         infile.lock().unwrap_or_else(|p| p.into_inner()).clear();
         done

@@ -166,7 +166,13 @@ pub fn generate(chunk: Chunk, seed: u64, c: &Constants, now_us: i64) -> Vec<Batc
         Chunk::Orders { w, d } => {
             let customers = rng.permutation(CUSTOMERS);
             let mut ob = Batch::new("orders", ORDERS_COLS, ORDERS as usize);
-            let mut lb = Batch::new("order_line", ORDER_LINE_COLS, 10 * ORDERS as usize);
+            // The lines of delivered and of new orders in two batches (each in key order, the
+            // first before the second): in the first, delivery date and amount are the same in
+            // every row, which MariaDB's loader then sends once per batch (see
+            // `Batch::constant_columns`).
+            let mut delivered_lines =
+                Batch::new("order_line", ORDER_LINE_COLS, 10 * ORDERS as usize);
+            let mut new_lines = Batch::new("order_line", ORDER_LINE_COLS, 10 * 900);
             let mut nb = Batch::new("new_order", NEW_ORDER_COLS, 900);
             for o in 1..=ORDERS {
                 let delivered = o < FIRST_NEW_ORDER;
@@ -183,6 +189,11 @@ pub fn generate(chunk: Chunk, seed: u64, c: &Constants, now_us: i64) -> Vec<Batc
                 }
                 ob.int(lines);
                 ob.int(1);
+                let lb = if delivered {
+                    &mut delivered_lines
+                } else {
+                    &mut new_lines
+                };
                 for n in 1..=lines {
                     lb.int(o);
                     lb.int(d);
@@ -209,7 +220,7 @@ pub fn generate(chunk: Chunk, seed: u64, c: &Constants, now_us: i64) -> Vec<Batc
                     nb.int(w);
                 }
             }
-            vec![ob, lb, nb]
+            vec![ob, delivered_lines, new_lines, nb]
         }
     }
 }
