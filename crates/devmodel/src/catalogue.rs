@@ -88,6 +88,8 @@ const CHEETAH: &str =
 const MBF: &str = "Toshiba MBF2600RC (S1's drive): 2.5\" SAS, 600 GB, 10,025 rpm";
 const SAVVIO: &str = "Seagate Savvio 10K.4 SAS product manual (2.5\" 10k rpm 600 GB, the MBF2600RC's class), access-time table: read/write, with and without controller overhead";
 const CLASS: &str = "class-typical value, assumed: the datasheets consulted did not state it";
+const WCE_OFF: &str = "write cache off, as databases and RAID controllers run drives (HP Smart Array controllers such as S1's P410i disable the drives' write cache by default): a write completes when it is on the media; `write_cache=on` models a drive with it on";
+const HIT: &str = "class-typical command time of a read served from the drive's buffer, assumed (the datasheets give only the media-access overhead)";
 const CONSTELLATION: &str =
     "Seagate Constellation ES (ST32000644NS) product manual 100516240, performance section";
 const S1: &str = "S1 (DESIGN.md): 16 KB random reads measured 1/16.7 of the HDD's latency and 43.2× its IOPS on the SATA SSD, 1/160 and 208.1× on the PCIe flash";
@@ -156,6 +158,25 @@ const HDD_15K: &[Param] = &[
         "commands the drive reorders at once (tagged command queueing)",
         CLASS,
     ),
+    p("link_mb_s", 600.0, "host interface payload rate", SAS6),
+    p(
+        "cache_mib",
+        16.0,
+        "drive buffer: segments that read ahead, and the write cache when it is on",
+        CHEETAH,
+    ),
+    p(
+        "hit_overhead_us",
+        50.0,
+        "command time of a read served from the buffer",
+        HIT,
+    ),
+    p(
+        "write_cache",
+        0.0,
+        "1 (on) acknowledges writes from the buffer; 0 (off) writes through",
+        WCE_OFF,
+    ),
 ];
 
 const HDD_10K: &[Param] = &[
@@ -209,6 +230,25 @@ const HDD_10K: &[Param] = &[
         "commands the drive reorders at once (tagged command queueing)",
         CLASS,
     ),
+    p("link_mb_s", 600.0, "host interface payload rate", SAS6),
+    p(
+        "cache_mib",
+        16.0,
+        "drive buffer: segments that read ahead, and the write cache when it is on",
+        MBF,
+    ),
+    p(
+        "hit_overhead_us",
+        50.0,
+        "command time of a read served from the buffer",
+        HIT,
+    ),
+    p(
+        "write_cache",
+        0.0,
+        "1 (on) acknowledges writes from the buffer; 0 (off) writes through",
+        WCE_OFF,
+    ),
 ];
 
 const HDD_7K: &[Param] = &[
@@ -251,6 +291,25 @@ const HDD_7K: &[Param] = &[
         32.0,
         "commands the drive reorders at once (NCQ)",
         CLASS,
+    ),
+    p("link_mb_s", 285.0, "host interface payload rate", SATA2),
+    p(
+        "cache_mib",
+        16.0,
+        "drive buffer: segments that read ahead, and the write cache when it is on",
+        CONSTELLATION,
+    ),
+    p(
+        "hit_overhead_us",
+        50.0,
+        "command time of a read served from the buffer",
+        HIT,
+    ),
+    p(
+        "write_cache",
+        0.0,
+        "1 (on) acknowledges writes from the buffer; 0 (off) writes through",
+        WCE_OFF,
     ),
 ];
 

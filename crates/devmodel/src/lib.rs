@@ -13,6 +13,7 @@ mod model;
 pub mod sim;
 pub mod spec;
 mod state;
+pub mod validation;
 
 pub use catalogue::{catalogue, CatalogueEntry, DeviceKind, Param};
 pub use emulator::{

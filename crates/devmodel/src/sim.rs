@@ -21,8 +21,12 @@ pub struct ClosedLoop {
     pub queue_depth: u32,
     /// I/Os to complete (the first tenth warms up and is not counted).
     pub ios: u64,
-    /// Offsets fall in [0, region_bytes); the region stands for the whole stroke, as in a benchmark.
+    /// Offsets fall in [0, region_bytes).
     pub region_bytes: u64,
+    /// The span that stands for the whole stroke, as a benchmark file stands for the whole disk:
+    /// `region_bytes` (the default) for a benchmark over the whole drive, more for a short-stroked
+    /// region, such as a database that fills a small part of a large disk.
+    pub stroke_bytes: u64,
     pub seed: u64,
     /// Virtual time of the first submission; `now_ns()` when running on a snapshot of a live device.
     pub start_ns: u64,
@@ -43,6 +47,7 @@ impl ClosedLoop {
             queue_depth,
             ios: 20_000,
             region_bytes: 1 << 30,
+            stroke_bytes: 1 << 30,
             seed: 1,
             start_ns: 1_000_000_000,
         }
@@ -51,7 +56,7 @@ impl ClosedLoop {
     /// Runs the loop on a fresh in-process emulator of `spec`.
     pub fn run(&self, spec: &Spec) -> Result<SimResult> {
         let e = Emulator::new(spec, self.seed)?;
-        e.set_span_bytes(self.region_bytes);
+        e.set_span_bytes(self.stroke_bytes.max(self.region_bytes));
         Ok(self.run_on(&e))
     }
 
@@ -112,5 +117,59 @@ impl ClosedLoop {
                 lat_sum as f64 / counted as f64
             },
         }
+    }
+}
+
+/// A database's commit at queue depth 1: append `block_size_bytes` to a log, flush, and start the
+/// next commit `host_gap_ns` after the flush returns — the loop of pg_test_fsync and of a
+/// single-client WAL.
+#[derive(Clone, Copy, Debug)]
+pub struct CommitLoop {
+    pub block_size_bytes: u64,
+    /// Commits to complete (the first tenth warms up and is not counted).
+    pub commits: u64,
+    /// Time the host takes between a flush's return and the next write (system calls, the log
+    /// record): a few µs.
+    pub host_gap_ns: u64,
+    pub seed: u64,
+}
+
+impl CommitLoop {
+    pub fn new(block_size_bytes: u64) -> Self {
+        CommitLoop {
+            block_size_bytes,
+            commits: 2_000,
+            host_gap_ns: 10_000,
+            seed: 1,
+        }
+    }
+
+    /// Commits per second and the mean commit latency (write + flush) on a fresh emulator.
+    pub fn run(&self, spec: &Spec) -> Result<SimResult> {
+        let e = Emulator::new(spec, self.seed)?;
+        let mut t = 1_000_000_000u64;
+        let (mut first, mut sum, mut counted) = (0u64, 0u128, 0u64);
+        let warm = self.commits / 10;
+        for i in 0..self.commits {
+            if i == warm {
+                first = t;
+            }
+            let written = e.submit(
+                t,
+                IoKind::Write,
+                i * self.block_size_bytes,
+                self.block_size_bytes,
+            );
+            let durable = e.submit(written, IoKind::Flush, 0, 0);
+            if i >= warm {
+                sum += (durable - t) as u128;
+                counted += 1;
+            }
+            t = durable + self.host_gap_ns;
+        }
+        Ok(SimResult {
+            iops: counted as f64 / ((t - first) as f64 / 1e9),
+            lat_ns_mean: sum as f64 / counted.max(1) as f64,
+        })
     }
 }

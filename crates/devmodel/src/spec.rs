@@ -361,7 +361,10 @@ impl Parser<'_> {
                     );
                 };
                 self.expect('=', "'=' and a value")?;
-                let (_, value) = self.number()?;
+                let value = match self.switch() {
+                    Some(on) => on,
+                    None => self.number()?.1,
+                };
                 if overrides.iter().any(|(k, _)| *k == param.key) {
                     return Err(self.error(key_at, format!("'{key}' is given twice")));
                 }
@@ -390,6 +393,22 @@ impl Parser<'_> {
             return Err(self.error(at, why));
         }
         Ok(spec)
+    }
+
+    /// `on` or `off` as 1 or 0, for switches such as an HDD's `write_cache`.
+    fn switch(&mut self) -> Option<f64> {
+        self.skip_ws();
+        for (word, value) in [("on", 1.0), ("off", 0.0)] {
+            let end = self.pos + word.len();
+            if end <= self.chars.len()
+                && self.chars[self.pos..end].iter().collect::<String>() == word
+                && !self.chars.get(end).is_some_and(|c| c.is_alphanumeric())
+            {
+                self.pos = end;
+                return Some(value);
+            }
+        }
+        None
     }
 
     fn number(&mut self) -> Result<(usize, f64), SpecError> {

@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 pub const MAGIC: u64 = u64::from_le_bytes(*b"OLTPEMU1");
-pub const VERSION: u64 = 1;
+pub const VERSION: u64 = 2;
 
 // Header words.
 pub const H_MAGIC: usize = 0;
@@ -155,19 +155,6 @@ impl<'a> St<'a> {
     #[inline]
     pub fn set(&self, i: usize, v: u64) {
         self.w[i].store(v, Ordering::Relaxed)
-    }
-    /// A uniform number in [0, 1) from the xorshift generator kept in word `i`.
-    #[inline]
-    pub fn uniform(&self, i: usize) -> f64 {
-        let mut x = self.get(i);
-        if x == 0 {
-            x = 0x9E37_79B9_7F4A_7C15;
-        }
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        self.set(i, x);
-        (x >> 11) as f64 / (1u64 << 53) as f64
     }
 }
 

@@ -114,6 +114,7 @@ impl Emulation {
             queue_depth: in_flight,
             ios: MODEL_IOS,
             region_bytes: self.region_bytes,
+            stroke_bytes: self.region_bytes,
             seed: self.seed,
             start_ns,
         }
