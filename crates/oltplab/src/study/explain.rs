@@ -9,6 +9,9 @@ use super::Scale;
 
 /// α at or above this: the run kept the device about as busy as the replay did.
 const DEVICE_BOUND_ALPHA: f64 = 0.8;
+/// α above this: the replay did less than the run, so it is no bound and says nothing about the
+/// device; the figure is reported as invalid, with what was measured about why.
+pub const ALPHA_VALID_MAX: f64 = 1.05;
 /// CPU utilisation (of all cores) at or above this: the machine had little CPU to spare.
 const CPU_BOUND_UTILISATION: f64 = 0.8;
 /// Share of the terminals' time in I/O calls at or above this: I/O latency dominates.
@@ -27,8 +30,11 @@ pub struct Breakdown {
     /// The rest: waiting for locks, for a connection, or for the other terminals.
     pub other_share: f64,
     pub alpha: f64,
-    /// device | cpu | io_latency | locks
+    /// invalid_bound | device | cpu | io_latency | locks
     pub limit: String,
+    /// Emulated devices: realised against modelled mean latency of the run and of the replay, %.
+    pub run_fidelity_off_pct: Option<f64>,
+    pub replay_fidelity_off_pct: Option<f64>,
 }
 
 impl Breakdown {
@@ -48,7 +54,9 @@ impl Breakdown {
         let io_wait_share = (io_wait_ns as f64 / 1e9 / terminal_s).min(1.0);
         let cpu_share = (cpu_s / terminal_s).min(1.0);
         let other_share = (1.0 - io_wait_share - cpu_share).max(0.0);
-        let limit = if alpha >= DEVICE_BOUND_ALPHA {
+        let limit = if alpha > ALPHA_VALID_MAX {
+            "invalid_bound"
+        } else if alpha >= DEVICE_BOUND_ALPHA {
             "device"
         } else if cpu_utilisation >= CPU_BOUND_UTILISATION {
             "cpu"
@@ -65,6 +73,8 @@ impl Breakdown {
             other_share,
             alpha,
             limit: limit.to_string(),
+            run_fidelity_off_pct: None,
+            replay_fidelity_off_pct: None,
         }
     }
 }
@@ -78,6 +88,18 @@ pub fn explain(b: &Breakdown, host: bool, engine: &str) -> String {
         "the device"
     };
     match b.limit.as_str() {
+        "invalid_bound" => {
+            let fidelity = match (b.run_fidelity_off_pct, b.replay_fidelity_off_pct) {
+                (Some(run), Some(replay)) => format!(
+                    "; the emulated latencies were {run:+.1} % off the model in the run and {replay:+.1} % in the replay"
+                ),
+                _ => String::new(),
+            };
+            format!(
+                "Invalid: α = {:.2} is above {ALPHA_VALID_MAX}, so the replay — meant to be the most {device} can do with this I/O — did less than the run and is no bound here{fidelity}; the replay orders the threads' I/O differently from the run, which can cost {device} more than the run's order did. Nothing is said about what limits this run.",
+                b.alpha
+            )
+        }
         "device" => format!(
             "The device limits this run: it kept {device} about as busy as the replay did (α = {:.2}), and the terminals spent {} of their time in I/O.",
             b.alpha,
@@ -132,6 +154,20 @@ mod tests {
         assert_eq!(cpu.limit, "cpu");
         let io = Breakdown::from_run(&run(2.0, 0.1), 30_000_000_000, &scale(), 0.4);
         assert_eq!(io.limit, "io_latency");
+        // An α above 1.05 is never explained as the device: the replay was no bound.
+        let mut invalid = Breakdown::from_run(&run(2.0, 0.1), 30_000_000_000, &scale(), 1.12);
+        assert_eq!(invalid.limit, "invalid_bound");
+        invalid.run_fidelity_off_pct = Some(0.4);
+        invalid.replay_fidelity_off_pct = Some(13.0);
+        let said = explain(&invalid, false, "sqlite");
+        assert!(
+            said.starts_with("Invalid")
+                && said.contains("+13.0 %")
+                && !said.contains("device limits"),
+            "{said}"
+        );
+        let at_bound = Breakdown::from_run(&run(2.0, 0.1), 30_000_000_000, &scale(), 1.04);
+        assert_eq!(at_bound.limit, "device");
         let locks = Breakdown::from_run(&run(4.0, 0.2), 4_000_000_000, &scale(), 0.1);
         assert_eq!(locks.limit, "locks");
         assert!((locks.other_share - 0.8).abs() < 1e-9, "{locks:?}");

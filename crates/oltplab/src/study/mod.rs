@@ -167,6 +167,8 @@ pub struct DeviceFigures {
     pub vs_baseline: Option<Ratios>,
     /// Emulated devices: how closely the run followed the model.
     pub run_fidelity: Option<Value>,
+    /// Emulated devices: how closely the replay followed the model.
+    pub replay_fidelity: Option<Value>,
     /// The run's I/O per transaction type (`summary.io.by_tx` of its result).
     #[serde(skip_serializing_if = "Value::is_null")]
     pub io_by_tx: Value,
@@ -548,6 +550,9 @@ fn study_device(
     let _ = std::fs::remove_dir_all(&replay_dir);
     database.remove_copy(&db_path);
     figures.replay_iops = num(&replayed["summary"]["iops"]);
+    figures.replay_fidelity = replayed["summary"]["fidelity"]
+        .as_object()
+        .map(|f| Value::Object(f.clone()));
     figures.alpha = if figures.replay_iops > 0.0 {
         figures.run_iops / figures.replay_iops
     } else {
@@ -557,6 +562,9 @@ fn study_device(
 
     // 4. What limited the run.
     figures.breakdown = Breakdown::from_run(&run, io.wait_ns, scale, figures.alpha);
+    let off_pct = |f: &Option<Value>| f.as_ref().and_then(|f| f["off_pct"].as_f64());
+    figures.breakdown.run_fidelity_off_pct = off_pct(&figures.run_fidelity);
+    figures.breakdown.replay_fidelity_off_pct = off_pct(&figures.replay_fidelity);
     figures.explanation = explain(&figures.breakdown, spec.is_host(), &database.engine);
     figures.io_by_tx = run["summary"]["io"]["by_tx"].clone();
     if spec.is_host() && io.reads > 0 && database.engine != "mariadb" {
