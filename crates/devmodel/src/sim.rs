@@ -30,6 +30,9 @@ pub struct ClosedLoop {
     pub seed: u64,
     /// Virtual time of the first submission; `now_ns()` when running on a snapshot of a live device.
     pub start_ns: u64,
+    /// Flush after every N writes, as `device --fsync N` does (0: never). The flush waits for the
+    /// writes in flight, and nothing is issued until it completes.
+    pub flush_every: u32,
 }
 
 #[derive(Clone, Copy, Debug, Default, Serialize)]
@@ -50,6 +53,19 @@ impl ClosedLoop {
             stroke_bytes: 1 << 30,
             seed: 1,
             start_ns: 1_000_000_000,
+            flush_every: 0,
+        }
+    }
+
+    /// A database's commit, one at a time: append `block_size_bytes` to a log and flush it, then
+    /// the next — the loop of pg_test_fsync and of a single-client log. Its IOPS are commits/s.
+    pub fn commits(block_size_bytes: u64) -> Self {
+        ClosedLoop {
+            read_pct: 0,
+            random_pct: 0,
+            flush_every: 1,
+            ios: 2_000,
+            ..ClosedLoop::random_reads(block_size_bytes, 1)
         }
     }
 
@@ -71,34 +87,44 @@ impl ClosedLoop {
         };
         let mut next_block = 0u64;
         let mut pending: BinaryHeap<Reverse<(u64, u64)>> = BinaryHeap::new();
-        let start = self.start_ns;
-        let mut submit = |t: u64,
-                          pending: &mut BinaryHeap<Reverse<(u64, u64)>>,
-                          rand: &mut dyn FnMut() -> u64| {
-            let read = rand() % 100 < self.read_pct as u64;
-            let random = rand() % 100 < self.random_pct as u64;
-            let block = if random {
-                rand() % blocks
-            } else {
-                next_block % blocks
+        // With flush_every: writes since the last flush; when it is due, nothing new is issued
+        // until the writes in flight are done, then the flush, then the queue is filled again.
+        let mut unflushed = 0u32;
+        let flush_every = self.flush_every;
+        // Issues one I/O at `t`; true when it makes a flush due.
+        let mut submit =
+            |t: u64, pending: &mut BinaryHeap<Reverse<(u64, u64)>>, unflushed: &mut u32| {
+                let read = rand() % 100 < self.read_pct as u64;
+                let random = rand() % 100 < self.random_pct as u64;
+                let block = if random {
+                    rand() % blocks
+                } else {
+                    next_block % blocks
+                };
+                next_block = block + 1;
+                let kind = if read { IoKind::Read } else { IoKind::Write };
+                let done = e.submit(
+                    t,
+                    kind,
+                    block * self.block_size_bytes,
+                    self.block_size_bytes,
+                );
+                pending.push(Reverse((done, t)));
+                if !read && flush_every > 0 {
+                    *unflushed += 1;
+                }
+                flush_every > 0 && *unflushed >= flush_every
             };
-            next_block = block + 1;
-            let kind = if read { IoKind::Read } else { IoKind::Write };
-            let done = e.submit(
-                t,
-                kind,
-                block * self.block_size_bytes,
-                self.block_size_bytes,
-            );
-            pending.push(Reverse((done, t)));
-        };
+        let mut flush_due = false;
         for _ in 0..self.queue_depth {
-            submit(start, &mut pending, &mut rand);
+            if !flush_due {
+                flush_due = submit(self.start_ns, &mut pending, &mut unflushed);
+            }
         }
         let warm = self.ios / 10;
         let (mut counted, mut lat_sum, mut t_first, mut t_last) = (0u64, 0u128, 0u64, 0u64);
         for i in 0..self.ios {
-            let Reverse((done, submitted)) = pending.pop().expect("queue depth ≥ 1");
+            let Reverse((done, submitted)) = pending.pop().expect("an I/O in flight");
             if i == warm {
                 t_first = done;
             } else if i > warm {
@@ -106,7 +132,18 @@ impl ClosedLoop {
                 lat_sum += (done - submitted) as u128;
                 t_last = done;
             }
-            submit(done, &mut pending, &mut rand);
+            if !flush_due {
+                flush_due = submit(done, &mut pending, &mut unflushed);
+            } else if pending.is_empty() {
+                let flushed = e.submit(done, IoKind::Flush, 0, 0);
+                unflushed = 0;
+                flush_due = false;
+                for _ in 0..self.queue_depth {
+                    if !flush_due {
+                        flush_due = submit(flushed, &mut pending, &mut unflushed);
+                    }
+                }
+            }
         }
         let span_ns = t_last.saturating_sub(t_first).max(1);
         SimResult {
@@ -117,59 +154,5 @@ impl ClosedLoop {
                 lat_sum as f64 / counted as f64
             },
         }
-    }
-}
-
-/// A database's commit at queue depth 1: append `block_size_bytes` to a log, flush, and start the
-/// next commit `host_gap_ns` after the flush returns — the loop of pg_test_fsync and of a
-/// single-client WAL.
-#[derive(Clone, Copy, Debug)]
-pub struct CommitLoop {
-    pub block_size_bytes: u64,
-    /// Commits to complete (the first tenth warms up and is not counted).
-    pub commits: u64,
-    /// Time the host takes between a flush's return and the next write (system calls, the log
-    /// record): a few µs.
-    pub host_gap_ns: u64,
-    pub seed: u64,
-}
-
-impl CommitLoop {
-    pub fn new(block_size_bytes: u64) -> Self {
-        CommitLoop {
-            block_size_bytes,
-            commits: 2_000,
-            host_gap_ns: 10_000,
-            seed: 1,
-        }
-    }
-
-    /// Commits per second and the mean commit latency (write + flush) on a fresh emulator.
-    pub fn run(&self, spec: &Spec) -> Result<SimResult> {
-        let e = Emulator::new(spec, self.seed)?;
-        let mut t = 1_000_000_000u64;
-        let (mut first, mut sum, mut counted) = (0u64, 0u128, 0u64);
-        let warm = self.commits / 10;
-        for i in 0..self.commits {
-            if i == warm {
-                first = t;
-            }
-            let written = e.submit(
-                t,
-                IoKind::Write,
-                i * self.block_size_bytes,
-                self.block_size_bytes,
-            );
-            let durable = e.submit(written, IoKind::Flush, 0, 0);
-            if i >= warm {
-                sum += (durable - t) as u128;
-                counted += 1;
-            }
-            t = durable + self.host_gap_ns;
-        }
-        Ok(SimResult {
-            iops: counted as f64 / ((t - first) as f64 / 1e9),
-            lat_ns_mean: sum as f64 / counted.max(1) as f64,
-        })
     }
 }

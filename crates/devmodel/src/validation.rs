@@ -6,7 +6,7 @@
 use serde::Serialize;
 
 use crate::parse_spec;
-use crate::sim::{ClosedLoop, CommitLoop};
+use crate::sim::ClosedLoop;
 
 /// What a row measures, in virtual time on a fresh model.
 #[derive(Clone, Copy, Debug, Serialize)]
@@ -191,7 +191,9 @@ impl Figure {
                 .run(&spec)?;
                 r.iops * block_bytes as f64 / 1e6
             }
-            Figure::CommitsPerS { block_bytes } => CommitLoop::new(block_bytes).run(&spec)?.iops,
+            Figure::CommitsPerS { block_bytes } => {
+                ClosedLoop::commits(block_bytes).run(&spec)?.iops
+            }
         })
     }
 }

@@ -1,7 +1,7 @@
 //! Deterministic model tests: every figure comes from virtual time (no waiting), so they are exact
 //! for a seed and fast.
 
-use oltplab_devmodel::sim::{ClosedLoop, CommitLoop, SimResult};
+use oltplab_devmodel::sim::{ClosedLoop, SimResult};
 use oltplab_devmodel::validation::{self, Role};
 use oltplab_devmodel::{now_ns, parse_spec, wait_until, Emulator, IoKind};
 
@@ -484,7 +484,7 @@ fn hdd_queueing_gain_grows_with_depth_and_shrinks_with_span() {
 #[test]
 fn hdd_commit_costs_a_revolution_unless_a_cache_absorbs_it() {
     // Write cache off: each append waits for its sectors to come round again, about one turn.
-    let c10 = CommitLoop::new(8 << 10)
+    let c10 = ClosedLoop::commits(8 << 10)
         .run(&parse_spec("hdd-10k").unwrap())
         .unwrap();
     let turn_ns = 60e9 / 10_025.0;
@@ -501,12 +501,12 @@ fn hdd_commit_costs_a_revolution_unless_a_cache_absorbs_it() {
     assert!(written - t < 200_000, "{}", written - t);
     let flushed = on.submit(written, IoKind::Flush, 0, 0);
     assert!(flushed - t > 1_000_000, "{}", flushed - t);
-    let c_on = CommitLoop::new(8 << 10)
+    let c_on = ClosedLoop::commits(8 << 10)
         .run(&parse_spec("hdd-10k{write_cache=on}").unwrap())
         .unwrap();
     assert!((c_on.iops / c10.iops - 1.0).abs() < 0.15, "{}", c_on.iops);
     // A battery-backed controller cache makes the flush free: thousands of commits per second.
-    let wb = CommitLoop::new(8 << 10)
+    let wb = ClosedLoop::commits(8 << 10)
         .run(&parse_spec("wbcache(hdd-10k,size=256m)").unwrap())
         .unwrap();
     assert!(wb.iops > 20.0 * c10.iops, "{} vs {}", wb.iops, c10.iops);

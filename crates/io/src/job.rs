@@ -8,7 +8,8 @@ use serde::Serialize;
 
 use crate::engine::EngineKind;
 
-/// The access pattern: how large each I/O is, how many are reads, how many are random.
+/// The access pattern: how large each I/O is, how many are reads, how many are random, and
+/// whether writes are flushed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct Mix {
     pub block_size_bytes: u32,
@@ -17,6 +18,27 @@ pub struct Mix {
     /// Share of I/Os at a random offset, 0–100; the others continue sequentially from the last one
     /// (IOmeter's definition).
     pub random_pct: u8,
+    /// Flush the file after every N writes, as fio's `fsync=N` / `fdatasync=N`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flush: Option<Flush>,
+}
+
+/// fio's `fsync=N` / `fdatasync=N`: after every `every_writes` writes a job waits for them to
+/// complete, flushes the file, and waits for the flush before it writes again — a database's
+/// commit (log write, then fsync) at the job's queue depth.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Flush {
+    pub every_writes: u32,
+    pub kind: FlushKind,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FlushKind {
+    /// fsync(2): data and all metadata.
+    Fsync,
+    /// fdatasync(2): data and the metadata needed to read it back (what databases use for logs).
+    Fdatasync,
 }
 
 /// Named access patterns of `--rw`.
@@ -79,6 +101,8 @@ pub struct JobSpec {
     pub rate_iops: Option<u64>,
     pub engine: EngineKind,
     pub direct: bool,
+    /// The target is open O_DSYNC (fio's `sync=1`): every write is durable when it completes.
+    pub dsync: bool,
     pub seed: u64,
     /// Keep every measured I/O's latency for a raw log (costs memory; for checking and debugging).
     pub keep_latency_log: bool,

@@ -65,6 +65,7 @@ mod tests {
             block_size_bytes: 8192,
             read_pct,
             random_pct,
+            flush: None,
         }
     }
 

@@ -1,7 +1,7 @@
 //! Named access profiles: the twelve server access profiles of S4, S1's device test and S3's SQLIO
 //! tests. One table, so `--help`, the docs and the JSON all use the same names and numbers.
 
-use crate::job::Mix;
+use crate::job::{Flush, FlushKind, Mix};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Profile {
@@ -23,13 +23,26 @@ const fn profile(
             block_size_bytes: kib * 1024,
             read_pct,
             random_pct,
+            flush: None,
         },
         about,
     }
 }
 
+/// A single client's commit: 8 KiB appends to a log, each made durable before the next — the
+/// question pg_test_fsync answers (PostgreSQL's WAL page is 8 KiB, and its default
+/// wal_sync_method on Linux is fdatasync).
+const fn commit(name: &'static str, kib: u32, about: &'static str) -> Profile {
+    let mut p = profile(name, kib, 0, 0, about);
+    p.mix.flush = Some(Flush {
+        every_writes: 1,
+        kind: FlushKind::Fdatasync,
+    });
+    p
+}
+
 /// All profiles, in the order `--profile all` runs them.
-pub const PROFILES: [Profile; 15] = [
+pub const PROFILES: [Profile; 16] = [
     profile("web-file-4k", 4, 95, 75, "S4: web file server, 4 KiB"),
     profile("web-file-8k", 8, 95, 75, "S4: web file server, 8 KiB"),
     profile("web-file-64k", 64, 95, 75, "S4: web file server, 64 KiB"),
@@ -62,6 +75,11 @@ pub const PROFILES: [Profile; 15] = [
         0,
         100,
         "S3: SQLIO 8 KiB random writes",
+    ),
+    commit(
+        "commit-8k",
+        8,
+        "8 KiB log appends, fdatasync after each (run it at QD 1): commit latency",
     ),
 ];
 
@@ -136,7 +154,19 @@ mod tests {
 
     #[test]
     fn lists() {
-        assert_eq!(parse_list("all").unwrap().len(), 15);
+        assert_eq!(parse_list("all").unwrap().len(), 16);
+        let commit = find("commit-8k").unwrap().mix;
+        assert_eq!(
+            (commit.block_size_bytes, commit.read_pct, commit.random_pct),
+            (8192, 0, 0)
+        );
+        assert_eq!(
+            commit.flush,
+            Some(Flush {
+                every_writes: 1,
+                kind: FlushKind::Fdatasync
+            })
+        );
         let two = parse_list("oltp-db, exchange,oltp-db").unwrap();
         assert_eq!(
             two.iter().map(|p| p.name).collect::<Vec<_>>(),

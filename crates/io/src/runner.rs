@@ -96,6 +96,8 @@ pub struct LatencyRecord {
 pub struct PointOutcome {
     pub read: OpTotals,
     pub write: OpTotals,
+    /// fsync/fdatasync calls (`Mix::flush`); their bytes are 0.
+    pub flush: OpTotals,
     pub measured: Duration,
     /// CPU time of the job threads during the measured time.
     pub jobs_cpu: CpuTime,
@@ -179,6 +181,7 @@ pub fn run_point(
         point.buffers_small_pages |= !huge_pages;
         point.read.add(&job.read);
         point.write.add(&job.write);
+        point.flush.add(&job.flush);
         point.jobs_cpu = point.jobs_cpu.plus(&job.cpu);
         point.process_cpu = point.process_cpu.plus(&job.process_cpu);
         measured_ns = measured_ns.max(job.measured_ns);
@@ -211,6 +214,7 @@ fn merge_intervals(into: &mut Vec<IntervalTotals>, from: &[IntervalTotals]) {
 struct JobOutcome {
     read: OpTotals,
     write: OpTotals,
+    flush: OpTotals,
     cpu: CpuTime,
     /// Measured by job 0 only, so that adding the jobs' outcomes counts it once.
     process_cpu: CpuTime,
@@ -293,6 +297,11 @@ impl JobContext<'_> {
         let mut offset_of = vec![0u64; qd];
         let mut completions: Vec<Completion> = Vec::with_capacity(qd);
         let mut in_flight = 0usize;
+        // With `Mix::flush`: writes since the last flush, and whether a flush is due (waiting for
+        // the writes in flight to drain) or in flight. Nothing else is issued meanwhile.
+        let mut unflushed_writes = 0u32;
+        let mut flush_due = false;
+        let mut flush_in_flight = false;
         let mut issued = 0u64;
         let mut completed = 0u64;
         let mut failure: Option<Error> = None;
@@ -300,6 +309,7 @@ impl JobContext<'_> {
 
         let mut read = OpTotals::default();
         let mut write = OpTotals::default();
+        let mut flush = OpTotals::default();
         let mut series = IntervalSeries {
             done: Vec::with_capacity(spec.runtime.as_secs() as usize + 2),
             current: IntervalTotals::default(),
@@ -331,7 +341,7 @@ impl JobContext<'_> {
                 interrupted = true;
             }
             // Fill the free slots, at the intended times if rate-limited.
-            while now < end_ns && failure.is_none() {
+            while now < end_ns && failure.is_none() && !flush_due && !flush_in_flight {
                 let Some(&slot) = free.last() else { break };
                 let start = match intended_ns(issued) {
                     Some(t) if t > now => break,
@@ -351,6 +361,28 @@ impl JobContext<'_> {
                 }
                 in_flight += 1;
                 issued += 1;
+                if let (Op::Write, Some(f)) = (op, spec.mix.flush) {
+                    unflushed_writes += 1;
+                    flush_due = unflushed_writes >= f.every_writes;
+                }
+            }
+            // The writes before a flush have completed: flush, as a database commits.
+            if flush_due && in_flight == 0 && failure.is_none() {
+                let slot = free.pop().expect("all slots are free once drained");
+                let op = Op::from(spec.mix.flush.expect("flush_due needs a flush").kind);
+                start_ns[slot as usize] = now;
+                op_of[slot as usize] = op;
+                offset_of[slot as usize] = 0;
+                if let Err(e) = engine.queue(slot, op, 0) {
+                    free.push(slot);
+                    failure = Some(e);
+                    end_ns = now;
+                } else {
+                    in_flight += 1;
+                    flush_due = false;
+                    flush_in_flight = true;
+                    unflushed_writes = 0;
+                }
             }
             if in_flight == 0 {
                 if now >= end_ns || failure.is_some() {
@@ -392,6 +424,20 @@ impl JobContext<'_> {
                 in_flight -= 1;
                 free.push(c.slot);
                 completed += 1;
+                let op = op_of[slot];
+                if op.is_flush() {
+                    flush_in_flight = false;
+                    if c.result < 0 {
+                        if failure.is_none() {
+                            failure = Some(io_failure(c.result, op, 0, 0));
+                            end_ns = now;
+                        }
+                    } else if counts {
+                        flush.ios += 1;
+                        flush.latency.record(now.saturating_sub(start_ns[slot]));
+                    }
+                    continue;
+                }
                 if c.result != block_size as i32 {
                     if failure.is_none() {
                         failure = Some(io_failure(
@@ -419,6 +465,7 @@ impl JobContext<'_> {
                         series.current.write_bytes += block_size as u64;
                         &mut write
                     }
+                    Op::Fsync | Op::Fdatasync => unreachable!("flushes are counted above"),
                 };
                 totals.ios += 1;
                 totals.bytes += block_size as u64;
@@ -458,6 +505,7 @@ impl JobContext<'_> {
         Ok(JobOutcome {
             read,
             write,
+            flush,
             process_cpu,
             cpu,
             measured_ns,
@@ -483,11 +531,15 @@ fn sleep_until(t0: Instant, due_ns: u64) {
 
 /// The error for an I/O that failed or came back short.
 fn io_failure(result: i32, op: Op, offset: u64, block_size: u32) -> Error {
-    let what = format!(
-        "a {} {} at offset {offset}",
-        format_bytes(block_size as u64),
-        op.name()
-    );
+    let what = if op.is_flush() {
+        format!("an {} of the target", op.name())
+    } else {
+        format!(
+            "a {} {} at offset {offset}",
+            format_bytes(block_size as u64),
+            op.name()
+        )
+    };
     match -result {
         libc::EINVAL => Error::usage(format!(
             "the kernel rejected {what} as invalid: direct I/O needs the block size and offsets aligned to the device's logical block size; use a multiple of 4k for --bs, or --buffered"
@@ -504,7 +556,7 @@ fn io_failure(result: i32, op: Op, offset: u64, block_size: u32) -> Error {
 mod tests {
     use super::*;
     use crate::engine::EngineKind;
-    use crate::job::Mix;
+    use crate::job::{Flush, FlushKind, Mix};
     use crate::target::{prepare, TargetRequest};
     use std::os::fd::AsRawFd;
 
@@ -514,6 +566,7 @@ mod tests {
                 block_size_bytes: 4096,
                 read_pct: 70,
                 random_pct: 100,
+                flush: None,
             },
             queue_depth: qd,
             jobs: 1,
@@ -523,10 +576,55 @@ mod tests {
             rate_iops: None,
             engine,
             direct: false,
+            dsync: false,
             seed: 1,
             keep_latency_log: false,
             emulator: None,
         }
+    }
+
+    #[test]
+    fn writes_are_flushed_every_n_and_flushes_are_timed_apart() {
+        let dir = std::env::temp_dir().join(format!("oltplab-runner-flush-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let req = TargetRequest {
+            path: dir.join("t.dat"),
+            size_bytes: 8 << 20,
+            writes: true,
+            direct: false,
+            dsync: false,
+            force: false,
+        };
+        let target = prepare(&req, &AtomicBool::new(false), &mut |_, _| {}).unwrap();
+        let fd = target.file.as_raw_fd();
+        for (engine, qd, every, kind) in [
+            (EngineKind::Null, 4, 1, FlushKind::Fdatasync),
+            (EngineKind::Null, 4, 4, FlushKind::Fsync),
+            (EngineKind::Psync, 1, 1, FlushKind::Fdatasync),
+            (EngineKind::IoUring, 8, 2, FlushKind::Fdatasync),
+        ] {
+            let mut s = spec(engine, qd, 150, 0);
+            s.mix.read_pct = 0;
+            s.mix.random_pct = 0;
+            s.mix.flush = Some(Flush {
+                every_writes: every,
+                kind,
+            });
+            let p = run(&s, fd);
+            let (writes, flushes) = (p.write.ios, p.flush.ios);
+            assert!(writes > 10 && flushes > 0, "{engine:?}: {writes} {flushes}");
+            // Every flush follows `every` writes; the window may cut a group at either end.
+            let expected = writes as f64 / every as f64;
+            assert!(
+                (flushes as f64 - expected).abs() <= 2.0 + 0.02 * expected,
+                "{engine:?} every {every}: {writes} writes, {flushes} flushes"
+            );
+            assert_eq!(p.flush.bytes, 0);
+            assert_eq!(p.flush.latency.count(), flushes);
+            assert_eq!(p.read.ios, 0, "flushes are not counted as reads");
+        }
+        drop(target);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     fn run(spec: &JobSpec, fd: RawFd) -> PointOutcome {
@@ -605,6 +703,7 @@ mod tests {
             size_bytes: 8 << 20,
             writes: true,
             direct: false,
+            dsync: false,
             force: false,
         };
         let target = prepare(&req, &AtomicBool::new(false), &mut |_, _| {}).unwrap();

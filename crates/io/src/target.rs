@@ -34,6 +34,8 @@ pub struct TargetRequest {
     /// Some I/O writes: a foreign file or block device then needs `force`.
     pub writes: bool,
     pub direct: bool,
+    /// Open O_DSYNC: every write is durable when it completes.
+    pub dsync: bool,
     pub force: bool,
 }
 
@@ -185,9 +187,9 @@ fn foreign_data_warning(path: &Path) -> Warning {
 fn open_for_io(path: &Path, req: &TargetRequest) -> Result<File> {
     let mut options = OpenOptions::new();
     options.read(true).write(req.writes);
-    if req.direct {
-        options.custom_flags(libc::O_DIRECT);
-    }
+    let direct = if req.direct { libc::O_DIRECT } else { 0 };
+    let dsync = if req.dsync { libc::O_DSYNC } else { 0 };
+    options.custom_flags(direct | dsync);
     options.open(path).map_err(|e| {
         if req.direct && e.raw_os_error() == Some(libc::EINVAL) {
             Error::usage(format!(
@@ -336,6 +338,7 @@ mod tests {
             size_bytes: size,
             writes,
             direct: false,
+            dsync: false,
             force,
         }
     }

@@ -140,6 +140,9 @@ pub struct DeviceSummary {
     pub measured_s: f64,
     pub ramp_s: f64,
     pub cpu: CpuSummary,
+    /// fsync/fdatasync after every N writes (`--fsync`, `--fdatasync`, `commit-8k`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flush: Option<FlushSummary>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sweep: Option<Vec<SweepPoint>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -155,6 +158,15 @@ pub struct OpSummary {
     pub bytes: u64,
     pub iops: f64,
     pub bw_bytes: f64,
+    pub lat_ns: LatencyNs,
+}
+
+/// The flushes of a run: how many, how many per second (with one flush per write at QD 1, the
+/// commit rate), and each one's latency on its own.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct FlushSummary {
+    pub count: u64,
+    pub per_s: f64,
     pub lat_ns: LatencyNs,
 }
 
@@ -179,6 +191,8 @@ pub struct SweepPoint {
     pub lat_ns: LatencyNs,
     pub read: OpSummary,
     pub write: OpSummary,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flush: Option<FlushSummary>,
     pub measured_s: f64,
     pub cpu: CpuSummary,
 }
@@ -195,6 +209,8 @@ pub struct ProfileResult {
     pub lat_ns: LatencyNs,
     pub read: OpSummary,
     pub write: OpSummary,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flush: Option<FlushSummary>,
     pub sweep: Vec<SweepPoint>,
     /// Geometric mean of IOPS over the profile's queue depths (S4's summary figure).
     pub geomean_iops: f64,

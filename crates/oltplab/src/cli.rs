@@ -120,6 +120,19 @@ pub struct DeviceArgs {
     #[arg(long)]
     pub buffered: bool,
 
+    /// After every N writes of a job, wait for them, fsync the file and wait for that (fio's fsync=N):
+    /// the flush's latency is reported on its own
+    #[arg(long, value_name = "N", conflicts_with = "fdatasync", value_parser = clap::value_parser!(u32).range(1..))]
+    pub fsync: Option<u32>,
+
+    /// As --fsync, with fdatasync (fio's fdatasync=N; what databases use for their logs)
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub fdatasync: Option<u32>,
+
+    /// Open the target O_DSYNC, so that every write is durable when it completes (fio's sync=1)
+    #[arg(long)]
+    pub sync: bool,
+
     /// Issue at most N I/Os per second per job; latency then counts from each I/O's intended start
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub rate_iops: Option<u64>,

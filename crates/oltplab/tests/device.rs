@@ -44,6 +44,24 @@ fn bad_input_is_one_clear_sentence_and_exit_code_2() {
         (&["device", "missing-dir/file.dat"], "does not exist"),
         (&["device", "--runtime", "0s"], "longer than zero"),
         (&["device", "--no-such-option"], "--no-such-option"),
+        (&["device", "--fsync", "1"], "only reads"),
+        (&["device", "--sync", "--rw", "read"], "only reads"),
+        (
+            &["device", "--fdatasync", "0", "--rw", "write"],
+            "--fdatasync",
+        ),
+        (
+            &[
+                "device",
+                "--fsync",
+                "1",
+                "--fdatasync",
+                "1",
+                "--rw",
+                "write",
+            ],
+            "cannot be used with",
+        ),
     ];
     for (args, expected) in cases {
         assert_usage_error(&oltplab(&dir, args), expected);
@@ -526,5 +544,95 @@ fn agrees_with_fio_on_the_same_job() {
         (0.6..1.67).contains(&ratio),
         "oltplab {ours:.0} IOPS vs fio {theirs:.0} IOPS"
     );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn commit_latency_is_measured_as_fio_measures_fsync() {
+    let dir = scratch("commit");
+    let common = ["--size", "16m", "--runtime", "1s", "--ramp", "0s"];
+    // The commit-8k profile: 8 KiB appends, fdatasync after each, QD 1 — on this machine's disk.
+    let out = oltplab(
+        &dir,
+        &[
+            &[
+                "device",
+                "--profile",
+                "commit-8k",
+                "--qd",
+                "1",
+                "--json",
+                "c.json",
+            ],
+            &common[..],
+        ]
+        .concat(),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("flush") || String::from_utf8_lossy(&out.stdout).contains("flush")
+    );
+    let r = json(&dir.join("c.json"));
+    let s = &r["summary"];
+    let flushes = s["flush"]["count"].as_u64().unwrap();
+    let writes = s["write"]["ios"].as_u64().unwrap();
+    assert!(flushes > 0 && s["read"]["ios"] == 0, "{s}");
+    // One flush per write; the measured window may cut one commit at either end.
+    assert!(
+        flushes.abs_diff(writes) <= 2,
+        "{writes} writes, {flushes} flushes"
+    );
+    assert!(s["flush"]["lat_ns"]["p99"].as_u64().unwrap() > 0);
+    assert!(s["flush"]["per_s"].as_f64().unwrap() > 0.0);
+    assert!(r["histograms"]["flush"].is_string());
+    assert!(r["histograms"]["commit-8k/qd1/flush"].is_string());
+    assert_eq!(r["config"]["workloads"][0]["flush"]["kind"], "fdatasync");
+
+    // --fsync 4 on the --rw job: a quarter as many flushes as writes, with --sync (O_DSYNC) too.
+    let out = oltplab(
+        &dir,
+        &[
+            &[
+                "device", "--rw", "write", "--bs", "4k", "--qd", "4", "--fsync", "4", "--sync",
+            ],
+            &["--json", "f.json"][..],
+            &common[..],
+        ]
+        .concat(),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let s = json(&dir.join("f.json"))["summary"].clone();
+    let (writes, flushes) = (
+        s["write"]["ios"].as_f64().unwrap(),
+        s["flush"]["count"].as_f64().unwrap(),
+    );
+    assert!(
+        (flushes - writes / 4.0).abs() <= 2.0,
+        "{writes} writes, {flushes} flushes"
+    );
+
+    // On an emulated 10k rpm disk with its write cache off, each commit waits about one turn
+    // (6 ms): at most ~166 commits/s, and the flush's own time comes from the model.
+    let out = oltplab(
+        &dir,
+        &[
+            &[
+                "device",
+                "--emulate",
+                "hdd-10k",
+                "--profile",
+                "commit-8k",
+                "--qd",
+                "1",
+            ],
+            &["--json", "e.json"][..],
+            &common[..],
+        ]
+        .concat(),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let s = json(&dir.join("e.json"))["summary"].clone();
+    let commits = s["flush"]["per_s"].as_f64().unwrap();
+    assert!((100.0..190.0).contains(&commits), "{commits} commits/s");
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -60,6 +60,10 @@ impl EngineKind {
 pub enum Op {
     Read,
     Write,
+    /// fsync of the whole file; the offset is ignored and the result is 0 on success.
+    Fsync,
+    /// fdatasync of the whole file; the offset is ignored and the result is 0 on success.
+    Fdatasync,
 }
 
 impl Op {
@@ -67,6 +71,21 @@ impl Op {
         match self {
             Op::Read => "read",
             Op::Write => "write",
+            Op::Fsync => "fsync",
+            Op::Fdatasync => "fdatasync",
+        }
+    }
+
+    pub fn is_flush(self) -> bool {
+        matches!(self, Op::Fsync | Op::Fdatasync)
+    }
+}
+
+impl From<crate::job::FlushKind> for Op {
+    fn from(kind: crate::job::FlushKind) -> Op {
+        match kind {
+            crate::job::FlushKind::Fsync => Op::Fsync,
+            crate::job::FlushKind::Fdatasync => Op::Fdatasync,
         }
     }
 }
@@ -127,6 +146,7 @@ impl AnyEngine {
                     buffers.block_size_bytes() as u64,
                     buffers.slots(),
                     0,
+                    spec.dsync,
                 )))
             }
             _ => engine,

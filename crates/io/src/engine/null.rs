@@ -22,10 +22,14 @@ impl NullEngine {
 
 impl IoEngine for NullEngine {
     #[inline]
-    fn queue(&mut self, slot: u32, _op: Op, _offset: u64) -> Result<()> {
+    fn queue(&mut self, slot: u32, op: Op, _offset: u64) -> Result<()> {
         self.done.push(Completion {
             slot,
-            result: self.block_size_bytes,
+            result: if op.is_flush() {
+                0
+            } else {
+                self.block_size_bytes
+            },
         });
         Ok(())
     }

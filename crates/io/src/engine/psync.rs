@@ -48,6 +48,8 @@ impl IoEngine for PsyncEngine {
                         self.block_size_bytes,
                         offset as libc::off_t,
                     ),
+                    Op::Fsync => libc::fsync(self.fd) as isize,
+                    Op::Fdatasync => libc::fdatasync(self.fd) as isize,
                 }
             };
             if n < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {

@@ -88,6 +88,10 @@ impl UringEngine {
         macro_rules! build {
             ($target:expr) => {
                 match (op, self.fixed_buffers) {
+                    (Op::Fsync, _) => opcode::Fsync::new($target).build(),
+                    (Op::Fdatasync, _) => opcode::Fsync::new($target)
+                        .flags(types::FsyncFlags::DATASYNC)
+                        .build(),
                     (Op::Read, true) => opcode::ReadFixed::new($target, buf, len, 0)
                         .offset(offset)
                         .build(),

@@ -7,7 +7,7 @@ use std::time::Duration;
 use oltplab_core::units::{format_bytes, format_size_short};
 use oltplab_core::{Error, Result};
 use oltplab_devmodel::{parse_spec, Spec};
-use oltplab_io::job::{Mix, Rw};
+use oltplab_io::job::{Flush, FlushKind, Mix, Rw};
 use oltplab_io::{profile, EngineKind};
 use oltplab_metrics::{Warning, WarningKind};
 use serde::Serialize;
@@ -27,6 +27,8 @@ pub struct DeviceConfig {
     pub ramp_s: f64,
     pub engine: EngineKind,
     pub direct: bool,
+    /// The target is open O_DSYNC (`--sync`).
+    pub dsync: bool,
     pub jobs: u32,
     pub rate_iops: Option<u64>,
     pub seed: u64,
@@ -104,7 +106,7 @@ pub fn resolve(args: DeviceArgs) -> Result<DeviceConfig> {
     let direct = !args.buffered;
     let mut warnings = Vec::new();
 
-    let workloads = match &args.profile {
+    let mut workloads: Vec<Workload> = match &args.profile {
         Some(list) => profile::parse_list(list)
             .map_err(Error::usage)?
             .into_iter()
@@ -136,10 +138,43 @@ pub fn resolve(args: DeviceArgs) -> Result<DeviceConfig> {
                     block_size_bytes: args.bs as u32,
                     read_pct,
                     random_pct: args.random_pct.unwrap_or(random_pct),
+                    flush: None,
                 },
             }]
         }
     };
+    let flush = match (args.fsync, args.fdatasync) {
+        (Some(n), _) => Some((
+            "--fsync",
+            Flush {
+                every_writes: n,
+                kind: FlushKind::Fsync,
+            },
+        )),
+        (_, Some(n)) => Some((
+            "--fdatasync",
+            Flush {
+                every_writes: n,
+                kind: FlushKind::Fdatasync,
+            },
+        )),
+        _ => None,
+    };
+    let durability = flush
+        .map(|(name, _)| name)
+        .or(args.sync.then_some("--sync"));
+    if let Some(option) = durability {
+        if !workloads.iter().any(Workload::writes) {
+            return Err(Error::usage(format!(
+                "{option} makes writes durable, but this run only reads: add writes (e.g. --rw write or --profile commit-8k) or drop {option}"
+            )));
+        }
+    }
+    if let Some((_, f)) = flush {
+        for w in workloads.iter_mut().filter(|w| w.writes()) {
+            w.mix.flush = Some(f);
+        }
+    }
 
     let sweep = args.sweep_qd.is_some();
     let mut queue_depths = match &args.sweep_qd {
@@ -259,6 +294,7 @@ pub fn resolve(args: DeviceArgs) -> Result<DeviceConfig> {
         ramp_s: args.ramp.as_secs_f64(),
         engine,
         direct,
+        dsync: args.sync,
         jobs: args.jobs,
         rate_iops: args.rate_iops,
         seed: args.seed,

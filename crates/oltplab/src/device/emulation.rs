@@ -117,6 +117,7 @@ impl Emulation {
             stroke_bytes: self.region_bytes,
             seed: self.seed,
             start_ns,
+            flush_every: mix.flush.map_or(0, |f| f.every_writes),
         }
         .run_on(device);
         Ok((r.iops, r.lat_ns_mean))

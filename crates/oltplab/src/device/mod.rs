@@ -147,6 +147,7 @@ pub fn run(args: DeviceArgs) -> Result<()> {
                 config.engine
             },
             direct: config.direct,
+            dsync: config.dsync,
             seed: config.seed,
             keep_latency_log: lat_log.is_some(),
             emulator: emulation.as_ref().map(|e| e.emulator.clone()),
@@ -189,6 +190,10 @@ pub fn run(args: DeviceArgs) -> Result<()> {
                 .insert(format!("{prefix}/read"), outcome.read.latency.to_base64());
             doc.histograms
                 .insert(format!("{prefix}/write"), outcome.write.latency.to_base64());
+            if outcome.flush.ios > 0 {
+                doc.histograms
+                    .insert(format!("{prefix}/flush"), outcome.flush.latency.to_base64());
+            }
             append_intervals(
                 &mut doc.intervals,
                 &outcome,
@@ -250,6 +255,7 @@ fn prepare_target(config: &DeviceConfig) -> Result<target::PreparedTarget> {
         size_bytes: config.size_bytes,
         writes: config.workloads.iter().any(|w| w.writes()),
         direct: config.direct,
+        dsync: config.dsync,
         force: config.force,
     };
     let progress = Progress::new(
@@ -358,12 +364,17 @@ fn finish_doc(
     doc.summary = summary::build(config, config.ramp_s, points);
     let mut all_read = oltplab_metrics::LatencyHistogram::new();
     let mut all_write = oltplab_metrics::LatencyHistogram::new();
+    let mut all_flush = oltplab_metrics::LatencyHistogram::new();
     for p in points {
         all_read.add(&p.totals.read.latency);
         all_write.add(&p.totals.write.latency);
+        all_flush.add(&p.totals.flush.latency);
     }
     doc.histograms.insert("read".into(), all_read.to_base64());
     doc.histograms.insert("write".into(), all_write.to_base64());
+    if all_flush.count() > 0 {
+        doc.histograms.insert("flush".into(), all_flush.to_base64());
+    }
     doc.warnings = warnings.to_vec();
     if let Some(e) = emulation {
         doc.warnings.extend(e.warnings());

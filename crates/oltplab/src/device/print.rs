@@ -67,8 +67,16 @@ pub fn header(config: &DeviceConfig, target: Option<&Path>, env: &Env, points: u
 
 pub fn point_line(label: &str, t: &Totals) -> String {
     let lat = t.latency();
+    let flushes = t.flush_summary().map_or(String::new(), |f| {
+        format!(
+            "; {} flushes/s, flush p50 {} p99 {}",
+            format_count(f.per_s),
+            format_ns(f.lat_ns.p50 as f64),
+            format_ns(f.lat_ns.p99 as f64)
+        )
+    });
     format!(
-        "{label}: {} IOPS, {}/s, latency p50 {} p99 {} max {}",
+        "{label}: {} IOPS, {}/s, latency p50 {} p99 {} max {}{flushes}",
         format_count(t.iops()),
         format_bytes(t.bw_bytes() as u64),
         format_ns(lat.p50 as f64),
@@ -157,6 +165,16 @@ pub fn summary(doc: &DeviceResult, config: &DeviceConfig, result_path: &Path) {
     }
     say!("{}", op_row("read", &s.read));
     say!("{}", op_row("write", &s.write));
+    if let Some(f) = &s.flush {
+        // A flush moves no data: its rate stands where IOPS do, and its latency on its own.
+        say!(
+            "{:<18}{:>12}{:>12}{}",
+            "flush",
+            format_count(f.per_s),
+            "",
+            lat_cells(&f.lat_ns)
+        );
+    }
     if let Some(g) = s.geomean_iops {
         say!(
             "{:<18}{:>12}  geometric mean of IOPS over all points",

@@ -3,7 +3,7 @@
 use oltplab_io::runner::{OpTotals, PointOutcome};
 use oltplab_metrics::cpu::CpuTime;
 use oltplab_metrics::schema::{
-    geomean, CpuSummary, DeviceSummary, OpSummary, ProfileResult, SweepPoint,
+    geomean, CpuSummary, DeviceSummary, FlushSummary, OpSummary, ProfileResult, SweepPoint,
 };
 use oltplab_metrics::{LatencyHistogram, LatencyNs};
 
@@ -14,6 +14,7 @@ use super::config::{DeviceConfig, Workload};
 pub struct Totals {
     pub read: OpTotals,
     pub write: OpTotals,
+    pub flush: OpTotals,
     pub measured_s: f64,
     pub cpu: CpuTime,
     pub process_cpu: CpuTime,
@@ -24,6 +25,7 @@ impl Totals {
         Self {
             read: p.read.clone(),
             write: p.write.clone(),
+            flush: p.flush.clone(),
             measured_s: p.measured.as_secs_f64(),
             cpu: p.jobs_cpu,
             process_cpu: p.process_cpu,
@@ -37,6 +39,8 @@ impl Totals {
         self.write.ios += other.write.ios;
         self.write.bytes += other.write.bytes;
         self.write.latency.add(&other.write.latency);
+        self.flush.ios += other.flush.ios;
+        self.flush.latency.add(&other.flush.latency);
         self.measured_s += other.measured_s;
         self.cpu = self.cpu.plus(&other.cpu);
         self.process_cpu = self.process_cpu.plus(&other.process_cpu);
@@ -71,6 +75,15 @@ impl Totals {
         }
     }
 
+    /// The flushes, if there were any.
+    pub fn flush_summary(&self) -> Option<FlushSummary> {
+        (self.flush.ios > 0).then(|| FlushSummary {
+            count: self.flush.ios,
+            per_s: rate(self.flush.ios as f64, self.measured_s),
+            lat_ns: self.flush.latency.stats(),
+        })
+    }
+
     pub fn cpu_summary(&self, jobs: u32) -> CpuSummary {
         CpuSummary {
             jobs: self.cpu,
@@ -88,6 +101,7 @@ impl Totals {
             lat_ns: self.latency(),
             read: self.op(&self.read),
             write: self.op(&self.write),
+            flush: self.flush_summary(),
             measured_s: self.measured_s,
             cpu: self.cpu_summary(jobs),
         }
@@ -132,6 +146,7 @@ pub fn build(config: &DeviceConfig, ramp_s: f64, points: &[MeasuredPoint]) -> De
         lat_ns: all.lat_ns,
         read: all.read,
         write: all.write,
+        flush: all.flush,
         measured_s: all.measured_s,
         ramp_s,
         cpu: all.cpu,
@@ -182,6 +197,7 @@ fn profile_result<'a>(
         lat_ns: all.lat_ns,
         read: all.read,
         write: all.write,
+        flush: all.flush,
         sweep: sweep.to_vec(),
         geomean_iops: geomean(&sweep.iter().map(|s| s.iops).collect::<Vec<_>>()),
     }

@@ -6,7 +6,7 @@ use std::io::Write;
 use clap::Args;
 use oltplab_core::units::{format_count, format_ns};
 use oltplab_core::{Error, Result};
-use oltplab_devmodel::sim::{ClosedLoop, CommitLoop};
+use oltplab_devmodel::sim::ClosedLoop;
 use oltplab_devmodel::{catalogue, parse_spec, CatalogueEntry, DeviceKind};
 use serde::Serialize;
 
@@ -64,7 +64,7 @@ fn derive(spec_text: &str) -> Result<Option<Derived>> {
         randread16k_qd1_lat_ns: q1.run(&spec)?.lat_ns_mean,
         randread16k_qd32_iops: q32.run(&spec)?.iops,
         randwrite4k_qd1_lat_ns: w1.run(&spec)?.lat_ns_mean,
-        commit8k_per_s: CommitLoop::new(8 << 10).run(&spec)?.iops,
+        commit8k_per_s: ClosedLoop::commits(8 << 10).run(&spec)?.iops,
     }))
 }
 

@@ -103,6 +103,7 @@ pub fn prepare(
             size_bytes: size,
             writes: true,
             direct,
+            dsync: false,
             force: false,
         };
         let prepared = target::prepare(&req, stop, &mut |done, _| {
