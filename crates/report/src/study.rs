@@ -74,6 +74,8 @@ fn devices_table(devs: &[Device], base: usize) -> Table {
             Column::new("run_iops", "IOPS in TPC-C", Unit::Count),
             Column::new("replay_iops", "IOPS in replay", Unit::Count),
             Column::new("alpha", "α", Unit::Number),
+            Column::new("replay_causal_iops", "IOPS in causal replay", Unit::Count),
+            Column::new("alpha_causal", "α causal", Unit::Number),
             Column::new("limit", "limited by", Unit::Text),
         ],
     );
@@ -91,6 +93,8 @@ fn devices_table(devs: &[Device], base: usize) -> Table {
             Cell::Num(d.run_iops),
             Cell::Num(d.replay_iops),
             Cell::Num(d.alpha),
+            Cell::Num(num(d.v, "/replay_causal_iops")),
+            Cell::Num(num(d.v, "/alpha_causal")),
             Cell::text(
                 d.v.pointer("/breakdown/limit")
                     .and_then(Value::as_str)

@@ -35,6 +35,8 @@ pub struct Breakdown {
     /// Emulated devices: realised against modelled mean latency of the run and of the replay, %.
     pub run_fidelity_off_pct: Option<f64>,
     pub replay_fidelity_off_pct: Option<f64>,
+    /// Run IOPS over the causal replay's: the database's own ordering kept.
+    pub alpha_causal: Option<f64>,
 }
 
 impl Breakdown {
@@ -75,12 +77,31 @@ impl Breakdown {
             limit: limit.to_string(),
             run_fidelity_off_pct: None,
             replay_fidelity_off_pct: None,
+            alpha_causal: None,
         }
     }
 }
 
-/// One sentence on what limited the run, with the measured figures that say so.
+/// One sentence on what limited the run, with the measured figures that say so; and, on a model,
+/// one on what the causal replay adds.
 pub fn explain(b: &Breakdown, host: bool, engine: &str) -> String {
+    let first = explain_limit(b, host, engine);
+    match b.alpha_causal {
+        Some(causal) if b.limit != "invalid_bound" => format!(
+            "{first} With the database's own ordering kept (causal replay), α = {causal:.2}: {}",
+            if causal > ALPHA_VALID_MAX {
+                "above 1, so that replay was no bound either.".to_string()
+            } else if causal - b.alpha > 0.1 {
+                format!("the gap from {:.2} is what the device could have added with concurrency the database did not use.", b.alpha)
+            } else {
+                "about the same, so the database used the concurrency it had.".to_string()
+            }
+        ),
+        _ => first,
+    }
+}
+
+fn explain_limit(b: &Breakdown, host: bool, engine: &str) -> String {
     let pct = |x: f64| format!("{:.0} %", x * 100.0);
     let device = if host {
         "this machine's storage"

@@ -13,6 +13,7 @@ use oltplab_metrics::env::Env;
 use oltplab_metrics::schema::{now_rfc3339, ResultDoc};
 use oltplab_metrics::LatencyNs;
 use oltplab_trace::convert;
+use oltplab_trace::replay::sim::{replay_virtual, ReplayOrder};
 use oltplab_trace::replay::{
     replay_trace, ReplayEvent, ReplayInterval, ReplayMode, ReplayOptions, ReplayOutcome,
     ReplaySummary,
@@ -33,7 +34,13 @@ drops the time between I/Os; --time-scale X issues each I/O at X times its trace
 speed). The replay works on its own copies of the traced files under --target (created, marked and
 filled with random data up to the highest byte the trace touches; reused by later replays) and never
 opens the traced files. Reads and writes that O_DIRECT cannot take (not aligned to the file system's
-block) go through the page cache and are counted as unaligned_ops. IOPS counts reads and writes.";
+block) go through the page cache and are counted as unaligned_ops. IOPS counts reads and writes.
+
+--virtual (with --emulate) replays in virtual time on the device model instead: no copies, no I/O,
+no waiting — a trace-driven simulation that takes the emulator's timing error out of the bound.
+--order causal (with --virtual) starts an I/O only after every I/O that had completed before it
+started in the trace, so I/O the database serialised stays serial; lanes (the default) keeps each
+thread's order and lets threads run free.";
 
 #[derive(Args, Debug)]
 #[command(after_help = AFTER_REPLAY_HELP)]
@@ -41,9 +48,19 @@ pub struct ReplayArgs {
     /// Trace file (oltplab's, or any format --from names)
     pub file: PathBuf,
 
-    /// Directory for the replay's copies of the traced files (new, empty, or made by oltplab)
-    #[arg(long, value_name = "DIR")]
-    pub target: PathBuf,
+    /// Directory for the replay's copies of the traced files (new, empty, or made by oltplab); not
+    /// needed with --virtual
+    #[arg(long, value_name = "DIR", required_unless_present = "virtual_time")]
+    pub target: Option<PathBuf>,
+
+    /// Replay in virtual time on the --emulate device's model: no real I/O and no waiting
+    #[arg(long = "virtual", conflicts_with_all = ["time_scale", "target", "buffered", "workers"])]
+    pub virtual_time: bool,
+
+    /// lanes: each traced thread in order, threads free of each other; causal: an I/O waits for
+    /// every I/O that had completed before it started in the trace (with --virtual)
+    #[arg(long, default_value = "lanes", value_parser = ReplayOrder::NAMES)]
+    pub order: String,
 
     /// Drop the time between I/Os: each lane issues its next I/O when the previous one completed (default)
     #[arg(long, conflicts_with = "time_scale")]
@@ -87,6 +104,19 @@ pub struct ReplayArgs {
 }
 
 pub fn run(a: ReplayArgs) -> Result<()> {
+    let order = ReplayOrder::parse(&a.order).expect("clap checked --order");
+    if a.virtual_time {
+        return run_virtual(&a, order);
+    }
+    if order == ReplayOrder::Causal {
+        return Err(Error::usage(
+            "--order causal is a virtual-time replay for now: add --virtual and --emulate SPEC, or use --order lanes on a real device",
+        ));
+    }
+    let target = a
+        .target
+        .clone()
+        .expect("clap requires --target without --virtual");
     let mode = match a.time_scale {
         None => ReplayMode::AsFastAsPossible,
         Some(x) if x.is_finite() && x > 0.0 => ReplayMode::TimeScale(x),
@@ -151,7 +181,7 @@ pub fn run(a: ReplayArgs) -> Result<()> {
 
     let fill: Mutex<Option<Progress>> = Mutex::new(None);
     let replaying: Mutex<Option<Progress>> = Mutex::new(None);
-    let outcome = replay_trace(&trace, &a.target, &opts, &STOP, |event| match event {
+    let outcome = replay_trace(&trace, &target, &opts, &STOP, |event| match event {
         ReplayEvent::Filling {
             done_bytes,
             total_bytes,
@@ -195,6 +225,46 @@ pub fn run(a: ReplayArgs) -> Result<()> {
     Ok(())
 }
 
+/// `--virtual`: the trace through the device model in virtual time.
+fn run_virtual(a: &ReplayArgs, order: ReplayOrder) -> Result<()> {
+    let spec = match a.emulate.as_deref() {
+        Some(text) => parse_spec(text).map_err(|e| {
+            Error::usage(format!(
+                "{e}; `oltplab devices` lists the devices and the spec syntax"
+            ))
+        })?,
+        None => {
+            return Err(Error::usage(
+                "--virtual replays on a device model, so it needs --emulate SPEC (e.g. --emulate hdd-10k); drop --virtual to replay on a real device",
+            ))
+        }
+    };
+    if let Some(json) = &a.json {
+        output::check_json_path(json, false)?;
+    }
+    let started_at = now_rfc3339();
+    let (format, trace, _) = convert::import(&a.file, format_arg(a.from.as_deref()))?;
+    let out_dir = output::prepare_out_dir(a.out.as_deref(), "replay", &started_at, false)?;
+    output::note!(
+        "oltplab trace replay — {} operations of {} ({}), virtual time on {}, {} order",
+        format_count(trace.records.len() as f64),
+        a.file.display(),
+        format.name(),
+        spec.name(),
+        order.name()
+    );
+    let outcome = replay_virtual(&trace, &spec, a.seed, order)?.into_outcome(&spec, trace.complete);
+    let opts = ReplayOptions {
+        direct: false,
+        engine: EngineKind::Null,
+        ..ReplayOptions::default()
+    };
+    let doc = result_doc(a, &opts, format.name(), started_at, &outcome);
+    output::save(&doc, &out_dir, a.json.as_deref())?;
+    print_summary(&doc.summary, &outcome, &out_dir.join(output::RESULT_FILE));
+    Ok(())
+}
+
 fn result_doc(
     a: &ReplayArgs,
     opts: &ReplayOptions,
@@ -210,6 +280,8 @@ fn result_doc(
         "time_scale": match opts.mode { ReplayMode::TimeScale(x) => Some(x), _ => None },
         "emulate": a.emulate,
         "seed": a.seed,
+        "order": o.order.name(),
+        "virtual": o.virtual_clock,
         "engine": o.engine.name(),
         "workers": o.workers,
         "direct": opts.direct,
@@ -241,11 +313,13 @@ fn lat_line(l: &LatencyNs) -> String {
 
 fn print_summary(s: &ReplaySummary, o: &ReplayOutcome, result: &Path) {
     note!(
-        "replayed {} operations ({} lanes from {} threads) in {:.3} s; traced time {:.3} s ({:.2}× the traced speed)",
+        "replayed {} operations ({} lanes from {} threads, {} order) in {:.3} s{}; traced time {:.3} s ({:.2}× the traced speed)",
         format_count(s.ops as f64),
         s.lanes,
         s.threads,
+        s.order,
         s.elapsed_s,
+        if o.virtual_clock { " of virtual time" } else { "" },
         s.trace_s,
         s.speedup
     );

@@ -18,6 +18,7 @@
 mod acc;
 pub mod plan;
 mod psync;
+pub mod sim;
 pub mod target;
 mod uring;
 
@@ -40,6 +41,7 @@ use crate::stat::OpCounts;
 use crate::Op;
 use acc::Acc;
 use plan::{Plan, PlanOp};
+use sim::ReplayOrder;
 
 /// How time between operations is treated.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
@@ -135,6 +137,9 @@ pub struct ReplayOutcome {
     /// Emulating: the device spec and how closely the replay followed its model.
     pub emulated_device: Option<String>,
     pub fidelity: Option<Fidelity>,
+    pub order: ReplayOrder,
+    /// Replayed in virtual time on the model ([`sim`]), not on a device in real time.
+    pub virtual_clock: bool,
 }
 
 /// `summary` of a `replay` result (`summary.iops`, `summary.read|write.{iops, lat_ns}`, `summary.ops`).
@@ -173,6 +178,12 @@ pub struct ReplaySummary {
     /// Modelled against realised latency (see `oltplab devices`); present when emulating.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fidelity: Option<serde_json::Value>,
+    /// lanes | causal ([`sim::ReplayOrder`]).
+    #[serde(default)]
+    pub order: String,
+    /// real (on a device, or waiting for an emulated one) | virtual (a simulation of the model).
+    #[serde(default)]
+    pub clock: String,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -234,6 +245,13 @@ impl ReplayOutcome {
                 .fidelity
                 .as_ref()
                 .map(|f| serde_json::to_value(f).expect("fidelity serialises")),
+            order: self.order.name().into(),
+            clock: if self.virtual_clock {
+                "virtual"
+            } else {
+                "real"
+            }
+            .into(),
         }
     }
 }
@@ -477,6 +495,8 @@ pub fn replay_trace(
         warnings,
         emulated_device: opts.emulator.as_ref().map(|e| e.spec().name()),
         fidelity: opts.emulator.as_ref().map(|e| e.fidelity()),
+        order: ReplayOrder::Lanes,
+        virtual_clock: false,
     })
 }
 
@@ -594,15 +614,12 @@ impl Pacing {
     #[inline]
     pub fn model_deadline_ns(&self, op: &PlanOp, issued_ns: u64, clock: &Clock) -> Option<u64> {
         let emulator = self.emulator.as_ref()?;
-        let kind = match op.op {
-            Op::Read => IoKind::Read,
-            Op::Write => IoKind::Write,
-            o if o.is_sync() => IoKind::Flush,
-            _ => return None,
-        };
-        let file = self.trace_file_ids[op.file as usize] as u32;
-        let address = emulator.place(file, op.offset);
-        let done = emulator.submit(clock.t0_ns + issued_ns, kind, address, op.len as u64);
+        let done = submit_to_model(
+            emulator,
+            op,
+            self.trace_file_ids[op.file as usize],
+            clock.t0_ns + issued_ns,
+        )?;
         Some(done.saturating_sub(clock.t0_ns))
     }
 
@@ -612,6 +629,26 @@ impl Pacing {
             e.record_realised(modelled_ns, realised_ns);
         }
     }
+}
+
+/// The modelled completion of `op` submitted at `t_ns` on `emulator`, its file placed as the capture
+/// placed it (by its trace file id); `None` for operations the model does not time (trims,
+/// truncates, fallocates). The real-time and the virtual-time replay both go through here, so they
+/// cannot place a file differently.
+pub(crate) fn submit_to_model(
+    emulator: &Emulator,
+    op: &PlanOp,
+    trace_file_id: u16,
+    t_ns: u64,
+) -> Option<u64> {
+    let kind = match op.op {
+        Op::Read => IoKind::Read,
+        Op::Write => IoKind::Write,
+        o if o.is_sync() => IoKind::Flush,
+        _ => return None,
+    };
+    let address = emulator.place(trace_file_id as u32, op.offset);
+    Some(emulator.submit(t_ns, kind, address, op.len as u64))
 }
 
 /// One buffer per lane, as large as the lane's largest read or write, in one I/O area (aligned for

@@ -12,10 +12,12 @@ use crate::reader::TraceData;
 use crate::stat::OpCounts;
 use crate::Op;
 
-/// One operation to replay; 24 bytes, so a plan of millions of ops stays small.
+/// One operation to replay; 32 bytes, so a plan of millions of ops stays small.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PlanOp {
     pub submit_ns: u64,
+    /// When the traced operation completed: a causal replay waits for what had completed before.
+    pub end_ns: u64,
     pub offset: u64,
     pub len: u32,
     /// Dense index into [`Plan::files`].
@@ -98,6 +100,7 @@ impl Plan {
             lanes.push(Reverse((r.end_ns(), lane)));
             plan.lanes[lane].push(PlanOp {
                 submit_ns: r.submit_ns,
+                end_ns: r.end_ns(),
                 offset: r.offset,
                 len: r.len,
                 file,
