@@ -15,7 +15,7 @@ use clap::{Args, Parser};
 use oltplab_core::safety;
 use oltplab_core::units::{format_bytes, format_count, format_ns};
 use oltplab_core::{Error, Result};
-use oltplab_devmodel::{parse_spec, Spec};
+use oltplab_devmodel::{parse_spec, Spec, OFF_TARGET_PCT};
 use oltplab_metrics::env::Env;
 use oltplab_metrics::schema::{now_rfc3339, ResultDoc};
 use oltplab_metrics::{Warning, WarningKind};
@@ -887,7 +887,7 @@ fn secs(s: f64) -> String {
 fn print_table(summary: &StudySummary, out: &Path) {
     output::say!("");
     output::say!(
-        "{:<18} {:>11} {:>11} {:>9} {:>10} {:>10} {:>7} {:>10} {:>8}  vs baseline (IOPS, lat, tpmC)",
+        "{:<18} {:>11} {:>11} {:>9} {:>10} {:>10} {:>7} {:>10} {:>8} {:>9}  vs baseline (IOPS, lat, tpmC)",
         "device",
         "16k IOPS",
         "16k lat",
@@ -896,7 +896,8 @@ fn print_table(summary: &StudySummary, out: &Path) {
         "replay",
         "α",
         "causal",
-        "α causal"
+        "α causal",
+        "run fid."
     );
     for d in &summary.devices {
         let vs = d.vs_baseline.as_ref().map_or(String::new(), |r| {
@@ -913,8 +914,17 @@ fn print_table(summary: &StudySummary, out: &Path) {
                 format!("{a:.2}")
             }
         };
+        // The run's realised latency against its model: a figure off by more than 5 % is marked.
+        let fidelity = d
+            .run_fidelity
+            .as_ref()
+            .and_then(|f| f["off_pct"].as_f64())
+            .map_or("—".into(), |p| {
+                let mark = if p.abs() > OFF_TARGET_PCT { "!" } else { "" };
+                format!("{p:+.1}%{mark}")
+            });
         output::say!(
-            "{:<18} {:>11} {:>11} {:>9.0} {:>10.0} {:>10.0} {:>7} {:>10} {:>8}  {}",
+            "{:<18} {:>11} {:>11} {:>9.0} {:>10.0} {:>10.0} {:>7} {:>10} {:>8} {:>9}  {}",
             d.name,
             format_count(d.randread16k_iops),
             format_ns(d.randread16k_lat_ns),
@@ -925,11 +935,12 @@ fn print_table(summary: &StudySummary, out: &Path) {
             d.replay_causal_iops
                 .map_or("—".into(), |v| format!("{v:.0}")),
             d.alpha_causal.map_or("—".into(), alpha),
+            fidelity,
             vs
         );
     }
     output::say!(
-        "(replay and α: each traced thread in order, threads free — S1's method; causal: an I/O waits for every I/O that had completed before it started in the run; on emulated devices both in virtual time on the model; ! marks an α above {} — no bound)",
+        "(replay and α: each traced thread in order, threads free — S1's method; causal: an I/O waits for every I/O that had completed before it started in the run; on emulated devices both in virtual time on the model; ! marks an α above {} — no bound; run fid.: the run's realised latency against the model's, ! beyond ±{OFF_TARGET_PCT} %)",
         explain::ALPHA_VALID_MAX
     );
     output::say!("");
