@@ -585,17 +585,7 @@ mod tests {
 
     #[test]
     fn writes_are_flushed_every_n_and_flushes_are_timed_apart() {
-        let dir = std::env::temp_dir().join(format!("oltplab-runner-flush-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let req = TargetRequest {
-            path: dir.join("t.dat"),
-            size_bytes: 8 << 20,
-            writes: true,
-            direct: false,
-            dsync: false,
-            force: false,
-        };
-        let target = prepare(&req, &AtomicBool::new(false), &mut |_, _| {}).unwrap();
+        let (dir, target) = scratch_target("flush");
         let fd = target.file.as_raw_fd();
         for (engine, qd, every, kind) in [
             (EngineKind::Null, 4, 1, FlushKind::Fdatasync),
@@ -625,6 +615,23 @@ mod tests {
         }
         drop(target);
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// An 8 MiB target file of oltplab's in a fresh directory of its own (the caller removes it).
+    fn scratch_target(name: &str) -> (std::path::PathBuf, crate::target::PreparedTarget) {
+        let dir =
+            std::env::temp_dir().join(format!("oltplab-runner-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let req = TargetRequest {
+            path: dir.join("t.dat"),
+            size_bytes: 8 << 20,
+            writes: true,
+            direct: false,
+            dsync: false,
+            force: false,
+        };
+        let target = prepare(&req, &AtomicBool::new(false), &mut |_, _| {}).unwrap();
+        (dir, target)
     }
 
     fn run(spec: &JobSpec, fd: RawFd) -> PointOutcome {
@@ -696,17 +703,7 @@ mod tests {
 
     #[test]
     fn real_io_through_io_uring_and_psync() {
-        let dir = std::env::temp_dir().join(format!("oltplab-runner-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let req = TargetRequest {
-            path: dir.join("t.dat"),
-            size_bytes: 8 << 20,
-            writes: true,
-            direct: false,
-            dsync: false,
-            force: false,
-        };
-        let target = prepare(&req, &AtomicBool::new(false), &mut |_, _| {}).unwrap();
+        let (dir, target) = scratch_target("real");
         for engine in [EngineKind::IoUring, EngineKind::Psync] {
             let qd = if engine == EngineKind::Psync { 1 } else { 8 };
             let mut s = spec(engine, qd, 300, 50);

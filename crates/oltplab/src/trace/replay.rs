@@ -253,7 +253,7 @@ fn run_virtual(a: &ReplayArgs, order: ReplayOrder) -> Result<()> {
         spec.name(),
         order.name()
     );
-    let outcome = replay_virtual(&trace, &spec, a.seed, order)?.into_outcome(&spec, trace.complete);
+    let outcome = replay_virtual(&trace, &spec, a.seed, order)?;
     let opts = ReplayOptions {
         direct: false,
         engine: EngineKind::Null,

@@ -434,34 +434,8 @@ pub fn replay_trace(
             format!("only {data_ios} reads and writes were replayed: the high percentiles rest on a few samples"),
         ));
     }
+    let intervals = intervals_of(&acc, elapsed);
     let secs = elapsed.as_secs_f64();
-    let intervals = acc
-        .seconds
-        .iter()
-        .enumerate()
-        .map(|(i, s)| {
-            let len_s = if (i + 1) as f64 > secs {
-                (secs - i as f64).max(1e-3)
-            } else {
-                1.0
-            };
-            let ios = s.reads + s.writes;
-            ReplayInterval {
-                t_s: (i + 1) as f64,
-                iops: ios as f64 / len_s,
-                read_iops: s.reads as f64 / len_s,
-                write_iops: s.writes as f64 / len_s,
-                sync_ops: s.syncs,
-                read_bw_bytes: s.read_bytes as f64 / len_s,
-                write_bw_bytes: s.written_bytes as f64 / len_s,
-                lat_ns_mean: if ios > 0 {
-                    s.latency_sum_ns as f64 / ios as f64
-                } else {
-                    0.0
-                },
-            }
-        })
-        .collect();
     Ok(ReplayOutcome {
         counts: acc.counts,
         read_bytes: acc.read_bytes,
@@ -629,6 +603,37 @@ impl Pacing {
             e.record_realised(modelled_ns, realised_ns);
         }
     }
+}
+
+/// One entry per second of the replay, from what `acc` counted per second.
+pub(crate) fn intervals_of(acc: &Acc, elapsed: Duration) -> Vec<ReplayInterval> {
+    let secs = elapsed.as_secs_f64();
+    acc.seconds
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let len_s = if (i + 1) as f64 > secs {
+                (secs - i as f64).max(1e-3)
+            } else {
+                1.0
+            };
+            let ios = s.reads + s.writes;
+            ReplayInterval {
+                t_s: (i + 1) as f64,
+                iops: ios as f64 / len_s,
+                read_iops: s.reads as f64 / len_s,
+                write_iops: s.writes as f64 / len_s,
+                sync_ops: s.syncs,
+                read_bw_bytes: s.read_bytes as f64 / len_s,
+                write_bw_bytes: s.written_bytes as f64 / len_s,
+                lat_ns_mean: if ios > 0 {
+                    s.latency_sum_ns as f64 / ios as f64
+                } else {
+                    0.0
+                },
+            }
+        })
+        .collect()
 }
 
 /// The modelled completion of `op` submitted at `t_ns` on `emulator`, its file placed as the capture

@@ -17,16 +17,17 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
+use std::time::Duration;
+
 use oltplab_core::{Error, Result};
 use oltplab_devmodel::{Emulator, Spec};
-use oltplab_metrics::LatencyHistogram;
+use oltplab_io::EngineKind;
 use serde::{Deserialize, Serialize};
 
+use super::acc::Acc;
 use super::plan::{Plan, PlanOp};
-use super::submit_to_model;
+use super::{intervals_of, submit_to_model, ReplayMode, ReplayOutcome};
 use crate::reader::TraceData;
-use crate::stat::OpCounts;
-use crate::Op;
 
 /// How a replay orders the trace's operations.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -57,74 +58,17 @@ impl ReplayOrder {
     }
 }
 
-/// What a virtual-time replay gives.
-#[derive(Clone, Debug)]
-pub struct SimOutcome {
-    pub order: ReplayOrder,
-    pub counts: OpCounts,
-    pub read_bytes: u64,
-    pub written_bytes: u64,
-    pub read_latency: LatencyHistogram,
-    pub write_latency: LatencyHistogram,
-    pub sync_latency: LatencyHistogram,
-    /// Virtual time from the first start to the last completion.
-    pub elapsed_ns: u64,
-    /// Reads + writes per second of virtual time.
-    pub iops: f64,
-    pub lanes: usize,
-    pub threads: u64,
-    pub trace_duration_ns: u64,
-}
-
-impl SimOutcome {
-    /// The same figures as a real-time replay's outcome, so that results and reports take both:
-    /// no engine, no files, no CPU to speak of, and a virtual elapsed time.
-    pub fn into_outcome(self, spec: &Spec, trace_complete: bool) -> super::ReplayOutcome {
-        super::ReplayOutcome {
-            trace_ops: self.counts.total(),
-            counts: self.counts,
-            read_bytes: self.read_bytes,
-            written_bytes: self.written_bytes,
-            read_latency: self.read_latency,
-            write_latency: self.write_latency,
-            sync_latency: self.sync_latency,
-            elapsed: std::time::Duration::from_nanos(self.elapsed_ns),
-            iops: self.iops,
-            trace_duration_ns: self.trace_duration_ns,
-            trace_complete,
-            threads: self.threads,
-            lanes: self.lanes,
-            workers: 0,
-            engine: oltplab_io::EngineKind::Null,
-            mode: super::ReplayMode::AsFastAsPossible,
-            direct: false,
-            align_bytes: 0,
-            unaligned_ops: 0,
-            short_ios: 0,
-            unsupported_ops: 0,
-            interrupted: false,
-            files: Vec::new(),
-            intervals: Vec::new(),
-            cpu: Default::default(),
-            warnings: Vec::new(),
-            emulated_device: Some(spec.name()),
-            fidelity: None,
-            order: self.order,
-            virtual_clock: true,
-        }
-    }
-}
-
 /// Virtual time of the replay's start: any fixed point works; this keeps clear of zero.
 const T0_NS: u64 = 1_000_000_000;
 
-/// Replays `trace` on a fresh model of `spec` in virtual time, in `order`.
+/// Replays `trace` on a fresh model of `spec` in virtual time, in `order`. The outcome is a
+/// replay's like any other (elapsed time and intervals in virtual time), with `virtual_clock` set.
 pub fn replay_virtual(
     trace: &TraceData,
     spec: &Spec,
     seed: u64,
     order: ReplayOrder,
-) -> Result<SimOutcome> {
+) -> Result<ReplayOutcome> {
     if spec.is_host() {
         return Err(Error::usage(
             "a virtual-time replay needs a device model, and host is the real device: give --emulate SPEC (e.g. hdd-10k), or drop --virtual to replay on the real device",
@@ -138,33 +82,12 @@ pub fn replay_virtual(
     }
     let emulator = Emulator::new(spec, seed)?;
     let file_ids: Vec<u16> = plan.files.iter().map(|f| f.trace_id).collect();
-    let mut out = SimOutcome {
-        order,
-        counts: plan.counts,
-        read_bytes: plan.read_bytes,
-        written_bytes: plan.written_bytes,
-        read_latency: LatencyHistogram::new(),
-        write_latency: LatencyHistogram::new(),
-        sync_latency: LatencyHistogram::new(),
-        elapsed_ns: 0,
-        iops: 0.0,
-        lanes: plan.lanes.len(),
-        threads: plan.threads,
-        trace_duration_ns: plan.trace_duration_ns,
-    };
-    let mut last_done = T0_NS;
-    let mut issue = |op: &PlanOp, start: u64, out: &mut SimOutcome| -> u64 {
+    let mut acc = Acc::default();
+    let issue = |op: &PlanOp, start: u64, acc: &mut Acc| -> u64 {
         let done = submit_to_model(&emulator, op, file_ids[op.file as usize], start)
             .unwrap_or(start)
             .max(start);
-        let latency = done - start;
-        match op.op {
-            Op::Read => out.read_latency.record(latency),
-            Op::Write => out.write_latency.record(latency),
-            o if o.is_sync() => out.sync_latency.record(latency),
-            _ => {}
-        }
-        last_done = last_done.max(done);
+        acc.complete(op, done - T0_NS, done - start, op.len as u64);
         done
     };
     match order {
@@ -175,7 +98,7 @@ pub fn replay_virtual(
                 .map(|l| Reverse((T0_NS, l, 0)))
                 .collect();
             while let Some(Reverse((start, lane, i))) = ready.pop() {
-                let done = issue(&plan.lanes[lane][i], start, &mut out);
+                let done = issue(&plan.lanes[lane][i], start, &mut acc);
                 if i + 1 < plan.lanes[lane].len() {
                     ready.push(Reverse((done, lane, i + 1)));
                 }
@@ -199,16 +122,43 @@ pub fn replay_virtual(
                     }
                     ended += 1;
                 }
-                done[j] = Some(issue(ops[j], waits_for, &mut out));
+                done[j] = Some(issue(ops[j], waits_for, &mut acc));
             }
         }
     }
-    out.elapsed_ns = last_done - T0_NS;
-    let data = out.counts.read + out.counts.write;
-    out.iops = if out.elapsed_ns > 0 {
-        data as f64 / (out.elapsed_ns as f64 / 1e9)
-    } else {
-        0.0
-    };
-    Ok(out)
+    let elapsed = Duration::from_nanos(acc.last_completion_ns.max(1));
+    let data_ios = acc.counts.read + acc.counts.write;
+    Ok(ReplayOutcome {
+        intervals: intervals_of(&acc, elapsed),
+        iops: data_ios as f64 / elapsed.as_secs_f64(),
+        elapsed,
+        counts: acc.counts,
+        read_bytes: acc.read_bytes,
+        written_bytes: acc.written_bytes,
+        read_latency: acc.read_latency,
+        write_latency: acc.write_latency,
+        sync_latency: acc.sync_latency,
+        trace_ops: plan.ops(),
+        trace_duration_ns: plan.trace_duration_ns,
+        trace_complete: trace.complete,
+        threads: plan.threads,
+        lanes: plan.lanes.len(),
+        // No engine, files, alignment or CPU to speak of: nothing was done but the model's sums.
+        workers: 0,
+        engine: EngineKind::Null,
+        mode: ReplayMode::AsFastAsPossible,
+        direct: false,
+        align_bytes: 0,
+        unaligned_ops: 0,
+        short_ios: 0,
+        unsupported_ops: 0,
+        interrupted: false,
+        files: Vec::new(),
+        cpu: Default::default(),
+        warnings: Vec::new(),
+        emulated_device: Some(spec.name()),
+        fidelity: None,
+        order,
+        virtual_clock: true,
+    })
 }
