@@ -197,6 +197,7 @@ pub(crate) struct Hdd {
     base: usize,
     capacity: f64,
     period_ns: f64,
+    inv_period: f64,
     overhead_ns: f64,
     hit_ns: f64,
     settle_ns: f64,
@@ -235,6 +236,16 @@ fn frac(x: f64) -> f64 {
     x - x.floor()
 }
 
+/// What positioning toward any queued request needs, worked out once per service.
+struct Aim {
+    head: u64,
+    /// The platter's angle when the positioning starts.
+    angle: f64,
+    track_bytes: f64,
+    inv_stroke: f64,
+    settle_ns: f64,
+}
+
 /// Where the drive's next service goes and what it costs.
 struct Service {
     positioning_ns: f64,
@@ -255,6 +266,7 @@ impl Hdd {
             base: alloc.take(HDD_RING + 3 * (queue_max - 1)),
             capacity: v("capacity_gb") * 1e9,
             period_ns: 60e9 / v("rpm"),
+            inv_period: v("rpm") / 60e9,
             overhead_ns: v("overhead_us") * 1e3,
             hit_ns: v("hit_overhead_us") * 1e3,
             settle_ns: v("write_settle_ms") * 1e6,
@@ -296,12 +308,14 @@ impl Hdd {
         r + (a - within).max(0.0) / inner
     }
 
+    /// Media time of `len` bytes from `addr`: at the rate of their middle, which differs from the
+    /// exact integral by nanoseconds (well inside `ROTATION_SLACK_NS`) at a fraction of its cost.
     fn transfer_ns(&self, addr: u64, len: u64, stroke: f64) -> f64 {
-        (self.revs((addr + len) as f64, stroke) - self.revs(addr as f64, stroke)) * self.period_ns
+        len as f64 / self.rate_at(addr + len / 2, stroke)
     }
 
     fn angle_at(&self, st: St, t: f64) -> f64 {
-        frac(t / self.period_ns + f64::from_bits(st.get(self.w(HDD_PHASE))))
+        frac(t * self.inv_period + f64::from_bits(st.get(self.w(HDD_PHASE))))
     }
 
     /// Media bytes per ns under address `a`.
@@ -310,25 +324,17 @@ impl Hdd {
         self.outer_bpns - (self.outer_bpns - self.inner_bpns) * x
     }
 
-    /// Seek, settle and rotation from the head at `head` to the sector at `addr` (at `angle`),
-    /// starting at `s`.
-    fn positioning_ns(
-        &self,
-        st: St,
-        stroke: f64,
-        s: f64,
-        head: u64,
-        (addr, angle): (u64, f64),
-        write: bool,
-    ) -> f64 {
-        let dist = head.abs_diff(addr) as f64;
+    /// Seek, settle and rotation from where `aim` starts to the sector at `addr` (at `angle`).
+    #[inline]
+    fn positioning_ns(&self, aim: &Aim, addr: u64, angle: f64) -> f64 {
+        let dist = aim.head.abs_diff(addr) as f64;
         // Within one track's bytes the head stays on its cylinder: no seek.
-        let seek = if dist < self.rate_at(head, stroke) * self.period_ns {
+        let seek = if dist < aim.track_bytes {
             0.0
         } else {
-            self.seek.seek_ns((dist / stroke).min(1.0)) + if write { self.settle_ns } else { 0.0 }
+            self.seek.seek_ns((dist * aim.inv_stroke).min(1.0)) + aim.settle_ns
         };
-        let wait = frac(angle - self.angle_at(st, s + seek)) * self.period_ns;
+        let wait = frac(angle - aim.angle - seek * self.inv_period) * self.period_ns;
         seek + if wait > self.period_ns - ROTATION_SLACK_NS {
             0.0
         } else {
@@ -443,30 +449,35 @@ impl Hdd {
         let s = start as f64 + if busy > t { 0.0 } else { self.overhead_ns };
         let head = st.get(self.w(HDD_HEAD));
         let angle = frac(self.revs(addr as f64, stroke));
+        let aim = Aim {
+            head,
+            angle: self.angle_at(st, s),
+            track_bytes: self.rate_at(head, stroke) * self.period_ns,
+            inv_stroke: 1.0 / stroke,
+            settle_ns: if write { self.settle_ns } else { 0.0 },
+        };
         // Shortest positioning time first over the commands queued at the drive: this one and
         // the others still in flight. Their positions are the real ones, so the gain depends on
         // the span and the depth as on a drive. (Completion times are given out in arrival
         // order, so each service takes the best of the queue and the positions stand as samples
         // of where the queued requests are.)
         let mut best = Service {
-            positioning_ns: self.positioning_ns(st, stroke, s, head, (addr, angle), write),
+            positioning_ns: self.positioning_ns(&aim, addr, angle),
             addr,
         };
         let others = self.queue_max - 1;
-        for i in 0..others {
+        // An idle drive has nothing else queued: every earlier command is done by `busy`.
+        let queued = if busy > t { others } else { 0 };
+        for i in 0..queued {
+            if best.positioning_ns == 0.0 {
+                break; // nothing beats a request the head is already at
+            }
             let e = self.w(HDD_RING + 3 * i);
             if st.get(e) <= t {
                 continue;
             }
             let other = st.get(e + 1);
-            let p = self.positioning_ns(
-                st,
-                stroke,
-                s,
-                head,
-                (other, f64::from_bits(st.get(e + 2))),
-                write,
-            );
+            let p = self.positioning_ns(&aim, other, f64::from_bits(st.get(e + 2)));
             if p < best.positioning_ns {
                 best = Service {
                     positioning_ns: p,
@@ -500,14 +511,20 @@ impl Hdd {
                 }
             }
         } else {
-            // The data stays in a segment; continuing a stream keeps its segment.
-            let seg = (0..HDD_SEGMENTS)
-                .find(|&i| st.get(self.seg(i) + 1) == addr && addr > 0)
-                .unwrap_or_else(|| {
-                    (0..HDD_SEGMENTS)
-                        .min_by_key(|&i| st.get(self.seg(i) + 2))
-                        .unwrap_or(0)
-                });
+            // The data stays in a segment; continuing a stream keeps its segment, else the least
+            // recently used one is taken.
+            let (mut seg, mut oldest) = (0, u64::MAX);
+            for i in 0..HDD_SEGMENTS {
+                let g = self.seg(i);
+                if st.get(g + 1) == addr && addr > 0 {
+                    seg = i;
+                    break;
+                }
+                let used = st.get(g + 2);
+                if used < oldest {
+                    (seg, oldest) = (i, used);
+                }
+            }
             let g = self.seg(seg);
             let continues = st.get(g + 1) == addr && addr > 0;
             let lo = if continues {
