@@ -34,6 +34,8 @@ pub fn now_ns() -> u64 {
 /// An emulated device: its spec, its model, and the model's state.
 pub struct Emulator {
     spec: Spec,
+    /// The spec's capacity, worked out once: every submit needs it.
+    capacity_bytes: u64,
     node: Node,
     region: Region,
     path: Option<PathBuf>,
@@ -89,6 +91,7 @@ impl Emulator {
         let region = Region::heap(words);
         let e = Emulator {
             spec: spec.clone(),
+            capacity_bytes: spec.capacity_bytes().max(1),
             node,
             region,
             path: None,
@@ -109,6 +112,7 @@ impl Emulator {
         })?;
         let e = Emulator {
             spec: spec.clone(),
+            capacity_bytes: spec.capacity_bytes().max(1),
             node,
             region,
             path: Some(path.to_path_buf()),
@@ -150,6 +154,7 @@ impl Emulator {
             return Err(bad("size does not match its spec"));
         }
         Ok(Emulator {
+            capacity_bytes: spec.capacity_bytes().max(1),
             spec,
             node,
             region,
@@ -205,7 +210,7 @@ impl Emulator {
 
     /// The device address of byte `offset` of file number `file_index`: many files share one device.
     pub fn place(&self, file_index: u32, offset: u64) -> u64 {
-        let capacity = self.spec.capacity_bytes().max(1);
+        let capacity = self.capacity_bytes;
         (file_index as u64 * FILE_SLOT_BYTES).wrapping_add(offset) % capacity
     }
 
@@ -217,7 +222,7 @@ impl Emulator {
         }
         let w = self.region.words();
         let usage = f64::from_bits(w[state::H_USAGE].load(Ordering::Relaxed));
-        let capacity = self.spec.capacity_bytes().max(1);
+        let capacity = self.capacity_bytes;
         let addr = device_offset % capacity;
         // Longer I/Os are modelled as 1 GiB: the model's work grows with the length, and no database
         // moves more in one call. This also keeps address arithmetic far from overflow.
@@ -268,6 +273,7 @@ impl Emulator {
         region.words()[state::H_LOCK].store(0, Ordering::Relaxed);
         let copy = Emulator {
             spec: self.spec.clone(),
+            capacity_bytes: self.capacity_bytes,
             node: layout(&self.spec).0,
             region,
             path: None,
