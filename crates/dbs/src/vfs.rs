@@ -239,7 +239,8 @@ unsafe extern "C" fn x_open(
         let next = files.len() as u32;
         *files.entry(path.clone()).or_insert(next)
     };
-    let trace_file = state.options.trace.as_ref().map_or(0, |t| t.file_id(&path));
+    let trace_file =
+        (state.options.trace.as_ref()).map_or(0, |t| t.placed_file_id(&path, file_index));
     (*ol).state = state;
     (*ol).real = real;
     (*ol).file_index = file_index;

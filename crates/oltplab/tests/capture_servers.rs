@@ -131,6 +131,24 @@ fn traced_run(engine: &str, emulate: Option<&str>) {
         "trace spans {} s, the window {measured_s} s",
         stat["duration_s"]
     );
+    // Every traced file carries the device slot the shim placed it at in the run, one slot per
+    // file, so the replay puts each file at the offsets the run used (not at its trace id, which
+    // depends on the order the server's processes first did I/O).
+    let trace = oltplab_trace::TraceData::load(&dir.join("run.trace")).unwrap();
+    let used: std::collections::BTreeSet<u16> = trace.records.iter().map(|r| r.file).collect();
+    let slots: std::collections::BTreeSet<u32> =
+        used.iter().map(|&f| trace.device_slot(f)).collect();
+    assert!(
+        used.iter().all(|f| trace.places.contains_key(f)),
+        "files without a place: {used:?} {:?}",
+        trace.places
+    );
+    assert_eq!(
+        slots.len(),
+        used.len(),
+        "two files share a slot: {:?}",
+        trace.places
+    );
     match emulate {
         Some(spec) => {
             assert_eq!(s["emulation"]["device"], spec);

@@ -280,7 +280,8 @@ fn trace(shim: &Shim, fd: c_int, number: u32, op: Op, offset: u64, len: u64, t0:
             }
             _ => format!("file-{number}"),
         };
-        let id = w.file_id(&name);
+        // The shared file number is where the emulator put this file: the replay puts it there too.
+        let id = w.placed_file_id(&name, number);
         slot.store((gen << 17) | (id as u64 + 1), Ordering::Relaxed);
         id
     };

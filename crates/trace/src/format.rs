@@ -15,6 +15,8 @@
 //!   kind 1 meta:    JSON (TraceMeta)
 //!   kind 2 files:   entries of id u16, path_bytes u16, UTF-8 path
 //!   kind 3 records: payload_bytes / 32 records (see encode_record)
+//!   kind 4 places:  entries of id u16, device_slot u32: where the run's emulator placed the file
+//!                   (slot × 1 GiB on the emulated device), so that a replay places it there too
 //! ```
 //! Chunks are written whole with one positioned write each, so a writer that dies leaves a header
 //! saying "not finished" and a prefix of whole chunks that [`crate::TraceReader`] can still read.
@@ -42,6 +44,7 @@ pub enum ChunkKind {
     Meta = 1,
     Files = 2,
     Records = 3,
+    Places = 4,
 }
 
 impl ChunkKind {
@@ -50,6 +53,7 @@ impl ChunkKind {
             1 => Some(Self::Meta),
             2 => Some(Self::Files),
             3 => Some(Self::Records),
+            4 => Some(Self::Places),
             _ => None,
         }
     }
@@ -235,6 +239,26 @@ pub fn decode_files(payload: &[u8]) -> Result<Vec<(u16, String)>, String> {
     Ok(out)
 }
 
+/// Places chunk payload for `(file id, device slot)` entries.
+pub fn encode_places(entries: impl IntoIterator<Item = (u16, u32)>) -> Vec<u8> {
+    let mut out = Vec::new();
+    for (id, slot) in entries {
+        out.extend_from_slice(&id.to_le_bytes());
+        out.extend_from_slice(&slot.to_le_bytes());
+    }
+    out
+}
+
+pub fn decode_places(payload: &[u8]) -> Result<Vec<(u16, u32)>, String> {
+    if !payload.len().is_multiple_of(6) {
+        return Err("a places entry is cut off".into());
+    }
+    Ok(payload
+        .chunks_exact(6)
+        .map(|e| (u16_at(e, 0), u32::from_le_bytes([e[2], e[3], e[4], e[5]])))
+        .collect())
+}
+
 /// ```text
 ///  0 submit_ns u64   8 latency_ns u32   12 len u32   16 offset u64   24 tid u32
 /// 28 file u16       30 op u8           31 tag u8
@@ -327,5 +351,8 @@ mod tests {
             vec![(0, "/a/b.db".to_string()), (7, "/a/b.db-wal".to_string())]
         );
         assert!(decode_files(&payload[..payload.len() - 1]).is_err());
+        let places = encode_places([(0, 3), (7, 70_000)]);
+        assert_eq!(decode_places(&places).unwrap(), vec![(0, 3), (7, 70_000)]);
+        assert!(decode_places(&places[..places.len() - 1]).is_err());
     }
 }

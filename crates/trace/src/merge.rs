@@ -67,6 +67,9 @@ pub fn merge_filtered(
                 }
             };
             remap.insert(id, new);
+            if let Some(&slot) = reader.places().get(&id) {
+                merged.places.insert(new, slot);
+            }
         }
         let part_start_ns = reader.start_ns();
         reader.for_each(|r| {

@@ -24,6 +24,8 @@ pub struct TraceReader {
     meta: TraceMeta,
     /// File id → path.
     files: BTreeMap<u16, String>,
+    /// File id → the run's device slot, where the capture recorded one.
+    places: BTreeMap<u16, u32>,
     /// Offset of each records chunk's payload and its record count.
     chunks: Vec<(u64, usize)>,
     records: u64,
@@ -69,6 +71,7 @@ impl TraceReader {
             header,
             meta: TraceMeta::default(),
             files: BTreeMap::new(),
+            places: BTreeMap::new(),
             chunks: Vec::new(),
             records: 0,
             readable_bytes: HEADER_BYTES as u64,
@@ -139,6 +142,13 @@ impl TraceReader {
                         reader.files.insert(id, name);
                     }
                 }
+                ChunkKind::Places => {
+                    for (id, slot) in
+                        format::decode_places(&payload).map_err(|e| bad(body_at, &e))?
+                    {
+                        reader.places.insert(id, slot);
+                    }
+                }
                 ChunkKind::Records => {
                     if len % RECORD_BYTES != 0 {
                         return Err(bad(offset, &format!(
@@ -190,6 +200,11 @@ impl TraceReader {
     /// File id → path, as recorded.
     pub fn files(&self) -> &BTreeMap<u16, String> {
         &self.files
+    }
+
+    /// File id → the device slot the run's emulator placed it at, as recorded.
+    pub fn places(&self) -> &BTreeMap<u16, u32> {
+        &self.places
     }
 
     pub fn file_path(&self, id: u16) -> Option<&str> {
@@ -267,6 +282,7 @@ impl TraceReader {
             start_ns: self.header.start_ns,
             start_unix_ns: self.header.start_unix_ns,
             files,
+            places: self.places.clone(),
             records: self.read_sorted()?,
             complete: self.is_complete(),
         })
@@ -281,6 +297,9 @@ pub struct TraceData {
     pub start_unix_ns: u64,
     /// Index = file id.
     pub files: Vec<String>,
+    /// File id → the slot of the emulated device the run placed the file at (the emulator puts
+    /// slot N at N GiB). Files without an entry are placed by their id, as converted traces are.
+    pub places: BTreeMap<u16, u32>,
     /// Sorted by `submit_ns`.
     pub records: Vec<Record>,
     pub complete: bool,
@@ -299,8 +318,14 @@ impl TraceData {
             self.start_ns,
             self.start_unix_ns,
             &self.files,
+            &self.places,
             &self.records,
         )
+    }
+
+    /// The device slot of file `id`: where the run placed it, or its id.
+    pub fn device_slot(&self, id: u16) -> u32 {
+        self.places.get(&id).copied().unwrap_or(id as u32)
     }
 
     /// The id of `path`, adding it to the table if new.

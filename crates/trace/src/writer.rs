@@ -83,6 +83,7 @@ struct Inner {
 #[derive(Default)]
 struct FileTable {
     by_path: HashMap<String, u16>,
+    placed: std::collections::HashSet<u16>,
 }
 
 struct Shard {
@@ -207,6 +208,22 @@ impl TraceWriter {
         // Written while the table lock is held, so an entry is on disk before any record using it.
         let chunk = format::chunk(ChunkKind::Files, &format::encode_files([(id, name)]));
         inner.write_chunk(&chunk);
+        id
+    }
+
+    /// Registers `path` as [`TraceWriter::file_id`] does and records that the run's emulator placed
+    /// it at `device_slot`, so that a replay puts it at the same device offsets.
+    pub fn placed_file_id(&self, path: &str, device_slot: u32) -> u16 {
+        let id = self.file_id(path);
+        let inner = &*self.inner;
+        let mut table = lock(&inner.files);
+        if id != OVERFLOW_FILE_ID && table.placed.insert(id) {
+            let chunk = format::chunk(
+                ChunkKind::Places,
+                &format::encode_places([(id, device_slot)]),
+            );
+            inner.write_chunk(&chunk);
+        }
         id
     }
 
@@ -412,6 +429,7 @@ pub fn write_trace(
     start_ns: u64,
     start_unix_ns: u64,
     files: &[String],
+    places: &std::collections::BTreeMap<u16, u32>,
     records: &[Record],
 ) -> Result<TraceSummary> {
     use std::io::Write;
@@ -453,6 +471,13 @@ pub fn write_trace(
         put(
             &mut w,
             format::chunk(ChunkKind::Files, &format::encode_files(entries)),
+        )?;
+    }
+    if !places.is_empty() {
+        let entries = places.iter().map(|(&id, &slot)| (id, slot));
+        put(
+            &mut w,
+            format::chunk(ChunkKind::Places, &format::encode_places(entries)),
         )?;
     }
     let mut duration_ns = 0;

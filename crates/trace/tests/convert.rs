@@ -49,6 +49,7 @@ fn synthetic() -> TraceData {
         ],
         records,
         complete: true,
+        ..TraceData::default()
     }
 }
 

@@ -78,6 +78,35 @@ fn writer_from_many_threads_loses_nothing() {
 }
 
 #[test]
+fn placement_is_recorded_once_per_file_and_read_back() {
+    let dir = scratch("places");
+    let path = dir.join("t.trace");
+    let writer = TraceWriter::create(&path, TraceMeta::new("test")).unwrap();
+    // A server process first does I/O on its WAL, which the emulator had numbered 5.
+    let wal = writer.placed_file_id("/pg/wal", 5);
+    let rel = writer.placed_file_id("/pg/base/1", 2);
+    assert_eq!(writer.placed_file_id("/pg/wal", 5), wal, "registered once");
+    let plain = writer.file_id("/imported");
+    writer.record(rec(1, Op::Write, 0, 8192, wal, 1));
+    writer.record(rec(2, Op::Read, 0, 8192, rel, 1));
+    writer.record(rec(3, Op::Read, 0, 8192, plain, 1));
+    writer.finish().unwrap();
+    let t = TraceData::load(&path).unwrap();
+    assert_eq!((wal, rel, plain), (0, 1, 2));
+    assert_eq!(t.places, [(0, 5), (1, 2)].into());
+    assert_eq!(
+        (t.device_slot(wal), t.device_slot(rel), t.device_slot(plain)),
+        (5, 2, 2),
+        "a file without a recorded place is placed by its id"
+    );
+    // And a saved copy keeps it.
+    let copy = dir.join("copy.trace");
+    t.save(&copy).unwrap();
+    assert_eq!(TraceData::load(&copy).unwrap().places, t.places);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn records_after_close_are_dropped_and_counted() {
     let dir = scratch("close");
     let path = dir.join("t.trace");
@@ -179,6 +208,7 @@ fn small_trace(path: &std::path::Path) -> TraceData {
         start_ns: 1_000,
         start_unix_ns: 2_000,
         files: vec!["/db/a".into(), "/db/b".into()],
+        places: Default::default(),
         records: (0..5000u64)
             .map(|i| {
                 rec(
@@ -296,6 +326,8 @@ fn merge_unifies_files_and_clocks() {
         },
         start_ns: 1_000_000,
         files: vec!["/pg/base/1".into(), "/pg/wal/0001".into()],
+        // The run's emulator put the relation at slot 4 and the WAL at slot 9.
+        places: [(0, 4), (1, 9)].into(),
         records: vec![
             rec(0, Op::Read, 0, 8192, 0, 10),
             rec(500, Op::Write, 0, 8192, 1, 10),
@@ -311,6 +343,7 @@ fn merge_unifies_files_and_clocks() {
         },
         start_ns: 1_000_100,
         files: vec!["/pg/wal/0001".into()],
+        places: [(0, 9)].into(),
         records: vec![
             rec(0, Op::Fdatasync, 0, 0, 0, 11),
             rec(900, Op::Write, 8192, 8192, 0, 11),
@@ -328,6 +361,12 @@ fn merge_unifies_files_and_clocks() {
         m.files,
         vec!["/pg/base/1".to_string(), "/pg/wal/0001".to_string()]
     );
+    assert_eq!(
+        m.places,
+        [(0, 4), (1, 9)].into(),
+        "placement survives the merge"
+    );
+    assert_eq!((m.device_slot(0), m.device_slot(1)), (4, 9));
     assert_eq!(m.start_ns, 1_000_000);
     let times: Vec<(u64, u32, u16)> = m
         .records

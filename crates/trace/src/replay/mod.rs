@@ -335,7 +335,7 @@ pub fn replay_trace(
         mode: opts.mode,
         origin_ns,
         emulator: opts.emulator.clone(),
-        trace_file_ids: plan.files.iter().map(|f| f.trace_id).collect(),
+        device_slots: plan.files.iter().map(|f| f.device_slot).collect(),
     };
     let lanes: Vec<&[PlanOp]> = plan.lanes.iter().map(Vec::as_slice).collect();
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -559,9 +559,8 @@ pub(crate) struct Pacing {
     /// The first operation's traced submit time: the replay starts there, not at capture start.
     origin_ns: u64,
     emulator: Option<Arc<Emulator>>,
-    /// Plan file index → the traced file id, which places the file on the emulated device as the
-    /// capture did (the SQLite VFS numbers files in the order it opens them, as the trace does).
-    trace_file_ids: Vec<u16>,
+    /// Plan file index → its device slot: the file lands at the device offsets the run used.
+    device_slots: Vec<u32>,
 }
 
 impl Pacing {
@@ -591,7 +590,7 @@ impl Pacing {
         let done = submit_to_model(
             emulator,
             op,
-            self.trace_file_ids[op.file as usize],
+            self.device_slots[op.file as usize],
             clock.t0_ns + issued_ns,
         )?;
         Some(done.saturating_sub(clock.t0_ns))
@@ -637,13 +636,13 @@ pub(crate) fn intervals_of(acc: &Acc, elapsed: Duration) -> Vec<ReplayInterval> 
 }
 
 /// The modelled completion of `op` submitted at `t_ns` on `emulator`, its file placed as the capture
-/// placed it (by its trace file id); `None` for operations the model does not time (trims,
+/// placed it (by the slot the trace recorded for it); `None` for operations the model does not time (trims,
 /// truncates, fallocates). The real-time and the virtual-time replay both go through here, so they
 /// cannot place a file differently.
 pub(crate) fn submit_to_model(
     emulator: &Emulator,
     op: &PlanOp,
-    trace_file_id: u16,
+    device_slot: u32,
     t_ns: u64,
 ) -> Option<u64> {
     let kind = match op.op {
@@ -652,7 +651,7 @@ pub(crate) fn submit_to_model(
         o if o.is_sync() => IoKind::Flush,
         _ => return None,
     };
-    let address = emulator.place(trace_file_id as u32, op.offset);
+    let address = emulator.place(device_slot, op.offset);
     Some(emulator.submit(t_ns, kind, address, op.len as u64))
 }
 

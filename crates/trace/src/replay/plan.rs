@@ -29,6 +29,8 @@ pub struct PlanOp {
 pub struct PlanFile {
     /// The file's id in the trace.
     pub trace_id: u16,
+    /// Where the emulator places the file: the run's own slot when the trace recorded it.
+    pub device_slot: u32,
     /// The path in the trace (never opened by the replay).
     pub trace_path: String,
     /// Bytes the replay copy needs: the highest byte any operation addresses.
@@ -63,6 +65,7 @@ impl Plan {
             let file = *dense.entry(r.file).or_insert_with(|| {
                 plan.files.push(PlanFile {
                     trace_id: r.file,
+                    device_slot: trace.device_slot(r.file),
                     trace_path: trace
                         .files
                         .get(r.file as usize)
@@ -157,5 +160,22 @@ mod tests {
         assert_eq!(plan.ops(), 8);
         assert_eq!(plan.threads, 3);
         assert_eq!(plan.files[0].extent_bytes, 201 * 4096);
+    }
+
+    #[test]
+    fn files_keep_the_runs_device_slot() {
+        let trace = TraceData {
+            files: vec!["a".into(), "b".into(), "c".into(), "/db".into()],
+            places: [(3, 11)].into(),
+            records: vec![rec(1, 0, 10)],
+            ..TraceData::default()
+        };
+        let plan = Plan::build(&trace);
+        assert_eq!((plan.files[0].trace_id, plan.files[0].device_slot), (3, 11));
+        let unplaced = TraceData {
+            places: Default::default(),
+            ..trace
+        };
+        assert_eq!(Plan::build(&unplaced).files[0].device_slot, 3);
     }
 }

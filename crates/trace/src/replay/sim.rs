@@ -81,10 +81,10 @@ pub fn replay_virtual(
         ));
     }
     let emulator = Emulator::new(spec, seed)?;
-    let file_ids: Vec<u16> = plan.files.iter().map(|f| f.trace_id).collect();
+    let slots: Vec<u32> = plan.files.iter().map(|f| f.device_slot).collect();
     let mut acc = Acc::default();
     let issue = |op: &PlanOp, start: u64, acc: &mut Acc| -> u64 {
-        let done = submit_to_model(&emulator, op, file_ids[op.file as usize], start)
+        let done = submit_to_model(&emulator, op, slots[op.file as usize], start)
             .unwrap_or(start)
             .max(start);
         acc.complete(op, done - T0_NS, done - start, op.len as u64);
