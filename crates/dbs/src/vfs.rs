@@ -29,6 +29,9 @@ thread_local! {
     static TID: u32 = unsafe { libc::gettid() } as u32;
 }
 
+/// The emulator's spin so far in this thread (the VFS waits in the caller's thread).
+pub use oltplab_devmodel::thread_spin_ns;
+
 /// Stamps this thread's following I/Os with `tag`.
 pub fn set_thread_tag(tag: u8) {
     TAG.with(|t| t.set(tag))
@@ -318,11 +321,7 @@ unsafe fn timed_io(
     if let Some(emulator) = state.options.emulator.as_ref().filter(|_| state.emulating) {
         let address = emulator.place(ol.file_index, offset);
         let done_ns = emulator.submit(start_ns, kind, address, len);
-        emulator.wait_until(done_ns);
-        emulator.record_realised(
-            done_ns.saturating_sub(start_ns),
-            now_ns().saturating_sub(start_ns),
-        );
+        emulator.complete(start_ns, done_ns);
     }
     let end_ns = now_ns();
     let tid = TID.with(|t| *t);

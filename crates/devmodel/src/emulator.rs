@@ -1,6 +1,7 @@
 //! Live emulation: the model's state in this process or in shared memory, completion times for
 //! I/Os, exact waiting, and the fidelity of what was realised against what was modelled.
 
+use std::cell::Cell;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
@@ -65,6 +66,12 @@ pub struct Fidelity {
     pub wake_late_ns_max: u64,
     /// The calibrated early wake-up: sleeps end this long before a deadline, then spin.
     pub wake_early_ns: u64,
+    /// CPU time the waits spent spinning to their deadlines, in the database's own threads: the
+    /// emulator's cost, to be taken out of the database's CPU.
+    pub spin_cpu_s: f64,
+    /// Mean time per I/O by which a wait ended before the modelled completion, paying back the
+    /// same thread's earlier lateness (see [`Emulator::complete`]).
+    pub credit_ns_mean: f64,
 }
 
 /// Realised mean latency further than this from the model's is off target.
@@ -238,13 +245,32 @@ impl Emulator {
     /// Sleeps until `deadline_ns` (CLOCK_MONOTONIC) with a calibrated early wake-up, then spins the
     /// rest, so that it returns a few microseconds after the deadline at most.
     pub fn wait_until(&self, deadline_ns: u64) {
-        let late = wait_until(deadline_ns);
-        if let Some(late) = late {
-            let w = self.region.words();
+        let waited = wait_timed(deadline_ns);
+        let w = self.region.words();
+        if let Some(late) = waited.late_ns {
             w[state::F_WAKES].fetch_add(1, Ordering::Relaxed);
             w[state::F_WAKE_LATE_SUM].fetch_add(late, Ordering::Relaxed);
             w[state::F_WAKE_LATE_MAX].fetch_max(late, Ordering::Relaxed);
         }
+        if waited.spin_ns > 0 {
+            w[state::F_SPIN_SUM].fetch_add(waited.spin_ns, Ordering::Relaxed);
+        }
+    }
+
+    /// Holds the calling thread until an I/O it began at `start_ns`, which the model completes at
+    /// `deadline_ns`, is done for it; records the I/O and returns when the thread got it back.
+    /// Each thread carries its own [`Credit`].
+    pub fn complete(&self, start_ns: u64, deadline_ns: u64) -> u64 {
+        let mut credit = CREDIT.try_with(Cell::get).unwrap_or_default();
+        self.wait_until(credit.due_ns(deadline_ns));
+        let end_ns = now_ns();
+        credit.settle(deadline_ns, end_ns);
+        let _ = CREDIT.try_with(|c| c.set(credit));
+        self.record_realised(
+            deadline_ns.saturating_sub(start_ns),
+            end_ns.saturating_sub(start_ns),
+        );
+        end_ns
     }
 
     /// Records one I/O's modelled and realised latency for [`Emulator::fidelity`].
@@ -253,6 +279,11 @@ impl Emulator {
         w[state::F_IOS].fetch_add(1, Ordering::Relaxed);
         w[state::F_MODELLED_SUM].fetch_add(modelled_latency_ns, Ordering::Relaxed);
         w[state::F_REALISED_SUM].fetch_add(realised_latency_ns, Ordering::Relaxed);
+        if realised_latency_ns < modelled_latency_ns {
+            // Only a wait paying back a [`Credit`] ends before the model's completion.
+            w[state::F_CREDIT_SUM]
+                .fetch_add(modelled_latency_ns - realised_latency_ns, Ordering::Relaxed);
+        }
         w[state::F_HIST_MODELLED + state::bucket(modelled_latency_ns)]
             .fetch_add(1, Ordering::Relaxed);
         w[state::F_HIST_REALISED + state::bucket(realised_latency_ns)]
@@ -340,6 +371,8 @@ impl Emulator {
             },
             wake_late_ns_max: w[state::F_WAKE_LATE_MAX].load(Ordering::Relaxed),
             wake_early_ns: early_wake_ns(),
+            spin_cpu_s: w[state::F_SPIN_SUM].load(Ordering::Relaxed) as f64 / 1e9,
+            credit_ns_mean: mean(state::F_CREDIT_SUM),
         }
     }
 
@@ -418,9 +451,67 @@ fn sleep_abs(deadline_ns: u64) {
 
 /// Waits until `deadline_ns`; returns how late it woke, or None if the deadline had passed already.
 pub fn wait_until(deadline_ns: u64) -> Option<u64> {
+    wait_timed(deadline_ns).late_ns
+}
+
+/// Lateness a waiter (a database thread, an I/O engine) has not yet paid back.
+///
+/// On a busy machine a wait can end late (the thread was not scheduled at once) and a real call can
+/// take longer than the model; that lateness would become time the database spends on I/O that the
+/// device did not. A waiter carries it as credit and ends its next waits early by it, down to the
+/// moment its real call returned: the mean latency it sees is the model's, and its tail is what was
+/// realised. Only the waiter's wait is shortened: the model keeps the device busy until each
+/// modelled completion, so the device's throughput never exceeds the model's.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Credit {
+    ns: u64,
+}
+
+impl Credit {
+    /// Lateness beyond this is dropped: a waiter descheduled for long would otherwise get many
+    /// instant I/Os in a row. Under the cap, the mean holds; the fidelity figures show the rest.
+    const MAX_NS: u64 = 20_000_000;
+
+    /// When a wait for a completion modelled at `deadline_ns` may end.
+    #[inline]
+    pub fn due_ns(&self, deadline_ns: u64) -> u64 {
+        deadline_ns.saturating_sub(self.ns)
+    }
+
+    /// After a wait for `deadline_ns` ended at `end_ns` (never before [`Credit::due_ns`]).
+    #[inline]
+    pub fn settle(&mut self, deadline_ns: u64, end_ns: u64) {
+        self.ns = (self.ns + end_ns)
+            .saturating_sub(deadline_ns)
+            .min(Self::MAX_NS);
+    }
+}
+
+thread_local! {
+    /// Each database thread's credit, for [`Emulator::complete`].
+    static CREDIT: Cell<Credit> = const { Cell::new(Credit { ns: 0 }) };
+    /// Each thread's spin so far, for [`thread_spin_ns`].
+    static SPIN_NS: Cell<u64> = const { Cell::new(0) };
+}
+
+/// CPU time this thread has spent spinning to emulated completions: part of its CPU time that is
+/// the emulator's, not the database's.
+pub fn thread_spin_ns() -> u64 {
+    SPIN_NS.try_with(Cell::get).unwrap_or(0)
+}
+
+struct Waited {
+    late_ns: Option<u64>,
+    spin_ns: u64,
+}
+
+fn wait_timed(deadline_ns: u64) -> Waited {
     let now = now_ns();
     if now >= deadline_ns {
-        return None;
+        return Waited {
+            late_ns: None,
+            spin_ns: 0,
+        };
     }
     let early = early_wake_ns();
     if deadline_ns - now > early {
@@ -428,10 +519,16 @@ pub fn wait_until(deadline_ns: u64) -> Option<u64> {
         sleep_abs(wake);
         adapt_early(now_ns().saturating_sub(wake));
     }
-    let mut t = now_ns();
+    let spin_from = now_ns();
+    let mut t = spin_from;
     while t < deadline_ns {
         std::hint::spin_loop();
         t = now_ns();
     }
-    Some(t - deadline_ns)
+    let spin_ns = t - spin_from;
+    let _ = SPIN_NS.try_with(|s| s.set(s.get() + spin_ns));
+    Waited {
+        late_ns: Some(t - deadline_ns),
+        spin_ns,
+    }
 }

@@ -17,7 +17,8 @@ pub mod validation;
 
 pub use catalogue::{catalogue, CatalogueEntry, DeviceKind, Param};
 pub use emulator::{
-    early_wake_ns, now_ns, wait_until, Emulator, Fidelity, FILE_SLOT_BYTES, OFF_TARGET_PCT,
+    early_wake_ns, now_ns, thread_spin_ns, wait_until, Credit, Emulator, Fidelity, FILE_SLOT_BYTES,
+    OFF_TARGET_PCT,
 };
 pub use spec::{parse_spec, RaidLevel, Spec, SpecError};
 

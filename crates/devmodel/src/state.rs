@@ -35,6 +35,10 @@ pub const F_REALISED_SUM: usize = F_IOS + 2;
 pub const F_WAKES: usize = F_IOS + 3;
 pub const F_WAKE_LATE_SUM: usize = F_IOS + 4;
 pub const F_WAKE_LATE_MAX: usize = F_IOS + 5;
+/// Nanoseconds spent spinning to a deadline: CPU the emulator, not the database, used.
+pub const F_SPIN_SUM: usize = F_IOS + 6;
+/// Nanoseconds by which waits ended before the modelled completion, paying back earlier lateness.
+pub const F_CREDIT_SUM: usize = F_IOS + 7;
 pub const F_HIST_MODELLED: usize = F_IOS + 8;
 pub const HIST_BUCKETS: usize = 2048;
 pub const F_HIST_REALISED: usize = F_HIST_MODELLED + HIST_BUCKETS;

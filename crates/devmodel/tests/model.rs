@@ -3,7 +3,7 @@
 
 use oltplab_devmodel::sim::{ClosedLoop, SimResult};
 use oltplab_devmodel::validation::{self, Figure, Role};
-use oltplab_devmodel::{now_ns, parse_spec, wait_until, Emulator, IoKind};
+use oltplab_devmodel::{now_ns, parse_spec, wait_until, Credit, Emulator, IoKind};
 
 fn run(spec: &str, l: ClosedLoop) -> SimResult {
     l.run(&parse_spec(spec).unwrap()).unwrap()
@@ -333,6 +333,50 @@ fn waits_end_shortly_after_the_deadline_never_before() {
     assert_eq!(wait_until(now_ns().saturating_sub(1)), None);
     let f = e.fidelity();
     assert!(f.wake_early_ns >= 20_000);
+}
+
+#[test]
+fn a_threads_lateness_is_paid_back_on_its_next_waits() {
+    let e = Emulator::new(&parse_spec("pcie-flash-2012").unwrap(), 1).unwrap();
+    // A 2 ms delay between the I/O's start and its wait (the thread was descheduled, or the real
+    // call was slow) makes this I/O 2 ms late against a model of tens of microseconds …
+    let start = now_ns();
+    let deadline = start + 50_000;
+    std::thread::sleep(std::time::Duration::from_millis(2));
+    e.complete(start, deadline);
+    // … and the same thread's next I/Os return at once, until the lateness is paid back.
+    let mut early = 0;
+    for _ in 0..40 {
+        let start = now_ns();
+        let end = e.complete(start, start + 100_000);
+        if end < start + 100_000 {
+            early += 1;
+        }
+    }
+    // 2 ms of lateness is 20 of these 100 µs I/Os (a busy machine only adds lateness to pay).
+    assert!(early >= 19, "{early} of 40 ended early");
+    let f = e.fidelity();
+    assert_eq!(f.ios, 41);
+    assert!(f.credit_ns_mean > 0.0);
+    // Another thread owes nothing: its wait ends at the deadline, not before.
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let start = now_ns();
+            assert!(e.complete(start, start + 300_000) >= start + 300_000);
+        });
+    });
+}
+
+#[test]
+fn credit_never_ends_a_wait_before_the_deadline_less_the_lateness() {
+    let mut c = Credit::default();
+    assert_eq!(c.due_ns(1_000), 1_000);
+    c.settle(1_000, 1_300); // 300 ns late
+    assert_eq!(c.due_ns(5_000), 4_700);
+    c.settle(5_000, 4_700); // paid back in full
+    assert_eq!(c.due_ns(9_000), 9_000);
+    c.settle(9_000, 9_000 + 1_000_000_000); // a second late: capped
+    assert_eq!(c.due_ns(100_000_000), 80_000_000);
 }
 
 extern "C" fn ignore_signal(_: libc::c_int) {}

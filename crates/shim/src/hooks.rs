@@ -146,10 +146,7 @@ fn emulate_data(fd: c_int, number: u32, write: bool, offset: u64, t0: u64, ret: 
         let deadline = shim
             .emu
             .submit(t0, kind, shim.emu.place(number, offset), len);
-        shim.emu.wait_until(deadline);
-        let t1 = now_ns();
-        shim.emu
-            .record_realised(deadline.saturating_sub(t0), t1.saturating_sub(t0));
+        let t1 = shim.emu.complete(t0, deadline);
         let op = if write { Op::Write } else { Op::Read };
         trace(shim, fd, number, op, offset, len, t0, t1);
     });
@@ -164,10 +161,7 @@ fn emulate_flush(fd: c_int, number: u32, op: Op, t0: u64) {
         let deadline = shim
             .emu
             .submit(t0, IoKind::Flush, shim.emu.place(number, 0), 0);
-        shim.emu.wait_until(deadline);
-        let t1 = now_ns();
-        shim.emu
-            .record_realised(deadline.saturating_sub(t0), t1.saturating_sub(t0));
+        let t1 = shim.emu.complete(t0, deadline);
         trace(shim, fd, number, op, 0, 0, t0, t1);
     });
 }

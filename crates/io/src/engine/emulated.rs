@@ -1,13 +1,14 @@
 //! An engine that makes a real engine behave like an emulated device: every I/O is done for real on
-//! the backing file, and its completion is handed back at the time the device model says — never
-//! earlier, and as exactly as [`Emulator::wait_until`] can manage. Each I/O's modelled and realised
-//! latency go into the emulator's fidelity figures.
+//! the backing file, and its completion is handed back at the time the device model says, as exactly
+//! as [`Emulator::wait_until`] can manage; a completion handed back late is paid back by handing
+//! later ones back early ([`Credit`]), so the mean latency is the model's. Each I/O's modelled and
+//! realised latency go into the emulator's fidelity figures.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use oltplab_core::Result;
-use oltplab_devmodel::{now_ns, Emulator, IoKind};
+use oltplab_devmodel::{now_ns, Credit, Emulator, IoKind};
 
 use super::{Completion, IoEngine, Op};
 
@@ -27,6 +28,7 @@ pub struct EmulatedEngine<E: IoEngine> {
     /// Completed by the inner engine, waiting for their modelled time.
     held: Vec<Completion>,
     scratch: Vec<Completion>,
+    credit: Credit,
 }
 
 impl<E: IoEngine> EmulatedEngine<E> {
@@ -51,6 +53,7 @@ impl<E: IoEngine> EmulatedEngine<E> {
             dsync,
             held: Vec::with_capacity(queue_depth),
             scratch: Vec::with_capacity(queue_depth),
+            credit: Credit::default(),
         }
     }
 
@@ -74,8 +77,10 @@ impl<E: IoEngine> EmulatedEngine<E> {
         while i < self.held.len() {
             let c = self.held[i];
             let slot = c.slot as usize;
-            if self.deadline_ns[slot] <= now {
+            let deadline = self.deadline_ns[slot];
+            if self.credit.due_ns(deadline) <= now {
                 self.held.swap_remove(i);
+                self.credit.settle(deadline, now);
                 let submitted = self.submitted_ns[slot];
                 self.emulator.record_realised(
                     self.deadline_ns[slot].saturating_sub(submitted),
@@ -138,7 +143,7 @@ impl<E: IoEngine> IoEngine for EmulatedEngine<E> {
             let next_deadline = self
                 .held
                 .iter()
-                .map(|c| self.deadline_ns[c.slot as usize])
+                .map(|c| self.credit.due_ns(self.deadline_ns[c.slot as usize]))
                 .min();
             let wake = match (next_deadline, give_up) {
                 (Some(d), Some(g)) => Some(d.min(g)),

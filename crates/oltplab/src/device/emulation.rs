@@ -235,12 +235,14 @@ fn shorten(items: &[String]) -> String {
 /// Fidelity over several points: I/O-weighted means, the highest p99 (an upper bound).
 fn combine<'a>(points: impl Iterator<Item = &'a Fidelity>) -> Fidelity {
     let mut out = Fidelity::default();
-    let (mut m, mut r, mut wake) = (0.0, 0.0, 0.0);
+    let (mut m, mut r, mut wake, mut credit) = (0.0, 0.0, 0.0, 0.0);
     for f in points {
         out.ios += f.ios;
         m += f.modelled_lat_ns_mean * f.ios as f64;
         r += f.realised_lat_ns_mean * f.ios as f64;
         wake += f.wake_late_ns_mean * f.ios as f64;
+        credit += f.credit_ns_mean * f.ios as f64;
+        out.spin_cpu_s += f.spin_cpu_s;
         out.modelled_lat_ns_p99 = out.modelled_lat_ns_p99.max(f.modelled_lat_ns_p99);
         out.realised_lat_ns_p99 = out.realised_lat_ns_p99.max(f.realised_lat_ns_p99);
         out.wake_late_ns_max = out.wake_late_ns_max.max(f.wake_late_ns_max);
@@ -251,6 +253,7 @@ fn combine<'a>(points: impl Iterator<Item = &'a Fidelity>) -> Fidelity {
         out.modelled_lat_ns_mean = m / n;
         out.realised_lat_ns_mean = r / n;
         out.wake_late_ns_mean = wake / n;
+        out.credit_ns_mean = credit / n;
         if out.modelled_lat_ns_mean > 0.0 {
             out.off_pct = (out.realised_lat_ns_mean - out.modelled_lat_ns_mean)
                 / out.modelled_lat_ns_mean
