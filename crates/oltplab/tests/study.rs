@@ -84,6 +84,90 @@ fn quick_study_writes_every_figure_trace_and_the_report() {
 }
 
 #[test]
+fn repeated_study_gives_intervals_and_measured_writer_lock_waits() {
+    let dir = scratch("repeat");
+    let out = oltplab(
+        &dir,
+        &[
+            "study",
+            "--scale",
+            "quick",
+            "--devices",
+            "sata-ssd-2010",
+            "--repeat",
+            "2",
+            "--out",
+            "res",
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "stderr: {stderr}");
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("res/results.json")).unwrap())
+            .unwrap();
+    let d = &doc["summary"]["devices"][0];
+    let rep = &d["repeats"];
+    assert_eq!(rep["runs"], 2, "{d}");
+    for figure in ["tpmc", "run_iops", "alpha"] {
+        let values: Vec<f64> = rep[figure]["values"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_f64().unwrap())
+            .collect();
+        assert_eq!(values.len(), 2);
+        assert!(values.iter().all(|v| *v > 0.0), "{figure}: {values:?}");
+        let mean = rep[figure]["mean"].as_f64().unwrap();
+        assert!((mean - (values[0] + values[1]) / 2.0).abs() < 1e-9);
+        assert!(
+            (d[figure].as_f64().unwrap() - mean).abs() < 1e-9,
+            "{figure}"
+        );
+        // Two runs: t = 12.706 on one degree of freedom, so the half-width is 12.706 × |a−b|/2.
+        let ci = rep[figure]["ci95"].as_f64().unwrap();
+        assert!((ci - 12.706 * (values[0] - values[1]).abs() / 2.0).abs() < 1e-6 * (1.0 + ci));
+    }
+    // Each repetition has its own run, trace and replay.
+    for f in [
+        "sata-ssd-2010.trace",
+        "sata-ssd-2010-r2.trace",
+        "run-sata-ssd-2010-r2",
+    ] {
+        assert!(dir.join("res").join(f).exists(), "{f}");
+    }
+    assert!(stderr.contains("±"), "{stderr}");
+    // SQLite's writer lock: measured per transaction type, read-only Stock-Level never waits.
+    let run: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("res/run-sata-ssd-2010/result.json")).unwrap(),
+    )
+    .unwrap();
+    let tx = &run["summary"]["tx"];
+    assert!(
+        tx["new_order"]["writer_lock_wait_ns_mean"]
+            .as_f64()
+            .unwrap()
+            > 0.0,
+        "{tx}"
+    );
+    assert_eq!(
+        tx["stock_level"]["writer_lock_wait_ns_mean"].as_f64(),
+        Some(0.0)
+    );
+    assert!(tx["new_order"]["cpu_ns_mean"].as_f64().unwrap() > 0.0);
+    let b = &d["breakdown"];
+    let share = b["writer_lock_wait_share"].as_f64().unwrap();
+    assert!(share > 0.0 && share <= 1.0, "{b}");
+    let (io, cpu) = (
+        b["holder_io_share"].as_f64().unwrap(),
+        b["holder_cpu_share"].as_f64().unwrap(),
+    );
+    assert!(io > 0.0 && cpu > 0.0 && io + cpu <= 1.1, "{b}");
+    let report = std::fs::read_to_string(dir.join("res/report.html")).unwrap();
+    assert!(report.contains("α ± (95 %)"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn bad_device_lists_are_refused_before_anything_runs() {
     let dir = scratch("bad");
     for (args, expected) in [
@@ -91,6 +175,7 @@ fn bad_device_lists_are_refused_before_anything_runs() {
         (vec!["study", "--devices", "floppy"], "floppy"),
         (vec!["study", "--devices", "host,host"], "twice"),
         (vec!["study", "--scale", "huge"], "huge"),
+        (vec!["study", "--repeat", "0"], "--repeat"),
     ] {
         let out = oltplab(&dir, &args);
         let err = String::from_utf8_lossy(&out.stderr);

@@ -56,33 +56,40 @@ fn baseline(doc: &Doc, devs: &[Device]) -> usize {
 
 fn devices_table(devs: &[Device], base: usize) -> Table {
     let base = devs.get(base);
+    // With `study --repeat`, tpmC and α are means: their 95 % intervals get columns of their own.
+    let repeated = devs.iter().any(|d| d.v.get("repeats").is_some());
+    let keep = |c: &Column| repeated || !c.key.ends_with("_ci95");
+    let columns = vec![
+        Column::new("device", "device", Unit::Text),
+        Column::new("spec", "spec", Unit::Text),
+        Column::new("randread16k_iops", "16k read IOPS", Unit::Count),
+        Column::new("randread16k_iops_ratio", "IOPS ×", Unit::Ratio),
+        Column::new("randread16k_lat_ns", "latency", Unit::Ns),
+        Column::new("randread16k_lat_ratio", "latency ×", Unit::Ratio),
+        Column::new("tpmc", "tpmC", Unit::Number),
+        Column::new("tpmc_ci95", "tpmC ± (95 %)", Unit::Number),
+        Column::new("tpmc_ratio", "tpmC ×", Unit::Ratio),
+        Column::new("run_iops", "IOPS in TPC-C", Unit::Count),
+        Column::new("replay_iops", "IOPS in replay", Unit::Count),
+        Column::new("alpha", "α", Unit::Number),
+        Column::new("alpha_ci95", "α ± (95 %)", Unit::Number),
+        Column::new("replay_causal_iops", "IOPS in causal replay", Unit::Count),
+        Column::new("alpha_causal", "α causal", Unit::Number),
+        Column::new("run_fidelity", "run off model", Unit::Text),
+        Column::new("limit", "limited by", Unit::Text),
+    ];
+    let kept: Vec<bool> = columns.iter().map(keep).collect();
     let mut t = Table::new(
         "devices",
         &format!(
             "Devices (× against the baseline, {})",
             base.map_or("the first device", |b| b.name.as_str())
         ),
-        vec![
-            Column::new("device", "device", Unit::Text),
-            Column::new("spec", "spec", Unit::Text),
-            Column::new("randread16k_iops", "16k read IOPS", Unit::Count),
-            Column::new("randread16k_iops_ratio", "IOPS ×", Unit::Ratio),
-            Column::new("randread16k_lat_ns", "latency", Unit::Ns),
-            Column::new("randread16k_lat_ratio", "latency ×", Unit::Ratio),
-            Column::new("tpmc", "tpmC", Unit::Number),
-            Column::new("tpmc_ratio", "tpmC ×", Unit::Ratio),
-            Column::new("run_iops", "IOPS in TPC-C", Unit::Count),
-            Column::new("replay_iops", "IOPS in replay", Unit::Count),
-            Column::new("alpha", "α", Unit::Number),
-            Column::new("replay_causal_iops", "IOPS in causal replay", Unit::Count),
-            Column::new("alpha_causal", "α causal", Unit::Number),
-            Column::new("run_fidelity", "run off model", Unit::Text),
-            Column::new("limit", "limited by", Unit::Text),
-        ],
+        columns.into_iter().filter(keep).collect(),
     );
     for d in devs {
         let b = |f: fn(&Device) -> Option<f64>| base.and_then(f);
-        t.push(vec![
+        let cells = vec![
             Cell::Text(d.name.clone()),
             Cell::text(d.v.get("spec").and_then(Value::as_str).unwrap_or("")),
             Cell::Num(d.iops),
@@ -90,10 +97,12 @@ fn devices_table(devs: &[Device], base: usize) -> Table {
             Cell::Num(d.lat_ns),
             Cell::Num(ratio(d.lat_ns, b(|x| x.lat_ns))),
             Cell::Num(d.tpmc),
+            Cell::Num(num(d.v, "/repeats/tpmc/ci95")),
             Cell::Num(ratio(d.tpmc, b(|x| x.tpmc))),
             Cell::Num(d.run_iops),
             Cell::Num(d.replay_iops),
             Cell::Num(d.alpha),
+            Cell::Num(num(d.v, "/repeats/alpha/ci95")),
             Cell::Num(num(d.v, "/replay_causal_iops")),
             Cell::Num(num(d.v, "/alpha_causal")),
             // Realised against modelled latency of the run; beyond ±5 % the figure is marked.
@@ -107,7 +116,14 @@ fn devices_table(devs: &[Device], base: usize) -> Table {
                     .and_then(Value::as_str)
                     .unwrap_or(""),
             ),
-        ]);
+        ];
+        t.push(
+            cells
+                .into_iter()
+                .zip(&kept)
+                .filter_map(|(c, &k)| k.then_some(c))
+                .collect(),
+        );
     }
     t
 }

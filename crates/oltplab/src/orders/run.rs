@@ -357,6 +357,8 @@ fn point_cpu(edges: &[(CpuTime, (f64, f64)); 2], o: &PointOutcome, cores: f64) -
         db_sys_s,
         driver_user_s: driver.user_s,
         driver_sys_s: driver.sys_s,
+        // Order entry runs without an emulated device.
+        emulator_spin_s: 0.0,
         utilisation: total / (o.elapsed_s.max(1e-9) * cores),
         driver_share: if total > 0.0 {
             driver.total_s() / total

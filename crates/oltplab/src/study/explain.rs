@@ -2,10 +2,13 @@
 //! CPU (from /proc), or neither — waiting for locks (SQLite admits one writer at a time) — and how
 //! busy it kept the device compared with the replay (α).
 
+use std::collections::BTreeMap;
+
 use serde::Serialize;
 use serde_json::Value;
 
 use super::Scale;
+use oltplab_core::units::format_ns;
 
 /// α at or above this: the run kept the device about as busy as the replay did.
 const DEVICE_BOUND_ALPHA: f64 = 0.8;
@@ -37,6 +40,18 @@ pub struct Breakdown {
     pub replay_fidelity_off_pct: Option<f64>,
     /// Run IOPS over the causal replay's: the database's own ordering kept.
     pub alpha_causal: Option<f64>,
+    /// SQLite: the share of the terminals' time spent waiting for the writer lock, measured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub writer_lock_wait_share: Option<f64>,
+    /// SQLite: the mean measured writer-lock wait per transaction type (types that waited).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub writer_lock_wait_ns_by_tx: BTreeMap<String, f64>,
+    /// SQLite: of the writer-lock holder's time (write transactions, from the lock's grant to
+    /// their end), the shares in I/O calls (from the trace) and on the CPU (its thread's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub holder_io_share: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub holder_cpu_share: Option<f64>,
 }
 
 impl Breakdown {
@@ -56,28 +71,71 @@ impl Breakdown {
         let io_wait_share = (io_wait_ns as f64 / 1e9 / terminal_s).min(1.0);
         let cpu_share = (cpu_s / terminal_s).min(1.0);
         let other_share = (1.0 - io_wait_share - cpu_share).max(0.0);
-        let limit = if alpha > ALPHA_VALID_MAX {
-            "invalid_bound"
-        } else if alpha >= DEVICE_BOUND_ALPHA {
-            "device"
-        } else if cpu_utilisation >= CPU_BOUND_UTILISATION {
-            "cpu"
-        } else if io_wait_share >= IO_BOUND_SHARE {
-            "io_latency"
-        } else {
-            "locks"
-        };
-        Breakdown {
+        let mut b = Breakdown {
             terminal_s,
             io_wait_share,
             cpu_share,
             cpu_utilisation,
             other_share,
             alpha,
-            limit: limit.to_string(),
-            run_fidelity_off_pct: None,
-            replay_fidelity_off_pct: None,
-            alpha_causal: None,
+            ..Breakdown::default()
+        };
+        b.limit = b.decide().to_string();
+        b
+    }
+
+    /// Adds SQLite's measured writer-lock waits (the run's `summary.tx.*.writer_lock_wait_ns_mean`)
+    /// and the lock holder's split, given the I/O time inside write transactions
+    /// (`holder_io_ns`, from the trace's transaction tags).
+    pub fn with_writer_lock(mut self, run: &Value, write_txs: &[&str], holder_io_ns: u64) -> Self {
+        let Some(txs) = run["summary"]["tx"].as_object() else {
+            return self;
+        };
+        let (mut wait_ns, mut holder_ns, mut holder_cpu_ns) = (0.0, 0.0, 0.0);
+        let mut measured = false;
+        for (name, t) in txs {
+            let Some(wait) = t["writer_lock_wait_ns_mean"].as_f64() else {
+                continue;
+            };
+            measured = true;
+            let n = t["count"].as_f64().unwrap_or(0.0) + t["errors"].as_f64().unwrap_or(0.0);
+            wait_ns += wait * n;
+            if wait > 0.0 {
+                self.writer_lock_wait_ns_by_tx.insert(name.clone(), wait);
+            }
+            if write_txs.contains(&name.as_str()) {
+                let lat = t["lat_ns"]["mean"].as_f64().unwrap_or(0.0);
+                holder_ns += (lat - wait).max(0.0) * n;
+                holder_cpu_ns += t["cpu_ns_mean"].as_f64().unwrap_or(0.0) * n;
+            }
+        }
+        if !measured {
+            return self;
+        }
+        self.writer_lock_wait_share = Some((wait_ns / 1e9 / self.terminal_s).min(1.0));
+        if holder_ns > 0.0 {
+            self.holder_io_share = Some((holder_io_ns as f64 / holder_ns).min(1.0));
+            self.holder_cpu_share = Some((holder_cpu_ns / holder_ns).min(1.0));
+        }
+        self.limit = self.decide().to_string();
+        self
+    }
+
+    fn decide(&self) -> &'static str {
+        let lock_share = self.writer_lock_wait_share.unwrap_or(0.0);
+        if self.alpha > ALPHA_VALID_MAX {
+            "invalid_bound"
+        } else if self.alpha >= DEVICE_BOUND_ALPHA {
+            "device"
+        } else if self.cpu_utilisation >= CPU_BOUND_UTILISATION {
+            "cpu"
+        } else if lock_share > 0.0 && lock_share >= self.io_wait_share {
+            // Measured: the terminals waited for the one writer more than for their own I/O.
+            "locks"
+        } else if self.io_wait_share >= IO_BOUND_SHARE {
+            "io_latency"
+        } else {
+            "locks"
         }
     }
 }
@@ -138,6 +196,28 @@ fn explain_limit(b: &Breakdown, host: bool, engine: &str) -> String {
             pct(b.alpha),
             b.alpha
         ),
+        _ if b.writer_lock_wait_share.is_some() => {
+            let by_tx: Vec<String> = b
+                .writer_lock_wait_ns_by_tx
+                .iter()
+                .map(|(tx, ns)| format!("{} {}", tx_label(tx), format_ns(*ns)))
+                .collect();
+            let holder = match (b.holder_io_share, b.holder_cpu_share) {
+                (Some(io), Some(cpu)) => format!(
+                    "; the lock's holder spent {} of its time in I/O and {} on the CPU",
+                    pct(io),
+                    pct(cpu)
+                ),
+                _ => String::new(),
+            };
+            format!(
+                "One writer at a time limits this run: the terminals spent {} of their time waiting for SQLite's writer lock (measured, per transaction: {}){holder}, so {device} did {} of what the replay got from it with the threads free (α = {:.2}).",
+                pct(b.writer_lock_wait_share.unwrap_or(0.0)),
+                by_tx.join(", "),
+                pct(b.alpha),
+                b.alpha
+            )
+        }
         _ => format!(
             "Lock waits limit this run: the terminals spent {} of their time neither on the CPU ({}) nor in I/O ({}), {}, so {device} did only {} of what it can (α = {:.2}).",
             pct(b.other_share),
@@ -154,6 +234,18 @@ fn explain_limit(b: &Breakdown, host: bool, engine: &str) -> String {
     }
 }
 
+/// `new_order` → `New-Order`.
+fn tx_label(name: &str) -> String {
+    name.split('_')
+        .map(|w| {
+            let mut c = w.chars();
+            c.next()
+                .map_or(String::new(), |f| f.to_uppercase().chain(c).collect())
+        })
+        .collect::<Vec<_>>()
+        .join("-")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -164,6 +256,52 @@ mod tests {
 
     fn run(cpu_s: f64, utilisation: f64) -> Value {
         serde_json::json!({"summary": {"measured_s": 10.0, "cpu": {"db_user_s": cpu_s, "utilisation": utilisation}}})
+    }
+
+    #[test]
+    fn sqlite_writer_lock_waits_are_measured_not_inferred() {
+        // 4 terminals × 10 s: New-Orders waited 30 × 1 s for the lock, Payments 10 × 0.2 s.
+        let sqlite = serde_json::json!({"summary": {"measured_s": 10.0,
+            "cpu": {"db_user_s": 2.0, "utilisation": 0.1},
+            "tx": {
+                "new_order": {"count": 30, "errors": 0, "lat_ns": {"mean": 1.2e9},
+                              "writer_lock_wait_ns_mean": 1e9, "cpu_ns_mean": 2e7},
+                "payment": {"count": 10, "errors": 0, "lat_ns": {"mean": 0.4e9},
+                            "writer_lock_wait_ns_mean": 0.2e9, "cpu_ns_mean": 1e7},
+                "stock_level": {"count": 5, "errors": 0, "lat_ns": {"mean": 1e7},
+                                "writer_lock_wait_ns_mean": 0.0, "cpu_ns_mean": 1e6}}}});
+        let io_ns = 8_000_000_000;
+        let b = Breakdown::from_run(&sqlite, io_ns, &scale(), 0.4).with_writer_lock(
+            &sqlite,
+            &["new_order", "payment", "delivery"],
+            7_000_000_000,
+        );
+        // (30 × 1 + 10 × 0.2) s of 40 terminal-seconds.
+        assert!(
+            (b.writer_lock_wait_share.unwrap() - 0.8).abs() < 1e-9,
+            "{b:?}"
+        );
+        assert_eq!(b.limit, "locks");
+        // The holder: 30 × 0.2 + 10 × 0.2 = 8 s after the grant; 7 s of it in I/O, 0.7 s CPU.
+        assert!((b.holder_io_share.unwrap() - 0.875).abs() < 1e-9, "{b:?}");
+        assert!((b.holder_cpu_share.unwrap() - 0.0875).abs() < 1e-9, "{b:?}");
+        let said = explain(&b, false, "sqlite");
+        assert!(
+            said.contains("80 % of their time waiting for SQLite's writer lock")
+                && said.contains("New-Order 1.00s")
+                && !said.contains("Stock-Level")
+                && said.contains("88 % of its time in I/O"),
+            "{said}"
+        );
+        // A server's run has no such figures: nothing changes.
+        let server = Breakdown::from_run(&run(2.0, 0.1), io_ns, &scale(), 0.4);
+        let same = server
+            .clone()
+            .with_writer_lock(&run(2.0, 0.1), &["new_order"], 0);
+        assert_eq!(
+            (same.limit, same.writer_lock_wait_share),
+            (server.limit, None)
+        );
     }
 
     #[test]

@@ -29,6 +29,7 @@ use crate::tpcc::target::DbSpec;
 use crate::tpcc::{self, LoadConfig, RunConfig};
 use crate::STOP;
 use explain::{explain, Breakdown};
+use oltplab_workloads::tpcc::tx::TxType;
 
 pub const RESULTS_FILE: &str = "results.json";
 pub const REPORT_FILE: &str = "report.html";
@@ -67,6 +68,11 @@ pub struct StudyArgs {
     /// goes to stderr)
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+
+    /// Run each device's TPC-C run and replay N times, each on a fresh copy of the loaded
+    /// database, and report tpmC, run IOPS and α as means with 95 % confidence intervals
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=20))]
+    pub repeat: u32,
 
     /// Use an output or data directory that oltplab did not create
     #[arg(long)]
@@ -141,6 +147,8 @@ struct StudyConfig {
     scale: Scale,
     data_dir: PathBuf,
     seed: u64,
+    /// Runs and replays per device (`--repeat`).
+    repeat: u32,
 }
 
 /// One device's figures: DESIGN.md's `summary.devices[]`.
@@ -186,6 +194,70 @@ pub struct DeviceFigures {
     #[serde(skip_serializing_if = "Value::is_null")]
     pub io_by_tx: Value,
     pub trace: String,
+    /// With `--repeat N` (N > 1): every repetition's figures. The rates and α above are then the
+    /// repetitions' means; the breakdown, explanation, fidelity, I/O per transaction and trace are
+    /// the first repetition's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub repeats: Option<Repeats>,
+}
+
+/// The figures of a device's repeated runs, each with its mean and 95 % confidence interval.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Repeats {
+    pub runs: u32,
+    pub tpmc: Interval,
+    pub run_iops: Interval,
+    pub replay_iops: Interval,
+    pub alpha: Interval,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub alpha_causal: Option<Interval>,
+}
+
+/// A sample's mean and the half-width of its two-sided 95 % confidence interval (Student's t with
+/// n − 1 degrees of freedom): the mean lies in `mean ± ci95` with 95 % confidence.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Interval {
+    pub mean: f64,
+    pub ci95: f64,
+    pub values: Vec<f64>,
+}
+
+impl Interval {
+    pub fn of(values: Vec<f64>) -> Interval {
+        let n = values.len();
+        let mean = values.iter().sum::<f64>() / n.max(1) as f64;
+        let ci95 = if n < 2 {
+            0.0
+        } else {
+            let var = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+            t95(n - 1) * (var / n as f64).sqrt()
+        };
+        Interval { mean, ci95, values }
+    }
+}
+
+/// Student's t, two-sided 95 %, for `df` degrees of freedom (`--repeat` allows at most 19).
+fn t95(df: usize) -> f64 {
+    const T: [f64; 19] = [
+        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
+        2.145, 2.131, 2.120, 2.110, 2.101, 2.093,
+    ];
+    T.get(df.saturating_sub(1)).copied().unwrap_or(1.96)
+}
+
+impl Repeats {
+    fn of(runs: &[DeviceFigures]) -> Repeats {
+        let take = |f: fn(&DeviceFigures) -> f64| Interval::of(runs.iter().map(f).collect());
+        let causal: Option<Vec<f64>> = runs.iter().map(|r| r.alpha_causal).collect();
+        Repeats {
+            runs: runs.len() as u32,
+            tpmc: take(|r| r.tpmc),
+            run_iops: take(|r| r.run_iops),
+            replay_iops: take(|r| r.replay_iops),
+            alpha: take(|r| r.alpha),
+            alpha_causal: causal.map(Interval::of),
+        }
+    }
 }
 
 #[derive(Clone, Debug, Default, Serialize)]
@@ -231,6 +303,7 @@ pub fn run(args: StudyArgs) -> Result<()> {
         scale: scale.clone(),
         data_dir: args.data_dir.clone(),
         seed: 1,
+        repeat: args.repeat,
     };
     let (started_at, out) = prepare(&args)?;
     let summary = StudySummary {
@@ -291,6 +364,7 @@ pub fn run(args: StudyArgs) -> Result<()> {
             spec,
             name,
             &scale,
+            config.repeat,
             &database,
             &args.data_dir,
             &out,
@@ -462,9 +536,74 @@ impl Database {
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn study_device(
     spec: &Spec,
     name: &str,
+    scale: &Scale,
+    repeat: u32,
+    database: &Database,
+    data_dir: &Path,
+    out: &Path,
+    warnings: &mut Vec<Warning>,
+) -> Result<DeviceFigures> {
+    // 1. The device itself: 16 KiB random reads, QD 1 for latency and QD 32 for IOPS.
+    output::note!("  device: 16 KiB random reads at QD 1 and 32");
+    let device = device_figures(spec, name, scale, data_dir, out)?;
+    interrupted()?;
+
+    // 2–4, once per repetition, each on a fresh copy: the first keeps the plain file names.
+    let mut runs = Vec::new();
+    for r in 1..=repeat {
+        let tag = match r {
+            1 => name.to_string(),
+            _ => format!("{name}-r{r}"),
+        };
+        if repeat > 1 {
+            output::note!("  repetition {r} of {repeat}");
+        }
+        match run_and_replay(spec, name, &tag, scale, database, data_dir, out, warnings) {
+            Ok(f) => runs.push(f),
+            Err(Error::Interrupted) if !runs.is_empty() => break,
+            Err(e) => return Err(e),
+        }
+    }
+    let mut figures = runs[0].clone();
+    figures.randread16k_lat_ns = device.0;
+    figures.randread16k_iops = device.1;
+    if runs.len() > 1 {
+        let rep = Repeats::of(&runs);
+        let mean = |i: &Interval| i.mean;
+        figures.tpmc = mean(&rep.tpmc);
+        figures.tpm_total = runs.iter().map(|r| r.tpm_total).sum::<f64>() / runs.len() as f64;
+        figures.run_iops = mean(&rep.run_iops);
+        figures.replay_iops = mean(&rep.replay_iops);
+        figures.alpha = mean(&rep.alpha);
+        figures.alpha_causal = rep.alpha_causal.as_ref().map(mean);
+        figures.replay_causal_iops = figures.replay_causal_iops.map(|_| {
+            let v: Vec<f64> = runs.iter().filter_map(|r| r.replay_causal_iops).collect();
+            v.iter().sum::<f64>() / v.len() as f64
+        });
+        output::note!(
+            "  over {} runs: tpmC {:.0} ± {:.0}, α {:.2} ± {:.2} (95 %)",
+            rep.runs,
+            rep.tpmc.mean,
+            rep.tpmc.ci95,
+            rep.alpha.mean,
+            rep.alpha.ci95
+        );
+        figures.repeats = Some(rep);
+    }
+    Ok(figures)
+}
+
+/// One TPC-C run of the device on a fresh copy, its replays and its explanation; `tag` names its
+/// files (the device's name, with the repetition's number after the first).
+#[allow(clippy::too_many_arguments)]
+fn run_and_replay(
+    spec: &Spec,
+    name: &str,
+    tag: &str,
     scale: &Scale,
     database: &Database,
     data_dir: &Path,
@@ -477,17 +616,10 @@ fn study_device(
         ..DeviceFigures::default()
     };
 
-    // 1. The device itself: 16 KiB random reads, QD 1 for latency and QD 32 for IOPS.
-    output::note!("  device: 16 KiB random reads at QD 1 and 32");
-    let device = device_figures(spec, name, scale, data_dir, out)?;
-    figures.randread16k_lat_ns = device.0;
-    figures.randread16k_iops = device.1;
-    interrupted()?;
-
     // 2. TPC-C on a fresh copy of the loaded database, through the VFS (SQLite) or the shim
     //    (servers) that traces and emulates.
-    let db_path = database.copy_for(name)?;
-    let trace_path = out.join(format!("{name}.trace"));
+    let db_path = database.copy_for(tag)?;
+    let trace_path = out.join(format!("{tag}.trace"));
     output::note!(
         "  TPC-C: {} terminals, {} warm-up + {} measured",
         scale.terminals,
@@ -512,7 +644,7 @@ fn study_device(
         backing: "ram".into(),
         sqlite_vfs: None,
         json: None,
-        out: Some(out.join(format!("run-{name}"))),
+        out: Some(out.join(format!("run-{tag}"))),
         force: false,
         save: true,
         quiet: output::quiet(),
@@ -521,7 +653,7 @@ fn study_device(
     let run = serde_json::to_value(&outcome.doc).expect("serialises");
     figures.tpmc = num(&run["summary"]["tpmc"]);
     figures.tpm_total = num(&run["summary"]["tpm_total"]);
-    figures.trace = format!("{name}.trace");
+    figures.trace = format!("{tag}.trace");
     figures.run_fidelity = run["summary"]["emulation"]["fidelity"]
         .as_object()
         .map(|f| Value::Object(f.clone()));
@@ -530,7 +662,7 @@ fn study_device(
             w.kind,
             WarningKind::EmulationOffTarget | WarningKind::ForeignData
         ) {
-            warnings.push(Warning::new(w.kind, format!("{name} run: {}", w.message)));
+            warnings.push(Warning::new(w.kind, format!("{tag} run: {}", w.message)));
         }
     }
     let io = trace_totals(&trace_path)?;
@@ -549,7 +681,7 @@ fn study_device(
         format_count(figures.run_ios as f64),
         format_count(io.syncs as f64)
     );
-    let replay_dir = data_dir.join(format!("replay-{name}"));
+    let replay_dir = data_dir.join(format!("replay-{tag}"));
     // As the run: SQLite and PostgreSQL go through the page cache, InnoDB uses O_DIRECT; on an
     // emulated device the time comes from its model either way.
     let direct = database.engine == "mariadb" && spec.is_host();
@@ -558,7 +690,7 @@ fn study_device(
         spec,
         &replay_dir,
         direct,
-        &out.join(format!("replay-{name}")),
+        &out.join(format!("replay-{tag}")),
     )?;
     let _ = std::fs::remove_dir_all(&replay_dir);
     database.remove_copy(&db_path);
@@ -576,7 +708,7 @@ fn study_device(
         if realtime > 0.0 && (realtime / lanes.iops - 1.0).abs() > REALTIME_AGREES_PCT / 100.0 {
             warn(warnings, Warning::new(
                 WarningKind::EmulationOffTarget,
-                format!("{name}: the real-time replay through the emulator did {realtime:.0} IOPS, {:+.0} % off the model's {:.0} in virtual time; α uses the model's (the emulator's own timing error: {})", (realtime / lanes.iops - 1.0) * 100.0, lanes.iops, figures.replay_fidelity.as_ref().and_then(|f| f["off_pct"].as_f64()).map_or("not measured".into(), |p| format!("{p:+.1} % latency"))),
+                format!("{tag}: the real-time replay through the emulator did {realtime:.0} IOPS, {:+.0} % off the model's {:.0} in virtual time; α uses the model's (the emulator's own timing error: {})", (realtime / lanes.iops - 1.0) * 100.0, lanes.iops, figures.replay_fidelity.as_ref().and_then(|f| f["off_pct"].as_f64()).map_or("not measured".into(), |p| format!("{p:+.1} % latency"))),
             ));
         }
         figures.replay_realtime_iops = Some(realtime);
@@ -592,14 +724,23 @@ fn study_device(
     interrupted()?;
 
     // 4. What limited the run.
-    figures.breakdown = Breakdown::from_run(&run, io.wait_ns, scale, figures.alpha);
+    // The transactions that take SQLite's writer lock; their I/O is the holder's.
+    let write_txs = [TxType::NewOrder, TxType::Payment, TxType::Delivery];
+    let holder_io_ns = write_txs
+        .iter()
+        .map(|t| io.wait_ns_by_tag[t.tag() as usize])
+        .sum();
+    let write_names = write_txs.map(|t| t.name());
+    figures.breakdown = Breakdown::from_run(&run, io.wait_ns, scale, figures.alpha)
+        .with_writer_lock(&run, &write_names, holder_io_ns);
     figures.breakdown.alpha_causal = figures.alpha_causal;
     let off_pct = |f: &Option<Value>| f.as_ref().and_then(|f| f["off_pct"].as_f64());
     figures.breakdown.run_fidelity_off_pct = off_pct(&figures.run_fidelity);
     figures.breakdown.replay_fidelity_off_pct = off_pct(&figures.replay_fidelity);
     figures.explanation = explain(&figures.breakdown, spec.is_host(), &database.engine);
     figures.io_by_tx = run["summary"]["io"]["by_tx"].clone();
-    if spec.is_host() && io.reads > 0 && database.engine != "mariadb" {
+    // Said once per device, not once per repetition.
+    if tag == name && spec.is_host() && io.reads > 0 && database.engine != "mariadb" {
         warn(warnings, Warning::new(
             WarningKind::PageCache,
             format!("{name}: {} reads through the page cache, so the host's run and replay figures include memory hits; the emulated devices see every read", outcome.doc.env.engine_version.as_deref().unwrap_or(&database.engine)),
@@ -791,6 +932,8 @@ struct TraceTotals {
     /// Time the terminals spent in I/O calls (reads, writes and syncs): the records tied to a
     /// transaction, or every record of an untagged trace.
     wait_ns: u64,
+    /// The same per transaction tag.
+    wait_ns_by_tag: [u64; 256],
 }
 
 fn trace_totals(path: &Path) -> Result<TraceTotals> {
@@ -800,6 +943,7 @@ fn trace_totals(path: &Path) -> Result<TraceTotals> {
         writes: 0,
         syncs: 0,
         wait_ns: 0,
+        wait_ns_by_tag: [0; 256],
     };
     let (mut all_ns, mut tagged_ns) = (0u64, 0u64);
     reader.for_each(|r| {
@@ -812,6 +956,7 @@ fn trace_totals(path: &Path) -> Result<TraceTotals> {
         all_ns += r.latency_ns as u64;
         if r.tag != 0 {
             tagged_ns += r.latency_ns as u64;
+            t.wait_ns_by_tag[r.tag as usize] += r.latency_ns as u64;
         }
     })?;
     // A server's background processes (checkpointer, WAL writer) do I/O no terminal waits for.
@@ -923,15 +1068,24 @@ fn print_table(summary: &StudySummary, out: &Path) {
                 let mark = if p.abs() > OFF_TARGET_PCT { "!" } else { "" };
                 format!("{p:+.1}%{mark}")
             });
+        // With --repeat: the mean and its 95 % interval.
+        let rep = d.repeats.as_ref();
+        let tpmc = rep.map_or(format!("{:.0}", d.tpmc), |r| {
+            format!("{:.0}±{:.0}", r.tpmc.mean, r.tpmc.ci95)
+        });
+        let alpha_shown = match rep {
+            Some(r) => format!("{}±{:.2}", alpha(r.alpha.mean), r.alpha.ci95),
+            None => alpha(d.alpha),
+        };
         output::say!(
-            "{:<18} {:>11} {:>11} {:>9.0} {:>10.0} {:>10.0} {:>7} {:>10} {:>8} {:>9}  {}",
+            "{:<18} {:>11} {:>11} {:>9} {:>10.0} {:>10.0} {:>7} {:>10} {:>8} {:>9}  {}",
             d.name,
             format_count(d.randread16k_iops),
             format_ns(d.randread16k_lat_ns),
-            d.tpmc,
+            tpmc,
             d.run_iops,
             d.replay_iops,
-            alpha(d.alpha),
+            alpha_shown,
             d.replay_causal_iops
                 .map_or("—".into(), |v| format!("{v:.0}")),
             d.alpha_causal.map_or("—".into(), alpha),
@@ -943,6 +1097,12 @@ fn print_table(summary: &StudySummary, out: &Path) {
         "(replay and α: each traced thread in order, threads free — S1's method; causal: an I/O waits for every I/O that had completed before it started in the run; on emulated devices both in virtual time on the model; ! marks an α above {} — no bound; run fid.: the run's realised latency against the model's, ! beyond ±{OFF_TARGET_PCT} %)",
         explain::ALPHA_VALID_MAX
     );
+    if let Some(r) = summary.devices.iter().find_map(|d| d.repeats.as_ref()) {
+        output::say!(
+            "(tpmC and α: the mean of {} runs ± the half-width of its 95 % confidence interval; the sentences below are the first run's)",
+            r.runs
+        );
+    }
     output::say!("");
     for d in &summary.devices {
         output::say!("{}: {}", d.name, d.explanation);

@@ -35,6 +35,14 @@ pub struct TxSummary {
     /// Completed per second of the measured window.
     pub tps: f64,
     pub lat_ns: LatencyNs,
+    /// SQLite: mean time a transaction of this type waited for the database-wide writer lock
+    /// (the in-process queue and `BEGIN IMMEDIATE`), measured; part of `lat_ns`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub writer_lock_wait_ns_mean: Option<f64>,
+    /// SQLite: mean CPU time of the terminal's thread inside a transaction of this type — the
+    /// engine's own work, which runs on that thread.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_ns_mean: Option<f64>,
 }
 
 /// `summary.io`: device counters of the measured window, or (filled by the caller) the captured
@@ -62,6 +70,9 @@ pub struct TpccCpu {
     pub db_sys_s: f64,
     pub driver_user_s: f64,
     pub driver_sys_s: f64,
+    /// CPU the device emulator spent spinning to modelled completions in the database's threads;
+    /// taken out of `db_user_s`, and not in `utilisation`.
+    pub emulator_spin_s: f64,
     /// (db + driver) CPU seconds per measured second per core: 1.0 = every core busy.
     pub utilisation: f64,
     /// The driver's share of all CPU the run used (db + driver).
@@ -311,6 +322,12 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<RunOutcome> {
     let mut all = 0u64;
     for t in TxType::ALL {
         let s = &outcome.tx[t.index()];
+        // Measured on SQLite only: its engine runs on the terminals' threads and takes its writer
+        // lock at BEGIN; a server's locks and work are inside the server.
+        let per_tx = |ns: u64| {
+            (cfg.db.engine == Engine::Sqlite && s.count + s.errors > 0)
+                .then(|| ns as f64 / (s.count + s.errors) as f64)
+        };
         all += s.count;
         summary.tx.insert(
             t.name().into(),
@@ -321,6 +338,8 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<RunOutcome> {
                 retries: s.retries,
                 tps: s.count as f64 / measured_s,
                 lat_ns: s.latency.stats(),
+                writer_lock_wait_ns_mean: per_tx(s.writer_lock_wait_ns),
+                cpu_ns_mean: per_tx(s.cpu_ns),
             },
         );
         histograms.insert(t.name().to_string(), s.latency.to_base64());
@@ -340,40 +359,6 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<RunOutcome> {
         .map(|(k, v)| (k.name().to_string(), *v))
         .collect();
 
-    let process = cpu_end.0.since(&cpu_start.0);
-    let (db_user, db_sys) = (
-        (cpu_end.1 .0 - cpu_start.1 .0).max(0.0),
-        (cpu_end.1 .1 - cpu_start.1 .1).max(0.0),
-    );
-    let cpu = if cfg.db.engine == Engine::Sqlite {
-        // The engine runs on the terminals' threads: its CPU is their time inside transactions.
-        let inside = outcome.in_tx_cpu;
-        TpccCpu {
-            db_user_s: inside.user_s,
-            db_sys_s: inside.sys_s,
-            driver_user_s: (process.user_s - inside.user_s).max(0.0),
-            driver_sys_s: (process.sys_s - inside.sys_s).max(0.0),
-            ..Default::default()
-        }
-    } else {
-        TpccCpu {
-            db_user_s: db_user,
-            db_sys_s: db_sys,
-            driver_user_s: process.user_s,
-            driver_sys_s: process.sys_s,
-            ..Default::default()
-        }
-    };
-    let total_cpu = cpu.db_user_s + cpu.db_sys_s + cpu.driver_user_s + cpu.driver_sys_s;
-    summary.cpu = TpccCpu {
-        utilisation: total_cpu / (measured_s * env.cores.max(1) as f64),
-        driver_share: if total_cpu > 0.0 {
-            (cpu.driver_user_s + cpu.driver_sys_s) / total_cpu
-        } else {
-            0.0
-        },
-        ..cpu
-    };
     let disk = cpu_end.2.since(&cpu_start.2);
     summary.io = match &device {
         Some(d) => IoSummary {
@@ -393,12 +378,51 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<RunOutcome> {
     };
 
     let mut warnings = Vec::new();
+    // CPU the emulator spent spinning to deadlines inside the database's threads.
+    let mut spin_s = 0.0;
     if let Some(c) = capture {
         let (io, capture_warnings, emulation) = c.finish(&outcome)?;
         summary.io = io;
+        spin_s = emulation.as_ref().map_or(0.0, |e| e.fidelity.spin_cpu_s);
         summary.emulation = emulation.map(|e| serde_json::to_value(e).expect("serialises"));
         warnings.extend(capture_warnings);
     }
+    let process = cpu_end.0.since(&cpu_start.0);
+    let (db_user, db_sys) = (
+        (cpu_end.1 .0 - cpu_start.1 .0).max(0.0),
+        (cpu_end.1 .1 - cpu_start.1 .1).max(0.0),
+    );
+    let cpu = if cfg.db.engine == Engine::Sqlite {
+        // The engine runs on the terminals' threads: its CPU is their time inside transactions.
+        let inside = outcome.in_tx_cpu;
+        TpccCpu {
+            db_user_s: (inside.user_s - spin_s).max(0.0),
+            db_sys_s: inside.sys_s,
+            driver_user_s: (process.user_s - inside.user_s).max(0.0),
+            driver_sys_s: (process.sys_s - inside.sys_s).max(0.0),
+            emulator_spin_s: spin_s,
+            ..Default::default()
+        }
+    } else {
+        TpccCpu {
+            db_user_s: (db_user - spin_s).max(0.0),
+            db_sys_s: db_sys,
+            driver_user_s: process.user_s,
+            driver_sys_s: process.sys_s,
+            emulator_spin_s: spin_s,
+            ..Default::default()
+        }
+    };
+    let total_cpu = cpu.db_user_s + cpu.db_sys_s + cpu.driver_user_s + cpu.driver_sys_s;
+    summary.cpu = TpccCpu {
+        utilisation: total_cpu / (measured_s * env.cores.max(1) as f64),
+        driver_share: if total_cpu > 0.0 {
+            (cpu.driver_user_s + cpu.driver_sys_s) / total_cpu
+        } else {
+            0.0
+        },
+        ..cpu
+    };
     if outcome.interrupted {
         warnings.push(Warning::new(
             WarningKind::Interrupted,

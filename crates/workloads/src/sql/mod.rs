@@ -487,6 +487,12 @@ pub trait Conn: Send {
     fn query(&mut self, sql: &str) -> DbResult<Rows>;
     /// Loads rows in the engine's fastest way; the caller brackets a chunk with begin/commit.
     fn load(&mut self, batch: &Batch) -> DbResult<()>;
+    /// Nanoseconds this connection has waited so far to start write transactions, where the
+    /// engine takes a database-wide writer lock there (SQLite); 0 where locks are taken row by row
+    /// inside the transaction (the servers: their waits are sampled from the server instead).
+    fn writer_lock_wait_ns(&self) -> u64 {
+        0
+    }
 }
 
 /// Microseconds since the Unix epoch, now.

@@ -52,6 +52,8 @@ pub struct SqliteConn {
     conn: Connection,
     writer: Option<Arc<WriterLock>>,
     holding: bool,
+    /// Time spent acquiring the writer lock (in-process queue and `BEGIN IMMEDIATE`).
+    writer_wait_ns: u64,
 }
 
 impl SqliteConn {
@@ -62,6 +64,7 @@ impl SqliteConn {
             conn,
             writer,
             holding: false,
+            writer_wait_ns: 0,
         }
     }
 
@@ -145,17 +148,20 @@ impl Conn for SqliteConn {
     }
 
     fn begin(&mut self, mode: TxMode) -> DbResult<()> {
-        let sql = match mode {
-            TxMode::Read => "BEGIN",
-            TxMode::Write | TxMode::WriteStrict => {
-                if let Some(w) = &self.writer {
-                    w.acquire();
-                    self.holding = true;
-                }
-                "BEGIN IMMEDIATE"
+        let write = mode != TxMode::Read;
+        let asked = std::time::Instant::now();
+        if write {
+            if let Some(w) = &self.writer {
+                w.acquire();
+                self.holding = true;
             }
-        };
+        }
+        let sql = if write { "BEGIN IMMEDIATE" } else { "BEGIN" };
         let result = self.conn.execute_batch(sql).map_err(|e| classify(&e));
+        if write {
+            // Queued behind the writer holding the lock: the database's one-writer-at-a-time.
+            self.writer_wait_ns += asked.elapsed().as_nanos() as u64;
+        }
         if result.is_err() {
             self.release();
         }
@@ -182,6 +188,10 @@ impl Conn for SqliteConn {
         };
         self.release();
         result
+    }
+
+    fn writer_lock_wait_ns(&self) -> u64 {
+        self.writer_wait_ns
     }
 
     fn run(&mut self, stmt: &Stmt, params: &[P], out: &mut Rows) -> DbResult<u64> {

@@ -57,6 +57,11 @@ pub struct TxStats {
     /// Retries (each a re-run of the whole transaction).
     pub retries: u64,
     pub latency: LatencyHistogram,
+    /// Time spent waiting for the database-wide writer lock (SQLite), summed over transactions.
+    pub writer_lock_wait_ns: u64,
+    /// The terminal thread's CPU time inside transactions, less the device emulator's spin in it
+    /// (SQLite: the engine's own work).
+    pub cpu_ns: u64,
 }
 
 /// One second of the measured window.
@@ -373,6 +378,8 @@ fn terminal(
         let input = gen.draw(kind, home, &mut rng);
         let phase_at_start = phase.load(Ordering::Relaxed);
         let cpu_before = CpuTime::thread();
+        let spin_before = oltplab_dbs::vfs::thread_spin_ns();
+        let lock_wait_before = conn.writer_lock_wait_ns();
         let started = Instant::now();
         let started_ns = backend_tid.map_or(0, |_| oltplab_trace::monotonic_ns());
         oltplab_dbs::vfs::set_thread_tag(kind.tag());
@@ -399,10 +406,12 @@ fn terminal(
         };
         oltplab_dbs::vfs::set_thread_tag(0);
         let latency_ns = started.elapsed().as_nanos() as u64;
+        let lock_wait_ns = conn.writer_lock_wait_ns() - lock_wait_before;
         let measured =
             phase_at_start == PHASE_MEASURE && phase.load(Ordering::Relaxed) == PHASE_MEASURE;
+        let tx_cpu = CpuTime::thread().since(&cpu_before);
         if measured {
-            in_tx_cpu = in_tx_cpu.plus(&CpuTime::thread().since(&cpu_before));
+            in_tx_cpu = in_tx_cpu.plus(&tx_cpu);
             if let Some(tid) = backend_tid {
                 spans.push(TxSpan {
                     backend_tid: tid,
@@ -427,6 +436,10 @@ fn terminal(
             if measured {
                 let t = &mut s.tx[kind.index()];
                 t.retries += retries.len() as u64;
+                t.writer_lock_wait_ns += lock_wait_ns;
+                // Without the emulator's spin in this thread (SQLite's VFS waits here).
+                let spin_ns = oltplab_dbs::vfs::thread_spin_ns() - spin_before;
+                t.cpu_ns += ((tx_cpu.total_s() * 1e9) as u64).saturating_sub(spin_ns);
                 match &result {
                     Ok(o) => {
                         t.count += 1;
