@@ -318,12 +318,15 @@ unsafe fn timed_io(
     if rc != ffi::SQLITE_OK && rc != ffi::SQLITE_IOERR_SHORT_READ {
         state.errors.fetch_add(1, Ordering::Relaxed);
     }
-    if let Some(emulator) = state.options.emulator.as_ref().filter(|_| state.emulating) {
-        let address = emulator.place(ol.file_index, offset);
-        let done_ns = emulator.submit(start_ns, kind, address, len);
-        emulator.complete(start_ns, done_ns);
-    }
-    let end_ns = now_ns();
+    // Emulating, the trace gets the device's end of the I/O (see `Emulator::complete`).
+    let end_ns = match state.options.emulator.as_ref().filter(|_| state.emulating) {
+        Some(emulator) => {
+            let address = emulator.place(ol.file_index, offset);
+            let done_ns = emulator.submit(start_ns, kind, address, len);
+            emulator.complete(start_ns, done_ns)
+        }
+        None => now_ns(),
+    };
     let tid = TID.with(|t| *t);
     let c = &state.counters[tid as usize % COUNTER_SLOTS];
     let op = match kind {

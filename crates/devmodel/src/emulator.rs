@@ -258,8 +258,12 @@ impl Emulator {
     }
 
     /// Holds the calling thread until an I/O it began at `start_ns`, which the model completes at
-    /// `deadline_ns`, is done for it; records the I/O and returns when the thread got it back.
-    /// Each thread carries its own [`Credit`].
+    /// `deadline_ns`, is done for it, and records the I/O. Each thread carries its own [`Credit`].
+    ///
+    /// Returns the I/O's end for a trace: the device's, i.e. the modelled completion — a thread
+    /// paying back lateness may get an I/O back before the device finished it, and a trace that
+    /// said so would show the I/O overlapping the thread's next one, which the device never did.
+    /// On `host` (no model) the real end.
     pub fn complete(&self, start_ns: u64, deadline_ns: u64) -> u64 {
         let mut credit = CREDIT.try_with(Cell::get).unwrap_or_default();
         self.wait_until(credit.due_ns(deadline_ns));
@@ -270,7 +274,11 @@ impl Emulator {
             deadline_ns.saturating_sub(start_ns),
             end_ns.saturating_sub(start_ns),
         );
-        end_ns
+        if matches!(self.node, Node::Host) {
+            end_ns
+        } else {
+            deadline_ns
+        }
     }
 
     /// Records one I/O's modelled and realised latency for [`Emulator::fidelity`].

@@ -176,6 +176,7 @@ fn bad_device_lists_are_refused_before_anything_runs() {
         (vec!["study", "--devices", "host,host"], "twice"),
         (vec!["study", "--scale", "huge"], "huge"),
         (vec!["study", "--repeat", "0"], "--repeat"),
+        (vec!["study", "--pacing", "fast"], "fast"),
     ] {
         let out = oltplab(&dir, &args);
         let err = String::from_utf8_lossy(&out.stderr);

@@ -17,12 +17,14 @@ const DEVICE_BOUND_ALPHA: f64 = 0.8;
 pub const ALPHA_VALID_MAX: f64 = 1.05;
 /// CPU utilisation (of all cores) at or above this: the machine had little CPU to spare.
 const CPU_BOUND_UTILISATION: f64 = 0.8;
+/// A paced run at or above this share of the spec's ceiling did what its terminals asked for.
+const OFFERED_LOAD_EFFICIENCY: f64 = 0.8;
 /// Share of the terminals' time in I/O calls at or above this: I/O latency dominates.
 const IO_BOUND_SHARE: f64 = 0.5;
 
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Breakdown {
-    /// Terminals × measured seconds.
+    /// The terminals' seconds inside transactions (terminals × the window if not known).
     pub terminal_s: f64,
     /// Share of the terminals' time spent inside reads, writes and syncs.
     pub io_wait_share: f64,
@@ -33,7 +35,7 @@ pub struct Breakdown {
     /// The rest: waiting for locks, for a connection, or for the other terminals.
     pub other_share: f64,
     pub alpha: f64,
-    /// invalid_bound | device | cpu | io_latency | locks
+    /// invalid_bound | offered_load | device | cpu | io_latency | locks
     pub limit: String,
     /// Emulated devices: realised against modelled mean latency of the run and of the replay, %.
     pub run_fidelity_off_pct: Option<f64>,
@@ -52,13 +54,35 @@ pub struct Breakdown {
     pub holder_io_share: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub holder_cpu_share: Option<f64>,
+    /// `--pacing spec`: tpmC as a share of the spec's ceiling for the warehouses (12.86 each).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub paced_efficiency: Option<f64>,
 }
 
 impl Breakdown {
     pub fn from_run(run: &Value, io_wait_ns: u64, scale: &Scale, alpha: f64) -> Breakdown {
         let summary = &run["summary"];
         let measured_s = summary["measured_s"].as_f64().unwrap_or(scale.duration_s);
-        let terminal_s = (scale.terminals as f64 * measured_s).max(1e-9);
+        // The terminals' time inside transactions: with keying and think times, much of their
+        // time is neither; without, this is about terminals × the window.
+        let in_tx_s: f64 = summary["tx"].as_object().map_or(0.0, |txs| {
+            txs.values()
+                .map(|t| {
+                    t["count"].as_f64().unwrap_or(0.0) * t["lat_ns"]["mean"].as_f64().unwrap_or(0.0)
+                })
+                .sum::<f64>()
+                / 1e9
+        });
+        let terminal_s = if in_tx_s > 0.0 {
+            in_tx_s
+        } else {
+            scale.terminals as f64 * measured_s
+        }
+        .max(1e-9);
+        // Paced runs that got most of what the terminals asked for were held by the offered load.
+        let paced_efficiency = scale
+            .keying_think
+            .then(|| summary["efficiency"].as_f64().unwrap_or(0.0) / 100.0);
         let cpu = &summary["cpu"];
         let cpu_s: f64 = ["db_user_s", "db_sys_s", "driver_user_s", "driver_sys_s"]
             .iter()
@@ -78,6 +102,7 @@ impl Breakdown {
             cpu_utilisation,
             other_share,
             alpha,
+            paced_efficiency,
             ..Breakdown::default()
         };
         b.limit = b.decide().to_string();
@@ -125,6 +150,11 @@ impl Breakdown {
         let lock_share = self.writer_lock_wait_share.unwrap_or(0.0);
         if self.alpha > ALPHA_VALID_MAX {
             "invalid_bound"
+        } else if self
+            .paced_efficiency
+            .is_some_and(|e| e >= OFFERED_LOAD_EFFICIENCY)
+        {
+            "offered_load"
         } else if self.alpha >= DEVICE_BOUND_ALPHA {
             "device"
         } else if self.cpu_utilisation >= CPU_BOUND_UTILISATION {
@@ -179,6 +209,11 @@ fn explain_limit(b: &Breakdown, host: bool, engine: &str) -> String {
                 b.alpha
             )
         }
+        "offered_load" => format!(
+            "The offered load limits this run: with TPC-C's keying and think times the terminals asked for at most 12.86 tpmC per warehouse and got {} of it, so {device} was not what held it back (α = {:.2}); run without --pacing to find the device's limit.",
+            pct(b.paced_efficiency.unwrap_or(0.0)),
+            b.alpha
+        ),
         "device" => format!(
             "The device limits this run: it kept {device} about as busy as the replay did (α = {:.2}), and the terminals spent {} of their time in I/O.",
             b.alpha,
@@ -268,7 +303,7 @@ mod tests {
                               "writer_lock_wait_ns_mean": 1e9, "cpu_ns_mean": 2e7},
                 "payment": {"count": 10, "errors": 0, "lat_ns": {"mean": 0.4e9},
                             "writer_lock_wait_ns_mean": 0.2e9, "cpu_ns_mean": 1e7},
-                "stock_level": {"count": 5, "errors": 0, "lat_ns": {"mean": 1e7},
+                "stock_level": {"count": 5, "errors": 0, "lat_ns": {"mean": 0.0},
                                 "writer_lock_wait_ns_mean": 0.0, "cpu_ns_mean": 1e6}}}});
         let io_ns = 8_000_000_000;
         let b = Breakdown::from_run(&sqlite, io_ns, &scale(), 0.4).with_writer_lock(
@@ -292,6 +327,21 @@ mod tests {
                 && !said.contains("Stock-Level")
                 && said.contains("88 % of its time in I/O"),
             "{said}"
+        );
+        // Paced by the spec and near its ceiling: the offered load, whatever the device did.
+        let paced = Scale {
+            keying_think: true,
+            ..scale()
+        };
+        let mut near_cap = sqlite.clone();
+        near_cap["summary"]["efficiency"] = serde_json::json!(93.0);
+        let held = Breakdown::from_run(&near_cap, io_ns, &paced, 0.05);
+        assert_eq!(held.limit, "offered_load");
+        assert!(explain(&held, false, "sqlite").contains("93 %"));
+        near_cap["summary"]["efficiency"] = serde_json::json!(40.0);
+        assert_ne!(
+            Breakdown::from_run(&near_cap, io_ns, &paced, 0.05).limit,
+            "offered_load"
         );
         // A server's run has no such figures: nothing changes.
         let server = Breakdown::from_run(&run(2.0, 0.1), io_ns, &scale(), 0.4);

@@ -48,9 +48,17 @@ pub struct StudyArgs {
     #[arg(long, value_name = "SPECS", default_value = DEFAULT_DEVICES)]
     pub devices: String,
 
-    /// quick (under 2 minutes), default (under 10), or paper (S1's 200 warehouses; hours, big hardware)
-    #[arg(long, default_value = "default", value_parser = ["quick", "default", "paper"])]
+    /// quick (under 2 minutes), default (under 10), s1 (S1's proportions at 10 warehouses: one
+    /// terminal per warehouse, a buffer pool of 2.5 % of the data; under an hour on 2 cores), or
+    /// paper (S1's 200 warehouses; hours, big hardware)
+    #[arg(long, default_value = "default", value_parser = ["quick", "default", "s1", "paper"])]
     pub scale: String,
+
+    /// none: terminals run transactions back to back (S1's runs, HammerDB's NOPM); spec: TPC-C's
+    /// keying and think times with the spec's ten terminals per warehouse (tpmC capped at 12.86 per
+    /// warehouse)
+    #[arg(long, default_value = "none", value_parser = ["none", "spec"])]
+    pub pacing: String,
 
     /// Which reference study to re-run
     #[arg(long, value_name = "NAME", default_value = "s1", value_parser = ["s1", "in-memory"])]
@@ -103,6 +111,11 @@ pub struct Scale {
     pub device_ramp_s: f64,
     pub device_size_bytes: u64,
     pub report_interval_s: f64,
+    /// When set, the buffer pool is this share of the loaded data (S1: 512 MB for ~20 GB, 2.5 %)
+    /// instead of `buffer_pool_bytes`.
+    pub pool_share_of_data: Option<f64>,
+    /// TPC-C's keying and think times (`--pacing spec`).
+    pub keying_think: bool,
 }
 
 impl Scale {
@@ -110,6 +123,9 @@ impl Scale {
         let (warehouses, terminals, warmup_s, duration_s, pool, dev_s, ramp_s, size, interval) =
             match name {
                 "quick" => (1, 4, 3.0, 10.0, 4 << 20, 1.5, 0.5, 256 << 20, 5.0),
+                // S1's proportions, small enough for 2 cores: one terminal per warehouse, the pool
+                // set from the data after the load.
+                "s1" => (10, 10, 30.0, 90.0, 0, 5.0, 1.0, 1 << 30, 10.0),
                 // S1: 200 warehouses and terminals, 512 MB buffer pool, an hour of warm-up, 300 s.
                 "paper" => (
                     200,
@@ -135,9 +151,24 @@ impl Scale {
             device_ramp_s: ramp_s,
             device_size_bytes: size,
             report_interval_s: interval,
+            pool_share_of_data: (name == "s1").then_some(S1_POOL_SHARE),
+            keying_think: false,
         }
     }
+
+    /// `--pacing spec`: keying and think times, with the spec's ten terminals per warehouse (one
+    /// terminal per warehouse would offer 1.3 tpmC each).
+    fn paced(mut self, pacing: &str) -> Scale {
+        if pacing == "spec" {
+            self.keying_think = true;
+            self.terminals = 10 * self.warehouses;
+        }
+        self
+    }
 }
+
+/// S1's buffer pool against its data: 512 MB for 200 warehouses (about 20 GB).
+const S1_POOL_SHARE: f64 = 0.025;
 
 #[derive(Debug, Serialize)]
 struct StudyConfig {
@@ -274,6 +305,8 @@ struct StudySummary {
     scenario: String,
     engine: String,
     baseline: Option<String>,
+    /// The runs' buffer pool (SQLite: page cache), as set from the scale or from the data.
+    buffer_pool_bytes: u64,
     devices: Vec<DeviceFigures>,
     load_s: f64,
     interrupted: bool,
@@ -295,7 +328,7 @@ pub fn run(args: StudyArgs) -> Result<()> {
             )));
         }
     }
-    let scale = Scale::named(&args.scale);
+    let scale = Scale::named(&args.scale).paced(&args.pacing);
     let config = StudyConfig {
         scenario: args.scenario.clone(),
         engine: args.engine.clone(),
@@ -330,7 +363,7 @@ pub fn run(args: StudyArgs) -> Result<()> {
     );
 
     // One load, copied for each device, so that every run starts from the same database.
-    let database = Database::new(&args.engine, &args.data_dir, &scale);
+    let mut database = Database::new(&args.engine, &args.data_dir, &scale);
     let load_started = std::time::Instant::now();
     let load = tpcc::load_with(
         &LoadConfig {
@@ -353,6 +386,18 @@ pub fn run(args: StudyArgs) -> Result<()> {
         ));
     }
     doc.env.engine_version = Some(load.engine_version.clone());
+    if let Some(share) = scale.pool_share_of_data {
+        let data_bytes = tree_bytes(&database.base);
+        database.buffer_pool_bytes =
+            ((data_bytes as f64 * share) as u64).max(SERVER_POOL_BYTES_MIN);
+        output::note!(
+            "buffer pool {} = {:.1} % of the loaded {}",
+            format_bytes(database.buffer_pool_bytes),
+            share * 100.0,
+            format_bytes(data_bytes)
+        );
+    }
+    doc.summary.buffer_pool_bytes = database.buffer_pool_bytes;
 
     for (i, spec) in specs.iter().enumerate() {
         if STOP.load(Ordering::Relaxed) {
@@ -633,7 +678,7 @@ fn run_and_replay(
         duration_s: scale.duration_s,
         warmup_s: scale.warmup_s,
         report_interval_s: scale.report_interval_s,
-        keying_think: false,
+        keying_think: scale.keying_think,
         max_retries: 10,
         seed: 1,
         warehouse_range: None,
@@ -876,6 +921,19 @@ fn read_result(dir: &Path) -> Result<Value> {
 }
 
 /// Copies the loaded database for one run; the copy is oltplab's (marked), the base stays as loaded.
+/// Bytes in the files under `path` (or of the file `path`).
+fn tree_bytes(path: &Path) -> u64 {
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
+        return 0;
+    };
+    if !meta.is_dir() {
+        return meta.len();
+    }
+    std::fs::read_dir(path)
+        .map(|entries| entries.flatten().map(|e| tree_bytes(&e.path())).sum())
+        .unwrap_or(0)
+}
+
 fn copy_database(base: &Path, to: &Path) -> Result<()> {
     for suffix in ["-wal", "-shm", "-journal"] {
         let extra = PathBuf::from(format!("{}{suffix}", to.display()));
