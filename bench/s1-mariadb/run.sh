@@ -7,6 +7,8 @@ set -euo pipefail
 out=${1:-bench/s1-mariadb/runs/$(date -u +%Y-%m-%d)-vm}
 bin=${OLTPLAB:-target/release/oltplab}
 data=$(mktemp -d /var/tmp/oltplab-s1.XXXXXX)
+# A managed MariaDB runs as its own account, which must be able to enter the data directory.
+chmod 711 "$data"
 trap 'rm -rf "$data"' EXIT
 mkdir -p "$out"
 for pacing in none spec; do

@@ -131,6 +131,22 @@ fn traced_run(engine: &str, emulate: Option<&str>) {
         "trace spans {} s, the window {measured_s} s",
         stat["duration_s"]
     );
+    // The server's own account of its waits in the window.
+    let waits = &s["server_waits"];
+    match engine {
+        "postgres" => {
+            assert_eq!(waits["source"], "pg_stat_activity", "{s}");
+            assert!(waits["backend_samples"].as_u64().unwrap() > 0, "{waits}");
+            let shares: f64 = (waits["share_by_event"].as_object().unwrap().values())
+                .map(|v| v.as_f64().unwrap())
+                .sum();
+            assert!((shares - 1.0).abs() < 1e-9, "{waits}");
+        }
+        _ => {
+            assert_eq!(waits["source"], "innodb_status", "{s}");
+            assert!(waits["row_lock_wait_s"].as_f64().unwrap() >= 0.0, "{waits}");
+        }
+    }
     // Every traced file carries the device slot the shim placed it at in the run, one slot per
     // file, so the replay puts each file at the offsets the run used (not at its trace id, which
     // depends on the order the server's processes first did I/O).
@@ -230,6 +246,16 @@ fn postgres_study_gives_alpha_and_io_per_transaction() {
     for field in ["replay_causal_iops", "alpha_causal", "replay_realtime_iops"] {
         assert!(d[field].as_f64().unwrap_or(0.0) > 0.0, "{field}: {d}");
     }
+    // The explanation names what the server measured, not only what I/O and CPU leave over.
+    assert_eq!(d["breakdown"]["server_waits"]["source"], "pg_stat_activity");
+    assert!(
+        d["explanation"]
+            .as_str()
+            .unwrap()
+            .contains("The server's account (pg_stat_activity"),
+        "{}",
+        d["explanation"]
+    );
     let replay = read_json(&dir.join("res/replay-sata-ssd-2010/result.json"));
     assert_eq!(replay["kind"], "replay");
     assert_eq!(replay["summary"]["iops"], d["replay_realtime_iops"]);

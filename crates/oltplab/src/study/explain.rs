@@ -8,7 +8,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::Scale;
-use oltplab_core::units::format_ns;
+use crate::tpcc::waits::ServerWaits;
+use oltplab_core::units::{format_count, format_ns};
 
 /// α at or above this: the run kept the device about as busy as the replay did.
 const DEVICE_BOUND_ALPHA: f64 = 0.8;
@@ -54,6 +55,12 @@ pub struct Breakdown {
     pub holder_io_share: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub holder_cpu_share: Option<f64>,
+    /// Servers: their own account of where their sessions waited (`summary.server_waits`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_waits: Option<ServerWaits>,
+    /// Servers: the share of transaction time spent waiting for locks, from `server_waits`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_lock_wait_share: Option<f64>,
     /// `--pacing spec`: tpmC as a share of the spec's ceiling for the warehouses (12.86 each).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub paced_efficiency: Option<f64>,
@@ -95,7 +102,12 @@ impl Breakdown {
         let io_wait_share = (io_wait_ns as f64 / 1e9 / terminal_s).min(1.0);
         let cpu_share = (cpu_s / terminal_s).min(1.0);
         let other_share = (1.0 - io_wait_share - cpu_share).max(0.0);
+        let server_waits: Option<ServerWaits> =
+            serde_json::from_value(summary["server_waits"].clone()).unwrap_or(None);
+        let server_lock_wait_share = server_waits.as_ref().and_then(|w| w.lock_share(terminal_s));
         let mut b = Breakdown {
+            server_waits,
+            server_lock_wait_share,
             terminal_s,
             io_wait_share,
             cpu_share,
@@ -147,7 +159,9 @@ impl Breakdown {
     }
 
     fn decide(&self) -> &'static str {
-        let lock_share = self.writer_lock_wait_share.unwrap_or(0.0);
+        let lock_share = (self.writer_lock_wait_share)
+            .or(self.server_lock_wait_share)
+            .unwrap_or(0.0);
         if self.alpha > ALPHA_VALID_MAX {
             "invalid_bound"
         } else if self
@@ -173,7 +187,10 @@ impl Breakdown {
 /// One sentence on what limited the run, with the measured figures that say so; and, on a model,
 /// one on what the causal replay adds.
 pub fn explain(b: &Breakdown, host: bool, engine: &str) -> String {
-    let first = explain_limit(b, host, engine);
+    let mut first = explain_limit(b, host, engine);
+    if let Some(w) = &b.server_waits {
+        first = format!("{first} {}", server_account(w, b.terminal_s));
+    }
     match b.alpha_causal {
         Some(causal) if b.limit != "invalid_bound" => format!(
             "{first} With the database's own ordering kept (causal replay), α = {causal:.2}: {}",
@@ -266,6 +283,38 @@ fn explain_limit(b: &Breakdown, host: bool, engine: &str) -> String {
             pct(b.alpha),
             b.alpha
         ),
+    }
+}
+
+/// One sentence with what the server measured about its sessions' waits.
+fn server_account(w: &ServerWaits, in_tx_s: f64) -> String {
+    let pct = |x: f64| format!("{:.0} %", x * 100.0);
+    match (w.backend_samples, w.row_lock_wait_s) {
+        (Some(n), _) => {
+            let mut events: Vec<(&String, &f64)> = w.share_by_event.iter().collect();
+            events.sort_by(|a, b| b.1.total_cmp(a.1));
+            let top: Vec<String> = (events.iter().take(4))
+                .map(|(e, s)| format!("{e} {}", pct(**s)))
+                .collect();
+            format!(
+                "The server's account (pg_stat_activity, {} samples of active sessions): {}{}.",
+                format_count(n as f64),
+                top.join(", "),
+                w.lock_share(in_tx_s).map_or(String::new(), |l| format!(
+                    "; waiting for locks in all: {}",
+                    pct(l)
+                ))
+            )
+        }
+        (None, Some(secs)) => format!(
+            "The server's account (InnoDB status): {} row-lock waits took {secs:.1} s{}.",
+            format_count(w.row_lock_waits.unwrap_or(0) as f64),
+            w.lock_share(in_tx_s).map_or(String::new(), |l| format!(
+                ", {} of the terminals' time in transactions",
+                pct(l)
+            ))
+        ),
+        _ => String::new(),
     }
 }
 

@@ -7,6 +7,7 @@ pub mod procstat;
 mod run;
 mod scaleout;
 pub mod target;
+pub mod waits;
 
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;

@@ -16,6 +16,8 @@ use oltplab_metrics::{LatencyNs, Warning, WarningKind};
 use oltplab_workloads::tpcc::driver::{drive, DriverConfig, Event, Second, TxStats};
 use oltplab_workloads::tpcc::random::Constants;
 use oltplab_workloads::tpcc::tx::TxType;
+
+use super::waits::{ServerWaits, WaitSampler};
 use oltplab_workloads::tpcc::{inspect, require_loaded, Purpose, TPMC_PER_WAREHOUSE_MAX};
 use serde::{Deserialize, Serialize};
 
@@ -108,6 +110,9 @@ pub struct TpccSummary {
     /// With --emulate: the device and how closely the engine's I/Os followed its model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub emulation: Option<serde_json::Value>,
+    /// Servers: where their sessions waited in the measured window, as the server tells it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_waits: Option<ServerWaits>,
 }
 
 /// One second of the measured window.
@@ -257,7 +262,13 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<RunOutcome> {
             pending.clear();
         }
     };
+    let mut sampler: Option<WaitSampler> = None;
+    let mut server_waits: Option<ServerWaits> = None;
     let mut on_event = |e: Event| {
+        match e {
+            Event::MeasureStart => sampler = WaitSampler::start(db.connector.as_ref()),
+            Event::MeasureEnd => server_waits = sampler.take().and_then(WaitSampler::finish),
+        }
         let sample = (
             CpuTime::process(),
             procstat::pids_cpu_s(&external_pids()),
@@ -297,6 +308,10 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<RunOutcome> {
     )?;
     if !cfg.quiet && !pending.is_empty() {
         eprintln!("{}", interval_line(&pending));
+    }
+    // Stopped before the window's end (Ctrl-C): what was sampled so far.
+    if let Some(s) = sampler.take() {
+        server_waits = s.finish();
     }
     // The server's work is done; stopping it ends its trace parts and the emulation session.
     let mut db = db;
@@ -423,6 +438,7 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<RunOutcome> {
         },
         ..cpu
     };
+    summary.server_waits = server_waits;
     if outcome.interrupted {
         warnings.push(Warning::new(
             WarningKind::Interrupted,
