@@ -591,6 +591,8 @@ pub(crate) struct Flash {
     chans: usize,
     link: usize,
     misc: usize,
+    reads: Streams,
+    writes: Streams,
     n_ctrl: usize,
     n_dies: usize,
     n_chans: usize,
@@ -613,11 +615,73 @@ pub(crate) struct Flash {
 
 // Flash misc words.
 const FL_LAST_PROGRAM: usize = 0;
-const FL_LAST_WRITE_END: usize = 1;
-/// Sequential read streams the controller follows: (next address, when the last read's data was
-/// ready), for `FL_STREAMS` streams.
-const FL_STREAM: usize = 2;
+/// Sequential streams a controller follows, for reads and for writes each.
 const FL_STREAMS: usize = 8;
+/// Recent accesses that continued no stream, each of which a next access may continue.
+const FL_CANDIDATES: usize = 32;
+
+/// The sequential streams a controller follows, detected as firmware detects them: an access
+/// that continues the end of a recent one. Each stream and candidate is two words (next address,
+/// time of the last access); accesses that continue nothing only enter a ring of candidates, so
+/// random I/O interleaved with a stream (other threads' I/O, more of it when more threads run at
+/// once) does not make the controller forget the stream — the order of independent threads' I/O
+/// changes little of what the device does.
+#[derive(Clone, Copy)]
+struct Streams {
+    base: usize,
+}
+
+impl Streams {
+    const WORDS: usize = 2 * FL_STREAMS + 2 * FL_CANDIDATES + 1;
+
+    fn new(alloc: &mut Alloc) -> Streams {
+        Streams {
+            base: alloc.take(Self::WORDS),
+        }
+    }
+
+    fn stream(&self, i: usize) -> usize {
+        self.base + 2 * i
+    }
+
+    fn candidate(&self, i: usize) -> usize {
+        self.base + 2 * FL_STREAMS + 2 * i
+    }
+
+    /// The stream `addr` continues (a candidate it continues becomes one, in place of the
+    /// stream used longest ago): the index of its words (next address, time).
+    fn find(&self, st: St, addr: u64) -> Option<usize> {
+        if addr == 0 {
+            return None;
+        }
+        if let Some(s) = (0..FL_STREAMS)
+            .map(|i| self.stream(i))
+            .find(|&s| st.get(s) == addr)
+        {
+            return Some(s);
+        }
+        let c = (0..FL_CANDIDATES)
+            .map(|i| self.candidate(i))
+            .find(|&c| st.get(c) == addr)?;
+        let s = (0..FL_STREAMS)
+            .map(|i| self.stream(i))
+            .min_by_key(|&s| st.get(s + 1))
+            .expect("streams");
+        st.set(s, st.get(c));
+        st.set(s + 1, st.get(c + 1));
+        st.set(c, 0);
+        Some(s)
+    }
+
+    /// An access that continued no stream: a candidate, replacing the oldest.
+    fn note(&self, st: St, next: u64, t: u64) {
+        let cursor = self.base + Self::WORDS - 1;
+        let i = st.get(cursor) as usize % FL_CANDIDATES;
+        st.set(self.candidate(i), next);
+        st.set(self.candidate(i) + 1, t);
+        st.set(cursor, (i + 1) as u64);
+    }
+}
 
 fn earliest(st: St, base: usize, n: usize) -> usize {
     (0..n).min_by_key(|&i| st.get(base + i)).unwrap_or(0)
@@ -642,7 +706,9 @@ impl Flash {
             dies: alloc.take(2 * n_dies),
             chans: alloc.take(n_chans),
             link: alloc.take(1),
-            misc: alloc.take(FL_STREAM + 2 * FL_STREAMS),
+            misc: alloc.take(1),
+            reads: Streams::new(alloc),
+            writes: Streams::new(alloc),
             n_ctrl,
             n_dies,
             n_chans,
@@ -687,8 +753,8 @@ impl Flash {
                 }
             }
             IoKind::Read => {
-                if let Some(done) = self.streamed_read(st, t, addr, len) {
-                    return done;
+                if let Some(s) = self.reads.find(st, addr) {
+                    return self.streamed_read(st, t, s, len);
                 }
                 let start = self.command(st, t) + self.read_overhead_ns as u64;
                 let mut ready = start;
@@ -716,13 +782,8 @@ impl Flash {
                 let link_start = ready.max(st.get(self.link));
                 let done = link_start + (len as f64 / self.link_bpns) as u64;
                 st.set(self.link, done);
-                // Any read may start a stream: the oldest stream gives way.
-                let s = (0..FL_STREAMS)
-                    .map(|i| self.misc + FL_STREAM + 2 * i)
-                    .min_by_key(|&s| st.get(s + 1))
-                    .expect("streams");
-                st.set(s, addr + len);
-                st.set(s + 1, ready);
+                // Any read may be the start of a stream.
+                self.reads.note(st, addr + len, ready);
                 done
             }
             IoKind::Write => {
@@ -730,8 +791,17 @@ impl Flash {
                 let link_start = start.max(st.get(self.link));
                 let received = link_start + (len as f64 / self.link_bpns) as u64;
                 st.set(self.link, received);
-                let sequential = addr == st.get(self.misc + FL_LAST_WRITE_END);
-                st.set(self.misc + FL_LAST_WRITE_END, addr + len);
+                let sequential = match self.writes.find(st, addr) {
+                    Some(s) => {
+                        st.set(s, addr + len);
+                        st.set(s + 1, t);
+                        true
+                    }
+                    None => {
+                        self.writes.note(st, addr + len, t);
+                        false
+                    }
+                };
                 let factor = if sequential { 1.0 } else { self.waf_random };
                 let mut programmed = received;
                 let first = addr / self.page;
@@ -772,10 +842,8 @@ impl Flash {
     /// consumes the ones before, so the read pays neither the firmware's lookup nor the array
     /// read on its own path — only the command and the link, unless it outruns the read-ahead.
     /// (SSDs of 2010–2012 read sequentially at QD 1 several times faster than at random.)
-    fn streamed_read(&self, st: St, t: u64, addr: u64, len: u64) -> Option<u64> {
-        let s = (0..FL_STREAMS)
-            .map(|i| self.misc + FL_STREAM + 2 * i)
-            .find(|&s| st.get(s) == addr && addr > 0)?;
+    fn streamed_read(&self, st: St, t: u64, s: usize, len: u64) -> u64 {
+        let addr = st.get(s);
         let start = self.command(st, t);
         let ready = start.max(st.get(s + 1) + (len as f64 / self.seq_read_bpns) as u64);
         let link_start = (ready + self.occupancy_ns as u64).max(st.get(self.link));
@@ -783,7 +851,7 @@ impl Flash {
         st.set(self.link, done);
         st.set(s, addr + len);
         st.set(s + 1, ready);
-        Some(done)
+        done
     }
 
     fn idle_at(&self, st: St) -> u64 {

@@ -645,3 +645,41 @@ fn models_stand_within_tolerance_of_their_published_references() {
         assert!(rows.iter().any(|r| r.check.role == role), "{role:?}");
     }
 }
+
+#[test]
+fn flash_follows_streams_through_other_threads_random_io() {
+    // A sequential reader and a log writer, each between nine random reads and writes of other
+    // threads: the controller still follows both (it remembers recent ends, and only an access
+    // that continues one becomes a stream), so the order in which independent threads' I/O
+    // arrives changes little of the cost — as a replay that runs threads free changes it.
+    let cost = |interleave: bool| {
+        let e = Emulator::new(&parse_spec("sata-ssd-2010").unwrap(), 1).unwrap();
+        let mut x = 12_345u64;
+        let mut random = || {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (x >> 20) % (8 << 30) / 16384 * 16384
+        };
+        let mut t = 1_000_000_000u64;
+        let mut busy = 0u64;
+        for i in 0..200u64 {
+            let seq_read = e.submit(t, IoKind::Read, (20 << 30) + i * 16384, 16384);
+            let log = e.submit(t, IoKind::Write, (30 << 30) + i * 4096, 4096);
+            busy += seq_read.max(log) - t;
+            if interleave {
+                for _ in 0..9 {
+                    e.submit(t, IoKind::Read, random(), 16384);
+                }
+            }
+            t += 5_000_000;
+        }
+        busy
+    };
+    let alone = cost(false);
+    let among = cost(true);
+    assert!(
+        (among as f64) < 1.5 * alone as f64,
+        "the streams cost {among} ns among other I/O against {alone} ns alone"
+    );
+}

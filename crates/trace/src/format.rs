@@ -80,6 +80,13 @@ pub struct TraceMeta {
 }
 
 impl TraceMeta {
+    /// Whether the capture recorded each thread's own blocking calls (oltplab's shim and SQLite
+    /// VFS, and merges of their parts), so that a thread's operations never overlap; converted
+    /// traces (fio, blkparse, MSR) may hold a thread's asynchronous, overlapping I/O.
+    pub fn captures_blocking_calls(&self) -> bool {
+        matches!(self.source.as_str(), "shim" | "sqlite-vfs")
+    }
+
     /// Meta for a trace captured by `source`, with this tool's version.
     pub fn new(source: impl Into<String>) -> Self {
         Self {

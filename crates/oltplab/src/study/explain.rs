@@ -10,6 +10,7 @@ use serde_json::Value;
 use super::Scale;
 use crate::tpcc::waits::ServerWaits;
 use oltplab_core::units::{format_count, format_ns};
+use oltplab_trace::replay::sim::ReplayOrder;
 
 /// α at or above this: the run kept the device about as busy as the replay did.
 const DEVICE_BOUND_ALPHA: f64 = 0.8;
@@ -36,13 +37,22 @@ pub struct Breakdown {
     /// The rest: waiting for locks, for a connection, or for the other terminals.
     pub other_share: f64,
     pub alpha: f64,
-    /// invalid_bound | offered_load | device | cpu | io_latency | locks
+    /// invalid_bound | offered_load | device | cpu | io_latency | locks | unmeasured_waits
     pub limit: String,
+    /// Emulated devices: the share of the machine's cores the emulator's waits spun on in the
+    /// window — cores the database and the driver did not have.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub emulator_spin_utilisation: Option<f64>,
     /// Emulated devices: realised against modelled mean latency of the run and of the replay, %.
     pub run_fidelity_off_pct: Option<f64>,
     pub replay_fidelity_off_pct: Option<f64>,
     /// Run IOPS over the causal replay's: the database's own ordering kept.
     pub alpha_causal: Option<f64>,
+    /// Emulated devices: run IOPS over the lanes replay's (each thread in order, threads free).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub alpha_lanes: Option<f64>,
+    /// The replay `alpha` is against: the better of the two orders on an emulated device.
+    pub bound_order: ReplayOrder,
     /// SQLite: the share of the terminals' time spent waiting for the writer lock, measured.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub writer_lock_wait_share: Option<f64>,
@@ -99,6 +109,10 @@ impl Breakdown {
         let cpu_utilisation = cpu["utilisation"]
             .as_f64()
             .unwrap_or(cpu_s / (measured_s.max(1e-9) * cores));
+        let emulator_spin_utilisation = cpu["emulator_spin_s"]
+            .as_f64()
+            .filter(|&s| s > 0.0)
+            .map(|s| s / (measured_s.max(1e-9) * cores));
         let io_wait_share = (io_wait_ns as f64 / 1e9 / terminal_s).min(1.0);
         let cpu_share = (cpu_s / terminal_s).min(1.0);
         let other_share = (1.0 - io_wait_share - cpu_share).max(0.0);
@@ -106,6 +120,7 @@ impl Breakdown {
             serde_json::from_value(summary["server_waits"].clone()).unwrap_or(None);
         let server_lock_wait_share = server_waits.as_ref().and_then(|w| w.lock_share(terminal_s));
         let mut b = Breakdown {
+            emulator_spin_utilisation,
             server_waits,
             server_lock_wait_share,
             terminal_s,
@@ -178,6 +193,12 @@ impl Breakdown {
             "locks"
         } else if self.io_wait_share >= IO_BOUND_SHARE {
             "io_latency"
+        } else if self
+            .server_lock_wait_share
+            .is_some_and(|l| l < self.other_share / 2.0)
+        {
+            // The server counted its lock waits, and they are not most of what is left.
+            "unmeasured_waits"
         } else {
             "locks"
         }
@@ -192,6 +213,10 @@ pub fn explain(b: &Breakdown, host: bool, engine: &str) -> String {
         first = format!("{first} {}", server_account(w, b.terminal_s));
     }
     match b.alpha_causal {
+        Some(_) if b.bound_order == ReplayOrder::Causal && b.limit != "invalid_bound" => format!(
+            "{first} α is against the causal replay (the database's own ordering kept), which did more than the one with each thread free (S1's method, α = {:.2} against it): run flat out, a thread's I/O landed beside the others' as it never did in the run, and that cost this device more than the run's own timing.",
+            b.alpha_lanes.unwrap_or(0.0)
+        ),
         Some(causal) if b.limit != "invalid_bound" => format!(
             "{first} With the database's own ordering kept (causal replay), α = {causal:.2}: {}",
             if causal > ALPHA_VALID_MAX {
@@ -248,6 +273,23 @@ fn explain_limit(b: &Breakdown, host: bool, engine: &str) -> String {
             pct(b.alpha),
             b.alpha
         ),
+        "unmeasured_waits" => {
+            let lock = b.server_lock_wait_share.unwrap_or(0.0);
+            let spin = b.emulator_spin_utilisation.map_or(String::new(), |u| {
+                format!(" (the emulator's waits spun on {} of them)", pct(u))
+            });
+            format!(
+                "Waits that neither side measured limit this run: the terminals spent {} of their time neither on the CPU ({}) nor in I/O ({}); the server's lock waits account for {} of it, and the rest, {}, went to what is not measured here — a group commit's log flush, or a free core on a machine whose {} cores the database, the driver and this run shared{spin} — so {device} did {} of what it can (α = {:.2}).",
+                pct(b.other_share),
+                pct(b.cpu_share),
+                pct(b.io_wait_share),
+                pct(lock),
+                pct((b.other_share - lock).max(0.0)),
+                std::thread::available_parallelism().map_or(1, |n| n.get()),
+                pct(b.alpha),
+                b.alpha
+            )
+        }
         _ if b.writer_lock_wait_share.is_some() => {
             let by_tx: Vec<String> = b
                 .writer_lock_wait_ns_by_tx
@@ -400,6 +442,31 @@ mod tests {
         assert_eq!(
             (same.limit, same.writer_lock_wait_share),
             (server.limit, None)
+        );
+    }
+
+    #[test]
+    fn a_server_rest_its_lock_count_does_not_cover_is_not_called_locks() {
+        // 40 terminal-seconds: 10 s in I/O, 4 s on the CPU, 26 s neither; the server counted
+        // 5 s of row-lock waits, and the emulator spun on half a core.
+        let mut r = run(4.0, 0.2);
+        r["summary"]["server_waits"] = serde_json::json!({"source": "innodb_status",
+            "row_lock_waits": 50, "row_lock_wait_s": 5.0});
+        r["summary"]["cpu"]["emulator_spin_s"] = serde_json::json!(10.0);
+        let b = Breakdown::from_run(&r, 10_000_000_000, &scale(), 0.5);
+        assert_eq!(b.limit, "unmeasured_waits", "{b:?}");
+        let said = explain(&b, false, "mariadb");
+        assert!(
+            said.contains("lock waits account for 12 %")
+                && said.contains("the rest, 52 %")
+                && said.contains("spun on 50 %"),
+            "{said}"
+        );
+        // Counted lock waits that are most of the rest: locks.
+        r["summary"]["server_waits"]["row_lock_wait_s"] = serde_json::json!(20.0);
+        assert_eq!(
+            Breakdown::from_run(&r, 10_000_000_000, &scale(), 0.5).limit,
+            "locks"
         );
     }
 

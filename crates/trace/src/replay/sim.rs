@@ -30,10 +30,11 @@ use super::{intervals_of, submit_to_model, ReplayMode, ReplayOutcome};
 use crate::reader::TraceData;
 
 /// How a replay orders the trace's operations.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ReplayOrder {
     /// Each traced thread in order, threads free of each other.
+    #[default]
     Lanes,
     /// An operation waits for every operation that had completed before it started in the trace.
     Causal,
