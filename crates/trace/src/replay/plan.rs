@@ -59,14 +59,12 @@ impl Plan {
         let mut dense: HashMap<u16, u16> = HashMap::new();
         // Per thread: its lanes as a min-heap of (end of the lane's last op, lane index).
         let mut threads: HashMap<u32, BinaryHeap<Reverse<(u64, usize)>>> = HashMap::new();
-        // The shim and the SQLite VFS record a thread's own blocking calls, which cannot overlap.
-        // An emulated call's record ends at the device's modelled completion, and a thread paying
-        // back earlier lateness gets control back before that: its next call then starts before
-        // the last one "ended". The thread had the result by then, so the record ends there —
-        // one lane per thread, and a causal replay keeps the thread's own order.
+        // The shim and the SQLite VFS record a thread's own blocking calls, which cannot overlap:
+        // one lane per thread. (An emulated call's record ends at the device's modelled
+        // completion, and a thread paying back earlier lateness gets control back before that, so
+        // its next call can start before the last one "ended". The records keep the device's
+        // ends: the causal order is the device's.)
         let blocking_calls = trace.meta.captures_blocking_calls();
-        // Per thread: (lane, position) of its last operation.
-        let mut last_of: HashMap<u32, (usize, usize)> = HashMap::new();
         let mut records: Vec<&crate::Record> = trace.records.iter().collect();
         records.sort_by_key(|r| r.submit_ns);
         for r in records {
@@ -97,18 +95,9 @@ impl Plan {
                 _ => {}
             }
             plan.trace_duration_ns = plan.trace_duration_ns.max(r.end_ns());
-            if blocking_calls {
-                if let Some(&(lane, i)) = last_of.get(&r.tid) {
-                    let prev = &mut plan.lanes[lane][i];
-                    prev.end_ns = prev.end_ns.min(r.submit_ns);
-                    let lanes = threads.entry(r.tid).or_default();
-                    lanes.clear();
-                    lanes.push(Reverse((prev.end_ns, lane)));
-                }
-            }
             let lanes = threads.entry(r.tid).or_default();
             let lane = match lanes.peek() {
-                Some(&Reverse((end, lane))) if end <= r.submit_ns => {
+                Some(&Reverse((end, lane))) if blocking_calls || end <= r.submit_ns => {
                     lanes.pop();
                     lane
                 }
@@ -118,7 +107,6 @@ impl Plan {
                 }
             };
             lanes.push(Reverse((r.end_ns(), lane)));
-            last_of.insert(r.tid, (lane, plan.lanes[lane].len()));
             plan.lanes[lane].push(PlanOp {
                 submit_ns: r.submit_ns,
                 end_ns: r.end_ns(),
@@ -203,11 +191,11 @@ mod tests {
         };
         let plan = Plan::build(&captured);
         assert_eq!(plan.lanes.len(), 2);
-        // The thread had each result when it made its next call: the records end there, so a
-        // causal replay keeps the thread's own order.
+        let sizes: Vec<usize> = plan.lanes.iter().map(Vec::len).collect();
+        assert_eq!(sizes, vec![3, 1]);
+        // The records keep the device's ends, for the causal order.
         let ends: Vec<u64> = plan.lanes[0].iter().map(|o| o.end_ns).collect();
-        assert_eq!(ends, vec![20, 45, 55]);
-        assert_eq!(plan.lanes[1][0].end_ns, 105);
+        assert_eq!(ends, vec![30, 50, 55]);
     }
 
     #[test]
