@@ -23,12 +23,16 @@ pub const IO_BYTES_MAX: u64 = 1 << 30;
 
 /// The current CLOCK_MONOTONIC time in nanoseconds: the same clock in every process.
 pub fn now_ns() -> u64 {
+    clock_ns(libc::CLOCK_MONOTONIC)
+}
+
+fn clock_ns(clock: libc::clockid_t) -> u64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
     };
     // SAFETY: clock_gettime writes into the timespec we pass.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    unsafe { libc::clock_gettime(clock, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
@@ -527,13 +531,17 @@ fn wait_timed(deadline_ns: u64) -> Waited {
         sleep_abs(wake);
         adapt_early(now_ns().saturating_sub(wake));
     }
-    let spin_from = now_ns();
-    let mut t = spin_from;
+    let mut t = now_ns();
+    // The spin's CPU time, not its wall time: on a busy machine a spinning thread is descheduled
+    // too, and those moments are other threads' CPU.
+    let cpu_from = (t < deadline_ns).then(|| clock_ns(libc::CLOCK_THREAD_CPUTIME_ID));
     while t < deadline_ns {
         std::hint::spin_loop();
         t = now_ns();
     }
-    let spin_ns = t - spin_from;
+    let spin_ns = cpu_from.map_or(0, |from| {
+        clock_ns(libc::CLOCK_THREAD_CPUTIME_ID).saturating_sub(from)
+    });
     let _ = SPIN_NS.try_with(|s| s.set(s.get() + spin_ns));
     Waited {
         late_ns: Some(t - deadline_ns),

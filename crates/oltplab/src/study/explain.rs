@@ -349,8 +349,9 @@ fn server_account(w: &ServerWaits, in_tx_s: f64) -> String {
             )
         }
         (None, Some(secs)) => format!(
-            "The server's account (InnoDB status): {} row-lock waits took {secs:.1} s{}.",
+            "The server's account (InnoDB status): {} row-lock wait{} took {secs:.1} s{}.",
             format_count(w.row_lock_waits.unwrap_or(0) as f64),
+            if w.row_lock_waits == Some(1) { "" } else { "s" },
             w.lock_share(in_tx_s).map_or(String::new(), |l| format!(
                 ", {} of the terminals' time in transactions",
                 pct(l)
