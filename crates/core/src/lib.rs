@@ -3,6 +3,7 @@
 
 pub mod error;
 pub mod safety;
+pub mod testing;
 pub mod units;
 
 pub use error::{Error, Result};

@@ -24,7 +24,7 @@ fn installed(kind: ServerKind) -> bool {
         ServerKind::Mariadb => server::find_program(&["mariadbd", "mysqld"], None).is_some(),
     };
     if !found {
-        eprintln!("skipped: {} is not installed", kind.product());
+        oltplab_core::testing::skip(&format!("{} is not installed", kind.product()));
     }
     found
 }

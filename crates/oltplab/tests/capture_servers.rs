@@ -15,7 +15,9 @@ fn installed(program: &str) -> bool {
         .iter()
         .any(|d| find(Path::new(d), program, 3));
     if !found {
-        eprintln!("skipped: {program} is not installed (scripts/test.sh installs it)");
+        oltplab_core::testing::skip(&format!(
+            "{program} is not installed (scripts/test.sh installs it)"
+        ));
     }
     found
 }

@@ -196,8 +196,8 @@ fn study_result() -> serde_json::Value {
 #[test]
 fn reports_render_every_chart_with_data_in_chromium() {
     let Some(chrome) = chromium() else {
-        eprintln!(
-            "\n!!!!!!!!\n!!! SKIPPED: the browser test needs Debian's chromium (apt-get install chromium); scripts/test.sh installs it\n!!!!!!!!\n"
+        oltplab_core::testing::skip(
+            "the browser test needs Debian's chromium (apt-get install chromium); scripts/test.sh installs it",
         );
         return;
     };

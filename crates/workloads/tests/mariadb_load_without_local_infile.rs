@@ -20,7 +20,7 @@ fn start(
     settings: &[(&str, &str)],
 ) -> Option<(ManagedServer, PathBuf)> {
     if server::find_program(&["mariadbd", "mysqld"], None).is_none() {
-        eprintln!("skipped: MariaDB is not installed");
+        oltplab_core::testing::skip("MariaDB is not installed");
         return None;
     }
     // Under /tmp: as root the server runs as mysql, which must enter every parent directory.

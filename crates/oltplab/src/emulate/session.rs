@@ -442,7 +442,7 @@ mod tests {
     #[test]
     fn a_managed_mariadb_runs_on_an_emulated_device() {
         if server::find_program(&["mariadbd", "mysqld"], None).is_none() {
-            eprintln!("skipped: MariaDB is not installed");
+            oltplab_core::testing::skip("MariaDB is not installed");
             return;
         }
         build_shim();
@@ -501,7 +501,7 @@ mod tests {
     #[test]
     fn a_managed_postgres_runs_on_an_emulated_device() {
         let Some(psql) = server::find_program(&["psql"], None) else {
-            eprintln!("skipped: PostgreSQL is not installed");
+            oltplab_core::testing::skip("PostgreSQL is not installed");
             return;
         };
         build_shim();
