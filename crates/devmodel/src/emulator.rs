@@ -8,7 +8,7 @@ use std::sync::atomic::Ordering;
 use std::sync::OnceLock;
 
 use oltplab_core::{Error, Result};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::model::{Alloc, Ctx, Node};
 use crate::spec::{parse_spec, Spec};
@@ -56,7 +56,7 @@ impl fmt::Debug for Emulator {
 }
 
 /// How closely the realised latencies followed the model.
-#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub struct Fidelity {
     pub ios: u64,
     pub modelled_lat_ns_mean: f64,

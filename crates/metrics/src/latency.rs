@@ -89,6 +89,7 @@ impl LatencyHistogram {
 
 /// Latency figures in nanoseconds.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct LatencyNs {
     pub mean: f64,
     pub p50: u64,

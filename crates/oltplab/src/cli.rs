@@ -66,25 +66,25 @@ Sizes take k/m/g/t (powers of 1024); durations take ms/s/m/h. Ramp time is exclu
 oltplab creates and fills the target file itself, and never writes to a block device or to a file it
 did not create unless --force is given.";
 
-#[derive(Args, Debug)]
+#[derive(Args, Debug, Clone)]
 pub struct DeviceArgs {
     /// File, directory (uses DIR/device.dat) or block device to measure [default: ./oltplab-data/device.dat]
     pub target: Option<PathBuf>,
 
     /// Access pattern
-    #[arg(long, default_value = "randread", value_parser = Rw::NAMES)]
+    #[arg(long, default_value = defaults::RW, value_parser = Rw::NAMES)]
     pub rw: String,
 
     /// Block size of each I/O
-    #[arg(long, value_name = "SIZE", default_value = "16k", value_parser = size_arg)]
+    #[arg(long, value_name = "SIZE", default_value = defaults::BS, value_parser = size_arg)]
     pub bs: u64,
 
     /// I/Os in flight per job
-    #[arg(long, value_name = "N", default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    #[arg(long, value_name = "N", default_value_t = defaults::QD, value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub qd: u32,
 
     /// Threads issuing I/O, each with its own queue of --qd
-    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=256))]
+    #[arg(long, value_name = "N", default_value_t = defaults::JOBS, value_parser = clap::value_parser!(u32).range(1..=256))]
     pub jobs: u32,
 
     /// Share of reads in percent, for --rw randrw and rw [default: 70]
@@ -97,19 +97,19 @@ pub struct DeviceArgs {
     pub random_pct: Option<u8>,
 
     /// Size of the region the I/O covers (and of the target file oltplab creates)
-    #[arg(long, value_name = "SIZE", default_value = "1g", value_parser = size_arg)]
+    #[arg(long, value_name = "SIZE", default_value = defaults::SIZE, value_parser = size_arg)]
     pub size: u64,
 
     /// Measured time of each point (each profile and queue depth)
-    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = duration_arg)]
+    #[arg(long, value_name = "DURATION", default_value = defaults::RUNTIME, value_parser = duration_arg)]
     pub runtime: Duration,
 
     /// Warm-up before each point's measured time; excluded from every figure
-    #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = duration_arg)]
+    #[arg(long, value_name = "DURATION", default_value = defaults::RAMP, value_parser = duration_arg)]
     pub ramp: Duration,
 
     /// How I/O is issued: io_uring (async), psync (one blocking pread/pwrite at a time per job), null (no I/O)
-    #[arg(long, default_value = "io_uring", value_parser = EngineKind::NAMES)]
+    #[arg(long, default_value = defaults::ENGINE, value_parser = EngineKind::NAMES)]
     pub engine: String,
 
     /// Bypass the page cache with O_DIRECT (the default)
@@ -152,7 +152,7 @@ pub struct DeviceArgs {
 
     /// Where an emulated device's data lives: ram (a file in /dev/shm, removed afterwards; for devices
     /// faster than the real disk), disk (TARGET), or auto (ram if the region fits in half the free memory)
-    #[arg(long, value_name = "WHERE", default_value = "auto", value_parser = ["auto", "ram", "disk"])]
+    #[arg(long, value_name = "WHERE", default_value = defaults::BACKING, value_parser = ["auto", "ram", "disk"])]
     pub backing: String,
 
     /// Also write the JSON result to FILE; - for standard output (human output then goes to stderr)
@@ -168,12 +168,61 @@ pub struct DeviceArgs {
     pub lat_log: Option<PathBuf>,
 
     /// Seed of the access pattern; the same seed gives the same sequence of offsets
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = defaults::SEED)]
     pub seed: u64,
 
     /// Allow writing to a block device, or to a file or directory oltplab did not create
     #[arg(long)]
     pub force: bool,
+}
+
+/// `oltplab device`'s defaults: clap shows and applies them, and [`DeviceArgs::default`] (what
+/// `oltplab study` starts from) uses the same.
+pub mod defaults {
+    pub const RW: &str = "randread";
+    pub const BS: &str = "16k";
+    pub const QD: u32 = 32;
+    pub const JOBS: u32 = 1;
+    pub const SIZE: &str = "1g";
+    pub const RUNTIME: &str = "10s";
+    pub const RAMP: &str = "2s";
+    pub const ENGINE: &str = "io_uring";
+    pub const BACKING: &str = "auto";
+    pub const SEED: u64 = 1;
+}
+
+impl Default for DeviceArgs {
+    /// `oltplab device` with no options.
+    fn default() -> DeviceArgs {
+        DeviceArgs {
+            target: None,
+            rw: defaults::RW.into(),
+            bs: size_arg(defaults::BS).expect("the default size parses"),
+            qd: defaults::QD,
+            jobs: defaults::JOBS,
+            rwmix_read: None,
+            random_pct: None,
+            size: size_arg(defaults::SIZE).expect("the default size parses"),
+            runtime: duration_arg(defaults::RUNTIME).expect("the default duration parses"),
+            ramp: duration_arg(defaults::RAMP).expect("the default duration parses"),
+            engine: defaults::ENGINE.into(),
+            direct: false,
+            buffered: false,
+            fsync: None,
+            fdatasync: None,
+            sync: false,
+            rate_iops: None,
+            profile: None,
+            sweep_qd: None,
+            emulate: None,
+            backing: defaults::BACKING.into(),
+            json: None,
+            out: None,
+            lat_log: None,
+            seed: defaults::SEED,
+            force: false,
+        }
+    }
 }
 
 fn size_arg(text: &str) -> Result<u64, String> {
@@ -199,4 +248,20 @@ fn profile_help() -> String {
         ));
     }
     help
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn device_defaults_are_the_command_lines() {
+        let Command::Device(parsed) = Cli::parse_from(["oltplab", "device"]).command else {
+            panic!("parsed a device command");
+        };
+        assert_eq!(
+            format!("{parsed:?}"),
+            format!("{:?}", DeviceArgs::default())
+        );
+    }
 }

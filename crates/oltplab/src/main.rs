@@ -1,26 +1,12 @@
 //! `oltplab`: parse the command line, run the command, turn every error into one sentence and an
 //! exit code (0 ok, 1 the measured thing failed, 2 bad usage, 130 interrupted).
 
-mod cli;
-mod device;
-mod devices;
-mod emulate;
-mod orders;
-mod output;
-mod progress;
-mod report;
-mod study;
-mod tpcc;
-mod trace;
-
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 
 use clap::Parser;
+use oltplab::{cli, device, devices, emulate, output, report, study, tpcc, trace, STOP};
 use oltplab_core::Error;
-
-/// Set by Ctrl-C; long-running work polls it, stops, and saves what it has.
-pub static STOP: AtomicBool = AtomicBool::new(false);
 
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();

@@ -13,12 +13,13 @@ use oltplab_metrics::{Warning, WarningKind};
 use serde::Serialize;
 
 use crate::cli::DeviceArgs;
+pub use crate::schema::Backing;
 
 /// Queue depth × block size × jobs above this would allocate unreasonable buffer memory.
 const BUFFER_BYTES_MAX: u64 = 4 << 30;
 pub const QD_MAX: u32 = 4096;
 
-#[derive(Debug, Serialize)]
+#[derive(Clone, Debug, Serialize)]
 pub struct DeviceConfig {
     /// The user's TARGET as given; resolved to a file path when the run starts.
     pub target: Option<PathBuf>,
@@ -55,19 +56,6 @@ pub struct DeviceConfig {
     /// Adjustments the user should know about (e.g. a queue depth a synchronous engine cannot keep).
     #[serde(skip)]
     pub warnings: Vec<Warning>,
-}
-
-/// Where an emulated device's data lives.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Backing {
-    /// A file in /dev/shm, buffered: memory is faster than any modelled device, so the model alone
-    /// sets the pace. Removed at the end.
-    Ram,
-    /// The target file on the real disk: real data sizes, but the disk must keep up with the model.
-    Disk,
-    /// `--engine null`: no I/O at all, only the model's timing.
-    None,
 }
 
 /// One access pattern: a named profile, or the `--rw/--bs` job.

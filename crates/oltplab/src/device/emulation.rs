@@ -11,9 +11,9 @@ use oltplab_devmodel::sim::ClosedLoop;
 use oltplab_devmodel::{now_ns, Emulator, Fidelity, Spec, OFF_TARGET_PCT};
 use oltplab_io::job::Mix;
 use oltplab_metrics::{Warning, WarningKind};
-use serde::Serialize;
 
-use super::config::{Backing, DeviceConfig};
+use super::config::DeviceConfig;
+use crate::schema::{Backing, EmulationPoint, EmulationSummary};
 
 /// Where RAM-backed targets live: tmpfs, so the data is in memory.
 const SHM_DIR: &str = "/dev/shm";
@@ -25,29 +25,6 @@ const SATURATED_PCT: f64 = 10.0;
 const SATURATED_MIN_IOS: u64 = 1000;
 /// I/Os the model runs in virtual time to predict a point's IOPS (a few tens of milliseconds).
 const MODEL_IOS: u64 = 40_000;
-
-/// `summary.emulation` of a device result.
-#[derive(Clone, Debug, Serialize)]
-pub struct EmulationSummary {
-    pub spec: String,
-    pub backing: Backing,
-    /// Over every measured point (each point's ramp included).
-    pub fidelity: Fidelity,
-    pub points: Vec<EmulationPoint>,
-}
-
-#[derive(Clone, Debug, Serialize)]
-pub struct EmulationPoint {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub profile: Option<String>,
-    pub qd: u32,
-    /// What the run realised.
-    pub iops: f64,
-    /// What the model alone gives for this point in virtual time: the device's bound.
-    pub model_iops: f64,
-    pub model_lat_ns_mean: f64,
-    pub fidelity: Fidelity,
-}
 
 /// The emulated device of a run.
 pub struct Emulation {
@@ -71,10 +48,8 @@ impl Emulation {
         Ok(Some(Emulation {
             emulator: Arc::new(emulator),
             summary: EmulationSummary {
-                spec: spec.name(),
-                backing,
-                fidelity: Fidelity::default(),
-                points: Vec::new(),
+                backing: Some(backing),
+                ..EmulationSummary::new(spec.name(), Fidelity::default())
             },
             spec: spec.clone(),
             seed: config.seed,
@@ -198,16 +173,18 @@ impl Emulation {
         }
         out
     }
+}
 
-    pub fn summary_line(&self) -> String {
-        let f = &self.summary.fidelity;
-        format!(
+/// One line on the emulated device of a run and how closely it followed the model.
+pub fn summary_line(summary: &EmulationSummary) -> String {
+    let f = &summary.fidelity;
+    format!(
             "emulated {} ({} backing): modelled latency mean {} p99 {}, realised mean {} p99 {} ({:+.1} %); waits woke {} late on average",
-            self.summary.spec,
-            match self.summary.backing {
-                Backing::Ram => "RAM",
-                Backing::Disk => "disk",
-                Backing::None => "no",
+            summary.spec,
+            match summary.backing {
+                Some(Backing::Ram) => "RAM",
+                Some(Backing::Disk) => "disk",
+                Some(Backing::None) | None => "no",
             },
             format_ns(f.modelled_lat_ns_mean),
             format_ns(f.modelled_lat_ns_p99 as f64),
@@ -216,7 +193,6 @@ impl Emulation {
             f.off_pct,
             format_ns(f.wake_late_ns_mean)
         )
-    }
 }
 
 fn shorten(items: &[String]) -> String {

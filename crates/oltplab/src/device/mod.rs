@@ -1,7 +1,7 @@
 //! `oltplab device`: prepare the target, run every (profile, queue depth) point, save the result after
 //! each point, and print a summary.
 
-mod config;
+pub mod config;
 mod emulation;
 mod print;
 mod summary;
@@ -21,18 +21,16 @@ use oltplab_io::runner::{run_point, LiveCounters, PointOutcome, LATENCY_LOG_MAX_
 use oltplab_io::target::{self, TargetRequest};
 use oltplab_io::{EngineKind, JobSpec};
 use oltplab_metrics::env::{available_memory_bytes, Env};
-use oltplab_metrics::schema::{
-    now_rfc3339, DeviceInterval, DeviceResult, DeviceSummary, ResultDoc,
-};
+use oltplab_metrics::schema::{now_rfc3339, DeviceInterval};
 use oltplab_metrics::{Warning, WarningKind};
-use serde::Serialize;
 
 use crate::cli::DeviceArgs;
 use crate::output;
 use crate::progress::Progress;
+use crate::schema::{Backing, DeviceResult, DeviceRunSummary};
 use crate::STOP;
-use config::{Backing, DeviceConfig};
-use emulation::{Emulation, EmulationSummary, RamDir};
+pub use config::DeviceConfig;
+use emulation::{Emulation, RamDir};
 use summary::{MeasuredPoint, Totals};
 
 /// Points with fewer I/Os than this get a warning: their p99.9 rests on a handful of samples.
@@ -42,7 +40,39 @@ const CPU_BOUND_UTILISATION: f64 = 0.9;
 const LAT_LOG_HEADER: &str = "# oltplab latency log: one measured I/O per line";
 
 pub fn run(args: DeviceArgs) -> Result<()> {
-    let mut config = config::resolve(args)?;
+    let config = config::resolve(args)?;
+    let outcome = measure(&config)?;
+    if let Some(e) = &outcome.doc.summary.emulation {
+        output::note!("{}", emulation::summary_line(e));
+    }
+    print::summary(
+        &outcome.doc,
+        &outcome.config,
+        &outcome.out_dir.join(output::RESULT_FILE),
+    );
+    output::print_warnings(&outcome.doc.warnings);
+    if outcome.interrupted {
+        return Err(Error::Interrupted);
+    }
+    Ok(())
+}
+
+/// What [`measure`] measured.
+pub struct DeviceOutcome {
+    pub doc: DeviceResult,
+    /// The configuration as it ran (an unavailable io_uring becomes psync; a RAM backing names
+    /// its directory).
+    pub config: DeviceConfig,
+    /// Where result.json is.
+    pub out_dir: PathBuf,
+    /// Ctrl-C ended the run early; `doc` holds the points measured before.
+    pub interrupted: bool,
+}
+
+/// Prepares the target and measures every (workload, queue depth) point of `config`, showing
+/// progress; the result is saved after every point and returned.
+pub fn measure(config: &DeviceConfig) -> Result<DeviceOutcome> {
+    let mut config = config.clone();
     let started_at = now_rfc3339();
     let mut warnings = std::mem::take(&mut config.warnings);
 
@@ -112,7 +142,7 @@ pub fn run(args: DeviceArgs) -> Result<()> {
         started_at,
         config_json,
         env,
-        DeviceSummary::default(),
+        DeviceRunSummary::default(),
     );
 
     let plan: Vec<(usize, u32)> = (0..config.workloads.len())
@@ -161,7 +191,7 @@ pub fn run(args: DeviceArgs) -> Result<()> {
             Err(e) => {
                 // Keep what the earlier points measured, then report the failure.
                 finish_doc(&mut doc, &config, &points, &warnings, emulation.as_ref());
-                save(&doc, emulation.as_ref(), &out_dir, config.json.as_deref())?;
+                output::save(&doc, &out_dir, config.json.as_deref())?;
                 return Err(e);
             }
         };
@@ -223,7 +253,7 @@ pub fn run(args: DeviceArgs) -> Result<()> {
             ));
         }
         finish_doc(&mut doc, &config, &points, &warnings, emulation.as_ref());
-        save(&doc, emulation.as_ref(), &out_dir, config.json.as_deref())?;
+        output::save(&doc, &out_dir, config.json.as_deref())?;
         if interrupted {
             break;
         }
@@ -237,15 +267,12 @@ pub fn run(args: DeviceArgs) -> Result<()> {
             )
         })?;
     }
-    if let Some(e) = &emulation {
-        output::note!("{}", e.summary_line());
-    }
-    print::summary(&doc, &config, &out_dir.join(output::RESULT_FILE));
-    output::print_warnings(&doc.warnings);
-    if interrupted {
-        return Err(Error::Interrupted);
-    }
-    Ok(())
+    Ok(DeviceOutcome {
+        doc,
+        config,
+        out_dir,
+        interrupted,
+    })
 }
 
 fn prepare_target(config: &DeviceConfig) -> Result<target::PreparedTarget> {
@@ -318,42 +345,6 @@ fn run_with_progress(spec: &JobSpec, fd: RawFd, label: &str) -> Result<PointOutc
     outcome
 }
 
-/// A device result with the emulated device's figures in `summary.emulation`.
-#[derive(Serialize)]
-struct EmulatedSummary<'a> {
-    #[serde(flatten)]
-    device: &'a DeviceSummary,
-    emulation: &'a EmulationSummary,
-}
-
-/// Saves the result; with an emulated device, its spec and fidelity go into `summary.emulation`.
-fn save(
-    doc: &DeviceResult,
-    emulation: Option<&Emulation>,
-    out_dir: &Path,
-    json: Option<&Path>,
-) -> Result<()> {
-    let Some(e) = emulation else {
-        return output::save(doc, out_dir, json);
-    };
-    let out = ResultDoc {
-        schema: doc.schema.clone(),
-        kind: doc.kind.clone(),
-        tool: doc.tool.clone(),
-        started_at: doc.started_at.clone(),
-        config: doc.config.clone(),
-        env: doc.env.clone(),
-        summary: EmulatedSummary {
-            device: &doc.summary,
-            emulation: &e.summary,
-        },
-        intervals: doc.intervals.clone(),
-        histograms: doc.histograms.clone(),
-        warnings: doc.warnings.clone(),
-    };
-    output::save(&out, out_dir, json)
-}
-
 fn finish_doc(
     doc: &mut DeviceResult,
     config: &DeviceConfig,
@@ -361,7 +352,10 @@ fn finish_doc(
     warnings: &[Warning],
     emulation: Option<&Emulation>,
 ) {
-    doc.summary = summary::build(config, config.ramp_s, points);
+    doc.summary = DeviceRunSummary {
+        measured: summary::build(config, config.ramp_s, points),
+        emulation: emulation.map(|e| e.summary.clone()),
+    };
     let mut all_read = oltplab_metrics::LatencyHistogram::new();
     let mut all_write = oltplab_metrics::LatencyHistogram::new();
     let mut all_flush = oltplab_metrics::LatencyHistogram::new();

@@ -2,9 +2,10 @@
 
 use std::path::Path;
 
+use crate::schema::DeviceResult;
 use oltplab_core::units::{format_bytes, format_count, format_ns};
 use oltplab_metrics::env::Env;
-use oltplab_metrics::schema::{DeviceResult, OpSummary};
+use oltplab_metrics::schema::OpSummary;
 use oltplab_metrics::LatencyNs;
 
 use super::config::DeviceConfig;
@@ -112,7 +113,7 @@ fn op_row(name: &str, op: &OpSummary) -> String {
 }
 
 pub fn summary(doc: &DeviceResult, config: &DeviceConfig, result_path: &Path) {
-    let s = &doc.summary;
+    let s = &doc.summary.measured;
     say!("");
     say!(
         "{:<18}{:>12}{:>12}{:>9}{:>9}{:>9}{:>9}{:>9}{:>9}",

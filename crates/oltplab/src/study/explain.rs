@@ -5,9 +5,9 @@
 use std::collections::BTreeMap;
 
 use serde::Serialize;
-use serde_json::Value;
 
 use super::Scale;
+use crate::schema::TpccSummary;
 use crate::tpcc::waits::ServerWaits;
 use oltplab_core::units::{format_count, format_ns};
 use oltplab_trace::replay::sim::ReplayOrder;
@@ -37,8 +37,7 @@ pub struct Breakdown {
     /// The rest: waiting for locks, for a connection, or for the other terminals.
     pub other_share: f64,
     pub alpha: f64,
-    /// invalid_bound | offered_load | device | cpu | io_latency | locks | unmeasured_waits
-    pub limit: String,
+    pub limit: Limit,
     /// Emulated devices: the share of the machine's cores the emulator's waits spun on in the
     /// window — cores the database and the driver did not have.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -76,20 +75,42 @@ pub struct Breakdown {
     pub paced_efficiency: Option<f64>,
 }
 
+/// What limited a run (`breakdown.limit`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Limit {
+    /// α above [`ALPHA_VALID_MAX`]: the replay was no bound, so nothing is said.
+    InvalidBound,
+    /// A paced run got most of what its terminals asked for.
+    OfferedLoad,
+    /// α at or above [`DEVICE_BOUND_ALPHA`]: the run kept the device about as busy as the replay.
+    #[default]
+    Device,
+    /// The cores were busy.
+    Cpu,
+    /// Most of the terminals' time was in synchronous I/O.
+    IoLatency,
+    /// Lock waits: measured (SQLite's writer lock, a server's count) or the unexplained rest.
+    Locks,
+    /// A server counted its lock waits, and they are not most of the unexplained rest.
+    UnmeasuredWaits,
+}
+
 impl Breakdown {
-    pub fn from_run(run: &Value, io_wait_ns: u64, scale: &Scale, alpha: f64) -> Breakdown {
-        let summary = &run["summary"];
-        let measured_s = summary["measured_s"].as_f64().unwrap_or(scale.duration_s);
+    pub fn from_run(run: &TpccSummary, io_wait_ns: u64, scale: &Scale, alpha: f64) -> Breakdown {
+        let measured_s = if run.measured_s > 0.0 {
+            run.measured_s
+        } else {
+            scale.duration_s
+        };
         // The terminals' time inside transactions: with keying and think times, much of their
         // time is neither; without, this is about terminals × the window.
-        let in_tx_s: f64 = summary["tx"].as_object().map_or(0.0, |txs| {
-            txs.values()
-                .map(|t| {
-                    t["count"].as_f64().unwrap_or(0.0) * t["lat_ns"]["mean"].as_f64().unwrap_or(0.0)
-                })
-                .sum::<f64>()
-                / 1e9
-        });
+        let in_tx_s: f64 = run
+            .tx
+            .values()
+            .map(|t| t.count as f64 * t.lat_ns.mean)
+            .sum::<f64>()
+            / 1e9;
         let terminal_s = if in_tx_s > 0.0 {
             in_tx_s
         } else {
@@ -97,27 +118,17 @@ impl Breakdown {
         }
         .max(1e-9);
         // Paced runs that got most of what the terminals asked for were held by the offered load.
-        let paced_efficiency = scale
-            .keying_think
-            .then(|| summary["efficiency"].as_f64().unwrap_or(0.0) / 100.0);
-        let cpu = &summary["cpu"];
-        let cpu_s: f64 = ["db_user_s", "db_sys_s", "driver_user_s", "driver_sys_s"]
-            .iter()
-            .map(|k| cpu[*k].as_f64().unwrap_or(0.0))
-            .sum();
+        let paced_efficiency = scale.keying_think.then(|| run.efficiency / 100.0);
+        let cpu = &run.cpu;
+        let cpu_s = cpu.db_user_s + cpu.db_sys_s + cpu.driver_user_s + cpu.driver_sys_s;
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
-        let cpu_utilisation = cpu["utilisation"]
-            .as_f64()
-            .unwrap_or(cpu_s / (measured_s.max(1e-9) * cores));
-        let emulator_spin_utilisation = cpu["emulator_spin_s"]
-            .as_f64()
-            .filter(|&s| s > 0.0)
-            .map(|s| s / (measured_s.max(1e-9) * cores));
+        let cpu_utilisation = cpu.utilisation;
+        let emulator_spin_utilisation = (cpu.emulator_spin_s > 0.0)
+            .then(|| cpu.emulator_spin_s / (measured_s.max(1e-9) * cores));
         let io_wait_share = (io_wait_ns as f64 / 1e9 / terminal_s).min(1.0);
         let cpu_share = (cpu_s / terminal_s).min(1.0);
         let other_share = (1.0 - io_wait_share - cpu_share).max(0.0);
-        let server_waits: Option<ServerWaits> =
-            serde_json::from_value(summary["server_waits"].clone()).unwrap_or(None);
+        let server_waits = run.server_waits.clone();
         let server_lock_wait_share = server_waits.as_ref().and_then(|w| w.lock_share(terminal_s));
         let mut b = Breakdown {
             emulator_spin_utilisation,
@@ -132,33 +143,34 @@ impl Breakdown {
             paced_efficiency,
             ..Breakdown::default()
         };
-        b.limit = b.decide().to_string();
+        b.limit = b.decide();
         b
     }
 
     /// Adds SQLite's measured writer-lock waits (the run's `summary.tx.*.writer_lock_wait_ns_mean`)
     /// and the lock holder's split, given the I/O time inside write transactions
     /// (`holder_io_ns`, from the trace's transaction tags).
-    pub fn with_writer_lock(mut self, run: &Value, write_txs: &[&str], holder_io_ns: u64) -> Self {
-        let Some(txs) = run["summary"]["tx"].as_object() else {
-            return self;
-        };
+    pub fn with_writer_lock(
+        mut self,
+        run: &TpccSummary,
+        write_txs: &[&str],
+        holder_io_ns: u64,
+    ) -> Self {
         let (mut wait_ns, mut holder_ns, mut holder_cpu_ns) = (0.0, 0.0, 0.0);
         let mut measured = false;
-        for (name, t) in txs {
-            let Some(wait) = t["writer_lock_wait_ns_mean"].as_f64() else {
+        for (name, t) in &run.tx {
+            let Some(wait) = t.writer_lock_wait_ns_mean else {
                 continue;
             };
             measured = true;
-            let n = t["count"].as_f64().unwrap_or(0.0) + t["errors"].as_f64().unwrap_or(0.0);
+            let n = (t.count + t.errors) as f64;
             wait_ns += wait * n;
             if wait > 0.0 {
                 self.writer_lock_wait_ns_by_tx.insert(name.clone(), wait);
             }
             if write_txs.contains(&name.as_str()) {
-                let lat = t["lat_ns"]["mean"].as_f64().unwrap_or(0.0);
-                holder_ns += (lat - wait).max(0.0) * n;
-                holder_cpu_ns += t["cpu_ns_mean"].as_f64().unwrap_or(0.0) * n;
+                holder_ns += (t.lat_ns.mean - wait).max(0.0) * n;
+                holder_cpu_ns += t.cpu_ns_mean.unwrap_or(0.0) * n;
             }
         }
         if !measured {
@@ -169,38 +181,38 @@ impl Breakdown {
             self.holder_io_share = Some((holder_io_ns as f64 / holder_ns).min(1.0));
             self.holder_cpu_share = Some((holder_cpu_ns / holder_ns).min(1.0));
         }
-        self.limit = self.decide().to_string();
+        self.limit = self.decide();
         self
     }
 
-    fn decide(&self) -> &'static str {
+    fn decide(&self) -> Limit {
         let lock_share = (self.writer_lock_wait_share)
             .or(self.server_lock_wait_share)
             .unwrap_or(0.0);
         if self.alpha > ALPHA_VALID_MAX {
-            "invalid_bound"
+            Limit::InvalidBound
         } else if self
             .paced_efficiency
             .is_some_and(|e| e >= OFFERED_LOAD_EFFICIENCY)
         {
-            "offered_load"
+            Limit::OfferedLoad
         } else if self.alpha >= DEVICE_BOUND_ALPHA {
-            "device"
+            Limit::Device
         } else if self.cpu_utilisation >= CPU_BOUND_UTILISATION {
-            "cpu"
+            Limit::Cpu
         } else if lock_share > 0.0 && lock_share >= self.io_wait_share {
             // Measured: the terminals waited for the one writer more than for their own I/O.
-            "locks"
+            Limit::Locks
         } else if self.io_wait_share >= IO_BOUND_SHARE {
-            "io_latency"
+            Limit::IoLatency
         } else if self
             .server_lock_wait_share
             .is_some_and(|l| l < self.other_share / 2.0)
         {
             // The server counted its lock waits, and they are not most of what is left.
-            "unmeasured_waits"
+            Limit::UnmeasuredWaits
         } else {
-            "locks"
+            Limit::Locks
         }
     }
 }
@@ -213,11 +225,11 @@ pub fn explain(b: &Breakdown, host: bool, engine: &str) -> String {
         first = format!("{first} {}", server_account(w, b.terminal_s));
     }
     match b.alpha_causal {
-        Some(_) if b.bound_order == ReplayOrder::Causal && b.limit != "invalid_bound" => format!(
+        Some(_) if b.bound_order == ReplayOrder::Causal && b.limit != Limit::InvalidBound => format!(
             "{first} α is against the causal replay (the database's own ordering kept), which did more than the one with each thread free (S1's method, α = {:.2} against it): run flat out, a thread's I/O landed beside the others' as it never did in the run, and that cost this device more than the run's own timing.",
             b.alpha_lanes.unwrap_or(0.0)
         ),
-        Some(causal) if b.limit != "invalid_bound" => format!(
+        Some(causal) if b.limit != Limit::InvalidBound => format!(
             "{first} With the database's own ordering kept (causal replay), α = {causal:.2}: {}",
             if causal > ALPHA_VALID_MAX {
                 "above 1, so that replay was no bound either.".to_string()
@@ -238,8 +250,8 @@ fn explain_limit(b: &Breakdown, host: bool, engine: &str) -> String {
     } else {
         "the device"
     };
-    match b.limit.as_str() {
-        "invalid_bound" => {
+    match b.limit {
+        Limit::InvalidBound => {
             let fidelity = match (b.run_fidelity_off_pct, b.replay_fidelity_off_pct) {
                 (Some(run), Some(replay)) => format!(
                     "; the emulated latencies were {run:+.1} % off the model in the run and {replay:+.1} % in the replay"
@@ -251,29 +263,29 @@ fn explain_limit(b: &Breakdown, host: bool, engine: &str) -> String {
                 b.alpha
             )
         }
-        "offered_load" => format!(
+        Limit::OfferedLoad => format!(
             "The offered load limits this run: with TPC-C's keying and think times the terminals asked for at most 12.86 tpmC per warehouse and got {} of it, so {device} was not what held it back (α = {:.2}); run without --pacing to find the device's limit.",
             pct(b.paced_efficiency.unwrap_or(0.0)),
             b.alpha
         ),
-        "device" => format!(
+        Limit::Device => format!(
             "The device limits this run: it kept {device} about as busy as the replay did (α = {:.2}), and the terminals spent {} of their time in I/O.",
             b.alpha,
             pct(b.io_wait_share)
         ),
-        "cpu" => format!(
+        Limit::Cpu => format!(
             "CPU limits this run: the database engine and the driver kept the cores {} busy, while {device} delivered only {} of the IOPS the replay got from it (α = {:.2}).",
             pct(b.cpu_utilisation),
             pct(b.alpha),
             b.alpha
         ),
-        "io_latency" => format!(
+        Limit::IoLatency => format!(
             "I/O latency limits this run more than {device}'s capacity: the terminals spent {} of their time waiting for one synchronous I/O at a time, using {} of what the replay got (α = {:.2}).",
             pct(b.io_wait_share),
             pct(b.alpha),
             b.alpha
         ),
-        "unmeasured_waits" => {
+        Limit::UnmeasuredWaits => {
             let lock = b.server_lock_wait_share.unwrap_or(0.0);
             let spin = b.emulator_spin_utilisation.map_or(String::new(), |u| {
                 format!(" (the emulator's waits spun on {} of them)", pct(u))
@@ -381,7 +393,11 @@ mod tests {
         Scale::named("quick")
     }
 
-    fn run(cpu_s: f64, utilisation: f64) -> Value {
+    fn summary(json: serde_json::Value) -> TpccSummary {
+        serde_json::from_value(json["summary"].clone()).expect("a run summary")
+    }
+
+    fn run(cpu_s: f64, utilisation: f64) -> serde_json::Value {
         serde_json::json!({"summary": {"measured_s": 10.0, "cpu": {"db_user_s": cpu_s, "utilisation": utilisation}}})
     }
 
@@ -398,17 +414,18 @@ mod tests {
                 "stock_level": {"count": 5, "errors": 0, "lat_ns": {"mean": 0.0},
                                 "writer_lock_wait_ns_mean": 0.0, "cpu_ns_mean": 1e6}}}});
         let io_ns = 8_000_000_000;
-        let b = Breakdown::from_run(&sqlite, io_ns, &scale(), 0.4).with_writer_lock(
-            &sqlite,
-            &["new_order", "payment", "delivery"],
-            7_000_000_000,
-        );
+        let b = Breakdown::from_run(&summary(sqlite.clone()), io_ns, &scale(), 0.4)
+            .with_writer_lock(
+                &summary(sqlite.clone()),
+                &["new_order", "payment", "delivery"],
+                7_000_000_000,
+            );
         // (30 × 1 + 10 × 0.2) s of 40 terminal-seconds.
         assert!(
             (b.writer_lock_wait_share.unwrap() - 0.8).abs() < 1e-9,
             "{b:?}"
         );
-        assert_eq!(b.limit, "locks");
+        assert_eq!(b.limit, Limit::Locks);
         // The holder: 30 × 0.2 + 10 × 0.2 = 8 s after the grant; 7 s of it in I/O, 0.7 s CPU.
         assert!((b.holder_io_share.unwrap() - 0.875).abs() < 1e-9, "{b:?}");
         assert!((b.holder_cpu_share.unwrap() - 0.0875).abs() < 1e-9, "{b:?}");
@@ -427,19 +444,19 @@ mod tests {
         };
         let mut near_cap = sqlite.clone();
         near_cap["summary"]["efficiency"] = serde_json::json!(93.0);
-        let held = Breakdown::from_run(&near_cap, io_ns, &paced, 0.05);
-        assert_eq!(held.limit, "offered_load");
+        let held = Breakdown::from_run(&summary(near_cap.clone()), io_ns, &paced, 0.05);
+        assert_eq!(held.limit, Limit::OfferedLoad);
         assert!(explain(&held, false, "sqlite").contains("93 %"));
         near_cap["summary"]["efficiency"] = serde_json::json!(40.0);
         assert_ne!(
-            Breakdown::from_run(&near_cap, io_ns, &paced, 0.05).limit,
-            "offered_load"
+            Breakdown::from_run(&summary(near_cap.clone()), io_ns, &paced, 0.05).limit,
+            Limit::OfferedLoad
         );
         // A server's run has no such figures: nothing changes.
-        let server = Breakdown::from_run(&run(2.0, 0.1), io_ns, &scale(), 0.4);
+        let server = Breakdown::from_run(&summary(run(2.0, 0.1)), io_ns, &scale(), 0.4);
         let same = server
             .clone()
-            .with_writer_lock(&run(2.0, 0.1), &["new_order"], 0);
+            .with_writer_lock(&summary(run(2.0, 0.1)), &["new_order"], 0);
         assert_eq!(
             (same.limit, same.writer_lock_wait_share),
             (server.limit, None)
@@ -454,8 +471,8 @@ mod tests {
         r["summary"]["server_waits"] = serde_json::json!({"source": "innodb_status",
             "row_lock_waits": 50, "row_lock_wait_s": 5.0});
         r["summary"]["cpu"]["emulator_spin_s"] = serde_json::json!(10.0);
-        let b = Breakdown::from_run(&r, 10_000_000_000, &scale(), 0.5);
-        assert_eq!(b.limit, "unmeasured_waits", "{b:?}");
+        let b = Breakdown::from_run(&summary(r.clone()), 10_000_000_000, &scale(), 0.5);
+        assert_eq!(b.limit, Limit::UnmeasuredWaits, "{b:?}");
         let said = explain(&b, false, "mariadb");
         assert!(
             said.contains("lock waits account for 12 %")
@@ -466,23 +483,24 @@ mod tests {
         // Counted lock waits that are most of the rest: locks.
         r["summary"]["server_waits"]["row_lock_wait_s"] = serde_json::json!(20.0);
         assert_eq!(
-            Breakdown::from_run(&r, 10_000_000_000, &scale(), 0.5).limit,
-            "locks"
+            Breakdown::from_run(&summary(r.clone()), 10_000_000_000, &scale(), 0.5).limit,
+            Limit::Locks
         );
     }
 
     #[test]
     fn each_limit_is_recognised_from_its_figures() {
         // 4 terminals × 10 s = 40 terminal-seconds.
-        let device = Breakdown::from_run(&run(2.0, 0.1), 30_000_000_000, &scale(), 0.95);
-        assert_eq!(device.limit, "device");
-        let cpu = Breakdown::from_run(&run(18.0, 0.9), 2_000_000_000, &scale(), 0.1);
-        assert_eq!(cpu.limit, "cpu");
-        let io = Breakdown::from_run(&run(2.0, 0.1), 30_000_000_000, &scale(), 0.4);
-        assert_eq!(io.limit, "io_latency");
+        let device = Breakdown::from_run(&summary(run(2.0, 0.1)), 30_000_000_000, &scale(), 0.95);
+        assert_eq!(device.limit, Limit::Device);
+        let cpu = Breakdown::from_run(&summary(run(18.0, 0.9)), 2_000_000_000, &scale(), 0.1);
+        assert_eq!(cpu.limit, Limit::Cpu);
+        let io = Breakdown::from_run(&summary(run(2.0, 0.1)), 30_000_000_000, &scale(), 0.4);
+        assert_eq!(io.limit, Limit::IoLatency);
         // An α above 1.05 is never explained as the device: the replay was no bound.
-        let mut invalid = Breakdown::from_run(&run(2.0, 0.1), 30_000_000_000, &scale(), 1.12);
-        assert_eq!(invalid.limit, "invalid_bound");
+        let mut invalid =
+            Breakdown::from_run(&summary(run(2.0, 0.1)), 30_000_000_000, &scale(), 1.12);
+        assert_eq!(invalid.limit, Limit::InvalidBound);
         invalid.run_fidelity_off_pct = Some(0.4);
         invalid.replay_fidelity_off_pct = Some(13.0);
         let said = explain(&invalid, false, "sqlite");
@@ -492,10 +510,10 @@ mod tests {
                 && !said.contains("device limits"),
             "{said}"
         );
-        let at_bound = Breakdown::from_run(&run(2.0, 0.1), 30_000_000_000, &scale(), 1.04);
-        assert_eq!(at_bound.limit, "device");
-        let locks = Breakdown::from_run(&run(4.0, 0.2), 4_000_000_000, &scale(), 0.1);
-        assert_eq!(locks.limit, "locks");
+        let at_bound = Breakdown::from_run(&summary(run(2.0, 0.1)), 30_000_000_000, &scale(), 1.04);
+        assert_eq!(at_bound.limit, Limit::Device);
+        let locks = Breakdown::from_run(&summary(run(4.0, 0.2)), 4_000_000_000, &scale(), 0.1);
+        assert_eq!(locks.limit, Limit::Locks);
         assert!((locks.other_share - 0.8).abs() < 1e-9, "{locks:?}");
         assert!(
             explain(&locks, false, "sqlite").contains("80 %"),

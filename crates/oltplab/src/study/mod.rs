@@ -11,7 +11,7 @@ mod in_memory;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 
-use clap::{Args, Parser};
+use clap::Args;
 use oltplab_core::safety;
 use oltplab_core::units::{format_bytes, format_count, format_ns};
 use oltplab_core::{Error, Result};
@@ -23,6 +23,15 @@ use oltplab_trace::replay::sim::{replay_virtual, ReplayOrder};
 use oltplab_trace::{Op, TraceData, TraceReader};
 use serde::Serialize;
 use serde_json::Value;
+
+use crate::cli::DeviceArgs;
+use crate::device;
+use crate::schema::{DeviceSummary, ReplayResult};
+use crate::tpcc::capture::TxIo;
+use crate::trace::replay::{replay, ReplayConfig};
+use oltplab_devmodel::Fidelity;
+use std::collections::BTreeMap;
+use std::time::Duration;
 
 use crate::output;
 use crate::tpcc::target::DbSpec;
@@ -224,12 +233,12 @@ pub struct DeviceFigures {
     /// Ratios against the baseline device (the first emulated one).
     pub vs_baseline: Option<Ratios>,
     /// Emulated devices: how closely the run followed the model.
-    pub run_fidelity: Option<Value>,
+    pub run_fidelity: Option<Fidelity>,
     /// Emulated devices: how closely the replay followed the model.
-    pub replay_fidelity: Option<Value>,
+    pub replay_fidelity: Option<Fidelity>,
     /// The run's I/O per transaction type (`summary.io.by_tx` of its result).
-    #[serde(skip_serializing_if = "Value::is_null")]
-    pub io_by_tx: Value,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub io_by_tx: BTreeMap<String, TxIo>,
     pub trace: String,
     /// With `--repeat N` (N > 1): every repetition's figures. The rates and α above are then the
     /// repetitions' means; the breakdown, explanation, fidelity, I/O per transaction and trace are
@@ -307,7 +316,7 @@ pub struct Ratios {
 }
 
 #[derive(Debug, Default, Serialize)]
-struct StudySummary {
+pub struct StudySummary {
     scenario: String,
     engine: String,
     baseline: Option<String>,
@@ -701,13 +710,11 @@ fn run_and_replay(
         quiet: output::quiet(),
     };
     let outcome = tpcc::run_with(&run_cfg, &STOP)?;
-    let run = serde_json::to_value(&outcome.doc).expect("serialises");
-    figures.tpmc = num(&run["summary"]["tpmc"]);
-    figures.tpm_total = num(&run["summary"]["tpm_total"]);
+    let run = &outcome.doc.summary;
+    figures.tpmc = run.tpmc;
+    figures.tpm_total = run.tpm_total;
     figures.trace = format!("{tag}.trace");
-    figures.run_fidelity = run["summary"]["emulation"]["fidelity"]
-        .as_object()
-        .map(|f| Value::Object(f.clone()));
+    figures.run_fidelity = run.emulation.as_ref().map(|e| e.fidelity.clone());
     for w in &outcome.doc.warnings {
         if matches!(
             w.kind,
@@ -717,7 +724,7 @@ fn run_and_replay(
         }
     }
     let io = trace_totals(&trace_path)?;
-    let measured_s = match num(&run["summary"]["measured_s"]) {
+    let measured_s = match run.measured_s {
         s if s > 0.0 => s,
         _ => scale.duration_s,
     };
@@ -745,10 +752,8 @@ fn run_and_replay(
     )?;
     let _ = std::fs::remove_dir_all(&replay_dir);
     database.remove_copy(&db_path);
-    figures.replay_iops = num(&replayed["summary"]["iops"]);
-    figures.replay_fidelity = replayed["summary"]["fidelity"]
-        .as_object()
-        .map(|f| Value::Object(f.clone()));
+    figures.replay_iops = replayed.summary.iops;
+    figures.replay_fidelity = replayed.summary.fidelity.clone();
     if !spec.is_host() {
         // On a model the bound needs no waiting: the same trace through the same model in virtual
         // time, in both orders. The real-time replay stays as the cross-check.
@@ -759,7 +764,7 @@ fn run_and_replay(
         if realtime > 0.0 && (realtime / lanes.iops - 1.0).abs() > REALTIME_AGREES_PCT / 100.0 {
             warn(warnings, Warning::new(
                 WarningKind::EmulationOffTarget,
-                format!("{tag}: the real-time replay through the emulator did {realtime:.0} IOPS, {:+.0} % off the model's {:.0} in virtual time; α uses the model's (the emulator's own timing error: {})", (realtime / lanes.iops - 1.0) * 100.0, lanes.iops, figures.replay_fidelity.as_ref().and_then(|f| f["off_pct"].as_f64()).map_or("not measured".into(), |p| format!("{p:+.1} % latency"))),
+                format!("{tag}: the real-time replay through the emulator did {realtime:.0} IOPS, {:+.0} % off the model's {:.0} in virtual time; α uses the model's (the emulator's own timing error: {})", (realtime / lanes.iops - 1.0) * 100.0, lanes.iops, figures.replay_fidelity.as_ref().map(|f| f.off_pct).map_or("not measured".into(), |p| format!("{p:+.1} % latency"))),
             ));
         }
         figures.replay_realtime_iops = Some(realtime);
@@ -791,19 +796,19 @@ fn run_and_replay(
         .map(|t| io.wait_ns_by_tag[t.tag() as usize])
         .sum();
     let write_names = write_txs.map(|t| t.name());
-    figures.breakdown = Breakdown::from_run(&run, io.wait_ns, scale, figures.alpha)
-        .with_writer_lock(&run, &write_names, holder_io_ns);
+    figures.breakdown = Breakdown::from_run(run, io.wait_ns, scale, figures.alpha)
+        .with_writer_lock(run, &write_names, holder_io_ns);
     figures.breakdown.alpha_causal = figures.alpha_causal;
     figures.breakdown.bound_order = figures.bound_order;
     figures.breakdown.alpha_lanes = figures
         .replay_lanes_iops
         .filter(|&v| v > 0.0)
         .map(|v| figures.run_iops / v);
-    let off_pct = |f: &Option<Value>| f.as_ref().and_then(|f| f["off_pct"].as_f64());
+    let off_pct = |f: &Option<Fidelity>| f.as_ref().map(|f| f.off_pct);
     figures.breakdown.run_fidelity_off_pct = off_pct(&figures.run_fidelity);
     figures.breakdown.replay_fidelity_off_pct = off_pct(&figures.replay_fidelity);
     figures.explanation = explain(&figures.breakdown, spec.is_host(), &database.engine);
-    figures.io_by_tx = run["summary"]["io"]["by_tx"].clone();
+    figures.io_by_tx = run.io.by_tx.clone();
     // Said once per device, not once per repetition.
     if tag == name && spec.is_host() && io.reads > 0 && database.engine != "mariadb" {
         warn(warnings, Warning::new(
@@ -840,12 +845,9 @@ fn interrupted() -> Result<()> {
     }
 }
 
-fn num(v: &Value) -> f64 {
-    v.as_f64().unwrap_or(0.0)
-}
-
-/// Runs `oltplab device` on the device, exactly as a user would, and returns (QD 1 mean latency
-/// ns, QD 32 IOPS).
+/// The device's own figures: `oltplab device --profile db-16k-randread --sweep-qd 1,32` on it
+/// (emulated devices on a RAM backing, so that the model, not this machine's disk, sets every
+/// time), measured in-process; returns (QD 1 mean latency ns, QD 32 IOPS).
 fn device_figures(
     spec: &Spec,
     name: &str,
@@ -853,91 +855,67 @@ fn device_figures(
     data_dir: &Path,
     out: &Path,
 ) -> Result<(f64, f64)> {
-    let dir = out.join(format!("device-{name}"));
-    let mut argv: Vec<String> = vec!["oltplab".into(), "device".into()];
-    if spec.is_host() {
-        argv.push(data_dir.join("device.dat").display().to_string());
-    } else {
-        // The data lives in RAM so that the model, not this machine's disk, sets every time.
-        argv.extend([
-            "--emulate".into(),
-            spec.name(),
-            "--backing".into(),
-            "ram".into(),
-        ]);
-    }
-    argv.extend([
-        "--profile".into(),
-        "db-16k-randread".into(),
-        "--sweep-qd".into(),
-        "1,32".into(),
-        "--runtime".into(),
-        format!("{}ms", (scale.device_runtime_s * 1000.0) as u64),
-        "--ramp".into(),
-        format!("{}ms", (scale.device_ramp_s * 1000.0) as u64),
-        "--size".into(),
-        format!("{}", scale.device_size_bytes),
-        "--out".into(),
-        dir.display().to_string(),
-    ]);
-    let cli = crate::cli::Cli::try_parse_from(&argv)
-        .map_err(|e| Error::failed(format!("the study built a bad device command: {e}")))?;
-    let crate::cli::Command::Device(device_args) = cli.command else {
-        unreachable!("parsed a device command");
+    let args = DeviceArgs {
+        target: spec.is_host().then(|| data_dir.join("device.dat")),
+        emulate: (!spec.is_host()).then(|| spec.name()),
+        backing: if spec.is_host() { "auto" } else { "ram" }.into(),
+        profile: Some(DEVICE_PROFILE.into()),
+        sweep_qd: Some(format!("{DEVICE_QD_LATENCY},{DEVICE_QD_IOPS}")),
+        runtime: Duration::from_secs_f64(scale.device_runtime_s),
+        ramp: Duration::from_secs_f64(scale.device_ramp_s),
+        size: scale.device_size_bytes,
+        out: Some(out.join(format!("device-{name}"))),
+        ..DeviceArgs::default()
     };
-    crate::device::run(device_args)?;
-    let result = read_result(&dir)?;
-    let sweep = result["summary"]["profiles"][0]["sweep"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
-    let at = |qd: u64| sweep.iter().find(|p| p["qd"].as_u64() == Some(qd));
-    let lat = at(1).map_or(0.0, |p| num(&p["lat_ns"]["mean"]));
-    let iops = at(32).map_or(0.0, |p| num(&p["iops"]));
-    Ok((lat, iops))
+    let outcome = device::measure(&device::config::resolve(args)?)?;
+    if outcome.interrupted {
+        return Err(Error::Interrupted);
+    }
+    sweep_figures(&outcome.doc.summary.measured)
 }
 
-/// Replays the run's trace with `oltplab trace replay`, exactly as a user would, as fast as the
-/// device allows; its result is kept in `result_dir`.
+/// The study's device profile and its two queue depths: latency at 1, IOPS at 32 (S1's figures).
+const DEVICE_PROFILE: &str = "db-16k-randread";
+const DEVICE_QD_LATENCY: u32 = 1;
+const DEVICE_QD_IOPS: u32 = 32;
+
+/// (QD 1 mean latency ns, QD 32 IOPS) of a device result; a point it lacks is an error, not a 0.
+fn sweep_figures(summary: &DeviceSummary) -> Result<(f64, f64)> {
+    let sweep = summary
+        .profiles
+        .as_ref()
+        .and_then(|p| p.iter().find(|p| p.name == DEVICE_PROFILE))
+        .map(|p| p.sweep.as_slice())
+        .unwrap_or_default();
+    let at = |qd: u32| {
+        sweep.iter().find(|p| p.qd == qd).ok_or_else(|| {
+            Error::failed(format!(
+                "the device run measured no {DEVICE_PROFILE} point at QD {qd}, so the study has no device figure: this is a bug in oltplab"
+            ))
+        })
+    };
+    Ok((at(DEVICE_QD_LATENCY)?.lat_ns.mean, at(DEVICE_QD_IOPS)?.iops))
+}
+
+/// Replays the run's trace as fast as the device allows (`oltplab trace replay
+/// --as-fast-as-possible`, in-process); its result is kept in `result_dir`.
 fn replay_figures(
     trace: &Path,
     spec: &Spec,
     target: &Path,
     direct: bool,
     result_dir: &Path,
-) -> Result<Value> {
-    let mut argv: Vec<String> = vec![
-        "oltplab".into(),
-        "trace".into(),
-        "replay".into(),
-        trace.display().to_string(),
-        "--target".into(),
-        target.display().to_string(),
-        "--as-fast-as-possible".into(),
-        "--out".into(),
-        result_dir.display().to_string(),
-    ];
-    if !spec.is_host() {
-        argv.extend(["--emulate".into(), spec.name()]);
-    }
-    if !direct {
-        argv.push("--buffered".into());
-    }
-    let cli = crate::cli::Cli::try_parse_from(&argv)
-        .map_err(|e| Error::failed(format!("the study built a bad replay command: {e}")))?;
-    let crate::cli::Command::Trace(trace_args) = cli.command else {
-        unreachable!("parsed a trace command");
+) -> Result<ReplayResult> {
+    let cfg = ReplayConfig {
+        direct,
+        out: Some(result_dir.to_path_buf()),
+        ..ReplayConfig::as_fast_as_possible(trace, target, (!spec.is_host()).then_some(spec))
     };
-    crate::trace::run(trace_args)?;
-    read_result(result_dir)
-}
-
-fn read_result(dir: &Path) -> Result<Value> {
-    let path = dir.join(output::RESULT_FILE);
-    let text = std::fs::read_to_string(&path)
-        .map_err(|e| Error::failed(format!("cannot read {}: {e}", path.display())))?;
-    serde_json::from_str(&text)
-        .map_err(|e| Error::failed(format!("cannot parse {}: {e}", path.display())))
+    let run = replay(&cfg)?;
+    if run.interrupted {
+        return Err(Error::Interrupted);
+    }
+    Ok(run.doc)
 }
 
 /// Copies the loaded database for one run; the copy is oltplab's (marked), the base stays as loaded.
@@ -1141,7 +1119,7 @@ fn print_table(summary: &StudySummary, out: &Path) {
         let fidelity = d
             .run_fidelity
             .as_ref()
-            .and_then(|f| f["off_pct"].as_f64())
+            .map(|f| f.off_pct)
             .map_or("—".into(), |p| {
                 let mark = if p.abs() > OFF_TARGET_PCT { "!" } else { "" };
                 format!("{p:+.1}%{mark}")
@@ -1207,4 +1185,66 @@ fn print_table(summary: &StudySummary, out: &Path) {
                 .sum()
         )
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use oltplab_metrics::schema::{ProfileResult, SweepPoint};
+
+    fn profile(points: &[(u32, f64, f64)]) -> DeviceSummary {
+        let sweep = points
+            .iter()
+            .map(|&(qd, iops, lat)| {
+                let mut p = SweepPoint {
+                    qd,
+                    iops,
+                    ..SweepPoint::default()
+                };
+                p.lat_ns.mean = lat;
+                p
+            })
+            .collect();
+        DeviceSummary {
+            profiles: Some(vec![ProfileResult {
+                name: DEVICE_PROFILE.into(),
+                sweep,
+                ..ProfileResult::default()
+            }]),
+            ..DeviceSummary::default()
+        }
+    }
+
+    #[test]
+    fn a_missing_device_figure_is_an_error_not_a_zero() {
+        let both = profile(&[(1, 150.0, 6.6e6), (32, 420.0, 7.6e7)]);
+        assert_eq!(sweep_figures(&both).unwrap(), (6.6e6, 420.0));
+        for partial in [
+            profile(&[(1, 150.0, 6.6e6)]),
+            profile(&[(32, 420.0, 7.6e7)]),
+            DeviceSummary::default(),
+        ] {
+            let err = sweep_figures(&partial).unwrap_err();
+            assert_eq!(err.exit_code(), 1);
+            assert!(err.to_string().contains("no device figure"), "{err}");
+        }
+    }
+
+    /// The device step, in-process on an emulated device: the typed result gives the model's
+    /// figures (a 10k rpm disk: milliseconds at QD 1, more IOPS at QD 32 by reordering).
+    #[test]
+    fn the_device_step_measures_an_emulated_device_in_process() {
+        let dir = std::env::temp_dir().join(format!("oltplab-study-unit-{}", std::process::id()));
+        let scale = Scale {
+            device_runtime_s: 0.4,
+            device_ramp_s: 0.1,
+            device_size_bytes: 64 << 20,
+            ..Scale::named("quick")
+        };
+        let spec = parse_spec("hdd-10k").unwrap();
+        let (lat_ns, iops) = device_figures(&spec, "hdd-10k", &scale, &dir, &dir).unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+        assert!((1e6..2e7).contains(&lat_ns), "QD 1 latency {lat_ns} ns");
+        assert!(iops > 1e9 / lat_ns, "QD 32 {iops} IOPS vs QD 1 {lat_ns} ns");
+    }
 }

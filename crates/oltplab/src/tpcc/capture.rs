@@ -28,6 +28,7 @@ use super::target::Engine;
 use super::RunConfig;
 use crate::emulate::session::files_under;
 use crate::emulate::{Backing, EmulationSession, SessionConfig};
+use crate::schema::EmulationSummary;
 
 /// The capture of a run, if it asked for one.
 pub enum Capture {
@@ -42,13 +43,6 @@ pub struct SqliteCapture {
     window_start_ns: AtomicU64,
     counts_at_start: Mutex<VfsCounts>,
     counts_at_end: Mutex<Option<VfsCounts>>,
-}
-
-/// `summary.emulation` of a run on an emulated device.
-#[derive(Clone, Debug, Serialize)]
-pub struct EmulationSummary {
-    pub device: String,
-    pub fidelity: oltplab_devmodel::Fidelity,
 }
 
 impl Capture {
@@ -502,7 +496,7 @@ fn emulation_summary(
             ),
         ));
     }
-    EmulationSummary { device, fidelity }
+    EmulationSummary::new(device, fidelity)
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! [`LoadConfig`] / [`RunConfig`] / [`CheckConfig`], and the in-process entry points
 //! [`load_with`], [`run_with`] and [`check_with`] that `oltplab study` calls.
 
-mod capture;
+pub mod capture;
 pub mod procstat;
 mod run;
 mod scaleout;

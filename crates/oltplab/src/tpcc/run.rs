@@ -26,9 +26,11 @@ use super::procstat::{self, DiskCounters};
 use super::target::{self, Engine, Open};
 use super::RunConfig;
 use crate::output;
+use crate::schema::EmulationSummary;
 
 /// `summary.tx.<type>`.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct TxSummary {
     pub count: u64,
     pub errors: u64,
@@ -50,6 +52,7 @@ pub struct TxSummary {
 /// `summary.io`: device counters of the measured window, or (filled by the caller) the captured
 /// trace's figures; `source` says which.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct IoSummary {
     pub reads: u64,
     pub writes: u64,
@@ -67,6 +70,7 @@ pub struct IoSummary {
 
 /// `summary.cpu`.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct TpccCpu {
     pub db_user_s: f64,
     pub db_sys_s: f64,
@@ -82,6 +86,7 @@ pub struct TpccCpu {
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct TpccSummary {
     /// New-Orders per minute of the measured window.
     pub tpmc: f64,
@@ -109,7 +114,7 @@ pub struct TpccSummary {
     pub interrupted: bool,
     /// With --emulate: the device and how closely the engine's I/Os followed its model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub emulation: Option<serde_json::Value>,
+    pub emulation: Option<EmulationSummary>,
     /// Servers: where their sessions waited in the measured window, as the server tells it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_waits: Option<ServerWaits>,
@@ -399,7 +404,7 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<RunOutcome> {
         let (io, capture_warnings, emulation) = c.finish(&outcome)?;
         summary.io = io;
         spin_s = emulation.as_ref().map_or(0.0, |e| e.fidelity.spin_cpu_s);
-        summary.emulation = emulation.map(|e| serde_json::to_value(e).expect("serialises"));
+        summary.emulation = emulation;
         warnings.extend(capture_warnings);
     }
     let process = cpu_end.0.since(&cpu_start.0);

@@ -1,6 +1,6 @@
 //! `oltplab trace stat|convert|replay|merge`: inspect, convert, replay and join I/O traces.
 
-mod replay;
+pub mod replay;
 mod stat;
 
 use std::path::PathBuf;

@@ -7,25 +7,21 @@ use std::sync::{Arc, Mutex};
 use clap::Args;
 use oltplab_core::units::{format_bytes, format_count, format_ns};
 use oltplab_core::{Error, Result};
-use oltplab_devmodel::{parse_spec, Emulator};
+use oltplab_devmodel::{parse_spec, Emulator, Spec};
 use oltplab_io::EngineKind;
 use oltplab_metrics::env::Env;
 use oltplab_metrics::schema::{now_rfc3339, ResultDoc};
 use oltplab_metrics::LatencyNs;
-use oltplab_trace::convert;
+use oltplab_trace::convert::{self, Format};
 use oltplab_trace::replay::sim::{replay_virtual, ReplayOrder};
-use oltplab_trace::replay::{
-    replay_trace, ReplayEvent, ReplayInterval, ReplayMode, ReplayOptions, ReplayOutcome,
-    ReplaySummary,
-};
+use oltplab_trace::replay::{replay_trace, ReplayEvent, ReplayMode, ReplayOptions, ReplayOutcome};
 use serde_json::json;
 
 use super::format_arg;
 use crate::output::{self, note, say};
 use crate::progress::Progress;
+use crate::schema::ReplayResult;
 use crate::STOP;
-
-pub type ReplayResult = ResultDoc<ReplaySummary, ReplayInterval>;
 
 const AFTER_REPLAY_HELP: &str = "\
 Each traced thread becomes a lane whose I/Os run strictly one after another; lanes run side by side,
@@ -103,71 +99,160 @@ pub struct ReplayArgs {
     pub out: Option<PathBuf>,
 }
 
-pub fn run(a: ReplayArgs) -> Result<()> {
-    let order = ReplayOrder::parse(&a.order).expect("clap checked --order");
-    if a.virtual_time {
-        return run_virtual(&a, order);
-    }
-    if order == ReplayOrder::Causal {
-        return Err(Error::usage(
-            "--order causal is a virtual-time replay for now: add --virtual and --emulate SPEC, or use --order lanes on a real device",
-        ));
-    }
-    let target = a
-        .target
-        .clone()
-        .expect("clap requires --target without --virtual");
-    let mode = match a.time_scale {
-        None => ReplayMode::AsFastAsPossible,
-        Some(x) if x.is_finite() && x > 0.0 => ReplayMode::TimeScale(x),
-        Some(x) => {
-            return Err(Error::usage(format!(
-                "--time-scale {x} is not a positive number: give e.g. 1 (traced timing) or 0.5 (twice as fast)"
-            )))
-        }
-    };
-    let emulator = match a.emulate.as_deref() {
-        None => None,
-        Some(text) => {
-            let spec = parse_spec(text).map_err(|e| {
+/// A validated replay: what `oltplab trace replay` and `oltplab study` ask for.
+#[derive(Clone, Debug)]
+pub struct ReplayConfig {
+    pub file: PathBuf,
+    /// Format of `file`; None: detected from its first bytes.
+    pub from: Option<Format>,
+    /// Where the copies of the traced files go; None for a virtual-time replay.
+    pub target: Option<PathBuf>,
+    pub clock: ReplayClock,
+    /// The device emulated (None: the real device under `target`).
+    pub emulate: Option<Spec>,
+    pub engine: EngineKind,
+    /// io_uring threads; None: one per 64 lanes, at most one per core.
+    pub workers: Option<u32>,
+    pub direct: bool,
+    /// Seed of the emulated device's model.
+    pub seed: u64,
+    pub json: Option<PathBuf>,
+    pub out: Option<PathBuf>,
+}
+
+/// Real I/O on copies of the traced files (lanes order), or virtual time on a device model.
+#[derive(Clone, Copy, Debug)]
+pub enum ReplayClock {
+    Real(ReplayMode),
+    Virtual(ReplayOrder),
+}
+
+impl ReplayConfig {
+    /// Stage two of `oltplab trace replay`: the cross-option rules.
+    pub fn from_args(a: ReplayArgs) -> Result<ReplayConfig> {
+        let order = ReplayOrder::parse(&a.order).expect("clap checked --order");
+        let emulate = match a.emulate.as_deref() {
+            None => None,
+            Some(text) => Some(parse_spec(text).map_err(|e| {
                 Error::usage(format!(
                     "{e}; `oltplab devices` lists the devices and the spec syntax"
                 ))
-            })?;
-            // `host` models nothing: the replay then measures the real device, as without --emulate.
-            if spec.is_host() {
-                None
-            } else {
-                Some(Arc::new(Emulator::new(&spec, a.seed)?))
+            })?),
+        };
+        let clock = if a.virtual_time {
+            if emulate.is_none() {
+                return Err(Error::usage(
+                    "--virtual replays on a device model, so it needs --emulate SPEC (e.g. --emulate hdd-10k); drop --virtual to replay on a real device",
+                ));
             }
+            ReplayClock::Virtual(order)
+        } else {
+            if order == ReplayOrder::Causal {
+                return Err(Error::usage(
+                    "--order causal is a virtual-time replay for now: add --virtual and --emulate SPEC, or use --order lanes on a real device",
+                ));
+            }
+            ReplayClock::Real(match a.time_scale {
+                None => ReplayMode::AsFastAsPossible,
+                Some(x) if x.is_finite() && x > 0.0 => ReplayMode::TimeScale(x),
+                Some(x) => {
+                    return Err(Error::usage(format!(
+                        "--time-scale {x} is not a positive number: give e.g. 1 (traced timing) or 0.5 (twice as fast)"
+                    )))
+                }
+            })
+        };
+        Ok(ReplayConfig {
+            file: a.file,
+            from: format_arg(a.from.as_deref()),
+            target: a.target,
+            clock,
+            emulate,
+            engine: EngineKind::parse(&a.engine).expect("clap checked --engine"),
+            workers: a.workers,
+            direct: !a.buffered,
+            seed: a.seed,
+            json: a.json,
+            out: a.out,
+        })
+    }
+
+    /// As fast as the device allows, on copies under `target`, through `emulate`'s model if given.
+    pub fn as_fast_as_possible(file: &Path, target: &Path, emulate: Option<&Spec>) -> ReplayConfig {
+        ReplayConfig {
+            file: file.to_path_buf(),
+            from: None,
+            target: Some(target.to_path_buf()),
+            clock: ReplayClock::Real(ReplayMode::AsFastAsPossible),
+            emulate: emulate.cloned(),
+            engine: EngineKind::IoUring,
+            workers: None,
+            direct: true,
+            seed: 1,
+            json: None,
+            out: None,
         }
-    };
-    if let Some(json) = &a.json {
+    }
+}
+
+/// A replay's result, and where it was saved.
+pub struct ReplayRun {
+    pub doc: ReplayResult,
+    pub out_dir: PathBuf,
+    pub interrupted: bool,
+}
+
+pub fn run(a: ReplayArgs) -> Result<()> {
+    let cfg = ReplayConfig::from_args(a)?;
+    let run = replay(&cfg)?;
+    print_summary(&run.doc, &run.out_dir.join(output::RESULT_FILE));
+    if run.interrupted {
+        return Err(Error::Interrupted);
+    }
+    Ok(())
+}
+
+/// Replays the trace as `cfg` says, showing progress, and saves and returns its result.
+pub fn replay(cfg: &ReplayConfig) -> Result<ReplayRun> {
+    if let Some(json) = &cfg.json {
         output::check_json_path(json, false)?;
     }
-    let engine = EngineKind::parse(&a.engine).expect("clap checked --engine");
+    let mode = match cfg.clock {
+        ReplayClock::Virtual(order) => return replay_in_virtual_time(cfg, order),
+        ReplayClock::Real(mode) => mode,
+    };
+    let target = cfg.target.clone().ok_or_else(|| {
+        Error::usage(
+            "a replay on a real device needs --target DIR for the copies of the traced files",
+        )
+    })?;
+    // `host` models nothing: the replay then measures the real device, as without --emulate.
+    let emulator = match cfg.emulate.as_ref().filter(|s| !s.is_host()) {
+        Some(spec) => Some(Arc::new(Emulator::new(spec, cfg.seed)?)),
+        None => None,
+    };
     let opts = ReplayOptions {
         mode,
-        direct: !a.buffered,
-        engine,
-        workers: a.workers.unwrap_or(0) as usize,
+        direct: cfg.direct,
+        engine: cfg.engine,
+        workers: cfg.workers.unwrap_or(0) as usize,
         emulator,
     };
     let started_at = now_rfc3339();
-    let (format, trace, _) = convert::import(&a.file, format_arg(a.from.as_deref()))?;
-    let out_dir = output::prepare_out_dir(a.out.as_deref(), "replay", &started_at, false)?;
+    let (format, trace, _) = convert::import(&cfg.file, cfg.from)?;
+    let out_dir = output::prepare_out_dir(cfg.out.as_deref(), "replay", &started_at, false)?;
     if !trace.complete {
         output::note!(
             "note: {} is the prefix of a capture that did not finish; replaying what it holds",
-            a.file.display()
+            cfg.file.display()
         );
     }
     output::note!(
         "oltplab trace replay — {} operations of {} ({}), {} {}, {}{}",
         format_count(trace.records.len() as f64),
-        a.file.display(),
+        cfg.file.display(),
         format.name(),
-        engine.name(),
+        opts.engine.name(),
         if opts.direct { "direct" } else { "buffered" },
         match mode {
             ReplayMode::AsFastAsPossible => "as fast as possible".to_string(),
@@ -216,70 +301,61 @@ pub fn run(a: ReplayArgs) -> Result<()> {
     }
     let outcome = outcome?;
 
-    let doc = result_doc(&a, &opts, format.name(), started_at, &outcome);
-    output::save(&doc, &out_dir, a.json.as_deref())?;
-    print_summary(&doc.summary, &outcome, &out_dir.join(output::RESULT_FILE));
-    if outcome.interrupted {
-        return Err(Error::Interrupted);
-    }
-    Ok(())
+    let doc = result_doc(cfg, &opts, format.name(), started_at, &outcome);
+    output::save(&doc, &out_dir, cfg.json.as_deref())?;
+    Ok(ReplayRun {
+        doc,
+        out_dir,
+        interrupted: outcome.interrupted,
+    })
 }
 
 /// `--virtual`: the trace through the device model in virtual time.
-fn run_virtual(a: &ReplayArgs, order: ReplayOrder) -> Result<()> {
-    let spec = match a.emulate.as_deref() {
-        Some(text) => parse_spec(text).map_err(|e| {
-            Error::usage(format!(
-                "{e}; `oltplab devices` lists the devices and the spec syntax"
-            ))
-        })?,
-        None => {
-            return Err(Error::usage(
-                "--virtual replays on a device model, so it needs --emulate SPEC (e.g. --emulate hdd-10k); drop --virtual to replay on a real device",
-            ))
-        }
-    };
-    if let Some(json) = &a.json {
-        output::check_json_path(json, false)?;
-    }
+fn replay_in_virtual_time(cfg: &ReplayConfig, order: ReplayOrder) -> Result<ReplayRun> {
+    let spec = cfg.emulate.as_ref().ok_or_else(|| {
+        Error::usage("a virtual-time replay needs a device model: add --emulate SPEC")
+    })?;
     let started_at = now_rfc3339();
-    let (format, trace, _) = convert::import(&a.file, format_arg(a.from.as_deref()))?;
-    let out_dir = output::prepare_out_dir(a.out.as_deref(), "replay", &started_at, false)?;
+    let (format, trace, _) = convert::import(&cfg.file, cfg.from)?;
+    let out_dir = output::prepare_out_dir(cfg.out.as_deref(), "replay", &started_at, false)?;
     output::note!(
         "oltplab trace replay — {} operations of {} ({}), virtual time on {}, {} order",
         format_count(trace.records.len() as f64),
-        a.file.display(),
+        cfg.file.display(),
         format.name(),
         spec.name(),
         order.name()
     );
-    let outcome = replay_virtual(&trace, &spec, a.seed, order)?;
+    let outcome = replay_virtual(&trace, spec, cfg.seed, order)?;
     let opts = ReplayOptions {
         direct: false,
         engine: EngineKind::Null,
         ..ReplayOptions::default()
     };
-    let doc = result_doc(a, &opts, format.name(), started_at, &outcome);
-    output::save(&doc, &out_dir, a.json.as_deref())?;
-    print_summary(&doc.summary, &outcome, &out_dir.join(output::RESULT_FILE));
-    Ok(())
+    let doc = result_doc(cfg, &opts, format.name(), started_at, &outcome);
+    output::save(&doc, &out_dir, cfg.json.as_deref())?;
+    Ok(ReplayRun {
+        doc,
+        out_dir,
+        interrupted: false,
+    })
 }
 
 fn result_doc(
-    a: &ReplayArgs,
+    cfg: &ReplayConfig,
     opts: &ReplayOptions,
     format: &str,
     started_at: String,
     o: &ReplayOutcome,
 ) -> ReplayResult {
     let config = json!({
-        "trace": a.file,
+        "trace": cfg.file,
         "trace_format": format,
-        "target": a.target,
+        "target": cfg.target,
         "mode": match opts.mode { ReplayMode::AsFastAsPossible => "as_fast_as_possible", ReplayMode::TimeScale(_) => "time_scale" },
         "time_scale": match opts.mode { ReplayMode::TimeScale(x) => Some(x), _ => None },
-        "emulate": a.emulate,
-        "seed": a.seed,
+        "emulate": cfg.emulate.as_ref().map(Spec::name),
+        "seed": cfg.seed,
         "order": o.order.name(),
         "virtual": o.virtual_clock,
         "engine": o.engine.name(),
@@ -311,7 +387,8 @@ fn lat_line(l: &LatencyNs) -> String {
     )
 }
 
-fn print_summary(s: &ReplaySummary, o: &ReplayOutcome, result: &Path) {
+fn print_summary(doc: &ReplayResult, result: &Path) {
+    let s = &doc.summary;
     note!(
         "replayed {} operations ({} lanes from {} threads, {} order) in {:.3} s{}; traced time {:.3} s ({:.2}× the traced speed)",
         format_count(s.ops as f64),
@@ -319,7 +396,7 @@ fn print_summary(s: &ReplaySummary, o: &ReplayOutcome, result: &Path) {
         s.threads,
         s.order,
         s.elapsed_s,
-        if o.virtual_clock { " of virtual time" } else { "" },
+        if s.clock == "virtual" { " of virtual time" } else { "" },
         s.trace_s,
         s.speedup
     );
@@ -350,7 +427,7 @@ fn print_summary(s: &ReplaySummary, o: &ReplayOutcome, result: &Path) {
             s.unsupported_ops
         );
     }
-    if let Some(f) = &o.fidelity {
+    if let Some(f) = &s.fidelity {
         note!(
             "emulation fidelity: modelled mean {} vs realised {} ({:+.1} %)",
             format_ns(f.modelled_lat_ns_mean),
@@ -358,6 +435,6 @@ fn print_summary(s: &ReplaySummary, o: &ReplayOutcome, result: &Path) {
             f.off_pct
         );
     }
-    output::print_warnings(&o.warnings);
+    output::print_warnings(&doc.warnings);
     note!("result: {}", result.display());
 }

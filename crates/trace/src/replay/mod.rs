@@ -177,7 +177,7 @@ pub struct ReplaySummary {
     pub emulated_device: Option<String>,
     /// Modelled against realised latency (see `oltplab devices`); present when emulating.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fidelity: Option<serde_json::Value>,
+    pub fidelity: Option<Fidelity>,
     /// lanes | causal ([`sim::ReplayOrder`]).
     #[serde(default)]
     pub order: String,
@@ -241,10 +241,7 @@ impl ReplayOutcome {
             cpu_user_s: self.cpu.user_s,
             cpu_sys_s: self.cpu.sys_s,
             emulated_device: self.emulated_device.clone(),
-            fidelity: self
-                .fidelity
-                .as_ref()
-                .map(|f| serde_json::to_value(f).expect("fidelity serialises")),
+            fidelity: self.fidelity.clone(),
             order: self.order.name().into(),
             clock: if self.virtual_clock {
                 "virtual"

@@ -1,0 +1,30 @@
+//! oltplab as a library: each command's typed run, which the `oltplab` binary (`main.rs`) and
+//! `oltplab study` call alike.
+//!
+//! - [`device::measure`]: a [`device::DeviceConfig`] → a [`schema::DeviceResult`];
+//! - [`workload`]: the workloads (TPC-C, order entry) behind one trait, with `load`, `run` and
+//!   `check`;
+//! - [`trace::replay::replay`]: a [`trace::replay::ReplayConfig`] → a [`schema::ReplayResult`];
+//! - [`study`]: the reference studies (docs/studies.md), built on the three above;
+//! - [`schema`]: every result kind's typed summary (`oltplab.result/1`).
+//!
+//! Each command's module holds its clap arguments (stage one), the rules that turn them into its
+//! config (stage two), and its typed run; nothing below a config sees clap.
+
+pub mod cli;
+pub mod device;
+pub mod devices;
+pub mod emulate;
+pub mod orders;
+pub mod output;
+pub mod progress;
+pub mod report;
+pub mod schema;
+pub mod study;
+pub mod tpcc;
+pub mod trace;
+
+use std::sync::atomic::AtomicBool;
+
+/// Set by Ctrl-C; long-running work polls it, stops, and saves what it has.
+pub static STOP: AtomicBool = AtomicBool::new(false);

@@ -1,0 +1,89 @@
+//! The result schema `oltplab.result/1` of every kind oltplab writes, in one place: each command's
+//! typed summary, and the parts they share. The envelope (`ResultDoc`), typed warnings and the
+//! device measurements come from `oltplab-metrics`, a replay's summary from `oltplab-trace`; they
+//! are re-exported here so that a reader finds every result type through this module.
+
+pub use oltplab_metrics::schema::{
+    DeviceInterval, DeviceSummary, ResultDoc, SweepPoint, Warning, WarningKind,
+};
+pub use oltplab_trace::replay::{ReplayInterval, ReplaySummary};
+
+pub use crate::orders::{OrdersCpu, OrdersInterval, OrdersResult, OrdersSummary};
+pub use crate::study::{DeviceFigures, Interval, Ratios, Repeats, StudySummary};
+pub use crate::tpcc::{IoSummary, TpccCpu, TpccInterval, TpccResult, TpccSummary, TxSummary};
+
+use oltplab_devmodel::Fidelity;
+use serde::{Deserialize, Serialize};
+
+/// A `device` result: the measurements, and with `--emulate` the emulated device's figures in
+/// `summary.emulation`.
+pub type DeviceResult = ResultDoc<DeviceRunSummary, DeviceInterval>;
+
+/// A `replay` result.
+pub type ReplayResult = ResultDoc<ReplaySummary, ReplayInterval>;
+
+/// `summary` of a `device` result.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct DeviceRunSummary {
+    #[serde(flatten)]
+    pub measured: DeviceSummary,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub emulation: Option<EmulationSummary>,
+}
+
+/// `summary.emulation` of any result that ran on an emulated device: which device, and how
+/// closely the realised latencies followed its model.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct EmulationSummary {
+    /// The device's spec in canonical form (see `oltplab devices`).
+    pub spec: String,
+    /// The same spec, under the name `run` results gave it; kept for their readers.
+    pub device: String,
+    /// `device` results: where the emulated device's data lived.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backing: Option<Backing>,
+    /// Over every measured I/O (a `device` result: every point, each point's ramp included).
+    pub fidelity: Fidelity,
+    /// `device` results: each (profile, queue depth) point with the model's own figures for it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub points: Vec<EmulationPoint>,
+}
+
+impl EmulationSummary {
+    pub fn new(spec: String, fidelity: Fidelity) -> EmulationSummary {
+        EmulationSummary {
+            device: spec.clone(),
+            spec,
+            backing: None,
+            fidelity,
+            points: Vec::new(),
+        }
+    }
+}
+
+/// One measured point of an emulated `device` run.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct EmulationPoint {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
+    pub qd: u32,
+    /// What the run realised.
+    pub iops: f64,
+    /// What the model alone gives for this point in virtual time: the device's bound.
+    pub model_iops: f64,
+    pub model_lat_ns_mean: f64,
+    pub fidelity: Fidelity,
+}
+
+/// Where an emulated device's data lives in a `device` run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Backing {
+    /// A file in /dev/shm, buffered: memory is faster than any modelled device, so the model alone
+    /// sets the pace. Removed at the end.
+    Ram,
+    /// The target file on the real disk: real data sizes, but the disk must keep up with the model.
+    Disk,
+    /// `--engine null`: no I/O at all, only the model's timing.
+    None,
+}
