@@ -36,11 +36,11 @@ pub enum Command {
     /// Run any command with its file I/O under a directory going through an emulated device
     Emulate(crate::emulate::EmulateArgs),
     /// Create and fill a workload's database (TPC-C, orders)
-    Load(crate::tpcc::LoadArgs),
+    Load(crate::workload::LoadArgs),
     /// Run a workload against a database and measure it (TPC-C, orders)
-    Run(crate::tpcc::RunArgs),
+    Run(crate::workload::RunArgs),
     /// Check a workload's database for consistency (TPC-C conditions 1–12, orders)
-    Check(crate::tpcc::CheckArgs),
+    Check(crate::workload::CheckArgs),
     /// Inspect, convert and replay I/O traces
     Trace(crate::trace::TraceArgs),
     /// Re-run a reference study end to end: device, TPC-C with its trace, replay, α, report

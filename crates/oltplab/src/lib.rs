@@ -23,6 +23,7 @@ pub mod schema;
 pub mod study;
 pub mod tpcc;
 pub mod trace;
+pub mod workload;
 
 use std::sync::atomic::AtomicBool;
 

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use std::sync::atomic::Ordering;
 
 use clap::Parser;
-use oltplab::{cli, device, devices, emulate, output, report, study, tpcc, trace, STOP};
+use oltplab::{cli, device, devices, emulate, output, report, study, trace, workload, STOP};
 use oltplab_core::Error;
 
 fn main() -> ExitCode {
@@ -24,9 +24,9 @@ fn main() -> ExitCode {
         cli::Command::Device(args) => device::run(args),
         cli::Command::Devices(args) => devices::run(args),
         cli::Command::Emulate(args) => emulate::run(args),
-        cli::Command::Load(args) => tpcc::load(args),
-        cli::Command::Run(args) => tpcc::run(args),
-        cli::Command::Check(args) => tpcc::check(args),
+        cli::Command::Load(args) => workload::load(args),
+        cli::Command::Run(args) => workload::run(args),
+        cli::Command::Check(args) => workload::check(args),
         cli::Command::Trace(args) => trace::run(args),
         cli::Command::Study(args) => study::run(args),
         cli::Command::Report(args) => report::run(args),

@@ -163,6 +163,53 @@ fn sqlite_file_and_in_memory() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `-q` leaves nothing but warnings on stderr and nothing on stdout, for load, run and check alike.
+#[test]
+fn quiet_silences_load_run_and_check() {
+    let dir = scratch("orders-quiet");
+    let db = ["--engine", "sqlite", "--data-dir", "data"];
+    let commands: [&[&str]; 3] = [
+        &[
+            "-q",
+            "load",
+            "orders",
+            "--customers",
+            "200",
+            "--products",
+            "20",
+            "--initial-orders",
+            "50",
+        ],
+        &[
+            "-q",
+            "run",
+            "orders",
+            "--connections",
+            "4",
+            "--tx-per-connection",
+            "10",
+            "--out",
+            "run",
+        ],
+        &["-q", "check", "orders"],
+    ];
+    for command in commands {
+        let args: Vec<&str> = command.iter().chain(db.iter()).copied().collect();
+        let out = oltplab(&dir, &args);
+        let err = stderr(&out);
+        assert!(out.status.success(), "oltplab {args:?} failed: {err}");
+        assert!(out.stdout.is_empty(), "{args:?} printed to stdout");
+        let chatter: Vec<&str> = err.lines().filter(|l| !l.starts_with("warning:")).collect();
+        assert!(
+            chatter.is_empty(),
+            "oltplab {args:?} with -q printed: {chatter:?}"
+        );
+    }
+    // The run was measured and saved all the same.
+    assert_run_result(&result(&dir, "run"), &[4], 10);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn postgres_logged_and_unlogged() {
     let dir = scratch("orders-pg");

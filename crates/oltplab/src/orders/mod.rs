@@ -22,7 +22,7 @@ pub use run::{run_with, OrdersCpu, OrdersInterval, OrdersResult, OrdersSummary, 
 
 use crate::progress::Progress;
 use crate::tpcc::target::{self, DbSpec, Engine, Open, SQLITE_FILE};
-use crate::tpcc::{CheckArgs, LoadArgs, RunArgs};
+use crate::workload::{given, CheckArgs, LoadArgs, RunArgs, Workload};
 use crate::STOP;
 
 /// The SQLite file of this workload in `--data-dir`.
@@ -80,40 +80,52 @@ pub struct OrdersRunArgs {
     pub tables: Option<String>,
 }
 
-impl OrdersLoadArgs {
-    /// For `load tpcc`: none of these may be given.
-    pub fn reject_for_tpcc(&self) -> Result<()> {
-        let given = [
-            ("--customers", self.customers.is_some()),
-            ("--products", self.products.is_some()),
-            ("--initial-orders", self.initial_orders.is_some()),
-            ("--tables", self.tables.is_some()),
-        ];
-        reject_foreign("orders", "tpcc", &given)
-    }
-}
+/// S5's order entry: customers, products, orders of five lines; inserts or updates of one order
+/// per transaction, a fixed number per connection.
+pub struct Orders;
 
-impl OrdersRunArgs {
-    /// For `run tpcc`: none of these may be given.
-    pub fn reject_for_tpcc(&self) -> Result<()> {
-        let given = [
-            ("--mode", self.mode.is_some()),
-            ("--connections", self.connections.is_some()),
-            ("--tx-per-connection", self.tx_per_connection.is_some()),
-            ("--warmup-tx", self.warmup_tx.is_some()),
-            ("--tables", self.tables.is_some()),
-        ];
-        reject_foreign("orders", "tpcc", &given)
+impl Workload for Orders {
+    fn name(&self) -> &'static str {
+        "orders"
     }
-}
 
-/// A usage error naming the first option of `owner` given to `workload`.
-fn reject_foreign(owner: &str, workload: &str, given: &[(&str, bool)]) -> Result<()> {
-    match given.iter().find(|(_, g)| *g) {
-        Some((name, _)) => Err(Error::usage(format!(
-            "{name} is an option of the {owner} workload, not of {workload}: drop it, or run `{owner}`"
-        ))),
-        None => Ok(()),
+    fn load(&self, args: LoadArgs) -> Result<()> {
+        let cfg = OrdersLoadConfig::from_args(args)?;
+        load_with(&cfg, &STOP).map(|_| ())
+    }
+
+    fn run(&self, args: RunArgs) -> Result<()> {
+        let cfg = OrdersRunConfig::from_args(args)?;
+        let outcome = run_with(&cfg, &STOP)?;
+        if outcome.doc.summary.interrupted {
+            return Err(Error::Interrupted);
+        }
+        Ok(())
+    }
+
+    fn check(&self, args: CheckArgs) -> Result<()> {
+        check(args)
+    }
+
+    fn load_options_given(&self, args: &LoadArgs) -> Vec<&'static str> {
+        let o = &args.orders;
+        given(&[
+            ("--customers", o.customers.is_some()),
+            ("--products", o.products.is_some()),
+            ("--initial-orders", o.initial_orders.is_some()),
+            ("--tables", o.tables.is_some()),
+        ])
+    }
+
+    fn run_options_given(&self, args: &RunArgs) -> Vec<&'static str> {
+        let o = &args.orders;
+        given(&[
+            ("--mode", o.mode.is_some()),
+            ("--connections", o.connections.is_some()),
+            ("--tx-per-connection", o.tx_per_connection.is_some()),
+            ("--warmup-tx", o.warmup_tx.is_some()),
+            ("--tables", o.tables.is_some()),
+        ])
     }
 }
 
@@ -278,13 +290,6 @@ pub struct OrdersLoadConfig {
 
 impl OrdersLoadConfig {
     fn from_args(args: LoadArgs) -> Result<OrdersLoadConfig> {
-        let tpcc_only = [
-            ("--warehouses", args.warehouses != 1),
-            ("--threads", args.threads.is_some()),
-            ("--no-check", args.no_check),
-            ("--emulate", args.emulate.is_some()),
-        ];
-        reject_foreign("tpcc", "orders", &tpcc_only)?;
         let o = &args.orders;
         let scale = Scale {
             customers: o.customers.unwrap_or(10_000),
@@ -302,14 +307,9 @@ impl OrdersLoadConfig {
             scale,
             seed: args.seed,
             force: args.force,
-            quiet: false,
+            quiet: crate::output::quiet(),
         })
     }
-}
-
-pub fn load(args: LoadArgs) -> Result<()> {
-    let cfg = OrdersLoadConfig::from_args(args)?;
-    load_with(&cfg, &STOP).map(|_| ())
 }
 
 /// What a load did.
@@ -446,24 +446,6 @@ pub struct OrdersRunConfig {
 
 impl OrdersRunConfig {
     fn from_args(args: RunArgs) -> Result<OrdersRunConfig> {
-        // --duration and --warmup have defaults, so only a value other than the default shows
-        // that the user gave them.
-        let tpcc_only = [
-            ("--warehouses", args.warehouses.is_some()),
-            ("--terminals", args.terminals.is_some()),
-            (
-                "--duration",
-                args.duration != std::time::Duration::from_secs(60),
-            ),
-            (
-                "--warmup",
-                args.warmup != std::time::Duration::from_secs(10),
-            ),
-            ("--keying-think", args.keying_think),
-            ("--emulate", args.emulate.is_some()),
-            ("--trace", args.trace.is_some()),
-        ];
-        reject_foreign("tpcc", "orders", &tpcc_only)?;
         if args.report_interval < std::time::Duration::from_secs(1) {
             return Err(Error::usage("--report-interval must be at least 1 s"));
         }
@@ -490,22 +472,13 @@ impl OrdersRunConfig {
             out: args.out,
             force: args.force,
             save: true,
-            quiet: false,
+            quiet: crate::output::quiet(),
         })
     }
 }
 
-pub fn run(args: RunArgs) -> Result<()> {
-    let cfg = OrdersRunConfig::from_args(args)?;
-    let outcome = run_with(&cfg, &STOP)?;
-    if outcome.doc.summary.interrupted {
-        return Err(Error::Interrupted);
-    }
-    Ok(())
-}
-
 /// `oltplab check orders`: every order has five lines and its total is their sum.
-pub fn check(args: CheckArgs) -> Result<()> {
+fn check(args: CheckArgs) -> Result<()> {
     let spec = orders_spec(args.db.spec()?);
     require_existing(&spec)?;
     let db = open_db(&spec, Open::Existing, 1)?;
@@ -513,7 +486,9 @@ pub fn check(args: CheckArgs) -> Result<()> {
     let result = (|| {
         let meta = target.read_meta()?.ok_or_else(|| not_loaded(&spec))?;
         if meta.tables == Tables::Memory && matches!(target, OrdersTarget::Sqlite(_)) {
-            eprintln!("note: the in-memory database of a run is gone; checking the loaded file");
+            crate::output::note!(
+                "note: the in-memory database of a run is gone; checking the loaded file"
+            );
         }
         target.inconsistent_orders()
     })();
@@ -526,7 +501,7 @@ pub fn check(args: CheckArgs) -> Result<()> {
             "{bad} orders do not have exactly five lines or do not total their lines"
         )));
     }
-    eprintln!("every order has five lines and totals them: consistent");
+    crate::output::note!("every order has five lines and totals them: consistent");
     Ok(())
 }
 
@@ -552,14 +527,5 @@ mod tests {
         for bad in ["", "0", "10001", "a,b", "100,"] {
             assert_eq!(parse_connections(bad).unwrap_err().exit_code(), 2, "{bad}");
         }
-    }
-
-    #[test]
-    fn foreign_options_are_named() {
-        let err =
-            reject_foreign("tpcc", "orders", &[("--a", false), ("--terminals", true)]).unwrap_err();
-        assert_eq!(err.exit_code(), 2);
-        assert!(err.to_string().contains("--terminals"), "{err}");
-        assert!(reject_foreign("x", "y", &[("--a", false)]).is_ok());
     }
 }

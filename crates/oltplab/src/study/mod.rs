@@ -689,7 +689,7 @@ fn run_and_replay(
     let run_cfg = RunConfig {
         db: database.spec(&db_path)?,
         warehouses: Some(scale.warehouses),
-        terminals: scale.terminals,
+        terminals: Some(scale.terminals),
         duration_s: scale.duration_s,
         warmup_s: scale.warmup_s,
         report_interval_s: scale.report_interval_s,

@@ -14,7 +14,7 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use clap::Args;
-use oltplab_core::units::{self, format_count};
+use oltplab_core::units::format_count;
 use oltplab_core::{Error, Result};
 use oltplab_workloads::tpcc::check::{run_checks, Condition};
 use oltplab_workloads::tpcc::load::{LoadOptions, LoadReport};
@@ -27,101 +27,31 @@ pub use run::{
     run_with, IoSummary, RunOutcome, TpccCpu, TpccInterval, TpccResult, TpccSummary, TxSummary,
 };
 use scaleout::WarehouseRange;
-use target::{DbSpec, Engine, Open};
+use target::{DbSpec, Open};
 
 use crate::progress::Progress;
+use crate::workload::{duration_arg, given, CheckArgs, LoadArgs, RunArgs, Workload};
 use crate::STOP;
 
-const AFTER_HELP: &str = "\
-Engines: sqlite (embedded, the default: DATA_DIR/tpcc.sqlite or orders.sqlite, or --url sqlite:PATH), postgres and
-mariadb (started by oltplab in DATA_DIR unless --url names an external server: postgres://USER@HOST/DB,
-mysql://USER@HOST/DB). Passwords in --url are never printed or stored.";
+/// `load tpcc`'s and `run tpcc`'s defaults, where the code needs them too.
+const LOAD_WAREHOUSES: u32 = 1;
+const RUN_DURATION: &str = "60s";
+const RUN_WARMUP: &str = "10s";
+/// Terminals of a run without --keying-think and --terminals.
+const RUN_TERMINALS: u32 = 4;
 
-const AFTER_RUN_HELP: &str = "\
-Examples:
-  oltplab run tpcc                                 SQLite in ./oltplab-data: 4 terminals, 60 s
-  oltplab run tpcc --engine postgres -t 16 --duration 5m --json run.json
-  oltplab run tpcc --keying-think                  spec keying/think times, 10 terminals a warehouse
-  oltplab run tpcc --quiet --json - | jq .summary.tpmc
-
-Scale-out: drivers on several machines against one database, each on its own home warehouses,
-measuring the same window; then one result from all:
-  host1$ oltplab run tpcc --url postgres://bench@db/tpcc -w 100 --warehouse-range 1:50 \\
-             --start-at 2026-11-22T10:00:00Z --json a.json
-  host2$ oltplab run tpcc --url postgres://bench@db/tpcc -w 100 --warehouse-range 51:100 \\
-             --start-at 2026-11-22T10:00:00Z --json b.json
-  oltplab merge a.json b.json -o all.json
-
-Engines: sqlite (embedded, the default: DATA_DIR/tpcc.sqlite or --url sqlite:PATH), postgres and
-mariadb (started by oltplab in DATA_DIR unless --url names an external server:
-postgres://USER@HOST/DB, mysql://USER@HOST/DB). Passwords in --url are never printed or stored.
-The warm-up is excluded from every figure.";
-
-/// Where the database is; shared by load, run and check.
-#[derive(Args, Debug, Clone)]
-pub struct DbArgs {
-    /// The workload
-    #[arg(value_parser = ["tpcc", "orders"], default_value = "tpcc")]
-    pub workload: String,
-
-    /// Database engine [default: sqlite, or what --url names]
-    #[arg(long, value_parser = Engine::NAMES)]
-    pub engine: Option<String>,
-
-    /// The database: sqlite:PATH, postgres://USER[:PASSWORD]@HOST[:PORT]/DB or mysql://…
-    /// (without it, SQLite lives in --data-dir and servers are started by oltplab there)
-    #[arg(long, value_name = "URL")]
-    pub url: Option<String>,
-
-    /// Directory for the SQLite file or the managed server's data, created and marked by oltplab
-    #[arg(long, value_name = "DIR", default_value = "oltplab-data")]
-    pub data_dir: PathBuf,
-
-    /// Database memory: SQLite's page cache (shared out over the connections), PostgreSQL's
-    /// shared_buffers, InnoDB's buffer pool (managed servers)
-    #[arg(long, value_name = "SIZE", default_value = "128m", value_parser = size_arg)]
-    pub buffer_pool: u64,
-
-    /// Put the managed server's WAL / redo log in this directory
-    #[arg(long, value_name = "DIR")]
-    pub wal_dir: Option<PathBuf>,
-
-    /// Let a managed server go through the page cache (default: O_DIRECT where the engine has it)
-    #[arg(long)]
-    pub buffered: bool,
-}
-
-impl DbArgs {
-    pub fn spec(&self) -> Result<DbSpec> {
-        DbSpec::resolve(
-            self.engine.as_deref(),
-            self.url.as_deref(),
-            &self.data_dir,
-            self.buffer_pool,
-            self.wal_dir.as_deref(),
-            !self.buffered,
-        )
-    }
-}
-
+/// `oltplab load tpcc` options.
 #[derive(Args, Debug)]
-#[command(after_help = AFTER_HELP)]
-pub struct LoadArgs {
-    #[command(flatten)]
-    pub db: DbArgs,
-
+#[command(next_help_heading = "TPC-C (load tpcc)")]
+pub struct TpccLoadArgs {
     /// Warehouses (each ≈ 100 MB: 10 districts, 30,000 customers, 100,000 stock rows)
-    #[arg(long, short = 'w', value_name = "W", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    #[arg(long, short = 'w', value_name = "W", default_value_t = LOAD_WAREHOUSES, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub warehouses: u32,
 
     /// Loader threads (servers: connections; SQLite: data generators feeding one writer)
     /// [default: the number of cores]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=256))]
     pub threads: Option<u32>,
-
-    /// Seed of the generated data
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
 
     /// Skip the consistency check after loading
     #[arg(long)]
@@ -130,21 +60,12 @@ pub struct LoadArgs {
     /// Load through an emulated device (SQLite: in-process VFS)
     #[arg(long, value_name = "SPEC")]
     pub emulate: Option<String>,
-
-    /// Replace a database that already holds tables (only TPC-C's tables are dropped)
-    #[arg(long)]
-    pub force: bool,
-
-    #[command(flatten)]
-    pub orders: crate::orders::OrdersLoadArgs,
 }
 
+/// `oltplab run tpcc` options.
 #[derive(Args, Debug)]
-#[command(after_help = AFTER_RUN_HELP)]
-pub struct RunArgs {
-    #[command(flatten)]
-    pub db: DbArgs,
-
+#[command(next_help_heading = "TPC-C (run tpcc)")]
+pub struct TpccRunArgs {
     /// Warehouses the database was loaded with [default: read from the database]
     #[arg(long, short = 'w', value_name = "W", value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub warehouses: Option<u32>,
@@ -154,29 +75,17 @@ pub struct RunArgs {
     pub terminals: Option<u32>,
 
     /// Measured time
-    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = duration_arg)]
+    #[arg(long, value_name = "DURATION", default_value = RUN_DURATION, value_parser = duration_arg)]
     pub duration: Duration,
 
     /// Warm-up before the measured time, excluded from every figure
-    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = duration_arg)]
+    #[arg(long, value_name = "DURATION", default_value = RUN_WARMUP, value_parser = duration_arg)]
     pub warmup: Duration,
-
-    /// Print a progress line this often
-    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = duration_arg)]
-    pub report_interval: Duration,
 
     /// Spec keying and think times, 10 terminals per warehouse with fixed home district
     /// (at most 12.86 tpmC per warehouse)
     #[arg(long)]
     pub keying_think: bool,
-
-    /// Re-runs of a transaction after a serialization failure, deadlock or busy database
-    #[arg(long, value_name = "N", default_value_t = 10)]
-    pub max_retries: u32,
-
-    /// Seed of the terminals' random choices
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
 
     /// Drive only home warehouses A to B (1-based, inclusive), e.g. one range per driver machine
     /// against one database; remote order lines and payments still reach every warehouse
@@ -202,36 +111,55 @@ pub struct RunArgs {
     /// `oltplab trace stat`), each I/O tied to its transaction type where the engine allows
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
-
-    /// Also write the JSON result to FILE; - for standard output (human output then goes to stderr)
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
-
-    /// Directory for this run's result.json [default: ./oltplab-results/tpcc-<time>]
-    #[arg(long, value_name = "DIR")]
-    pub out: Option<PathBuf>,
-
-    /// Allow writing into an output directory or --json file oltplab did not create
-    #[arg(long)]
-    pub force: bool,
-
-    #[command(flatten)]
-    pub orders: crate::orders::OrdersRunArgs,
 }
 
-#[derive(Args, Debug)]
-#[command(after_help = AFTER_HELP)]
-pub struct CheckArgs {
-    #[command(flatten)]
-    pub db: DbArgs,
-}
+/// TPC-C (spec 5.11): nine tables, five transactions, the twelve consistency conditions.
+pub struct Tpcc;
 
-fn size_arg(text: &str) -> Result<u64, String> {
-    units::parse_size(text)
-}
+impl Workload for Tpcc {
+    fn name(&self) -> &'static str {
+        "tpcc"
+    }
 
-fn duration_arg(text: &str) -> Result<Duration, String> {
-    units::parse_duration(text)
+    fn load(&self, args: LoadArgs) -> Result<()> {
+        load(args)
+    }
+
+    fn run(&self, args: RunArgs) -> Result<()> {
+        run(args)
+    }
+
+    fn check(&self, args: CheckArgs) -> Result<()> {
+        check(args)
+    }
+
+    fn load_options_given(&self, args: &LoadArgs) -> Vec<&'static str> {
+        let t = &args.tpcc;
+        given(&[
+            ("--warehouses", t.warehouses != LOAD_WAREHOUSES),
+            ("--threads", t.threads.is_some()),
+            ("--no-check", t.no_check),
+            ("--emulate", t.emulate.is_some()),
+        ])
+    }
+
+    fn run_options_given(&self, args: &RunArgs) -> Vec<&'static str> {
+        // --duration and --warmup have defaults, so only a value other than the default shows
+        // that the user gave them.
+        let t = &args.tpcc;
+        let differs = |d: Duration, default: &str| duration_arg(default).is_ok_and(|x| x != d);
+        given(&[
+            ("--warehouses", t.warehouses.is_some()),
+            ("--terminals", t.terminals.is_some()),
+            ("--duration", differs(t.duration, RUN_DURATION)),
+            ("--warmup", differs(t.warmup, RUN_WARMUP)),
+            ("--keying-think", t.keying_think),
+            ("--warehouse-range", t.warehouse_range.is_some()),
+            ("--start-at", t.start_at.is_some()),
+            ("--emulate", t.emulate.is_some()),
+            ("--trace", t.trace.is_some()),
+        ])
+    }
 }
 
 /// A validated load.
@@ -271,7 +199,8 @@ pub struct RunConfig {
     pub db: DbSpec,
     /// Checked against the load; None: as loaded.
     pub warehouses: Option<u32>,
-    pub terminals: u32,
+    /// None: 10 per driven warehouse (`--keying-think`), known once the database is open.
+    pub terminals: Option<u32>,
     pub duration_s: f64,
     pub warmup_s: f64,
     pub report_interval_s: f64,
@@ -300,41 +229,41 @@ pub struct RunConfig {
 
 impl RunConfig {
     pub fn from_args(args: RunArgs) -> Result<RunConfig> {
-        args.orders.reject_for_tpcc()?;
         let db = args.db.spec()?;
-        let warehouse_range = args
+        let t = args.tpcc;
+        let warehouse_range = t
             .warehouse_range
             .as_deref()
             .map(WarehouseRange::parse)
             .transpose()?;
-        let start_at = args
+        let start_at = t
             .start_at
             .as_deref()
             .map(scaleout::parse_start_at)
             .transpose()?;
-        let terminals = match (args.keying_think, args.terminals) {
-            (true, Some(t)) => {
+        let terminals = match (t.keying_think, t.terminals) {
+            (true, Some(n)) => {
                 // Driven warehouses: the range's, else --warehouses.
                 let w = match warehouse_range {
                     Some(r) => r.count(),
-                    None => args.warehouses.ok_or_else(|| {
+                    None => t.warehouses.ok_or_else(|| {
                         Error::usage("--keying-think with --terminals needs --warehouses too (10 terminals per warehouse)")
                     })?,
                 };
-                if t != 10 * w {
+                if n != 10 * w {
                     return Err(Error::usage(format!(
                         "--keying-think runs 10 terminals per warehouse ({} for {w}): drop --terminals or give --terminals {}",
                         10 * w,
                         10 * w
                     )));
                 }
-                t
+                Some(n)
             }
-            (true, None) => 0, // 10 × the driven warehouses, resolved when the database is open
-            (false, Some(t)) => t,
-            (false, None) => 4,
+            (true, None) => None,
+            (false, Some(n)) => Some(n),
+            (false, None) => Some(RUN_TERMINALS),
         };
-        if args.duration.is_zero() {
+        if t.duration.is_zero() {
             return Err(Error::usage(
                 "--duration must be longer than 0 s, e.g. --duration 60s",
             ));
@@ -347,19 +276,19 @@ impl RunConfig {
         }
         Ok(RunConfig {
             db,
-            warehouses: args.warehouses,
+            warehouses: t.warehouses,
             terminals,
-            duration_s: args.duration.as_secs_f64(),
-            warmup_s: args.warmup.as_secs_f64(),
+            duration_s: t.duration.as_secs_f64(),
+            warmup_s: t.warmup.as_secs_f64(),
             report_interval_s: args.report_interval.as_secs_f64().round(),
-            keying_think: args.keying_think,
+            keying_think: t.keying_think,
             max_retries: args.max_retries,
             seed: args.seed,
             warehouse_range,
             start_at,
-            emulate: args.emulate,
-            trace: args.trace,
-            backing: args.backing,
+            emulate: t.emulate,
+            trace: t.trace,
+            backing: t.backing,
             sqlite_vfs: None,
             json: args.json,
             out: args.out,
@@ -370,20 +299,16 @@ impl RunConfig {
     }
 }
 
-pub fn load(args: LoadArgs) -> Result<()> {
-    if args.db.workload == "orders" {
-        return crate::orders::load(args);
-    }
-    args.orders.reject_for_tpcc()?;
+fn load(args: LoadArgs) -> Result<()> {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
     let cfg = LoadConfig {
         db: args.db.spec()?,
-        warehouses: args.warehouses,
-        threads: args.threads.unwrap_or(cores),
+        warehouses: args.tpcc.warehouses,
+        threads: args.tpcc.threads.unwrap_or(cores),
         seed: args.seed,
-        check: !args.no_check,
+        check: !args.tpcc.no_check,
         force: args.force,
-        emulate: args.emulate,
+        emulate: args.tpcc.emulate,
         sqlite_vfs: None,
         quiet: crate::output::quiet(),
     };
@@ -477,10 +402,7 @@ pub fn load_with(cfg: &LoadConfig, stop: &AtomicBool) -> Result<LoadOutcome> {
     })
 }
 
-pub fn run(args: RunArgs) -> Result<()> {
-    if args.db.workload == "orders" {
-        return crate::orders::run(args);
-    }
+fn run(args: RunArgs) -> Result<()> {
     let cfg = RunConfig::from_args(args)?;
     let outcome = run_with(&cfg, &STOP)?;
     if outcome.doc.summary.interrupted {
@@ -489,10 +411,7 @@ pub fn run(args: RunArgs) -> Result<()> {
     Ok(())
 }
 
-pub fn check(args: CheckArgs) -> Result<()> {
-    if args.db.workload == "orders" {
-        return crate::orders::check(args);
-    }
+fn check(args: CheckArgs) -> Result<()> {
     let cfg = CheckConfig {
         db: args.db.spec()?,
         quiet: crate::output::quiet(),

@@ -152,12 +152,13 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<RunOutcome> {
     let started_at = now_rfc3339();
     // SQLite's per-connection cache depends on the terminal count; 10 × W is known after opening,
     // so a keying/think run without --terminals assumes the given or loaded scale below.
-    let guess_terminals = if cfg.terminals == 0 {
-        10 * cfg
-            .warehouse_range
-            .map_or(cfg.warehouses.unwrap_or(1), |r| r.count()) as usize
-    } else {
-        cfg.terminals as usize
+    let guess_terminals = match cfg.terminals {
+        Some(t) => t as usize,
+        None => {
+            10 * cfg
+                .warehouse_range
+                .map_or(cfg.warehouses.unwrap_or(1), |r| r.count()) as usize
+        }
     };
     let db = target::open(
         &cfg.db,
@@ -194,11 +195,7 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<RunOutcome> {
         }
         None => warehouses,
     };
-    let terminals = if cfg.terminals == 0 {
-        10 * driven
-    } else {
-        cfg.terminals
-    };
+    let terminals = cfg.terminals.unwrap_or(10 * driven);
     db.check_connections(terminals + 1)?;
     // After the checks above, so that a refused run leaves no output directory behind.
     let out_dir = if cfg.save {

@@ -1,0 +1,262 @@
+//! The workloads oltplab can load, run and check, behind one trait ([`Workload`], after what
+//! BenchBase does with its benchmark modules and fio with its `ioengine_ops`), and the command
+//! line they share: where the database is (engine, managed server, URL), seeds, retries, the
+//! output. `oltplab load|run|check NAME` finds the workload in [`WORKLOADS`] and refuses the
+//! options of the others. A new workload is a module with a type implementing [`Workload`], its
+//! option group flattened into [`LoadArgs`] / [`RunArgs`], and one line in [`WORKLOADS`].
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::builder::PossibleValuesParser;
+use clap::Args;
+use oltplab_core::units;
+use oltplab_core::{Error, Result};
+
+use crate::orders::{Orders, OrdersLoadArgs, OrdersRunArgs};
+use crate::tpcc::target::{DbSpec, Engine};
+use crate::tpcc::{Tpcc, TpccLoadArgs, TpccRunArgs};
+
+/// A workload: its schema and loader, its transactions and driver, its checks, and the summary
+/// of its runs. Each method gets the whole command line of its command and reads its own group.
+pub trait Workload: Sync {
+    /// Its name on the command line (`oltplab run NAME`) and in results.
+    fn name(&self) -> &'static str;
+    /// Creates and fills its tables.
+    fn load(&self, args: LoadArgs) -> Result<()>;
+    /// Drives the loaded database, then prints and saves the result.
+    fn run(&self, args: RunArgs) -> Result<()>;
+    /// Checks the database's consistency; a violation is exit code 1.
+    fn check(&self, args: CheckArgs) -> Result<()>;
+    /// Its own `load` options that were given: refused when another workload is loaded.
+    fn load_options_given(&self, args: &LoadArgs) -> Vec<&'static str>;
+    /// Its own `run` options that were given: refused when another workload runs.
+    fn run_options_given(&self, args: &RunArgs) -> Vec<&'static str>;
+}
+
+/// Every workload; the first is the default.
+pub static WORKLOADS: &[&dyn Workload] = &[&Tpcc, &Orders];
+
+fn names() -> PossibleValuesParser {
+    PossibleValuesParser::new(WORKLOADS.iter().map(|w| w.name()))
+}
+
+/// The workload named `name` (clap has checked it).
+fn find(name: &str) -> Result<&'static dyn Workload> {
+    WORKLOADS
+        .iter()
+        .copied()
+        .find(|w| w.name() == name)
+        .ok_or_else(|| Error::usage(format!("there is no workload named {name}")))
+}
+
+pub fn load(args: LoadArgs) -> Result<()> {
+    let w = find(&args.db.workload)?;
+    for other in WORKLOADS.iter().filter(|o| o.name() != w.name()) {
+        reject_foreign(other.name(), w.name(), &other.load_options_given(&args))?;
+    }
+    w.load(args)
+}
+
+pub fn run(args: RunArgs) -> Result<()> {
+    let w = find(&args.db.workload)?;
+    for other in WORKLOADS.iter().filter(|o| o.name() != w.name()) {
+        reject_foreign(other.name(), w.name(), &other.run_options_given(&args))?;
+    }
+    w.run(args)
+}
+
+pub fn check(args: CheckArgs) -> Result<()> {
+    find(&args.db.workload)?.check(args)
+}
+
+/// A usage error naming the first option of `owner` given to `workload`.
+fn reject_foreign(owner: &str, workload: &str, given: &[&str]) -> Result<()> {
+    match given.first() {
+        Some(name) => Err(Error::usage(format!(
+            "{name} is an option of the {owner} workload, not of {workload}: drop it, or run `{owner}`"
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// The names of the options in `given` whose flag is set.
+pub fn given(options: &[(&'static str, bool)]) -> Vec<&'static str> {
+    options
+        .iter()
+        .filter(|(_, g)| *g)
+        .map(|(n, _)| *n)
+        .collect()
+}
+
+pub const AFTER_HELP: &str = "\
+Engines: sqlite (embedded, the default: DATA_DIR/tpcc.sqlite or orders.sqlite, or --url sqlite:PATH), postgres and
+mariadb (started by oltplab in DATA_DIR unless --url names an external server: postgres://USER@HOST/DB,
+mysql://USER@HOST/DB). Passwords in --url are never printed or stored.";
+
+pub const AFTER_RUN_HELP: &str = "\
+Examples:
+  oltplab run tpcc                                 SQLite in ./oltplab-data: 4 terminals, 60 s
+  oltplab run tpcc --engine postgres -t 16 --duration 5m --json run.json
+  oltplab run tpcc --keying-think                  spec keying/think times, 10 terminals a warehouse
+  oltplab run tpcc --quiet --json - | jq .summary.tpmc
+
+Scale-out: drivers on several machines against one database, each on its own home warehouses,
+measuring the same window; then one result from all:
+  host1$ oltplab run tpcc --url postgres://bench@db/tpcc -w 100 --warehouse-range 1:50 \\
+             --start-at 2026-11-22T10:00:00Z --json a.json
+  host2$ oltplab run tpcc --url postgres://bench@db/tpcc -w 100 --warehouse-range 51:100 \\
+             --start-at 2026-11-22T10:00:00Z --json b.json
+  oltplab merge a.json b.json -o all.json
+
+Engines: sqlite (embedded, the default: DATA_DIR/tpcc.sqlite or --url sqlite:PATH), postgres and
+mariadb (started by oltplab in DATA_DIR unless --url names an external server:
+postgres://USER@HOST/DB, mysql://USER@HOST/DB). Passwords in --url are never printed or stored.
+The warm-up is excluded from every figure.";
+
+/// Where the database is; shared by load, run and check.
+#[derive(Args, Debug, Clone)]
+pub struct DbArgs {
+    /// The workload
+    #[arg(value_parser = names(), default_value = "tpcc")]
+    pub workload: String,
+
+    /// Database engine [default: sqlite, or what --url names]
+    #[arg(long, value_parser = Engine::NAMES)]
+    pub engine: Option<String>,
+
+    /// The database: sqlite:PATH, postgres://USER[:PASSWORD]@HOST[:PORT]/DB or mysql://…
+    /// (without it, SQLite lives in --data-dir and servers are started by oltplab there)
+    #[arg(long, value_name = "URL")]
+    pub url: Option<String>,
+
+    /// Directory for the SQLite file or the managed server's data, created and marked by oltplab
+    #[arg(long, value_name = "DIR", default_value = "oltplab-data")]
+    pub data_dir: PathBuf,
+
+    /// Database memory: SQLite's page cache (shared out over the connections), PostgreSQL's
+    /// shared_buffers, InnoDB's buffer pool (managed servers)
+    #[arg(long, value_name = "SIZE", default_value = "128m", value_parser = size_arg)]
+    pub buffer_pool: u64,
+
+    /// Put the managed server's WAL / redo log in this directory
+    #[arg(long, value_name = "DIR")]
+    pub wal_dir: Option<PathBuf>,
+
+    /// Let a managed server go through the page cache (default: O_DIRECT where the engine has it)
+    #[arg(long)]
+    pub buffered: bool,
+}
+
+impl DbArgs {
+    pub fn spec(&self) -> Result<DbSpec> {
+        DbSpec::resolve(
+            self.engine.as_deref(),
+            self.url.as_deref(),
+            &self.data_dir,
+            self.buffer_pool,
+            self.wal_dir.as_deref(),
+            !self.buffered,
+        )
+    }
+}
+
+#[derive(Args, Debug)]
+#[command(after_help = AFTER_HELP)]
+pub struct LoadArgs {
+    #[command(flatten)]
+    pub db: DbArgs,
+
+    /// Seed of the generated data
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+
+    /// Replace a database that already holds tables (only TPC-C's tables are dropped)
+    #[arg(long)]
+    pub force: bool,
+
+    #[command(flatten)]
+    pub tpcc: TpccLoadArgs,
+
+    #[command(flatten)]
+    pub orders: OrdersLoadArgs,
+}
+
+#[derive(Args, Debug)]
+#[command(after_help = AFTER_RUN_HELP)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub db: DbArgs,
+
+    /// Print a progress line this often
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = duration_arg)]
+    pub report_interval: Duration,
+
+    /// Re-runs of a transaction after a serialization failure, deadlock or busy database
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    pub max_retries: u32,
+
+    /// Seed of the terminals' random choices
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+
+    /// Also write the JSON result to FILE; - for standard output (human output then goes to stderr)
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+
+    /// Directory for this run's result.json [default: ./oltplab-results/tpcc-<time>]
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+
+    /// Allow writing into an output directory or --json file oltplab did not create
+    #[arg(long)]
+    pub force: bool,
+
+    #[command(flatten)]
+    pub tpcc: TpccRunArgs,
+
+    #[command(flatten)]
+    pub orders: OrdersRunArgs,
+}
+
+#[derive(Args, Debug)]
+#[command(after_help = AFTER_HELP)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    pub db: DbArgs,
+}
+
+pub(crate) fn size_arg(text: &str) -> Result<u64, String> {
+    units::parse_size(text)
+}
+
+pub(crate) fn duration_arg(text: &str) -> Result<Duration, String> {
+    units::parse_duration(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn foreign_options_are_named() {
+        let err = reject_foreign(
+            "tpcc",
+            "orders",
+            &given(&[("--a", false), ("--terminals", true)]),
+        )
+        .unwrap_err();
+        assert_eq!(err.exit_code(), 2);
+        assert!(err.to_string().contains("--terminals"), "{err}");
+        assert!(reject_foreign("x", "y", &given(&[("--a", false)])).is_ok());
+    }
+
+    #[test]
+    fn every_workload_is_registered_once() {
+        let mut names: Vec<&str> = WORKLOADS.iter().map(|w| w.name()).collect();
+        assert_eq!(names[0], "tpcc", "the default comes first");
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), WORKLOADS.len());
+    }
+}
