@@ -319,13 +319,14 @@ unsafe fn timed_io(
         state.errors.fetch_add(1, Ordering::Relaxed);
     }
     // Emulating, the trace gets the device's end of the I/O (see `Emulator::complete`).
-    let end_ns = match state.options.emulator.as_ref().filter(|_| state.emulating) {
+    let (start_ns, end_ns) = match state.options.emulator.as_ref().filter(|_| state.emulating) {
         Some(emulator) => {
+            let start_ns = emulator.arrival_ns(start_ns);
             let address = emulator.place(ol.file_index, offset);
             let done_ns = emulator.submit(start_ns, kind, address, len);
-            emulator.complete(start_ns, done_ns)
+            (start_ns, emulator.complete(start_ns, done_ns))
         }
-        None => now_ns(),
+        None => (start_ns, now_ns()),
     };
     let tid = TID.with(|t| *t);
     let c = &state.counters[tid as usize % COUNTER_SLOTS];

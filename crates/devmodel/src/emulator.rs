@@ -246,6 +246,15 @@ impl Emulator {
         self.node.submit(cx, submit_ns, kind, addr, len)
     }
 
+    /// When a blocking call the calling thread began at `start_ns` reaches the device: then, or
+    /// when the thread's previous call completed on the model if that is later. A thread paying
+    /// back lateness ([`Credit`]) gets its previous call back before the device finished it, but
+    /// its next call depends on that one, so the device cannot see it earlier: a disk would
+    /// otherwise take the next sequential write as already queued and skip the turn it costs.
+    pub fn arrival_ns(&self, start_ns: u64) -> u64 {
+        start_ns.max(NOT_BEFORE_NS.try_with(Cell::get).unwrap_or(0))
+    }
+
     /// Sleeps until `deadline_ns` (CLOCK_MONOTONIC) with a calibrated early wake-up, then spins the
     /// rest, so that it returns a few microseconds after the deadline at most.
     pub fn wait_until(&self, deadline_ns: u64) {
@@ -269,6 +278,9 @@ impl Emulator {
     /// said so would show the I/O overlapping the thread's next one, which the device never did.
     /// On `host` (no model) the real end.
     pub fn complete(&self, start_ns: u64, deadline_ns: u64) -> u64 {
+        if !matches!(self.node, Node::Host) {
+            let _ = NOT_BEFORE_NS.try_with(|n| n.set(deadline_ns));
+        }
         let mut credit = CREDIT.try_with(Cell::get).unwrap_or_default();
         self.wait_until(credit.due_ns(deadline_ns));
         let end_ns = now_ns();
@@ -502,6 +514,8 @@ impl Credit {
 thread_local! {
     /// Each database thread's credit, for [`Emulator::complete`].
     static CREDIT: Cell<Credit> = const { Cell::new(Credit { ns: 0 }) };
+    /// The modelled completion of each thread's last blocking call, for [`Emulator::arrival_ns`].
+    static NOT_BEFORE_NS: Cell<u64> = const { Cell::new(0) };
     /// Each thread's spin so far, for [`thread_spin_ns`].
     static SPIN_NS: Cell<u64> = const { Cell::new(0) };
 }

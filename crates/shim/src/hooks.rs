@@ -143,6 +143,7 @@ fn emulate_data(fd: c_int, number: u32, write: bool, offset: u64, t0: u64, ret: 
     guarded(|| {
         let len = ret as u64;
         let kind = if write { IoKind::Write } else { IoKind::Read };
+        let t0 = shim.emu.arrival_ns(t0);
         let deadline = shim
             .emu
             .submit(t0, kind, shim.emu.place(number, offset), len);
@@ -158,6 +159,7 @@ fn emulate_flush(fd: c_int, number: u32, op: Op, t0: u64) {
         return;
     };
     guarded(|| {
+        let t0 = shim.emu.arrival_ns(t0);
         let deadline = shim
             .emu
             .submit(t0, IoKind::Flush, shim.emu.place(number, 0), 0);

@@ -29,6 +29,8 @@ pub struct EmulatedEngine<E: IoEngine> {
     held: Vec<Completion>,
     scratch: Vec<Completion>,
     credit: Credit,
+    /// The latest modelled completion handed back: no later I/O reaches the device before it.
+    released_ns: u64,
 }
 
 impl<E: IoEngine> EmulatedEngine<E> {
@@ -54,6 +56,7 @@ impl<E: IoEngine> EmulatedEngine<E> {
             held: Vec::with_capacity(queue_depth),
             scratch: Vec::with_capacity(queue_depth),
             credit: Credit::default(),
+            released_ns: 0,
         }
     }
 
@@ -81,6 +84,7 @@ impl<E: IoEngine> EmulatedEngine<E> {
             if self.credit.due_ns(deadline) <= now {
                 self.held.swap_remove(i);
                 self.credit.settle(deadline, now);
+                self.released_ns = self.released_ns.max(deadline);
                 let submitted = self.submitted_ns[slot];
                 self.emulator.record_realised(
                     self.deadline_ns[slot].saturating_sub(submitted),
@@ -105,9 +109,12 @@ impl<E: IoEngine> IoEngine for EmulatedEngine<E> {
             Op::Fsync | Op::Fdatasync => IoKind::Flush,
         };
         let address = self.emulator.place(self.file_index, offset);
+        // An I/O queued after a completion handed back early (paying back lateness) reaches the
+        // device no earlier than that completion did on the model (see `Emulator::arrival_ns`).
+        let arrival = now.max(self.released_ns);
         let mut done = self
             .emulator
-            .submit(now, kind, address, self.block_size_bytes);
+            .submit(arrival, kind, address, self.block_size_bytes);
         if self.dsync && op == Op::Write {
             done = self.emulator.submit(done, IoKind::Flush, 0, 0);
         }
