@@ -210,6 +210,80 @@ fn quiet_silences_load_run_and_check() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Order entry on an emulated device through the shared capture: the managed server runs under
+/// the shim, its I/O of the measured work is traced and counted per transaction, and the result
+/// says how closely it followed the model.
+#[test]
+fn postgres_on_an_emulated_device_with_its_trace() {
+    let dir = scratch("orders-pg-emulated");
+    let db = ["--engine", "postgres", "--data-dir", "data"];
+    let with_db = |args: &[&'static str]| -> Vec<&'static str> {
+        args.iter().chain(db.iter()).copied().collect()
+    };
+    ok(
+        &dir,
+        &with_db(&[
+            "load",
+            "orders",
+            "--customers",
+            "500",
+            "--products",
+            "50",
+            "--initial-orders",
+            "300",
+        ]),
+    );
+    // One connection count per capture: a sweep is refused before anything starts.
+    assert_usage_error(
+        &oltplab(
+            &dir,
+            &with_db(&[
+                "run",
+                "orders",
+                "--connections",
+                "4,8",
+                "--emulate",
+                "sata-ssd-2010",
+            ]),
+        ),
+        "one connection count",
+    );
+    ok(
+        &dir,
+        &with_db(&[
+            "run",
+            "orders",
+            "--connections",
+            "8",
+            "--tx-per-connection",
+            "20",
+            "--emulate",
+            "sata-ssd-2010",
+            "--trace",
+            "orders.trace",
+            "--out",
+            "emulated",
+        ]),
+    );
+    let doc = result(&dir, "emulated");
+    assert_run_result(&doc, &[8], 20);
+    let s = &doc["summary"];
+    assert_eq!(s["emulation"]["spec"], "sata-ssd-2010");
+    assert!(
+        s["emulation"]["fidelity"]["ios"].as_u64().unwrap() > 0,
+        "{s}"
+    );
+    assert_eq!(s["io"]["source"], "trace");
+    // Commits reach the WAL, several at a time (group commit): at most one flush per commit.
+    let per_tx = &s["io"]["by_tx"]["insert"];
+    assert_eq!(per_tx["transactions"], 160, "{per_tx}");
+    assert!(per_tx["writes"].as_u64().unwrap() > 0, "{per_tx}");
+    let syncs = per_tx["syncs_per_tx"].as_f64().unwrap();
+    assert!(syncs > 0.0 && syncs <= 1.0, "{per_tx}");
+    assert!(dir.join("orders.trace").metadata().unwrap().len() > 0);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn postgres_logged_and_unlogged() {
     let dir = scratch("orders-pg");

@@ -21,7 +21,8 @@ use serde::Serialize;
 pub use run::{run_with, OrdersCpu, OrdersInterval, OrdersResult, OrdersSummary, SweepPoint};
 
 use crate::progress::Progress;
-use crate::tpcc::target::{self, DbSpec, Engine, Open, SQLITE_FILE};
+use crate::workload::capture::Capture;
+use crate::workload::target::{self, DbSpec, Engine, Open, SQLITE_FILE};
 use crate::workload::{given, CheckArgs, LoadArgs, RunArgs, Workload};
 use crate::STOP;
 
@@ -180,6 +181,7 @@ impl OrdersTarget {
                 path: spec.sqlite_path.clone().expect("sqlite has a path"),
                 tables,
                 cache_bytes: spec.buffer_pool_bytes,
+                vfs: None,
             }),
             (engine, Some(url)) => OrdersTarget::Server(ServerTarget {
                 dialect: if engine == Engine::Postgres {
@@ -226,7 +228,18 @@ fn require_existing(spec: &DbSpec) -> Result<()> {
 
 /// Opens the database of `spec` for `connections` connections (plus the wait probe's).
 fn open_db(spec: &DbSpec, how: Open, connections: u32) -> Result<target::Db> {
-    target::open(spec, how, connections as usize + 2, None, Vec::new())
+    open_captured(spec, how, connections, None)
+}
+
+/// [`open_db`] under a capture: a managed server started with the shim.
+fn open_captured(
+    spec: &DbSpec,
+    how: Open,
+    connections: u32,
+    capture: Option<&Capture>,
+) -> Result<target::Db> {
+    let env = capture.map(Capture::server_env).unwrap_or_default();
+    target::open(spec, how, connections as usize + 2, None, env)
 }
 
 /// Every connection is a socket (or, for SQLite, file descriptors): raises the soft open-files
@@ -435,6 +448,12 @@ pub struct OrdersRunConfig {
     pub max_retries: u32,
     pub seed: u64,
     pub report_interval_s: f64,
+    /// The emulated device the database runs on (`--emulate`).
+    pub emulate: Option<String>,
+    /// Where the database's own I/O of the measured work is captured (`--trace`).
+    pub trace: Option<PathBuf>,
+    /// Managed servers under `--emulate`: auto, ram or disk.
+    pub backing: String,
     pub json: Option<PathBuf>,
     pub out: Option<PathBuf>,
     pub force: bool,
@@ -453,6 +472,12 @@ impl OrdersRunConfig {
             crate::output::check_json_path(json, args.force)?;
         }
         let o = &args.orders;
+        let connections = parse_connections(o.connections.as_deref().unwrap_or("100"))?;
+        if (args.emulate.is_some() || args.trace.is_some()) && connections.len() > 1 {
+            return Err(Error::usage(
+                "--emulate and --trace measure one connection count: give --connections one number, and run the others in turn",
+            ));
+        }
         Ok(OrdersRunConfig {
             workload: "orders",
             db: orders_spec(args.db.spec()?),
@@ -462,12 +487,15 @@ impl OrdersRunConfig {
                 .and_then(Mode::parse)
                 .unwrap_or(Mode::Insert),
             tables: o.tables.as_deref().and_then(Tables::parse),
-            connections: parse_connections(o.connections.as_deref().unwrap_or("100"))?,
+            connections,
             tx_per_connection: o.tx_per_connection.unwrap_or(1000),
             warmup_tx_per_connection: o.warmup_tx.unwrap_or(10),
             max_retries: args.max_retries,
             seed: args.seed,
             report_interval_s: args.report_interval.as_secs_f64().round(),
+            emulate: args.emulate,
+            trace: args.trace,
+            backing: args.backing,
             json: args.json,
             out: args.out,
             force: args.force,

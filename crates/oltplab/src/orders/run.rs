@@ -20,12 +20,14 @@ use oltplab_workloads::orders::Tables;
 use serde::{Deserialize, Serialize};
 
 use super::{
-    check_external_limit, durability_caveat, ensure_open_files, not_loaded, open_db,
+    check_external_limit, durability_caveat, ensure_open_files, not_loaded, open_captured,
     require_existing, OrdersRunConfig, OrdersTarget,
 };
 use crate::output;
-use crate::tpcc::procstat;
-use crate::tpcc::target::{Engine, Open};
+use crate::schema::{EmulationSummary, IoSummary};
+use crate::workload::capture::{Capture, CaptureRequest, RunEnd, TxIo};
+use crate::workload::procstat;
+use crate::workload::target::{Engine, Open};
 
 /// `summary.cpu`: the same fields as a TPC-C run's.
 pub type OrdersCpu = crate::tpcc::TpccCpu;
@@ -108,6 +110,13 @@ pub struct OrdersSummary {
     pub driver_threads: Option<u32>,
     /// Rows put back into memory tables that had lost them (MariaDB restart), before the run.
     pub refilled_rows: u64,
+    /// With --emulate or --trace: the database's own I/O of the measured work, captured (all
+    /// of it per transaction in `by_tx`: order entry has one transaction type).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io: Option<IoSummary>,
+    /// With --emulate: the device and how closely the database's I/Os followed its model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub emulation: Option<EmulationSummary>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_error: Option<String>,
     pub interrupted: bool,
@@ -154,7 +163,15 @@ pub fn run_with(cfg: &OrdersRunConfig, stop: &AtomicBool) -> Result<RunOutcome> 
     } else {
         None
     };
-    let db = open_db(&cfg.db, Open::Existing, max_connections)?;
+    let capture = Capture::new(&CaptureRequest {
+        db: &cfg.db,
+        emulate: cfg.emulate.as_deref(),
+        trace: cfg.trace.as_deref(),
+        backing: &cfg.backing,
+        seed: cfg.seed,
+        force: cfg.force,
+    })?;
+    let db = open_captured(&cfg.db, Open::Existing, max_connections, capture.as_ref())?;
     let probe = OrdersTarget::of(&cfg.db, &db, Tables::Disk);
     let meta = probe.read_meta()?.ok_or_else(|| not_loaded(&cfg.db))?;
     if let Some(t) = cfg.tables {
@@ -168,7 +185,10 @@ pub fn run_with(cfg: &OrdersRunConfig, stop: &AtomicBool) -> Result<RunOutcome> 
             )));
         }
     }
-    let target = OrdersTarget::of(&cfg.db, &db, meta.tables);
+    let mut target = OrdersTarget::of(&cfg.db, &db, meta.tables);
+    if let (OrdersTarget::Sqlite(t), Some(c)) = (&mut target, &capture) {
+        t.vfs = c.sqlite_vfs();
+    }
     let refilled_rows = match (&target, meta.tables) {
         (OrdersTarget::Server(t), Tables::Memory) => server::refill_if_empty(t, &meta, stop)?,
         _ => 0,
@@ -267,6 +287,11 @@ pub fn run_with(cfg: &OrdersRunConfig, stop: &AtomicBool) -> Result<RunOutcome> 
         let mut on_event = |e: Event| {
             let sample = (CpuTime::process(), procstat::pids_cpu_s(&server_pids()));
             edges[usize::from(e == Event::MeasureEnd)] = sample;
+            match (e, &capture) {
+                (Event::MeasureStart, Some(c)) => c.measure_start(),
+                (Event::MeasureEnd, Some(c)) => c.measure_end(),
+                _ => {}
+            }
         };
         let interval = cfg.report_interval_s.max(1.0) as usize;
         let mut pending: Vec<Second> = Vec::new();
@@ -330,11 +355,44 @@ pub fn run_with(cfg: &OrdersRunConfig, stop: &AtomicBool) -> Result<RunOutcome> 
     if outcomes.is_empty() {
         return Err(Error::Interrupted);
     }
-    if !cfg.quiet {
-        print_summary(&doc, out_dir.as_deref());
-    }
+    // The server's work is done; stopping it ends its trace parts and the emulation session.
     if let Some(server) = db.server {
         server.stop()?;
+    }
+    if let Some(c) = capture {
+        let o = outcomes.last().expect("at least one point");
+        let mode = cfg.mode.name().to_string();
+        let tx_of_tag = |_: u8| (mode.clone(), o.tx);
+        let (mut io, warnings, emulation) = c.finish(&RunEnd {
+            measured_s: o.elapsed_s,
+            spans: &[],
+            tx_of_tag: &tx_of_tag,
+            terminals_without_backend: 0,
+        })?;
+        // Untagged records (no spans, one transaction type): the whole window per transaction.
+        if io.by_tx.is_empty() {
+            io.by_tx.insert(mode.clone(), TxIo::of_window(&io, o.tx));
+        }
+        let spin_s = emulation.as_ref().map_or(0.0, |e| e.fidelity.spin_cpu_s);
+        for cpu in doc
+            .summary
+            .sweep
+            .iter_mut()
+            .flatten()
+            .map(|p| &mut p.cpu)
+            .chain(std::iter::once(&mut doc.summary.cpu))
+        {
+            cpu.take_out_spin(spin_s);
+        }
+        doc.summary.io = Some(io);
+        doc.summary.emulation = emulation;
+        doc.warnings.extend(warnings);
+        if let Some(dir) = &out_dir {
+            output::save(&doc, dir, cfg.json.as_deref())?;
+        }
+    }
+    if !cfg.quiet {
+        print_summary(&doc, out_dir.as_deref());
     }
     Ok(RunOutcome { doc, out_dir })
 }
@@ -637,6 +695,31 @@ fn print_summary(doc: &OrdersResult, out_dir: Option<&std::path::Path>) {
         s.durability.commit_setting,
         s.durability.commit_value
     );
+    if let Some(io) = &s.io {
+        eprintln!(
+            "I/O ({}): {} reads, {} writes, {} syncs, {} IOPS",
+            io.source,
+            format_count(io.reads as f64),
+            format_count(io.writes as f64),
+            format_count(io.syncs as f64),
+            format_count(io.iops)
+        );
+        for (name, x) in io.by_tx.iter().filter(|(_, x)| x.transactions > 0) {
+            eprintln!(
+                "  per {name} transaction: {:.2} reads, {:.2} writes, {:.2} syncs (the database's I/O of the window)",
+                x.reads_per_tx, x.writes_per_tx, x.syncs_per_tx
+            );
+        }
+    }
+    if let Some(e) = &s.emulation {
+        eprintln!(
+            "emulated {}: modelled mean latency {}, realised {} ({:+.1} %)",
+            e.spec,
+            format_ns(e.fidelity.modelled_lat_ns_mean),
+            format_ns(e.fidelity.realised_lat_ns_mean),
+            e.fidelity.off_pct
+        );
+    }
     if let Some(e) = &s.first_error {
         eprintln!("first error: {e}");
     }

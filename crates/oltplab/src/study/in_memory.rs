@@ -17,7 +17,8 @@ use serde_json::Value;
 
 use super::{StudyArgs, DEFAULT_DEVICES, REPORT_FILE, RESULTS_FILE};
 use crate::orders::{self, OrdersLoadConfig, OrdersRunConfig};
-use crate::tpcc::target::DbSpec;
+use crate::output;
+use crate::workload::target::DbSpec;
 use crate::STOP;
 
 /// What each `--scale` runs.
@@ -166,7 +167,7 @@ pub fn run(args: &StudyArgs) -> Result<()> {
                         scale: scale.data,
                         seed: config.seed,
                         force: true,
-                        quiet: false,
+                        quiet: output::quiet(),
                     },
                     &STOP,
                 );
@@ -188,11 +189,14 @@ pub fn run(args: &StudyArgs) -> Result<()> {
                 max_retries: 10,
                 seed: config.seed,
                 report_interval_s: 10.0,
+                emulate: None,
+                trace: None,
+                backing: "auto".into(),
                 json: None,
                 out: None,
                 force: false,
                 save: false,
-                quiet: false,
+                quiet: output::quiet(),
             };
             let outcome = match orders::run_with(&run_cfg, &STOP) {
                 Ok(o) => o,

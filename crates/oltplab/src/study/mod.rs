@@ -27,15 +27,15 @@ use serde_json::Value;
 use crate::cli::DeviceArgs;
 use crate::device;
 use crate::schema::{DeviceSummary, ReplayResult};
-use crate::tpcc::capture::TxIo;
 use crate::trace::replay::{replay, ReplayConfig};
+use crate::workload::capture::TxIo;
 use oltplab_devmodel::Fidelity;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 use crate::output;
-use crate::tpcc::target::DbSpec;
 use crate::tpcc::{self, LoadConfig, RunConfig};
+use crate::workload::target::DbSpec;
 use crate::STOP;
 use explain::{explain, Breakdown};
 use oltplab_workloads::tpcc::tx::TxType;

@@ -2,11 +2,8 @@
 //! [`LoadConfig`] / [`RunConfig`] / [`CheckConfig`], and the in-process entry points
 //! [`load_with`], [`run_with`] and [`check_with`] that `oltplab study` calls.
 
-pub mod capture;
-pub mod procstat;
 mod run;
 mod scaleout;
-pub mod target;
 pub mod waits;
 
 use std::path::PathBuf;
@@ -22,12 +19,12 @@ use oltplab_workloads::tpcc::{db_failed, Purpose};
 use serde::Serialize;
 
 // The in-process API `oltplab study` builds on.
+use crate::workload::target::{self, DbSpec, Open};
 #[allow(unused_imports)]
 pub use run::{
     run_with, IoSummary, RunOutcome, TpccCpu, TpccInterval, TpccResult, TpccSummary, TxSummary,
 };
 use scaleout::WarehouseRange;
-use target::{DbSpec, Open};
 
 use crate::progress::Progress;
 use crate::workload::{duration_arg, given, CheckArgs, LoadArgs, RunArgs, Workload};
@@ -96,21 +93,6 @@ pub struct TpccRunArgs {
     /// drivers started apart measure the same window
     #[arg(long, value_name = "TIME")]
     pub start_at: Option<String>,
-
-    /// Run on an emulated device (SQLite: in-process VFS; managed servers: the preload shim on
-    /// their cluster directory)
-    #[arg(long, value_name = "SPEC")]
-    pub emulate: Option<String>,
-
-    /// Where a managed server's files really live under --emulate: ram (the page cache, for devices
-    /// faster than the real disk), disk, or auto (ram if the cluster fits in half the free memory)
-    #[arg(long, value_name = "WHERE", default_value = "auto", value_parser = ["auto", "ram", "disk"])]
-    pub backing: String,
-
-    /// Capture the database's own I/O of the measured window into FILE (an oltplab trace; see
-    /// `oltplab trace stat`), each I/O tied to its transaction type where the engine allows
-    #[arg(long, value_name = "FILE")]
-    pub trace: Option<PathBuf>,
 }
 
 /// TPC-C (spec 5.11): nine tables, five transactions, the twelve consistency conditions.
@@ -156,8 +138,6 @@ impl Workload for Tpcc {
             ("--keying-think", t.keying_think),
             ("--warehouse-range", t.warehouse_range.is_some()),
             ("--start-at", t.start_at.is_some()),
-            ("--emulate", t.emulate.is_some()),
-            ("--trace", t.trace.is_some()),
         ])
     }
 }
@@ -286,9 +266,9 @@ impl RunConfig {
             seed: args.seed,
             warehouse_range,
             start_at,
-            emulate: t.emulate,
-            trace: t.trace,
-            backing: t.backing,
+            emulate: args.emulate,
+            trace: args.trace,
+            backing: args.backing,
             sqlite_vfs: None,
             json: args.json,
             out: args.out,

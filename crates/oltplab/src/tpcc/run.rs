@@ -21,12 +21,12 @@ use super::waits::{ServerWaits, WaitSampler};
 use oltplab_workloads::tpcc::{inspect, require_loaded, Purpose, TPMC_PER_WAREHOUSE_MAX};
 use serde::{Deserialize, Serialize};
 
-use super::capture::{Capture, TxIo};
-use super::procstat::{self, DiskCounters};
-use super::target::{self, Engine, Open};
 use super::RunConfig;
 use crate::output;
 use crate::schema::EmulationSummary;
+use crate::workload::capture::{Capture, CaptureRequest, RunEnd, TxIo, OTHER_IO};
+use crate::workload::procstat::{self, DiskCounters};
+use crate::workload::target::{self, Engine, Open};
 
 /// `summary.tx.<type>`.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -83,6 +83,23 @@ pub struct TpccCpu {
     pub utilisation: f64,
     /// The driver's share of all CPU the run used (db + driver).
     pub driver_share: f64,
+}
+
+impl TpccCpu {
+    /// Takes the emulator's spin (CPU its waits spent in the database's threads, measured as
+    /// theirs) out of the database's user CPU, and the figures made from it.
+    pub fn take_out_spin(&mut self, spin_s: f64) {
+        let driver_s = self.driver_user_s + self.driver_sys_s;
+        let total_s = self.db_user_s + self.db_sys_s + driver_s;
+        let spin_s = spin_s.min(self.db_user_s);
+        self.db_user_s -= spin_s;
+        self.emulator_spin_s = spin_s;
+        let left_s = total_s - spin_s;
+        if total_s > 0.0 {
+            self.utilisation *= left_s / total_s;
+        }
+        self.driver_share = if left_s > 0.0 { driver_s / left_s } else { 0.0 };
+    }
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -144,7 +161,18 @@ pub struct RunOutcome {
 /// Runs TPC-C as `cfg` says; `stop` (Ctrl-C) ends the measured window early. The result is saved
 /// into the output directory when `cfg.save`, and returned either way.
 pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<RunOutcome> {
-    let capture = Capture::for_run(cfg)?;
+    // A VFS of the caller's (the study's lead) already captures what it needs.
+    let capture = match (cfg.db.engine, &cfg.sqlite_vfs) {
+        (Engine::Sqlite, Some(_)) => None,
+        _ => Capture::new(&CaptureRequest {
+            db: &cfg.db,
+            emulate: cfg.emulate.as_deref(),
+            trace: cfg.trace.as_deref(),
+            backing: &cfg.backing,
+            seed: cfg.seed,
+            force: cfg.force,
+        })?,
+    };
     let sqlite_vfs = capture
         .as_ref()
         .and_then(Capture::sqlite_vfs)
@@ -398,7 +426,16 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<RunOutcome> {
     // CPU the emulator spent spinning to deadlines inside the database's threads.
     let mut spin_s = 0.0;
     if let Some(c) = capture {
-        let (io, capture_warnings, emulation) = c.finish(&outcome)?;
+        let tx_of_tag = |tag: u8| match TxType::ALL.iter().find(|x| x.tag() == tag) {
+            Some(x) => (x.name().to_string(), outcome.tx[x.index()].count),
+            None => (OTHER_IO.to_string(), 0),
+        };
+        let (io, capture_warnings, emulation) = c.finish(&RunEnd {
+            measured_s: outcome.measured_s,
+            spans: &outcome.spans,
+            tx_of_tag: &tx_of_tag,
+            terminals_without_backend: outcome.terminals_without_backend,
+        })?;
         summary.io = io;
         spin_s = emulation.as_ref().map_or(0.0, |e| e.fidelity.spin_cpu_s);
         summary.emulation = emulation;
@@ -596,7 +633,7 @@ fn print_summary(doc: &TpccResult, out_dir: Option<&std::path::Path>) {
             );
         }
     }
-    if let Some(x) = s.io.by_tx.get(super::capture::OTHER_IO) {
+    if let Some(x) = s.io.by_tx.get(OTHER_IO) {
         eprintln!(
             "  outside transactions: {} reads, {} writes, {} syncs (background work, between transactions)",
             format_count(x.reads as f64),

@@ -9,7 +9,7 @@
 //!   `--trace` a temporary trace still gives `summary.io` exactly, then is removed.
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -19,16 +19,14 @@ use oltplab_devmodel::{now_ns, parse_spec, Emulator, Fidelity};
 use oltplab_metrics::{Warning, WarningKind};
 use oltplab_trace::stat::{TagStat, TraceStat};
 use oltplab_trace::{TraceData, TraceMeta, TraceWriter};
-use oltplab_workloads::tpcc::driver::{DriverOutcome, TxSpan};
-use oltplab_workloads::tpcc::tx::TxType;
+use oltplab_workloads::tpcc::driver::TxSpan;
 use serde::{Deserialize, Serialize};
 
-use super::run::IoSummary;
-use super::target::Engine;
-use super::RunConfig;
 use crate::emulate::session::files_under;
 use crate::emulate::{Backing, EmulationSession, SessionConfig};
 use crate::schema::EmulationSummary;
+use crate::schema::IoSummary;
+use crate::workload::target::{DbSpec, Engine};
 
 /// The capture of a run, if it asked for one.
 pub enum Capture {
@@ -45,17 +43,41 @@ pub struct SqliteCapture {
     counts_at_end: Mutex<Option<VfsCounts>>,
 }
 
+/// What a run asks to capture: its `--emulate`, `--trace` and `--backing`, and where its
+/// database is.
+pub struct CaptureRequest<'a> {
+    pub db: &'a DbSpec,
+    pub emulate: Option<&'a str>,
+    pub trace: Option<&'a Path>,
+    /// Managed servers under `--emulate`: auto, ram or disk.
+    pub backing: &'a str,
+    pub seed: u64,
+    /// `--force`: the trace file may replace one oltplab did not write.
+    pub force: bool,
+}
+
+/// What the capture needs from the run once it is over.
+pub struct RunEnd<'a> {
+    /// The measured window's length.
+    pub measured_s: f64,
+    /// Which transaction each server thread ran when (TPC-C's driver records them).
+    pub spans: &'a [TxSpan],
+    /// The transaction type and its measured count for a record's tag; `other` for the rest.
+    pub tx_of_tag: &'a dyn Fn(u8) -> (String, u64),
+    /// Terminals whose server thread is unknown (their I/O counts as `other`).
+    pub terminals_without_backend: usize,
+}
+
 impl Capture {
-    /// The capture `cfg` asks for, if any: SQLite runs without a VFS of the caller's, or a managed
-    /// server whose cluster exists (a missing one is reported by `target::open`).
-    pub fn for_run(cfg: &RunConfig) -> Result<Option<Capture>> {
-        if cfg.trace.is_none() && cfg.emulate.is_none() {
+    /// The capture `req` asks for, if any: SQLite (through oltplab's VFS), or a managed server
+    /// whose cluster exists (a missing one is reported by `target::open`).
+    pub fn new(req: &CaptureRequest) -> Result<Option<Capture>> {
+        if req.trace.is_none() && req.emulate.is_none() {
             return Ok(None);
         }
-        Ok(match cfg.db.engine {
-            Engine::Sqlite if cfg.sqlite_vfs.is_some() => None,
-            Engine::Sqlite => SqliteCapture::new(cfg)?.map(Capture::Sqlite),
-            _ => ServerCapture::new(cfg)?.map(|c| Capture::Server(Box::new(c))),
+        Ok(match req.db.engine {
+            Engine::Sqlite => SqliteCapture::new(req)?.map(Capture::Sqlite),
+            _ => ServerCapture::new(req)?.map(|c| Capture::Server(Box::new(c))),
         })
     }
 
@@ -99,7 +121,7 @@ impl Capture {
     /// after the connections closed and a managed server stopped.
     pub fn finish(
         self,
-        outcome: &DriverOutcome,
+        outcome: &RunEnd,
     ) -> Result<(IoSummary, Vec<Warning>, Option<EmulationSummary>)> {
         match self {
             Capture::Sqlite(c) => c.finish(outcome),
@@ -109,11 +131,11 @@ impl Capture {
 }
 
 impl SqliteCapture {
-    fn new(cfg: &RunConfig) -> Result<Option<SqliteCapture>> {
+    fn new(cfg: &CaptureRequest) -> Result<Option<SqliteCapture>> {
         if cfg.trace.is_none() && cfg.emulate.is_none() {
             return Ok(None);
         }
-        let emulator = match &cfg.emulate {
+        let emulator = match cfg.emulate {
             None => None,
             Some(text) => {
                 let spec = parse_spec(text)
@@ -123,7 +145,7 @@ impl SqliteCapture {
                 Some(Arc::new(emulator))
             }
         };
-        let trace = match &cfg.trace {
+        let trace = match cfg.trace {
             None => None,
             Some(path) => {
                 let mut meta = TraceMeta::new("sqlite-vfs");
@@ -168,7 +190,7 @@ impl SqliteCapture {
 
     fn finish(
         self,
-        outcome: &DriverOutcome,
+        outcome: &RunEnd,
     ) -> Result<(IoSummary, Vec<Warning>, Option<EmulationSummary>)> {
         let measured_s = outcome.measured_s;
         let start = *self
@@ -231,7 +253,7 @@ pub struct ServerCapture {
 }
 
 impl ServerCapture {
-    fn new(cfg: &RunConfig) -> Result<Option<ServerCapture>> {
+    fn new(cfg: &CaptureRequest) -> Result<Option<ServerCapture>> {
         if !cfg.db.managed {
             return Err(Error::usage(
                 "--trace and --emulate need a server oltplab starts (the shim is loaded into it): drop --url, or run your server under `oltplab emulate`",
@@ -241,14 +263,14 @@ impl ServerCapture {
         if !cluster.is_dir() {
             return Ok(None);
         }
-        let text = cfg.emulate.as_deref().unwrap_or("host");
+        let text = cfg.emulate.unwrap_or("host");
         let spec =
             parse_spec(text).map_err(|e| Error::usage(format!("--emulate `{text}`: {e}")))?;
-        if let Some(trace) = &cfg.trace {
+        if let Some(trace) = cfg.trace {
             crate::emulate::check_trace_path(trace, &cluster, cfg.force)?;
         }
         // The real device runs with real I/O; a model is best served from memory when it fits.
-        let backing = match cfg.backing.as_str() {
+        let backing = match cfg.backing {
             _ if spec.is_host() => Backing::Disk,
             "ram" => Backing::Ram,
             "disk" => Backing::Disk,
@@ -262,8 +284,8 @@ impl ServerCapture {
                 }
             }
         };
-        let merged_path = match &cfg.trace {
-            Some(path) => path.clone(),
+        let merged_path = match cfg.trace {
+            Some(path) => path.to_path_buf(),
             None => std::env::temp_dir().join(format!(
                 "oltplab-run-{}-{}.trace",
                 std::process::id(),
@@ -281,7 +303,7 @@ impl ServerCapture {
         Ok(Some(ServerCapture {
             session,
             device,
-            trace_path: cfg.trace.clone(),
+            trace_path: cfg.trace.map(Path::to_path_buf),
             merged_path,
             window_ns: Mutex::new((0, u64::MAX)),
             fidelity_at_end: Mutex::new(None),
@@ -304,7 +326,7 @@ impl ServerCapture {
 
     fn finish(
         self,
-        outcome: &DriverOutcome,
+        outcome: &RunEnd,
     ) -> Result<(IoSummary, Vec<Warning>, Option<EmulationSummary>)> {
         let (from_ns, until_ns) = *self.window_ns.lock().unwrap_or_else(|p| p.into_inner());
         let fidelity = self
@@ -314,7 +336,7 @@ impl ServerCapture {
             .take()
             .unwrap_or_else(|| self.session.fidelity());
         let processes = self.session.processes();
-        let spans = SpanIndex::new(&outcome.spans);
+        let spans = SpanIndex::new(outcome.spans);
         let report = self.session.finish_filtered(from_ns, |r, at_ns| {
             if at_ns >= until_ns {
                 return false;
@@ -408,21 +430,20 @@ impl SpanIndex {
 }
 
 /// `summary.io.by_tx` from a trace whose records carry transaction tags.
-fn io_by_tx(trace: &TraceData, outcome: &DriverOutcome) -> BTreeMap<String, TxIo> {
+fn io_by_tx(trace: &TraceData, outcome: &RunEnd) -> BTreeMap<String, TxIo> {
     by_tx_from_stat(&TraceStat::compute(trace), outcome)
 }
 
-fn by_tx_from_stat(stat: &TraceStat, outcome: &DriverOutcome) -> BTreeMap<String, TxIo> {
-    stat.per_tag
-        .iter()
-        .map(|t| {
-            let (name, transactions) = match TxType::ALL.iter().find(|x| x.tag() == t.tag) {
-                Some(x) => (x.name().to_string(), outcome.tx[x.index()].count),
-                None => (OTHER_IO.to_string(), 0),
-            };
-            (name, TxIo::new(t, transactions))
-        })
-        .collect()
+fn by_tx_from_stat(stat: &TraceStat, outcome: &RunEnd) -> BTreeMap<String, TxIo> {
+    let mut by_tx: BTreeMap<String, TxIo> = BTreeMap::new();
+    for t in &stat.per_tag {
+        let (name, transactions) = (outcome.tx_of_tag)(t.tag);
+        by_tx
+            .entry(name)
+            .and_modify(|io| io.add(t))
+            .or_insert_with(|| TxIo::new(t, transactions));
+    }
+    by_tx
 }
 
 /// `summary.io.by_tx` key of I/O outside measured transactions: a server's background processes
@@ -448,26 +469,49 @@ pub struct TxIo {
 
 impl TxIo {
     fn new(t: &TagStat, transactions: u64) -> TxIo {
+        let mut io = TxIo {
+            transactions,
+            ..TxIo::default()
+        };
+        io.add(t);
+        io
+    }
+
+    /// All of a window's I/O, per transaction of a workload with one transaction type.
+    pub fn of_window(io: &IoSummary, transactions: u64) -> TxIo {
+        TxIo::new(
+            &TagStat {
+                tag: 0,
+                name: String::new(),
+                reads: io.reads,
+                writes: io.writes,
+                syncs: io.syncs,
+                read_bytes: io.read_bytes,
+                written_bytes: io.written_bytes,
+            },
+            transactions,
+        )
+    }
+
+    /// Adds a tag's I/O (several tags can be one transaction type, or `other`).
+    fn add(&mut self, t: &TagStat) {
+        self.reads += t.reads;
+        self.writes += t.writes;
+        self.syncs += t.syncs;
+        self.read_bytes += t.read_bytes;
+        self.written_bytes += t.written_bytes;
         let per = |n: u64| {
-            if transactions == 0 {
+            if self.transactions == 0 {
                 0.0
             } else {
-                n as f64 / transactions as f64
+                n as f64 / self.transactions as f64
             }
         };
-        TxIo {
-            transactions,
-            reads: t.reads,
-            writes: t.writes,
-            syncs: t.syncs,
-            read_bytes: t.read_bytes,
-            written_bytes: t.written_bytes,
-            reads_per_tx: per(t.reads),
-            writes_per_tx: per(t.writes),
-            syncs_per_tx: per(t.syncs),
-            read_bytes_per_tx: per(t.read_bytes),
-            written_bytes_per_tx: per(t.written_bytes),
-        }
+        self.reads_per_tx = per(self.reads);
+        self.writes_per_tx = per(self.writes);
+        self.syncs_per_tx = per(self.syncs);
+        self.read_bytes_per_tx = per(self.read_bytes);
+        self.written_bytes_per_tx = per(self.written_bytes);
     }
 }
 
@@ -502,6 +546,7 @@ fn emulation_summary(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use oltplab_workloads::tpcc::tx::TxType;
 
     fn span(tid: u32, start_ns: u64, end_ns: u64, tx: TxType) -> TxSpan {
         TxSpan {

@@ -5,6 +5,10 @@
 //! options of the others. A new workload is a module with a type implementing [`Workload`], its
 //! option group flattened into [`LoadArgs`] / [`RunArgs`], and one line in [`WORKLOADS`].
 
+pub mod capture;
+pub mod procstat;
+pub mod target;
+
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -14,8 +18,8 @@ use oltplab_core::units;
 use oltplab_core::{Error, Result};
 
 use crate::orders::{Orders, OrdersLoadArgs, OrdersRunArgs};
-use crate::tpcc::target::{DbSpec, Engine};
 use crate::tpcc::{Tpcc, TpccLoadArgs, TpccRunArgs};
+use crate::workload::target::{DbSpec, Engine};
 
 /// A workload: its schema and loader, its transactions and driver, its checks, and the summary
 /// of its runs. Each method gets the whole command line of its command and reads its own group.
@@ -211,6 +215,21 @@ pub struct RunArgs {
     /// Allow writing into an output directory or --json file oltplab did not create
     #[arg(long)]
     pub force: bool,
+
+    /// Run on an emulated device (SQLite: in-process VFS; managed servers: the preload shim on
+    /// their cluster directory)
+    #[arg(long, value_name = "SPEC")]
+    pub emulate: Option<String>,
+
+    /// Where a managed server's files really live under --emulate: ram (the page cache, for devices
+    /// faster than the real disk), disk, or auto (ram if the cluster fits in half the free memory)
+    #[arg(long, value_name = "WHERE", default_value = "auto", value_parser = ["auto", "ram", "disk"])]
+    pub backing: String,
+
+    /// Capture the database's own I/O of the measured window into FILE (an oltplab trace; see
+    /// `oltplab trace stat`), each I/O tied to its transaction type where the engine allows
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
 
     #[command(flatten)]
     pub tpcc: TpccRunArgs,

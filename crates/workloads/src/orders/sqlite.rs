@@ -48,6 +48,8 @@ pub struct SqliteTarget {
     pub tables: Tables,
     /// Page cache shared out over the connections (disk tables).
     pub cache_bytes: u64,
+    /// A registered VFS the connections open through (oltplab's, to trace and emulate).
+    pub vfs: Option<String>,
 }
 
 /// Tables of this workload present in the database.
@@ -312,6 +314,7 @@ pub fn run_point(
                 &SqliteOptions {
                     cache_bytes: (target.cache_bytes / cfg.connections.max(1) as u64)
                         .max(256 << 10),
+                    vfs: target.vfs.clone(),
                     ..SqliteOptions::default()
                 },
             )?,
