@@ -1,6 +1,6 @@
 //! What every engine's driver shares: the point's configuration, the recorder the connections
 //! report each transaction to, the per-second lines and the outcome of one point (one connection
-//! count). The drivers themselves are in `server.rs` (async, for thousands of connections) and
+//! count). The drivers themselves are in `server/` (async, for thousands of connections) and
 //! `sqlite.rs` (a few threads, each taking turns over its connections).
 
 use std::collections::BTreeMap;
