@@ -47,11 +47,16 @@ fn warning_kinds(doc: &Value) -> Vec<String> {
 
 /// The contract of a `run` (orders) result, and that the work done is what was asked.
 fn assert_run_result(doc: &Value, connections: &[u64], tx_per_connection: u64) {
+    let total = connections.iter().sum::<u64>() * tx_per_connection;
+    assert_run_work(doc, connections, total);
+}
+
+/// [`assert_run_result`] for a run of `total` transactions in all.
+fn assert_run_work(doc: &Value, connections: &[u64], total: u64) {
     assert_eq!(doc["schema"], "oltplab.result/1");
     assert_eq!(doc["kind"], "run");
     assert_eq!(doc["config"]["workload"], "orders");
     let s = &doc["summary"];
-    let total: u64 = connections.iter().sum::<u64>() * tx_per_connection;
     assert_eq!(
         s["transactions"].as_u64().unwrap() + s["errors"].as_u64().unwrap(),
         total,
@@ -505,7 +510,15 @@ fn in_memory_study_quick_on_sqlite() {
             assert!(p["tps"].as_f64().unwrap() > 0.0 && p["elapsed_s"].as_f64().unwrap() > 0.0);
         }
         let run = json(&dir.join("s").join(r["result"].as_str().unwrap()));
-        assert_run_result(&run, &[10, 50, 100], 20);
+        // The quick scale's fixed work: 20,000 transactions per connection count, each a
+        // whole number per connection (2,000, 400, 200).
+        assert_run_work(&run, &[10, 50, 100], 3 * 20_000);
+        for p in points {
+            assert!(
+                p["elapsed_s"].as_f64().unwrap() > 0.2,
+                "measured for long: {p}"
+            );
+        }
     }
     assert!(warning_kinds(&doc).contains(&"not_durable".to_string()));
     let html = std::fs::read_to_string(dir.join("s/report.html")).unwrap();

@@ -70,6 +70,11 @@ pub struct OrdersRunArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub tx_per_connection: Option<u64>,
 
+    /// Transactions each connection count runs in all, shared out over its connections (N /
+    /// connections each, rounded up): every point of a sweep then does about the same work
+    #[arg(long, value_name = "N", conflicts_with = "tx_per_connection", value_parser = clap::value_parser!(u64).range(1..))]
+    pub tx_per_point: Option<u64>,
+
     /// Transactions each connection runs before the measured work, excluded from every figure
     /// [default: 10]
     #[arg(long, value_name = "N")]
@@ -124,6 +129,7 @@ impl Workload for Orders {
             ("--mode", o.mode.is_some()),
             ("--connections", o.connections.is_some()),
             ("--tx-per-connection", o.tx_per_connection.is_some()),
+            ("--tx-per-point", o.tx_per_point.is_some()),
             ("--warmup-tx", o.warmup_tx.is_some()),
             ("--tables", o.tables.is_some()),
         ])
@@ -444,6 +450,9 @@ pub struct OrdersRunConfig {
     pub tables: Option<Tables>,
     pub connections: Vec<u32>,
     pub tx_per_connection: u64,
+    /// Transactions of each connection count in all (`--tx-per-point`), instead of
+    /// `tx_per_connection`.
+    pub tx_per_point: Option<u64>,
     pub warmup_tx_per_connection: u64,
     pub max_retries: u32,
     pub seed: u64,
@@ -464,6 +473,14 @@ pub struct OrdersRunConfig {
 }
 
 impl OrdersRunConfig {
+    /// Transactions each of `connections` connections runs.
+    pub fn tx_per_connection_at(&self, connections: u32) -> u64 {
+        match self.tx_per_point {
+            Some(n) => n.div_ceil(u64::from(connections.max(1))),
+            None => self.tx_per_connection,
+        }
+    }
+
     fn from_args(args: RunArgs) -> Result<OrdersRunConfig> {
         if args.report_interval < std::time::Duration::from_secs(1) {
             return Err(Error::usage("--report-interval must be at least 1 s"));
@@ -489,6 +506,7 @@ impl OrdersRunConfig {
             tables: o.tables.as_deref().and_then(Tables::parse),
             connections,
             tx_per_connection: o.tx_per_connection.unwrap_or(1000),
+            tx_per_point: o.tx_per_point,
             warmup_tx_per_connection: o.warmup_tx.unwrap_or(10),
             max_retries: args.max_retries,
             seed: args.seed,

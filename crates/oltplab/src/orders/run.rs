@@ -68,6 +68,8 @@ pub struct SweepPoint {
     pub waits_per_s: BTreeMap<String, f64>,
     pub waiting_sessions: BTreeMap<String, f64>,
     pub transactions: u64,
+    /// Transactions each connection ran.
+    pub tx_per_connection: u64,
     pub errors: u64,
     pub retries: u64,
     pub lat_ns: LatencyNs,
@@ -98,6 +100,9 @@ pub struct OrdersSummary {
     pub tables: String,
     pub connections: Vec<u32>,
     pub tx_per_connection: u64,
+    /// With `--tx-per-point`: each connection count's transactions in all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tx_per_point: Option<u64>,
     pub warmup_tx_per_connection: u64,
     pub durability: Durability,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -223,7 +228,7 @@ pub fn run_with(cfg: &OrdersRunConfig, stop: &AtomicBool) -> Result<RunOutcome> 
 
     if !cfg.quiet {
         eprintln!(
-            "oltplab run orders — {} on {}, {} tables, {} mode, connections {}, {} transactions per connection after {} warm-up",
+            "oltplab run orders — {} on {}, {} tables, {} mode, connections {}, {} after {} warm-up transactions per connection",
             db.version,
             cfg.db.location(),
             meta.tables.name(),
@@ -233,7 +238,13 @@ pub fn run_with(cfg: &OrdersRunConfig, stop: &AtomicBool) -> Result<RunOutcome> 
                 .map(|c| c.to_string())
                 .collect::<Vec<_>>()
                 .join(","),
-            format_count(cfg.tx_per_connection as f64),
+            match cfg.tx_per_point {
+                Some(n) => format!("{} transactions per connection count", format_count(n as f64)),
+                None => format!(
+                    "{} transactions per connection",
+                    format_count(cfg.tx_per_connection as f64)
+                ),
+            },
             format_count(cfg.warmup_tx_per_connection as f64)
         );
         if refilled_rows > 0 {
@@ -249,6 +260,7 @@ pub fn run_with(cfg: &OrdersRunConfig, stop: &AtomicBool) -> Result<RunOutcome> 
         tables: meta.tables.name().into(),
         connections: cfg.connections.clone(),
         tx_per_connection: cfg.tx_per_connection,
+        tx_per_point: cfg.tx_per_point,
         warmup_tx_per_connection: cfg.warmup_tx_per_connection,
         durability,
         refilled_rows,
@@ -262,7 +274,7 @@ pub fn run_with(cfg: &OrdersRunConfig, stop: &AtomicBool) -> Result<RunOutcome> 
     for &connections in &cfg.connections {
         let point_cfg = PointConfig {
             connections,
-            tx_per_connection: cfg.tx_per_connection,
+            tx_per_connection: cfg.tx_per_connection_at(connections),
             warmup_tx_per_connection: cfg.warmup_tx_per_connection,
             mode: cfg.mode,
             scale: meta.scale,
@@ -469,6 +481,7 @@ fn summarise(
             waits_per_s: o.waits.per_s.clone(),
             waiting_sessions: o.waits.sessions.clone(),
             transactions: o.tx,
+            tx_per_connection: cfg.tx_per_connection_at(o.connections),
             errors: o.errors,
             retries: o.retries,
             lat_ns: o.latency.stats(),

@@ -4,6 +4,7 @@
 //! the CPU at each connection count. Writes each run's result (`<tables>-<mode>.json`),
 //! `results.json` (kind `study`, rewritten after every run) and `report.html`.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::atomic::Ordering;
 
@@ -13,10 +14,9 @@ use oltplab_core::{Error, Result};
 use oltplab_metrics::{LatencyNs, Warning, WarningKind};
 use oltplab_workloads::orders::{Mode, Scale as DataScale, Tables};
 use serde::Serialize;
-use serde_json::Value;
 
 use super::{StudyArgs, DEFAULT_DEVICES, REPORT_FILE, RESULTS_FILE};
-use crate::orders::{self, OrdersLoadConfig, OrdersRunConfig};
+use crate::orders::{self, OrdersLoadConfig, OrdersRunConfig, OrdersSummary, SweepPoint};
 use crate::output;
 use crate::workload::target::DbSpec;
 use crate::STOP;
@@ -27,6 +27,9 @@ pub struct Scale {
     pub name: String,
     pub connections: Vec<u32>,
     pub tx_per_connection: u64,
+    /// quick: each connection count's transactions in all, so that every point runs for
+    /// seconds (the fastest, memory tables at 10 connections, would otherwise take 0.01 s).
+    pub tx_per_point: Option<u64>,
     pub warmup_tx_per_connection: u64,
     pub data: DataScale,
 }
@@ -43,6 +46,7 @@ impl Scale {
             name: name.into(),
             connections: connections.to_vec(),
             tx_per_connection: tx,
+            tx_per_point: (name == "quick").then_some(QUICK_TX_PER_POINT),
             warmup_tx_per_connection: warmup,
             data: DataScale {
                 customers,
@@ -53,14 +57,18 @@ impl Scale {
     }
 }
 
+/// Transactions of each connection count at the quick scale: about a second of SQLite's memory
+/// tables on a small machine (16,000 tps), ten of its disk tables.
+const QUICK_TX_PER_POINT: u64 = 20_000;
+
 /// One connection count of one (tables, mode) sweep.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Point {
     pub connections: u32,
     pub tps: f64,
     pub elapsed_s: f64,
-    pub waits_per_s: serde_json::Map<String, Value>,
-    pub waiting_sessions: serde_json::Map<String, Value>,
+    pub waits_per_s: BTreeMap<String, f64>,
+    pub waiting_sessions: BTreeMap<String, f64>,
     pub lat_ns: LatencyNs,
     /// The machine's busy share (database and driver) during the measured work.
     pub cpu_utilisation: f64,
@@ -93,6 +101,8 @@ struct StudySummary {
     engine: String,
     connections: Vec<u32>,
     tx_per_connection: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tx_per_point: Option<u64>,
     runs: Vec<RunFigures>,
     load_s: f64,
     interrupted: bool,
@@ -135,11 +145,12 @@ pub fn run(args: &StudyArgs) -> Result<()> {
         engine: config.engine.clone(),
         connections: scale.connections.clone(),
         tx_per_connection: scale.tx_per_connection,
+        tx_per_point: scale.tx_per_point,
         ..Default::default()
     };
     let mut doc = super::new_study_doc(started_at, &config, &args.data_dir, summary);
-    eprintln!(
-        "oltplab study in-memory — {} with disk and memory tables, update and insert, connections {}, {} transactions per connection after {} warm-up; output {}",
+    output::note!(
+        "oltplab study in-memory — {} with disk and memory tables, update and insert, connections {}, {} after {} warm-up transactions per connection; output {}",
         args.engine,
         scale
             .connections
@@ -147,7 +158,13 @@ pub fn run(args: &StudyArgs) -> Result<()> {
             .map(|c| c.to_string())
             .collect::<Vec<_>>()
             .join(","),
-        format_count(scale.tx_per_connection as f64),
+        match scale.tx_per_point {
+            Some(n) => format!("{} transactions per connection count", format_count(n as f64)),
+            None => format!(
+                "{} transactions per connection",
+                format_count(scale.tx_per_connection as f64)
+            ),
+        },
         scale.warmup_tx_per_connection,
         out.display()
     );
@@ -185,6 +202,7 @@ pub fn run(args: &StudyArgs) -> Result<()> {
                 tables: Some(tables),
                 connections: scale.connections.clone(),
                 tx_per_connection: scale.tx_per_connection,
+                tx_per_point: scale.tx_per_point,
                 warmup_tx_per_connection: scale.warmup_tx_per_connection,
                 max_retries: 10,
                 seed: config.seed,
@@ -209,7 +227,6 @@ pub fn run(args: &StudyArgs) -> Result<()> {
                 .doc
                 .write_atomic(&path)
                 .map_err(|e| safety::io_usage(&path, "write", &e))?;
-            let run = serde_json::to_value(&outcome.doc).expect("serialises");
             for w in &outcome.doc.warnings {
                 if !doc.warnings.iter().any(|x| x.kind == w.kind)
                     && w.kind != WarningKind::FewSamples
@@ -217,7 +234,7 @@ pub fn run(args: &StudyArgs) -> Result<()> {
                     doc.warnings.push(w.clone());
                 }
             }
-            doc.summary.runs.push(figures(&run, &name));
+            doc.summary.runs.push(figures(&outcome.doc.summary, &name));
             super::save(&doc, &out, args.json.as_deref())?;
         }
     }
@@ -244,56 +261,50 @@ pub fn run(args: &StudyArgs) -> Result<()> {
     Ok(())
 }
 
-/// The study's figures of one run result.
-fn figures(run: &Value, file: &str) -> RunFigures {
-    let s = &run["summary"];
-    let f = |v: &Value, p: &str| v.pointer(p).and_then(Value::as_f64).unwrap_or(0.0);
-    let text = |p: &str| {
-        s.pointer(p)
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string()
+/// The study's figures of one run's summary.
+fn figures(s: &OrdersSummary, file: &str) -> RunFigures {
+    let point = |connections: u32, p: &SweepPoint| Point {
+        connections,
+        tps: p.tps,
+        elapsed_s: p.elapsed_s,
+        waits_per_s: p.waits_per_s.clone(),
+        waiting_sessions: p.waiting_sessions.clone(),
+        lat_ns: p.lat_ns,
+        cpu_utilisation: p.cpu.utilisation,
+        db_cpu_s: p.cpu.db_user_s + p.cpu.db_sys_s,
+        driver_cpu_s: p.cpu.driver_user_s + p.cpu.driver_sys_s,
+        errors: p.errors,
     };
     // A single connection count has no sweep: the summary is its one point.
-    let points: Vec<&Value> = match s["sweep"].as_array() {
-        Some(sweep) => sweep.iter().collect(),
-        None => vec![s],
+    let points = match &s.sweep {
+        Some(sweep) => sweep.iter().map(|p| point(p.connections, p)).collect(),
+        None => vec![point(
+            s.connections.first().copied().unwrap_or_default(),
+            &SweepPoint {
+                connections: s.connections.first().copied().unwrap_or_default(),
+                tps: s.tps,
+                elapsed_s: s.elapsed_s,
+                waits_per_s: s.waits_per_s.clone(),
+                waiting_sessions: s.waiting_sessions.clone(),
+                transactions: s.transactions,
+                errors: s.errors,
+                retries: s.retries,
+                lat_ns: s.lat_ns,
+                cpu: s.cpu.clone(),
+                ..SweepPoint::default()
+            },
+        )],
     };
-    let connections = s["connections"].as_array().cloned().unwrap_or_default();
     RunFigures {
-        tables: text("/tables"),
-        mode: text("/mode"),
-        tps: f(s, "/tps"),
-        elapsed_s: f(s, "/elapsed_s"),
-        points: points
-            .iter()
-            .enumerate()
-            .map(|(i, p)| Point {
-                connections: p["connections"]
-                    .as_u64()
-                    .or_else(|| connections.get(i).and_then(Value::as_u64))
-                    .unwrap_or(0) as u32,
-                tps: f(p, "/tps"),
-                elapsed_s: f(p, "/elapsed_s"),
-                waits_per_s: p["waits_per_s"].as_object().cloned().unwrap_or_default(),
-                waiting_sessions: p["waiting_sessions"]
-                    .as_object()
-                    .cloned()
-                    .unwrap_or_default(),
-                lat_ns: serde_json::from_value(p["lat_ns"].clone()).unwrap_or_default(),
-                cpu_utilisation: f(p, "/cpu/utilisation"),
-                db_cpu_s: f(p, "/cpu/db_user_s") + f(p, "/cpu/db_sys_s"),
-                driver_cpu_s: f(p, "/cpu/driver_user_s") + f(p, "/cpu/driver_sys_s"),
-                errors: p["errors"].as_u64().unwrap_or(0),
-            })
-            .collect(),
-        waits_unit: text("/waits/unit"),
-        commit_setting: text("/durability/commit_setting"),
-        commit_value: text("/durability/commit_value"),
-        survives_crash: s
-            .pointer("/durability/survives_crash")
-            .and_then(Value::as_bool)
-            .unwrap_or(false),
+        tables: s.tables.clone(),
+        mode: s.mode.clone(),
+        tps: s.tps,
+        elapsed_s: s.elapsed_s,
+        points,
+        waits_unit: s.waits.unit.clone(),
+        commit_setting: s.durability.commit_setting.clone(),
+        commit_value: s.durability.commit_value.clone(),
+        survives_crash: s.durability.survives_crash,
         result: file.into(),
     }
 }
@@ -306,11 +317,8 @@ fn print_table(summary: &StudySummary, out: &Path) {
     );
     for r in &summary.runs {
         for p in &r.points {
-            let mut waits: Vec<(&String, f64)> = p
-                .waiting_sessions
-                .iter()
-                .filter_map(|(k, v)| Some((k, v.as_f64()?)))
-                .collect();
+            let mut waits: Vec<(&String, f64)> =
+                p.waiting_sessions.iter().map(|(k, v)| (k, *v)).collect();
             waits.sort_by(|a, b| b.1.total_cmp(&a.1));
             println!(
                 "{:<8} {:<7} {:>11} {:>9.2}s {:>10} {:>10}  {}",
