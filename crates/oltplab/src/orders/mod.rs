@@ -18,7 +18,7 @@ use oltplab_workloads::orders::{self as wl, Dialect, Meta, Mode, Scale, Tables};
 use serde::Serialize;
 
 #[allow(unused_imports)]
-pub use run::{run_with, OrdersCpu, OrdersInterval, OrdersResult, OrdersSummary, SweepPoint};
+pub use run::run_with;
 
 use crate::progress::Progress;
 use crate::workload::capture::Capture;

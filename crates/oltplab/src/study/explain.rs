@@ -2,13 +2,9 @@
 //! CPU (from /proc), or neither — waiting for locks (SQLite admits one writer at a time) — and how
 //! busy it kept the device compared with the replay (α).
 
-use std::collections::BTreeMap;
-
-use serde::Serialize;
-
 use super::Scale;
 use crate::schema::TpccSummary;
-use crate::tpcc::waits::ServerWaits;
+use crate::schema::{Breakdown, Limit, ServerWaits};
 use oltplab_core::units::{format_count, format_ns};
 use oltplab_trace::replay::sim::ReplayOrder;
 
@@ -23,78 +19,6 @@ const CPU_BOUND_UTILISATION: f64 = 0.8;
 const OFFERED_LOAD_EFFICIENCY: f64 = 0.8;
 /// Share of the terminals' time in I/O calls at or above this: I/O latency dominates.
 const IO_BOUND_SHARE: f64 = 0.5;
-
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct Breakdown {
-    /// The terminals' seconds inside transactions (terminals × the window if not known).
-    pub terminal_s: f64,
-    /// Share of the terminals' time spent inside reads, writes and syncs.
-    pub io_wait_share: f64,
-    /// CPU seconds of the database engine and the driver, as a share of the terminals' time.
-    pub cpu_share: f64,
-    /// CPU utilisation of the whole machine's cores by the database and the driver.
-    pub cpu_utilisation: f64,
-    /// The rest: waiting for locks, for a connection, or for the other terminals.
-    pub other_share: f64,
-    pub alpha: f64,
-    pub limit: Limit,
-    /// Emulated devices: the share of the machine's cores the emulator's waits spun on in the
-    /// window — cores the database and the driver did not have.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub emulator_spin_utilisation: Option<f64>,
-    /// Emulated devices: realised against modelled mean latency of the run and of the replay, %.
-    pub run_fidelity_off_pct: Option<f64>,
-    pub replay_fidelity_off_pct: Option<f64>,
-    /// Run IOPS over the causal replay's: the database's own ordering kept.
-    pub alpha_causal: Option<f64>,
-    /// Emulated devices: run IOPS over the lanes replay's (each thread in order, threads free).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub alpha_lanes: Option<f64>,
-    /// The replay `alpha` is against: the better of the two orders on an emulated device.
-    pub bound_order: ReplayOrder,
-    /// SQLite: the share of the terminals' time spent waiting for the writer lock, measured.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub writer_lock_wait_share: Option<f64>,
-    /// SQLite: the mean measured writer-lock wait per transaction type (types that waited).
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    pub writer_lock_wait_ns_by_tx: BTreeMap<String, f64>,
-    /// SQLite: of the writer-lock holder's time (write transactions, from the lock's grant to
-    /// their end), the shares in I/O calls (from the trace) and on the CPU (its thread's).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub holder_io_share: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub holder_cpu_share: Option<f64>,
-    /// Servers: their own account of where their sessions waited (`summary.server_waits`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub server_waits: Option<ServerWaits>,
-    /// Servers: the share of transaction time spent waiting for locks, from `server_waits`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub server_lock_wait_share: Option<f64>,
-    /// `--pacing spec`: tpmC as a share of the spec's ceiling for the warehouses (12.86 each).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub paced_efficiency: Option<f64>,
-}
-
-/// What limited a run (`breakdown.limit`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Limit {
-    /// α above [`ALPHA_VALID_MAX`]: the replay was no bound, so nothing is said.
-    InvalidBound,
-    /// A paced run got most of what its terminals asked for.
-    OfferedLoad,
-    /// α at or above [`DEVICE_BOUND_ALPHA`]: the run kept the device about as busy as the replay.
-    #[default]
-    Device,
-    /// The cores were busy.
-    Cpu,
-    /// Most of the terminals' time was in synchronous I/O.
-    IoLatency,
-    /// Lock waits: measured (SQLite's writer lock, a server's count) or the unexplained rest.
-    Locks,
-    /// A server counted its lock waits, and they are not most of the unexplained rest.
-    UnmeasuredWaits,
-}
 
 impl Breakdown {
     pub fn from_run(run: &TpccSummary, io_wait_ns: u64, scale: &Scale, alpha: f64) -> Breakdown {

@@ -16,8 +16,9 @@ use oltplab_workloads::orders::{Mode, Scale as DataScale, Tables};
 use serde::Serialize;
 
 use super::{StudyArgs, DEFAULT_DEVICES, REPORT_FILE, RESULTS_FILE};
-use crate::orders::{self, OrdersLoadConfig, OrdersRunConfig, OrdersSummary, SweepPoint};
+use crate::orders::{self, OrdersLoadConfig, OrdersRunConfig};
 use crate::output;
+use crate::schema::{ConnectionsPoint, OrdersSummary};
 use crate::workload::target::DbSpec;
 use crate::STOP;
 
@@ -263,7 +264,7 @@ pub fn run(args: &StudyArgs) -> Result<()> {
 
 /// The study's figures of one run's summary.
 fn figures(s: &OrdersSummary, file: &str) -> RunFigures {
-    let point = |connections: u32, p: &SweepPoint| Point {
+    let point = |connections: u32, p: &ConnectionsPoint| Point {
         connections,
         tps: p.tps,
         elapsed_s: p.elapsed_s,
@@ -280,7 +281,7 @@ fn figures(s: &OrdersSummary, file: &str) -> RunFigures {
         Some(sweep) => sweep.iter().map(|p| point(p.connections, p)).collect(),
         None => vec![point(
             s.connections.first().copied().unwrap_or_default(),
-            &SweepPoint {
+            &ConnectionsPoint {
                 connections: s.connections.first().copied().unwrap_or_default(),
                 tps: s.tps,
                 elapsed_s: s.elapsed_s,
@@ -291,7 +292,7 @@ fn figures(s: &OrdersSummary, file: &str) -> RunFigures {
                 retries: s.retries,
                 lat_ns: s.lat_ns,
                 cpu: s.cpu.clone(),
-                ..SweepPoint::default()
+                ..ConnectionsPoint::default()
             },
         )],
     };

@@ -28,16 +28,15 @@ use crate::cli::DeviceArgs;
 use crate::device;
 use crate::schema::{DeviceSummary, ReplayResult};
 use crate::trace::replay::{replay, ReplayConfig};
-use crate::workload::capture::TxIo;
 use oltplab_devmodel::Fidelity;
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use crate::output;
+use crate::schema::{Breakdown, DeviceFigures, Interval, Ratios, Repeats, StudySummary};
 use crate::tpcc::{self, LoadConfig, RunConfig};
 use crate::workload::target::DbSpec;
 use crate::STOP;
-use explain::{explain, Breakdown};
+use explain::explain;
 use oltplab_workloads::tpcc::tx::TxType;
 
 pub const RESULTS_FILE: &str = "results.json";
@@ -189,142 +188,6 @@ struct StudyConfig {
     seed: u64,
     /// Runs and replays per device (`--repeat`).
     repeat: u32,
-}
-
-/// One device's figures: DESIGN.md's `summary.devices[]`.
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct DeviceFigures {
-    pub name: String,
-    pub spec: String,
-    /// 16 KiB random reads at QD 32.
-    pub randread16k_iops: f64,
-    /// Mean latency of 16 KiB random reads at QD 1.
-    pub randread16k_lat_ns: f64,
-    pub tpmc: f64,
-    pub tpm_total: f64,
-    /// Reads + writes per second the database did in the measured window (from its trace).
-    pub run_iops: f64,
-    /// Reads + writes per second of that trace replayed as fast as the device allows: the bound
-    /// α uses. On the host, each traced thread in order and the threads free (S1's method), in
-    /// real time; on an emulated device's model, in virtual time, the better of that order and
-    /// the causal one (`bound_order`).
-    pub replay_iops: f64,
-    pub alpha: f64,
-    /// The replay order `replay_iops` comes from.
-    pub bound_order: ReplayOrder,
-    /// Emulated devices: the replay with each traced thread in order and the threads free.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub replay_lanes_iops: Option<f64>,
-    /// Emulated devices: the replay in causal order (an I/O waits for every I/O that had completed
-    /// before it started in the trace), so what the database serialised stays serial.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub replay_causal_iops: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub alpha_causal: Option<f64>,
-    /// Emulated devices: the real-time replay through the live emulator, as a cross-check of the
-    /// virtual one (it also carries the emulator's timing error: `replay_fidelity`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub replay_realtime_iops: Option<f64>,
-    pub run_ios: u64,
-    pub run_syncs: u64,
-    /// Where the terminals' time went and what limited the run.
-    pub breakdown: Breakdown,
-    pub explanation: String,
-    /// Ratios against the baseline device (the first emulated one).
-    pub vs_baseline: Option<Ratios>,
-    /// Emulated devices: how closely the run followed the model.
-    pub run_fidelity: Option<Fidelity>,
-    /// Emulated devices: how closely the replay followed the model.
-    pub replay_fidelity: Option<Fidelity>,
-    /// The run's I/O per transaction type (`summary.io.by_tx` of its result).
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    pub io_by_tx: BTreeMap<String, TxIo>,
-    pub trace: String,
-    /// With `--repeat N` (N > 1): every repetition's figures. The rates and α above are then the
-    /// repetitions' means; the breakdown, explanation, fidelity, I/O per transaction and trace are
-    /// the first repetition's.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub repeats: Option<Repeats>,
-}
-
-/// The figures of a device's repeated runs, each with its mean and 95 % confidence interval.
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct Repeats {
-    pub runs: u32,
-    pub tpmc: Interval,
-    pub run_iops: Interval,
-    pub replay_iops: Interval,
-    pub alpha: Interval,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub alpha_causal: Option<Interval>,
-}
-
-/// A sample's mean and the half-width of its two-sided 95 % confidence interval (Student's t with
-/// n − 1 degrees of freedom): the mean lies in `mean ± ci95` with 95 % confidence.
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct Interval {
-    pub mean: f64,
-    pub ci95: f64,
-    pub values: Vec<f64>,
-}
-
-impl Interval {
-    pub fn of(values: Vec<f64>) -> Interval {
-        let n = values.len();
-        let mean = values.iter().sum::<f64>() / n.max(1) as f64;
-        let ci95 = if n < 2 {
-            0.0
-        } else {
-            let var = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
-            t95(n - 1) * (var / n as f64).sqrt()
-        };
-        Interval { mean, ci95, values }
-    }
-}
-
-/// Student's t, two-sided 95 %, for `df` degrees of freedom (`--repeat` allows at most 19).
-fn t95(df: usize) -> f64 {
-    const T: [f64; 19] = [
-        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
-        2.145, 2.131, 2.120, 2.110, 2.101, 2.093,
-    ];
-    T.get(df.saturating_sub(1)).copied().unwrap_or(1.96)
-}
-
-impl Repeats {
-    fn of(runs: &[DeviceFigures]) -> Repeats {
-        let take = |f: fn(&DeviceFigures) -> f64| Interval::of(runs.iter().map(f).collect());
-        let causal: Option<Vec<f64>> = runs.iter().map(|r| r.alpha_causal).collect();
-        Repeats {
-            runs: runs.len() as u32,
-            tpmc: take(|r| r.tpmc),
-            run_iops: take(|r| r.run_iops),
-            replay_iops: take(|r| r.replay_iops),
-            alpha: take(|r| r.alpha),
-            alpha_causal: causal.map(Interval::of),
-        }
-    }
-}
-
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct Ratios {
-    pub randread16k_iops: f64,
-    pub randread16k_lat_ns: f64,
-    pub tpmc: f64,
-    pub run_iops: f64,
-    pub alpha: f64,
-}
-
-#[derive(Debug, Default, Serialize)]
-pub struct StudySummary {
-    scenario: String,
-    engine: String,
-    baseline: Option<String>,
-    /// The runs' buffer pool (SQLite: page cache), as set from the scale or from the data.
-    buffer_pool_bytes: u64,
-    devices: Vec<DeviceFigures>,
-    load_s: f64,
-    interrupted: bool,
 }
 
 pub fn run(args: StudyArgs) -> Result<()> {

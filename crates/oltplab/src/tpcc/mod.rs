@@ -18,12 +18,9 @@ use oltplab_workloads::tpcc::load::{LoadOptions, LoadReport};
 use oltplab_workloads::tpcc::{db_failed, Purpose};
 use serde::Serialize;
 
-// The in-process API `oltplab study` builds on.
 use crate::workload::target::{self, DbSpec, Open};
-#[allow(unused_imports)]
-pub use run::{
-    run_with, IoSummary, RunOutcome, TpccCpu, TpccInterval, TpccResult, TpccSummary, TxSummary,
-};
+// The in-process API `oltplab study` builds on.
+pub use run::{run_with, RunOutcome};
 use scaleout::WarehouseRange;
 
 use crate::progress::Progress;

@@ -9,27 +9,9 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use crate::schema::ServerWaits;
 use oltplab_workloads::sql::{Conn, Dialect};
 use oltplab_workloads::tpcc::{Connector, Purpose};
-use serde::{Deserialize, Serialize};
-
-/// `summary.server_waits`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct ServerWaits {
-    /// `pg_stat_activity` (sampled) or `innodb_status` (counters).
-    pub source: String,
-    /// PostgreSQL: active client backends seen over all samples.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub backend_samples: Option<u64>,
-    /// PostgreSQL: the share of those in each wait event (`type:event`), `CPU` for none.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub share_by_event: BTreeMap<String, f64>,
-    /// MariaDB: InnoDB row-lock waits in the window and the time they took.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub row_lock_waits: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub row_lock_wait_s: Option<f64>,
-}
 
 impl ServerWaits {
     /// The share of the server's transaction time spent waiting for locks, where measured:

@@ -20,12 +20,10 @@ use oltplab_metrics::{Warning, WarningKind};
 use oltplab_trace::stat::{TagStat, TraceStat};
 use oltplab_trace::{TraceData, TraceMeta, TraceWriter};
 use oltplab_workloads::tpcc::driver::TxSpan;
-use serde::{Deserialize, Serialize};
 
 use crate::emulate::session::files_under;
 use crate::emulate::{Backing, EmulationSession, SessionConfig};
-use crate::schema::EmulationSummary;
-use crate::schema::IoSummary;
+use crate::schema::{EmulationSummary, IoSummary, TxIo};
 use crate::workload::target::{DbSpec, Engine};
 
 /// The capture of a run, if it asked for one.
@@ -444,27 +442,6 @@ fn by_tx_from_stat(stat: &TraceStat, outcome: &RunEnd) -> BTreeMap<String, TxIo>
             .or_insert_with(|| TxIo::new(t, transactions));
     }
     by_tx
-}
-
-/// `summary.io.by_tx` key of I/O outside measured transactions: a server's background processes
-/// (checkpoints, WAL writer), and terminals between transactions.
-pub const OTHER_IO: &str = "other";
-
-/// `summary.io.by_tx.<type>`: the I/O a transaction type did, in all and per transaction.
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
-pub struct TxIo {
-    /// Measured transactions of the type (0 for `other`).
-    pub transactions: u64,
-    pub reads: u64,
-    pub writes: u64,
-    pub syncs: u64,
-    pub read_bytes: u64,
-    pub written_bytes: u64,
-    pub reads_per_tx: f64,
-    pub writes_per_tx: f64,
-    pub syncs_per_tx: f64,
-    pub read_bytes_per_tx: f64,
-    pub written_bytes_per_tx: f64,
 }
 
 impl TxIo {

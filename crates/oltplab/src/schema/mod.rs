@@ -1,5 +1,6 @@
 //! The result schema `oltplab.result/1` of every kind oltplab writes, in one place: each command's
-//! typed summary, and the parts they share. The envelope (`ResultDoc`), typed warnings and the
+//! typed summary (`run.rs`: TPC-C; `orders.rs`: order entry; `study.rs`: studies; here: device and
+//! replay), and the parts they share. The envelope (`ResultDoc`), typed warnings and the
 //! device measurements come from `oltplab-metrics`, a replay's summary from `oltplab-trace`; they
 //! are re-exported here so that a reader finds every result type through this module.
 
@@ -8,9 +9,13 @@ pub use oltplab_metrics::schema::{
 };
 pub use oltplab_trace::replay::{ReplayInterval, ReplaySummary};
 
-pub use crate::orders::{OrdersCpu, OrdersInterval, OrdersResult, OrdersSummary};
-pub use crate::study::{DeviceFigures, Interval, Ratios, Repeats, StudySummary};
-pub use crate::tpcc::{IoSummary, TpccCpu, TpccInterval, TpccResult, TpccSummary, TxSummary};
+mod orders;
+mod run;
+mod study;
+
+pub use orders::*;
+pub use run::*;
+pub use study::*;
 
 use oltplab_devmodel::Fidelity;
 use serde::{Deserialize, Serialize};

@@ -1,0 +1,172 @@
+//! `run` results: a TPC-C run's summary and its per-second intervals; the CPU and I/O figures
+//! order entry's runs share.
+
+use std::collections::BTreeMap;
+
+use oltplab_metrics::LatencyNs;
+use oltplab_workloads::tpcc::random::Constants;
+use serde::{Deserialize, Serialize};
+
+use super::{EmulationSummary, ResultDoc};
+
+/// `summary.tx.<type>`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TxSummary {
+    pub count: u64,
+    pub errors: u64,
+    pub rollbacks: u64,
+    pub retries: u64,
+    /// Completed per second of the measured window.
+    pub tps: f64,
+    pub lat_ns: LatencyNs,
+    /// SQLite: mean time a transaction of this type waited for the database-wide writer lock
+    /// (the in-process queue and `BEGIN IMMEDIATE`), measured; part of `lat_ns`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub writer_lock_wait_ns_mean: Option<f64>,
+    /// SQLite: mean CPU time of the terminal's thread inside a transaction of this type — the
+    /// engine's own work, which runs on that thread.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_ns_mean: Option<f64>,
+}
+
+/// `summary.io`: device counters of the measured window, or (filled by the caller) the captured
+/// trace's figures; `source` says which.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct IoSummary {
+    pub reads: u64,
+    pub writes: u64,
+    pub syncs: u64,
+    pub read_bytes: u64,
+    pub written_bytes: u64,
+    pub iops: f64,
+    /// `diskstats:<device>` (the whole device: other processes' I/O counts too), `trace`, or
+    /// `none` when the device is unknown.
+    pub source: String,
+    /// With --trace: the I/O of each transaction type (and `other`), in all and per transaction.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub by_tx: BTreeMap<String, TxIo>,
+}
+
+/// `summary.cpu`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TpccCpu {
+    pub db_user_s: f64,
+    pub db_sys_s: f64,
+    pub driver_user_s: f64,
+    pub driver_sys_s: f64,
+    /// CPU the device emulator spent spinning to modelled completions in the database's threads;
+    /// taken out of `db_user_s`, and not in `utilisation`.
+    pub emulator_spin_s: f64,
+    /// (db + driver) CPU seconds per measured second per core: 1.0 = every core busy.
+    pub utilisation: f64,
+    /// The driver's share of all CPU the run used (db + driver).
+    pub driver_share: f64,
+}
+
+impl TpccCpu {
+    /// Takes the emulator's spin (CPU its waits spent in the database's threads, measured as
+    /// theirs) out of the database's user CPU, and the figures made from it.
+    pub fn take_out_spin(&mut self, spin_s: f64) {
+        let driver_s = self.driver_user_s + self.driver_sys_s;
+        let total_s = self.db_user_s + self.db_sys_s + driver_s;
+        let spin_s = spin_s.min(self.db_user_s);
+        self.db_user_s -= spin_s;
+        self.emulator_spin_s = spin_s;
+        let left_s = total_s - spin_s;
+        if total_s > 0.0 {
+            self.utilisation *= left_s / total_s;
+        }
+        self.driver_share = if left_s > 0.0 { driver_s / left_s } else { 0.0 };
+    }
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TpccSummary {
+    /// New-Orders per minute of the measured window.
+    pub tpmc: f64,
+    /// Transactions of all types per minute.
+    pub tpm_total: f64,
+    /// tpmC as a percentage of the spec's ceiling, 12.86 tpmC per warehouse.
+    pub efficiency: f64,
+    pub tx: BTreeMap<String, TxSummary>,
+    pub io: IoSummary,
+    pub cpu: TpccCpu,
+    pub measured_s: f64,
+    pub warmup_s: f64,
+    /// Wall-clock start of the measured window (RFC 3339, µs): `intervals[].t_s` count from here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measure_started_at: Option<String>,
+    /// Warehouses driven: the `--warehouse-range`'s, else all that were loaded.
+    pub warehouses: u32,
+    pub terminals: u32,
+    pub errors_by_kind: BTreeMap<String, u64>,
+    pub retries_by_kind: BTreeMap<String, u64>,
+    pub load_constants: Constants,
+    pub run_constants: Constants,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_error: Option<String>,
+    pub interrupted: bool,
+    /// With --emulate: the device and how closely the engine's I/Os followed its model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub emulation: Option<EmulationSummary>,
+    /// Servers: where their sessions waited in the measured window, as the server tells it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_waits: Option<ServerWaits>,
+}
+
+/// One second of the measured window.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct TpccInterval {
+    pub t_s: f64,
+    pub tpmc: f64,
+    pub tpm_total: f64,
+    pub new_order_lat_ns_p99: u64,
+    pub new_order_lat_ns_mean: f64,
+    pub errors: u64,
+    pub retries: u64,
+}
+
+pub type TpccResult = ResultDoc<TpccSummary, TpccInterval>;
+
+/// `summary.io.by_tx` key of I/O outside measured transactions: a server's background processes
+/// (checkpoints, WAL writer), and terminals between transactions.
+pub const OTHER_IO: &str = "other";
+
+/// `summary.io.by_tx.<type>`: the I/O a transaction type did, in all and per transaction.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct TxIo {
+    /// Measured transactions of the type (0 for `other`).
+    pub transactions: u64,
+    pub reads: u64,
+    pub writes: u64,
+    pub syncs: u64,
+    pub read_bytes: u64,
+    pub written_bytes: u64,
+    pub reads_per_tx: f64,
+    pub writes_per_tx: f64,
+    pub syncs_per_tx: f64,
+    pub read_bytes_per_tx: f64,
+    pub written_bytes_per_tx: f64,
+}
+
+/// `summary.server_waits`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ServerWaits {
+    /// `pg_stat_activity` (sampled) or `innodb_status` (counters).
+    pub source: String,
+    /// PostgreSQL: active client backends seen over all samples.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backend_samples: Option<u64>,
+    /// PostgreSQL: the share of those in each wait event (`type:event`), `CPU` for none.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub share_by_event: BTreeMap<String, f64>,
+    /// MariaDB: InnoDB row-lock waits in the window and the time they took.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub row_lock_waits: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub row_lock_wait_s: Option<f64>,
+}

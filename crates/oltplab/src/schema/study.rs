@@ -1,0 +1,218 @@
+//! `study` results: S1's figures per device with what limited each run, and the intervals of
+//! repeated runs (docs/studies.md).
+
+use std::collections::BTreeMap;
+
+use oltplab_devmodel::Fidelity;
+use oltplab_trace::replay::sim::ReplayOrder;
+use serde::Serialize;
+
+use super::{ServerWaits, TxIo};
+
+/// One device's figures: `summary.devices[]` of an S1 study (docs/studies.md).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct DeviceFigures {
+    pub name: String,
+    pub spec: String,
+    /// 16 KiB random reads at QD 32.
+    pub randread16k_iops: f64,
+    /// Mean latency of 16 KiB random reads at QD 1.
+    pub randread16k_lat_ns: f64,
+    pub tpmc: f64,
+    pub tpm_total: f64,
+    /// Reads + writes per second the database did in the measured window (from its trace).
+    pub run_iops: f64,
+    /// Reads + writes per second of that trace replayed as fast as the device allows: the bound
+    /// α uses. On the host, each traced thread in order and the threads free (S1's method), in
+    /// real time; on an emulated device's model, in virtual time, the better of that order and
+    /// the causal one (`bound_order`).
+    pub replay_iops: f64,
+    pub alpha: f64,
+    /// The replay order `replay_iops` comes from.
+    pub bound_order: ReplayOrder,
+    /// Emulated devices: the replay with each traced thread in order and the threads free.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replay_lanes_iops: Option<f64>,
+    /// Emulated devices: the replay in causal order (an I/O waits for every I/O that had completed
+    /// before it started in the trace), so what the database serialised stays serial.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replay_causal_iops: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub alpha_causal: Option<f64>,
+    /// Emulated devices: the real-time replay through the live emulator, as a cross-check of the
+    /// virtual one (it also carries the emulator's timing error: `replay_fidelity`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replay_realtime_iops: Option<f64>,
+    pub run_ios: u64,
+    pub run_syncs: u64,
+    /// Where the terminals' time went and what limited the run.
+    pub breakdown: Breakdown,
+    pub explanation: String,
+    /// Ratios against the baseline device (the first emulated one).
+    pub vs_baseline: Option<Ratios>,
+    /// Emulated devices: how closely the run followed the model.
+    pub run_fidelity: Option<Fidelity>,
+    /// Emulated devices: how closely the replay followed the model.
+    pub replay_fidelity: Option<Fidelity>,
+    /// The run's I/O per transaction type (`summary.io.by_tx` of its result).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub io_by_tx: BTreeMap<String, TxIo>,
+    pub trace: String,
+    /// With `--repeat N` (N > 1): every repetition's figures. The rates and α above are then the
+    /// repetitions' means; the breakdown, explanation, fidelity, I/O per transaction and trace are
+    /// the first repetition's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub repeats: Option<Repeats>,
+}
+
+/// The figures of a device's repeated runs, each with its mean and 95 % confidence interval.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Repeats {
+    pub runs: u32,
+    pub tpmc: Interval,
+    pub run_iops: Interval,
+    pub replay_iops: Interval,
+    pub alpha: Interval,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub alpha_causal: Option<Interval>,
+}
+
+/// A sample's mean and the half-width of its two-sided 95 % confidence interval (Student's t with
+/// n − 1 degrees of freedom): the mean lies in `mean ± ci95` with 95 % confidence.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Interval {
+    pub mean: f64,
+    pub ci95: f64,
+    pub values: Vec<f64>,
+}
+
+impl Interval {
+    pub fn of(values: Vec<f64>) -> Interval {
+        let n = values.len();
+        let mean = values.iter().sum::<f64>() / n.max(1) as f64;
+        let ci95 = if n < 2 {
+            0.0
+        } else {
+            let var = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+            t95(n - 1) * (var / n as f64).sqrt()
+        };
+        Interval { mean, ci95, values }
+    }
+}
+
+/// Student's t, two-sided 95 %, for `df` degrees of freedom (`--repeat` allows at most 19).
+fn t95(df: usize) -> f64 {
+    const T: [f64; 19] = [
+        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
+        2.145, 2.131, 2.120, 2.110, 2.101, 2.093,
+    ];
+    T.get(df.saturating_sub(1)).copied().unwrap_or(1.96)
+}
+
+impl Repeats {
+    pub fn of(runs: &[DeviceFigures]) -> Repeats {
+        let take = |f: fn(&DeviceFigures) -> f64| Interval::of(runs.iter().map(f).collect());
+        let causal: Option<Vec<f64>> = runs.iter().map(|r| r.alpha_causal).collect();
+        Repeats {
+            runs: runs.len() as u32,
+            tpmc: take(|r| r.tpmc),
+            run_iops: take(|r| r.run_iops),
+            replay_iops: take(|r| r.replay_iops),
+            alpha: take(|r| r.alpha),
+            alpha_causal: causal.map(Interval::of),
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Ratios {
+    pub randread16k_iops: f64,
+    pub randread16k_lat_ns: f64,
+    pub tpmc: f64,
+    pub run_iops: f64,
+    pub alpha: f64,
+}
+
+#[derive(Debug, Default, Serialize)]
+pub struct StudySummary {
+    pub scenario: String,
+    pub engine: String,
+    pub baseline: Option<String>,
+    /// The runs' buffer pool (SQLite: page cache), as set from the scale or from the data.
+    pub buffer_pool_bytes: u64,
+    pub devices: Vec<DeviceFigures>,
+    pub load_s: f64,
+    pub interrupted: bool,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Breakdown {
+    /// The terminals' seconds inside transactions (terminals × the window if not known).
+    pub terminal_s: f64,
+    /// Share of the terminals' time spent inside reads, writes and syncs.
+    pub io_wait_share: f64,
+    /// CPU seconds of the database engine and the driver, as a share of the terminals' time.
+    pub cpu_share: f64,
+    /// CPU utilisation of the whole machine's cores by the database and the driver.
+    pub cpu_utilisation: f64,
+    /// The rest: waiting for locks, for a connection, or for the other terminals.
+    pub other_share: f64,
+    pub alpha: f64,
+    pub limit: Limit,
+    /// Emulated devices: the share of the machine's cores the emulator's waits spun on in the
+    /// window — cores the database and the driver did not have.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub emulator_spin_utilisation: Option<f64>,
+    /// Emulated devices: realised against modelled mean latency of the run and of the replay, %.
+    pub run_fidelity_off_pct: Option<f64>,
+    pub replay_fidelity_off_pct: Option<f64>,
+    /// Run IOPS over the causal replay's: the database's own ordering kept.
+    pub alpha_causal: Option<f64>,
+    /// Emulated devices: run IOPS over the lanes replay's (each thread in order, threads free).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub alpha_lanes: Option<f64>,
+    /// The replay `alpha` is against: the better of the two orders on an emulated device.
+    pub bound_order: ReplayOrder,
+    /// SQLite: the share of the terminals' time spent waiting for the writer lock, measured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub writer_lock_wait_share: Option<f64>,
+    /// SQLite: the mean measured writer-lock wait per transaction type (types that waited).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub writer_lock_wait_ns_by_tx: BTreeMap<String, f64>,
+    /// SQLite: of the writer-lock holder's time (write transactions, from the lock's grant to
+    /// their end), the shares in I/O calls (from the trace) and on the CPU (its thread's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub holder_io_share: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub holder_cpu_share: Option<f64>,
+    /// Servers: their own account of where their sessions waited (`summary.server_waits`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_waits: Option<ServerWaits>,
+    /// Servers: the share of transaction time spent waiting for locks, from `server_waits`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_lock_wait_share: Option<f64>,
+    /// `--pacing spec`: tpmC as a share of the spec's ceiling for the warehouses (12.86 each).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub paced_efficiency: Option<f64>,
+}
+
+/// What limited a run (`breakdown.limit`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Limit {
+    /// α above 1.05 (`ALPHA_VALID_MAX`): the replay was no bound, so nothing is said.
+    InvalidBound,
+    /// A paced run got most of what its terminals asked for.
+    OfferedLoad,
+    /// α at or above 0.8 (`DEVICE_BOUND_ALPHA`): the run kept the device about as busy as the replay.
+    #[default]
+    Device,
+    /// The cores were busy.
+    Cpu,
+    /// Most of the terminals' time was in synchronous I/O.
+    IoLatency,
+    /// Lock waits: measured (SQLite's writer lock, a server's count) or the unexplained rest.
+    Locks,
+    /// A server counted its lock waits, and they are not most of the unexplained rest.
+    UnmeasuredWaits,
+}
