@@ -33,8 +33,15 @@ pub struct IoArea {
 unsafe impl Send for IoArea {}
 
 impl IoArea {
-    /// At least `size_bytes` (rounded up to whole huge pages), filled from `seed`.
+    /// At least `size_bytes` (rounded up to whole huge pages), filled from `seed`, on a huge page
+    /// where the kernel allows.
     pub fn new(size_bytes: usize, seed: u64) -> Self {
+        Self::with_pages(size_bytes, seed, true)
+    }
+
+    /// As [`IoArea::new`]; with `huge` false on 4 KiB pages, as malloc gives them (fio's default
+    /// `iomem=malloc`), so that a block is several memory segments.
+    pub fn with_pages(size_bytes: usize, seed: u64, huge: bool) -> Self {
         let size = size_bytes.max(1).div_ceil(HUGE_PAGE_BYTES) * HUGE_PAGE_BYTES;
         let layout = Layout::from_size_align(size, HUGE_PAGE_BYTES)
             .expect("I/O buffer sizes are bounded by the config");
@@ -46,7 +53,12 @@ impl IoArea {
         // Before the first touch, so that the fill below faults in huge pages. Where transparent
         // huge pages are off this fails or is ignored, and the area stays on 4 KiB pages.
         // SAFETY: [ptr, ptr + size) is one allocation of ours.
-        unsafe { libc::madvise(ptr.cast(), size, libc::MADV_HUGEPAGE) };
+        let advice = if huge {
+            libc::MADV_HUGEPAGE
+        } else {
+            libc::MADV_NOHUGEPAGE
+        };
+        unsafe { libc::madvise(ptr.cast(), size, advice) };
         // SAFETY: ptr holds `size` bytes we own; fill_bytes writes every one before any is read.
         let bytes = unsafe { std::slice::from_raw_parts_mut(ptr, size) };
         rand::rngs::SmallRng::seed_from_u64(seed).fill_bytes(bytes);
@@ -102,8 +114,13 @@ pub struct IoBuffers {
 
 impl IoBuffers {
     pub fn new(block_size_bytes: usize, slots: usize, seed: u64) -> Self {
+        Self::with_pages(block_size_bytes, slots, seed, true)
+    }
+
+    /// As [`IoBuffers::new`], on 4 KiB pages unless `huge` (see [`IoArea::with_pages`]).
+    pub fn with_pages(block_size_bytes: usize, slots: usize, seed: u64, huge: bool) -> Self {
         Self {
-            area: IoArea::new(block_size_bytes * slots, seed),
+            area: IoArea::with_pages(block_size_bytes * slots, seed, huge),
             block_size_bytes,
             slots,
         }

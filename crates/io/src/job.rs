@@ -106,6 +106,8 @@ pub struct JobSpec {
     pub seed: u64,
     /// Keep every measured I/O's latency for a raw log (costs memory; for checking and debugging).
     pub keep_latency_log: bool,
+    /// I/O buffers on a 2 MiB huge page where the kernel allows (else 4 KiB pages, as fio's).
+    pub huge_pages: bool,
     /// Run on this emulated device: the I/O is real, its completion comes at the modelled time.
     #[serde(skip)]
     pub emulator: Option<Arc<Emulator>>,

@@ -137,10 +137,11 @@ pub fn run_point(
                     .name(format!("oltplab-job{job}"))
                     .spawn_scoped(scope, move || {
                         let seed = spec.seed.wrapping_add(job as u64 * 0x9E37_79B9_7F4A_7C15);
-                        let buffers = IoBuffers::new(
+                        let buffers = IoBuffers::with_pages(
                             spec.mix.block_size_bytes as usize,
                             spec.queue_depth as usize,
                             seed,
+                            spec.huge_pages,
                         );
                         let huge_pages = buffers.huge_pages();
                         let engine = AnyEngine::open_job(spec, fd, &buffers);
@@ -579,6 +580,7 @@ mod tests {
             dsync: false,
             seed: 1,
             keep_latency_log: false,
+            huge_pages: true,
             emulator: None,
         }
     }

@@ -33,6 +33,8 @@ pub struct DeviceConfig {
     pub jobs: u32,
     pub rate_iops: Option<u64>,
     pub seed: u64,
+    /// The I/O buffers on a huge page where the kernel allows (`--iomem huge`), or on 4 KiB pages.
+    pub huge_pages: bool,
     pub workloads: Vec<Workload>,
     pub queue_depths: Vec<u32>,
     /// True when `--sweep-qd` was given: the result then has `sweep[]` and `geomean_iops`.
@@ -286,6 +288,7 @@ pub fn resolve(args: DeviceArgs) -> Result<DeviceConfig> {
         jobs: args.jobs,
         rate_iops: args.rate_iops,
         seed: args.seed,
+        huge_pages: args.iomem == "huge",
         workloads,
         queue_depths,
         sweep,

@@ -17,6 +17,7 @@ use oltplab_core::safety::io_usage;
 use oltplab_core::units::{format_bytes, format_count};
 use oltplab_core::{Error, Result};
 use oltplab_io::engine::probe_io_uring;
+use oltplab_io::job::Mix;
 use oltplab_io::runner::{run_point, LiveCounters, PointOutcome, LATENCY_LOG_MAX_PER_JOB};
 use oltplab_io::target::{self, TargetRequest};
 use oltplab_io::{EngineKind, JobSpec};
@@ -110,27 +111,7 @@ pub fn measure(config: &DeviceConfig) -> Result<DeviceOutcome> {
     if let Some(t) = &target {
         warnings.extend(t.warnings.iter().cloned());
     }
-    // A RAM backing is memory on purpose: the emulator, not the page cache, sets the pace.
-    if !config.direct && config.backing != Some(Backing::Ram) {
-        let reads_may_hit_cache = config.workloads.iter().any(|w| w.mix.read_pct > 0)
-            && config.size_bytes < available_memory_bytes();
-        let writes = config.workloads.iter().any(|w| w.writes());
-        let what = match (reads_may_hit_cache, writes) {
-            (true, true) => "buffered reads of a region that fits in memory may be served by the page cache, and buffered writes land in it and reach the device later",
-            (true, false) => "buffered reads of a region that fits in memory may be served by the page cache",
-            (false, true) => "buffered writes land in the page cache and reach the device later",
-            (false, false) => "",
-        };
-        if !what.is_empty() {
-            warnings.push(Warning::new(
-                WarningKind::PageCache,
-                format!(
-                    "{what} ({} region): the figures may describe memory, not the device; use --direct",
-                    format_bytes(config.size_bytes)
-                ),
-            ));
-        }
-    }
+    warnings.extend(page_cache_warning(&config));
     let out_dir =
         output::prepare_out_dir(config.out.as_deref(), "device", &started_at, config.force)?;
     let env = Env::collect(target_path.as_deref());
@@ -160,28 +141,7 @@ pub fn measure(config: &DeviceConfig) -> Result<DeviceOutcome> {
     let mut measured_before_s = 0.0;
     for (index, &(workload, qd)) in plan.iter().enumerate() {
         let w = &config.workloads[workload];
-        let spec = JobSpec {
-            mix: w.mix,
-            queue_depth: qd,
-            jobs: config.jobs,
-            region_bytes: config.size_bytes,
-            runtime: config.runtime,
-            ramp: config.ramp,
-            rate_iops: config.rate_iops,
-            // With a RAM backing the data is copied by pread in the job thread at any queue depth:
-            // io_uring would hand tmpfs reads to kernel worker threads, and their scheduling delays
-            // are not the device's. The model, not the engine, keeps the I/Os in flight.
-            engine: if config.backing == Some(Backing::Ram) {
-                EngineKind::Psync
-            } else {
-                config.engine
-            },
-            direct: config.direct,
-            dsync: config.dsync,
-            seed: config.seed,
-            keep_latency_log: lat_log.is_some(),
-            emulator: emulation.as_ref().map(|e| e.emulator.clone()),
-        };
+        let spec = job_spec(&config, &w.mix, qd, lat_log.is_some(), emulation.as_ref());
         if let Some(e) = emulation.as_mut() {
             e.start_point();
         }
@@ -202,6 +162,7 @@ pub fn measure(config: &DeviceConfig) -> Result<DeviceOutcome> {
             point_warnings(&mut warnings, &config, &w.label(), qd, &totals);
             // A block of one 4 KiB page is one segment whatever the pages.
             if outcome.buffers_small_pages
+                && config.huge_pages
                 && spec.direct
                 && spec.engine != EngineKind::Null
                 && w.mix.block_size_bytes > 4096
@@ -273,6 +234,65 @@ pub fn measure(config: &DeviceConfig) -> Result<DeviceOutcome> {
         out_dir,
         interrupted,
     })
+}
+
+/// Buffered I/O on a region that fits in memory, or buffered writes: the figures may be the
+/// page cache's. (A RAM backing is memory on purpose: the emulator, not the cache, sets the pace.)
+fn page_cache_warning(config: &DeviceConfig) -> Option<Warning> {
+    if config.direct || config.backing == Some(Backing::Ram) {
+        return None;
+    }
+    let reads_may_hit_cache = config.workloads.iter().any(|w| w.mix.read_pct > 0)
+        && config.size_bytes < available_memory_bytes();
+    let writes = config.workloads.iter().any(|w| w.writes());
+    let what = match (reads_may_hit_cache, writes) {
+        (true, true) => "buffered reads of a region that fits in memory may be served by the page cache, and buffered writes land in it and reach the device later",
+        (true, false) => "buffered reads of a region that fits in memory may be served by the page cache",
+        (false, true) => "buffered writes land in the page cache and reach the device later",
+        (false, false) => "",
+    };
+    (!what.is_empty()).then(|| {
+        Warning::new(
+            WarningKind::PageCache,
+            format!(
+                "{what} ({} region): the figures may describe memory, not the device; use --direct",
+                format_bytes(config.size_bytes)
+            ),
+        )
+    })
+}
+
+/// One point's job: `mix` at queue depth `qd` on the run's target.
+fn job_spec(
+    config: &DeviceConfig,
+    mix: &Mix,
+    qd: u32,
+    keep_latency_log: bool,
+    emulation: Option<&Emulation>,
+) -> JobSpec {
+    JobSpec {
+        mix: *mix,
+        queue_depth: qd,
+        jobs: config.jobs,
+        region_bytes: config.size_bytes,
+        runtime: config.runtime,
+        ramp: config.ramp,
+        rate_iops: config.rate_iops,
+        // With a RAM backing the data is copied by pread in the job thread at any queue depth:
+        // io_uring would hand tmpfs reads to kernel worker threads, and their scheduling delays
+        // are not the device's. The model, not the engine, keeps the I/Os in flight.
+        engine: if config.backing == Some(Backing::Ram) {
+            EngineKind::Psync
+        } else {
+            config.engine
+        },
+        direct: config.direct,
+        dsync: config.dsync,
+        seed: config.seed,
+        keep_latency_log,
+        huge_pages: config.huge_pages,
+        emulator: emulation.map(|e| e.emulator.clone()),
+    }
 }
 
 fn prepare_target(config: &DeviceConfig) -> Result<target::PreparedTarget> {
