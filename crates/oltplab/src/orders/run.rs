@@ -90,56 +90,13 @@ pub fn run_with(cfg: &OrdersRunConfig, stop: &AtomicBool) -> Result<RunOutcome> 
     env.engine_version = Some(db.version.clone());
     env.engine_settings = db.settings.clone();
     if let OrdersTarget::Sqlite(t) = &target {
-        // The workload's connections wait for the write lock in their own busy handler.
-        for k in ["busy_timeout_ms", "writers"] {
-            env.engine_settings.remove(k);
-        }
-        env.engine_settings.insert(
-            "busy_handler".into(),
-            "sleeps 20 µs, doubling to 2 ms, for up to about 60 s; then the transaction is retried"
-                .into(),
-        );
-        if t.tables == Tables::Memory {
-            env.engine_settings.insert(
-                "database".into(),
-                "in-memory (memdb VFS), filled with the loaded rows (regenerated from the load's seed and scale) at the start of each point"
-                    .into(),
-            );
-            env.engine_settings
-                .insert("journal_mode".into(), "memory".into());
-            env.engine_settings.insert("synchronous".into(), "0".into());
-        }
+        sqlite_settings(&mut env.engine_settings, t.tables);
     }
     let config_json = serde_json::to_value(cfg).expect("config serialises");
     let durability = durability_of(cfg.db.engine, meta.tables, &env.engine_settings);
 
     if !cfg.quiet {
-        eprintln!(
-            "oltplab run orders — {} on {}, {} tables, {} mode, connections {}, {} after {} warm-up transactions per connection",
-            db.version,
-            cfg.db.location(),
-            meta.tables.name(),
-            cfg.mode.name(),
-            cfg.connections
-                .iter()
-                .map(|c| c.to_string())
-                .collect::<Vec<_>>()
-                .join(","),
-            match cfg.tx_per_point {
-                Some(n) => format!("{} transactions per connection count", format_count(n as f64)),
-                None => format!(
-                    "{} transactions per connection",
-                    format_count(cfg.tx_per_connection as f64)
-                ),
-            },
-            format_count(cfg.warmup_tx_per_connection as f64)
-        );
-        if refilled_rows > 0 {
-            eprintln!(
-                "the MEMORY tables were empty after the server's restart: refilled {} rows (not measured)",
-                format_count(refilled_rows as f64)
-            );
-        }
+        print_header(cfg, &db.version, meta.tables, refilled_rows);
     }
 
     let summary = OrdersSummary {
@@ -174,17 +131,9 @@ pub fn run_with(cfg: &OrdersRunConfig, stop: &AtomicBool) -> Result<RunOutcome> 
                 cfg.warmup_tx_per_connection
             );
         }
-        let server_pids = || -> Vec<u32> {
-            match (cfg.db.engine, &db.server) {
-                (_, Some(s)) => s.pids(),
-                (Engine::Sqlite, None) => Vec::new(),
-                (Engine::Postgres, None) => procstat::pids_named(&["postgres"]),
-                (Engine::Mariadb, None) => procstat::pids_named(&["mariadbd", "mysqld"]),
-            }
-        };
         let mut edges = [(CpuTime::default(), (0.0, 0.0)); 2];
         let mut on_event = |e: Event| {
-            let sample = (CpuTime::process(), procstat::pids_cpu_s(&server_pids()));
+            let sample = (CpuTime::process(), procstat::pids_cpu_s(&db.server_pids()));
             edges[usize::from(e == Event::MeasureEnd)] = sample;
             match (e, &capture) {
                 (Event::MeasureStart, Some(c)) => c.measure_start(),
@@ -218,23 +167,8 @@ pub fn run_with(cfg: &OrdersRunConfig, stop: &AtomicBool) -> Result<RunOutcome> 
             eprintln!("{}", interval_line(connections, &pending));
         }
         let cpu = point_cpu(&edges, &outcome, cores);
-        for s in &outcome.seconds {
-            let dt = if s.t_s.fract() > 0.0 {
-                s.t_s.fract()
-            } else {
-                1.0
-            };
-            doc.intervals.push(OrdersInterval {
-                t_s: t_offset + s.t_s,
-                connections,
-                tps: s.tx as f64 / dt,
-                lat_ns_mean: s.lat_ns_mean,
-                lat_ns_p99: s.lat_ns_p99,
-                active_connections: s.active_connections,
-                errors: s.errors,
-                retries: s.retries,
-            });
-        }
+        doc.intervals
+            .extend(intervals(&outcome.seconds, connections, t_offset));
         t_offset += outcome.elapsed_s;
         doc.histograms
             .insert(format!("tx_c{connections}"), outcome.latency.to_base64());
@@ -259,33 +193,12 @@ pub fn run_with(cfg: &OrdersRunConfig, stop: &AtomicBool) -> Result<RunOutcome> 
         server.stop()?;
     }
     if let Some(c) = capture {
-        let o = outcomes.last().expect("at least one point");
-        let mode = cfg.mode.name().to_string();
-        let tx_of_tag = |_: u8| (mode.clone(), o.tx);
-        let (mut io, warnings, emulation) = c.finish(&RunEnd {
-            measured_s: o.elapsed_s,
-            spans: &[],
-            tx_of_tag: &tx_of_tag,
-            terminals_without_backend: 0,
-        })?;
-        // Untagged records (no spans, one transaction type): the whole window per transaction.
-        if io.by_tx.is_empty() {
-            io.by_tx.insert(mode.clone(), TxIo::of_window(&io, o.tx));
-        }
-        let spin_s = emulation.as_ref().map_or(0.0, |e| e.fidelity.spin_cpu_s);
-        for cpu in doc
-            .summary
-            .sweep
-            .iter_mut()
-            .flatten()
-            .map(|p| &mut p.cpu)
-            .chain(std::iter::once(&mut doc.summary.cpu))
-        {
-            cpu.take_out_spin(spin_s);
-        }
-        doc.summary.io = Some(io);
-        doc.summary.emulation = emulation;
-        doc.warnings.extend(warnings);
+        finish_capture(
+            &mut doc,
+            c,
+            outcomes.last().expect("at least one point"),
+            cfg,
+        )?;
         if let Some(dir) = &out_dir {
             output::save(&doc, dir, cfg.json.as_deref())?;
         }
@@ -294,6 +207,122 @@ pub fn run_with(cfg: &OrdersRunConfig, stop: &AtomicBool) -> Result<RunOutcome> 
         print_summary(&doc, out_dir.as_deref());
     }
     Ok(RunOutcome { doc, out_dir })
+}
+
+/// SQLite's settings as order entry runs it: its own busy handler, and for memory tables an
+/// in-memory database.
+fn sqlite_settings(settings: &mut BTreeMap<String, String>, tables: Tables) {
+    // The workload's connections wait for the write lock in their own busy handler.
+    for k in ["busy_timeout_ms", "writers"] {
+        settings.remove(k);
+    }
+    settings.insert(
+        "busy_handler".into(),
+        "sleeps 20 µs, doubling to 2 ms, for up to about 60 s; then the transaction is retried"
+            .into(),
+    );
+    if tables == Tables::Memory {
+        settings.insert(
+            "database".into(),
+            "in-memory (memdb VFS), filled with the loaded rows (regenerated from the load's seed and scale) at the start of each point"
+                .into(),
+        );
+        settings.insert("journal_mode".into(), "memory".into());
+        settings.insert("synchronous".into(), "0".into());
+    }
+}
+
+/// The line that says what runs.
+fn print_header(cfg: &OrdersRunConfig, version: &str, tables: Tables, refilled_rows: u64) {
+    eprintln!(
+        "oltplab run orders — {} on {}, {} tables, {} mode, connections {}, {} after {} warm-up transactions per connection",
+        version,
+        cfg.db.location(),
+        tables.name(),
+        cfg.mode.name(),
+        cfg.connections
+            .iter()
+            .map(|c| c.to_string())
+            .collect::<Vec<_>>()
+            .join(","),
+        match cfg.tx_per_point {
+            Some(n) => format!("{} transactions per connection count", format_count(n as f64)),
+            None => format!(
+                "{} transactions per connection",
+                format_count(cfg.tx_per_connection as f64)
+            ),
+        },
+        format_count(cfg.warmup_tx_per_connection as f64)
+    );
+    if refilled_rows > 0 {
+        eprintln!(
+            "the MEMORY tables were empty after the server's restart: refilled {} rows (not measured)",
+            format_count(refilled_rows as f64)
+        );
+    }
+}
+
+/// Closes the capture of a run's (one) point: its I/O, per transaction, and the emulation's
+/// figures go into the summary, the emulator's spin out of the database's CPU.
+fn finish_capture(
+    doc: &mut OrdersResult,
+    c: Capture,
+    o: &PointOutcome,
+    cfg: &OrdersRunConfig,
+) -> Result<()> {
+    let mode = cfg.mode.name().to_string();
+    let tx_of_tag = |_: u8| (mode.clone(), o.tx);
+    let (mut io, warnings, emulation) = c.finish(&RunEnd {
+        measured_s: o.elapsed_s,
+        spans: &[],
+        tx_of_tag: &tx_of_tag,
+        terminals_without_backend: 0,
+    })?;
+    // Untagged records (no spans, one transaction type): the whole window per transaction.
+    if io.by_tx.is_empty() {
+        io.by_tx.insert(mode.clone(), TxIo::of_window(&io, o.tx));
+    }
+    let spin_s = emulation.as_ref().map_or(0.0, |e| e.fidelity.spin_cpu_s);
+    for cpu in doc
+        .summary
+        .sweep
+        .iter_mut()
+        .flatten()
+        .map(|p| &mut p.cpu)
+        .chain(std::iter::once(&mut doc.summary.cpu))
+    {
+        cpu.take_out_spin(spin_s);
+    }
+    doc.summary.io = Some(io);
+    doc.summary.emulation = emulation;
+    doc.warnings.extend(warnings);
+    Ok(())
+}
+
+/// A point's seconds, counted from the first point's start (`t_offset`).
+fn intervals(
+    seconds: &[Second],
+    connections: u32,
+    t_offset: f64,
+) -> impl Iterator<Item = OrdersInterval> + '_ {
+    seconds.iter().map(move |s| {
+        // The last, partial second: its fraction.
+        let dt = if s.t_s.fract() > 0.0 {
+            s.t_s.fract()
+        } else {
+            1.0
+        };
+        OrdersInterval {
+            t_s: t_offset + s.t_s,
+            connections,
+            tps: s.tx as f64 / dt,
+            lat_ns_mean: s.lat_ns_mean,
+            lat_ns_p99: s.lat_ns_p99,
+            active_connections: s.active_connections,
+            errors: s.errors,
+            retries: s.retries,
+        }
+    })
 }
 
 /// Database and driver CPU of one point's measured work.

@@ -67,6 +67,19 @@ pub struct TpccCpu {
 }
 
 impl TpccCpu {
+    /// Sets `utilisation` and `driver_share` from the seconds: `measured_s` of the window on a
+    /// machine of `cores`.
+    pub fn set_shares(&mut self, measured_s: f64, cores: usize) {
+        let driver_s = self.driver_user_s + self.driver_sys_s;
+        let total_s = self.db_user_s + self.db_sys_s + driver_s;
+        self.utilisation = total_s / (measured_s.max(1e-9) * cores.max(1) as f64);
+        self.driver_share = if total_s > 0.0 {
+            driver_s / total_s
+        } else {
+            0.0
+        };
+    }
+
     /// Takes the emulator's spin (CPU its waits spent in the database's threads, measured as
     /// theirs) out of the database's user CPU, and the figures made from it.
     pub fn take_out_spin(&mut self, spin_s: f64) {

@@ -13,11 +13,11 @@ use oltplab_metrics::cpu::CpuTime;
 use oltplab_metrics::env::Env;
 use oltplab_metrics::schema::{now_rfc3339, parse_time, rfc3339_micros};
 use oltplab_metrics::{Warning, WarningKind};
-use oltplab_workloads::tpcc::driver::{drive, DriverConfig, Event, Second, TxStats};
+use oltplab_workloads::tpcc::driver::{drive, DriverConfig, DriverOutcome, Event, Second, TxStats};
 use oltplab_workloads::tpcc::tx::TxType;
 
 use super::waits::WaitSampler;
-use oltplab_workloads::tpcc::{inspect, require_loaded, Purpose, TPMC_PER_WAREHOUSE_MAX};
+use oltplab_workloads::tpcc::{inspect, require_loaded, Meta, Purpose, TPMC_PER_WAREHOUSE_MAX};
 
 use super::RunConfig;
 use crate::output;
@@ -55,53 +55,13 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<RunOutcome> {
         .and_then(Capture::sqlite_vfs)
         .or_else(|| cfg.sqlite_vfs.clone());
     let started_at = now_rfc3339();
-    // SQLite's per-connection cache depends on the terminal count; 10 × W is known after opening,
-    // so a keying/think run without --terminals assumes the given or loaded scale below.
-    let guess_terminals = match cfg.terminals {
-        Some(t) => t as usize,
-        None => {
-            10 * cfg
-                .warehouse_range
-                .map_or(cfg.warehouses.unwrap_or(1), |r| r.count()) as usize
-        }
-    };
-    let db = target::open(
-        &cfg.db,
-        Open::Existing,
-        guess_terminals,
-        sqlite_vfs,
-        capture
-            .as_ref()
-            .map(Capture::server_env)
-            .unwrap_or_default(),
-    )?;
-    let meta = {
-        let mut conn = db.connector.connect(Purpose::Check)?;
-        let state = inspect(conn.as_mut())?;
-        require_loaded(&state, &cfg.db.location())?
-    };
-    if let Some(w) = cfg.warehouses {
-        if w as i64 != meta.warehouses {
-            return Err(Error::usage(format!(
-                "{} was loaded with {} warehouse{}, not {w}: run with --warehouses {} or load again",
-                cfg.db.location(),
-                meta.warehouses,
-                if meta.warehouses == 1 { "" } else { "s" },
-                meta.warehouses
-            )));
-        }
-    }
-    let warehouses = meta.warehouses as u32;
-    // The warehouses this driver drives (its terminals' homes): the range's, else all.
-    let driven = match cfg.warehouse_range {
-        Some(r) => {
-            r.check_loaded(warehouses, &cfg.db.location())?;
-            r.count()
-        }
-        None => warehouses,
-    };
-    let terminals = cfg.terminals.unwrap_or(10 * driven);
-    db.check_connections(terminals + 1)?;
+    let Loaded {
+        db,
+        meta,
+        warehouses,
+        driven,
+        terminals,
+    } = open_loaded(cfg, capture.as_ref(), sqlite_vfs)?;
     // After the checks above, so that a refused run leaves no output directory behind.
     let out_dir = if cfg.save {
         Some(output::prepare_out_dir(
@@ -138,6 +98,167 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<RunOutcome> {
         );
     }
 
+    let Window {
+        outcome,
+        edges: [cpu_start, cpu_end],
+        server_waits,
+    } = drive_window(
+        cfg,
+        &db,
+        &meta,
+        terminals,
+        capture.as_ref(),
+        device.as_deref(),
+        stop,
+    )?;
+    // The server's work is done; stopping it ends its trace parts and the emulation session.
+    let mut db = db;
+    if let Some(server) = db.server.take() {
+        server.stop()?;
+    }
+
+    let measured_s = outcome.measured_s.max(1e-9);
+    let (mut summary, histograms) = tx_figures(cfg, &outcome, &meta, driven, terminals);
+    let disk = cpu_end.2.since(&cpu_start.2);
+    summary.io = device_io(device.as_deref(), &disk, measured_s);
+    let mut warnings = Vec::new();
+    // CPU the emulator spent spinning to deadlines inside the database's threads.
+    let mut spin_s = 0.0;
+    if let Some(c) = capture {
+        let tx_of_tag = |tag: u8| match TxType::ALL.iter().find(|x| x.tag() == tag) {
+            Some(x) => (x.name().to_string(), outcome.tx[x.index()].count),
+            None => (OTHER_IO.to_string(), 0),
+        };
+        let (io, capture_warnings, emulation) = c.finish(&RunEnd {
+            measured_s: outcome.measured_s,
+            spans: &outcome.spans,
+            tx_of_tag: &tx_of_tag,
+            terminals_without_backend: outcome.terminals_without_backend,
+        })?;
+        summary.io = io;
+        spin_s = emulation.as_ref().map_or(0.0, |e| e.fidelity.spin_cpu_s);
+        summary.emulation = emulation;
+        warnings.extend(capture_warnings);
+    }
+    summary.cpu = split_cpu(cfg.db.engine, &outcome, [&cpu_start, &cpu_end], spin_s);
+    summary.cpu.set_shares(measured_s, env.cores);
+    summary.server_waits = server_waits;
+    warnings.extend(run_warnings(
+        cfg,
+        &outcome,
+        &summary,
+        &db.version,
+        device.as_deref(),
+    ));
+    let intervals = intervals(&outcome);
+
+    let doc = TpccResult {
+        intervals,
+        histograms,
+        warnings,
+        ..output::new_doc("run", started_at, config_json, env, summary)
+    };
+    if let Some(dir) = &out_dir {
+        output::save(&doc, dir, cfg.json.as_deref())?;
+    }
+    if cfg.quiet {
+        output::print_warnings(&doc.warnings);
+    } else {
+        print_summary(&doc, out_dir.as_deref());
+    }
+    Ok(RunOutcome { doc, out_dir })
+}
+
+/// The loaded database, opened, and the scale the run drives.
+struct Loaded {
+    db: target::Db,
+    meta: Meta,
+    /// Loaded.
+    warehouses: u32,
+    /// This driver's home warehouses: the range's, else all.
+    driven: u32,
+    terminals: u32,
+}
+
+/// Opens the database for the run, checks that TPC-C is loaded at the scale `cfg` expects, and
+/// resolves the terminals.
+fn open_loaded(
+    cfg: &RunConfig,
+    capture: Option<&Capture>,
+    sqlite_vfs: Option<String>,
+) -> Result<Loaded> {
+    // SQLite's per-connection cache depends on the terminal count; 10 × W is known after opening,
+    // so a keying/think run without --terminals assumes the given or loaded scale below.
+    let guess_terminals = match cfg.terminals {
+        Some(t) => t as usize,
+        None => {
+            10 * cfg
+                .warehouse_range
+                .map_or(cfg.warehouses.unwrap_or(1), |r| r.count()) as usize
+        }
+    };
+    let db = target::open(
+        &cfg.db,
+        Open::Existing,
+        guess_terminals,
+        sqlite_vfs,
+        capture.map(Capture::server_env).unwrap_or_default(),
+    )?;
+    let meta = {
+        let mut conn = db.connector.connect(Purpose::Check)?;
+        let state = inspect(conn.as_mut())?;
+        require_loaded(&state, &cfg.db.location())?
+    };
+    if let Some(w) = cfg.warehouses {
+        if w as i64 != meta.warehouses {
+            return Err(Error::usage(format!(
+                "{} was loaded with {} warehouse{}, not {w}: run with --warehouses {} or load again",
+                cfg.db.location(),
+                meta.warehouses,
+                if meta.warehouses == 1 { "" } else { "s" },
+                meta.warehouses
+            )));
+        }
+    }
+    let warehouses = meta.warehouses as u32;
+    // The warehouses this driver drives (its terminals' homes): the range's, else all.
+    let driven = match cfg.warehouse_range {
+        Some(r) => {
+            r.check_loaded(warehouses, &cfg.db.location())?;
+            r.count()
+        }
+        None => warehouses,
+    };
+    let terminals = cfg.terminals.unwrap_or(10 * driven);
+    db.check_connections(terminals + 1)?;
+    Ok(Loaded {
+        db,
+        meta,
+        warehouses,
+        driven,
+        terminals,
+    })
+}
+
+/// A driven run: the driver's outcome, the CPU and disk samples at the measured window's edges,
+/// and the server's account of its waits in the window.
+struct Window {
+    outcome: DriverOutcome,
+    edges: [Edge; 2],
+    server_waits: Option<ServerWaits>,
+}
+
+/// Drives the terminals, printing a line per report interval, and samples at the measured
+/// window's edges (CPU, the device's counters, the capture's window, the server's waits).
+fn drive_window(
+    cfg: &RunConfig,
+    db: &target::Db,
+    meta: &Meta,
+    terminals: u32,
+    capture: Option<&Capture>,
+    device: Option<&str>,
+    stop: &AtomicBool,
+) -> Result<Window> {
     let driver_cfg = DriverConfig {
         terminals: terminals as usize,
         duration: Duration::from_secs_f64(cfg.duration_s),
@@ -145,19 +266,12 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<RunOutcome> {
         keying_think: cfg.keying_think,
         seed: cfg.seed,
         max_retries: cfg.max_retries,
-        record_spans: capture.as_ref().is_some_and(Capture::wants_spans),
+        record_spans: capture.is_some_and(Capture::wants_spans),
         home_warehouses: cfg.warehouse_range.map(|r| r.home_warehouses()),
         start_at: cfg.start_at.as_deref().and_then(parse_time),
     };
     // Samples at the edges of the measured window.
-    let external_pids = || -> Vec<u32> {
-        match (cfg.db.engine, db.server.is_some()) {
-            (Engine::Sqlite, _) | (_, true) => db.server_pids(),
-            (Engine::Postgres, false) => procstat::pids_named(&["postgres"]),
-            (Engine::Mariadb, false) => procstat::pids_named(&["mariadbd", "mysqld"]),
-        }
-    };
-    let mut cpu_start = (CpuTime::process(), (0.0, 0.0), DiskCounters::default());
+    let mut cpu_start: Edge = (CpuTime::process(), (0.0, 0.0), DiskCounters::default());
     let mut cpu_end = cpu_start;
     let interval = cfg.report_interval_s.max(1.0) as usize;
     let mut pending: Vec<Second> = Vec::new();
@@ -178,22 +292,19 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<RunOutcome> {
         }
         let sample = (
             CpuTime::process(),
-            procstat::pids_cpu_s(&external_pids()),
-            device
-                .as_deref()
-                .and_then(procstat::disk_counters)
-                .unwrap_or_default(),
+            procstat::pids_cpu_s(&db.server_pids()),
+            device.and_then(procstat::disk_counters).unwrap_or_default(),
         );
         match e {
             Event::MeasureStart => {
                 cpu_start = sample;
-                if let Some(c) = &capture {
+                if let Some(c) = capture {
                     c.measure_start();
                 }
             }
             Event::MeasureEnd => {
                 cpu_end = sample;
-                if let Some(c) = &capture {
+                if let Some(c) = capture {
                     c.measure_end();
                 }
             }
@@ -207,7 +318,7 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<RunOutcome> {
     }
     let outcome = drive(
         db.connector.as_ref(),
-        &meta,
+        meta,
         &driver_cfg,
         stop,
         &mut on_second,
@@ -220,13 +331,22 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<RunOutcome> {
     if let Some(s) = sampler.take() {
         server_waits = s.finish();
     }
-    // The server's work is done; stopping it ends its trace parts and the emulation session.
-    let mut db = db;
-    if let Some(server) = db.server.take() {
-        server.stop()?;
-    }
+    Ok(Window {
+        outcome,
+        edges: [cpu_start, cpu_end],
+        server_waits,
+    })
+}
 
-    // Figures.
+/// The transactions' figures: counts, rates, latencies, tpmC and efficiency, errors by kind;
+/// and each type's latency histogram.
+fn tx_figures(
+    cfg: &RunConfig,
+    outcome: &DriverOutcome,
+    meta: &Meta,
+    driven: u32,
+    terminals: u32,
+) -> (TpccSummary, BTreeMap<String, String>) {
     let measured_s = outcome.measured_s.max(1e-9);
     let mut summary = TpccSummary {
         measured_s: outcome.measured_s,
@@ -280,9 +400,13 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<RunOutcome> {
         .iter()
         .map(|(k, v)| (k.name().to_string(), *v))
         .collect();
+    (summary, histograms)
+}
 
-    let disk = cpu_end.2.since(&cpu_start.2);
-    summary.io = match &device {
+/// `summary.io` from the device's counters (the whole device), when no capture gives the
+/// engine's own I/O.
+fn device_io(device: Option<&str>, disk: &DiskCounters, measured_s: f64) -> IoSummary {
+    match device {
         Some(d) => IoSummary {
             reads: disk.reads,
             writes: disk.writes,
@@ -297,33 +421,22 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<RunOutcome> {
             source: "none".into(),
             ..Default::default()
         },
-    };
-
-    let mut warnings = Vec::new();
-    // CPU the emulator spent spinning to deadlines inside the database's threads.
-    let mut spin_s = 0.0;
-    if let Some(c) = capture {
-        let tx_of_tag = |tag: u8| match TxType::ALL.iter().find(|x| x.tag() == tag) {
-            Some(x) => (x.name().to_string(), outcome.tx[x.index()].count),
-            None => (OTHER_IO.to_string(), 0),
-        };
-        let (io, capture_warnings, emulation) = c.finish(&RunEnd {
-            measured_s: outcome.measured_s,
-            spans: &outcome.spans,
-            tx_of_tag: &tx_of_tag,
-            terminals_without_backend: outcome.terminals_without_backend,
-        })?;
-        summary.io = io;
-        spin_s = emulation.as_ref().map_or(0.0, |e| e.fidelity.spin_cpu_s);
-        summary.emulation = emulation;
-        warnings.extend(capture_warnings);
     }
-    let process = cpu_end.0.since(&cpu_start.0);
-    let (db_user, db_sys) = (
-        (cpu_end.1 .0 - cpu_start.1 .0).max(0.0),
-        (cpu_end.1 .1 - cpu_start.1 .1).max(0.0),
-    );
-    let cpu = if cfg.db.engine == Engine::Sqlite {
+}
+
+/// CPU at the window's edges: this process's, and the database processes' (user, system).
+type Edge = (CpuTime, (f64, f64), DiskCounters);
+
+/// The database's and the driver's CPU in the window, the emulator's spin taken out of the
+/// database's.
+fn split_cpu(
+    engine: Engine,
+    outcome: &DriverOutcome,
+    [start, end]: [&Edge; 2],
+    spin_s: f64,
+) -> TpccCpu {
+    let process = end.0.since(&start.0);
+    if engine == Engine::Sqlite {
         // The engine runs on the terminals' threads: its CPU is their time inside transactions.
         let inside = outcome.in_tx_cpu;
         TpccCpu {
@@ -336,25 +449,25 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<RunOutcome> {
         }
     } else {
         TpccCpu {
-            db_user_s: (db_user - spin_s).max(0.0),
-            db_sys_s: db_sys,
+            db_user_s: ((end.1 .0 - start.1 .0).max(0.0) - spin_s).max(0.0),
+            db_sys_s: (end.1 .1 - start.1 .1).max(0.0),
             driver_user_s: process.user_s,
             driver_sys_s: process.sys_s,
             emulator_spin_s: spin_s,
             ..Default::default()
         }
-    };
-    let total_cpu = cpu.db_user_s + cpu.db_sys_s + cpu.driver_user_s + cpu.driver_sys_s;
-    summary.cpu = TpccCpu {
-        utilisation: total_cpu / (measured_s * env.cores.max(1) as f64),
-        driver_share: if total_cpu > 0.0 {
-            (cpu.driver_user_s + cpu.driver_sys_s) / total_cpu
-        } else {
-            0.0
-        },
-        ..cpu
-    };
-    summary.server_waits = server_waits;
+    }
+}
+
+/// What the figures of a run should be read with.
+fn run_warnings(
+    cfg: &RunConfig,
+    outcome: &DriverOutcome,
+    summary: &TpccSummary,
+    engine_version: &str,
+    device: Option<&str>,
+) -> Vec<Warning> {
+    let mut warnings = Vec::new();
     if outcome.interrupted {
         warnings.push(Warning::new(
             WarningKind::Interrupted,
@@ -371,7 +484,8 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<RunOutcome> {
             format!("only {new_orders} New-Orders completed: the percentiles rest on few samples; use a longer --duration"),
         ));
     }
-    let driver_cores = (summary.cpu.driver_user_s + summary.cpu.driver_sys_s) / measured_s;
+    let driver_cores =
+        (summary.cpu.driver_user_s + summary.cpu.driver_sys_s) / outcome.measured_s.max(1e-9);
     if driver_cores > 0.5 {
         warnings.push(Warning::new(
             WarningKind::CpuBound,
@@ -384,14 +498,17 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<RunOutcome> {
         warnings.push(Warning::new(
             WarningKind::PageCache,
             format!(
-                "{} goes through the page cache: summary.io counts what reached {} (written data may reach it after the run, reads may be absorbed), not what the engine asked for",
-                db.version,
-                device.as_deref().unwrap_or("the device")
+                "{engine_version} goes through the page cache: summary.io counts what reached {} (written data may reach it after the run, reads may be absorbed), not what the engine asked for",
+                device.unwrap_or("the device")
             ),
         ));
     }
+    warnings
+}
 
-    let intervals = outcome
+/// The measured window's seconds.
+fn intervals(outcome: &DriverOutcome) -> Vec<TpccInterval> {
+    outcome
         .seconds
         .iter()
         .map(|s| {
@@ -410,23 +527,7 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<RunOutcome> {
                 retries: s.retries,
             }
         })
-        .collect();
-
-    let doc = TpccResult {
-        intervals,
-        histograms,
-        warnings,
-        ..output::new_doc("run", started_at, config_json, env, summary)
-    };
-    if let Some(dir) = &out_dir {
-        output::save(&doc, dir, cfg.json.as_deref())?;
-    }
-    if cfg.quiet {
-        output::print_warnings(&doc.warnings);
-    } else {
-        print_summary(&doc, out_dir.as_deref());
-    }
-    Ok(RunOutcome { doc, out_dir })
+        .collect()
 }
 
 fn interval_line(seconds: &[Second]) -> String {

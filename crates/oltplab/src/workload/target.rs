@@ -161,15 +161,19 @@ pub struct Db {
     pub data_path: PathBuf,
     /// Server URL (with password), for connection-limit checks.
     pub url: Option<String>,
+    pub engine: Engine,
 }
 
 impl Db {
-    /// PIDs of the database's processes, for CPU accounting (empty for embedded SQLite).
+    /// PIDs of the database's processes, for CPU accounting: a managed server's, an external
+    /// server's found by name on this machine (none if it runs elsewhere), none for SQLite.
     pub fn server_pids(&self) -> Vec<u32> {
-        if let Some(s) = &self.server {
-            return s.pids();
+        match (&self.server, self.engine) {
+            (Some(s), _) => s.pids(),
+            (None, Engine::Sqlite) => Vec::new(),
+            (None, Engine::Postgres) => super::procstat::pids_named(&["postgres"]),
+            (None, Engine::Mariadb) => super::procstat::pids_named(&["mariadbd", "mysqld"]),
         }
-        Vec::new()
     }
 
     /// Checks that `needed` connections fit into the server's limit.
@@ -248,6 +252,7 @@ pub fn open(
                 settings.insert("vfs".into(), v.clone());
             }
             Ok(Db {
+                engine: spec.engine,
                 connector: Box::new(connector),
                 server: None,
                 version: sq::version(),
@@ -314,6 +319,7 @@ pub fn open(
                 .map(|s| s.cluster_dir().to_path_buf())
                 .unwrap_or_else(|| spec.data_dir.clone());
             Ok(Db {
+                engine: spec.engine,
                 connector,
                 server,
                 version,
