@@ -4,6 +4,7 @@
 # build before and after, alternating which goes first in each round so that drift of the machine
 # falls on both. Usage: bench/typed-runs/run.sh BEFORE_BIN AFTER_BIN OUT [ROUNDS]
 set -euo pipefail
+here=$(dirname "$(realpath "$0")")
 before=$(realpath "$1") after=$(realpath "$2") out=$3 rounds=${4:-3}
 mkdir -p "$out"
 out=$(realpath "$out")
@@ -25,5 +26,5 @@ one() { # one BUILD ROUND
 for r in $(seq "$rounds"); do
   if [ $((r % 2)) -eq 1 ]; then one before "$r"; one after "$r"; else one after "$r"; one before "$r"; fi
 done
-python3 "$(dirname "$(realpath "$0")")/summarize.py" "$out" > "$out/summary.md"
+python3 "$here/summarize.py" "$out" > "$out/summary.md"
 cat "$out/summary.md"

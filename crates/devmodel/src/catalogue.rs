@@ -92,7 +92,7 @@ const WCE_OFF: &str = "write cache off, as databases and RAID controllers run dr
 const HIT: &str = "class-typical command time of a read served from the drive's buffer, assumed (the datasheets give only the media-access overhead)";
 const CONSTELLATION: &str =
     "Seagate Constellation ES (ST32000644NS) product manual 100516240, performance section";
-const S1: &str = "S1 (DESIGN.md): 16 KB random reads measured 1/16.7 of the HDD's latency and 43.2× its IOPS on the SATA SSD, 1/160 and 208.1× on the PCIe flash";
+const S1: &str = "S1 (docs/studies.md): 16 KB random reads measured 1/16.7 of the HDD's latency and 43.2× its IOPS on the SATA SSD, 1/160 and 208.1× on the PCIe flash";
 const SATA2: &str =
     "SATA 3 Gb/s: 8b/10b coding gives 300 MB/s, less frame overhead (SATA-IO revision 2.6)";
 const SS805: &str = "Samsung SS805 / Intel X25-E class 2010 SLC SATA SSD datasheets (X25-E: 250/170 MB/s, 35,000/3,300 IOPS 4 KB)";

@@ -73,7 +73,7 @@ fn hdd_iops_rise_with_queue_depth_by_reordering() {
 
 #[test]
 fn s1_device_ratios_within_a_quarter() {
-    // S1 (DESIGN.md): 16 KB random reads against the 10k rpm HDD.
+    // S1 (docs/studies.md): 16 KB random reads against the 10k rpm HDD.
     let hdd1 = run("hdd-10k", reads(16 << 10, 1));
     let hdd32 = run("hdd-10k", reads(16 << 10, 32));
     let close = |got: f64, want: f64| (got / want - 1.0).abs() <= 0.25;

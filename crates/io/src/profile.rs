@@ -117,7 +117,7 @@ mod tests {
 
     #[test]
     fn the_s4_table() {
-        // (name, KiB, read %, random %) exactly as DESIGN.md's S4 table.
+        // (name, KiB, read %, random %) exactly as S4's table (docs/studies.md).
         let s4 = [
             ("web-file-4k", 4, 95, 75),
             ("web-file-8k", 8, 95, 75),

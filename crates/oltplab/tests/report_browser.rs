@@ -167,7 +167,7 @@ fn check_report(chrome: &Path, dir: &Path, html: &Path, name: &str, min_charts: 
     );
 }
 
-/// S1 as a study writes it (DESIGN.md: summary.devices[] …), with the paper's device inputs.
+/// S1 as a study writes it (summary.devices[] …; docs/studies.md), with the paper's device inputs.
 fn study_result() -> serde_json::Value {
     let dev = |name: &str, iops: f64, lat: f64, tpmc: f64, run: f64, replay: f64, why: &str| {
         let alpha = run / replay;

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use crate::ReportError;
 
-/// The kinds of result DESIGN.md defines. A `merge` result carries the kind it merged.
+/// The kinds of result oltplab writes (README, "Read the results"). A `merge` result carries the kind it merged.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Kind {
     Device,

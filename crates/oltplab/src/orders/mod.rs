@@ -21,6 +21,7 @@ use serde::Serialize;
 pub use run::run_with;
 
 use crate::progress::Progress;
+use crate::schema::RunResult;
 use crate::workload::capture::Capture;
 use crate::workload::target::{self, DbSpec, Engine, Open, SQLITE_FILE};
 use crate::workload::{given, CheckArgs, LoadArgs, RunArgs, Workload};
@@ -100,13 +101,9 @@ impl Workload for Orders {
         load_with(&cfg, &STOP).map(|_| ())
     }
 
-    fn run(&self, args: RunArgs) -> Result<()> {
+    fn run(&self, args: RunArgs) -> Result<RunResult> {
         let cfg = OrdersRunConfig::from_args(args)?;
-        let outcome = run_with(&cfg, &STOP)?;
-        if outcome.doc.summary.interrupted {
-            return Err(Error::Interrupted);
-        }
-        Ok(())
+        Ok(RunResult::Orders(Box::new(run_with(&cfg, &STOP)?.doc)))
     }
 
     fn check(&self, args: CheckArgs) -> Result<()> {

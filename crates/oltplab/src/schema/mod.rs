@@ -27,6 +27,22 @@ pub type DeviceResult = ResultDoc<DeviceRunSummary, DeviceInterval>;
 /// A `replay` result.
 pub type ReplayResult = ResultDoc<ReplaySummary, ReplayInterval>;
 
+/// A `run` result of any workload.
+pub enum RunResult {
+    Tpcc(Box<TpccResult>),
+    Orders(Box<OrdersResult>),
+}
+
+impl RunResult {
+    /// Ctrl-C ended the run before its end; the result holds what was measured.
+    pub fn interrupted(&self) -> bool {
+        match self {
+            RunResult::Tpcc(r) => r.summary.interrupted,
+            RunResult::Orders(r) => r.summary.interrupted,
+        }
+    }
+}
+
 /// `summary` of a `device` result.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct DeviceRunSummary {

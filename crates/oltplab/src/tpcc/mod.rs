@@ -24,6 +24,7 @@ pub use run::{run_with, RunOutcome};
 use scaleout::WarehouseRange;
 
 use crate::progress::Progress;
+use crate::schema::RunResult;
 use crate::workload::{duration_arg, given, CheckArgs, LoadArgs, RunArgs, Workload};
 use crate::STOP;
 
@@ -104,8 +105,9 @@ impl Workload for Tpcc {
         load(args)
     }
 
-    fn run(&self, args: RunArgs) -> Result<()> {
-        run(args)
+    fn run(&self, args: RunArgs) -> Result<RunResult> {
+        let cfg = RunConfig::from_args(args)?;
+        Ok(RunResult::Tpcc(Box::new(run_with(&cfg, &STOP)?.doc)))
     }
 
     fn check(&self, args: CheckArgs) -> Result<()> {
@@ -377,15 +379,6 @@ pub fn load_with(cfg: &LoadConfig, stop: &AtomicBool) -> Result<LoadOutcome> {
         engine_version: version,
         conditions,
     })
-}
-
-fn run(args: RunArgs) -> Result<()> {
-    let cfg = RunConfig::from_args(args)?;
-    let outcome = run_with(&cfg, &STOP)?;
-    if outcome.doc.summary.interrupted {
-        return Err(Error::Interrupted);
-    }
-    Ok(())
 }
 
 fn check(args: CheckArgs) -> Result<()> {

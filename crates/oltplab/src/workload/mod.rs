@@ -18,6 +18,7 @@ use oltplab_core::units;
 use oltplab_core::{Error, Result};
 
 use crate::orders::{Orders, OrdersLoadArgs, OrdersRunArgs};
+use crate::schema::RunResult;
 use crate::tpcc::{Tpcc, TpccLoadArgs, TpccRunArgs};
 use crate::workload::target::{DbSpec, Engine};
 
@@ -28,8 +29,8 @@ pub trait Workload: Sync {
     fn name(&self) -> &'static str;
     /// Creates and fills its tables.
     fn load(&self, args: LoadArgs) -> Result<()>;
-    /// Drives the loaded database, then prints and saves the result.
-    fn run(&self, args: RunArgs) -> Result<()>;
+    /// Drives the loaded database, prints and saves its result, and returns it.
+    fn run(&self, args: RunArgs) -> Result<RunResult>;
     /// Checks the database's consistency; a violation is exit code 1.
     fn check(&self, args: CheckArgs) -> Result<()>;
     /// Its own `load` options that were given: refused when another workload is loaded.
@@ -62,12 +63,16 @@ pub fn load(args: LoadArgs) -> Result<()> {
     w.load(args)
 }
 
+/// `oltplab run NAME`: Ctrl-C during the run is exit code 130, the partial result saved.
 pub fn run(args: RunArgs) -> Result<()> {
     let w = find(&args.db.workload)?;
     for other in WORKLOADS.iter().filter(|o| o.name() != w.name()) {
         reject_foreign(other.name(), w.name(), &other.run_options_given(&args))?;
     }
-    w.run(args)
+    if w.run(args)?.interrupted() {
+        return Err(Error::Interrupted);
+    }
+    Ok(())
 }
 
 pub fn check(args: CheckArgs) -> Result<()> {

@@ -1,4 +1,4 @@
-//! Small, deterministic results of every kind, shaped as DESIGN.md's "Results" section describes
+//! Small, deterministic results of every kind, shaped as the README's "Read the results" section describes
 //! them. Device results are real ones (tests/fixtures); run, replay and study results are built here
 //! from seeded latencies so their histograms are real HdrHistograms too.
 
@@ -173,7 +173,7 @@ pub fn replay(seed: u64, iops: f64) -> Value {
     })
 }
 
-/// S1 with the device inputs of DESIGN.md: the SATA SSD gives 43.2× the HDD's IOPS at 1/16.7 of its
+/// S1 with its device inputs (docs/studies.md): the SATA SSD gives 43.2× the HDD's IOPS at 1/16.7 of its
 /// latency, the PCIe flash 208.1× at 1/160.
 pub fn study() -> Value {
     let hdd_iops = 190.0;
