@@ -121,6 +121,9 @@ impl Mapper {
 /// Tick positions with their labels.
 type Ticks = Vec<(f64, String)>;
 
+/// More ticks than this on a linear axis means the range is degenerate for floats.
+const MAX_TICKS: f64 = 50.0;
+
 /// The domain and ticks of an axis over `values` (non-positive values are left out on a log axis).
 fn domain(values: &[f64], axis: &Axis, zero_based: bool) -> Option<(f64, f64, Ticks)> {
     let usable: Vec<f64> = values
@@ -153,16 +156,23 @@ fn domain(values: &[f64], axis: &Axis, zero_based: bool) -> Option<(f64, f64, Ti
                 hi = lo + if lo == 0.0 { 1.0 } else { lo.abs() };
             }
             let step = nice_step((hi - lo) / 5.0);
-            let lo = (lo / step).floor() * step;
-            let hi = (hi / step).ceil() * step;
-            let mut ticks = Vec::new();
-            let mut t = lo;
-            while t <= hi + step * 0.5 {
-                let clean = if t.abs() < step * 1e-9 { 0.0 } else { t };
-                ticks.push((clean, (axis.fmt)(clean)));
-                t += step;
+            let (nice_lo, nice_hi) = ((lo / step).floor() * step, (hi / step).ceil() * step);
+            // Counted, not stepped until past the end: at 1e17 a step of 0.2 does not move a
+            // float, and a range of ±1e300 has no finite step. Such an axis gets its two ends.
+            let count = ((nice_hi - nice_lo) / step).round();
+            if !(count.is_finite() && (1.0..=MAX_TICKS).contains(&count))
+                || nice_lo + step == nice_lo
+            {
+                return Some((lo, hi, vec![(lo, (axis.fmt)(lo)), (hi, (axis.fmt)(hi))]));
             }
-            Some((lo, hi, ticks))
+            let ticks = (0..=count as usize)
+                .map(|i| {
+                    let t = nice_lo + i as f64 * step;
+                    let clean = if t.abs() < step * 1e-9 { 0.0 } else { t };
+                    (clean, (axis.fmt)(clean))
+                })
+                .collect();
+            Some((nice_lo, nice_hi, ticks))
         }
         Scale::Log => {
             // Bounds on the 1-2-5 series with a little room, so no bar or point sits on the axis.
@@ -601,7 +611,7 @@ pub fn lines(
                     x.px(*px),
                     y.px(*py),
                     if series.len() > 1 {
-                        format!("{name}, ")
+                        format!("{}, ", esc(name))
                     } else {
                         String::new()
                     },
@@ -646,6 +656,28 @@ pub fn percentile_axis(max_nines: f64) -> Axis {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Values far from zero with small differences (a crafted result's times) and ranges with no
+    /// finite step: the axis ends, with its two ends as ticks.
+    #[test]
+    fn degenerate_linear_ranges_end() {
+        let axis = Axis::new("t", Scale::Linear, |v| format!("{v}"));
+        for values in [
+            vec![1e17, 1e17 + 7.0],
+            vec![-1e300, 1e300],
+            vec![f64::MAX, f64::MAX],
+        ] {
+            let (lo, hi, ticks) = domain(&values, &axis, false).unwrap();
+            assert!(lo <= values[0] && hi >= values[1], "{values:?}");
+            assert!(ticks.len() <= MAX_TICKS as usize + 1, "{values:?}");
+        }
+        let (_, _, ticks) = domain(&[0.0, 100.0], &axis, true).unwrap();
+        assert_eq!(
+            ticks.len(),
+            6,
+            "an ordinary axis keeps its nice ticks: {ticks:?}"
+        );
+    }
 
     fn count(markup: &str, needle: &str) -> usize {
         markup.matches(needle).count()

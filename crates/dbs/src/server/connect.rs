@@ -25,19 +25,180 @@ pub fn kind_of_url(url: &str) -> Result<ServerKind> {
 /// The URL with any password replaced by `***`, safe to print and to store in results.
 pub fn redact_url(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {
-        return redact_query(url);
+        // A key-value connection string (`host=db user=bob password=…`), or not a URL at all.
+        return redact_key_values(&redact_query(url));
     };
-    // userinfo ends at the last '@' before the path.
-    let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
-    let (authority, tail) = rest.split_at(authority_end);
-    let authority = match authority.rsplit_once('@') {
-        Some((userinfo, host)) => match userinfo.split_once(':') {
-            Some((user, _password)) => format!("{user}:***@{host}"),
-            None => authority.to_string(),
+    // userinfo ends at the last '@' before the query: a password typed with a '/' in it
+    // (`bob:pa/ss@db`) must not end it early. (A '@' in the path is redacted with it: safe side.)
+    let query_start = rest.find('?').unwrap_or(rest.len());
+    let (userinfo, after) = match rest[..query_start].rsplit_once('@') {
+        Some((userinfo, _)) => (Some(userinfo), &rest[userinfo.len() + 1..]),
+        None => (None, rest),
+    };
+    let user = match userinfo {
+        Some(u) => match u.split_once(':') {
+            Some((user, _password)) => format!("{user}:***@"),
+            None => format!("{u}@"),
         },
-        None => authority.to_string(),
+        None => String::new(),
     };
-    format!("{scheme}://{authority}{}", redact_query(tail))
+    format!("{scheme}://{user}{}", redact_query(after))
+}
+
+/// `password=…` in a libpq key-value string, up to the next blank (or the closing quote).
+fn redact_key_values(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = find_ignore_case(rest, "password=") {
+        let value_start = at + "password=".len();
+        out.push_str(&rest[..value_start]);
+        out.push_str("***");
+        let value = &rest[value_start..];
+        let end = match value.strip_prefix('\'') {
+            Some(quoted) => quoted.find('\'').map_or(value.len(), |i| i + 2),
+            None => value.find(char::is_whitespace).unwrap_or(value.len()),
+        };
+        rest = &value[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+fn find_ignore_case(haystack: &str, needle: &str) -> Option<usize> {
+    haystack
+        .to_ascii_lowercase()
+        .find(&needle.to_ascii_lowercase())
+}
+
+/// `url` with the password the engine's own tools would use when the URL gives none: PostgreSQL's
+/// `PGPASSWORD`, then the first matching line of `~/.pgpass` (or `PGPASSFILE`; `host:port:db:
+/// user:password`, `*` matching anything, read only if no other user can read it, as libpq does);
+/// MariaDB's `MYSQL_PWD`. So a password never has to be on the command line, where `ps` shows it.
+pub fn with_password_from_env(url: &str) -> String {
+    with_password_from(url, &|name| std::env::var(name).ok())
+}
+
+/// [`with_password_from_env`] with the environment given.
+fn with_password_from(url: &str, env: &dyn Fn(&str) -> Option<String>) -> String {
+    let Ok(kind) = kind_of_url(url) else {
+        return url.to_string();
+    };
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let query_start = rest.find('?').unwrap_or(rest.len());
+    let (userinfo, after) = match rest[..query_start].rsplit_once('@') {
+        Some((u, _)) => (u, &rest[u.len() + 1..]),
+        None => ("", rest),
+    };
+    if userinfo.contains(':') {
+        return url.to_string();
+    }
+    let password = match kind {
+        ServerKind::Postgres => env("PGPASSWORD")
+            .filter(|p| !p.is_empty())
+            .or_else(|| pgpass_password(userinfo, after, env)),
+        ServerKind::Mariadb => env("MYSQL_PWD").filter(|p| !p.is_empty()),
+    };
+    match password {
+        Some(p) => {
+            let user = if userinfo.is_empty() {
+                default_user(env)
+            } else {
+                userinfo.to_string()
+            };
+            format!("{scheme}://{user}:{}@{after}", percent_encode(&p))
+        }
+        None => url.to_string(),
+    }
+}
+
+/// The user a URL without one connects as: the login name, as libpq and the mysql client assume.
+fn default_user(env: &dyn Fn(&str) -> Option<String>) -> String {
+    env("USER")
+        .or_else(|| env("LOGNAME"))
+        .unwrap_or_else(|| "postgres".into())
+}
+
+/// The password `~/.pgpass` gives for `user` at the host, port and database of `after`
+/// (`HOST[:PORT]/DB[?…]`).
+fn pgpass_password(
+    user: &str,
+    after: &str,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Option<String> {
+    let path = match env("PGPASSFILE") {
+        Some(p) => std::path::PathBuf::from(p),
+        None => std::path::PathBuf::from(env("HOME")?).join(".pgpass"),
+    };
+    // libpq ignores a password file that others can read or write.
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&path).ok()?.permissions().mode();
+        if mode & 0o077 != 0 {
+            return None;
+        }
+    }
+    let text = std::fs::read_to_string(&path).ok()?;
+    let (authority, path_part) = after
+        .split_once('?')
+        .map_or(after, |(a, _)| a)
+        .split_once('/')
+        .unwrap_or((after, ""));
+    let (host, port) = authority.rsplit_once(':').unwrap_or((authority, "5432"));
+    let host = if host.is_empty() { "localhost" } else { host };
+    let user = if user.is_empty() {
+        default_user(env)
+    } else {
+        user.to_string()
+    };
+    let db = if path_part.is_empty() {
+        user.as_str()
+    } else {
+        path_part
+    };
+    pgpass_lookup(&text, host, port, db, &user)
+}
+
+/// The first line of a `.pgpass` text that matches; `*` matches anything, `\:` and `\\` escape.
+fn pgpass_lookup(text: &str, host: &str, port: &str, db: &str, user: &str) -> Option<String> {
+    for line in text.lines().filter(|l| !l.starts_with('#')) {
+        let mut fields = Vec::new();
+        let mut field = String::new();
+        let mut chars = line.chars();
+        while let Some(c) = chars.next() {
+            match c {
+                '\\' => field.extend(chars.next()),
+                ':' if fields.len() < 4 => fields.push(std::mem::take(&mut field)),
+                _ => field.push(c),
+            }
+        }
+        fields.push(field);
+        if fields.len() != 5 {
+            continue;
+        }
+        let matches = |pattern: &str, value: &str| pattern == "*" || pattern == value;
+        if matches(&fields[0], host)
+            && matches(&fields[1], port)
+            && matches(&fields[2], db)
+            && matches(&fields[3], user)
+        {
+            return Some(fields[4].clone());
+        }
+    }
+    None
+}
+
+/// A password as URL userinfo: everything but unreserved characters percent-encoded.
+fn percent_encode(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
 }
 
 /// `password=` in a query string (libpq accepts it there too).
@@ -322,6 +483,94 @@ pub fn external_settings(url: &str) -> Result<BTreeMap<String, String>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_password_with_a_slash_or_in_key_values_is_redacted() {
+        assert_eq!(
+            redact_url("postgres://bob:pa/ss@db/x"),
+            "postgres://bob:***@db/x"
+        );
+        assert_eq!(
+            redact_url("postgres://bob:a/b@c@db:5433/x?sslmode=disable"),
+            "postgres://bob:***@db:5433/x?sslmode=disable"
+        );
+        assert_eq!(
+            redact_url("host=db user=bob password=s3cret dbname=x"),
+            "host=db user=bob password=*** dbname=x"
+        );
+        assert_eq!(
+            redact_url("host=db PASSWORD='two words' dbname=x"),
+            "host=db PASSWORD=*** dbname=x"
+        );
+        let err = kind_of_url("host=db user=bob password=s3cret").unwrap_err();
+        assert!(!err.to_string().contains("s3cret"), "{err}");
+    }
+
+    #[test]
+    fn a_password_comes_from_the_environment_or_pgpass_when_the_url_has_none() {
+        let dir = std::env::temp_dir().join(format!("oltplab-pgpass-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let pgpass = dir.join("pgpass");
+        std::fs::write(&pgpass, "db:5432:tpcc:bob:from/file\n").unwrap();
+        let env = |vars: Vec<(&'static str, String)>| {
+            move |name: &str| {
+                vars.iter()
+                    .find(|(k, _)| *k == name)
+                    .map(|(_, v)| v.clone())
+            }
+        };
+        let file = pgpass.display().to_string();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&pgpass, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let with_file = env(vec![("PGPASSFILE", file.clone())]);
+        assert_eq!(
+            with_password_from("postgres://bob@db/tpcc", &with_file),
+            "postgres://bob:from%2Ffile@db/tpcc"
+        );
+        // PGPASSWORD first; a password in the URL wins over both.
+        let both = env(vec![
+            ("PGPASSFILE", file.clone()),
+            ("PGPASSWORD", "env".into()),
+        ]);
+        assert_eq!(
+            with_password_from("postgres://bob@db/tpcc", &both),
+            "postgres://bob:env@db/tpcc"
+        );
+        assert_eq!(
+            with_password_from("postgres://bob:url@db/tpcc", &both),
+            "postgres://bob:url@db/tpcc"
+        );
+        // A password file others can read is ignored, as libpq ignores it.
+        std::fs::set_permissions(&pgpass, std::fs::Permissions::from_mode(0o644)).unwrap();
+        assert_eq!(
+            with_password_from("postgres://bob@db/tpcc", &with_file),
+            "postgres://bob@db/tpcc"
+        );
+        let mysql = env(vec![("MYSQL_PWD", "m y".into()), ("USER", "eve".into())]);
+        assert_eq!(
+            with_password_from("mysql://127.0.0.1:3306/x", &mysql),
+            "mysql://eve:m%20y@127.0.0.1:3306/x"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn pgpass_lines_match_as_libpq_matches_them() {
+        let text = "# comment\nother:5432:*:bob:nope\ndb:*:tpcc:bob:pa\\:ss\n*:*:*:*:fallback\n";
+        assert_eq!(
+            pgpass_lookup(text, "db", "5433", "tpcc", "bob").as_deref(),
+            Some("pa:ss")
+        );
+        assert_eq!(
+            pgpass_lookup(text, "elsewhere", "5432", "x", "eve").as_deref(),
+            Some("fallback")
+        );
+        assert_eq!(
+            pgpass_lookup("db:5432:x:bob", "db", "5432", "x", "bob"),
+            None
+        );
+        assert_eq!(percent_encode("p@ss/w:rd"), "p%40ss%2Fw%3Ard");
+    }
 
     #[test]
     fn passwords_never_survive_redaction() {

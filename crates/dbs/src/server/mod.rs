@@ -30,7 +30,7 @@ use oltplab_core::safety;
 use oltplab_core::{Error, Result};
 
 pub use binaries::{find as find_program, MariadbBinaries, PostgresBinaries};
-pub use connect::{connect_check, redact_url, ServerInfo};
+pub use connect::{connect_check, redact_url, with_password_from_env, ServerInfo};
 pub use process::Account;
 
 /// The database server a managed server runs.
@@ -195,6 +195,9 @@ fn absolute(path: &Path) -> Result<PathBuf> {
 struct Marker {
     kind: String,
     wal: Option<PathBuf>,
+    /// The cluster the marker was written for: a copied data directory's marker names the
+    /// original's.
+    cluster: Option<PathBuf>,
 }
 
 fn read_marker(path: &Path) -> Option<Marker> {
@@ -202,29 +205,45 @@ fn read_marker(path: &Path) -> Option<Marker> {
     let mut ours = false;
     let mut kind = String::new();
     let mut wal = None;
+    let mut cluster = None;
     for line in text.lines() {
         match line.split_once('=') {
             Some(("created-by", "oltplab")) => ours = true,
             Some(("server", k)) => kind = k.to_string(),
             Some(("wal-dir", w)) if !w.is_empty() => wal = Some(PathBuf::from(w)),
+            Some(("cluster", c)) if !c.is_empty() => cluster = Some(PathBuf::from(c)),
             _ => {}
         }
     }
-    ours.then_some(Marker { kind, wal })
+    ours.then_some(Marker { kind, wal, cluster })
 }
 
 fn write_marker(layout: &Layout, kind: ServerKind) -> Result<()> {
     let text = format!(
-        "created-by=oltplab\nserver={}\nwal-dir={}\n# {} is a database cluster oltplab created; delete them together\n",
+        "created-by=oltplab\nserver={}\nwal-dir={}\ncluster={}\n# {} is a database cluster oltplab created; delete them together\n",
         kind.name(),
         layout
             .wal
             .as_ref()
             .map(|w| w.display().to_string())
             .unwrap_or_default(),
+        layout.cluster.display(),
         layout.cluster.display()
     );
     fs::write(&layout.marker, text).map_err(|e| safety::io_usage(&layout.marker, "write", &e))
+}
+
+/// The WAL directory an old cluster's marker names, if it is this cluster's to remove with it: the
+/// marker was written for this very cluster (a copy of a data directory carries the original's
+/// marker, whose WAL is the original's), and the directory has the name oltplab gives WAL
+/// directories (a hand-edited marker must not make oltplab delete anything else). A marker of an
+/// older oltplab, which did not record its cluster, removes nothing.
+fn wal_to_remove(old: &Marker, layout: &Layout, kind: ServerKind) -> Option<PathBuf> {
+    let w = old.wal.as_ref()?;
+    let wal_name = format!("{}-wal", kind.name());
+    (old.cluster.as_deref() == Some(layout.cluster.as_path())
+        && w.file_name().and_then(|n| n.to_str()) == Some(wal_name.as_str()))
+    .then(|| w.clone())
 }
 
 /// The account the server must run as, if oltplab runs as root.
@@ -623,13 +642,8 @@ fn prepare_dirs(cfg: &ServerConfig, layout: &Layout, account: Option<&Account>) 
         };
         process::stop_stale(&pid_file, names, signal)?;
         remove_dir(&layout.cluster)?;
-        // Only a directory with the name oltplab gives WAL directories: a hand-edited marker must
-        // not make oltplab delete anything else.
-        if let Some(w) = old.wal {
-            let wal_name = format!("{}-wal", cfg.kind.name());
-            if w.file_name().and_then(|n| n.to_str()) == Some(wal_name.as_str()) {
-                remove_dir(&w)?;
-            }
+        if let Some(w) = wal_to_remove(&old, layout, cfg.kind) {
+            remove_dir(&w)?;
         }
         let _ = fs::remove_file(&layout.marker);
     }
@@ -735,6 +749,44 @@ mod tests {
         fs::write(&layout.marker, "server=postgres\n").unwrap();
         assert_eq!(read_marker(&layout.marker), None);
         fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A copy of a data directory (`cp -a`) carries the original's marker: a fresh load in the
+    /// copy must not remove the original's WAL directory, which that marker names.
+    #[test]
+    fn a_copied_cluster_never_removes_the_originals_wal() {
+        let dir = std::env::temp_dir().join(format!("oltplab-walcopy-{}", std::process::id()));
+        let mut cfg = ServerConfig::new(ServerKind::Postgres, dir.join("a"));
+        cfg.wal_dir = Some(dir.join("w"));
+        let original = Layout::new(&cfg).unwrap();
+        fs::create_dir_all(dir.join("a")).unwrap();
+        write_marker(&original, ServerKind::Postgres).unwrap();
+        let marker = read_marker(&original.marker).unwrap();
+        assert_eq!(
+            wal_to_remove(&marker, &original, ServerKind::Postgres),
+            Some(dir.join("w").join("postgres-wal")),
+            "the cluster's own WAL goes with it"
+        );
+        // The copy: the same marker in another data directory.
+        cfg.data_dir = dir.join("b");
+        let copy = Layout::new(&cfg).unwrap();
+        assert_eq!(wal_to_remove(&marker, &copy, ServerKind::Postgres), None);
+        // A marker of an older oltplab, without the cluster it was written for: nothing.
+        let old = Marker {
+            cluster: None,
+            ..marker.clone()
+        };
+        assert_eq!(wal_to_remove(&old, &original, ServerKind::Postgres), None);
+        // A hand-edited marker naming any other directory: nothing.
+        let edited = Marker {
+            wal: Some(PathBuf::from("/var/lib/postgresql")),
+            ..marker
+        };
+        assert_eq!(
+            wal_to_remove(&edited, &original, ServerKind::Postgres),
+            None
+        );
+        let _ = fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -296,7 +296,9 @@ pub fn alive(pid: u32) -> bool {
 
 /// Stops a server left running by an earlier oltplab process (one that was killed before it could
 /// stop it), found through the server's own pid file, before its data directory is reused or
-/// replaced. Only a process whose command name matches one of `names` is touched.
+/// replaced. Only a process whose command name matches one of `names` and that serves this very
+/// cluster (its working directory or command line is the pid file's directory) is touched: after a
+/// crash or a reboot the pid can belong to the machine's own server, or to anything.
 pub fn stop_stale(pid_file: &Path, names: &[&str], signal: i32) -> Result<()> {
     let Ok(text) = fs::read_to_string(pid_file) else {
         return Ok(());
@@ -310,6 +312,12 @@ pub fn stop_stale(pid_file: &Path, names: &[&str], signal: i32) -> Result<()> {
     };
     let comm = fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
     if !alive(pid) || !names.iter().any(|n| comm.trim() == *n) {
+        return Ok(());
+    }
+    let Some(cluster) = pid_file.parent() else {
+        return Ok(());
+    };
+    if !serves(pid, cluster) {
         return Ok(());
     }
     send_signal(pid, signal);
@@ -328,6 +336,25 @@ pub fn stop_stale(pid_file: &Path, names: &[&str], signal: i32) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+/// Whether process `pid` serves the cluster in `dir`: its working directory is `dir` (PostgreSQL
+/// and MariaDB change into their data directory), or its command line names `dir`. A process this
+/// user may not inspect is not ours.
+fn serves(pid: u32, dir: &Path) -> bool {
+    let Ok(dir) = fs::canonicalize(dir) else {
+        return false;
+    };
+    if fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|cwd| cwd == dir) {
+        return true;
+    }
+    let cmdline = fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    let dir = dir.as_os_str().as_encoded_bytes();
+    cmdline.split(|&b| b == 0).any(|arg| {
+        // `-D DIR`, `--datadir=DIR`: the argument ends with the directory.
+        arg.ends_with(dir)
+            && (arg.len() == dir.len() || arg[..arg.len() - dir.len()].ends_with(b"="))
+    })
 }
 
 /// `root` and every descendant of it that is alive now.
@@ -413,6 +440,44 @@ mod tests {
         assert!(p.exited().is_none());
         assert!(p.stop(libc::SIGTERM, Duration::from_secs(5)));
         assert!(!alive(pid));
+    }
+
+    /// A stale pid file that names a live process of the right name which serves another cluster
+    /// (after a reboot, the machine's own server): it is left alone. One that serves this
+    /// cluster is stopped.
+    #[test]
+    fn a_stale_pid_file_signals_only_the_server_of_this_cluster() {
+        let base = std::env::temp_dir().join(format!("oltplab-stale-{}", std::process::id()));
+        let (ours, theirs) = (base.join("ours"), base.join("theirs"));
+        fs::create_dir_all(&ours).unwrap();
+        fs::create_dir_all(&theirs).unwrap();
+        // A `sleep` working in another directory, and one working in ours.
+        let spawn_in = |dir: &Path| {
+            Command::new("sleep")
+                .arg("30")
+                .current_dir(dir)
+                .spawn()
+                .unwrap()
+        };
+        let mut foreign = spawn_in(&theirs);
+        let pid_file = ours.join("postmaster.pid");
+        fs::write(&pid_file, format!("{}\n", foreign.id())).unwrap();
+        stop_stale(&pid_file, &["sleep"], libc::SIGTERM).unwrap();
+        assert!(
+            alive(foreign.id()),
+            "a process of another cluster was signalled"
+        );
+        let mut stale = spawn_in(&ours);
+        fs::write(&pid_file, format!("{}\n", stale.id())).unwrap();
+        stop_stale(&pid_file, &["sleep"], libc::SIGTERM).unwrap();
+        let _ = stale.wait();
+        assert!(
+            !alive(stale.id()),
+            "the stale server of this cluster was not stopped"
+        );
+        foreign.kill().unwrap();
+        foreign.wait().unwrap();
+        let _ = fs::remove_dir_all(&base);
     }
 
     #[test]

@@ -9,7 +9,8 @@ use oltplab_core::safety::{self, io_usage, FileMarker, TargetKind};
 use oltplab_core::{Error, Result};
 use oltplab_dbs::server::connect::{external_settings, kind_of_url};
 use oltplab_dbs::server::{
-    connect_check, redact_url, DataInit, ManagedServer, ServerConfig, ServerKind,
+    connect_check, redact_url, with_password_from_env, DataInit, ManagedServer, ServerConfig,
+    ServerKind,
 };
 use oltplab_dbs::sqlite::{self as sq, SqliteOptions};
 use oltplab_workloads::tpcc::connect::{MyConnector, PgConnector, SqliteConnector};
@@ -121,7 +122,9 @@ impl DbSpec {
             }
             (Engine::Sqlite, None) => spec.sqlite_path = Some(data_dir.join(SQLITE_FILE)),
             (_, Some(u)) => {
-                spec.url = Some(u.to_string());
+                // PGPASSWORD, ~/.pgpass or MYSQL_PWD when the URL has no password: as the
+                // engines' own clients, so that it need not be on the command line.
+                spec.url = Some(with_password_from_env(u));
                 spec.url_shown = Some(redact_url(u));
             }
             (_, None) => spec.managed = true,

@@ -12,7 +12,9 @@
 //! - **O_DIRECT and unaligned I/O.** A direct replay opens each copy twice. Reads and writes whose
 //!   offset or length is not a multiple of the file system's direct-I/O alignment (SQLite's
 //!   4,120-byte WAL frames) go through the buffered descriptor — widening them would change the
-//!   bytes moved — and are counted in `unaligned_ops` with a warning.
+//!   bytes moved — and are counted in `unaligned_ops` with a warning; a file that gets any is
+//!   replayed buffered entirely, because direct writes beside buffered ones on one file make the
+//!   kernel fail its syncs.
 //! - **IOPS** counts reads and writes per second of replay; syncs are reported beside them.
 
 mod acc;
@@ -308,7 +310,7 @@ pub fn replay_trace(
             engine = EngineKind::Psync;
         }
     }
-    let prepared = target::prepare(
+    let mut prepared = target::prepare(
         target_dir,
         &plan.files,
         opts.direct,
@@ -320,6 +322,28 @@ pub fn replay_trace(
             })
         },
     )?;
+    // A file that gets unaligned reads or writes is replayed through the page cache entirely:
+    // O_DIRECT writes beside buffered ones on one file make the kernel fail its page-cache
+    // invalidation and then every sync of the file (EIO) — SQLite's WAL, with its 24-byte frame
+    // headers, is such a file.
+    let mixed: Vec<String> = files_with_unaligned_io(&plan, opts.direct, prepared.align_bytes)
+        .into_iter()
+        .map(|i| {
+            prepared.files[i].direct = None;
+            prepared.files[i].path.display().to_string()
+        })
+        .collect();
+    if !mixed.is_empty() {
+        warnings.push(Warning::new(
+            WarningKind::PageCache,
+            format!(
+                "{} got reads or writes not aligned to {} bytes, which O_DIRECT cannot take, and {} replayed through the page cache entirely (direct and buffered writes on one file make its syncs fail)",
+                mixed.join(", "),
+                prepared.align_bytes,
+                if mixed.len() == 1 { "was" } else { "were" }
+            ),
+        ));
+    }
 
     let ops_total = plan.ops();
     let origin_ns = plan
@@ -520,6 +544,18 @@ fn run_uring_workers(
 
 #[repr(align(64))]
 struct Padded(AtomicU64);
+
+/// The files of `plan` that a direct replay must send some reads or writes of through the page
+/// cache ([`needs_buffered`]).
+fn files_with_unaligned_io(plan: &Plan, direct: bool, align_bytes: u64) -> Vec<usize> {
+    let mut mixed = vec![false; plan.files.len()];
+    for op in plan.lanes.iter().flatten() {
+        if needs_buffered(op, direct, align_bytes) {
+            mixed[op.file as usize] = true;
+        }
+    }
+    (0..mixed.len()).filter(|&i| mixed[i]).collect()
+}
 
 /// True if a direct replay must send `op` through the buffered descriptor: O_DIRECT refuses an
 /// offset or length that is not a multiple of the alignment.
