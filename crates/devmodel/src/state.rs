@@ -79,10 +79,11 @@ impl Region {
             .read(true)
             .write(true)
             .create_new(true)
-            .mode(0o666)
+            .mode(0o600)
             .open(path)?;
-        // Other accounts (a database server started as postgres) must be able to attach.
-        let _ = file.set_permissions(std::fs::Permissions::from_mode(0o666));
+        // Only its owner may attach: anyone who can write it can stall or crash every process
+        // on the device (a server of another account gets it handed over by the session).
+        let _ = file.set_permissions(std::fs::Permissions::from_mode(0o600));
         let len = (words * 8) as u64;
         file.set_len(len)?;
         Self::map(&file, words)

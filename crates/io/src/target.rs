@@ -226,33 +226,54 @@ fn seek_end(file: &File) -> u64 {
     end.max(0) as u64
 }
 
-/// Refuses a size that does not fit in the free space of the file system holding `dir`.
-fn check_free_space(dir: &Path, needed_bytes: u64) -> Result<()> {
-    let available = free_bytes(dir).map_err(|e| io_usage(dir, "query free space of", &e))?;
-    if needed_bytes > available {
+/// What oltplab leaves free on a file system after filling files there: 2 % of its size, and at
+/// least 256 MiB — a full disk would stop the machine's other work, and the database's own.
+pub const FREE_SPACE_MARGIN_SHARE: f64 = 0.02;
+pub const FREE_SPACE_MARGIN_MIN_BYTES: u64 = 256 << 20;
+
+/// Refuses to write `needed_bytes` more into the file system holding `dir` unless its margin stays
+/// free. Files filled together (a replay's copies) are checked by their total.
+pub fn check_free_space(dir: &Path, needed_bytes: u64) -> Result<()> {
+    let (available, size) =
+        free_and_size_bytes(dir).map_err(|e| io_usage(dir, "query free space of", &e))?;
+    if !fits(needed_bytes, available, size) {
         return Err(Error::usage(format!(
-            "not enough free space in {}: the target needs {} but only {} is free; lower --size or choose another TARGET",
+            "not enough free space in {}: this needs {} and oltplab leaves {} free (2 % of the file system, at least 256 MiB), but only {} is free; lower --size or choose another TARGET",
             dir.display(),
             format_bytes(needed_bytes),
+            format_bytes(margin_bytes(size)),
             format_bytes(available)
         )));
     }
     Ok(())
 }
 
-fn free_bytes(dir: &Path) -> io::Result<u64> {
+/// The free space oltplab leaves on a file system of `size_bytes`.
+fn margin_bytes(size_bytes: u64) -> u64 {
+    ((size_bytes as f64 * FREE_SPACE_MARGIN_SHARE) as u64).max(FREE_SPACE_MARGIN_MIN_BYTES)
+}
+
+/// Whether `needed` bytes fit into `available` with the margin of a file system of `size` left.
+fn fits(needed: u64, available: u64, size: u64) -> bool {
+    needed.saturating_add(margin_bytes(size)) <= available
+}
+
+/// Free bytes (for an unprivileged user) and size of the file system holding `dir`; both
+/// `u64::MAX` where the file system reports no size (ramfs).
+fn free_and_size_bytes(dir: &Path) -> io::Result<(u64, u64)> {
     let c_path = CString::new(dir.as_os_str().as_bytes())
         .map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+    // SAFETY: statvfs only writes the struct we own.
     let mut stat: libc::statvfs = unsafe { std::mem::zeroed() };
     // SAFETY: c_path is a valid C string and stat a struct we own.
     if unsafe { libc::statvfs(c_path.as_ptr(), &mut stat) } != 0 {
         return Err(io::Error::last_os_error());
     }
     if stat.f_blocks == 0 {
-        // ramfs and some virtual file systems report no size at all: the limit is unknown.
-        return Ok(u64::MAX);
+        return Ok((u64::MAX, 0));
     }
-    Ok(stat.f_bavail as u64 * stat.f_frsize as u64)
+    let frsize = stat.f_frsize as u64;
+    Ok((stat.f_bavail as u64 * frsize, stat.f_blocks as u64 * frsize))
 }
 
 /// Fills `[from, to)` with random bytes, records progress in the marker of oltplab's own files, and
@@ -323,6 +344,24 @@ fn fill(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_free_space_margin_is_kept() {
+        let gib = 1u64 << 30;
+        // 100 GiB file system: 2 GiB stay free.
+        assert!(fits(8 * gib, 10 * gib, 100 * gib));
+        assert!(!fits(8 * gib + 1, 10 * gib, 100 * gib));
+        // A small one: at least 256 MiB.
+        assert!(!fits(gib - (255 << 20), gib, 2 * gib));
+        assert!(fits(gib - (256 << 20), gib, 2 * gib));
+        // No size reported (ramfs): no limit known.
+        assert!(fits(gib, u64::MAX, 0));
+        // Exactly the free space, which once passed, is refused now.
+        let here = std::env::temp_dir();
+        let (free, _) = free_and_size_bytes(&here).unwrap();
+        let err = check_free_space(&here, free).unwrap_err();
+        assert!(err.to_string().contains("256 MiB"), "{err}");
+    }
 
     fn scratch(name: &str) -> PathBuf {
         let dir =

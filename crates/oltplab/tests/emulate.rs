@@ -384,6 +384,10 @@ fi
         if let Some(t) = trace {
             args.extend(["--trace", t]);
         }
+        // The device's shared state is its owner's alone: the server's account gets it.
+        if root {
+            args.extend(["--share-with", "postgres"]);
+        }
         args.extend(["--", "sh", "pg.sh", phase]);
         let out = oltplab(&dir, &args);
         assert!(

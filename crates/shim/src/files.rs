@@ -36,7 +36,7 @@ impl FileTable {
                 libc::AT_FDCWD,
                 path.as_ptr(),
                 libc::O_RDWR | libc::O_CREAT | libc::O_CLOEXEC,
-                0o666,
+                0o600,
             ) as libc::c_int;
             if fd < 0 {
                 return None;

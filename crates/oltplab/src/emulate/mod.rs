@@ -12,6 +12,7 @@ use std::sync::atomic::Ordering;
 
 use clap::Args;
 use oltplab_core::{safety, Error, Result};
+use oltplab_dbs::server::process::Account;
 use oltplab_devmodel::parse_spec;
 
 pub use session::{Backing, EmulationSession, SessionConfig};
@@ -53,6 +54,12 @@ pub struct EmulateArgs {
     /// Seed of the model's random choices (rotational positions …); the same seed, the same model
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+
+    /// The account COMMAND's processes run as, if not yours (e.g. postgres, when COMMAND is an
+    /// oltplab run as root that starts a server): the device's shared state, readable and
+    /// writable by its owner only, is handed to it
+    #[arg(long, value_name = "ACCOUNT")]
+    pub share_with: Option<String>,
 
     /// Allow a --path directory oltplab did not create, and replacing an existing --trace file
     #[arg(long)]
@@ -102,12 +109,21 @@ pub fn run(args: EmulateArgs) -> Result<()> {
         check_trace_path(trace, &args.path, args.force)?;
     }
     safety::ensure_own_dir(&args.path, args.force)?;
+    let account = match &args.share_with {
+        None => None,
+        Some(name) => Some(Account::lookup(name).ok_or_else(|| {
+            Error::usage(format!(
+                "--share-with {name}: there is no such account on this machine; give the account COMMAND's processes run as"
+            ))
+        })?),
+    };
     let session = EmulationSession::start(&SessionConfig {
         spec,
         dir: args.path.clone(),
         backing,
         trace: args.trace.clone(),
         seed: args.seed,
+        account,
     })?;
 
     let program = &args.command[0];

@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 
 use oltplab_core::units::{format_bytes, format_count, format_ns};
 use oltplab_core::{safety, Error, Result};
+use oltplab_dbs::server::process::Account;
 use oltplab_devmodel::{Emulator, Fidelity, Spec, OFF_TARGET_PCT};
 use oltplab_metrics::{Warning, WarningKind};
 use oltplab_trace::TraceSummary;
@@ -69,6 +70,10 @@ pub struct SessionConfig {
     /// Merge every process's trace into this file at the end.
     pub trace: Option<PathBuf>,
     pub seed: u64,
+    /// The account the processes on the device run as, when not oltplab's own (a managed server
+    /// started by root runs as postgres or mysql): the shared state is handed to it. Nobody else
+    /// may open it.
+    pub account: Option<Account>,
 }
 
 /// A live emulated device. Dropping it removes its shared state and temporary files.
@@ -112,27 +117,35 @@ impl EmulationSession {
             fs::copy(&shim_src, &shim).map_err(|e| fail(&shim, e))?;
             fs::set_permissions(&shim, fs::Permissions::from_mode(0o755))
                 .map_err(|e| fail(&shim, e))?;
-            // Created here with mode 0666 so that processes of any account can map it (the shim
-            // grows it to its size).
+            // The shared state is its owner's alone (0600, the trace parts' directory 0700): anyone
+            // who could write it could stall or crash every process on the device, or slip trace
+            // parts into the run. A server of another account gets it handed over. (The shim grows
+            // the file table to its size.)
             let files = session_dir.join("files.table");
             fs::File::create(&files).map_err(|e| fail(&files, e))?;
-            fs::set_permissions(&files, fs::Permissions::from_mode(0o666))
+            fs::set_permissions(&files, fs::Permissions::from_mode(0o600))
                 .map_err(|e| fail(&files, e))?;
             let parts = match &config.trace {
                 Some(_) => {
                     let parts = session_dir.join("parts");
                     fs::create_dir(&parts).map_err(|e| fail(&parts, e))?;
-                    fs::set_permissions(&parts, fs::Permissions::from_mode(0o1777))
+                    fs::set_permissions(&parts, fs::Permissions::from_mode(0o700))
                         .map_err(|e| fail(&parts, e))?;
                     Some(parts)
                 }
                 None => None,
             };
-            let emulator = Emulator::create_shared(
-                &config.spec,
-                config.seed,
-                &session_dir.join("device.state"),
-            )?;
+            let state = session_dir.join("device.state");
+            let emulator = Emulator::create_shared(&config.spec, config.seed, &state)?;
+            if let Some(a) = &config.account {
+                for path in [Some(&files), Some(&state), parts.as_ref()]
+                    .into_iter()
+                    .flatten()
+                {
+                    std::os::unix::fs::chown(path, Some(a.uid), Some(a.gid))
+                        .map_err(|e| safety::io_usage(path, "hand over", &e))?;
+                }
+            }
             Ok((emulator, shim, files, parts))
         };
         let (emulator, shim, files, parts) = match build() {
@@ -437,6 +450,30 @@ mod tests {
         assert!(status.success());
     }
 
+    /// The shared state is its owner's alone: other users of the machine can neither stall nor
+    /// crash the processes on the device through it, nor slip trace parts into the run.
+    #[test]
+    fn the_shared_state_is_not_open_to_other_users() {
+        let dir = PathBuf::from(format!("/tmp/oltplab-emu-modes-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        safety::ensure_own_dir(&dir, false).unwrap();
+        let session = EmulationSession::start(&SessionConfig {
+            spec: oltplab_devmodel::parse_spec("hdd-10k").unwrap(),
+            dir: dir.clone(),
+            backing: Backing::Disk,
+            trace: Some(dir.join("t.trace")),
+            seed: 1,
+            account: None,
+        })
+        .unwrap();
+        let mode = |p: PathBuf| fs::metadata(&p).unwrap().permissions().mode() & 0o7777;
+        assert_eq!(mode(session.session_dir.join("device.state")), 0o600);
+        assert_eq!(mode(session.files.clone()), 0o600);
+        assert_eq!(mode(session.parts.clone().unwrap()), 0o700);
+        drop(session);
+        let _ = fs::remove_dir_all(&dir);
+    }
+
     /// A managed MariaDB on an emulated SATA SSD, the way `oltplab run --engine mariadb --emulate`
     /// runs it: native AIO off (it would bypass the shim), its I/O through the shared device.
     #[test]
@@ -455,6 +492,7 @@ mod tests {
             backing: Backing::Disk,
             trace: None,
             seed: 1,
+            account: server::server_account(ServerKind::Mariadb).unwrap(),
         })
         .unwrap();
         let mut cfg = ServerConfig::new(ServerKind::Mariadb, &dir);
@@ -516,6 +554,7 @@ mod tests {
                 std::env::temp_dir().join(format!("oltplab-emu-pg-{}.trace", std::process::id())),
             ),
             seed: 1,
+            account: server::server_account(ServerKind::Postgres).unwrap(),
         })
         .unwrap();
         let mut cfg = ServerConfig::new(ServerKind::Postgres, &dir);

@@ -297,6 +297,8 @@ impl ServerCapture {
             backing,
             trace: Some(merged_path.clone()),
             seed: cfg.seed,
+            // A server started by root runs as its own account, which gets the shared state.
+            account: oltplab_dbs::server::server_account(cfg.db.server_kind())?,
         })?;
         Ok(Some(ServerCapture {
             session,

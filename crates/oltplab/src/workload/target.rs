@@ -145,7 +145,7 @@ impl DbSpec {
         }
     }
 
-    fn server_kind(&self) -> ServerKind {
+    pub fn server_kind(&self) -> ServerKind {
         match self.engine {
             Engine::Mariadb => ServerKind::Mariadb,
             _ => ServerKind::Postgres,

@@ -87,6 +87,17 @@ pub fn prepare(
         .map(|f| round_up(f.extent_bytes.max(MIN_FILE_BYTES), 4096))
         .collect();
     let total: u64 = sizes.iter().sum();
+    // All copies together must leave the file system's margin free, not each on its own.
+    let missing: u64 = files
+        .iter()
+        .zip(&sizes)
+        .map(|(f, &size)| {
+            let path = dir.join(copy_name(f.trace_id as usize, &f.trace_path));
+            size.saturating_sub(std::fs::metadata(&path).map_or(0, |m| m.len()))
+        })
+        .sum();
+    let existing = dir.ancestors().find(|d| d.is_dir()).unwrap_or(dir);
+    target::check_free_space(existing, missing)?;
     let mut done_before = 0u64;
     let mut out = Vec::with_capacity(files.len());
     for (f, &size) in files.iter().zip(&sizes) {
@@ -158,6 +169,39 @@ fn probe_direct_alignment(file: &File) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Two copies that each fit in the free space but not together are refused before anything
+    /// is written: the file system's margin stays free.
+    #[test]
+    fn copies_are_checked_against_the_free_space_by_their_total() {
+        let dir = std::env::temp_dir().join(format!("oltplab-replay-space-{}", std::process::id()));
+        let free = {
+            let c = std::ffi::CString::new(std::env::temp_dir().as_os_str().as_encoded_bytes())
+                .unwrap();
+            // SAFETY: statvfs writes only the struct we own.
+            let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+            assert_eq!(unsafe { libc::statvfs(c.as_ptr(), &mut st) }, 0);
+            st.f_bavail as u64 * st.f_frsize as u64
+        };
+        let file = |id: u16| PlanFile {
+            trace_id: id,
+            device_slot: id as u32,
+            trace_path: format!("/db/f{id}"),
+            // Each alone fits (with room for the margin), the two together do not.
+            extent_bytes: (free / 5) * 3,
+        };
+        let stop = AtomicBool::new(false);
+        let err = match prepare(&dir, &[file(0), file(1)], false, &stop, &mut |_, _| {}) {
+            Err(e) => e,
+            Ok(_) => panic!("the copies were made"),
+        };
+        assert_eq!(err.exit_code(), 2);
+        assert!(err.to_string().contains("free space"), "{err}");
+        // No copy was begun (the directory may hold oltplab's marker).
+        assert!(!dir.join(copy_name(0, "/db/f0")).exists(), "nothing filled");
+        assert!(!dir.join(copy_name(1, "/db/f1")).exists(), "nothing filled");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     #[test]
     fn copy_names_are_safe_and_distinct() {
