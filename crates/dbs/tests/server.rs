@@ -18,6 +18,14 @@ fn scratch(name: &str) -> PathBuf {
     dir
 }
 
+/// A managed server takes no TCP connections: with no password (MariaDB's root) or `trust`
+/// (PostgreSQL) any user of the machine could log in as superuser. Its socket directory is the
+/// server account's alone (0700).
+fn assert_no_tcp(port: u16) {
+    let refused = std::net::TcpStream::connect(("127.0.0.1", port)).is_err();
+    assert!(refused, "the managed server listens on 127.0.0.1:{port}");
+}
+
 fn installed(kind: ServerKind) -> bool {
     let found = match kind {
         ServerKind::Postgres => server::find_program(&["initdb"], None).is_some(),
@@ -52,6 +60,7 @@ fn postgres_starts_answers_and_stops() {
         url.starts_with("postgres://oltplab@/oltplab?host=/tmp/"),
         "{url}"
     );
+    assert_no_tcp(server.port());
     assert!(
         server.version().starts_with("PostgreSQL "),
         "{}",
@@ -76,7 +85,7 @@ fn postgres_starts_answers_and_stops() {
         .unwrap()
         .get(0);
     assert_eq!(n, 2);
-    let info = connect_check(&server.tcp_url()).unwrap();
+    let info = connect_check(&server.url()).unwrap();
     assert_eq!(info.max_connections, 20);
     assert!(info.check_connections(50).is_err());
 
@@ -131,6 +140,7 @@ fn mariadb_starts_answers_and_stops() {
     let t0 = Instant::now();
     let server = ManagedServer::start(&cfg).unwrap();
     assert!(t0.elapsed() < Duration::from_secs(20), "{:?}", t0.elapsed());
+    assert_no_tcp(server.port());
     assert!(
         server.version().starts_with("MariaDB "),
         "{}",
@@ -153,7 +163,7 @@ fn mariadb_starts_answers_and_stops() {
     conn.query_drop("INSERT INTO t VALUES (1),(2),(3)").unwrap();
     let n: Option<u64> = conn.query_first("SELECT COUNT(*) FROM t").unwrap();
     assert_eq!(n, Some(3));
-    let info = connect_check(&server.tcp_url()).unwrap();
+    let info = connect_check(&server.url()).unwrap();
     assert_eq!(info.max_connections, 30);
     drop(conn);
     let pid = server.pid();

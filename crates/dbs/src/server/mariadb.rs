@@ -90,7 +90,8 @@ pub(super) fn launch(
             socket_dir.join("mysqld.sock").display()
         ))
         .arg(format!("--port={port}"))
-        .arg("--bind-address=127.0.0.1")
+        // The private socket only (see the PostgreSQL side): root has no password.
+        .arg("--skip-networking")
         .arg(format!(
             "--pid-file={}",
             layout.cluster.join(PID_FILE).display()

@@ -441,7 +441,8 @@ impl ManagedServer {
 
     /// The URL clients connect with, over the private Unix socket; it carries no password:
     /// `postgres://oltplab@/oltplab?host=/tmp/oltplab-postgres-…&port=…` or
-    /// `mysql://root@127.0.0.1:PORT/oltplab?socket=/tmp/oltplab-mariadb-…/mysqld.sock`.
+    /// `mysql://root@127.0.0.1:PORT/oltplab?socket=/tmp/oltplab-mariadb-…/mysqld.sock` (the
+    /// clients connect through the socket; the server takes no TCP connections).
     pub fn url(&self) -> String {
         match self.kind {
             ServerKind::Postgres => format!(
@@ -461,25 +462,8 @@ impl ManagedServer {
         }
     }
 
-    /// The same database over TCP on the loopback interface (for clients without Unix sockets).
-    pub fn tcp_url(&self) -> String {
-        match self.kind {
-            ServerKind::Postgres => format!(
-                "postgres://{}@127.0.0.1:{}/{}",
-                postgres::USER,
-                self.port,
-                DATABASE
-            ),
-            ServerKind::Mariadb => format!(
-                "mysql://{}@127.0.0.1:{}/{}",
-                mariadb::USER,
-                self.port,
-                DATABASE
-            ),
-        }
-    }
-
-    /// The loopback TCP port.
+    /// The server's port: PostgreSQL names its socket by it (`.s.PGSQL.<port>`). Neither server
+    /// listens on TCP.
     pub fn port(&self) -> u16 {
         self.port
     }

@@ -88,7 +88,9 @@ pub(super) fn launch(
         cmd.arg("-c").arg(format!("{name}={value}"));
     };
     set("port", port.to_string());
-    set("listen_addresses", "127.0.0.1".into());
+    // The private socket only, in a directory only the server's account (and root) can enter:
+    // with `trust` authentication a TCP port would let every user of the machine in as superuser.
+    set("listen_addresses", String::new());
     set("unix_socket_directories", socket_dir.display().to_string());
     set("unix_socket_permissions", "0777".into());
     set(
