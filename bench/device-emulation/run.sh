@@ -2,10 +2,10 @@
 # Emulated devices, measured with `oltplab device --emulate` on this machine. Writes every raw result
 # and a summary.md into runs/<date>-<host>/ (or $1). Run from anywhere: bench/device-emulation/run.sh
 #
-#  1. Calibration against S1 (DESIGN.md): 16 KiB random reads at QD 1 and QD 32 on hdd-10k,
+#  1. Calibration against S1 (docs/studies.md): 16 KiB random reads at QD 1 and QD 32 on hdd-10k,
 #     sata-ssd-2010 and pcie-flash-2012; S1's ratios to its HDD are 1/16.7 and 1/160 of the latency
 #     at QD 1, 43.2× and 208.1× the IOPS at QD 32.
-#  2. S4 (DESIGN.md): all twelve server profiles at QD 1…256 on raid5(4,hdd-15k) and on
+#  2. S4 (docs/studies.md): all twelve server profiles at QD 1…256 on raid5(4,hdd-15k) and on
 #     raid5(4,sas-ssd-2012), summarised by the geometric mean of IOPS over the queue depths, and each
 #     point's realised IOPS against the model's own closed-loop IOPS (its bound).
 # Every emulated run keeps its data in RAM (/dev/shm), so the model alone sets the pace. The job

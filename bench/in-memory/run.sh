@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# S5 (DESIGN.md) on this machine: `oltplab study --scenario in-memory` on SQLite, PostgreSQL and
+# S5 (docs/studies.md) on this machine: `oltplab study --scenario in-memory` on SQLite, PostgreSQL and
 # MariaDB — disk versus memory tables, update and insert, each over a sweep of connection counts
 # with a fixed number of transactions per connection. Writes every study's output (results.json,
 # report.html, each run's result) and the console output into runs/<date>-<host>/ (or $1).

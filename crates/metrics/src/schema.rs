@@ -123,6 +123,12 @@ pub enum WarningKind {
     /// `device`: the I/O buffers were on 4 KiB pages, so each larger I/O went to the device in
     /// several memory segments (slower on virtual disks than the huge-page buffers oltplab asks for).
     SmallPageBuffers,
+    /// A managed server exited during the run: the figures cover only the time before, and the
+    /// run ended with an error.
+    ServerDied,
+    /// A managed server did not shut down in time after the run and was killed (the run's figures
+    /// stand; its next start runs crash recovery).
+    ServerShutdownSlow,
 }
 
 /// `summary` of a `device` result. For a single job the figures are that job's; with a queue-depth

@@ -82,3 +82,60 @@ fn postgres_load_run_check() {
 fn mariadb_load_run_check() {
     load_run_check("mariadb", &["mariadbd", "mysqld"]);
 }
+
+/// `kill -9` of the managed server in the measured window: the run ends with exit code 1 and a
+/// sentence that says so, and the result of what was measured before is saved with a
+/// `server_died` warning — not a clean, shorter run.
+#[test]
+fn a_server_killed_mid_run_ends_the_run_with_its_result_saved() {
+    if server::find_program(&["initdb"], None).is_none() {
+        oltplab_core::testing::skip("postgres is not installed");
+        return;
+    }
+    let dir = scratch("tpcc-killed");
+    let data = dir.join("data");
+    let db = ["--engine", "postgres", "--data-dir", data.to_str().unwrap()];
+    let out = oltplab(
+        Path::new("/"),
+        &[&["-q", "load", "tpcc"], &db[..], &["--no-check"]].concat(),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let result_dir = dir.join("result");
+    let run = std::process::Command::new(env!("CARGO_BIN_EXE_oltplab"))
+        .args(
+            [
+                &["-q", "run", "tpcc"],
+                &db[..],
+                &["--warmup", "1s", "--duration", "30s"],
+                &["--out", result_dir.to_str().unwrap()],
+            ]
+            .concat(),
+        )
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Into the measured window, then the postmaster, as a crash or the OOM killer would.
+    std::thread::sleep(std::time::Duration::from_secs(6));
+    let pid_text = std::fs::read_to_string(data.join("postgres/postmaster.pid")).unwrap();
+    let pid: i32 = pid_text.lines().next().unwrap().trim().parse().unwrap();
+    unsafe { libc::kill(pid, libc::SIGKILL) };
+    let out = run.wait_with_output().unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("died"), "{err}");
+    let doc: Value =
+        serde_json::from_slice(&std::fs::read(result_dir.join("result.json")).unwrap()).unwrap();
+    let kinds: Vec<&str> = doc["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["kind"].as_str().unwrap())
+        .collect();
+    assert!(kinds.contains(&"server_died"), "{kinds:?}");
+    assert!(doc["summary"]["tx"]["new_order"]["count"].as_u64().unwrap() > 0);
+    assert!(
+        !std::path::Path::new(&format!("/proc/{pid}")).exists(),
+        "the postmaster is gone"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -514,6 +514,26 @@ impl ManagedServer {
         self.settings.clone()
     }
 
+    /// `Some(what happened)` if the server exited by itself (it was meant to run): its exit status
+    /// and the last lines of its log.
+    pub fn died(&mut self) -> Option<String> {
+        let status = self.process.as_mut()?.exited()?;
+        let tail = process::log_tail(&self.log, 5);
+        Some(format!(
+            "{} exited ({status}){}",
+            self.kind.product(),
+            if tail.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "; its log ({}) ends: {}",
+                    self.log.display(),
+                    tail.replace('\n', " | ")
+                )
+            }
+        ))
+    }
+
     /// Stops the server cleanly (PostgreSQL fast shutdown, MariaDB normal shutdown), killing it if
     /// it does not stop in time, and removes its socket directory.
     pub fn stop(mut self) -> Result<()> {

@@ -111,10 +111,24 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<RunOutcome> {
         device.as_deref(),
         stop,
     )?;
-    // The server's work is done; stopping it ends its trace parts and the emulation session.
+    // The server's work is done; stopping it ends its trace parts and the emulation session. A
+    // server that died during the run, or that does not stop in time, does not discard what was
+    // measured: the result is saved with a warning (and a death ends the run with an error).
     let mut db = db;
+    let mut server_warnings = Vec::new();
+    let died = db.server.as_mut().and_then(|s| s.died());
+    if let Some(what) = &died {
+        server_warnings.push(Warning::new(
+            WarningKind::ServerDied,
+            format!(
+                "the server died during the run: {what}; the figures cover only the time before"
+            ),
+        ));
+    }
     if let Some(server) = db.server.take() {
-        server.stop()?;
+        if let Err(e) = server.stop() {
+            server_warnings.push(Warning::new(WarningKind::ServerShutdownSlow, e.to_string()));
+        }
     }
 
     let measured_s = outcome.measured_s.max(1e-9);
@@ -150,6 +164,7 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<RunOutcome> {
         &db.version,
         device.as_deref(),
     ));
+    warnings.extend(server_warnings);
     let intervals = intervals(&outcome);
 
     let doc = TpccResult {
@@ -165,6 +180,11 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<RunOutcome> {
         output::print_warnings(&doc.warnings);
     } else {
         print_summary(&doc, out_dir.as_deref());
+    }
+    if let Some(what) = died {
+        return Err(Error::failed(format!(
+            "the server died during the run ({what}); the result holds what was measured before"
+        )));
     }
     Ok(RunOutcome { doc, out_dir })
 }

@@ -346,6 +346,13 @@ impl ServerCapture {
         })?;
         let mut warnings = Vec::new();
         if processes == 0 {
+            // On an emulated device the run's figures would be this machine's, labelled as the
+            // device's: that is no result.
+            if let Some(device) = &self.device {
+                return Err(Error::failed(format!(
+                    "the server never loaded oltplab's shim, so nothing ran on the emulated {device}: check the server log for a failed LD_PRELOAD (a static or setuid server binary ignores it)"
+                )));
+            }
             warnings.push(Warning::new(
                 WarningKind::TraceIncomplete,
                 "the server never loaded oltplab's shim, so its I/O was neither traced nor emulated: check the server log for a failed LD_PRELOAD",
