@@ -282,7 +282,9 @@ impl Emulator {
             let _ = NOT_BEFORE_NS.try_with(|n| n.set(deadline_ns));
         }
         let mut credit = CREDIT.try_with(Cell::get).unwrap_or_default();
-        self.wait_until(credit.due_ns(deadline_ns));
+        // Never back before the call reached the device (`start_ns`, its arrival): a trace record
+        // would then begin after the thread had moved on, and be tied to the wrong transaction.
+        self.wait_until(credit.due_ns(deadline_ns).max(start_ns));
         let end_ns = now_ns();
         credit.settle(deadline_ns, end_ns);
         let _ = CREDIT.try_with(|c| c.set(credit));
