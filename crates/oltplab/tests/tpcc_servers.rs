@@ -92,6 +92,7 @@ fn a_server_killed_mid_run_ends_the_run_with_its_result_saved() {
         oltplab_core::testing::skip("postgres is not installed");
         return;
     }
+    let started = std::time::SystemTime::now();
     let dir = scratch("tpcc-killed");
     let data = dir.join("data");
     let db = ["--engine", "postgres", "--data-dir", data.to_str().unwrap()];
@@ -137,5 +138,17 @@ fn a_server_killed_mid_run_ends_the_run_with_its_result_saved() {
         !std::path::Path::new(&format!("/proc/{pid}")).exists(),
         "the postmaster is gone"
     );
+    // Nothing of the killed server is left in shared memory (its segments live in the cluster).
+    let segments: Vec<String> = std::fs::read_dir("/dev/shm")
+        .unwrap()
+        .flatten()
+        .filter(|e| {
+            e.file_name().to_string_lossy().starts_with("PostgreSQL.")
+                && e.metadata()
+                    .is_ok_and(|m| m.modified().is_ok_and(|t| t >= started))
+        })
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(segments.is_empty(), "left in /dev/shm: {segments:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }

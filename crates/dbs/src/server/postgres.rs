@@ -93,6 +93,9 @@ pub(super) fn launch(
     set("listen_addresses", String::new());
     set("unix_socket_directories", socket_dir.display().to_string());
     set("unix_socket_permissions", "0777".into());
+    // Dynamic shared memory as files in the cluster (pg_dynshmem/), not in /dev/shm: a server
+    // killed with SIGKILL cannot remove its segments, and those would outlive the cluster.
+    set("dynamic_shared_memory_type", "mmap".into());
     set(
         "shared_buffers",
         format!("{}kB", cfg.buffer_pool_bytes / 1024),
