@@ -123,6 +123,11 @@ type Ticks = Vec<(f64, String)>;
 
 /// More ticks than this on a linear axis means the range is degenerate for floats.
 const MAX_TICKS: f64 = 50.0;
+/// Decades labelled on a log axis before only every second, third … one is.
+const MAX_DECADE_TICKS: f64 = 12.0;
+/// The span of a log axis: beyond it a 1-2-5 bound is not finite.
+const LOG_MIN: f64 = 1e-300;
+const LOG_MAX: f64 = 1e300;
 
 /// The domain and ticks of an axis over `values` (non-positive values are left out on a log axis).
 fn domain(values: &[f64], axis: &Axis, zero_based: bool) -> Option<(f64, f64, Ticks)> {
@@ -177,8 +182,10 @@ fn domain(values: &[f64], axis: &Axis, zero_based: bool) -> Option<(f64, f64, Ti
         Scale::Log => {
             // Bounds on the 1-2-5 series with a little room, so no bar or point sits on the axis.
             let steps = |e: i32| [1.0, 2.0, 5.0].map(|m| m * 10f64.powi(e));
-            let lo_target = lo / 1.15;
-            let hi_target = hi * 1.05;
+            // Within 1e±300 every bound is finite and the decades below are few: f64::MAX once
+            // made the exponent overflow, and 5e-324 a loop over 2^31 decades.
+            let lo_target = (lo / 1.15).clamp(LOG_MIN, LOG_MAX);
+            let hi_target = (hi * 1.05).clamp(LOG_MIN, LOG_MAX);
             let mut e = lo_target.log10().floor() as i32;
             let lo_b = steps(e)
                 .into_iter()
@@ -195,8 +202,10 @@ fn domain(values: &[f64], axis: &Axis, zero_based: bool) -> Option<(f64, f64, Ti
                 hi_b = lo_b * 10.0;
             }
             let decades = (hi_b / lo_b).log10();
+            // At most about a dozen labelled decades.
+            let every = ((decades / MAX_DECADE_TICKS).ceil() as usize).max(1);
             let mut ticks = Vec::new();
-            for e in (lo_b.log10().floor() as i32)..=(hi_b.log10().ceil() as i32) {
+            for e in ((lo_b.log10().floor() as i32)..=(hi_b.log10().ceil() as i32)).step_by(every) {
                 let candidates: &[f64] = if decades <= 2.5 {
                     &[1.0, 2.0, 5.0]
                 } else {
@@ -677,6 +686,30 @@ mod tests {
             6,
             "an ordinary axis keeps its nice ticks: {ticks:?}"
         );
+    }
+
+    /// The extremes of f64 on a log axis: f64::MAX overflowed the exponent (a panic), 5e-324
+    /// started a loop over 2^31 decades (a hang that filled memory with ticks).
+    #[test]
+    fn log_axis_of_extreme_values_ends_with_few_ticks() {
+        let axis = Axis::new("y", Scale::Log, si);
+        for values in [
+            vec![f64::MAX],
+            vec![5e-324, 1.0],
+            vec![5e-324, f64::MAX],
+            vec![f64::MIN_POSITIVE, 1e-300],
+        ] {
+            let (lo, hi, ticks) = domain(&values, &axis, true).unwrap();
+            assert!(
+                lo.is_finite() && hi.is_finite() && lo > 0.0 && hi > lo,
+                "{values:?}"
+            );
+            assert!(
+                !ticks.is_empty() && ticks.len() <= 40,
+                "{values:?}: {}",
+                ticks.len()
+            );
+        }
     }
 
     fn count(markup: &str, needle: &str) -> usize {

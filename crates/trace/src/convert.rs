@@ -103,7 +103,7 @@ pub fn detect(path: &Path) -> Result<Format> {
     if first.starts_with("fio version 2 iolog") {
         return Ok(Format::FioIologV2);
     }
-    if parse_msr_line(first).is_some() {
+    if parse_msr_line(first).is_ok() {
         return Ok(Format::MsrCsv);
     }
     if parse_blkparse_line(first).is_some() {
@@ -192,13 +192,19 @@ impl Importer {
         }
     }
 
-    fn file_id(&mut self, name: &str) -> Result<u16> {
+    /// The id of file `name`; an error naming `line` of `path` if the trace's table is full.
+    fn file_id(&mut self, name: &str, path: &Path, line: usize) -> Result<u16> {
         if let Some(&id) = self.ids.get(name) {
             return Ok(id);
         }
         if self.data.files.len() >= u16::MAX as usize {
-            return Err(Error::usage(
-                "the input names more than 65,535 files, more than an oltplab trace holds",
+            return Err(line_error(
+                path,
+                line,
+                &format!(
+                    "'{}' is the 65,536th file the input names, more than an oltplab trace holds; split the input",
+                    shown(name)
+                ),
             ));
         }
         self.data.files.push(name.to_string());
@@ -216,13 +222,75 @@ fn line_error(path: &Path, line: usize, what: &str) -> Error {
     Error::usage(format!("{} line {line}: {what}", path.display()))
 }
 
+/// Longest line read. Lines of iologs, blkparse and MSR are under 300 bytes; a longer one means
+/// the file is not in the format, and reading it whole could take all memory.
+const LINE_BYTES_MAX: usize = 64 << 10;
+
+/// Calls `f(number, line)` for each line of `input` (numbered from 1, without its line end). A
+/// line longer than [`LINE_BYTES_MAX`] or not UTF-8 is an error naming it.
+fn for_each_line(
+    path: &Path,
+    mut input: impl BufRead,
+    format: Format,
+    mut f: impl FnMut(usize, &str) -> Result<()>,
+) -> Result<()> {
+    let mut buf = Vec::new();
+    for n in 1.. {
+        buf.clear();
+        let read = (&mut input)
+            .take(LINE_BYTES_MAX as u64 + 1)
+            .read_until(b'\n', &mut buf)
+            .map_err(|e| io_usage(path, "read", &e))?;
+        if read == 0 {
+            break;
+        }
+        if buf.last() == Some(&b'\n') {
+            buf.pop();
+            if buf.last() == Some(&b'\r') {
+                buf.pop();
+            }
+        } else if buf.len() > LINE_BYTES_MAX {
+            return Err(line_error(
+                path,
+                n,
+                &format!(
+                    "the line is longer than {LINE_BYTES_MAX} bytes, so this is not a {} file: check --from",
+                    format.name()
+                ),
+            ));
+        }
+        let line = std::str::from_utf8(&buf).map_err(|e| {
+            line_error(
+                path,
+                n,
+                &format!(
+                    "byte {} of the line is not UTF-8 text, so this is not a {} file: check --from",
+                    e.valid_up_to() + 1,
+                    format.name()
+                ),
+            )
+        })?;
+        f(n, line)?;
+    }
+    Ok(())
+}
+
+/// `text` for an error message: at most 80 characters of it.
+fn shown(text: &str) -> String {
+    match text.char_indices().nth(80) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_string(),
+    }
+}
+
+/// Nanoseconds a trace's clock holds: 584 years.
+const CLOCK_SPAN: &str = "the 584 years a trace's 64-bit ns clock holds";
+
 fn read_iolog(path: &Path, input: impl BufRead, format: Format, imp: &mut Importer) -> Result<u64> {
     let v3 = format == Format::FioIologV3;
     let mut clock_ns = 0u64;
     let mut ignored = 0;
-    for (i, line) in input.lines().enumerate() {
-        let n = i + 1;
-        let line = line.map_err(|e| io_usage(path, "read", &e))?;
+    for_each_line(path, input, format, |n, line| {
         let line = line.trim();
         if n == 1 {
             let want = if v3 {
@@ -237,11 +305,11 @@ fn read_iolog(path: &Path, input: impl BufRead, format: Format, imp: &mut Import
                     &format!("expected \"{want}\"; this is not a {} file", format.name()),
                 ));
             }
-            continue;
+            return Ok(());
         }
         if line.is_empty() {
             ignored += 1;
-            continue;
+            return Ok(());
         }
         let mut fields: Vec<&str> = line.split_whitespace().collect();
         if v3 {
@@ -249,22 +317,31 @@ fn read_iolog(path: &Path, input: impl BufRead, format: Format, imp: &mut Import
                 line_error(
                     path,
                     n,
-                    &format!("'{}' is not a timestamp in µs", fields[0]),
+                    &format!("'{}' is not a timestamp in µs", shown(fields[0])),
                 )
             })?;
-            clock_ns = t.saturating_mul(1000);
+            clock_ns = t.checked_mul(1000).ok_or_else(|| {
+                line_error(
+                    path,
+                    n,
+                    &format!("the timestamp {t} µs is past {CLOCK_SPAN}; fix the iolog"),
+                )
+            })?;
             fields.remove(0);
         }
         let bad = || {
             line_error(
                 path,
                 n,
-                &format!("cannot read '{line}': expected FILE ACTION [OFFSET LENGTH]"),
+                &format!(
+                    "cannot read '{}': expected FILE ACTION [OFFSET LENGTH]",
+                    shown(line)
+                ),
             )
         };
         match fields.as_slice() {
             [file, "add" | "open" | "close"] => {
-                imp.file_id(file)?;
+                imp.file_id(file, path, n)?;
             }
             [file, action, offset, len] => {
                 let offset: u64 = offset.parse().map_err(|_| bad())?;
@@ -276,20 +353,41 @@ fn read_iolog(path: &Path, input: impl BufRead, format: Format, imp: &mut Import
                     "datasync" => Op::Fdatasync,
                     "trim" => Op::Trim,
                     "wait" if !v3 => {
-                        clock_ns += offset * 1000;
-                        continue;
+                        clock_ns = offset
+                            .checked_mul(1000)
+                            .and_then(|wait_ns| clock_ns.checked_add(wait_ns))
+                            .ok_or_else(|| {
+                                line_error(
+                                    path,
+                                    n,
+                                    &format!("a wait of {offset} µs takes the clock past {CLOCK_SPAN}; fix the iolog"),
+                                )
+                            })?;
+                        return Ok(());
                     }
                     other => {
-                        return Err(line_error(path, n, &format!(
-                            "unknown action '{other}' (fio knows read, write, sync, datasync, trim{})",
+                        return Err(line_error(
+                            path,
+                            n,
+                            &format!(
+                            "unknown action '{}' (fio knows read, write, sync, datasync, trim{})",
+                            shown(other),
                             if v3 { "" } else { ", wait" }
-                        )))
+                        ),
+                        ))
                     }
                 };
                 let len = u32::try_from(len)
                     .map_err(|_| line_error(path, n, "the length does not fit in 32 bits"))?;
-                let file = imp.file_id(file)?;
+                let file = imp.file_id(file, path, n)?;
                 let (offset, len) = if op.is_sync() { (0, 0) } else { (offset, len) };
+                if offset.checked_add(len as u64).is_none() {
+                    return Err(line_error(
+                        path,
+                        n,
+                        &format!("offset {offset} + length {len} overflows 64 bits; fix the iolog"),
+                    ));
+                }
                 imp.push(Record {
                     submit_ns: clock_ns,
                     latency_ns: 0,
@@ -303,7 +401,8 @@ fn read_iolog(path: &Path, input: impl BufRead, format: Format, imp: &mut Import
             }
             _ => return Err(bad()),
         }
-    }
+        Ok(())
+    })?;
     Ok(ignored)
 }
 
@@ -344,7 +443,12 @@ pub fn write_fio_v3(data: &TraceData, output: &Path) -> Result<(u64, Vec<(String
                 continue;
             }
         };
-        let name = &data.files[r.file as usize];
+        let name = data.files.get(r.file as usize).ok_or_else(|| {
+            Error::usage(format!(
+                "the trace's record at {} ns names file {}, which its file table does not list: the trace is damaged",
+                r.submit_ns, r.file
+            ))
+        })?;
         let (offset, len) = if r.kind().is_sync() {
             (0, 0)
         } else {
@@ -405,58 +509,93 @@ struct BlkEvent {
     range: Option<(u64, u64)>,
 }
 
-/// Parses blkparse's default output line `8,0  3  1  0.000000000  697  Q  WS 3417048 + 8 [proc]`.
-fn parse_blkparse_line(line: &str) -> Option<BlkEvent> {
+/// Parses blkparse's default output line `8,0  3  1  0.000000000  697  Q  WS 3417048 + 8 [proc]`:
+/// `None` if it is not an event line (blkparse's summary, a header), an error if it is one whose
+/// numbers do not fit.
+fn parse_blkparse_line(line: &str) -> Option<std::result::Result<BlkEvent, String>> {
     let f: Vec<&str> = line.split_whitespace().collect();
     if f.len() < 7 {
         return None;
     }
+    let digits = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
     let (maj, min) = f[0].split_once(',')?;
-    maj.parse::<u32>().ok()?;
-    min.parse::<u32>().ok()?;
-    f[1].parse::<u32>().ok()?;
-    f[2].parse::<u64>().ok()?;
-    let time_ns = parse_seconds_ns(f[3])?;
-    let pid = f[4].parse::<u32>().ok()?;
+    let (secs, frac) = f[3].split_once('.').unwrap_or((f[3], ""));
     let mut action = f[5].chars();
     let a = action.next()?;
-    if action.next().is_some() {
+    let event = digits(maj)
+        && digits(min)
+        && digits(f[1])
+        && digits(f[2])
+        && digits(secs)
+        && frac.bytes().all(|b| b.is_ascii_digit())
+        && digits(f[4])
+        && action.next().is_none()
+        && f[6].chars().all(|c| "RWDFNSMAE".contains(c));
+    if !event {
         return None;
     }
-    let rwbs = f[6].to_string();
-    if !rwbs.chars().all(|c| "RWDFNSMAE".contains(c)) {
-        return None;
+    Some(parse_blkparse_event(&f, a))
+}
+
+/// The numbers of an event line that has the shape of one.
+fn parse_blkparse_event(f: &[&str], action: char) -> std::result::Result<BlkEvent, String> {
+    let number = |text: &str, what: &str| -> std::result::Result<u64, String> {
+        text.parse::<u64>()
+            .map_err(|_| format!("the {what} {} does not fit in 64 bits", shown(text)))
+    };
+    let (maj, min) = f[0].split_once(',').expect("checked by the caller");
+    for (text, what) in [(maj, "major device number"), (min, "minor device number")] {
+        if text.parse::<u32>().is_err() {
+            return Err(format!(
+                "the {what} {} does not fit in 32 bits",
+                shown(text)
+            ));
+        }
     }
+    let time_ns = parse_seconds_ns(f[3])?;
+    let pid = f[4]
+        .parse::<u32>()
+        .map_err(|_| format!("the pid {} does not fit in 32 bits", shown(f[4])))?;
     let range = match f.get(7..10) {
-        Some([sector, "+", n]) => Some((sector.parse().ok()?, n.parse().ok()?)),
+        Some([sector, "+", n]) => Some((number(sector, "sector")?, number(n, "sector count")?)),
         _ => None,
     };
-    Some(BlkEvent {
+    Ok(BlkEvent {
         dev: f[0].to_string(),
         time_ns,
         pid,
-        action: a,
-        rwbs,
+        action,
+        rwbs: f[6].to_string(),
         range,
     })
 }
 
-/// `12.000345678` → ns, exactly (no float rounding).
-fn parse_seconds_ns(text: &str) -> Option<u64> {
+/// `12.000345678` → ns, exactly (no float rounding); an error if it is past the clock.
+fn parse_seconds_ns(text: &str) -> std::result::Result<u64, String> {
     let (s, frac) = text.split_once('.').unwrap_or((text, ""));
-    let secs: u64 = s.parse().ok()?;
+    let bad = || format!("'{}' is not a time in seconds", shown(text));
     if frac.len() > 9 || !frac.chars().all(|c| c.is_ascii_digit()) {
-        return None;
+        return Err(bad());
     }
+    let past = || format!("the time {} s is past {CLOCK_SPAN}", shown(text));
+    let secs: u64 = s.parse().map_err(|_| {
+        if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
+            past()
+        } else {
+            bad()
+        }
+    })?;
     let mut ns: u64 = if frac.is_empty() {
         0
     } else {
-        frac.parse().ok()?
+        frac.parse().map_err(|_| bad())?
     };
     for _ in frac.len()..9 {
         ns *= 10;
     }
-    Some(secs * 1_000_000_000 + ns)
+    secs.checked_mul(1_000_000_000)
+        .and_then(|whole| whole.checked_add(ns))
+        .ok_or_else(past)
 }
 
 fn blk_op(rwbs: &str) -> Option<Op> {
@@ -474,18 +613,20 @@ fn blk_op(rwbs: &str) -> Option<Op> {
 }
 
 fn read_blkparse(path: &Path, input: impl BufRead, imp: &mut Importer) -> Result<u64> {
-    let mut events = Vec::new();
+    // Each event with its line number.
+    let mut events: Vec<(usize, BlkEvent)> = Vec::new();
     let mut ignored = 0;
-    for line in input.lines() {
-        let line = line.map_err(|e| io_usage(path, "read", &e))?;
-        match parse_blkparse_line(&line) {
-            Some(e) => events.push(e),
+    for_each_line(path, input, Format::Blkparse, |n, line| {
+        match parse_blkparse_line(line) {
+            Some(Ok(e)) => events.push((n, e)),
+            Some(Err(what)) => return Err(line_error(path, n, &format!("{what}; fix the trace"))),
             None => ignored += 1,
         }
-    }
+        Ok(())
+    })?;
     // Issue to the driver (D) is when the device sees the request; traces filtered to Q and C
     // events use the queueing instead.
-    let submit = if events.iter().any(|e| e.action == 'D') {
+    let submit = if events.iter().any(|(_, e)| e.action == 'D') {
         'D'
     } else {
         'Q'
@@ -500,15 +641,31 @@ fn read_blkparse(path: &Path, input: impl BufRead, imp: &mut Importer) -> Result
     type Key = (String, Option<(u64, u64)>);
     let mut pending: HashMap<Key, VecDeque<usize>> = HashMap::new();
     let mut found = 0;
-    for e in &events {
+    for (n, e) in &events {
         if e.action == submit {
             let Some(op) = blk_op(&e.rwbs) else { continue };
-            let file = imp.file_id(&e.dev)?;
+            let file = imp.file_id(&e.dev, path, *n)?;
             let k = key(e);
             let (op, offset, len) = match k.1 {
                 None if op == Op::Trim => continue,
                 None => (Op::Fsync, 0, 0),
-                Some((sector, n)) => (op, sector * 512, (n * 512).min(u32::MAX as u64) as u32),
+                Some((sector, sectors)) => {
+                    let fail =
+                        |what: String| line_error(path, *n, &format!("{what}; fix the trace"));
+                    let offset = sector
+                        .checked_mul(512)
+                        .ok_or_else(|| fail(format!("sector {sector} × 512 overflows 64 bits")))?;
+                    let bytes = sectors.checked_mul(512).ok_or_else(|| {
+                        fail(format!("{sectors} sectors × 512 overflows 64 bits"))
+                    })?;
+                    if offset.checked_add(bytes).is_none() {
+                        return Err(fail(format!(
+                            "offset {offset} + length {bytes} overflows 64 bits"
+                        )));
+                    }
+                    // A longer request (a discard of a whole device) is kept as 4 GiB.
+                    (op, offset, bytes.min(u32::MAX as u64) as u32)
+                }
             };
             pending
                 .entry(k)
@@ -541,68 +698,119 @@ fn read_blkparse(path: &Path, input: impl BufRead, imp: &mut Importer) -> Result
     Ok(ignored)
 }
 
+/// One MSR Cambridge row.
+#[derive(Debug, PartialEq)]
+struct MsrRow {
+    ticks: u64,
+    disk: String,
+    op: Op,
+    offset: u64,
+    len: u32,
+    response_ticks: u64,
+}
+
 /// One MSR Cambridge line: `Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime`, times
-/// in Windows ticks of 100 ns.
-fn parse_msr_line(line: &str) -> Option<(u64, String, Op, u64, u32, u64)> {
-    let f: Vec<&str> = line.trim().split(',').collect();
+/// in Windows ticks of 100 ns; the error says which field is not what it must be.
+fn parse_msr_line(line: &str) -> std::result::Result<MsrRow, String> {
+    let f: Vec<&str> = line.trim().split(',').map(str::trim).collect();
     if f.len() != 7 {
-        return None;
+        return Err(format!(
+            "the line has {} comma-separated fields, not 7",
+            f.len()
+        ));
     }
-    let ticks: u64 = f[0].trim().parse().ok()?;
-    f[2].trim().parse::<u32>().ok()?;
-    let op = match f[3].trim().to_ascii_lowercase().as_str() {
+    let field = |i: usize, name: &str, range: &str| {
+        format!("the {name} '{}' is not a whole number {range}", shown(f[i]))
+    };
+    let ticks: u64 = f[0]
+        .parse()
+        .map_err(|_| field(0, "Timestamp", "from 0 to 2^64-1"))?;
+    f[2].parse::<u32>()
+        .map_err(|_| field(2, "DiskNumber", "from 0 to 2^32-1"))?;
+    let op = match f[3].to_ascii_lowercase().as_str() {
         "read" => Op::Read,
         "write" => Op::Write,
-        _ => return None,
+        _ => {
+            return Err(format!(
+                "the Type '{}' is neither Read nor Write",
+                shown(f[3])
+            ))
+        }
     };
-    let offset = f[4].trim().parse().ok()?;
-    let len = f[5].trim().parse().ok()?;
-    let response: u64 = f[6].trim().parse().ok()?;
-    Some((
+    let offset: u64 = f[4]
+        .parse()
+        .map_err(|_| field(4, "Offset", "from 0 to 2^64-1"))?;
+    let len: u32 = f[5]
+        .parse()
+        .map_err(|_| field(5, "Size", "from 0 to 2^32-1"))?;
+    let response_ticks: u64 = f[6]
+        .parse()
+        .map_err(|_| field(6, "ResponseTime", "from 0 to 2^64-1"))?;
+    if offset.checked_add(len as u64).is_none() {
+        return Err(format!("offset {offset} + size {len} overflows 64 bits"));
+    }
+    Ok(MsrRow {
         ticks,
-        format!("{}_{}", f[1].trim(), f[2].trim()),
+        disk: format!("{}_{}", f[1], f[2]),
         op,
         offset,
         len,
-        response,
-    ))
+        response_ticks,
+    })
 }
 
 fn read_msr(path: &Path, input: impl BufRead, imp: &mut Importer) -> Result<u64> {
     let mut first_ticks = None;
     let mut ignored = 0;
-    for (i, line) in input.lines().enumerate() {
-        let line = line.map_err(|e| io_usage(path, "read", &e))?;
+    for_each_line(path, input, Format::MsrCsv, |n, line| {
         if line.trim().is_empty() {
             ignored += 1;
-            continue;
+            return Ok(());
         }
-        let Some((ticks, disk, op, offset, len, response)) = parse_msr_line(&line) else {
-            // A header row is fine; anything else in the middle is damage.
-            if i == 0 {
+        let row = match parse_msr_line(line) {
+            Ok(row) => row,
+            // A header row is fine; anything else is damage.
+            Err(_) if n == 1 && !line.trim_start().starts_with(|c: char| c.is_ascii_digit()) => {
                 ignored += 1;
-                continue;
+                return Ok(());
             }
-            return Err(line_error(
-                path,
-                i + 1,
-                "expected Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime",
-            ));
+            Err(what) => {
+                return Err(line_error(
+                    path,
+                    n,
+                    &format!(
+                    "{what}; expected Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime"
+                ),
+                ))
+            }
         };
-        let t0 = *first_ticks.get_or_insert(ticks);
-        let file = imp.file_id(&disk)?;
+        let t0 = *first_ticks.get_or_insert(row.ticks);
+        // MSR's rows are not strictly ordered: an earlier time becomes 0 rather than wrapping.
+        let submit_ns = row.ticks.saturating_sub(t0).checked_mul(100).ok_or_else(|| {
+            line_error(
+                path,
+                n,
+                &format!(
+                    "the Timestamp {} is {} ticks of 100 ns after the first row's, past {CLOCK_SPAN}; fix the trace",
+                    row.ticks,
+                    row.ticks - t0
+                ),
+            )
+        })?;
+        let file = imp.file_id(&row.disk, path, n)?;
         imp.push(Record {
-            // MSR's rows are not strictly ordered: an earlier time becomes 0 rather than wrapping.
-            submit_ns: ticks.saturating_sub(t0) * 100,
-            latency_ns: (response * 100).min(u32::MAX as u64) as u32,
-            offset,
-            len,
+            submit_ns,
+            // The latency field saturates at 4.3 s, as a capture's does.
+            latency_ns: row.response_ticks.saturating_mul(100).min(u32::MAX as u64) as u32,
+            offset: row.offset,
+            len: row.len,
             file,
-            op: op as u8,
+            op: row.op as u8,
             tag: 0,
             tid: 0,
         });
-    }
+        Ok(())
+    })?;
     if imp.data.records.is_empty() {
         return Err(Error::usage(format!(
             "{} holds no MSR Cambridge rows",
@@ -621,12 +829,15 @@ mod tests {
         let e = parse_blkparse_line(
             "  8,0    3        1     0.000002581   697  D  WS 3417048 + 8 [kjournald]",
         )
+        .unwrap()
         .unwrap();
         assert_eq!(e.time_ns, 2581);
         assert_eq!(e.range, Some((3417048, 8)));
         assert_eq!(e.action, 'D');
         assert_eq!(blk_op(&e.rwbs), Some(Op::Write));
-        let f = parse_blkparse_line("259,0  1  7  1.5  42  Q FWS [jbd2/nvme0n1p2-8]").unwrap();
+        let f = parse_blkparse_line("259,0  1  7  1.5  42  Q FWS [jbd2/nvme0n1p2-8]")
+            .unwrap()
+            .unwrap();
         assert_eq!(f.range, None);
         assert_eq!(f.time_ns, 1_500_000_000);
         assert!(parse_blkparse_line("CPU0 (8,0):").is_none());
@@ -635,28 +846,32 @@ mod tests {
 
     #[test]
     fn seconds_are_exact() {
-        assert_eq!(parse_seconds_ns("0.000000001"), Some(1));
-        assert_eq!(parse_seconds_ns("3"), Some(3_000_000_000));
-        assert_eq!(parse_seconds_ns("1.2x"), None);
+        assert_eq!(parse_seconds_ns("0.000000001"), Ok(1));
+        assert_eq!(parse_seconds_ns("3"), Ok(3_000_000_000));
+        assert!(parse_seconds_ns("1.2x").is_err());
+        assert_eq!(parse_seconds_ns("18446744073.709551615"), Ok(u64::MAX));
+        assert!(parse_seconds_ns("18446744073.709551616")
+            .unwrap_err()
+            .contains("584 years"));
     }
 
     #[test]
     fn msr_lines() {
-        let (t, disk, op, off, len, resp) =
-            parse_msr_line("128166372003061629,wdev,0,Write,1012011008,4096,10751").unwrap();
         assert_eq!(
-            (t, disk.as_str(), op, off, len, resp),
-            (
-                128166372003061629,
-                "wdev_0",
-                Op::Write,
-                1012011008,
-                4096,
-                10751
-            )
+            parse_msr_line("128166372003061629,wdev,0,Write,1012011008,4096,10751"),
+            Ok(MsrRow {
+                ticks: 128166372003061629,
+                disk: "wdev_0".into(),
+                op: Op::Write,
+                offset: 1012011008,
+                len: 4096,
+                response_ticks: 10751
+            })
         );
-        assert!(
-            parse_msr_line("Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime").is_none()
-        );
+        let e = parse_msr_line("Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime")
+            .unwrap_err();
+        assert!(e.contains("Timestamp"), "{e}");
+        let e = parse_msr_line("1,h,0,Read,0,4294967296,1").unwrap_err();
+        assert!(e.contains("Size"), "{e}");
     }
 }

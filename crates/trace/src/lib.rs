@@ -131,9 +131,36 @@ pub struct Record {
 }
 
 impl Record {
-    /// When the call returned, in ns since the trace's start.
+    /// When the call returned, in ns since the trace's start; saturates for a hand-made record
+    /// (readers and converters refuse records whose end does not fit).
     pub fn end_ns(&self) -> u64 {
-        self.submit_ns + self.latency_ns as u64
+        self.submit_ns.saturating_add(self.latency_ns as u64)
+    }
+
+    /// The first byte after `[offset, offset + len)`; saturates like [`Record::end_ns`].
+    pub fn end_offset(&self) -> u64 {
+        self.offset.saturating_add(self.len as u64)
+    }
+
+    /// Why no trace may hold this record — an unknown op, or a byte range or completion time past
+    /// 2^64 — as a phrase for an error message; `None` if it is fine.
+    pub fn defect(&self) -> Option<String> {
+        if Op::from_u8(self.op).is_none() {
+            return Some(format!("the record has the unknown op code {}", self.op));
+        }
+        if self.offset.checked_add(self.len as u64).is_none() {
+            return Some(format!(
+                "the record's offset {} + length {} overflows 64 bits",
+                self.offset, self.len
+            ));
+        }
+        if self.submit_ns.checked_add(self.latency_ns as u64).is_none() {
+            return Some(format!(
+                "the record's submit time {} ns + latency {} ns overflows 64 bits",
+                self.submit_ns, self.latency_ns
+            ));
+        }
+        None
     }
 
     /// The operation. Records from a [`TraceReader`] always hold a known op; an unknown number

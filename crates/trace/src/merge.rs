@@ -40,7 +40,9 @@ pub fn merge_filtered(
     let start_unix_ns = readers
         .iter()
         .find(|r| r.start_ns() == earliest_ns)
-        .map_or(0, |r| r.start_unix_ns() + (start_ns - earliest_ns));
+        .map_or(0, |r| {
+            r.start_unix_ns().saturating_add(start_ns - earliest_ns)
+        });
     let mut merged = TraceData {
         meta: merged_meta(&readers),
         start_ns,
@@ -72,8 +74,23 @@ pub fn merge_filtered(
             }
         }
         let part_start_ns = reader.start_ns();
+        // The first record whose time on the shared clock does not fit, by index in file order.
+        let mut overflow: Option<(u64, Record)> = None;
+        let mut index = 0u64;
         reader.for_each(|r| {
-            let at_ns = part_start_ns + r.submit_ns;
+            index += 1;
+            // The part's start plus the record's time and latency must fit the clock; a crafted
+            // part's need not.
+            let at_ns = match part_start_ns
+                .checked_add(r.submit_ns)
+                .filter(|at| at.checked_add(r.latency_ns as u64).is_some())
+            {
+                Some(at) => at,
+                None => {
+                    overflow.get_or_insert((index, *r));
+                    return;
+                }
+            };
             if at_ns < start_ns {
                 return;
             }
@@ -85,6 +102,13 @@ pub fn merge_filtered(
                 merged.records.push(r);
             }
         })?;
+        if let Some((i, r)) = overflow {
+            return Err(Error::usage(format!(
+                "cannot merge {}: its record {i} at {} ns after the part's start at {part_start_ns} ns (CLOCK_MONOTONIC) overflows the 64-bit clock; leave out this damaged part",
+                reader.path().display(),
+                r.submit_ns
+            )));
+        }
     }
     merged.records.sort_by_key(|r| r.submit_ns);
     merged.save(out)

@@ -160,6 +160,9 @@ impl TraceReader {
                         let r = format::decode_record(rec).map_err(|op| {
                             bad(at, &format!("a record has the unknown op code {op}"))
                         })?;
+                        if let Some(defect) = r.defect() {
+                            return Err(bad(at, &defect));
+                        }
                         if !reader.files.contains_key(&r.file) {
                             return Err(bad(at, &format!(
                                 "a record names file {} that the file table before it does not list",

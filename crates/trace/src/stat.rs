@@ -50,6 +50,9 @@ pub struct TraceStat {
     pub sizes: Vec<SizeClass>,
     /// The most frequent exact sizes (e.g. SQLite's 4,120-byte WAL frames), most frequent first.
     pub common_sizes: Vec<ExactSize>,
+    /// One entry per second from the trace's start; a trace whose times span more than 12 days
+    /// and more than 8 seconds per record (a crafted time far ahead) lists only the seconds that
+    /// have I/O, each with its `t_s`.
     pub per_second: Vec<Second>,
     pub per_file: Vec<FileStat>,
     /// Present when records carry transaction tags.
@@ -221,7 +224,7 @@ impl TraceStat {
                 ..FileAcc::default()
             });
             if op.touches_range() {
-                f.stat.extent_bytes = f.stat.extent_bytes.max(r.offset + r.len as u64);
+                f.stat.extent_bytes = f.stat.extent_bytes.max(r.end_offset());
             } else if op == Op::Truncate {
                 f.stat.extent_bytes = f.stat.extent_bytes.max(r.offset);
             }
@@ -233,7 +236,7 @@ impl TraceStat {
             match op {
                 Op::Read | Op::Write => {
                     let random = f.last_end != Some(r.offset);
-                    f.last_end = Some(r.offset + r.len as u64);
+                    f.last_end = Some(r.end_offset());
                     f.random += random as u64;
                     let class = (r.len as u64).max(1).next_power_of_two();
                     let c = classes.entry(class).or_insert(SizeClass {
@@ -332,24 +335,72 @@ impl TraceStat {
 }
 
 const SECOND_NS: u64 = 1_000_000_000;
+/// Seconds the per-second table holds whole, idle ones included: 12 days, more than MSR
+/// Cambridge's week-long traces span.
+const DENSE_SECONDS_MAX: u64 = 1 << 20;
+
+/// Where each second's entry of the per-second table lives. A trace spanning more seconds than
+/// [`DENSE_SECONDS_MAX`] and than its records justify (a crafted time far in the future) gets
+/// entries only for the seconds that have I/O in them, so the table is bounded by the input.
+enum Slots {
+    Dense,
+    Sparse(HashMap<u64, usize>),
+}
+
+struct Table {
+    slots: Slots,
+    seconds: Vec<Second>,
+    busy_ns: Vec<u64>,
+}
+
+impl Table {
+    fn slot(&mut self, second: u64) -> usize {
+        match &mut self.slots {
+            Slots::Dense => second as usize,
+            Slots::Sparse(index) => *index.entry(second).or_insert_with(|| {
+                self.seconds.push(Second {
+                    t_s: second as f64,
+                    ..Second::default()
+                });
+                self.busy_ns.push(0);
+                self.seconds.len() - 1
+            }),
+        }
+    }
+}
 
 fn per_second(recs: &[Record], end_ns: u64) -> Vec<Second> {
     if recs.is_empty() {
         return Vec::new();
     }
-    let seconds = (end_ns / SECOND_NS + 1) as usize;
-    let mut out: Vec<Second> = (0..seconds)
-        .map(|i| Second {
-            t_s: i as f64,
-            ..Second::default()
-        })
-        .collect();
-    let mut busy_ns = vec![0u64; seconds];
+    let last = end_ns / SECOND_NS;
+    // Each record touches at most 6 seconds (a latency is under 4.3 s).
+    let dense = last < DENSE_SECONDS_MAX.max(recs.len() as u64 * 8);
+    let mut table = if dense {
+        let seconds = last as usize + 1;
+        Table {
+            slots: Slots::Dense,
+            seconds: (0..seconds)
+                .map(|i| Second {
+                    t_s: i as f64,
+                    ..Second::default()
+                })
+                .collect(),
+            busy_ns: vec![0u64; seconds],
+        }
+    } else {
+        Table {
+            slots: Slots::Sparse(HashMap::new()),
+            seconds: Vec::new(),
+            busy_ns: Vec::new(),
+        }
+    };
     // +1 at submit, -1 at completion; completions first at equal times so that back-to-back
     // operations of one thread do not count as two in flight.
     let mut events: Vec<(u64, i8)> = Vec::with_capacity(recs.len() * 2);
     for r in recs {
-        let sec = &mut out[(r.submit_ns / SECOND_NS) as usize];
+        let i = table.slot(r.submit_ns / SECOND_NS);
+        let sec = &mut table.seconds[i];
         match r.kind() {
             Op::Read => {
                 sec.read_iops += 1.0;
@@ -365,9 +416,10 @@ fn per_second(recs: &[Record], end_ns: u64) -> Vec<Second> {
         // Spread the operation's time in flight over the seconds it spans.
         let (mut from, to) = (r.submit_ns, r.end_ns());
         while from < to {
-            let s = (from / SECOND_NS) as usize;
-            let until = ((s as u64 + 1) * SECOND_NS).min(to);
-            busy_ns[s] += until - from;
+            let s = from / SECOND_NS;
+            let until = (s + 1).saturating_mul(SECOND_NS).min(to);
+            let i = table.slot(s);
+            table.busy_ns[i] += until - from;
             from = until;
         }
         if r.latency_ns > 0 {
@@ -379,18 +431,20 @@ fn per_second(recs: &[Record], end_ns: u64) -> Vec<Second> {
     let mut in_flight: i64 = 0;
     for (t, delta) in events {
         in_flight += delta as i64;
-        let s = ((t / SECOND_NS) as usize).min(seconds - 1);
-        out[s].in_flight_max = out[s].in_flight_max.max(in_flight.max(0) as u64);
+        let i = table.slot((t / SECOND_NS).min(last));
+        let sec = &mut table.seconds[i];
+        sec.in_flight_max = sec.in_flight_max.max(in_flight.max(0) as u64);
     }
     // A second inside a long operation has no events but still has that operation in flight.
-    for (i, sec) in out.iter_mut().enumerate() {
-        let len_s = if i + 1 == seconds {
-            ((end_ns - i as u64 * SECOND_NS) as f64 / 1e9).max(1e-9)
+    for (sec, &busy_ns) in table.seconds.iter_mut().zip(&table.busy_ns) {
+        let second = sec.t_s as u64;
+        let len_s = if second == last {
+            ((end_ns - second * SECOND_NS) as f64 / 1e9).max(1e-9)
         } else {
             1.0
         };
-        sec.in_flight_mean = busy_ns[i] as f64 / (len_s * 1e9);
-        if sec.in_flight_max == 0 && busy_ns[i] > 0 {
+        sec.in_flight_mean = busy_ns as f64 / (len_s * 1e9);
+        if sec.in_flight_max == 0 && busy_ns > 0 {
             sec.in_flight_max = 1;
         }
         sec.read_iops /= len_s;
@@ -398,6 +452,10 @@ fn per_second(recs: &[Record], end_ns: u64) -> Vec<Second> {
         sec.iops = sec.read_iops + sec.write_iops;
         sec.read_bw_bytes /= len_s;
         sec.write_bw_bytes /= len_s;
+    }
+    let mut out = table.seconds;
+    if !dense {
+        out.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
     }
     out
 }

@@ -284,8 +284,9 @@ impl Inner {
         let mut b = lock(&shard.buf);
         // Checked under the buffer lock: `close` sets `closed` before taking each buffer's lock,
         // so a record either lands before the final flush or is counted as dropped.
-        // An unknown op would make the whole trace unreadable: drop that record instead.
-        if self.closed.load(Ordering::SeqCst) || crate::Op::from_u8(rec.op).is_none() {
+        // A record the reader refuses (unknown op, range or end past 2^64) would make the whole
+        // trace unreadable: drop that record instead.
+        if self.closed.load(Ordering::SeqCst) || rec.defect().is_some() {
             self.dropped.fetch_add(1, Ordering::Relaxed);
             return;
         }
@@ -438,6 +439,25 @@ pub fn write_trace(
             "the trace names {} files, more than the format's 65,535",
             files.len()
         )));
+    }
+    // Checked before the file is touched: a trace the reader would refuse must not be written.
+    for (i, r) in records.iter().enumerate() {
+        let defect = r.defect().or_else(|| {
+            (r.file as usize >= files.len()).then(|| {
+                format!(
+                    "the record names file {} but the file table has {} entries",
+                    r.file,
+                    files.len()
+                )
+            })
+        });
+        if let Some(defect) = defect {
+            return Err(Error::usage(format!(
+                "cannot write {}: in record {}, {defect}, which a trace cannot hold; fix the program that produced the records",
+                path.display(),
+                i + 1
+            )));
+        }
     }
     refuse_foreign(path)?;
     let out = OpenOptions::new()

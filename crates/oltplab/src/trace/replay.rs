@@ -31,6 +31,9 @@ speed). The replay works on its own copies of the traced files under --target (c
 filled with random data up to the highest byte the trace touches; reused by later replays) and never
 opens the traced files. Reads and writes that O_DIRECT cannot take (not aligned to the file system's
 block) go through the page cache and are counted as unaligned_ops. IOPS counts reads and writes.
+A trace is untrusted input: a read or write over 64 MiB, more lanes than the engine runs (1024 with
+psync, one thread each; 32768 with io_uring) or over 1 GiB of lane buffers is refused before any
+copy is filled, naming the record or the count.
 
 --virtual (with --emulate) replays in virtual time on the device model instead: no copies, no I/O,
 no waiting — a trace-driven simulation that takes the emulator's timing error out of the bound.
@@ -437,4 +440,25 @@ fn print_summary(doc: &ReplayResult, result: &Path) {
     }
     output::print_warnings(&doc.warnings);
     note!("result: {}", result.display());
+}
+
+#[cfg(test)]
+mod tests {
+    use oltplab_trace::replay::{MAX_BUFFER_BYTES, MAX_IO_BYTES, MAX_PSYNC_LANES, MAX_URING_LANES};
+
+    use super::AFTER_REPLAY_HELP;
+
+    /// The help states the bounds the replay enforces.
+    #[test]
+    fn the_help_states_the_replay_bounds() {
+        let help = AFTER_REPLAY_HELP.replace('\n', " ");
+        for text in [
+            format!("over {} MiB", MAX_IO_BYTES >> 20),
+            format!("{MAX_PSYNC_LANES} with psync"),
+            format!("{MAX_URING_LANES} with io_uring"),
+            format!("over {} GiB of lane buffers", MAX_BUFFER_BYTES >> 30),
+        ] {
+            assert!(help.contains(&text), "{text}");
+        }
+    }
 }

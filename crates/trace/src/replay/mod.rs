@@ -16,6 +16,9 @@
 //!   replayed buffered entirely, because direct writes beside buffered ones on one file make the
 //!   kernel fail its syncs.
 //! - **IOPS** counts reads and writes per second of replay; syncs are reported beside them.
+//! - **Bounds.** A trace is untrusted input: a read or write over [`MAX_IO_BYTES`], more lanes than
+//!   [`MAX_PSYNC_LANES`] (psync) or [`MAX_URING_LANES`] (io_uring), or lane buffers over
+//!   [`MAX_BUFFER_BYTES`] in all are refused before any copy is filled or buffer allocated.
 
 mod acc;
 pub mod plan;
@@ -45,6 +48,18 @@ use acc::Acc;
 use plan::{Plan, PlanOp};
 use sim::ReplayOrder;
 
+/// The longest read or write a replay does: each lane's buffer is as large as its largest one.
+/// Databases move a few MiB per call at most; a longer one comes from a damaged or crafted trace.
+pub const MAX_IO_BYTES: u64 = 64 << 20;
+/// Lanes a psync replay runs, one thread each.
+pub const MAX_PSYNC_LANES: usize = 1024;
+/// Lanes an io_uring replay runs: a worker's ring (at most 32,768 entries) holds one I/O per lane.
+pub const MAX_URING_LANES: usize = 32_768;
+/// The lanes' buffers together (each holds its lane's largest read or write).
+pub const MAX_BUFFER_BYTES: u64 = 1 << 30;
+/// io_uring worker threads at most, whatever [`ReplayOptions::workers`] asks.
+pub const MAX_WORKERS: usize = 256;
+
 /// How time between operations is treated.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -63,7 +78,8 @@ pub struct ReplayOptions {
     pub direct: bool,
     /// io_uring (default) or psync; io_uring falls back to psync with a warning if unavailable.
     pub engine: EngineKind,
-    /// io_uring worker threads; 0 = one per 64 lanes, at most the number of cores.
+    /// io_uring worker threads; 0 = one per 64 lanes, at most the number of cores; at most
+    /// [`MAX_WORKERS`].
     pub workers: usize,
     /// Each replayed read, write and sync also waits for its completion on this modelled device.
     pub emulator: Option<Arc<Emulator>>,
@@ -310,6 +326,7 @@ pub fn replay_trace(
             engine = EngineKind::Psync;
         }
     }
+    check_bounds(trace, &plan, engine)?;
     let mut prepared = target::prepare(
         target_dir,
         &plan.files,
@@ -362,7 +379,7 @@ pub fn replay_trace(
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let workers = match engine {
         EngineKind::Psync => lanes.len(),
-        _ if opts.workers > 0 => opts.workers.min(lanes.len()),
+        _ if opts.workers > 0 => opts.workers.min(lanes.len()).min(MAX_WORKERS),
         _ => lanes.len().div_ceil(64).clamp(1, cores),
     };
     let counters: Vec<Padded> = (0..workers).map(|_| Padded(AtomicU64::new(0))).collect();
@@ -493,6 +510,80 @@ pub fn replay_trace(
         order: ReplayOrder::Lanes,
         virtual_clock: false,
     })
+}
+
+/// Refuses a trace whose real-time replay would take more than the bounds above: an I/O over
+/// [`MAX_IO_BYTES`] (named by its record), a byte range past the largest file offset, more lanes
+/// than `engine` runs, or lane buffers over [`MAX_BUFFER_BYTES`] together.
+fn check_bounds(trace: &TraceData, plan: &Plan, engine: EngineKind) -> Result<()> {
+    const INSTEAD: &str = "or replay it in virtual time (--virtual --emulate SPEC), which allocates no buffers and starts no threads";
+    for (i, r) in trace.records.iter().enumerate() {
+        let Some(op) = Op::from_u8(r.op) else {
+            continue;
+        };
+        let what = || {
+            format!(
+                "record {} of the trace (in time order: a {} of {} bytes at offset {} of {}, {:.9} s in)",
+                i + 1,
+                op.name(),
+                r.len,
+                r.offset,
+                trace
+                    .files
+                    .get(r.file as usize)
+                    .map_or("an unnamed file", String::as_str),
+                r.submit_ns as f64 / 1e9
+            )
+        };
+        if op.is_data() && r.len as u64 > MAX_IO_BYTES {
+            return Err(Error::usage(format!(
+                "{} is larger than the {} MiB a replay buffers for one I/O; cut it out of the trace, {INSTEAD}",
+                what(),
+                MAX_IO_BYTES >> 20
+            )));
+        }
+        let end = match op {
+            Op::Truncate => Some(r.offset),
+            _ if op.touches_range() => r.offset.checked_add(r.len as u64),
+            _ => Some(0),
+        };
+        if end.is_none_or(|end| end > i64::MAX as u64) {
+            return Err(Error::usage(format!(
+                "{} reaches past byte 2^63, the largest file offset Linux has, so its copy cannot be made; cut it out of the trace",
+                what()
+            )));
+        }
+    }
+    let lanes = plan.lanes.len();
+    let max_lanes = match engine {
+        EngineKind::Psync => MAX_PSYNC_LANES,
+        _ => MAX_URING_LANES,
+    };
+    if lanes > max_lanes {
+        return Err(Error::usage(format!(
+            "the trace's I/O overlaps into {lanes} lanes (operations in flight at once), more than the {max_lanes} a {} replay runs ({}); {}",
+            engine.name(),
+            match engine {
+                EngineKind::Psync => format!("one thread each; io_uring runs up to {MAX_URING_LANES}"),
+                _ => "one ring slot each".to_string(),
+            },
+            INSTEAD.trim_start_matches("or ")
+        )));
+    }
+    let buffers = plan
+        .lanes
+        .iter()
+        .map(|ops| lane_buffer_bytes(ops) as u64)
+        .fold(0u64, u64::saturating_add);
+    if buffers > MAX_BUFFER_BYTES {
+        return Err(Error::usage(format!(
+            "the trace's {lanes} lanes need {} of I/O buffers together (each lane holds its largest read or write), more than the {} a replay allocates; {}",
+            oltplab_core::units::format_bytes(buffers),
+            oltplab_core::units::format_bytes(MAX_BUFFER_BYTES),
+            INSTEAD.trim_start_matches("or ")
+        )));
+    }
+    Ok(())
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -698,19 +789,24 @@ pub(crate) struct LaneBuffers {
 
 const BUFFER_ALIGN: usize = 4096;
 
+/// A lane's buffer: its largest read or write, rounded up to the buffer alignment.
+fn lane_buffer_bytes(ops: &[PlanOp]) -> usize {
+    let max = ops
+        .iter()
+        .filter(|o| o.op.is_data())
+        .map(|o| o.len as usize)
+        .max()
+        .unwrap_or(0);
+    max.div_ceil(BUFFER_ALIGN) * BUFFER_ALIGN
+}
+
 impl LaneBuffers {
     pub fn new(lanes: &[&[PlanOp]]) -> Self {
         let mut offsets = Vec::with_capacity(lanes.len());
         let mut total = 0usize;
         for ops in lanes {
             offsets.push(total);
-            let max = ops
-                .iter()
-                .filter(|o| o.op.is_data())
-                .map(|o| o.len as usize)
-                .max()
-                .unwrap_or(0);
-            total += max.div_ceil(BUFFER_ALIGN) * BUFFER_ALIGN;
+            total += lane_buffer_bytes(ops);
         }
         Self {
             area: oltplab_io::buffers::IoArea::new(total, 0x0074_7261_6365),
@@ -729,5 +825,64 @@ impl LaneBuffers {
 
     pub fn iovec(&self) -> libc::iovec {
         self.area.iovec()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Record;
+
+    /// `n` reads of `len` bytes at `offset`, all in flight at once: one lane each.
+    fn overlapping(n: u64, offset: u64, len: u32) -> TraceData {
+        TraceData {
+            files: vec!["/db".into()],
+            records: (0..n)
+                .map(|i| Record {
+                    submit_ns: i,
+                    latency_ns: u32::MAX,
+                    offset,
+                    len,
+                    file: 0,
+                    op: Op::Read as u8,
+                    tag: 0,
+                    tid: 0,
+                })
+                .collect(),
+            ..TraceData::default()
+        }
+    }
+
+    fn check(trace: &TraceData, engine: EngineKind) -> Result<()> {
+        check_bounds(trace, &Plan::build(trace), engine)
+    }
+
+    #[test]
+    fn lanes_are_bounded_by_what_the_engine_runs() {
+        check(&overlapping(1024, 0, 4096), EngineKind::Psync).unwrap();
+        let e = check(&overlapping(1025, 0, 4096), EngineKind::Psync).unwrap_err();
+        assert!(e.to_string().contains("1025 lanes"), "{e}");
+        check(&overlapping(1025, 0, 4096), EngineKind::IoUring).unwrap();
+        check(&overlapping(32_768, 0, 4096), EngineKind::IoUring).unwrap();
+        let e = check(&overlapping(32_769, 0, 4096), EngineKind::IoUring).unwrap_err();
+        assert!(e.to_string().contains("32769 lanes"), "{e}");
+    }
+
+    #[test]
+    fn buffers_and_ranges_are_bounded() {
+        // 16 lanes of 64 MiB = 1 GiB: the most allowed.
+        check(&overlapping(16, 0, 64 << 20), EngineKind::IoUring).unwrap();
+        let e = check(&overlapping(17, 0, 64 << 20), EngineKind::IoUring).unwrap_err();
+        assert!(e.to_string().contains("1.1 GiB"), "{e}");
+        let e = check(&overlapping(1, 0, (64 << 20) + 1), EngineKind::IoUring).unwrap_err();
+        assert!(e.to_string().contains("record 1"), "{e}");
+        // A sync's length needs no buffer, however large.
+        let mut sync = overlapping(1, 0, u32::MAX);
+        sync.records[0].op = Op::SyncRange as u8;
+        check(&sync, EngineKind::Psync).unwrap();
+        let e = check(&overlapping(1, i64::MAX as u64, 1), EngineKind::Psync).unwrap_err();
+        assert!(e.to_string().contains("2^63"), "{e}");
+        let e = check(&overlapping(1, u64::MAX, 1), EngineKind::Psync).unwrap_err();
+        assert!(e.to_string().contains("2^63"), "{e}");
     }
 }

@@ -84,7 +84,7 @@ impl Plan {
             let f = &mut plan.files[file as usize];
             let op = r.kind();
             if op.touches_range() {
-                f.extent_bytes = f.extent_bytes.max(r.offset + r.len as u64);
+                f.extent_bytes = f.extent_bytes.max(r.end_offset());
             } else if op == Op::Truncate {
                 f.extent_bytes = f.extent_bytes.max(r.offset);
             }

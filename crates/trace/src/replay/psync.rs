@@ -9,7 +9,7 @@ use oltplab_core::{Error, Result};
 use super::acc::Acc;
 use super::plan::PlanOp;
 use super::target::ReplayFile;
-use super::uring::{check, errno, sleep_until};
+use super::uring::{check, errno, pace_until, sleep_until};
 use super::{needs_buffered, Clock, LaneBuffers, Pacing};
 use crate::Op;
 
@@ -34,7 +34,10 @@ impl PsyncLane<'_> {
                 break;
             }
             if let Some(due) = self.pacing.due_ns(op) {
-                sleep_until(&self.clock, due);
+                pace_until(&self.clock, due, self.stop);
+                if self.stop.load(Ordering::Relaxed) {
+                    break;
+                }
             }
             let f = &self.files[op.file as usize];
             let unaligned = needs_buffered(op, self.direct, self.align_bytes);

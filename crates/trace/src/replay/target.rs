@@ -86,7 +86,8 @@ pub fn prepare(
         .iter()
         .map(|f| round_up(f.extent_bytes.max(MIN_FILE_BYTES), 4096))
         .collect();
-    let total: u64 = sizes.iter().sum();
+    // Saturating: a crafted trace's extents may add up past 2^64, and the space check refuses them.
+    let total = sizes.iter().fold(0u64, |a, &b| a.saturating_add(b));
     // All copies together must leave the file system's margin free, not each on its own.
     let missing: u64 = files
         .iter()
@@ -95,7 +96,7 @@ pub fn prepare(
             let path = dir.join(copy_name(f.trace_id as usize, &f.trace_path));
             size.saturating_sub(std::fs::metadata(&path).map_or(0, |m| m.len()))
         })
-        .sum();
+        .fold(0u64, u64::saturating_add);
     let existing = dir.ancestors().find(|d| d.is_dir()).unwrap_or(dir);
     target::check_free_space(existing, missing)?;
     let mut done_before = 0u64;
@@ -118,9 +119,9 @@ pub fn prepare(
             force: false,
         };
         let prepared = target::prepare(&req, stop, &mut |done, _| {
-            on_fill(done_before + done, total)
+            on_fill(done_before.saturating_add(done), total)
         })?;
-        done_before += size;
+        done_before = done_before.saturating_add(size);
         let buffered = OpenOptions::new()
             .read(true)
             .write(true)
@@ -143,7 +144,7 @@ pub fn prepare(
 }
 
 fn round_up(v: u64, to: u64) -> u64 {
-    v.div_ceil(to) * to
+    v.div_ceil(to).saturating_mul(to)
 }
 
 /// 512 if O_DIRECT takes a 512-byte read at offset 512 from this file system, else 4096.

@@ -52,7 +52,9 @@ impl UringWorker<'_> {
             return Ok(acc);
         }
         let buffers = LaneBuffers::new(&self.lanes);
-        let entries = (n as u32).next_power_of_two().clamp(8, 32768);
+        let entries = (n as u32)
+            .next_power_of_two()
+            .clamp(8, super::MAX_URING_LANES as u32);
         let mut ring = IoUring::builder()
             .setup_single_issuer()
             .setup_coop_taskrun()
@@ -152,7 +154,7 @@ impl UringWorker<'_> {
                 let Some(&Reverse((due, _))) = timers.peek() else {
                     break;
                 };
-                sleep_until(&self.clock, due);
+                pace_until(&self.clock, due, self.stop);
             } else if in_flight > 0 {
                 // Wake a calibrated margin before the next timer and poll the ring until it is due:
                 // a timed wait overshoots as a sleep does.
@@ -285,6 +287,22 @@ impl UringWorker<'_> {
 /// because sleeps on a busy machine overshoot by tens of µs or more.
 pub(super) fn sleep_until(clock: &Clock, due_ns: u64) {
     oltplab_devmodel::wait_until(clock.t0_ns + due_ns);
+}
+
+/// [`sleep_until`] that ends early when `stop` is set, looking at it every 100 ms: a traced idle
+/// gap, or a crafted time years away, must not outlast Ctrl-C.
+pub(super) fn pace_until(clock: &Clock, due_ns: u64, stop: &AtomicBool) {
+    const SLICE_NS: u64 = 100_000_000;
+    loop {
+        let left = due_ns.saturating_sub(clock.now_ns());
+        if stop.load(Ordering::Relaxed) || left == 0 {
+            return;
+        }
+        if left <= SLICE_NS {
+            return sleep_until(clock, due_ns);
+        }
+        std::thread::sleep(Duration::from_nanos(SLICE_NS));
+    }
 }
 
 /// Turns a completion into an error, or `None` if the replay may go on (counting what it must).
