@@ -26,6 +26,49 @@ fn assert_no_tcp(port: u16) {
     assert!(refused, "the managed server listens on 127.0.0.1:{port}");
 }
 
+/// Another user of the machine cannot connect either: the engine's own client, run as `nobody`,
+/// is refused at the socket directory. (Needs root to run a second user; elsewhere it says so.)
+fn assert_second_user_refused(server: &ManagedServer) {
+    if !process::running_as_root() {
+        oltplab_core::testing::skip("not root: cannot run a client as a second user");
+        return;
+    }
+    let nobody = process::Account::lookup("nobody").expect("the nobody account exists");
+    let sock = server.socket_dir().to_str().unwrap().to_string();
+    let mut client = match server.kind() {
+        ServerKind::Postgres => {
+            let mut c = std::process::Command::new("psql");
+            c.arg(format!(
+                "host={sock} port={} user=oltplab dbname=oltplab connect_timeout=5",
+                server.port()
+            ))
+            .args(["-c", "select 1"]);
+            c
+        }
+        ServerKind::Mariadb => {
+            let mut c = std::process::Command::new("mariadb");
+            c.arg(format!("--socket={sock}/mysqld.sock"))
+                .args(["-u", "root", "-e", "select 1"]);
+            c
+        }
+    };
+    use std::os::unix::process::CommandExt;
+    let out = client
+        .uid(nobody.uid)
+        .gid(nobody.gid)
+        .env("HOME", "/")
+        .current_dir("/")
+        .output()
+        .expect("the engine's client is installed with the server");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "nobody connected: {err}");
+    // psql names the error; the MariaDB client gives its number (EACCES).
+    assert!(
+        err.contains("Permission denied") || err.contains("socket") && err.contains("(13)"),
+        "{err}"
+    );
+}
+
 fn installed(kind: ServerKind) -> bool {
     let found = match kind {
         ServerKind::Postgres => server::find_program(&["initdb"], None).is_some(),
@@ -61,6 +104,7 @@ fn postgres_starts_answers_and_stops() {
         "{url}"
     );
     assert_no_tcp(server.port());
+    assert_second_user_refused(&server);
     assert!(
         server.version().starts_with("PostgreSQL "),
         "{}",
@@ -141,6 +185,7 @@ fn mariadb_starts_answers_and_stops() {
     let server = ManagedServer::start(&cfg).unwrap();
     assert!(t0.elapsed() < Duration::from_secs(20), "{:?}", t0.elapsed());
     assert_no_tcp(server.port());
+    assert_second_user_refused(&server);
     assert!(
         server.version().starts_with("MariaDB "),
         "{}",

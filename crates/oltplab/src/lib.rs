@@ -25,7 +25,5 @@ pub mod tpcc;
 pub mod trace;
 pub mod workload;
 
-use std::sync::atomic::AtomicBool;
-
 /// Set by Ctrl-C; long-running work polls it, stops, and saves what it has.
-pub static STOP: AtomicBool = AtomicBool::new(false);
+pub use oltplab_core::interrupt::STOP;

@@ -2,24 +2,17 @@
 //! exit code (0 ok, 1 the measured thing failed, 2 bad usage, 130 interrupted).
 
 use std::process::ExitCode;
-use std::sync::atomic::Ordering;
 
 use clap::Parser;
-use oltplab::{cli, device, devices, emulate, output, report, study, trace, workload, STOP};
+use oltplab::{cli, device, devices, emulate, output, report, study, trace, workload};
 use oltplab_core::Error;
 
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
     output::set_quiet(cli.quiet);
     // The first Ctrl-C asks the work to stop and save what it has; a second one (a hung device, an
-    // impatient user) quits at once.
-    let _ = ctrlc::set_handler(|| {
-        if STOP.swap(true, Ordering::SeqCst) {
-            eprintln!("oltplab: quitting without saving");
-            std::process::exit(130);
-        }
-        eprintln!("oltplab: stopping; press Ctrl-C again to quit at once");
-    });
+    // impatient user) quits at once, stopping the servers oltplab started.
+    oltplab_core::interrupt::install_handler();
     let result = match cli.command {
         cli::Command::Device(args) => device::run(args),
         cli::Command::Devices(args) => devices::run(args),

@@ -245,3 +245,71 @@ fn reports_render_every_chart_with_data_in_chromium() {
     check_report(&chrome, &dir, &dir.join("in-memory.html"), "in-memory", 4);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A crafted result file: markup in every string that could reach the page (device names,
+/// explanations, the host name, warnings) — the report shows it as text and runs none of it.
+#[test]
+fn a_hostile_result_renders_as_text_and_runs_no_script() {
+    let Some(chrome) = chromium() else {
+        oltplab_core::testing::skip(
+            "the browser test needs Debian's chromium (apt-get install chromium); scripts/test.sh installs it",
+        );
+        return;
+    };
+    const PAYLOAD: &str =
+        "<script>document.documentElement.setAttribute('data-pwned','1')</script>\
+        <img src=x onerror=\"document.documentElement.setAttribute('data-pwned','2')\">\
+        <svg onload=\"document.documentElement.setAttribute('data-pwned','3')\"></svg>";
+    fn poison(v: &mut serde_json::Value) {
+        match v {
+            serde_json::Value::String(s) => s.push_str(PAYLOAD),
+            serde_json::Value::Array(items) => items.iter_mut().for_each(poison),
+            serde_json::Value::Object(map) => {
+                for (k, x) in map.iter_mut() {
+                    if !matches!(k.as_str(), "schema" | "kind" | "limit" | "scenario") {
+                        poison(x);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    let dir = scratch("hostile");
+    let mut doc = study_result();
+    poison(&mut doc);
+    doc["warnings"] = json!([{"kind": "interrupted", "message": PAYLOAD}]);
+    std::fs::write(dir.join("hostile.json"), doc.to_string()).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_oltplab"))
+        .current_dir(&dir)
+        .args(["report", "hostile.json", "-o", "hostile.html"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let html = std::fs::read_to_string(dir.join("hostile.html")).unwrap();
+    assert!(
+        html.contains("&lt;script&gt;"),
+        "the payload is shown as text"
+    );
+    for raw in ["<script", "<img", "<svg onload"] {
+        assert!(!html.contains(raw), "raw {raw} in the report");
+    }
+    let out = browser(
+        &chrome,
+        &dir.join("profile-hostile"),
+        &["--dump-dom", "--virtual-time-budget=2000"],
+        &dir.join("hostile.html"),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let dom = String::from_utf8_lossy(&out.stdout);
+    assert!(dom.contains("<html"), "chromium rendered the page");
+    assert!(!dom.contains("data-pwned=\""), "a script of the file ran");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -119,6 +119,8 @@ pub(super) fn launch(
         command: cmd,
         // Normal shutdown if oltplab dies without stopping the server.
         death_signal: libc::SIGTERM,
+        // InnoDB recovers from its redo log; a normal shutdown may flush for minutes.
+        quit_signal: libc::SIGKILL,
     })
 }
 

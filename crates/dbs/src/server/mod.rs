@@ -26,8 +26,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use oltplab_core::safety;
-use oltplab_core::{Error, Result};
+use oltplab_core::{interrupt, safety, Error, Result};
 
 pub use binaries::{find as find_program, MariadbBinaries, PostgresBinaries};
 pub use connect::{connect_check, redact_url, with_password_from_env, ServerInfo};
@@ -274,12 +273,16 @@ pub struct ManagedServer {
     settings: BTreeMap<String, String>,
     log: PathBuf,
     cluster: PathBuf,
+    /// The socket directory, registered for a quick quit (see [`interrupt`]).
+    _socket_guard: interrupt::Guard,
 }
 
 /// What a server-specific module tells the common start-up code.
 struct Launch {
     command: std::process::Command,
     death_signal: i32,
+    /// Stops the server at once on a quick quit (see [`process::SpawnOptions::quit_signal`]).
+    quit_signal: i32,
 }
 
 impl ManagedServer {
@@ -301,7 +304,15 @@ impl ManagedServer {
             _ => {}
         }
         let socket_dir = process::private_socket_dir(cfg.kind.name(), account.as_ref())?;
-        let result = Self::launch(cfg, &bins, &layout, account, socket_dir.clone());
+        let socket_guard = interrupt::guard_path(&socket_dir);
+        let result = Self::launch(
+            cfg,
+            &bins,
+            &layout,
+            account,
+            socket_dir.clone(),
+            socket_guard,
+        );
         if result.is_err() {
             let _ = fs::remove_dir_all(&socket_dir);
         }
@@ -314,114 +325,99 @@ impl ManagedServer {
         layout: &Layout,
         account: Option<Account>,
         socket_dir: PathBuf,
+        socket_guard: interrupt::Guard,
     ) -> Result<ManagedServer> {
-        // The port is found free and then bound by the server; another program may take it in
-        // between, so a server that fails with "address in use" is started again on a new port.
-        let mut attempts = 0;
-        loop {
-            attempts += 1;
-            let port = process::free_loopback_port()?;
-            let launch = match bins {
-                Bins::Postgres(b) => postgres::launch(b, cfg, layout, &socket_dir, port)?,
-                Bins::Mariadb(b) => mariadb::launch(b, cfg, layout, &socket_dir, port)?,
-            };
-            let mut command = launch.command;
-            let log = fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(&layout.log)
-                .map_err(|e| safety::io_usage(&layout.log, "open the server log", &e))?;
-            let log2 = log
-                .try_clone()
-                .map_err(|e| safety::io_usage(&layout.log, "open the server log", &e))?;
-            command
-                .stdin(std::process::Stdio::null())
-                .stdout(log)
-                .stderr(log2);
-            for (k, v) in &cfg.extra_env {
-                command.env(k, v);
-            }
-            let program = format!("{:?}", command.get_program());
-            let proc = process::ServerProcess::spawn(
-                command,
-                &process::SpawnOptions {
-                    account: account.clone(),
-                    death_signal: launch.death_signal,
-                },
-            )
-            .map_err(|e| {
-                Error::usage(format!(
-                    "cannot start {} ({program}): {e}: check the installation",
-                    cfg.kind.product()
-                ))
-            })?;
-            let mut server = ManagedServer {
-                kind: cfg.kind,
-                process: Some(proc),
-                socket_dir: socket_dir.clone(),
-                port,
-                version: String::new(),
-                settings: BTreeMap::new(),
-                log: layout.log.clone(),
-                cluster: layout.cluster.clone(),
-            };
-            match server.wait_ready(cfg.start_timeout) {
-                Ok(()) => {}
-                Err(WaitError::PortTaken) if attempts < 4 => {
-                    server.halt();
-                    continue;
-                }
-                Err(WaitError::PortTaken) => {
-                    server.halt();
-                    return Err(Error::failed(format!(
-                        "{} could not bind a free loopback port after {attempts} attempts: another program keeps taking them; see {}",
-                        cfg.kind.product(),
-                        layout.log.display()
-                    )));
-                }
-                Err(WaitError::Fatal(e)) => {
-                    server.halt();
-                    return Err(e);
-                }
-            }
-            let (version, mut settings) = match cfg.kind {
-                ServerKind::Postgres => postgres::after_start(&server, cfg)?,
-                ServerKind::Mariadb => mariadb::after_start(&server, cfg)?,
-            };
-            settings.insert("data_dir".into(), layout.cluster.display().to_string());
-            settings.insert("server_log".into(), layout.log.display().to_string());
-            server.version = version;
-            server.settings = settings;
-            return Ok(server);
+        // Neither server listens on TCP; the port only names PostgreSQL's socket file, and a free
+        // one keeps the "no TCP" tests meaningful.
+        let port = process::free_loopback_port()?;
+        let launch = match bins {
+            Bins::Postgres(b) => postgres::launch(b, cfg, layout, &socket_dir, port)?,
+            Bins::Mariadb(b) => mariadb::launch(b, cfg, layout, &socket_dir, port)?,
+        };
+        let mut command = launch.command;
+        let log = fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&layout.log)
+            .map_err(|e| safety::io_usage(&layout.log, "open the server log", &e))?;
+        let log2 = log
+            .try_clone()
+            .map_err(|e| safety::io_usage(&layout.log, "open the server log", &e))?;
+        command
+            .stdin(std::process::Stdio::null())
+            .stdout(log)
+            .stderr(log2);
+        for (k, v) in &cfg.extra_env {
+            command.env(k, v);
         }
+        let program = format!("{:?}", command.get_program());
+        let proc = process::ServerProcess::spawn(
+            command,
+            &process::SpawnOptions {
+                account,
+                death_signal: launch.death_signal,
+                quit_signal: launch.quit_signal,
+            },
+        )
+        .map_err(|e| {
+            Error::usage(format!(
+                "cannot start {} ({program}): {e}: check the installation",
+                cfg.kind.product()
+            ))
+        })?;
+        let mut server = ManagedServer {
+            kind: cfg.kind,
+            process: Some(proc),
+            socket_dir,
+            port,
+            version: String::new(),
+            settings: BTreeMap::new(),
+            log: layout.log.clone(),
+            cluster: layout.cluster.clone(),
+            _socket_guard: socket_guard,
+        };
+        if let Err(e) = server.wait_ready(cfg.start_timeout) {
+            server.halt();
+            return Err(e);
+        }
+        let (version, mut settings) = match cfg.kind {
+            ServerKind::Postgres => postgres::after_start(&server, cfg)?,
+            ServerKind::Mariadb => mariadb::after_start(&server, cfg)?,
+        };
+        settings.insert("data_dir".into(), layout.cluster.display().to_string());
+        settings.insert("server_log".into(), layout.log.display().to_string());
+        server.version = version;
+        server.settings = settings;
+        Ok(server)
     }
 
-    fn wait_ready(&mut self, timeout: Duration) -> std::result::Result<(), WaitError> {
+    /// Waits until the server accepts connections; stops waiting on Ctrl-C.
+    fn wait_ready(&mut self, timeout: Duration) -> Result<()> {
         let started = Instant::now();
         loop {
             if let Some(status) = self.process.as_mut().and_then(|p| p.exited()) {
                 let tail = process::log_tail(&self.log, 12);
-                if tail.contains("Address already in use") || tail.contains("could not bind") {
-                    return Err(WaitError::PortTaken);
-                }
-                return Err(WaitError::Fatal(Error::failed(format!(
+                return Err(Error::failed(format!(
                     "{} stopped while starting ({status}); the end of its log {}:\n{tail}",
                     self.kind.product(),
                     self.log.display()
-                ))));
+                )));
             }
             let last_error = match self.ping() {
                 Ok(()) => return Ok(()),
                 Err(e) => e,
             };
+            if interrupt::requested() {
+                return Err(Error::Interrupted);
+            }
             if started.elapsed() >= timeout {
                 let tail = process::log_tail(&self.log, 12);
-                return Err(WaitError::Fatal(Error::failed(format!(
+                return Err(Error::failed(format!(
                     "{} did not accept connections within {} s (last attempt: {last_error}); the end of its log {}:\n{tail}",
                     self.kind.product(),
                     timeout.as_secs(),
                     self.log.display()
-                ))));
+                )));
             }
             std::thread::sleep(Duration::from_millis(100));
         }
@@ -573,11 +569,6 @@ impl Drop for ManagedServer {
     }
 }
 
-enum WaitError {
-    PortTaken,
-    Fatal(Error),
-}
-
 enum Bins {
     Postgres(PostgresBinaries),
     Mariadb(MariadbBinaries),
@@ -715,16 +706,33 @@ fn run_setup(
         .try_clone()
         .map_err(|e| safety::io_usage(log_path, "write the server log", &e))?;
     process::prepare(&mut cmd, account);
+    process::die_with_parent(&mut cmd, libc::SIGKILL);
     cmd.stdin(std::process::Stdio::null())
         .stdout(log)
         .stderr(log2)
         .current_dir("/");
-    let status = cmd.status().map_err(|e| {
+    let mut child = cmd.spawn().map_err(|e| {
         Error::usage(format!(
             "cannot run {what} ({:?}): {e}: check the installation",
             cmd.get_program()
         ))
     })?;
+    let _quit = interrupt::guard_process(child.id(), libc::SIGKILL);
+    // Polled rather than waited for, so that Ctrl-C stops a slow initdb too (it removes what it
+    // made when asked to stop; the next load replaces the rest).
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if interrupt::requested() => {
+                // SAFETY: the child has not been reaped, so its pid is still its own.
+                unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
+                let _ = child.wait();
+                return Err(Error::Interrupted);
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+            Err(e) => return Err(Error::failed(format!("cannot wait for {what}: {e}"))),
+        }
+    };
     if !status.success() {
         return Err(Error::failed(format!(
             "{what} failed ({status}); the end of its log {}:\n{}",

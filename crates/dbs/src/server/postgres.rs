@@ -117,6 +117,8 @@ pub(super) fn launch(
         command: cmd,
         // Fast shutdown if oltplab dies without stopping the server.
         death_signal: libc::SIGINT,
+        // Immediate shutdown: no checkpoint, but shared memory and the socket are removed.
+        quit_signal: libc::SIGQUIT,
     })
 }
 

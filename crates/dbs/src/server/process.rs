@@ -13,7 +13,7 @@ use std::sync::mpsc;
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
-use oltplab_core::{Error, Result};
+use oltplab_core::{interrupt, Error, Result};
 
 /// The unprivileged account a server runs as when oltplab runs as root (PostgreSQL refuses to run
 /// as root; mariadbd wants `--user`).
@@ -137,6 +137,8 @@ pub struct SpawnOptions {
     pub account: Option<Account>,
     /// Sent to the server by the kernel if oltplab dies without stopping it (a clean shutdown request).
     pub death_signal: i32,
+    /// Sent when the user quits at once (a second Ctrl-C): stop now, leave nothing behind.
+    pub quit_signal: i32,
 }
 
 /// A server process tied to oltplab's life.
@@ -149,24 +151,18 @@ pub struct ServerProcess {
     child: Child,
     anchor_quit: Option<mpsc::Sender<()>>,
     anchor: Option<JoinHandle<()>>,
+    /// Registered for a quick quit until the server is stopped (dropped after `Drop::drop`).
+    _quit: interrupt::Guard,
 }
 
 impl ServerProcess {
     pub fn spawn(mut cmd: Command, opts: &SpawnOptions) -> io::Result<ServerProcess> {
         prepare(&mut cmd, opts.account.as_ref());
-        let parent = std::process::id() as libc::pid_t;
-        let signal = opts.death_signal;
-        // SAFETY: the closure runs in the forked child before exec and only makes async-signal-safe
-        // system calls (prctl, getppid, getrlimit/setrlimit); it allocates nothing.
+        die_with_parent(&mut cmd, opts.death_signal);
+        // SAFETY: runs in the forked child before exec; getrlimit/setrlimit are async-signal-safe
+        // and nothing is allocated.
         unsafe {
-            cmd.pre_exec(move || {
-                if libc::prctl(libc::PR_SET_PDEATHSIG, signal as libc::c_ulong, 0, 0, 0) != 0 {
-                    return Err(io::Error::last_os_error());
-                }
-                // oltplab died between fork and prctl: the signal will never come, so give up.
-                if libc::getppid() != parent {
-                    return Err(io::Error::from_raw_os_error(libc::ESRCH));
-                }
+            cmd.pre_exec(|| {
                 raise_nofile_limit();
                 Ok(())
             });
@@ -187,10 +183,12 @@ impl ServerProcess {
         let child = result_rx
             .recv()
             .map_err(|_| io::Error::other("the server's anchor thread ended early"))??;
+        let quit = interrupt::guard_process(child.id(), opts.quit_signal);
         Ok(ServerProcess {
             child,
             anchor_quit: Some(quit_tx),
             anchor: Some(anchor),
+            _quit: quit,
         })
     }
 
@@ -243,6 +241,27 @@ pub fn prepare(cmd: &mut Command, account: Option<&Account>) {
     if let Some(a) = account {
         cmd.uid(a.uid).gid(a.gid);
         cmd.env("USER", &a.name).env("LOGNAME", &a.name);
+    }
+}
+
+/// Tells the kernel to send `signal` to the child when the thread that starts it ends (oltplab
+/// killed, or quitting at once), for short-lived helpers such as initdb that run in the calling
+/// thread.
+pub fn die_with_parent(cmd: &mut Command, signal: i32) {
+    let parent = std::process::id() as libc::pid_t;
+    // SAFETY: the closure runs in the forked child before exec and makes only async-signal-safe
+    // system calls.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, signal as libc::c_ulong, 0, 0, 0) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            // oltplab died between fork and prctl: the signal will never come, so give up.
+            if libc::getppid() != parent {
+                return Err(io::Error::from_raw_os_error(libc::ESRCH));
+            }
+            Ok(())
+        });
     }
 }
 
@@ -432,6 +451,7 @@ mod tests {
             &SpawnOptions {
                 account: None,
                 death_signal: libc::SIGTERM,
+                quit_signal: libc::SIGKILL,
             },
         )
         .unwrap();

@@ -4,9 +4,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use oltplab_core::safety;
 use oltplab_core::units::{format_count, format_ns};
 use oltplab_core::Result;
+use oltplab_core::{interrupt, safety};
 use oltplab_devmodel::sim::ClosedLoop;
 use oltplab_devmodel::{now_ns, Emulator, Fidelity, Spec, OFF_TARGET_PCT};
 use oltplab_io::job::Mix;
@@ -243,6 +243,8 @@ fn combine<'a>(points: impl Iterator<Item = &'a Fidelity>) -> Fidelity {
 /// (also when the run fails or is interrupted).
 pub struct RamDir {
     path: PathBuf,
+    /// Registered for a quick quit (a second Ctrl-C).
+    _quit: interrupt::Guard,
 }
 
 impl RamDir {
@@ -251,7 +253,8 @@ impl RamDir {
         let path = Path::new(SHM_DIR).join(format!("{RAM_DIR_PREFIX}{}", std::process::id()));
         // A directory left by a crashed run with the same pid is ours to reuse (it is marked).
         safety::ensure_own_dir(&path, false)?;
-        Ok(RamDir { path })
+        let quit = interrupt::guard_path(&path);
+        Ok(RamDir { path, _quit: quit })
     }
 
     pub fn path(&self) -> &Path {

@@ -2,11 +2,12 @@
 //! shared memory, the shim, the trace parts, and their cleanup.
 //!
 //! ```text
-//! /dev/shm/oltplab-emu-<pid>-<n>/     mode 0755, removed at the end (or by the next emulate if
-//!   device.state                      oltplab was killed): the model's shared state (0666)
-//!   files.table                       the shim's shared file table (0666)
+//! /dev/shm/oltplab-emu-<pid>-<n>/     mode 0755, removed at the end (also on a quick quit, or by
+//!                                     the next emulate if oltplab was killed)
+//!   device.state                      the model's shared state (0600, its user's)
+//!   files.table                       the shim's shared file table (0600)
 //!   liboltplab_shim.so                a copy, readable by a server's own account
-//!   parts/                            per-process trace parts (0777), merged into --trace
+//!   parts/                            per-process trace parts (0700), merged into --trace
 //! ```
 //!
 //! `oltplab run --engine postgres --emulate SPEC` uses it like `oltplab emulate` does: start a
@@ -19,7 +20,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use oltplab_core::units::{format_bytes, format_count, format_ns};
-use oltplab_core::{safety, Error, Result};
+use oltplab_core::{interrupt, safety, Error, Result};
 use oltplab_dbs::server::process::Account;
 use oltplab_devmodel::{Emulator, Fidelity, Spec, OFF_TARGET_PCT};
 use oltplab_metrics::{Warning, WarningKind};
@@ -85,6 +86,8 @@ pub struct EmulationSession {
     shim: PathBuf,
     files: PathBuf,
     parts: Option<PathBuf>,
+    /// The session directory, registered for a quick quit (a second Ctrl-C).
+    _quit: interrupt::Guard,
 }
 
 /// What an emulation did, for the terminal and for results (`summary.emulation`).
@@ -110,6 +113,7 @@ impl EmulationSession {
             .map_err(|e| safety::io_usage(&config.dir, "resolve", &e))?;
         let shim_src = shim::find()?;
         let session_dir = new_session_dir()?;
+        let quit = interrupt::guard_path(&session_dir);
         // From here on, Drop cleans up whatever was made.
         let build = || -> Result<(Emulator, PathBuf, PathBuf, Option<PathBuf>)> {
             let fail = |what: &Path, e: std::io::Error| safety::io_usage(what, "create", &e);
@@ -163,6 +167,7 @@ impl EmulationSession {
             shim,
             files,
             parts,
+            _quit: quit,
         };
         if config.backing == Backing::Ram {
             session.warm_page_cache()?;
