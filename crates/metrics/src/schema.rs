@@ -129,6 +129,14 @@ pub enum WarningKind {
     /// A managed server did not shut down in time after the run and was killed (the run's figures
     /// stand; its next start runs crash recovery).
     ServerShutdownSlow,
+    /// TPC-C: more than 1 % of the districts Deliveries visited had no undelivered order (spec
+    /// 5.4.5): the NEW-ORDER backlog ran out, and Delivery did less work than the spec's.
+    DeliverySkipped,
+    /// TPC-C, paced: a 90th-percentile response time exceeded clause 5.2.5.3's limit.
+    ResponseTimeLimit,
+    /// TPC-C: the measured window was not a steady state (throughput trending, or no checkpoint
+    /// or write-back in it): its figures describe a transient.
+    NotSteady,
 }
 
 /// `summary` of a `device` result. For a single job the figures are that job's; with a queue-depth

@@ -548,6 +548,9 @@ fn finish_tpcc(summary: &mut Value, parts: &[&Value], homes: Option<&[(u64, u64)
     }
     let tpmc = new_orders * 60.0 / window_s;
     summary["tpmc"] = json!(tpmc);
+    if summary.get("nopm").is_some() {
+        summary["nopm"] = json!(tpmc);
+    }
     if let Some(tpm_total) = summary.get_mut("tpm_total") {
         *tpm_total = json!(counts.iter().map(|c| c.1).sum::<f64>() * 60.0 / window_s);
     }

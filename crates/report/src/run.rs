@@ -136,7 +136,13 @@ fn summary_table(doc: &Doc) -> Table {
         ("errors", "errors", "/summary/errors", Unit::Count),
         ("retries", "retries", "/summary/retries", Unit::Count),
     ];
+    // An unpaced TPC-C run's New-Orders per minute is not a tpmC (HammerDB calls it NOPM).
+    let unpaced = doc.v.pointer("/summary/paced") == Some(&Value::Bool(false));
     for (key, label, ptr, unit) in rows.into_iter().chain(orders_rows) {
+        let label = match key {
+            "tpmc" if unpaced => "NOPM (New-Orders per minute, unpaced: not a tpmC)",
+            _ => label,
+        };
         if doc.v.pointer(ptr).is_some() {
             t.push_kv(key, label, doc.num(ptr), unit);
         }

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 
 use oltplab_dbs::server::{self, ManagedServer, ServerConfig, ServerKind};
-use oltplab_workloads::sql::{Batch, TxMode};
+use oltplab_workloads::sql::{Batch, Isolation, TxMode};
 use oltplab_workloads::tpcc::check::run_checks;
 use oltplab_workloads::tpcc::connect::MyConnector;
 use oltplab_workloads::tpcc::load::{load, LoadOptions};
@@ -40,7 +40,10 @@ fn a_server_without_local_infile_is_loaded_by_insert() {
     let Some((server, dir)) = start("noinfile", 256 << 20, &[("local_infile", "0")]) else {
         return;
     };
-    let connector = MyConnector { url: server.url() };
+    let connector = MyConnector {
+        url: server.url(),
+        isolation: Isolation::RepeatableRead,
+    };
 
     let opts = LoadOptions {
         warehouses: 1,
@@ -76,7 +79,10 @@ fn both_load_paths_keep_text_exactly() {
     let Some((server, dir)) = start("loadtext", 64 << 20, &[]) else {
         return;
     };
-    let connector = MyConnector { url: server.url() };
+    let connector = MyConnector {
+        url: server.url(),
+        isolation: Isolation::RepeatableRead,
+    };
     let texts = [
         "déjà vu — 東京 😀",
         "tab\there",

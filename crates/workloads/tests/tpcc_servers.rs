@@ -5,6 +5,7 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use oltplab_dbs::server::{ManagedServer, ServerConfig, ServerKind};
+use oltplab_workloads::sql::{Isolation, TxMode};
 use oltplab_workloads::tpcc::check::run_checks;
 use oltplab_workloads::tpcc::connect::{MyConnector, PgConnector};
 use oltplab_workloads::tpcc::driver::{drive, DriverConfig};
@@ -21,8 +22,14 @@ fn scenario(kind: ServerKind) {
     let server =
         ManagedServer::start(&cfg).unwrap_or_else(|e| panic!("starting {}: {e}", kind.product()));
     let connector: Box<dyn Connector> = match kind {
-        ServerKind::Postgres => Box::new(PgConnector { url: server.url() }),
-        ServerKind::Mariadb => Box::new(MyConnector { url: server.url() }),
+        ServerKind::Postgres => Box::new(PgConnector {
+            url: server.url(),
+            isolation: Isolation::ReadCommitted,
+        }),
+        ServerKind::Mariadb => Box::new(MyConnector {
+            url: server.url(),
+            isolation: Isolation::RepeatableRead,
+        }),
     };
     let stop = AtomicBool::new(false);
     let opts = LoadOptions {
@@ -47,6 +54,7 @@ fn scenario(kind: ServerKind) {
         terminals: 4,
         duration: Duration::from_secs(5),
         warmup: Duration::from_millis(500),
+        warmup_auto: false,
         keying_think: false,
         seed: 9,
         max_retries: 10,
@@ -78,8 +86,65 @@ fn scenario(kind: ServerKind) {
         assert!(c.holds(), "{c:?}");
     }
     drop(conn);
+    assert_isolation_seen_by_the_server(kind, &server.url());
     server.stop().unwrap();
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Each `--isolation` level is the one the server reports inside the driver's transactions; a
+/// read-only transaction (Order-Status, Stock-Level) sees one snapshot at every level.
+fn assert_isolation_seen_by_the_server(kind: ServerKind, url: &str) {
+    for level in Isolation::ALL {
+        let connector: Box<dyn Connector> = match kind {
+            ServerKind::Postgres => Box::new(PgConnector {
+                url: url.to_string(),
+                isolation: level,
+            }),
+            ServerKind::Mariadb => Box::new(MyConnector {
+                url: url.to_string(),
+                isolation: level,
+            }),
+        };
+        let mut conn = connector.connect(Purpose::Run).unwrap();
+        let mut seen = |mode: TxMode| -> String {
+            conn.begin(mode).unwrap();
+            let text = match kind {
+                ServerKind::Postgres => {
+                    let level = conn.query("SHOW transaction_isolation").unwrap();
+                    let ro = conn.query("SHOW transaction_read_only").unwrap();
+                    format!("{} {}", level.get(0, 0).str(), ro.get(0, 0).str())
+                }
+                ServerKind::Mariadb => {
+                    // InnoDB reports a transaction once it touched a table, in a table it
+                    // refreshes at most every 0.1 s.
+                    conn.query("SELECT count(*) FROM warehouse").unwrap();
+                    conn.query("SELECT SLEEP(0.2)").unwrap();
+                    let rows = conn
+                        .query("SELECT trx_isolation_level FROM information_schema.INNODB_TRX WHERE trx_mysql_thread_id = CONNECTION_ID()")
+                        .unwrap();
+                    rows.get(0, 0).str().to_lowercase()
+                }
+            };
+            conn.rollback().unwrap();
+            text
+        };
+        let (write, read) = (seen(TxMode::Write), seen(TxMode::Read));
+        let sql = level.sql().to_lowercase();
+        let snapshot = match level {
+            Isolation::ReadCommitted => "repeatable read",
+            _ => sql.as_str(),
+        };
+        match kind {
+            ServerKind::Postgres => {
+                assert_eq!(write, format!("{sql} off"), "{level:?}");
+                assert_eq!(read, format!("{snapshot} on"), "{level:?}");
+            }
+            ServerKind::Mariadb => {
+                assert_eq!(write, sql, "{level:?}");
+                assert_eq!(read, snapshot, "{level:?}");
+            }
+        }
+    }
 }
 
 #[test]

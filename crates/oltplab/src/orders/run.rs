@@ -63,7 +63,7 @@ pub fn run_with(cfg: &OrdersRunConfig, stop: &AtomicBool) -> Result<RunOutcome> 
         seed: cfg.seed,
         force: cfg.force,
     })?;
-    let db = open_captured(&cfg.db, Open::Existing, max_connections, capture.as_ref())?;
+    let mut db = open_captured(&cfg.db, Open::Existing, max_connections, capture.as_ref())?;
     let probe = OrdersTarget::of(&cfg.db, &db, Tables::Disk);
     let meta = probe.read_meta()?.ok_or_else(|| not_loaded(&cfg.db))?;
     if let Some(t) = cfg.tables {
@@ -161,6 +161,8 @@ pub fn run_with(cfg: &OrdersRunConfig, stop: &AtomicBool) -> Result<RunOutcome> 
         };
         let outcome = match outcome {
             Err(Error::Interrupted) => break,
+            // A managed server that died ends the sweep; what was measured before is kept.
+            Err(_) if db.server_died().is_some() => break,
             other => other?,
         };
         if !cfg.quiet && !pending.is_empty() {
@@ -185,26 +187,29 @@ pub fn run_with(cfg: &OrdersRunConfig, stop: &AtomicBool) -> Result<RunOutcome> 
             break;
         }
     }
-    if outcomes.is_empty() {
+    // The server's work is done; stopping it ends its trace parts and the emulation session.
+    let (server_warnings, died) = db.stop_server();
+    doc.warnings.extend(server_warnings);
+    if outcomes.is_empty() && died.is_none() {
         return Err(Error::Interrupted);
     }
-    // The server's work is done; stopping it ends its trace parts and the emulation session.
-    if let Some(server) = db.server {
-        server.stop()?;
-    }
-    if let Some(c) = capture {
-        finish_capture(
-            &mut doc,
-            c,
-            outcomes.last().expect("at least one point"),
-            cfg,
-        )?;
-        if let Some(dir) = &out_dir {
-            output::save(&doc, dir, cfg.json.as_deref())?;
+    if let (Some(c), Some(last)) = (capture, outcomes.last()) {
+        // After a server's death its trace may be incomplete: the death is the error to report.
+        match finish_capture(&mut doc, c, last, cfg) {
+            Err(e) if died.is_none() => return Err(e),
+            _ => {}
         }
     }
-    if !cfg.quiet {
+    if let Some(dir) = &out_dir {
+        output::save(&doc, dir, cfg.json.as_deref())?;
+    }
+    if cfg.quiet {
+        output::print_warnings(&doc.warnings);
+    } else {
         print_summary(&doc, out_dir.as_deref());
+    }
+    if let Some(e) = died {
+        return Err(e);
     }
     Ok(RunOutcome { doc, out_dir })
 }

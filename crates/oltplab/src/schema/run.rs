@@ -99,13 +99,28 @@ impl TpccCpu {
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(default)]
 pub struct TpccSummary {
-    /// New-Orders per minute of the measured window.
+    /// New-Orders per minute of the measured window — the spec's tpmC only when `paced`.
     pub tpmc: f64,
+    /// The same figure under the name HammerDB gives an unpaced run: New-Orders per minute.
+    pub nopm: f64,
     /// Transactions of all types per minute.
     pub tpm_total: f64,
-    /// tpmC as a percentage of the spec's ceiling, 12.86 tpmC per warehouse.
-    pub efficiency: f64,
+    /// Keying and think times were on (spec 5.2.5.7): `tpmc` is a tpmC, `efficiency` and the
+    /// response-time limits apply.
+    pub paced: bool,
+    /// Paced runs: tpmC as a percentage of the spec's ceiling, 12.86 tpmC per warehouse. Absent
+    /// when unpaced (it would read 10,000 % and mean nothing).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub efficiency: Option<f64>,
     pub tx: BTreeMap<String, TxSummary>,
+    /// Delivery's deferred executions (`tx.delivery` holds the terminals' queued requests).
+    pub delivery_deferred: DeferredDeliverySummary,
+    /// Paced runs: each type's 90th-percentile response time against clause 5.2.5.3's limit.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub response_time_limits: Vec<ResponseTimeLimit>,
+    /// Whether the measured window was in a steady state.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady_state: Option<SteadyState>,
     pub io: IoSummary,
     pub cpu: TpccCpu,
     pub measured_s: f64,
@@ -129,6 +144,52 @@ pub struct TpccSummary {
     /// Servers: where their sessions waited in the measured window, as the server tells it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_waits: Option<ServerWaits>,
+}
+
+/// `summary.delivery_deferred`: the executions of the Delivery requests queued in the window
+/// (spec 2.7.2), drained after it.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct DeferredDeliverySummary {
+    /// Worker threads, each with its own connection.
+    pub workers: u32,
+    pub queued: u64,
+    pub executed: u64,
+    pub errors: u64,
+    pub retries: u64,
+    /// Districts with no undelivered order, over all executions (ten districts each).
+    pub skipped_districts: u64,
+    /// `skipped_districts` / (10 × `executed`): at most 1 % (spec 5.4.5); more means the
+    /// NEW-ORDER backlog ran out and Deliveries became cheap.
+    pub skipped_share: f64,
+    /// From queueing to commit (spec 2.7.2.2: 90 % within 80 s).
+    pub lat_ns: LatencyNs,
+}
+
+/// `summary.response_time_limits[]`: clause 5.2.5.3's limit on a type's 90th percentile.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct ResponseTimeLimit {
+    /// A transaction type, or `delivery_deferred` (the executions, limit 80 s).
+    pub tx: String,
+    pub lat_ns_p90: u64,
+    pub limit_ns: u64,
+    pub met: bool,
+}
+
+/// `summary.steady_state`: was the window a steady state, or a transient?
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct SteadyState {
+    /// New-Orders per minute's change across the window (least-squares slope × window, relative
+    /// to the mean); within ±`TREND_STEADY_MAX` counts as steady.
+    pub throughput_trend: f64,
+    /// Checkpoints (PostgreSQL) that completed in the window; None where the engine does not say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checkpoints: Option<u64>,
+    /// Pages the engine wrote back from its buffer pool in the window (PostgreSQL buffers written
+    /// by checkpoints and the background writer; InnoDB pages flushed); None where unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pages_written_back: Option<u64>,
+    pub steady: bool,
 }
 
 /// One second of the measured window.

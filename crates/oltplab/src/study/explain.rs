@@ -42,7 +42,7 @@ impl Breakdown {
         }
         .max(1e-9);
         // Paced runs that got most of what the terminals asked for were held by the offered load.
-        let paced_efficiency = scale.keying_think.then(|| run.efficiency / 100.0);
+        let paced_efficiency = run.efficiency.map(|e| e / 100.0);
         let cpu = &run.cpu;
         let cpu_s = cpu.db_user_s + cpu.db_sys_s + cpu.driver_user_s + cpu.driver_sys_s;
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;

@@ -4,6 +4,7 @@
 
 mod run;
 mod scaleout;
+pub mod steady;
 pub mod waits;
 
 use std::path::PathBuf;
@@ -13,12 +14,13 @@ use std::time::Duration;
 use clap::Args;
 use oltplab_core::units::format_count;
 use oltplab_core::{Error, Result};
+use oltplab_workloads::sql::Isolation;
 use oltplab_workloads::tpcc::check::{run_checks, Condition};
 use oltplab_workloads::tpcc::load::{LoadOptions, LoadReport};
 use oltplab_workloads::tpcc::{db_failed, Purpose};
 use serde::Serialize;
 
-use crate::workload::target::{self, DbSpec, Open};
+use crate::workload::target::{self, DbSpec, Engine, Open};
 // The in-process API `oltplab study` builds on.
 pub use run::{run_with, RunOutcome};
 use scaleout::WarehouseRange;
@@ -73,9 +75,10 @@ pub struct TpccRunArgs {
     #[arg(long, value_name = "DURATION", default_value = RUN_DURATION, value_parser = duration_arg)]
     pub duration: Duration,
 
-    /// Warm-up before the measured time, excluded from every figure
-    #[arg(long, value_name = "DURATION", default_value = RUN_WARMUP, value_parser = duration_arg)]
-    pub warmup: Duration,
+    /// Warm-up before the measured time, excluded from every figure; `auto` warms up until the
+    /// New-Order rate is steady (two 10 s windows agree), at most 20 min
+    #[arg(long, value_name = "DURATION|auto", default_value = RUN_WARMUP, value_parser = warmup_arg)]
+    pub warmup: Warmup,
 
     /// Spec keying and think times, 10 terminals per warehouse with fixed home district
     /// (at most 12.86 tpmC per warehouse)
@@ -91,6 +94,31 @@ pub struct TpccRunArgs {
     /// drivers started apart measure the same window
     #[arg(long, value_name = "TIME")]
     pub start_at: Option<String>,
+
+    /// The servers' isolation level for write transactions (read-only ones always see one
+    /// snapshot) [default: PostgreSQL read-committed, MariaDB repeatable-read: TPC-C's level 3
+    /// through locking reads]; repeatable-read/serializable on PostgreSQL add serialization
+    /// failures, retried and counted. SQLite is always serializable
+    #[arg(long, value_name = "LEVEL",
+          value_parser = clap::builder::PossibleValuesParser::new(["read-committed", "repeatable-read", "serializable"]))]
+    pub isolation: Option<String>,
+}
+
+/// `--warmup`: a fixed time, or until the throughput is steady.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Warmup {
+    For(Duration),
+    Auto,
+}
+
+/// The longest `--warmup auto` waits for a steady rate.
+pub const AUTO_WARMUP_MAX: Duration = Duration::from_secs(20 * 60);
+
+fn warmup_arg(text: &str) -> std::result::Result<Warmup, String> {
+    match text {
+        "auto" => Ok(Warmup::Auto),
+        _ => duration_arg(text).map(Warmup::For),
+    }
 }
 
 /// TPC-C (spec 5.11): nine tables, five transactions, the twelve consistency conditions.
@@ -133,10 +161,17 @@ impl Workload for Tpcc {
             ("--warehouses", t.warehouses.is_some()),
             ("--terminals", t.terminals.is_some()),
             ("--duration", differs(t.duration, RUN_DURATION)),
-            ("--warmup", differs(t.warmup, RUN_WARMUP)),
+            (
+                "--warmup",
+                match t.warmup {
+                    Warmup::For(d) => differs(d, RUN_WARMUP),
+                    Warmup::Auto => true,
+                },
+            ),
             ("--keying-think", t.keying_think),
             ("--warehouse-range", t.warehouse_range.is_some()),
             ("--start-at", t.start_at.is_some()),
+            ("--isolation", t.isolation.is_some()),
         ])
     }
 }
@@ -181,7 +216,10 @@ pub struct RunConfig {
     /// None: 10 per driven warehouse (`--keying-think`), known once the database is open.
     pub terminals: Option<u32>,
     pub duration_s: f64,
+    /// The warm-up; with `warmup_auto`, the longest it may take.
     pub warmup_s: f64,
+    /// `--warmup auto`: until the New-Order rate is steady.
+    pub warmup_auto: bool,
     pub report_interval_s: f64,
     pub keying_think: bool,
     pub max_retries: u32,
@@ -208,8 +246,17 @@ pub struct RunConfig {
 
 impl RunConfig {
     pub fn from_args(args: RunArgs) -> Result<RunConfig> {
-        let db = args.db.spec()?;
+        let mut db = args.db.spec()?;
         let t = args.tpcc;
+        db.isolation = t
+            .isolation
+            .as_deref()
+            .map(|name| Isolation::parse(name).expect("clap checked the name"));
+        if db.engine == Engine::Sqlite && db.isolation.is_some() {
+            return Err(Error::usage(
+                "--isolation is for PostgreSQL and MariaDB; SQLite runs every transaction serializable (one writer at a time): drop --isolation",
+            ));
+        }
         let warehouse_range = t
             .warehouse_range
             .as_deref()
@@ -258,7 +305,11 @@ impl RunConfig {
             warehouses: t.warehouses,
             terminals,
             duration_s: t.duration.as_secs_f64(),
-            warmup_s: t.warmup.as_secs_f64(),
+            warmup_s: match t.warmup {
+                Warmup::For(d) => d.as_secs_f64(),
+                Warmup::Auto => AUTO_WARMUP_MAX.as_secs_f64(),
+            },
+            warmup_auto: t.warmup == Warmup::Auto,
             report_interval_s: args.report_interval.as_secs_f64().round(),
             keying_think: t.keying_think,
             max_retries: args.max_retries,

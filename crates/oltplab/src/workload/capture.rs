@@ -246,6 +246,8 @@ pub struct ServerCapture {
     trace_path: Option<PathBuf>,
     /// Where the session merges the trace (the user's file, or a temporary one).
     merged_path: PathBuf,
+    /// A temporary merged trace, registered for a quick quit.
+    _temp_trace: Option<oltplab_core::interrupt::Guard>,
     window_ns: Mutex<(u64, u64)>,
     fidelity_at_end: Mutex<Option<Fidelity>>,
 }
@@ -304,6 +306,10 @@ impl ServerCapture {
             session,
             device,
             trace_path: cfg.trace.map(Path::to_path_buf),
+            _temp_trace: cfg
+                .trace
+                .is_none()
+                .then(|| oltplab_core::interrupt::guard_path(&merged_path)),
             merged_path,
             window_ns: Mutex::new((0, u64::MAX)),
             fidelity_at_end: Mutex::new(None),

@@ -13,6 +13,8 @@ use oltplab_dbs::server::{
     ServerKind,
 };
 use oltplab_dbs::sqlite::{self as sq, SqliteOptions};
+use oltplab_metrics::{Warning, WarningKind};
+use oltplab_workloads::sql::{Dialect, Isolation};
 use oltplab_workloads::tpcc::connect::{MyConnector, PgConnector, SqliteConnector};
 use oltplab_workloads::tpcc::Connector;
 use serde::Serialize;
@@ -45,6 +47,14 @@ impl Engine {
             Engine::Mariadb => "mariadb",
         }
     }
+
+    pub fn dialect(self) -> Dialect {
+        match self {
+            Engine::Sqlite => Dialect::Sqlite,
+            Engine::Postgres => Dialect::Postgres,
+            Engine::Mariadb => Dialect::Mysql,
+        }
+    }
 }
 
 /// How to reach the database, resolved from `--engine`, `--url` and `--data-dir`.
@@ -67,6 +77,10 @@ pub struct DbSpec {
     /// More settings for a managed server (`name=value`, e.g. MariaDB's performance_schema).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub server_settings: Vec<(String, String)>,
+    /// The servers' isolation level for write transactions; None: the engine's own for TPC-C
+    /// ([`Isolation::default_for`]). SQLite is always serializable.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub isolation: Option<Isolation>,
 }
 
 impl DbSpec {
@@ -109,6 +123,7 @@ impl DbSpec {
             wal_dir: wal_dir.map(Path::to_path_buf),
             direct_io,
             server_settings: Vec::new(),
+            isolation: None,
         };
         match (engine, url) {
             (Engine::Sqlite, Some(u)) => {
@@ -130,6 +145,12 @@ impl DbSpec {
             (_, None) => spec.managed = true,
         }
         Ok(spec)
+    }
+
+    /// The isolation level write transactions run at (see [`DbSpec::isolation`]).
+    pub fn isolation(&self) -> Isolation {
+        self.isolation
+            .unwrap_or_else(|| Isolation::default_for(self.engine.dialect()))
     }
 
     /// Where the database is, for messages.
@@ -177,6 +198,38 @@ impl Db {
             (None, Engine::Postgres) => super::procstat::pids_named(&["postgres"]),
             (None, Engine::Mariadb) => super::procstat::pids_named(&["mariadbd", "mysqld"]),
         }
+    }
+
+    /// Whether a managed server died: the sentence that says so (exit status, log tail).
+    pub fn server_died(&mut self) -> Option<String> {
+        self.server.as_mut().and_then(|s| s.died())
+    }
+
+    /// Stops a managed server after the measured work. A server that died, or that did not stop
+    /// in time, does not discard what was measured: it becomes a warning for the result, and a
+    /// death also the error the run ends with (after the result is saved), returned second.
+    pub fn stop_server(&mut self) -> (Vec<Warning>, Option<Error>) {
+        let mut warnings = Vec::new();
+        let died = self.server_died();
+        if let Some(what) = &died {
+            warnings.push(Warning::new(
+                WarningKind::ServerDied,
+                format!(
+                    "the server died during the run: {what}; the figures cover only the time before"
+                ),
+            ));
+        }
+        if let Some(server) = self.server.take() {
+            if let Err(e) = server.stop() {
+                warnings.push(Warning::new(WarningKind::ServerShutdownSlow, e.to_string()));
+            }
+        }
+        let error = died.map(|what| {
+            Error::failed(format!(
+                "the server died during the run ({what}); the result holds what was measured before"
+            ))
+        });
+        (warnings, error)
     }
 
     /// Checks that `needed` connections fit into the server's limit.
@@ -314,8 +367,14 @@ pub fn open(
                 }
             };
             let connector: Box<dyn Connector> = match spec.engine {
-                Engine::Postgres => Box::new(PgConnector { url: url.clone() }),
-                _ => Box::new(MyConnector { url: url.clone() }),
+                Engine::Postgres => Box::new(PgConnector {
+                    url: url.clone(),
+                    isolation: spec.isolation(),
+                }),
+                _ => Box::new(MyConnector {
+                    url: url.clone(),
+                    isolation: spec.isolation(),
+                }),
             };
             let data_path = server
                 .as_ref()

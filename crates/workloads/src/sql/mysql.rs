@@ -11,7 +11,8 @@ use mysql::prelude::Queryable;
 use mysql::{Conn as MyClient, LocalInfileHandler, Statement, Value};
 
 use super::{
-    civil, Batch, Conn, DbError, DbResult, Dialect, ErrorKind, Rows, Stmt, TxMode, Val, P,
+    civil, Batch, Conn, DbError, DbResult, Dialect, ErrorKind, Isolation, Rows, Stmt, TxMode, Val,
+    P,
 };
 
 pub struct MyConn {
@@ -22,19 +23,27 @@ pub struct MyConn {
     /// and after a server refused LOCAL INFILE (then loads are multi-row INSERTs).
     infile: Option<Arc<Mutex<String>>>,
     infile_refused: bool,
+    /// The session's level (read-only transactions see one snapshot, see `begin`).
+    isolation: Isolation,
 }
 
 impl MyConn {
     /// Wraps a connection and turns autocommit off.
-    pub fn new(mut conn: MyClient) -> DbResult<Self> {
+    pub fn new(mut conn: MyClient, isolation: Isolation) -> DbResult<Self> {
         conn.query_drop("SET autocommit = 0")
             .map_err(|e| classify(&e))?;
+        conn.query_drop(format!(
+            "SET SESSION TRANSACTION ISOLATION LEVEL {}",
+            isolation.sql()
+        ))
+        .map_err(|e| classify(&e))?;
         Ok(Self {
             conn,
             stmts: Vec::new(),
             in_tx: false,
             infile: None,
             infile_refused: false,
+            isolation,
         })
     }
 
@@ -143,7 +152,14 @@ impl Conn for MyConn {
         Dialect::Mysql
     }
 
-    fn begin(&mut self, _mode: TxMode) -> DbResult<()> {
+    fn begin(&mut self, mode: TxMode) -> DbResult<()> {
+        // A read-only transaction sees one snapshot whatever the level asked for: at READ
+        // COMMITTED InnoDB takes a new one per statement. This sets the next transaction's level.
+        if mode == TxMode::Read && self.isolation == Isolation::ReadCommitted {
+            self.conn
+                .query_drop("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+                .map_err(|e| classify(&e))?;
+        }
         // autocommit = 0: the first statement starts the transaction.
         self.in_tx = true;
         Ok(())

@@ -12,20 +12,33 @@ use postgres::error::SqlState;
 use postgres::types::{FromSql, IsNull, ToSql, Type};
 use postgres::{Client, Statement};
 
-use super::{Batch, Conn, DbError, DbResult, Dialect, ErrorKind, Rows, Stmt, TxMode, Val, P};
+use super::{
+    Batch, Conn, DbError, DbResult, Dialect, ErrorKind, Isolation, Rows, Stmt, TxMode, Val, P,
+};
 
 type BoxError = Box<dyn StdError + Sync + Send>;
 
 pub struct PgConn {
     client: Client,
     stmts: Vec<Option<Statement>>,
+    /// `BEGIN …` for writes and for reads, at the connection's isolation level.
+    begin_write: String,
+    begin_read: String,
 }
 
 impl PgConn {
-    pub fn new(client: Client) -> Self {
+    pub fn new(client: Client, isolation: Isolation) -> Self {
+        // A read-only transaction sees one snapshot whatever the level (Order-Status reads three
+        // tables): at REPEATABLE READ it never fails to serialise.
+        let read = match isolation {
+            Isolation::ReadCommitted => Isolation::RepeatableRead,
+            other => other,
+        };
         Self {
             client,
             stmts: Vec::new(),
+            begin_write: format!("BEGIN ISOLATION LEVEL {}", isolation.sql()),
+            begin_read: format!("BEGIN ISOLATION LEVEL {} READ ONLY", read.sql()),
         }
     }
 
@@ -223,8 +236,8 @@ impl Conn for PgConn {
 
     fn begin(&mut self, mode: TxMode) -> DbResult<()> {
         let sql = match mode {
-            TxMode::WriteStrict => "BEGIN ISOLATION LEVEL REPEATABLE READ",
-            _ => "BEGIN",
+            TxMode::Write => &self.begin_write,
+            TxMode::Read => &self.begin_read,
         };
         self.client.batch_execute(sql).map_err(|e| classify(&e))
     }

@@ -10,7 +10,7 @@ use super::{Connector, Purpose};
 use crate::sql::mysql::MyConn;
 use crate::sql::postgres::PgConn;
 use crate::sql::sqlite::{writer_lock, SqliteConn};
-use crate::sql::{Conn, Dialect};
+use crate::sql::{Conn, Dialect, Isolation};
 
 /// Embedded SQLite in one file.
 pub struct SqliteConnector {
@@ -58,6 +58,7 @@ impl Connector for SqliteConnector {
 /// A PostgreSQL server.
 pub struct PgConnector {
     pub url: String,
+    pub isolation: Isolation,
 }
 
 impl Connector for PgConnector {
@@ -67,13 +68,14 @@ impl Connector for PgConnector {
 
     fn connect(&self, _purpose: Purpose) -> Result<Box<dyn Conn>> {
         let client = pg_connect(&self.url)?;
-        Ok(Box::new(PgConn::new(client)))
+        Ok(Box::new(PgConn::new(client, self.isolation)))
     }
 }
 
 /// A MariaDB/MySQL server.
 pub struct MyConnector {
     pub url: String,
+    pub isolation: Isolation,
 }
 
 impl Connector for MyConnector {
@@ -94,7 +96,7 @@ impl Connector for MyConnector {
             .stmt_cache_size(Some(256))
             .tcp_connect_timeout(Some(std::time::Duration::from_secs(10)));
         let conn = mysql::Conn::new(opts).map_err(|e| mysql_error(&self.url, &e))?;
-        let conn = MyConn::new(conn)
+        let conn = MyConn::new(conn, self.isolation)
             .map_err(|e| Error::failed(format!("cannot set up the MySQL connection: {e}")))?;
         Ok(Box::new(conn))
     }

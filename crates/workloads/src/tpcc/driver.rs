@@ -1,11 +1,12 @@
 //! The driver: terminals as threads, each with its own connection, card deck and generator; an
-//! optional keying and think time around each transaction; warm-up excluded; retries of
-//! serialization failures, deadlocks and busy databases, bounded and counted by kind; one
-//! HdrHistogram per transaction type; a per-second sample for the result's intervals.
+//! optional keying and think time around each transaction; Delivery deferred to a queue served by
+//! workers with their own connections (spec 2.7.2); warm-up excluded; retries of serialization
+//! failures, deadlocks and busy databases, bounded and counted by kind; one HdrHistogram per
+//! transaction type; a per-second sample for the result's intervals.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
 use oltplab_core::{Error, Result};
@@ -13,7 +14,7 @@ use oltplab_metrics::cpu::CpuTime;
 use oltplab_metrics::LatencyHistogram;
 
 use super::random::{Constants, TpccRng};
-use super::tx::{execute, Deck, Home, InputGen, Outcome, Scratch, Statements, TxType};
+use super::tx::{execute, Deck, Home, Input, InputGen, Outcome, Scratch, Statements, TxType};
 use super::{Connector, Meta, Purpose};
 use crate::sql::{Conn, Dialect, ErrorKind};
 
@@ -21,7 +22,10 @@ use crate::sql::{Conn, Dialect, ErrorKind};
 pub struct DriverConfig {
     pub terminals: usize,
     pub duration: Duration,
+    /// The warm-up; with `warmup_auto`, the longest it may take.
     pub warmup: Duration,
+    /// Warm up until the New-Order rate is steady (see [`rate_is_steady`]), at most `warmup`.
+    pub warmup_auto: bool,
     pub keying_think: bool,
     pub seed: u64,
     /// Attempts after the first for a retryable error.
@@ -64,6 +68,23 @@ pub struct TxStats {
     pub cpu_ns: u64,
 }
 
+/// The deferred Delivery executions of requests queued in the measured window (spec 2.7.2):
+/// drained after the window, so every one is counted.
+#[derive(Clone, Debug, Default)]
+pub struct DeferredDelivery {
+    /// Requests the terminals queued.
+    pub queued: u64,
+    /// Executions that committed.
+    pub executed: u64,
+    /// Executions that failed for good.
+    pub errors: u64,
+    pub retries: u64,
+    /// Districts found with no undelivered order, over all executions (ten per execution).
+    pub skipped_districts: u64,
+    /// From the request's queueing to its execution's commit (the spec's limit: 90 % within 80 s).
+    pub latency: LatencyHistogram,
+}
+
 /// One second of the measured window.
 #[derive(Clone, Debug, Default, serde::Serialize)]
 pub struct Second {
@@ -90,6 +111,7 @@ struct Shared {
     in_tx_cpu: CpuTime,
     spans: Vec<TxSpan>,
     terminals_without_backend: usize,
+    deferred: DeferredDelivery,
 }
 
 /// When one measured transaction ran, on which server process or thread: a server's I/O trace
@@ -128,6 +150,35 @@ pub struct DriverOutcome {
     /// Wall-clock start of the measured window (None if it never started): `Second::t_s` counts
     /// from here, and `oltplab merge` puts several drivers' seconds on one clock with it.
     pub measure_started_at: Option<SystemTime>,
+    /// Delivery's deferred executions ([`TxStats`] of Delivery count the terminals' requests).
+    pub deferred: DeferredDelivery,
+    /// Workers that executed the deferred Deliveries, each with its own connection.
+    pub delivery_workers: usize,
+    /// The warm-up as it ran (with `warmup_auto`, until the rate was steady).
+    pub warmup_s: f64,
+    /// With `warmup_auto`: whether the rate became steady before the warm-up's limit.
+    pub warmup_steady: Option<bool>,
+}
+
+/// A Delivery request waiting for a worker.
+struct Queued {
+    input: Input,
+    queued_at: Instant,
+    /// Queued in the measured window: its execution is counted.
+    measured: bool,
+}
+
+/// The deferred Delivery queue (spec 2.7.2.1: the terminal's request is queued and acknowledged,
+/// the execution follows later and is recorded on its own).
+#[derive(Default)]
+struct DeliveryQueue {
+    items: Mutex<VecDeque<Queued>>,
+    ready: Condvar,
+}
+
+/// One Delivery worker per ten terminals (a warehouse's worth under keying times), at least one.
+pub fn delivery_workers(terminals: usize) -> usize {
+    terminals.div_ceil(10).max(1)
 }
 
 /// Moments the caller may want to sample (CPU, device counters) exactly at.
@@ -208,6 +259,12 @@ pub fn drive(
     for _ in 0..cfg.terminals {
         conns.push(connector.connect(Purpose::Run)?);
     }
+    let workers = delivery_workers(cfg.terminals);
+    let mut worker_conns: Vec<Box<dyn Conn>> = Vec::with_capacity(workers);
+    for _ in 0..workers {
+        worker_conns.push(connector.connect(Purpose::Run)?);
+    }
+    let queue = DeliveryQueue::default();
     let shared = Mutex::new(Shared::default());
     let phase = AtomicU8::new(PHASE_WARMUP);
     let done = AtomicBool::new(false);
@@ -217,6 +274,7 @@ pub fn drive(
     let mut outcome = DriverOutcome {
         terminals: cfg.terminals,
         run_constants,
+        delivery_workers: workers,
         ..Default::default()
     };
     if let Some(t) = cfg.start_at {
@@ -225,28 +283,35 @@ pub fn drive(
         }
     }
     std::thread::scope(|scope| {
+        let ctx = Ctx {
+            statements: &statements,
+            cfg,
+            phase: &phase,
+            done: &done,
+            alive: &alive,
+            shared: &shared,
+            queue: &queue,
+        };
         for (i, mut conn) in conns.into_iter().enumerate() {
-            let (statements, gen, phase, done, alive, shared) =
-                (&statements, &gen, &phase, &done, &alive, &shared);
+            let gen = &gen;
             let home = home_of(i, cfg.terminals, homes, cfg.keying_think);
             let seed = cfg.seed.wrapping_add(i as u64 * 0x9E37_79B9);
             std::thread::Builder::new()
                 .name(format!("terminal-{i}"))
                 .spawn_scoped(scope, move || {
-                    terminal(
-                        conn.as_mut(),
-                        statements,
-                        gen,
-                        home,
-                        seed,
-                        cfg,
-                        phase,
-                        done,
-                        shared,
-                    );
-                    alive.fetch_sub(1, Ordering::SeqCst);
+                    terminal(conn.as_mut(), gen, home, seed, ctx);
+                    ctx.alive.fetch_sub(1, Ordering::SeqCst);
+                    // A worker waiting for requests learns that no more will come.
+                    ctx.queue.ready.notify_all();
                 })
                 .expect("spawning a terminal thread");
+        }
+        for (i, mut conn) in worker_conns.into_iter().enumerate() {
+            let seed = cfg.seed.wrapping_add(0xD311_0000 + i as u64);
+            std::thread::Builder::new()
+                .name(format!("delivery-{i}"))
+                .spawn_scoped(scope, move || delivery_worker(conn.as_mut(), seed, ctx))
+                .expect("spawning a delivery worker thread");
         }
 
         // The clock: warm-up, then one sample per second of the measured window.
@@ -259,12 +324,34 @@ pub fn drive(
             }
             None => Instant::now() + cfg.warmup,
         };
-        while Instant::now() < measure_start
+        let warmup_started = Instant::now();
+        if cfg.warmup_auto {
+            // New-Orders of each second of the warm-up, until the last two 10 s agree.
+            let mut per_second: Vec<u64> = Vec::new();
+            let mut next = warmup_started;
+            while Instant::now() < measure_start
+                && !stop.load(Ordering::Relaxed)
+                && alive.load(Ordering::Relaxed) > 0
+            {
+                next += Duration::from_secs(1);
+                while Instant::now() < next && !stop.load(Ordering::Relaxed) {
+                    std::thread::sleep((next - Instant::now()).min(Duration::from_millis(100)));
+                }
+                per_second.push(std::mem::take(&mut lock().second[TxType::NewOrder.index()]));
+                if rate_is_steady(&per_second) {
+                    break;
+                }
+            }
+            outcome.warmup_steady = Some(rate_is_steady(&per_second));
+        }
+        while !cfg.warmup_auto
+            && Instant::now() < measure_start
             && !stop.load(Ordering::Relaxed)
             && alive.load(Ordering::Relaxed) > 0
         {
             std::thread::sleep((measure_start - Instant::now()).min(Duration::from_millis(100)));
         }
+        outcome.warmup_s = warmup_started.elapsed().as_secs_f64();
         if !stop.load(Ordering::Relaxed) && alive.load(Ordering::Relaxed) > 0 {
             {
                 // Discard what the warm-up put into the per-second counters.
@@ -332,6 +419,7 @@ pub fn drive(
     outcome.in_tx_cpu = s.in_tx_cpu;
     outcome.spans = s.spans;
     outcome.terminals_without_backend = s.terminals_without_backend;
+    outcome.deferred = s.deferred;
     outcome.interrupted = stop.load(Ordering::Relaxed);
     if outcome.tx.iter().all(|t| t.count == 0) {
         if let Some(e) = &outcome.first_error {
@@ -343,19 +431,110 @@ pub fn drive(
     Ok(outcome)
 }
 
+/// What terminals and Delivery workers share.
+#[derive(Clone, Copy)]
+struct Ctx<'a> {
+    statements: &'a Statements,
+    cfg: &'a DriverConfig,
+    phase: &'a AtomicU8,
+    done: &'a AtomicBool,
+    /// Terminals still running.
+    alive: &'a AtomicUsize,
+    shared: &'a Mutex<Shared>,
+    queue: &'a DeliveryQueue,
+}
+
+impl Ctx<'_> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Shared> {
+        self.shared.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// One transaction run to its end: retried after retryable errors (bounded), timed.
+struct Attempt {
+    result: crate::sql::DbResult<Outcome>,
+    retries: Vec<ErrorKind>,
+    latency_ns: u64,
+    /// The thread's CPU time in it, less the emulator's spin in this thread.
+    cpu_ns: u64,
+    cpu: CpuTime,
+    lock_wait_ns: u64,
+    span: Option<(u64, u64)>,
+}
+
+impl Attempt {
+    /// Its span on the server thread `tid`, if both are known.
+    fn tx_span(&self, tid: Option<u32>, tx: TxType) -> Option<TxSpan> {
+        let (start_ns, end_ns) = self.span?;
+        Some(TxSpan {
+            backend_tid: tid?,
+            start_ns,
+            end_ns,
+            tx,
+        })
+    }
+}
+
+/// Runs `input` with retries, stopping them once `give_up` is set (terminals: the run ended;
+/// the Delivery workers never give up, so that the queue drains).
 #[allow(clippy::too_many_arguments)]
-fn terminal(
+fn attempt(
     conn: &mut dyn Conn,
-    statements: &Statements,
-    gen: &InputGen,
-    home: Home,
-    seed: u64,
-    cfg: &DriverConfig,
-    phase: &AtomicU8,
-    done: &AtomicBool,
-    shared: &Mutex<Shared>,
-) {
-    let lock = || shared.lock().unwrap_or_else(|p| p.into_inner());
+    kind: TxType,
+    input: &Input,
+    scratch: &mut Scratch,
+    rng: &mut TpccRng,
+    ctx: Ctx,
+    give_up: &AtomicBool,
+    with_span: bool,
+) -> Attempt {
+    let cpu_before = CpuTime::thread();
+    let spin_before = oltplab_dbs::vfs::thread_spin_ns();
+    let lock_wait_before = conn.writer_lock_wait_ns();
+    let started = Instant::now();
+    let started_ns = if with_span {
+        oltplab_trace::monotonic_ns()
+    } else {
+        0
+    };
+    oltplab_dbs::vfs::set_thread_tag(kind.tag());
+    let mut retries: Vec<ErrorKind> = Vec::new();
+    let result = loop {
+        match execute(conn, ctx.statements, input, scratch) {
+            Ok(o) => break Ok(o),
+            Err(e) => {
+                let _ = conn.rollback();
+                if e.kind.retryable()
+                    && (retries.len() as u32) < ctx.cfg.max_retries
+                    && !give_up.load(Ordering::Relaxed)
+                {
+                    retries.push(e.kind);
+                    // A random pause, doubling in range with each attempt ("full jitter"),
+                    // lets the winner of the conflict finish and the losers spread out.
+                    std::thread::sleep(retry_pause(retries.len() as u32, rng));
+                    continue;
+                }
+                break Err(e);
+            }
+        }
+    };
+    oltplab_dbs::vfs::set_thread_tag(0);
+    let latency_ns = started.elapsed().as_nanos() as u64;
+    let cpu = CpuTime::thread().since(&cpu_before);
+    let spin_ns = oltplab_dbs::vfs::thread_spin_ns() - spin_before;
+    Attempt {
+        result,
+        retries,
+        latency_ns,
+        cpu_ns: ((cpu.total_s() * 1e9) as u64).saturating_sub(spin_ns),
+        cpu,
+        lock_wait_ns: conn.writer_lock_wait_ns() - lock_wait_before,
+        span: with_span.then(|| (started_ns, oltplab_trace::monotonic_ns())),
+    }
+}
+
+fn terminal(conn: &mut dyn Conn, gen: &InputGen, home: Home, seed: u64, ctx: Ctx) {
+    let (cfg, phase, done) = (ctx.cfg, ctx.phase, ctx.done);
     let mut rng = TpccRng::new(seed);
     let mut deck = Deck::default();
     let mut scratch = Scratch::default();
@@ -377,51 +556,47 @@ fn terminal(
         }
         let input = gen.draw(kind, home, &mut rng);
         let phase_at_start = phase.load(Ordering::Relaxed);
-        let cpu_before = CpuTime::thread();
-        let spin_before = oltplab_dbs::vfs::thread_spin_ns();
-        let lock_wait_before = conn.writer_lock_wait_ns();
-        let started = Instant::now();
-        let started_ns = backend_tid.map_or(0, |_| oltplab_trace::monotonic_ns());
-        oltplab_dbs::vfs::set_thread_tag(kind.tag());
-        let mut retries: Vec<ErrorKind> = Vec::new();
-        let result = loop {
-            match execute(conn, statements, &input, &mut scratch) {
-                Ok(o) => break Ok(o),
-                Err(e) => {
-                    let _ = conn.rollback();
-                    if e.kind.retryable()
-                        && (retries.len() as u32) < cfg.max_retries
-                        && !done.load(Ordering::Relaxed)
-                    {
-                        retries.push(e.kind);
-                        // A short, growing pause lets the winner of the conflict finish.
-                        std::thread::sleep(Duration::from_micros(
-                            50 * retries.len() as u64 + rng.uniform(0, 100) as u64,
-                        ));
-                        continue;
-                    }
-                    break Err(e);
-                }
+        let a = if kind == TxType::Delivery {
+            // Queued for a worker; the terminal's response time is the queueing (2.7.2).
+            let started = Instant::now();
+            ctx.queue
+                .items
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push_back(Queued {
+                    input,
+                    queued_at: started,
+                    measured: phase_at_start == PHASE_MEASURE,
+                });
+            ctx.queue.ready.notify_one();
+            Attempt {
+                result: Ok(Outcome::Committed),
+                retries: Vec::new(),
+                latency_ns: started.elapsed().as_nanos() as u64,
+                cpu_ns: 0,
+                cpu: CpuTime::default(),
+                lock_wait_ns: 0,
+                span: None,
             }
+        } else {
+            attempt(
+                conn,
+                kind,
+                &input,
+                &mut scratch,
+                &mut rng,
+                ctx,
+                done,
+                backend_tid.is_some(),
+            )
         };
-        oltplab_dbs::vfs::set_thread_tag(0);
-        let latency_ns = started.elapsed().as_nanos() as u64;
-        let lock_wait_ns = conn.writer_lock_wait_ns() - lock_wait_before;
         let measured =
             phase_at_start == PHASE_MEASURE && phase.load(Ordering::Relaxed) == PHASE_MEASURE;
-        let tx_cpu = CpuTime::thread().since(&cpu_before);
         if measured {
-            in_tx_cpu = in_tx_cpu.plus(&tx_cpu);
-            if let Some(tid) = backend_tid {
-                spans.push(TxSpan {
-                    backend_tid: tid,
-                    start_ns: started_ns,
-                    end_ns: oltplab_trace::monotonic_ns(),
-                    tx: kind,
-                });
-            }
+            in_tx_cpu = in_tx_cpu.plus(&a.cpu);
+            spans.extend(a.tx_span(backend_tid, kind));
         }
-        let fatal = match &result {
+        let fatal = match &a.result {
             Err(e) => {
                 consecutive_errors += 1;
                 e.kind == ErrorKind::Connection || consecutive_errors >= CONSECUTIVE_ERRORS_MAX
@@ -432,43 +607,44 @@ fn terminal(
             }
         };
         {
-            let mut s = lock();
+            let mut s = ctx.lock();
             if measured {
                 let t = &mut s.tx[kind.index()];
-                t.retries += retries.len() as u64;
-                t.writer_lock_wait_ns += lock_wait_ns;
-                // Without the emulator's spin in this thread (SQLite's VFS waits here).
-                let spin_ns = oltplab_dbs::vfs::thread_spin_ns() - spin_before;
-                t.cpu_ns += ((tx_cpu.total_s() * 1e9) as u64).saturating_sub(spin_ns);
-                match &result {
+                t.retries += a.retries.len() as u64;
+                t.writer_lock_wait_ns += a.lock_wait_ns;
+                t.cpu_ns += a.cpu_ns;
+                match &a.result {
                     Ok(o) => {
                         t.count += 1;
                         if *o == Outcome::RolledBack {
                             t.rollbacks += 1;
                         }
-                        t.latency.record(latency_ns);
+                        t.latency.record(a.latency_ns);
                     }
                     Err(_) => t.errors += 1,
                 }
-                for k in &retries {
+                if kind == TxType::Delivery {
+                    s.deferred.queued += 1;
+                }
+                for k in &a.retries {
                     *s.retries_by_kind.entry(*k).or_default() += 1;
                 }
-                if let Err(e) = &result {
+                if let Err(e) = &a.result {
                     *s.errors_by_kind.entry(e.kind).or_default() += 1;
                 }
             }
             // The per-second counters run through the warm-up too (the clock clears them).
-            match &result {
+            match &a.result {
                 Ok(_) => {
                     s.second[kind.index()] += 1;
                     if kind == TxType::NewOrder {
-                        s.second_no.record(latency_ns);
+                        s.second_no.record(a.latency_ns);
                     }
                 }
                 Err(_) => s.second_errors += 1,
             }
-            s.second_retries += retries.len() as u64;
-            if let Err(e) = &result {
+            s.second_retries += a.retries.len() as u64;
+            if let Err(e) = &a.result {
                 if s.first_error.is_none() {
                     s.first_error = Some(format!("{} failed: {e}", kind.name()));
                 }
@@ -484,12 +660,120 @@ fn terminal(
             sleep_unless(Duration::from_secs_f64(think), done);
         }
     }
-    let mut s = lock();
+    let mut s = ctx.lock();
     s.in_tx_cpu = s.in_tx_cpu.plus(&in_tx_cpu);
     s.spans.append(&mut spans);
     if cfg.record_spans && backend_tid.is_none() {
         s.terminals_without_backend += 1;
     }
+}
+
+/// Executes queued Deliveries until the terminals have stopped and the queue is empty: requests
+/// queued in the measured window are executed and counted even after it (the queue drains).
+fn delivery_worker(conn: &mut dyn Conn, seed: u64, ctx: Ctx) {
+    let mut rng = TpccRng::new(seed);
+    let mut scratch = Scratch::default();
+    let mut in_tx_cpu = CpuTime::default();
+    let backend_tid = if ctx.cfg.record_spans {
+        backend_tid(conn)
+    } else {
+        None
+    };
+    let mut spans = Vec::new();
+    let mut broken = false;
+    loop {
+        let next = {
+            let mut items = ctx.queue.items.lock().unwrap_or_else(|p| p.into_inner());
+            loop {
+                if let Some(q) = items.pop_front() {
+                    break Some(q);
+                }
+                if ctx.alive.load(Ordering::SeqCst) == 0 {
+                    break None;
+                }
+                items = ctx
+                    .queue
+                    .ready
+                    .wait_timeout(items, Duration::from_millis(100))
+                    .unwrap_or_else(|p| p.into_inner())
+                    .0;
+            }
+        };
+        let Some(q) = next else {
+            break;
+        };
+        if broken {
+            // The connection broke: the request fails, but the queue still drains.
+            if q.measured {
+                ctx.lock().deferred.errors += 1;
+            }
+            continue;
+        }
+        let a = attempt(
+            conn,
+            TxType::Delivery,
+            &q.input,
+            &mut scratch,
+            &mut rng,
+            ctx,
+            &AtomicBool::new(false),
+            backend_tid.is_some(),
+        );
+        if let Err(e) = &a.result {
+            broken = e.kind == ErrorKind::Connection;
+        }
+        if !q.measured {
+            continue;
+        }
+        in_tx_cpu = in_tx_cpu.plus(&a.cpu);
+        spans.extend(a.tx_span(backend_tid, TxType::Delivery));
+        let mut s = ctx.lock();
+        let t = &mut s.tx[TxType::Delivery.index()];
+        t.writer_lock_wait_ns += a.lock_wait_ns;
+        t.cpu_ns += a.cpu_ns;
+        let d = &mut s.deferred;
+        d.retries += a.retries.len() as u64;
+        match &a.result {
+            Ok(_) => {
+                d.executed += 1;
+                d.skipped_districts += u64::from(scratch.skipped_districts());
+                d.latency.record(q.queued_at.elapsed().as_nanos() as u64);
+            }
+            Err(_) => d.errors += 1,
+        }
+        for k in &a.retries {
+            *s.retries_by_kind.entry(*k).or_default() += 1;
+        }
+        if let Err(e) = &a.result {
+            *s.errors_by_kind.entry(e.kind).or_default() += 1;
+            if s.first_error.is_none() {
+                s.first_error = Some(format!("delivery (deferred) failed: {e}"));
+            }
+        }
+    }
+    let mut s = ctx.lock();
+    s.in_tx_cpu = s.in_tx_cpu.plus(&in_tx_cpu);
+    s.spans.append(&mut spans);
+}
+
+/// Whether per-second New-Order counts have levelled off: at least 20 s, and the last 10 s
+/// differ from the 10 s before by at most 5 % or twice the Poisson noise of such counts
+/// (paced runs complete only a few New-Orders a second).
+pub fn rate_is_steady(per_second: &[u64]) -> bool {
+    let n = per_second.len();
+    if n < 20 {
+        return false;
+    }
+    let before: u64 = per_second[n - 20..n - 10].iter().sum();
+    let last: u64 = per_second[n - 10..].iter().sum();
+    let diff = (last as f64 - before as f64).abs();
+    last > 0 && diff <= (0.05 * last as f64).max(2.0 * ((last + before) as f64).sqrt())
+}
+
+/// The pause before retry `n` (1-based): uniform in 0 … 200 µs × 2^(n-1), at most 25.6 ms.
+fn retry_pause(n: u32, rng: &mut TpccRng) -> Duration {
+    let range_us = 200u64 << (n.clamp(1, 8) - 1);
+    Duration::from_micros(rng.uniform(0, range_us as i64) as u64)
 }
 
 /// The server thread or process serving `conn`, as the kernel numbers it (what a trace records):
@@ -520,6 +804,20 @@ fn backend_tid(conn: &mut dyn Conn) -> Option<u32> {
 mod tests {
     use super::*;
     use crate::tpcc::tx::Input;
+
+    #[test]
+    fn a_rate_is_steady_once_two_ten_second_windows_agree() {
+        let rising: Vec<u64> = (0..30).map(|i| 100 + 20 * i).collect();
+        assert!(!rate_is_steady(&rising));
+        let mut level = rising.clone();
+        level.extend([700; 20]);
+        assert!(rate_is_steady(&level));
+        assert!(!rate_is_steady(&[700; 19]), "at least 20 s");
+        // A paced run's few New-Orders a second: Poisson noise is not a trend.
+        let paced = [2, 0, 3, 1, 2, 4, 1, 2, 2, 3, 1, 3, 2, 2, 0, 3, 2, 1, 4, 2];
+        assert!(rate_is_steady(&paced));
+        assert!(!rate_is_steady(&[0; 25]), "nothing completes");
+    }
 
     #[test]
     fn terminals_spread_over_the_home_range() {

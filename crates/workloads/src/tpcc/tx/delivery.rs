@@ -17,6 +17,7 @@ pub(super) fn delivery(
     }
     let now = crate::sql::now_us();
     conn.begin(TxMode::Write)?;
+    s.skipped_districts = 0;
     'district: for d in 1..=DISTRICTS {
         // Read committed: a concurrent Delivery may take the oldest order between our subquery
         // and our DELETE, which then removes nothing; look again (new snapshot).
@@ -33,7 +34,9 @@ pub(super) fn delivery(
             conn.run(&st.dl_no_any, &[P::I(w), P::I(d)], &mut s.rows)?;
             attempts += 1;
             if s.rows.is_empty() || attempts > 100 {
-                continue 'district; // no undelivered order here (spec 2.7.4.2)
+                // No undelivered order here (spec 2.7.4.2).
+                s.skipped_districts += 1;
+                continue 'district;
             }
         };
         let key = [P::I(w), P::I(d), P::I(o_id)];
@@ -87,6 +90,7 @@ fn delivery_all_districts(
             .push((s.rows.get(r, 0).i64(), s.rows.get(r, 1).i64(), 0, 0.0));
     }
     let n = s.delivered.len();
+    s.skipped_districts = DISTRICTS as u32 - n as u32;
     if n == 0 {
         conn.commit()?;
         return Ok(Outcome::Committed);

@@ -25,6 +25,16 @@ pub struct Scratch {
     pub(super) stock: [Vec<i64>; 4],
     /// Delivery on MariaDB: (district, order, customer, amount) of each delivered order.
     pub(super) delivered: Vec<(i64, i64, i64, f64)>,
+    /// Districts the last Delivery found no undelivered order in (spec 2.7.4.2, reported per
+    /// 5.4.5).
+    pub(super) skipped_districts: u32,
+}
+
+impl Scratch {
+    /// Districts the last Delivery skipped: they had no undelivered order.
+    pub fn skipped_districts(&self) -> u32 {
+        self.skipped_districts
+    }
 }
 
 /// Runs one transaction from BEGIN to COMMIT (or the intended rollback). On an error the caller

@@ -4,12 +4,15 @@ use super::TxType;
 use crate::tpcc::gen::{CUSTOMERS, DISTRICTS, ITEMS};
 use crate::tpcc::random::{last_name, Constants, TpccRng, A_C_ID, A_C_LAST, A_OL_I_ID};
 
-/// Who a terminal is: its warehouse and district, fixed when keying/think times are on (spec
-/// 5.5.1.1), otherwise the warehouse is fixed and the district is drawn per transaction.
+/// Who a terminal is: its warehouse, and with keying/think times its own district (spec 5.5.1.1),
+/// which only Stock-Level uses (2.8.1.1); New-Order, Payment and Order-Status draw their district
+/// per transaction (2.4.1.2, 2.5.1.2, 2.6.1.2), so a warehouse's ten terminals meet on its
+/// district rows as the spec intends.
 #[derive(Clone, Copy, Debug)]
 pub struct Home {
     /// None: draw a warehouse per transaction (fewer terminals than warehouses).
     pub w: Option<i64>,
+    /// Stock-Level's district; None: drawn per transaction.
     pub d: Option<i64>,
 }
 
@@ -96,7 +99,10 @@ impl InputGen {
         let w = home
             .w
             .unwrap_or_else(|| rng.uniform(self.home_warehouses.0, self.home_warehouses.1));
-        let d = home.d.unwrap_or_else(|| rng.uniform(1, DISTRICTS));
+        let d = match (kind, home.d) {
+            (TxType::StockLevel, Some(d)) => d,
+            _ => rng.uniform(1, DISTRICTS),
+        };
         match kind {
             TxType::NewOrder => {
                 let n = rng.uniform(5, 15) as usize;
@@ -161,6 +167,50 @@ impl InputGen {
 mod tests {
     use super::*;
 
+    /// With keying/think times a terminal has its own district, but only Stock-Level keeps it:
+    /// the others spread evenly over the warehouse's ten (spec 2.4.1.2, 2.5.1.2, 2.6.1.2, 2.8.1.1).
+    #[test]
+    fn keying_terminals_draw_their_district_except_for_stock_level() {
+        let gen = InputGen {
+            warehouses: 1,
+            home_warehouses: (1, 1),
+            c: Constants::default(),
+        };
+        let home = Home {
+            w: Some(1),
+            d: Some(7),
+        };
+        let mut rng = TpccRng::new(3);
+        let n = 20_000;
+        for kind in TxType::ALL {
+            let mut per_district = [0u32; DISTRICTS as usize];
+            for _ in 0..n {
+                let d = match gen.draw(kind, home, &mut rng) {
+                    Input::NewOrder { d, .. }
+                    | Input::Payment { d, .. }
+                    | Input::OrderStatus { d, .. }
+                    | Input::StockLevel { d, .. } => d,
+                    Input::Delivery { .. } => continue,
+                };
+                per_district[(d - 1) as usize] += 1;
+            }
+            match kind {
+                TxType::StockLevel => assert_eq!(per_district[6], n, "{per_district:?}"),
+                TxType::Delivery => assert_eq!(per_district.iter().sum::<u32>(), 0),
+                _ => {
+                    for (i, &c) in per_district.iter().enumerate() {
+                        let share = c as f64 / n as f64;
+                        assert!(
+                            (0.085..0.115).contains(&share),
+                            "{kind:?} district {}: {share}",
+                            i + 1
+                        );
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn new_order_inputs() {
         let gen = InputGen {
@@ -189,7 +239,8 @@ mod tests {
             else {
                 panic!()
             };
-            assert_eq!((w, d), (2, 7));
+            assert_eq!(w, 2);
+            assert!((1..=DISTRICTS).contains(&d));
             assert!((5..=15).contains(&lines.len()));
             orders += 1;
             if rollback {
