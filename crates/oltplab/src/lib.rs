@@ -2,7 +2,7 @@
 //! `oltplab study` call alike.
 //!
 //! - [`device::measure`]: a [`device::DeviceConfig`] → a [`schema::DeviceResult`];
-//! - [`workload`]: the workloads (TPC-C, order entry) behind one trait, with `load`, `run` and
+//! - [`workload`]: the workloads (TPC-C, order entry, brokerage) behind one trait, with `load`, `run` and
 //!   `check`;
 //! - [`trace::replay::replay`]: a [`trace::replay::ReplayConfig`] → a [`schema::ReplayResult`];
 //! - [`study`]: the reference studies (docs/studies.md), built on the three above;
@@ -11,6 +11,7 @@
 //! Each command's module holds its clap arguments (stage one), the rules that turn them into its
 //! config (stage two), and its typed run; nothing below a config sees clap.
 
+pub mod brokerage;
 pub mod cli;
 pub mod device;
 pub mod devices;

@@ -406,7 +406,7 @@ fn interval_series(doc: &Doc) -> BTreeMap<Family, BTreeMap<String, Vec<(f64, f64
 /// throughput figure), with its field name.
 pub fn headline_intervals(doc: &Doc) -> Option<(String, Vec<(f64, f64)>)> {
     let mut series = interval_series(doc).remove(&Family::Throughput)?;
-    for name in ["tpmc", "tps", "tpm_total", "tpm"] {
+    for name in ["tpmc", "tpse_like", "tps", "tpm_total", "tpm"] {
         if let Some(points) = series.remove(name) {
             return Some((name.to_string(), points));
         }

@@ -46,7 +46,25 @@ fn summary_table(doc: &Doc) -> Table {
             Column::new("value", "value", Unit::Text),
         ],
     );
-    let rows: [(&str, &str, &str, Unit); 16] = [
+    let rows: [(&str, &str, &str, Unit); 19] = [
+        (
+            "tpse_like",
+            "tpsE-like (Trade-Results per second; not a TPC-E tpsE)",
+            "/summary/tpse_like",
+            Unit::Number,
+        ),
+        (
+            "tps_total",
+            "transactions per second",
+            "/summary/tps_total",
+            Unit::Number,
+        ),
+        (
+            "reads_per_write",
+            "reads per write",
+            "/summary/reads_per_write",
+            Unit::Number,
+        ),
         (
             "tpmc",
             "tpmC (New-Orders per minute)",
@@ -151,11 +169,12 @@ fn summary_table(doc: &Doc) -> Table {
     for (key, label, ptr) in [
         ("tpmc", "tpmC", "/summary/tpmc"),
         ("tps", "transactions per second", "/summary/tps"),
+        ("tpse_like", "tpsE-like", "/summary/tpse_like"),
     ] {
-        let wanted = if key == "tpmc" {
-            is_tpcc(doc)
-        } else {
-            !is_tpcc(doc)
+        let wanted = match key {
+            "tpmc" => is_tpcc(doc),
+            "tpse_like" => is_brokerage(doc),
+            _ => !is_tpcc(doc) && !is_brokerage(doc),
         };
         if wanted && doc.v.pointer(ptr).is_none() {
             t.push_kv(key, label, None, Unit::Number);
@@ -219,9 +238,16 @@ fn kind_value(p: &Value, field: &str, kind: &str) -> Option<f64> {
 }
 
 pub fn is_tpcc(doc: &Doc) -> bool {
-    doc.v.pointer("/summary/tpmc").is_some()
-        || doc.v.pointer("/summary/tx").is_some()
-        || doc.str("/config/workload") == Some("tpcc")
+    !is_brokerage(doc)
+        && (doc.v.pointer("/summary/tpmc").is_some()
+            || doc.v.pointer("/summary/tx").is_some()
+            || doc.str("/config/workload") == Some("tpcc"))
+}
+
+/// A run of the brokerage workload (TPC-E-like): its headline is tpsE-like.
+pub fn is_brokerage(doc: &Doc) -> bool {
+    doc.v.pointer("/summary/tpse_like").is_some()
+        || doc.str("/config/workload") == Some("brokerage")
 }
 
 fn tx_table(doc: &Doc) -> Table {
@@ -349,7 +375,7 @@ pub fn section(doc: &Doc, index: usize, charts: bool) -> Section {
         doc.label.clone(),
         "run",
     );
-    if !is_tpcc(doc) {
+    if !is_tpcc(doc) && !is_brokerage(doc) {
         orders_notes(&mut s, doc);
     }
     if charts {
@@ -608,7 +634,9 @@ fn orders_charts(s: &mut Section, ids: &mut Ids, doc: &Doc) {
 
 /// The headline throughput: tpmC for TPC-C, transactions per second otherwise.
 fn headline(doc: &Doc) -> Option<f64> {
-    doc.num("/summary/tpmc").or(doc.num("/summary/tps"))
+    doc.num("/summary/tpmc")
+        .or(doc.num("/summary/tps"))
+        .or(doc.num("/summary/tpse_like"))
 }
 
 pub fn comparison(docs: &[&Doc], charts: bool) -> Section {
@@ -618,47 +646,58 @@ pub fn comparison(docs: &[&Doc], charts: bool) -> Section {
         "comparison".into(),
         "run",
     );
-    let t = common::comparison_table(
-        docs,
-        &[
-            Metric::new(
-                "tpmc",
-                "tpmC",
-                Unit::Number,
-                "/summary/tpmc",
-                Some("tpmC ×"),
-            ),
-            Metric::new("tps", "tx/s", Unit::Number, "/summary/tps", Some("tx/s ×")),
-            Metric::new(
-                "efficiency",
-                "efficiency",
-                Unit::Share,
-                "/summary/efficiency",
-                None,
-            ),
-            Metric::new(
-                "new_order_lat_ns_p99",
-                "New-Order p99",
-                Unit::Ns,
-                "/summary/tx/new_order/lat_ns/p99",
-                Some("p99 ×"),
-            ),
-            Metric::new(
-                "io_iops",
-                "device IOPS",
-                Unit::Count,
-                "/summary/io/iops",
-                Some("IOPS ×"),
-            ),
-            Metric::new(
-                "cpu_utilisation",
-                "CPU",
-                Unit::Share,
-                "/summary/cpu/utilisation",
-                None,
-            ),
-        ],
-    );
+    let metrics = [
+        Metric::new(
+            "tpmc",
+            "tpmC",
+            Unit::Number,
+            "/summary/tpmc",
+            Some("tpmC ×"),
+        ),
+        Metric::new("tps", "tx/s", Unit::Number, "/summary/tps", Some("tx/s ×")),
+        Metric::new(
+            "tpse_like",
+            "tpsE-like",
+            Unit::Number,
+            "/summary/tpse_like",
+            Some("tpsE-like ×"),
+        ),
+        Metric::new(
+            "efficiency",
+            "efficiency",
+            Unit::Share,
+            "/summary/efficiency",
+            None,
+        ),
+        Metric::new(
+            "new_order_lat_ns_p99",
+            "New-Order p99",
+            Unit::Ns,
+            "/summary/tx/new_order/lat_ns/p99",
+            Some("p99 ×"),
+        ),
+        Metric::new(
+            "io_iops",
+            "device IOPS",
+            Unit::Count,
+            "/summary/io/iops",
+            Some("IOPS ×"),
+        ),
+        Metric::new(
+            "cpu_utilisation",
+            "CPU",
+            Unit::Share,
+            "/summary/cpu/utilisation",
+            None,
+        ),
+    ];
+    // tpsE-like only where a brokerage run is compared.
+    let brokerage = docs.iter().any(|d| is_brokerage(d));
+    let metrics: Vec<Metric> = metrics
+        .into_iter()
+        .filter(|m| brokerage || m.key != "tpse_like")
+        .collect();
+    let t = common::comparison_table(docs, &metrics);
     if charts {
         let mut ids = Ids::new(&s.id);
         let labels: Vec<String> = docs.iter().map(|d| d.label.clone()).collect();

@@ -94,6 +94,20 @@ fn orders_run_with_connection_sweep() {
     all_formats("run-orders", &[orders_run()], false);
 }
 
+/// A real brokerage run on PostgreSQL: its headline is tpsE-like, never a tpmC.
+#[test]
+fn brokerage_run_on_postgres() {
+    let run = fixture("run-brokerage-postgres.json");
+    all_formats("run-brokerage-postgres", std::slice::from_ref(&run), false);
+    let md = render(&[run], &[], Format::Markdown).unwrap();
+    assert!(md.contains("tpsE-like"), "{md}");
+    assert!(
+        md.contains("trade_result") && md.contains("market_feed"),
+        "{md}"
+    );
+    assert!(!md.contains("tpmC"), "{md}");
+}
+
 /// A real run: PostgreSQL, disk tables, inserts over a connection sweep (bench/in-memory).
 #[test]
 fn orders_run_on_postgres() {

@@ -104,11 +104,30 @@ pub const TAG_NAMES: [&str; 6] = [
     "stock_level",
 ];
 
-/// `new_order` for 1, `tag7` for a tag without a name.
+/// The brokerage workload's transaction types, tags 11 to 20.
+pub const BROKERAGE_TAG_NAMES: [&str; 10] = [
+    "broker_volume",
+    "customer_position",
+    "market_watch",
+    "security_detail",
+    "trade_lookup",
+    "trade_order",
+    "trade_status",
+    "trade_update",
+    "trade_result",
+    "market_feed",
+];
+
+/// The first tag of [`BROKERAGE_TAG_NAMES`].
+pub const BROKERAGE_FIRST_TAG: u8 = 11;
+
+/// `new_order` for 1, `trade_result` for 19, `tag7` for a tag without a name.
 pub fn tag_name(tag: u8) -> String {
-    TAG_NAMES
-        .get(tag as usize)
-        .map_or_else(|| format!("tag{tag}"), |s| s.to_string())
+    let name = match tag.checked_sub(BROKERAGE_FIRST_TAG) {
+        Some(i) => BROKERAGE_TAG_NAMES.get(i as usize),
+        None => TAG_NAMES.get(tag as usize),
+    };
+    name.map_or_else(|| format!("tag{tag}"), |s| s.to_string())
 }
 
 /// One traced operation, 32 bytes on disk (see [`format::RECORD_BYTES`]).

@@ -34,7 +34,7 @@ pub const SQLITE_ORDERS_FILE: &str = "orders.sqlite";
 #[derive(Args, Debug, Default)]
 #[command(next_help_heading = "Order entry (load orders)")]
 pub struct OrdersLoadArgs {
-    /// Customers [default: 10000]
+    /// Customers [default: 10000; brokerage: 1000, in load units of 1000]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub customers: Option<u32>,
 
@@ -152,6 +152,7 @@ fn parse_connections(text: &str) -> Result<Vec<u32>> {
 /// The database of this workload: DATA_DIR/orders.sqlite rather than TPC-C's file, and a managed
 /// MariaDB with performance_schema (wait counts) and room for MEMORY tables.
 pub(crate) fn orders_spec(mut spec: DbSpec) -> DbSpec {
+    spec.workload = "orders";
     if spec.sqlite_path.as_deref() == Some(spec.data_dir.join(SQLITE_FILE).as_path()) {
         spec.sqlite_path = Some(spec.data_dir.join(SQLITE_ORDERS_FILE));
     }

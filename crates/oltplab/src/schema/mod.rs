@@ -9,10 +9,12 @@ pub use oltplab_metrics::schema::{
 };
 pub use oltplab_trace::replay::{ReplayInterval, ReplaySummary};
 
+mod brokerage;
 mod orders;
 mod run;
 mod study;
 
+pub use brokerage::*;
 pub use orders::*;
 pub use run::*;
 pub use study::*;
@@ -31,6 +33,7 @@ pub type ReplayResult = ResultDoc<ReplaySummary, ReplayInterval>;
 pub enum RunResult {
     Tpcc(Box<TpccResult>),
     Orders(Box<OrdersResult>),
+    Brokerage(Box<BrokerageResult>),
 }
 
 impl RunResult {
@@ -39,6 +42,7 @@ impl RunResult {
         match self {
             RunResult::Tpcc(r) => r.summary.interrupted,
             RunResult::Orders(r) => r.summary.interrupted,
+            RunResult::Brokerage(r) => r.summary.interrupted,
         }
     }
 }

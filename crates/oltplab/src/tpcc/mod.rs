@@ -22,6 +22,7 @@ use serde::Serialize;
 
 use crate::workload::target::{self, DbSpec, Engine, Open};
 // The in-process API `oltplab study` builds on.
+pub(crate) use run::{device_io, split_cpu, Edge};
 pub use run::{run_with, RunOutcome};
 use scaleout::WarehouseRange;
 

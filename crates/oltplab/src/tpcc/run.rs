@@ -150,7 +150,12 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<RunOutcome> {
         summary.emulation = emulation;
         warnings.extend(capture_warnings);
     }
-    summary.cpu = split_cpu(cfg.db.engine, &outcome, [&cpu_start, &cpu_end], spin_s);
+    summary.cpu = split_cpu(
+        cfg.db.engine,
+        outcome.in_tx_cpu,
+        [&cpu_start, &cpu_end],
+        spin_s,
+    );
     summary.cpu.set_shares(measured_s, env.cores);
     summary.server_waits = server_waits;
     warnings.extend(run_warnings(
@@ -504,7 +509,7 @@ fn response_time_limits(outcome: &DriverOutcome) -> Vec<ResponseTimeLimit> {
 
 /// `summary.io` from the device's counters (the whole device), when no capture gives the
 /// engine's own I/O.
-fn device_io(device: Option<&str>, disk: &DiskCounters, measured_s: f64) -> IoSummary {
+pub(crate) fn device_io(device: Option<&str>, disk: &DiskCounters, measured_s: f64) -> IoSummary {
     match device {
         Some(d) => IoSummary {
             reads: disk.reads,
@@ -524,20 +529,20 @@ fn device_io(device: Option<&str>, disk: &DiskCounters, measured_s: f64) -> IoSu
 }
 
 /// CPU at the window's edges: this process's, and the database processes' (user, system).
-type Edge = (CpuTime, (f64, f64), DiskCounters);
+pub(crate) type Edge = (CpuTime, (f64, f64), DiskCounters);
 
 /// The database's and the driver's CPU in the window, the emulator's spin taken out of the
 /// database's.
-fn split_cpu(
+pub(crate) fn split_cpu(
     engine: Engine,
-    outcome: &DriverOutcome,
+    in_tx_cpu: CpuTime,
     [start, end]: [&Edge; 2],
     spin_s: f64,
 ) -> TpccCpu {
     let process = end.0.since(&start.0);
     if engine == Engine::Sqlite {
         // The engine runs on the terminals' threads: its CPU is their time inside transactions.
-        let inside = outcome.in_tx_cpu;
+        let inside = in_tx_cpu;
         TpccCpu {
             db_user_s: (inside.user_s - spin_s).max(0.0),
             db_sys_s: inside.sys_s,

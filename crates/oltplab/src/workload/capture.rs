@@ -421,7 +421,7 @@ impl SpanIndex {
             by_tid
                 .entry(s.backend_tid)
                 .or_default()
-                .push((s.start_ns, s.end_ns, s.tx.tag()));
+                .push((s.start_ns, s.end_ns, s.tag));
         }
         for v in by_tid.values_mut() {
             v.sort_unstable();
@@ -545,7 +545,7 @@ mod tests {
             backend_tid: tid,
             start_ns,
             end_ns,
-            tx,
+            tag: tx.tag(),
         }
     }
 

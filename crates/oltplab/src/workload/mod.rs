@@ -17,6 +17,7 @@ use clap::Args;
 use oltplab_core::units;
 use oltplab_core::{Error, Result};
 
+use crate::brokerage::{Brokerage, BrokerageLoadArgs};
 use crate::orders::{Orders, OrdersLoadArgs, OrdersRunArgs};
 use crate::schema::RunResult;
 use crate::tpcc::{Tpcc, TpccLoadArgs, TpccRunArgs};
@@ -37,10 +38,14 @@ pub trait Workload: Sync {
     fn load_options_given(&self, args: &LoadArgs) -> Vec<&'static str>;
     /// Its own `run` options that were given: refused when another workload runs.
     fn run_options_given(&self, args: &RunArgs) -> Vec<&'static str>;
+    /// Options of other workloads' groups it reads as its own (`--terminals`, `--customers` …).
+    fn borrowed_options(&self) -> &'static [&'static str] {
+        &[]
+    }
 }
 
 /// Every workload; the first is the default.
-pub static WORKLOADS: &[&dyn Workload] = &[&Tpcc, &Orders];
+pub static WORKLOADS: &[&dyn Workload] = &[&Tpcc, &Orders, &Brokerage];
 
 fn names() -> PossibleValuesParser {
     PossibleValuesParser::new(WORKLOADS.iter().map(|w| w.name()))
@@ -58,7 +63,7 @@ fn find(name: &str) -> Result<&'static dyn Workload> {
 pub fn load(args: LoadArgs) -> Result<()> {
     let w = find(&args.db.workload)?;
     for other in WORKLOADS.iter().filter(|o| o.name() != w.name()) {
-        reject_foreign(other.name(), w.name(), &other.load_options_given(&args))?;
+        reject_foreign(other.name(), w, &other.load_options_given(&args))?;
     }
     w.load(args)
 }
@@ -67,7 +72,7 @@ pub fn load(args: LoadArgs) -> Result<()> {
 pub fn run(args: RunArgs) -> Result<()> {
     let w = find(&args.db.workload)?;
     for other in WORKLOADS.iter().filter(|o| o.name() != w.name()) {
-        reject_foreign(other.name(), w.name(), &other.run_options_given(&args))?;
+        reject_foreign(other.name(), w, &other.run_options_given(&args))?;
     }
     if w.run(args)?.interrupted() {
         return Err(Error::Interrupted);
@@ -79,9 +84,11 @@ pub fn check(args: CheckArgs) -> Result<()> {
     find(&args.db.workload)?.check(args)
 }
 
-/// A usage error naming the first option of `owner` given to `workload`.
-fn reject_foreign(owner: &str, workload: &str, given: &[&str]) -> Result<()> {
-    match given.first() {
+/// A usage error naming the first option of `owner` given to `workload` that it does not borrow.
+fn reject_foreign(owner: &str, workload: &dyn Workload, given: &[&str]) -> Result<()> {
+    let borrowed = workload.borrowed_options();
+    let workload = workload.name();
+    match given.iter().find(|o| !borrowed.contains(o)) {
         Some(name) => Err(Error::usage(format!(
             "{name} is an option of the {owner} workload, not of {workload}: drop it, or run `{owner}`"
         ))),
@@ -189,6 +196,9 @@ pub struct LoadArgs {
 
     #[command(flatten)]
     pub orders: OrdersLoadArgs,
+
+    #[command(flatten)]
+    pub brokerage: BrokerageLoadArgs,
 }
 
 #[derive(Args, Debug)]
@@ -266,13 +276,15 @@ mod tests {
     fn foreign_options_are_named() {
         let err = reject_foreign(
             "tpcc",
-            "orders",
+            &Orders,
             &given(&[("--a", false), ("--terminals", true)]),
         )
         .unwrap_err();
         assert_eq!(err.exit_code(), 2);
         assert!(err.to_string().contains("--terminals"), "{err}");
-        assert!(reject_foreign("x", "y", &given(&[("--a", false)])).is_ok());
+        assert!(reject_foreign("x", &Orders, &given(&[("--a", false)])).is_ok());
+        // Brokerage reads TPC-C's --terminals as its own, not its --keying-think.
+        assert!(reject_foreign("tpcc", &Brokerage, &given(&[("--terminals", true)])).is_ok());
     }
 
     #[test]

@@ -61,6 +61,9 @@ impl Engine {
 #[derive(Clone, Debug, Serialize)]
 pub struct DbSpec {
     pub engine: Engine,
+    /// The workload the database holds, for messages that name a command.
+    #[serde(skip)]
+    pub workload: &'static str,
     /// The SQLite file.
     pub sqlite_path: Option<PathBuf>,
     /// An external server's URL (never serialised: it may hold a password).
@@ -114,6 +117,7 @@ impl DbSpec {
         };
         let mut spec = DbSpec {
             engine,
+            workload: "tpcc",
             sqlite_path: None,
             url: None,
             url_shown: None,
@@ -326,17 +330,19 @@ pub fn open(
                     if let Open::Load { force } = how {
                         if cluster.exists() && !force {
                             return Err(Error::usage(format!(
-                                "{} already holds a {} database: use it with `oltplab run tpcc --engine {}`, or add --force to replace it",
+                                "{} already holds a {} database: use it with `oltplab run {} --engine {}`, or add --force to replace it",
                                 spec.data_dir.display(),
                                 kind.product(),
+                                spec.workload,
                                 spec.engine.name()
                             )));
                         }
                     } else if !cluster.exists() {
                         return Err(Error::usage(format!(
-                            "{} holds no {} database: create one with `oltplab load tpcc --engine {} --data-dir {}` first",
+                            "{} holds no {} database: create one with `oltplab load {} --engine {} --data-dir {}` first",
                             spec.data_dir.display(),
                             kind.product(),
+                            spec.workload,
                             spec.engine.name(),
                             spec.data_dir.display()
                         )));
@@ -401,8 +407,9 @@ fn prepare_sqlite_file(spec: &DbSpec, path: &Path, how: Open) -> Result<()> {
         Open::Existing => match kind {
             TargetKind::RegularFile { .. } => Ok(()),
             TargetKind::Missing => Err(Error::usage(format!(
-                "{} does not exist: create the database with `oltplab load tpcc` first{}",
+                "{} does not exist: create the database with `oltplab load {}` first{}",
                 path.display(),
+                spec.workload,
                 if spec.sqlite_path.as_deref() == Some(&spec.data_dir.join(SQLITE_FILE)) {
                     String::new()
                 } else {

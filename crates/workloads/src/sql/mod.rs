@@ -526,6 +526,29 @@ fn push_padded(n: u64, width: usize, out: &mut String) {
     out.push_str(digits);
 }
 
+/// What a connection is for; engines tune settings to it (SQLite loads without a journal).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Purpose {
+    Load,
+    Run,
+    Check,
+}
+
+/// Opens connections to one database.
+pub trait Connector: Send + Sync {
+    fn dialect(&self) -> Dialect;
+    fn connect(&self, purpose: Purpose) -> oltplab_core::Result<Box<dyn Conn>>;
+    /// True when the engine admits one writer at a time (SQLite): the loader then funnels all
+    /// chunks through one connection while other threads generate data.
+    fn single_writer(&self) -> bool {
+        false
+    }
+    /// Engine-specific work after the data is in (SQLite: switch to WAL).
+    fn after_load(&self, _conn: &mut dyn Conn) -> oltplab_core::Result<()> {
+        Ok(())
+    }
+}
+
 /// One connection to the database under test.
 pub trait Conn: Send {
     fn dialect(&self) -> Dialect;

@@ -101,7 +101,7 @@ fn show(v: &Val) -> String {
     }
 }
 
-fn examples(rows: &Rows, names: &[&str]) -> Vec<String> {
+pub(crate) fn examples(rows: &Rows, names: &[&str]) -> Vec<String> {
     (0..rows.len().min(EXAMPLES))
         .map(|r| {
             names

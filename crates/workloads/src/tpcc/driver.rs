@@ -123,7 +123,8 @@ pub struct TxSpan {
     /// CLOCK_MONOTONIC ([`oltplab_trace::monotonic_ns`]), retries included.
     pub start_ns: u64,
     pub end_ns: u64,
-    pub tx: TxType,
+    /// The transaction type's trace tag (the workload's `TxType::tag`).
+    pub tag: u8,
 }
 
 /// What the driver measured.
@@ -470,7 +471,7 @@ impl Attempt {
             backend_tid: tid?,
             start_ns,
             end_ns,
-            tx,
+            tag: tx.tag(),
         })
     }
 }
@@ -771,7 +772,7 @@ pub fn rate_is_steady(per_second: &[u64]) -> bool {
 }
 
 /// The pause before retry `n` (1-based): uniform in 0 … 200 µs × 2^(n-1), at most 25.6 ms.
-fn retry_pause(n: u32, rng: &mut TpccRng) -> Duration {
+pub fn retry_pause(n: u32, rng: &mut TpccRng) -> Duration {
     let range_us = 200u64 << (n.clamp(1, 8) - 1);
     Duration::from_micros(rng.uniform(0, range_us as i64) as u64)
 }
@@ -780,7 +781,7 @@ fn retry_pause(n: u32, rng: &mut TpccRng) -> Duration {
 /// PostgreSQL's backend pid; MariaDB's connection thread (information_schema.PROCESSLIST's TID,
 /// or performance_schema when that is on). None for SQLite (in-process: the VFS tags its I/O
 /// itself) or when the server does not tell.
-fn backend_tid(conn: &mut dyn Conn) -> Option<u32> {
+pub fn backend_tid(conn: &mut dyn Conn) -> Option<u32> {
     let queries: &[&str] = match conn.dialect() {
         Dialect::Postgres => &["SELECT pg_backend_pid()"],
         Dialect::Mysql => &[

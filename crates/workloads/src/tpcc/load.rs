@@ -1,10 +1,7 @@
-//! The loader: create the schema, generate the chunks of [`gen::plan`] on `threads` threads, commit
-//! each chunk as one transaction, build the secondary indexes, record the load. Servers load a chunk
-//! per thread and connection (COPY / multi-row INSERT); SQLite, which admits one writer, gets its
-//! chunks from generator threads through a bounded channel into one writing connection.
+//! The loader: create the schema, load the chunks of [`gen::plan`] ([`crate::bulk`]), build the
+//! secondary indexes, record the load.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{mpsc, Mutex};
+use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use oltplab_core::{Error, Result};
@@ -12,7 +9,7 @@ use oltplab_core::{Error, Result};
 use super::gen::{self, Chunk};
 use super::random::{Constants, TpccRng};
 use super::{db_failed, inspect, schema, Connector, DbState, Purpose};
-use crate::sql::{Batch, Conn, TxMode};
+use crate::sql::Conn;
 
 #[derive(Clone, Debug)]
 pub struct LoadOptions {
@@ -103,134 +100,27 @@ pub fn load(
     .map_err(|e| db_failed("cannot record the load", e))?;
 
     let plan = gen::plan(opts.warehouses);
-    let total: u64 = plan.iter().map(Chunk::rows).sum();
-    let done = AtomicU64::new(0);
-    let next = AtomicUsize::new(0);
-    let failed = AtomicBool::new(false);
-    let first_error: Mutex<Option<Error>> = Mutex::new(None);
     // Whole seconds: the timestamp is sent a million times and the spec needs no finer one.
     let now_us = crate::sql::now_us() / 1_000_000 * 1_000_000;
-    let threads = opts.threads.max(1);
-    let fail = |e: Error| {
-        failed.store(true, Ordering::SeqCst);
-        let mut slot = first_error.lock().unwrap_or_else(|p| p.into_inner());
-        if slot.is_none() {
-            *slot = Some(e);
-        }
-    };
-    let take = || -> Option<Chunk> {
-        if failed.load(Ordering::Relaxed) || stop.load(Ordering::Relaxed) {
-            return None;
-        }
-        plan.get(next.fetch_add(1, Ordering::Relaxed)).copied()
-    };
-    let commit_chunk = |conn: &mut dyn Conn, batches: &[Batch]| -> Result<u64> {
-        conn.begin(TxMode::Write)
-            .map_err(|e| db_failed("cannot begin a load transaction", e))?;
-        let mut rows = 0;
-        for b in batches {
-            conn.load(b)
-                .map_err(|e| db_failed(&format!("cannot load {}", b.table), e))?;
-            rows += b.rows() as u64;
-        }
-        conn.commit()
-            .map_err(|e| db_failed("cannot commit a load transaction", e))?;
-        Ok(rows)
-    };
-
-    std::thread::scope(|scope| {
-        if connector.single_writer() {
-            // Generators → bounded channel → this thread's one connection.
-            let (tx, rx) = mpsc::sync_channel::<Vec<Batch>>(threads * 2);
-            for _ in 0..threads {
-                let tx = tx.clone();
-                let take = &take;
-                scope.spawn(move || {
-                    while let Some(chunk) = take() {
-                        let batches = gen::generate(chunk, opts.seed, &constants, now_us);
-                        if tx.send(batches).is_err() {
-                            break;
-                        }
-                    }
-                });
-            }
-            drop(tx);
-            for batches in rx {
-                if failed.load(Ordering::Relaxed) {
-                    continue; // drain so the generators can finish
-                }
-                match commit_chunk(main.as_mut(), &batches) {
-                    Ok(rows) => {
-                        let d = done.fetch_add(rows, Ordering::Relaxed) + rows;
-                        progress(d, total);
-                    }
-                    Err(e) => fail(e),
-                }
-            }
-        } else {
-            for _ in 0..threads {
-                scope.spawn(|| {
-                    let mut conn = match connector.connect(Purpose::Load) {
-                        Ok(c) => c,
-                        Err(e) => return fail(e),
-                    };
-                    while let Some(chunk) = take() {
-                        let batches = gen::generate(chunk, opts.seed, &constants, now_us);
-                        match commit_chunk(conn.as_mut(), &batches) {
-                            Ok(rows) => {
-                                let d = done.fetch_add(rows, Ordering::Relaxed) + rows;
-                                progress(d, total);
-                            }
-                            Err(e) => return fail(e),
-                        }
-                    }
-                });
-            }
-        }
-    });
-    if let Some(e) = first_error.into_inner().unwrap_or_else(|p| p.into_inner()) {
-        return Err(e);
-    }
-    if stop.load(Ordering::Relaxed) {
-        return Err(Error::Interrupted);
-    }
+    let rows = crate::bulk::load_chunks(
+        connector,
+        main.as_mut(),
+        &plan,
+        Chunk::rows,
+        |chunk| gen::generate(chunk, opts.seed, &constants, now_us),
+        opts.threads,
+        progress,
+        stop,
+    )?;
     let data_s = started.elapsed().as_secs_f64();
 
     let index_start = Instant::now();
-    let indexes = schema::create_indexes(dialect);
-    if connector.single_writer() || threads == 1 {
-        for sql in &indexes {
-            main.batch(sql)
-                .map_err(|e| db_failed("cannot build an index", e))?;
-        }
-    } else {
-        // One index per connection at a time: PostgreSQL builds them in parallel.
-        let next = AtomicUsize::new(0);
-        let errors: Mutex<Option<Error>> = Mutex::new(None);
-        std::thread::scope(|scope| {
-            for _ in 0..threads.min(indexes.len()) {
-                scope.spawn(|| {
-                    let mut conn = match connector.connect(Purpose::Load) {
-                        Ok(c) => c,
-                        Err(e) => {
-                            *errors.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
-                            return;
-                        }
-                    };
-                    while let Some(sql) = indexes.get(next.fetch_add(1, Ordering::Relaxed)) {
-                        if let Err(e) = conn.batch(sql) {
-                            *errors.lock().unwrap_or_else(|p| p.into_inner()) =
-                                Some(db_failed("cannot build an index", e));
-                            return;
-                        }
-                    }
-                });
-            }
-        });
-        if let Some(e) = errors.into_inner().unwrap_or_else(|p| p.into_inner()) {
-            return Err(e);
-        }
-    }
+    crate::bulk::build_indexes(
+        connector,
+        main.as_mut(),
+        &schema::create_indexes(dialect),
+        opts.threads,
+    )?;
     if dialect != crate::sql::Dialect::Mysql {
         main.batch("ANALYZE")
             .map_err(|e| db_failed("cannot analyze the tables", e))?;
@@ -243,7 +133,6 @@ pub fn load(
     connector.after_load(main.as_mut())?;
     let index_s = index_start.elapsed().as_secs_f64();
     let elapsed_s = started.elapsed().as_secs_f64();
-    let rows = done.load(Ordering::Relaxed);
     Ok(LoadReport {
         warehouses: opts.warehouses,
         rows,

@@ -15,33 +15,11 @@ use std::collections::BTreeMap;
 use oltplab_core::{Error, Result};
 
 use crate::sql::{Conn, DbError, Dialect};
+pub use crate::sql::{Connector, Purpose};
 use random::Constants;
 
 /// tpmC per warehouse a spec-conforming run (keying and think times on) can reach at most.
 pub const TPMC_PER_WAREHOUSE_MAX: f64 = 12.86;
-
-/// What a connection is for; engines tune settings to it (SQLite loads without a journal).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Purpose {
-    Load,
-    Run,
-    Check,
-}
-
-/// Opens connections to one database.
-pub trait Connector: Send + Sync {
-    fn dialect(&self) -> Dialect;
-    fn connect(&self, purpose: Purpose) -> Result<Box<dyn Conn>>;
-    /// True when the engine admits one writer at a time (SQLite): the loader then funnels all
-    /// chunks through one connection while other threads generate data.
-    fn single_writer(&self) -> bool {
-        false
-    }
-    /// Engine-specific work after the data is in (SQLite: switch to WAL).
-    fn after_load(&self, _conn: &mut dyn Conn) -> Result<()> {
-        Ok(())
-    }
-}
 
 /// A failed statement outside a measured transaction: the database is unusable for TPC-C.
 pub fn db_failed(context: &str, e: DbError) -> Error {

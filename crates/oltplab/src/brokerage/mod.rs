@@ -1,0 +1,362 @@
+//! `oltplab load | run | check brokerage`: the TPC-E-like brokerage workload (S2, S3). It shares
+//! the database options with TPC-C, reads `--customers` (order entry's option group), `--threads`,
+//! `--terminals`, `--duration`, `--warmup` and `--isolation` (TPC-C's), and adds `--days`.
+
+mod run;
+
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use clap::Args;
+use oltplab_core::units::format_count;
+use oltplab_core::{Error, Result};
+use oltplab_workloads::brokerage::check::run_checks;
+use oltplab_workloads::brokerage::load::{planned_rows, LoadOptions, LoadReport};
+use oltplab_workloads::brokerage::{require_loaded, Scale, LOAD_UNIT};
+use oltplab_workloads::sql::{Isolation, Purpose};
+use oltplab_workloads::tpcc::check::Condition;
+use oltplab_workloads::tpcc::db_failed;
+use serde::Serialize;
+
+pub use run::run_with;
+
+use crate::progress::Progress;
+use crate::schema::RunResult;
+use crate::tpcc::Warmup;
+use crate::workload::target::{self, DbSpec, Engine, Open, SQLITE_FILE};
+use crate::workload::{given, CheckArgs, LoadArgs, RunArgs, Workload};
+use crate::STOP;
+
+/// The SQLite file of this workload in `--data-dir`.
+pub const SQLITE_BROKERAGE_FILE: &str = "brokerage.sqlite";
+const LOAD_CUSTOMERS: u32 = 1000;
+/// Trading days of initial history a load makes unless told (TPC-E: 300).
+const LOAD_DAYS: u32 = 10;
+const RUN_TERMINALS: u32 = 4;
+
+/// `oltplab load brokerage` options.
+#[derive(Args, Debug, Default)]
+#[command(next_help_heading = "Brokerage (load brokerage)")]
+pub struct BrokerageLoadArgs {
+    /// Trading days of initial trade history (TPC-E: 300; 17,280 trades per customer per 300
+    /// days) [default: 10]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=3000))]
+    pub days: Option<u32>,
+}
+
+/// TPC-E-like brokerage: customers, accounts, brokers, securities and their market, a trade
+/// history; ten transactions, a market emulator; six invariants.
+pub struct Brokerage;
+
+impl Workload for Brokerage {
+    fn name(&self) -> &'static str {
+        "brokerage"
+    }
+
+    fn load(&self, args: LoadArgs) -> Result<()> {
+        let cfg = LoadConfig::from_args(args)?;
+        let outcome = load_with(&cfg, &STOP)?;
+        let violated = outcome.conditions.iter().filter(|c| !c.holds()).count();
+        if violated > 0 {
+            return Err(Error::failed(format!(
+                "{violated} brokerage invariants are violated right after the load: this is a bug in oltplab or the engine"
+            )));
+        }
+        Ok(())
+    }
+
+    fn run(&self, args: RunArgs) -> Result<RunResult> {
+        let cfg = RunConfig::from_args(args)?;
+        Ok(RunResult::Brokerage(Box::new(run_with(&cfg, &STOP)?)))
+    }
+
+    fn check(&self, args: CheckArgs) -> Result<()> {
+        let db = brokerage_spec(args.db.spec()?);
+        let conditions = check_with(&db, crate::output::quiet())?;
+        let violated = conditions.iter().filter(|c| !c.holds()).count();
+        if violated > 0 {
+            return Err(Error::failed(format!(
+                "{violated} of {} brokerage invariants are violated",
+                conditions.len()
+            )));
+        }
+        Ok(())
+    }
+
+    fn load_options_given(&self, args: &LoadArgs) -> Vec<&'static str> {
+        given(&[("--days", args.brokerage.days.is_some())])
+    }
+
+    fn run_options_given(&self, _args: &RunArgs) -> Vec<&'static str> {
+        Vec::new()
+    }
+
+    fn borrowed_options(&self) -> &'static [&'static str] {
+        &[
+            "--customers",
+            "--threads",
+            "--terminals",
+            "--duration",
+            "--warmup",
+            "--isolation",
+        ]
+    }
+}
+
+/// The database spec with the workload's own SQLite file.
+fn brokerage_spec(mut spec: DbSpec) -> DbSpec {
+    spec.workload = "brokerage";
+    if spec.sqlite_path.as_deref() == Some(spec.data_dir.join(SQLITE_FILE).as_path()) {
+        spec.sqlite_path = Some(spec.data_dir.join(SQLITE_BROKERAGE_FILE));
+    }
+    spec
+}
+
+/// A validated load.
+#[derive(Clone, Debug, Serialize)]
+pub struct LoadConfig {
+    pub db: DbSpec,
+    pub scale: Scale,
+    pub threads: u32,
+    pub seed: u64,
+    pub check: bool,
+    pub force: bool,
+    #[serde(skip)]
+    pub quiet: bool,
+}
+
+impl LoadConfig {
+    pub fn from_args(args: LoadArgs) -> Result<LoadConfig> {
+        let customers = args.orders.customers.unwrap_or(LOAD_CUSTOMERS) as i64;
+        if customers % LOAD_UNIT != 0 {
+            return Err(Error::usage(format!(
+                "--customers {customers} is not a whole number of load units: give a multiple of {LOAD_UNIT}, e.g. --customers {}",
+                (customers / LOAD_UNIT).max(1) * LOAD_UNIT
+            )));
+        }
+        if args.tpcc.emulate.is_some() {
+            return Err(Error::usage(
+                "--emulate is for `load tpcc`; load the brokerage database without it and run with --emulate",
+            ));
+        }
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
+        Ok(LoadConfig {
+            db: brokerage_spec(args.db.spec()?),
+            scale: Scale {
+                customers,
+                days: args.brokerage.days.unwrap_or(LOAD_DAYS) as i64,
+            },
+            threads: args.tpcc.threads.unwrap_or(cores),
+            seed: args.seed,
+            check: !args.tpcc.no_check,
+            force: args.force,
+            quiet: crate::output::quiet(),
+        })
+    }
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct LoadOutcome {
+    pub report: LoadReport,
+    pub engine_version: String,
+    pub conditions: Vec<Condition>,
+}
+
+/// Loads the brokerage database and (unless `cfg.check` is off) checks its invariants.
+pub fn load_with(cfg: &LoadConfig, stop: &AtomicBool) -> Result<LoadOutcome> {
+    let db = target::open(
+        &cfg.db,
+        Open::Load { force: cfg.force },
+        cfg.threads as usize + 1,
+        None,
+        Vec::new(),
+    )?;
+    let s = cfg.scale;
+    if !cfg.quiet {
+        eprintln!(
+            "oltplab load brokerage — {} customers, {} trading days ({} trades) into {} ({}), {} thread{}",
+            format_count(s.customers as f64),
+            s.days,
+            format_count(s.last_loaded_trade() as f64),
+            cfg.db.location(),
+            db.version,
+            cfg.threads,
+            if cfg.threads == 1 { "" } else { "s" }
+        );
+    }
+    let opts = LoadOptions {
+        scale: s,
+        threads: cfg.threads as usize,
+        seed: cfg.seed,
+        force: cfg.force,
+        location: cfg.db.location(),
+    };
+    let bar = (!cfg.quiet).then(|| Progress::new(planned_rows(&s), "loading [{bar:30}] {msg}"));
+    let progress = |done: u64, total: u64| {
+        if let Some(bar) = &bar {
+            bar.set(
+                done,
+                format!(
+                    "{} of ~{} rows",
+                    format_count(done as f64),
+                    format_count(total as f64)
+                ),
+            );
+        }
+    };
+    let report =
+        oltplab_workloads::brokerage::load::load(db.connector.as_ref(), &opts, &progress, stop);
+    if let Some(bar) = &bar {
+        bar.finish();
+    }
+    let report = report?;
+    if !cfg.quiet {
+        eprintln!(
+            "loaded {} rows in {:.1} s ({} rows/s; data {:.1} s, indexes and statistics {:.1} s)",
+            format_count(report.rows as f64),
+            report.elapsed_s,
+            format_count(report.rows_per_s),
+            report.data_s,
+            report.index_s
+        );
+    }
+    let conditions = if cfg.check {
+        check_db(&db, &cfg.db, cfg.quiet)?
+    } else {
+        Vec::new()
+    };
+    let version = db.version.clone();
+    if let Some(server) = db.server {
+        server.stop()?;
+    }
+    Ok(LoadOutcome {
+        report,
+        engine_version: version,
+        conditions,
+    })
+}
+
+/// Checks the invariants of an existing brokerage database.
+pub fn check_with(spec: &DbSpec, quiet: bool) -> Result<Vec<Condition>> {
+    let db = target::open(spec, Open::Existing, 1, None, Vec::new())?;
+    let conditions = check_db(&db, spec, quiet)?;
+    if let Some(server) = db.server {
+        server.stop()?;
+    }
+    Ok(conditions)
+}
+
+fn check_db(db: &target::Db, spec: &DbSpec, quiet: bool) -> Result<Vec<Condition>> {
+    let mut conn = db.connector.connect(Purpose::Check)?;
+    let meta = require_loaded(conn.as_mut(), &spec.location())?;
+    if !quiet {
+        eprintln!("brokerage invariants:");
+    }
+    run_checks(conn.as_mut(), &meta, |c| {
+        if quiet {
+            return;
+        }
+        let status = if c.holds() { "holds" } else { "VIOLATED" };
+        eprintln!("  {}  {:<100} {status}", c.number, c.rule);
+        for e in &c.examples {
+            eprintln!("        {e}");
+        }
+    })
+    .map_err(|e| db_failed("an invariant's query failed", e))
+}
+
+/// A validated run (see [`run_with`]).
+#[derive(Clone, Debug, Serialize)]
+pub struct RunConfig {
+    pub db: DbSpec,
+    pub terminals: u32,
+    pub duration_s: f64,
+    pub warmup_s: f64,
+    pub report_interval_s: f64,
+    pub max_retries: u32,
+    pub seed: u64,
+    pub emulate: Option<String>,
+    pub trace: Option<PathBuf>,
+    pub backing: String,
+    pub json: Option<PathBuf>,
+    pub out: Option<PathBuf>,
+    pub force: bool,
+    #[serde(skip)]
+    pub save: bool,
+    #[serde(skip)]
+    pub quiet: bool,
+}
+
+impl RunConfig {
+    pub fn from_args(args: RunArgs) -> Result<RunConfig> {
+        let mut db = brokerage_spec(args.db.spec()?);
+        let t = args.tpcc;
+        db.isolation = t
+            .isolation
+            .as_deref()
+            .map(|name| Isolation::parse(name).expect("clap checked the name"));
+        if db.engine == Engine::Sqlite && db.isolation.is_some() {
+            return Err(Error::usage(
+                "--isolation is for PostgreSQL and MariaDB; SQLite runs every transaction serializable: drop --isolation",
+            ));
+        }
+        let warmup = match t.warmup {
+            Warmup::For(d) => d,
+            Warmup::Auto => {
+                return Err(Error::usage(
+                    "--warmup auto is for TPC-C; give the brokerage warm-up as a time, e.g. --warmup 30s",
+                ))
+            }
+        };
+        for (flag, given) in [
+            ("--keying-think", t.keying_think),
+            ("--warehouses", t.warehouses.is_some()),
+            ("--warehouse-range", t.warehouse_range.is_some()),
+            ("--start-at", t.start_at.is_some()),
+        ] {
+            if given {
+                return Err(Error::usage(format!(
+                    "{flag} is an option of the tpcc workload, not of brokerage: drop it"
+                )));
+            }
+        }
+        if t.duration.is_zero() {
+            return Err(Error::usage(
+                "--duration must be longer than 0 s, e.g. --duration 60s",
+            ));
+        }
+        if args.report_interval < Duration::from_secs(1) {
+            return Err(Error::usage("--report-interval must be at least 1 s"));
+        }
+        if let Some(json) = &args.json {
+            crate::output::check_json_path(json, args.force)?;
+        }
+        Ok(RunConfig {
+            db,
+            terminals: t.terminals.unwrap_or(RUN_TERMINALS),
+            duration_s: t.duration.as_secs_f64(),
+            warmup_s: warmup.as_secs_f64(),
+            report_interval_s: args.report_interval.as_secs_f64().round(),
+            max_retries: args.max_retries,
+            seed: args.seed,
+            emulate: args.emulate,
+            trace: args.trace,
+            backing: args.backing,
+            json: args.json,
+            out: args.out,
+            force: args.force,
+            save: true,
+            quiet: crate::output::quiet(),
+        })
+    }
+}
+
+/// The load record, read through a fresh connection of `db`.
+pub(crate) fn meta_of(
+    db: &target::Db,
+    spec: &DbSpec,
+) -> Result<oltplab_workloads::brokerage::Meta> {
+    let mut conn = db.connector.connect(Purpose::Check)?;
+    require_loaded(conn.as_mut(), &spec.location())
+}

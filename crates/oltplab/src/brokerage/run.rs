@@ -1,0 +1,361 @@
+//! `oltplab run brokerage`: open the loaded database, drive it, sample CPU and device counters at
+//! the edges of the measured window, print a line per report interval and the summary, and return
+//! (and save) the result document.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use oltplab_core::units::{format_bytes, format_count, format_ns};
+use oltplab_core::Result;
+use oltplab_metrics::cpu::CpuTime;
+use oltplab_metrics::env::Env;
+use oltplab_metrics::schema::{now_rfc3339, rfc3339_micros};
+use oltplab_metrics::{Warning, WarningKind};
+use oltplab_workloads::brokerage::driver::{drive, market_workers, DriverConfig, Second};
+use oltplab_workloads::brokerage::tx::TxType;
+
+use super::{meta_of, RunConfig};
+use crate::output;
+use crate::schema::{
+    BrokerageInterval, BrokerageResult, BrokerageSummary, MixShare, TxSummary, OTHER_IO,
+};
+use crate::tpcc::{device_io, split_cpu, Edge};
+use crate::workload::capture::{Capture, CaptureRequest, RunEnd};
+use crate::workload::procstat::{self, DiskCounters};
+use crate::workload::target::{self, Engine, Open};
+
+/// Runs the brokerage workload as `cfg` says; `stop` (Ctrl-C) ends the measured window early.
+pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<BrokerageResult> {
+    let capture = Capture::new(&CaptureRequest {
+        db: &cfg.db,
+        emulate: cfg.emulate.as_deref(),
+        trace: cfg.trace.as_deref(),
+        backing: &cfg.backing,
+        seed: cfg.seed,
+        force: cfg.force,
+    })?;
+    let started_at = now_rfc3339();
+    let terminals = cfg.terminals as usize;
+    let connections = terminals + market_workers(terminals) + 1;
+    let db = target::open(
+        &cfg.db,
+        Open::Existing,
+        connections,
+        capture.as_ref().and_then(Capture::sqlite_vfs),
+        capture
+            .as_ref()
+            .map(Capture::server_env)
+            .unwrap_or_default(),
+    )?;
+    let meta = meta_of(&db, &cfg.db)?;
+    db.check_connections(connections as u32)?;
+    let out_dir = if cfg.save {
+        Some(output::prepare_out_dir(
+            cfg.out.as_deref(),
+            "brokerage",
+            &started_at,
+            cfg.force,
+        )?)
+    } else {
+        None
+    };
+    let mut env = Env::collect(Some(&db.data_path));
+    env.engine_version = Some(db.version.clone());
+    env.engine_settings = db.settings.clone();
+    if cfg.db.engine != Engine::Sqlite {
+        env.engine_settings.insert(
+            "transaction_isolation".into(),
+            cfg.db.isolation().name().into(),
+        );
+    }
+    let device = env.target_device.as_ref().map(|d| d.name.clone());
+    if !cfg.quiet {
+        eprintln!(
+            "oltplab run brokerage — {} on {}, {} customers with {} days of history, {terminals} terminal{} and {} market workers, {:.0} s measured after {:.0} s warm-up",
+            db.version,
+            cfg.db.location(),
+            format_count(meta.scale.customers as f64),
+            meta.scale.days,
+            if terminals == 1 { "" } else { "s" },
+            market_workers(terminals),
+            cfg.duration_s,
+            cfg.warmup_s
+        );
+    }
+
+    let driver_cfg = DriverConfig {
+        terminals,
+        duration: Duration::from_secs_f64(cfg.duration_s),
+        warmup: Duration::from_secs_f64(cfg.warmup_s),
+        seed: cfg.seed,
+        max_retries: cfg.max_retries,
+        record_spans: capture.as_ref().is_some_and(Capture::wants_spans),
+    };
+    let mut edges: [Edge; 2] = [(CpuTime::process(), (0.0, 0.0), DiskCounters::default()); 2];
+    let interval = cfg.report_interval_s.max(1.0) as usize;
+    let mut pending: Vec<Second> = Vec::new();
+    let quiet = cfg.quiet;
+    let mut on_second = |s: &Second| {
+        pending.push(s.clone());
+        if !quiet && pending.len() == interval {
+            eprintln!("{}", interval_line(&pending));
+            pending.clear();
+        }
+    };
+    let mut on_event = |start: bool| {
+        let sample = (
+            CpuTime::process(),
+            procstat::pids_cpu_s(&db.server_pids()),
+            device
+                .as_deref()
+                .and_then(procstat::disk_counters)
+                .unwrap_or_default(),
+        );
+        if let Some(c) = &capture {
+            if start {
+                c.measure_start();
+            } else {
+                c.measure_end();
+            }
+        }
+        edges[usize::from(!start)] = sample;
+    };
+    if !cfg.quiet && cfg.warmup_s > 0.0 {
+        eprintln!("warming up for {:.0} s …", cfg.warmup_s);
+    }
+    let outcome = drive(
+        db.connector.as_ref(),
+        &meta,
+        &driver_cfg,
+        stop,
+        &mut on_second,
+        &mut on_event,
+    )?;
+    if !cfg.quiet && !pending.is_empty() {
+        eprintln!("{}", interval_line(&pending));
+    }
+    let mut db = db;
+    let (server_warnings, died) = db.stop_server();
+
+    let measured_s = outcome.measured_s.max(1e-9);
+    let mut summary = BrokerageSummary {
+        measured_s: outcome.measured_s,
+        warmup_s: outcome.warmup_s,
+        measure_started_at: outcome.measure_started_at.map(rfc3339_micros),
+        customers: meta.scale.customers,
+        days: meta.scale.days,
+        terminals: cfg.terminals,
+        market_workers: outcome.market_workers as u32,
+        limit_orders_triggered: outcome.triggered_all,
+        market_backlog_at_end: outcome.market_backlog_at_end as u64,
+        first_error: outcome.first_error.clone(),
+        interrupted: outcome.interrupted,
+        ..Default::default()
+    };
+    let mut histograms = BTreeMap::new();
+    let all: u64 = outcome.tx.iter().map(|t| t.count).sum();
+    for t in TxType::ALL {
+        let s = &outcome.tx[t.index()];
+        let per_tx = |ns: u64| {
+            (cfg.db.engine == Engine::Sqlite && s.count + s.errors > 0)
+                .then(|| ns as f64 / (s.count + s.errors) as f64)
+        };
+        summary.tx.insert(
+            t.name().into(),
+            TxSummary {
+                count: s.count,
+                errors: s.errors,
+                rollbacks: s.rollbacks,
+                retries: s.retries,
+                tps: s.count as f64 / measured_s,
+                lat_ns: s.latency.stats(),
+                writer_lock_wait_ns_mean: per_tx(s.writer_lock_wait_ns),
+                cpu_ns_mean: per_tx(s.cpu_ns),
+            },
+        );
+        summary.mix.insert(
+            t.name().into(),
+            MixShare {
+                measured_pct: 100.0 * s.count as f64 / all.max(1) as f64,
+                weight_pct: t.weight_per_mille() as f64 / 10.0,
+            },
+        );
+        histograms.insert(t.name().to_string(), s.latency.to_base64());
+    }
+    summary.tpse_like = outcome.tx[TxType::TradeResult.index()].count as f64 / measured_s;
+    summary.tps_total = all as f64 / measured_s;
+    summary.errors_by_kind = outcome
+        .errors_by_kind
+        .iter()
+        .map(|(k, v)| (k.name().to_string(), *v))
+        .collect();
+    summary.retries_by_kind = outcome
+        .retries_by_kind
+        .iter()
+        .map(|(k, v)| (k.name().to_string(), *v))
+        .collect();
+    let disk = edges[1].2.since(&edges[0].2);
+    summary.io = device_io(device.as_deref(), &disk, measured_s);
+    let mut warnings = Vec::new();
+    let mut spin_s = 0.0;
+    if let Some(c) = capture {
+        let tx_of_tag = |tag: u8| match TxType::ALL.iter().find(|x| x.tag() == tag) {
+            Some(x) => (x.name().to_string(), outcome.tx[x.index()].count),
+            None => (OTHER_IO.to_string(), 0),
+        };
+        let (io, capture_warnings, emulation) = c.finish(&RunEnd {
+            measured_s: outcome.measured_s,
+            spans: &outcome.spans,
+            tx_of_tag: &tx_of_tag,
+            terminals_without_backend: outcome.terminals_without_backend,
+        })?;
+        summary.io = io;
+        spin_s = emulation.as_ref().map_or(0.0, |e| e.fidelity.spin_cpu_s);
+        summary.emulation = emulation;
+        warnings.extend(capture_warnings);
+    }
+    summary.reads_per_write =
+        (summary.io.writes > 0).then(|| summary.io.reads as f64 / summary.io.writes as f64);
+    summary.cpu = split_cpu(
+        cfg.db.engine,
+        outcome.in_tx_cpu,
+        [&edges[0], &edges[1]],
+        spin_s,
+    );
+    summary.cpu.set_shares(measured_s, env.cores);
+    warnings.extend(run_warnings(cfg, &summary, outcome.interrupted));
+    warnings.extend(server_warnings);
+    let intervals = outcome
+        .seconds
+        .iter()
+        .scan(0.0, |prev, s| {
+            let dt = (s.t_s - *prev).max(1e-9);
+            *prev = s.t_s;
+            Some(BrokerageInterval {
+                t_s: s.t_s,
+                tpse_like: s.counts[TxType::TradeResult.index()] as f64 / dt,
+                tps_total: s.counts.iter().sum::<u64>() as f64 / dt,
+                errors: s.errors,
+                retries: s.retries,
+            })
+        })
+        .collect();
+    let mut config_json = serde_json::to_value(cfg).expect("config serialises");
+    config_json["workload"] = serde_json::json!("brokerage");
+    let doc = BrokerageResult {
+        intervals,
+        histograms,
+        warnings,
+        ..output::new_doc("run", started_at, config_json, env, summary)
+    };
+    if let Some(dir) = &out_dir {
+        output::save(&doc, dir, cfg.json.as_deref())?;
+    }
+    if cfg.quiet {
+        output::print_warnings(&doc.warnings);
+    } else {
+        print_summary(&doc, out_dir.as_deref());
+    }
+    if let Some(e) = died {
+        return Err(e);
+    }
+    Ok(doc)
+}
+
+/// What the figures should be read with.
+fn run_warnings(cfg: &RunConfig, s: &BrokerageSummary, interrupted: bool) -> Vec<Warning> {
+    let mut warnings = Vec::new();
+    if interrupted {
+        warnings.push(Warning::new(
+            WarningKind::Interrupted,
+            format!(
+                "stopped by Ctrl-C after {:.1} s of the {:.0} s measured window; the figures cover only that",
+                s.measured_s, cfg.duration_s
+            ),
+        ));
+    }
+    let results = s.tx.get(TxType::TradeResult.name()).map_or(0, |t| t.count);
+    if results < 1000 {
+        warnings.push(Warning::new(
+            WarningKind::FewSamples,
+            format!("only {results} Trade-Results completed: tpsE-like and the percentiles rest on few samples; use a longer --duration"),
+        ));
+    }
+    let driver_cores = (s.cpu.driver_user_s + s.cpu.driver_sys_s) / s.measured_s.max(1e-9);
+    if driver_cores > 0.5 {
+        warnings.push(Warning::new(
+            WarningKind::CpuBound,
+            format!("the driver used {driver_cores:.2} cores: on a small machine it competes with the database"),
+        ));
+    }
+    warnings
+}
+
+fn interval_line(seconds: &[Second]) -> String {
+    let last = seconds.last().map_or(0.0, |s| s.t_s);
+    let first = seconds.first().map_or(0.0, |s| s.t_s) - 1.0;
+    let span = (last - first).max(1e-9);
+    let sum = |i: usize| seconds.iter().map(|s| s.counts[i]).sum::<u64>() as f64;
+    let all: f64 = TxType::ALL.iter().map(|t| sum(t.index())).sum();
+    format!(
+        "[{last:>5.0} s] tpsE-like {:>8.1}  tps {:>8.1}  orders/s {:>7.1}  errors {}  retries {}",
+        sum(TxType::TradeResult.index()) / span,
+        all / span,
+        sum(TxType::TradeOrder.index()) / span,
+        seconds.iter().map(|s| s.errors).sum::<u64>(),
+        seconds.iter().map(|s| s.retries).sum::<u64>()
+    )
+}
+
+fn print_summary(doc: &BrokerageResult, out_dir: Option<&std::path::Path>) {
+    let s = &doc.summary;
+    eprintln!();
+    eprintln!(
+        "{:<18}{:>9}{:>8}{:>8}{:>6}{:>8}{:>10}{:>10}{:>10}{:>10}",
+        "transaction", "count", "mix %", "weight", "rbk", "retries", "mean", "p50", "p90", "p99"
+    );
+    for t in TxType::ALL {
+        if let (Some(x), Some(m)) = (s.tx.get(t.name()), s.mix.get(t.name())) {
+            eprintln!(
+                "{:<18}{:>9}{:>8.1}{:>8.1}{:>6}{:>8}{:>10}{:>10}{:>10}{:>10}",
+                t.name(),
+                x.count,
+                m.measured_pct,
+                m.weight_pct,
+                x.rollbacks,
+                x.retries,
+                format_ns(x.lat_ns.mean),
+                format_ns(x.lat_ns.p50 as f64),
+                format_ns(x.lat_ns.p90 as f64),
+                format_ns(x.lat_ns.p99 as f64)
+            );
+        }
+    }
+    eprintln!(
+        "tpsE-like {:.1}  (Trade-Results per second; not comparable with audited TPC-E)  all transactions/s {:.1}  ({:.1} s measured)",
+        s.tpse_like, s.tps_total, s.measured_s
+    );
+    eprintln!(
+        "CPU: database {:.1} s, driver {:.1} s ({:.1} % of the run's CPU), machine {:.0} % busy",
+        s.cpu.db_user_s + s.cpu.db_sys_s,
+        s.cpu.driver_user_s + s.cpu.driver_sys_s,
+        100.0 * s.cpu.driver_share,
+        100.0 * s.cpu.utilisation
+    );
+    eprintln!(
+        "I/O ({}): {} reads, {} writes ({} read, {} written), {} IOPS, {} reads per write",
+        s.io.source,
+        format_count(s.io.reads as f64),
+        format_count(s.io.writes as f64),
+        format_bytes(s.io.read_bytes),
+        format_bytes(s.io.written_bytes),
+        format_count(s.io.iops),
+        s.reads_per_write
+            .map_or("no".to_string(), |r| format!("{r:.2}"))
+    );
+    output::print_warnings(&doc.warnings);
+    if let Some(dir) = out_dir {
+        eprintln!("result: {}", dir.join(output::RESULT_FILE).display());
+    }
+}

@@ -1,0 +1,135 @@
+//! The loader: create the schema, load the chunks of [`gen::plan`] ([`crate::bulk`]), then the
+//! brokers with their sums, build the indexes, record the load.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use oltplab_core::{Error, Result};
+
+use super::gen::{self, Chunk, Totals};
+use super::{schema, Scale};
+use crate::sql::{Connector, Dialect, Purpose, TxMode};
+use crate::tpcc::db_failed;
+
+#[derive(Clone, Debug)]
+pub struct LoadOptions {
+    pub scale: Scale,
+    pub threads: usize,
+    pub seed: u64,
+    /// Drop existing tables of the workload's names instead of refusing.
+    pub force: bool,
+    /// Where the database is, for messages.
+    pub location: String,
+}
+
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct LoadReport {
+    pub scale: Scale,
+    pub rows: u64,
+    pub trades: i64,
+    pub data_s: f64,
+    pub index_s: f64,
+    pub elapsed_s: f64,
+    pub rows_per_s: f64,
+}
+
+/// Rows the load makes, for progress.
+pub fn planned_rows(scale: &Scale) -> u64 {
+    gen::plan(scale).iter().map(|c| c.rows(scale)).sum()
+}
+
+pub fn load(
+    connector: &dyn Connector,
+    opts: &LoadOptions,
+    progress: &(dyn Fn(u64, u64) + Sync),
+    stop: &AtomicBool,
+) -> Result<LoadReport> {
+    let started = Instant::now();
+    let dialect = connector.dialect();
+    let mut main = connector.connect(Purpose::Load)?;
+    let state = crate::tpcc::inspect(main.as_mut())?;
+    if !state.is_empty() && !opts.force {
+        return Err(Error::usage(format!(
+            "{} already holds tables: choose another database, or add --force to drop and reload the brokerage tables",
+            opts.location
+        )));
+    }
+    for sql in schema::drop_tables() {
+        main.batch(&sql)
+            .map_err(|e| db_failed("cannot drop the old brokerage tables", e))?;
+    }
+    for sql in schema::create_tables(dialect) {
+        main.batch(&sql)
+            .map_err(|e| db_failed("cannot create the brokerage tables", e))?;
+    }
+    let scale = opts.scale;
+    let loaded_at = oltplab_metrics::schema::now_rfc3339();
+    main.batch(&format!(
+        "INSERT INTO {} (name, value) VALUES ('customers', '{}'), ('days', '{}'), ('seed', '{}'), \
+         ('loaded_at', '{loaded_at}'), ('complete', '0')",
+        schema::META_TABLE,
+        scale.customers,
+        scale.days,
+        opts.seed
+    ))
+    .map_err(|e| db_failed("cannot record the load", e))?;
+
+    let totals = Totals::new(&scale);
+    let plan = gen::plan(&scale);
+    let mut rows = crate::bulk::load_chunks(
+        connector,
+        main.as_mut(),
+        &plan,
+        |c: &Chunk| c.rows(&scale),
+        |chunk| gen::generate(chunk, &scale, opts.seed, &totals),
+        opts.threads,
+        progress,
+        stop,
+    )?;
+    let brokers = gen::brokers(&scale, &totals);
+    main.begin(TxMode::Write)
+        .and_then(|_| main.load(&brokers))
+        .and_then(|_| main.commit())
+        .map_err(|e| db_failed("cannot load the brokers", e))?;
+    rows += brokers.rows() as u64;
+    let data_s = started.elapsed().as_secs_f64();
+
+    let index_start = Instant::now();
+    crate::bulk::build_indexes(
+        connector,
+        main.as_mut(),
+        &schema::create_indexes(dialect),
+        opts.threads,
+    )?;
+    if stop.load(Ordering::Relaxed) {
+        return Err(Error::Interrupted);
+    }
+    if dialect != Dialect::Mysql {
+        main.batch("ANALYZE")
+            .map_err(|e| db_failed("cannot analyze the tables", e))?;
+    }
+    main.batch(&format!(
+        "INSERT INTO {} (name, value) VALUES ('balance_cents', '{}')",
+        schema::META_TABLE,
+        totals.balance_cents.load(Ordering::Relaxed)
+    ))
+    .and_then(|_| {
+        main.batch(&format!(
+            "UPDATE {} SET value = '1' WHERE name = 'complete'",
+            schema::META_TABLE
+        ))
+    })
+    .map_err(|e| db_failed("cannot record the load", e))?;
+    connector.after_load(main.as_mut())?;
+    let index_s = index_start.elapsed().as_secs_f64();
+    let elapsed_s = started.elapsed().as_secs_f64();
+    Ok(LoadReport {
+        scale,
+        rows,
+        trades: scale.last_loaded_trade(),
+        data_s,
+        index_s,
+        elapsed_s,
+        rows_per_s: rows as f64 / elapsed_s.max(1e-9),
+    })
+}

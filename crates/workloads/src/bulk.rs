@@ -1,0 +1,158 @@
+//! Bulk loading shared by the workloads: generate a plan's chunks on `threads` threads and commit
+//! each as one transaction, then build the secondary indexes. Servers load a chunk per thread and
+//! connection (COPY / multi-row INSERT); SQLite, which admits one writer, gets its chunks from
+//! generator threads through a bounded channel into one writing connection.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{mpsc, Mutex};
+
+use oltplab_core::{Error, Result};
+
+use crate::sql::{Batch, Conn, Connector, DbError, Purpose, TxMode};
+
+fn failed(context: &str, e: DbError) -> Error {
+    Error::failed(format!("{context}: {e}"))
+}
+
+/// Generates and commits every chunk of `plan`; `main` is the single writer where the engine has
+/// one. `progress(rows_done, rows_total)` hears every committed chunk; `stop` ends the load early
+/// with [`Error::Interrupted`]. Returns the rows loaded.
+#[allow(clippy::too_many_arguments)]
+pub fn load_chunks<C: Copy + Send + Sync>(
+    connector: &dyn Connector,
+    main: &mut dyn Conn,
+    plan: &[C],
+    rows_of: impl Fn(&C) -> u64,
+    generate: impl Fn(C) -> Vec<Batch> + Sync,
+    threads: usize,
+    progress: &(dyn Fn(u64, u64) + Sync),
+    stop: &AtomicBool,
+) -> Result<u64> {
+    let total: u64 = plan.iter().map(rows_of).sum();
+    let done = AtomicU64::new(0);
+    let next = AtomicUsize::new(0);
+    let failed_flag = AtomicBool::new(false);
+    let first_error: Mutex<Option<Error>> = Mutex::new(None);
+    let threads = threads.max(1);
+    let fail = |e: Error| {
+        failed_flag.store(true, Ordering::SeqCst);
+        let mut slot = first_error.lock().unwrap_or_else(|p| p.into_inner());
+        if slot.is_none() {
+            *slot = Some(e);
+        }
+    };
+    let take = || -> Option<C> {
+        if failed_flag.load(Ordering::Relaxed) || stop.load(Ordering::Relaxed) {
+            return None;
+        }
+        plan.get(next.fetch_add(1, Ordering::Relaxed)).copied()
+    };
+    let commit_chunk = |conn: &mut dyn Conn, batches: &[Batch]| -> Result<u64> {
+        conn.begin(TxMode::Write)
+            .map_err(|e| failed("cannot begin a load transaction", e))?;
+        let mut rows = 0;
+        for b in batches.iter().filter(|b| b.rows() > 0) {
+            conn.load(b)
+                .map_err(|e| failed(&format!("cannot load {}", b.table), e))?;
+            rows += b.rows() as u64;
+        }
+        conn.commit()
+            .map_err(|e| failed("cannot commit a load transaction", e))?;
+        Ok(rows)
+    };
+    let committed = |rows: u64| {
+        let d = done.fetch_add(rows, Ordering::Relaxed) + rows;
+        progress(d, total);
+    };
+    std::thread::scope(|scope| {
+        if connector.single_writer() {
+            // Generators → bounded channel → this thread's one connection.
+            let (tx, rx) = mpsc::sync_channel::<Vec<Batch>>(threads * 2);
+            for _ in 0..threads {
+                let (tx, take, generate) = (tx.clone(), &take, &generate);
+                scope.spawn(move || {
+                    while let Some(chunk) = take() {
+                        if tx.send(generate(chunk)).is_err() {
+                            break;
+                        }
+                    }
+                });
+            }
+            drop(tx);
+            for batches in rx {
+                if failed_flag.load(Ordering::Relaxed) {
+                    continue; // drain so the generators can finish
+                }
+                match commit_chunk(main, &batches) {
+                    Ok(rows) => committed(rows),
+                    Err(e) => fail(e),
+                }
+            }
+        } else {
+            for _ in 0..threads {
+                scope.spawn(|| {
+                    let mut conn = match connector.connect(Purpose::Load) {
+                        Ok(c) => c,
+                        Err(e) => return fail(e),
+                    };
+                    while let Some(chunk) = take() {
+                        match commit_chunk(conn.as_mut(), &generate(chunk)) {
+                            Ok(rows) => committed(rows),
+                            Err(e) => return fail(e),
+                        }
+                    }
+                });
+            }
+        }
+    });
+    if let Some(e) = first_error.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        return Err(e);
+    }
+    if stop.load(Ordering::Relaxed) {
+        return Err(Error::Interrupted);
+    }
+    Ok(done.load(Ordering::Relaxed))
+}
+
+/// Runs each statement of `indexes` once: on `main` for a single writer or one thread, else one
+/// index per connection at a time (PostgreSQL and InnoDB then build them in parallel).
+pub fn build_indexes(
+    connector: &dyn Connector,
+    main: &mut dyn Conn,
+    indexes: &[String],
+    threads: usize,
+) -> Result<()> {
+    if connector.single_writer() || threads <= 1 {
+        for sql in indexes {
+            main.batch(sql)
+                .map_err(|e| failed("cannot build an index", e))?;
+        }
+        return Ok(());
+    }
+    let next = AtomicUsize::new(0);
+    let errors: Mutex<Option<Error>> = Mutex::new(None);
+    std::thread::scope(|scope| {
+        for _ in 0..threads.min(indexes.len()) {
+            scope.spawn(|| {
+                let mut conn = match connector.connect(Purpose::Load) {
+                    Ok(c) => c,
+                    Err(e) => {
+                        *errors.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+                        return;
+                    }
+                };
+                while let Some(sql) = indexes.get(next.fetch_add(1, Ordering::Relaxed)) {
+                    if let Err(e) = conn.batch(sql) {
+                        *errors.lock().unwrap_or_else(|p| p.into_inner()) =
+                            Some(failed("cannot build an index", e));
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    match errors.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
