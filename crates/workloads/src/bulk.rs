@@ -5,10 +5,37 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{mpsc, Mutex};
+use std::time::Instant;
 
 use oltplab_core::{Error, Result};
 
 use crate::sql::{Batch, Conn, Connector, DbError, Purpose, TxMode};
+
+/// What a load loaded and how long its parts took.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct LoadTimes {
+    pub rows: u64,
+    /// Creating the tables and loading the rows.
+    pub data_s: f64,
+    /// Building the indexes, gathering statistics, recording the load.
+    pub index_s: f64,
+    pub elapsed_s: f64,
+    pub rows_per_s: f64,
+}
+
+impl LoadTimes {
+    /// The times of a load that started at `started` and began its indexes at `index_start`.
+    pub fn new(rows: u64, started: Instant, index_start: Instant) -> LoadTimes {
+        let elapsed_s = started.elapsed().as_secs_f64();
+        LoadTimes {
+            rows,
+            data_s: index_start.duration_since(started).as_secs_f64(),
+            index_s: index_start.elapsed().as_secs_f64(),
+            elapsed_s,
+            rows_per_s: rows as f64 / elapsed_s.max(1e-9),
+        }
+    }
+}
 
 fn failed(context: &str, e: DbError) -> Error {
     Error::failed(format!("{context}: {e}"))

@@ -2,6 +2,7 @@
 //! [`sql::Conn`] and returns its status; the driver owns terminals, the mix, keying/think times,
 //! warm-up, retries and measurement.
 
+pub mod attempt;
 pub mod brokerage;
 pub mod bulk;
 pub mod orders;

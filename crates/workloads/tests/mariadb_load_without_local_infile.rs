@@ -53,7 +53,7 @@ fn a_server_without_local_infile_is_loaded_by_insert() {
         location: "the test server".into(),
     };
     let report = load(&connector, &opts, &|_, _| {}, &AtomicBool::new(false)).unwrap();
-    assert!(report.rows > 590_000, "{report:?}");
+    assert!(report.times.rows > 590_000, "{report:?}");
 
     let mut conn = connector.connect(Purpose::Check).unwrap();
     let rows = conn.query("SELECT @@local_infile").unwrap();

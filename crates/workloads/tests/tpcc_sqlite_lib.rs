@@ -33,7 +33,7 @@ fn load_drive_check() {
         location: "test".into(),
     };
     let report = load(&connector, &opts, &|_, _| {}, &stop).unwrap();
-    assert!(report.rows > 500_000, "{report:?}");
+    assert!(report.times.rows > 500_000, "{report:?}");
     let mut conn = connector.connect(Purpose::Check).unwrap();
     let conds = run_checks(conn.as_mut(), |_| {}).unwrap();
     assert_eq!(conds.len(), 12);

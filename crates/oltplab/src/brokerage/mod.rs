@@ -21,7 +21,6 @@ use serde::Serialize;
 
 pub use run::run_with;
 
-use crate::progress::Progress;
 use crate::schema::RunResult;
 use crate::tpcc::Warmup;
 use crate::workload::target::{self, DbSpec, Engine, Open, SQLITE_FILE};
@@ -192,35 +191,14 @@ pub fn load_with(cfg: &LoadConfig, stop: &AtomicBool) -> Result<LoadOutcome> {
         force: cfg.force,
         location: cfg.db.location(),
     };
-    let bar = (!cfg.quiet).then(|| Progress::new(planned_rows(&s), "loading [{bar:30}] {msg}"));
-    let progress = |done: u64, total: u64| {
-        if let Some(bar) = &bar {
-            bar.set(
-                done,
-                format!(
-                    "{} of ~{} rows",
-                    format_count(done as f64),
-                    format_count(total as f64)
-                ),
-            );
-        }
-    };
-    let report =
-        oltplab_workloads::brokerage::load::load(db.connector.as_ref(), &opts, &progress, stop);
-    if let Some(bar) = &bar {
-        bar.finish();
-    }
-    let report = report?;
-    if !cfg.quiet {
-        eprintln!(
-            "loaded {} rows in {:.1} s ({} rows/s; data {:.1} s, indexes and statistics {:.1} s)",
-            format_count(report.rows as f64),
-            report.elapsed_s,
-            format_count(report.rows_per_s),
-            report.data_s,
-            report.index_s
-        );
-    }
+    let report = crate::workload::load_with_progress(
+        cfg.quiet,
+        planned_rows(&s),
+        |r: &LoadReport| &r.times,
+        |progress| {
+            oltplab_workloads::brokerage::load::load(db.connector.as_ref(), &opts, progress, stop)
+        },
+    )?;
     let conditions = if cfg.check {
         check_db(&db, &cfg.db, cfg.quiet)?
     } else {

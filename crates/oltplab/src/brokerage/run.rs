@@ -9,7 +9,6 @@ use std::time::Duration;
 use oltplab_core::units::{format_bytes, format_count, format_ns};
 use oltplab_core::Result;
 use oltplab_metrics::cpu::CpuTime;
-use oltplab_metrics::env::Env;
 use oltplab_metrics::schema::{now_rfc3339, rfc3339_micros};
 use oltplab_metrics::{Warning, WarningKind};
 use oltplab_workloads::brokerage::driver::{drive, market_workers, DriverConfig, Second};
@@ -18,7 +17,8 @@ use oltplab_workloads::brokerage::tx::TxType;
 use super::{meta_of, RunConfig};
 use crate::output;
 use crate::schema::{
-    BrokerageInterval, BrokerageResult, BrokerageSummary, MixShare, TxSummary, OTHER_IO,
+    counts_by_kind, BrokerageInterval, BrokerageResult, BrokerageSummary, MixShare, TxSummary,
+    OTHER_IO,
 };
 use crate::tpcc::{device_io, split_cpu, Edge};
 use crate::workload::capture::{Capture, CaptureRequest, RunEnd};
@@ -60,15 +60,7 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<BrokerageResult> {
     } else {
         None
     };
-    let mut env = Env::collect(Some(&db.data_path));
-    env.engine_version = Some(db.version.clone());
-    env.engine_settings = db.settings.clone();
-    if cfg.db.engine != Engine::Sqlite {
-        env.engine_settings.insert(
-            "transaction_isolation".into(),
-            cfg.db.isolation().name().into(),
-        );
-    }
+    let env = db.env(&cfg.db);
     let device = env.target_device.as_ref().map(|d| d.name.clone());
     if !cfg.quiet {
         eprintln!(
@@ -157,22 +149,9 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<BrokerageResult> {
     let all: u64 = outcome.tx.iter().map(|t| t.count).sum();
     for t in TxType::ALL {
         let s = &outcome.tx[t.index()];
-        let per_tx = |ns: u64| {
-            (cfg.db.engine == Engine::Sqlite && s.count + s.errors > 0)
-                .then(|| ns as f64 / (s.count + s.errors) as f64)
-        };
         summary.tx.insert(
             t.name().into(),
-            TxSummary {
-                count: s.count,
-                errors: s.errors,
-                rollbacks: s.rollbacks,
-                retries: s.retries,
-                tps: s.count as f64 / measured_s,
-                lat_ns: s.latency.stats(),
-                writer_lock_wait_ns_mean: per_tx(s.writer_lock_wait_ns),
-                cpu_ns_mean: per_tx(s.cpu_ns),
-            },
+            TxSummary::of(s, measured_s, cfg.db.engine == Engine::Sqlite),
         );
         summary.mix.insert(
             t.name().into(),
@@ -185,16 +164,8 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<BrokerageResult> {
     }
     summary.tpse_like = outcome.tx[TxType::TradeResult.index()].count as f64 / measured_s;
     summary.tps_total = all as f64 / measured_s;
-    summary.errors_by_kind = outcome
-        .errors_by_kind
-        .iter()
-        .map(|(k, v)| (k.name().to_string(), *v))
-        .collect();
-    summary.retries_by_kind = outcome
-        .retries_by_kind
-        .iter()
-        .map(|(k, v)| (k.name().to_string(), *v))
-        .collect();
+    summary.errors_by_kind = counts_by_kind(&outcome.errors_by_kind);
+    summary.retries_by_kind = counts_by_kind(&outcome.retries_by_kind);
     let disk = edges[1].2.since(&edges[0].2);
     summary.io = device_io(device.as_deref(), &disk, measured_s);
     let mut warnings = Vec::new();

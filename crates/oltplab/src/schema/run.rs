@@ -4,6 +4,8 @@
 use std::collections::BTreeMap;
 
 use oltplab_metrics::LatencyNs;
+use oltplab_workloads::sql::ErrorKind;
+use oltplab_workloads::tpcc::driver::TxStats;
 use oltplab_workloads::tpcc::random::Constants;
 use serde::{Deserialize, Serialize};
 
@@ -28,6 +30,32 @@ pub struct TxSummary {
     /// engine's own work, which runs on that thread.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_ns_mean: Option<f64>,
+}
+
+/// `summary.errors_by_kind` / `retries_by_kind`: counts by the kind's name.
+pub fn counts_by_kind(m: &BTreeMap<ErrorKind, u64>) -> BTreeMap<String, u64> {
+    m.iter().map(|(k, v)| (k.name().to_string(), *v)).collect()
+}
+
+impl TxSummary {
+    /// A type's figures from the driver's statistics over `measured_s`. The writer-lock wait and
+    /// CPU per transaction only where the engine runs on the terminals' threads and takes its
+    /// writer lock at BEGIN (`in_process`: SQLite); a server's are inside the server.
+    pub fn of(s: &TxStats, measured_s: f64, in_process: bool) -> TxSummary {
+        let per_tx = |ns: u64| {
+            (in_process && s.count + s.errors > 0).then(|| ns as f64 / (s.count + s.errors) as f64)
+        };
+        TxSummary {
+            count: s.count,
+            errors: s.errors,
+            rollbacks: s.rollbacks,
+            retries: s.retries,
+            tps: s.count as f64 / measured_s.max(1e-9),
+            lat_ns: s.latency.stats(),
+            writer_lock_wait_ns_mean: per_tx(s.writer_lock_wait_ns),
+            cpu_ns_mean: per_tx(s.cpu_ns),
+        }
+    }
 }
 
 /// `summary.io`: device counters of the measured window, or (filled by the caller) the captured

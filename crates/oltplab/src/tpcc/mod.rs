@@ -12,7 +12,6 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use clap::Args;
-use oltplab_core::units::format_count;
 use oltplab_core::{Error, Result};
 use oltplab_workloads::sql::Isolation;
 use oltplab_workloads::tpcc::check::{run_checks, Condition};
@@ -26,7 +25,6 @@ pub(crate) use run::{device_io, split_cpu, Edge};
 pub use run::{run_with, RunOutcome};
 use scaleout::WarehouseRange;
 
-use crate::progress::Progress;
 use crate::schema::RunResult;
 use crate::workload::{duration_arg, given, CheckArgs, LoadArgs, RunArgs, Workload};
 use crate::STOP;
@@ -389,34 +387,14 @@ pub fn load_with(cfg: &LoadConfig, stop: &AtomicBool) -> Result<LoadOutcome> {
         .iter()
         .map(|c| c.rows())
         .sum();
-    let bar = (!cfg.quiet).then(|| Progress::new(total_rows, "loading [{bar:30}] {msg}"));
-    let progress = |done: u64, total: u64| {
-        if let Some(bar) = &bar {
-            bar.set(
-                done,
-                format!(
-                    "{} of ~{} rows",
-                    format_count(done as f64),
-                    format_count(total as f64)
-                ),
-            );
-        }
-    };
-    let report = oltplab_workloads::tpcc::load::load(db.connector.as_ref(), &opts, &progress, stop);
-    if let Some(bar) = &bar {
-        bar.finish();
-    }
-    let report = report?;
-    if !cfg.quiet {
-        eprintln!(
-            "loaded {} rows in {:.1} s ({} rows/s; data {:.1} s, indexes and statistics {:.1} s)",
-            format_count(report.rows as f64),
-            report.elapsed_s,
-            format_count(report.rows_per_s),
-            report.data_s,
-            report.index_s
-        );
-    }
+    let report = crate::workload::load_with_progress(
+        cfg.quiet,
+        total_rows,
+        |r: &LoadReport| &r.times,
+        |progress| {
+            oltplab_workloads::tpcc::load::load(db.connector.as_ref(), &opts, progress, stop)
+        },
+    )?;
     let conditions = if cfg.check {
         check_db(&db, cfg.quiet)?
     } else {

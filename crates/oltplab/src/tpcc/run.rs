@@ -10,7 +10,6 @@ use std::time::Duration;
 use oltplab_core::units::{format_bytes, format_count, format_ns};
 use oltplab_core::{Error, Result};
 use oltplab_metrics::cpu::CpuTime;
-use oltplab_metrics::env::Env;
 use oltplab_metrics::schema::{now_rfc3339, parse_time, rfc3339_micros};
 use oltplab_metrics::{Warning, WarningKind};
 use oltplab_workloads::tpcc::driver::{
@@ -26,8 +25,8 @@ use oltplab_workloads::tpcc::{inspect, require_loaded, Meta, Purpose, TPMC_PER_W
 use super::RunConfig;
 use crate::output;
 use crate::schema::{
-    DeferredDeliverySummary, IoSummary, ResponseTimeLimit, ServerWaits, SteadyState, TpccCpu,
-    TpccInterval, TpccResult, TpccSummary, TxSummary, OTHER_IO,
+    counts_by_kind, DeferredDeliverySummary, IoSummary, ResponseTimeLimit, ServerWaits,
+    SteadyState, TpccCpu, TpccInterval, TpccResult, TpccSummary, TxSummary, OTHER_IO,
 };
 use crate::workload::capture::{Capture, CaptureRequest, RunEnd};
 use crate::workload::procstat::{self, DiskCounters};
@@ -79,15 +78,7 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<RunOutcome> {
         None
     };
 
-    let mut env = Env::collect(Some(&db.data_path));
-    env.engine_version = Some(db.version.clone());
-    env.engine_settings = db.settings.clone();
-    if cfg.db.engine != Engine::Sqlite {
-        env.engine_settings.insert(
-            "transaction_isolation".into(),
-            cfg.db.isolation().name().into(),
-        );
-    }
+    let env = db.env(&cfg.db);
     let device = env.target_device.as_ref().map(|d| d.name.clone());
     let mut config_json = serde_json::to_value(cfg).expect("config serialises");
     config_json["terminals"] = serde_json::json!(terminals);
@@ -425,25 +416,10 @@ fn tx_figures(
     let mut all = 0u64;
     for t in TxType::ALL {
         let s = &outcome.tx[t.index()];
-        // Measured on SQLite only: its engine runs on the terminals' threads and takes its writer
-        // lock at BEGIN; a server's locks and work are inside the server.
-        let per_tx = |ns: u64| {
-            (cfg.db.engine == Engine::Sqlite && s.count + s.errors > 0)
-                .then(|| ns as f64 / (s.count + s.errors) as f64)
-        };
         all += s.count;
         summary.tx.insert(
             t.name().into(),
-            TxSummary {
-                count: s.count,
-                errors: s.errors,
-                rollbacks: s.rollbacks,
-                retries: s.retries,
-                tps: s.count as f64 / measured_s,
-                lat_ns: s.latency.stats(),
-                writer_lock_wait_ns_mean: per_tx(s.writer_lock_wait_ns),
-                cpu_ns_mean: per_tx(s.cpu_ns),
-            },
+            TxSummary::of(s, measured_s, cfg.db.engine == Engine::Sqlite),
         );
         histograms.insert(t.name().to_string(), s.latency.to_base64());
     }
@@ -470,16 +446,8 @@ fn tx_figures(
     if summary.paced {
         summary.response_time_limits = response_time_limits(outcome);
     }
-    summary.errors_by_kind = outcome
-        .errors_by_kind
-        .iter()
-        .map(|(k, v)| (k.name().to_string(), *v))
-        .collect();
-    summary.retries_by_kind = outcome
-        .retries_by_kind
-        .iter()
-        .map(|(k, v)| (k.name().to_string(), *v))
-        .collect();
+    summary.errors_by_kind = counts_by_kind(&outcome.errors_by_kind);
+    summary.retries_by_kind = counts_by_kind(&outcome.retries_by_kind);
     (summary, histograms)
 }
 

@@ -17,8 +17,11 @@ use clap::Args;
 use oltplab_core::units;
 use oltplab_core::{Error, Result};
 
+use oltplab_workloads::bulk::LoadTimes;
+
 use crate::brokerage::{Brokerage, BrokerageLoadArgs};
 use crate::orders::{Orders, OrdersLoadArgs, OrdersRunArgs};
+use crate::progress::Progress;
 use crate::schema::RunResult;
 use crate::tpcc::{Tpcc, TpccLoadArgs, TpccRunArgs};
 use crate::workload::target::{DbSpec, Engine};
@@ -94,6 +97,45 @@ fn reject_foreign(owner: &str, workload: &dyn Workload, given: &[&str]) -> Resul
         ))),
         None => Ok(()),
     }
+}
+
+/// Runs a loader with a progress bar of `total_rows` (unless `quiet`) and prints what it loaded.
+pub fn load_with_progress<R>(
+    quiet: bool,
+    total_rows: u64,
+    times: impl Fn(&R) -> &LoadTimes,
+    load: impl FnOnce(&(dyn Fn(u64, u64) + Sync)) -> Result<R>,
+) -> Result<R> {
+    let bar = (!quiet).then(|| Progress::new(total_rows, "loading [{bar:30}] {msg}"));
+    let progress = |done: u64, total: u64| {
+        if let Some(bar) = &bar {
+            bar.set(
+                done,
+                format!(
+                    "{} of ~{} rows",
+                    units::format_count(done as f64),
+                    units::format_count(total as f64)
+                ),
+            );
+        }
+    };
+    let report = load(&progress);
+    if let Some(bar) = &bar {
+        bar.finish();
+    }
+    let report = report?;
+    if !quiet {
+        let t = times(&report);
+        eprintln!(
+            "loaded {} rows in {:.1} s ({} rows/s; data {:.1} s, indexes and statistics {:.1} s)",
+            units::format_count(t.rows as f64),
+            t.elapsed_s,
+            units::format_count(t.rows_per_s),
+            t.data_s,
+            t.index_s
+        );
+    }
+    Ok(report)
 }
 
 /// The names of the options in `given` whose flag is set.

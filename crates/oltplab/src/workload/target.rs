@@ -13,6 +13,7 @@ use oltplab_dbs::server::{
     ServerKind,
 };
 use oltplab_dbs::sqlite::{self as sq, SqliteOptions};
+use oltplab_metrics::env::Env;
 use oltplab_metrics::{Warning, WarningKind};
 use oltplab_workloads::sql::{Dialect, Isolation};
 use oltplab_workloads::tpcc::connect::{MyConnector, PgConnector, SqliteConnector};
@@ -234,6 +235,21 @@ impl Db {
             ))
         });
         (warnings, error)
+    }
+
+    /// The environment a run's result records: the machine, the engine's version and settings,
+    /// and a server's isolation level for write transactions.
+    pub fn env(&self, spec: &DbSpec) -> Env {
+        let mut env = Env::collect(Some(&self.data_path));
+        env.engine_version = Some(self.version.clone());
+        env.engine_settings = self.settings.clone();
+        if spec.engine != Engine::Sqlite {
+            env.engine_settings.insert(
+                "transaction_isolation".into(),
+                spec.isolation().name().into(),
+            );
+        }
+        env
     }
 
     /// Checks that `needed` connections fit into the server's limit.

@@ -16,8 +16,9 @@ use super::tx::{
     execute, Input, LookupBy, OrderInput, Outcome, Scratch, Statements, TxType, WatchBy,
 };
 use super::{gen, symbol_string, Meta, DAILY_MARKET_DAYS, DAY_US, FIRST_TRADING_DAY};
+use crate::attempt::{Attempt, Retry, TxSpan};
 use crate::sql::{Conn, Connector, ErrorKind, Purpose};
-use crate::tpcc::driver::{backend_tid, retry_pause, TxSpan, TxStats};
+use crate::tpcc::driver::{backend_tid, TxStats};
 use crate::tpcc::random::TpccRng;
 
 #[derive(Clone, Debug)]
@@ -239,17 +240,6 @@ fn first_new_trade_id(conn: &mut dyn Conn) -> Result<i64> {
     Ok(rows.get(0, 0).i64() + 1)
 }
 
-/// One transaction run to its end, retried after retryable errors (bounded), timed.
-struct Attempt {
-    result: crate::sql::DbResult<Outcome>,
-    retries: Vec<ErrorKind>,
-    latency_ns: u64,
-    cpu_ns: u64,
-    cpu: CpuTime,
-    lock_wait_ns: u64,
-    span: Option<(u64, u64)>,
-}
-
 fn attempt(
     conn: &mut dyn Conn,
     kind: TxType,
@@ -258,44 +248,15 @@ fn attempt(
     rng: &mut TpccRng,
     ctx: Ctx,
     with_span: bool,
-) -> Attempt {
-    let cpu_before = CpuTime::thread();
-    let spin_before = oltplab_dbs::vfs::thread_spin_ns();
-    let lock_wait_before = conn.writer_lock_wait_ns();
-    let started = Instant::now();
-    let started_ns = with_span.then(oltplab_trace::monotonic_ns);
-    oltplab_dbs::vfs::set_thread_tag(kind.tag());
+) -> Attempt<Outcome> {
     let next_id = || ctx.next_trade_id.fetch_add(1, Ordering::Relaxed);
-    let mut retries = Vec::new();
-    let result = loop {
-        match execute(conn, ctx.st, input, &next_id, scratch) {
-            Ok(o) => break Ok(o),
-            Err(e) => {
-                let _ = conn.rollback();
-                if e.kind.retryable()
-                    && (retries.len() as u32) < ctx.cfg.max_retries
-                    && !ctx.done.load(Ordering::Relaxed)
-                {
-                    retries.push(e.kind);
-                    std::thread::sleep(retry_pause(retries.len() as u32, rng));
-                    continue;
-                }
-                break Err(e);
-            }
-        }
+    let retry = Retry {
+        max: ctx.cfg.max_retries,
+        give_up: ctx.done,
     };
-    oltplab_dbs::vfs::set_thread_tag(0);
-    let cpu = CpuTime::thread().since(&cpu_before);
-    let spin_ns = oltplab_dbs::vfs::thread_spin_ns() - spin_before;
-    Attempt {
-        result,
-        retries,
-        latency_ns: started.elapsed().as_nanos() as u64,
-        cpu_ns: ((cpu.total_s() * 1e9) as u64).saturating_sub(spin_ns),
-        cpu,
-        lock_wait_ns: conn.writer_lock_wait_ns() - lock_wait_before,
-        span: started_ns.map(|s| (s, oltplab_trace::monotonic_ns())),
-    }
+    crate::attempt::attempt(conn, kind.tag(), retry, rng, with_span, |c| {
+        execute(c, ctx.st, input, &next_id, scratch)
+    })
 }
 
 /// Books an attempt: its type's figures when measured, the whole-run counts always. Returns
@@ -303,7 +264,7 @@ fn attempt(
 fn book(
     ctx: Ctx,
     kind: TxType,
-    a: &Attempt,
+    a: &Attempt<Outcome>,
     extra_latency_ns: u64,
     measured: bool,
     tid: Option<u32>,
@@ -343,14 +304,7 @@ fn book(
             *s.out.errors_by_kind.entry(e.kind).or_default() += 1;
         }
         s.out.in_tx_cpu = s.out.in_tx_cpu.plus(&a.cpu);
-        if let (Some((start_ns, end_ns)), Some(backend_tid)) = (a.span, tid) {
-            s.out.spans.push(TxSpan {
-                backend_tid,
-                start_ns,
-                end_ns,
-                tag: kind.tag(),
-            });
-        }
+        s.out.spans.extend(a.tx_span(tid));
     }
     match &a.result {
         Ok(_) => s.second[i] += 1,

@@ -6,6 +6,8 @@ use std::time::Instant;
 
 use oltplab_core::{Error, Result};
 
+use crate::bulk::LoadTimes;
+
 use super::gen::{self, Chunk, Totals};
 use super::{schema, Scale};
 use crate::sql::{Connector, Dialect, Purpose, TxMode};
@@ -25,12 +27,9 @@ pub struct LoadOptions {
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct LoadReport {
     pub scale: Scale,
-    pub rows: u64,
     pub trades: i64,
-    pub data_s: f64,
-    pub index_s: f64,
-    pub elapsed_s: f64,
-    pub rows_per_s: f64,
+    #[serde(flatten)]
+    pub times: LoadTimes,
 }
 
 /// Rows the load makes, for progress.
@@ -92,7 +91,6 @@ pub fn load(
         .and_then(|_| main.commit())
         .map_err(|e| db_failed("cannot load the brokers", e))?;
     rows += brokers.rows() as u64;
-    let data_s = started.elapsed().as_secs_f64();
 
     let index_start = Instant::now();
     crate::bulk::build_indexes(
@@ -121,15 +119,9 @@ pub fn load(
     })
     .map_err(|e| db_failed("cannot record the load", e))?;
     connector.after_load(main.as_mut())?;
-    let index_s = index_start.elapsed().as_secs_f64();
-    let elapsed_s = started.elapsed().as_secs_f64();
     Ok(LoadReport {
         scale,
-        rows,
         trades: scale.last_loaded_trade(),
-        data_s,
-        index_s,
-        elapsed_s,
-        rows_per_s: rows as f64 / elapsed_s.max(1e-9),
+        times: LoadTimes::new(rows, started, index_start),
     })
 }

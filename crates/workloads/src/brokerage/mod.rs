@@ -12,8 +12,6 @@ pub mod market;
 pub mod schema;
 pub mod tx;
 
-use std::collections::BTreeMap;
-
 use oltplab_core::{Error, Result};
 
 use crate::sql::Conn;
@@ -158,17 +156,8 @@ pub fn read_meta(conn: &mut dyn Conn) -> Result<Option<Meta>> {
     {
         return Ok(None);
     }
-    let rows = conn
-        .query(&format!("SELECT name, value FROM {}", schema::META_TABLE))
+    let map = crate::sql::name_values(conn, schema::META_TABLE)
         .map_err(|e| db_failed("cannot read oltplab's load record", e))?;
-    let map: BTreeMap<String, String> = (0..rows.len())
-        .map(|r| {
-            (
-                rows.get(r, 0).str().to_string(),
-                rows.get(r, 1).str().to_string(),
-            )
-        })
-        .collect();
     let num = |k: &str| map.get(k).and_then(|v| v.parse::<i64>().ok());
     Ok(
         match (num("customers"), num("days"), num("balance_cents")) {

@@ -401,9 +401,15 @@ impl Statements {
             tr_lot_insert: b.make(
                 "INSERT INTO holding (h_t_id, h_ca_id, h_s_symb, h_dts, h_price, h_qty) VALUES (?, ?, ?, ?, ?, ?)",
             ),
-            tr_summary_insert: b.make(
-                "INSERT INTO holding_summary (hs_ca_id, hs_s_symb, hs_qty) VALUES (?, ?, ?)",
-            ),
+            // Two Trade-Results of one account and security may both find no summary (no row to
+            // lock at read committed): the second adds to the first's.
+            tr_summary_insert: b.make(&format!(
+                "INSERT INTO holding_summary (hs_ca_id, hs_s_symb, hs_qty) VALUES (?, ?, ?) {}",
+                match dialect {
+                    Dialect::Mysql => "ON DUPLICATE KEY UPDATE hs_qty = hs_qty + VALUES(hs_qty)",
+                    _ => "ON CONFLICT (hs_ca_id, hs_s_symb) DO UPDATE SET hs_qty = holding_summary.hs_qty + excluded.hs_qty",
+                }
+            )),
             tr_summary_update: b.make(
                 "UPDATE holding_summary SET hs_qty = ? WHERE hs_ca_id = ? AND hs_s_symb = ?",
             ),

@@ -572,6 +572,22 @@ pub trait Conn: Send {
     }
 }
 
+/// The `name, value` rows of one of oltplab's record tables (`oltplab_tpcc`, …), as a map.
+pub fn name_values(
+    conn: &mut dyn Conn,
+    table: &str,
+) -> DbResult<std::collections::BTreeMap<String, String>> {
+    let rows = conn.query(&format!("SELECT name, value FROM {table}"))?;
+    Ok((0..rows.len())
+        .map(|r| {
+            (
+                rows.get(r, 0).str().to_string(),
+                rows.get(r, 1).str().to_string(),
+            )
+        })
+        .collect())
+}
+
 /// Microseconds since the Unix epoch, now.
 pub fn now_us() -> i64 {
     std::time::SystemTime::now()

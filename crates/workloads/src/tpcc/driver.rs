@@ -16,6 +16,8 @@ use oltplab_metrics::LatencyHistogram;
 use super::random::{Constants, TpccRng};
 use super::tx::{execute, Deck, Home, Input, InputGen, Outcome, Scratch, Statements, TxType};
 use super::{Connector, Meta, Purpose};
+pub use crate::attempt::TxSpan;
+use crate::attempt::{Attempt, Retry};
 use crate::sql::{Conn, Dialect, ErrorKind};
 
 #[derive(Clone, Debug)]
@@ -112,19 +114,6 @@ struct Shared {
     spans: Vec<TxSpan>,
     terminals_without_backend: usize,
     deferred: DeferredDelivery,
-}
-
-/// When one measured transaction ran, on which server process or thread: a server's I/O trace
-/// records the caller's thread id, so its records inside a span belong to that transaction.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct TxSpan {
-    /// The server's thread (MariaDB) or process (PostgreSQL) serving the terminal's connection.
-    pub backend_tid: u32,
-    /// CLOCK_MONOTONIC ([`oltplab_trace::monotonic_ns`]), retries included.
-    pub start_ns: u64,
-    pub end_ns: u64,
-    /// The transaction type's trace tag (the workload's `TxType::tag`).
-    pub tag: u8,
 }
 
 /// What the driver measured.
@@ -451,31 +440,6 @@ impl Ctx<'_> {
     }
 }
 
-/// One transaction run to its end: retried after retryable errors (bounded), timed.
-struct Attempt {
-    result: crate::sql::DbResult<Outcome>,
-    retries: Vec<ErrorKind>,
-    latency_ns: u64,
-    /// The thread's CPU time in it, less the emulator's spin in this thread.
-    cpu_ns: u64,
-    cpu: CpuTime,
-    lock_wait_ns: u64,
-    span: Option<(u64, u64)>,
-}
-
-impl Attempt {
-    /// Its span on the server thread `tid`, if both are known.
-    fn tx_span(&self, tid: Option<u32>, tx: TxType) -> Option<TxSpan> {
-        let (start_ns, end_ns) = self.span?;
-        Some(TxSpan {
-            backend_tid: tid?,
-            start_ns,
-            end_ns,
-            tag: tx.tag(),
-        })
-    }
-}
-
 /// Runs `input` with retries, stopping them once `give_up` is set (terminals: the run ended;
 /// the Delivery workers never give up, so that the queue drains).
 #[allow(clippy::too_many_arguments)]
@@ -488,50 +452,14 @@ fn attempt(
     ctx: Ctx,
     give_up: &AtomicBool,
     with_span: bool,
-) -> Attempt {
-    let cpu_before = CpuTime::thread();
-    let spin_before = oltplab_dbs::vfs::thread_spin_ns();
-    let lock_wait_before = conn.writer_lock_wait_ns();
-    let started = Instant::now();
-    let started_ns = if with_span {
-        oltplab_trace::monotonic_ns()
-    } else {
-        0
+) -> Attempt<Outcome> {
+    let retry = Retry {
+        max: ctx.cfg.max_retries,
+        give_up,
     };
-    oltplab_dbs::vfs::set_thread_tag(kind.tag());
-    let mut retries: Vec<ErrorKind> = Vec::new();
-    let result = loop {
-        match execute(conn, ctx.statements, input, scratch) {
-            Ok(o) => break Ok(o),
-            Err(e) => {
-                let _ = conn.rollback();
-                if e.kind.retryable()
-                    && (retries.len() as u32) < ctx.cfg.max_retries
-                    && !give_up.load(Ordering::Relaxed)
-                {
-                    retries.push(e.kind);
-                    // A random pause, doubling in range with each attempt ("full jitter"),
-                    // lets the winner of the conflict finish and the losers spread out.
-                    std::thread::sleep(retry_pause(retries.len() as u32, rng));
-                    continue;
-                }
-                break Err(e);
-            }
-        }
-    };
-    oltplab_dbs::vfs::set_thread_tag(0);
-    let latency_ns = started.elapsed().as_nanos() as u64;
-    let cpu = CpuTime::thread().since(&cpu_before);
-    let spin_ns = oltplab_dbs::vfs::thread_spin_ns() - spin_before;
-    Attempt {
-        result,
-        retries,
-        latency_ns,
-        cpu_ns: ((cpu.total_s() * 1e9) as u64).saturating_sub(spin_ns),
-        cpu,
-        lock_wait_ns: conn.writer_lock_wait_ns() - lock_wait_before,
-        span: with_span.then(|| (started_ns, oltplab_trace::monotonic_ns())),
-    }
+    crate::attempt::attempt(conn, kind.tag(), retry, rng, with_span, |c| {
+        execute(c, ctx.statements, input, scratch)
+    })
 }
 
 fn terminal(conn: &mut dyn Conn, gen: &InputGen, home: Home, seed: u64, ctx: Ctx) {
@@ -570,15 +498,7 @@ fn terminal(conn: &mut dyn Conn, gen: &InputGen, home: Home, seed: u64, ctx: Ctx
                     measured: phase_at_start == PHASE_MEASURE,
                 });
             ctx.queue.ready.notify_one();
-            Attempt {
-                result: Ok(Outcome::Committed),
-                retries: Vec::new(),
-                latency_ns: started.elapsed().as_nanos() as u64,
-                cpu_ns: 0,
-                cpu: CpuTime::default(),
-                lock_wait_ns: 0,
-                span: None,
-            }
+            Attempt::done(Ok(Outcome::Committed), started.elapsed().as_nanos() as u64)
         } else {
             attempt(
                 conn,
@@ -595,7 +515,7 @@ fn terminal(conn: &mut dyn Conn, gen: &InputGen, home: Home, seed: u64, ctx: Ctx
             phase_at_start == PHASE_MEASURE && phase.load(Ordering::Relaxed) == PHASE_MEASURE;
         if measured {
             in_tx_cpu = in_tx_cpu.plus(&a.cpu);
-            spans.extend(a.tx_span(backend_tid, kind));
+            spans.extend(a.tx_span(backend_tid));
         }
         let fatal = match &a.result {
             Err(e) => {
@@ -727,7 +647,7 @@ fn delivery_worker(conn: &mut dyn Conn, seed: u64, ctx: Ctx) {
             continue;
         }
         in_tx_cpu = in_tx_cpu.plus(&a.cpu);
-        spans.extend(a.tx_span(backend_tid, TxType::Delivery));
+        spans.extend(a.tx_span(backend_tid));
         let mut s = ctx.lock();
         let t = &mut s.tx[TxType::Delivery.index()];
         t.writer_lock_wait_ns += a.lock_wait_ns;
@@ -769,12 +689,6 @@ pub fn rate_is_steady(per_second: &[u64]) -> bool {
     let last: u64 = per_second[n - 10..].iter().sum();
     let diff = (last as f64 - before as f64).abs();
     last > 0 && diff <= (0.05 * last as f64).max(2.0 * ((last + before) as f64).sqrt())
-}
-
-/// The pause before retry `n` (1-based): uniform in 0 … 200 µs × 2^(n-1), at most 25.6 ms.
-pub fn retry_pause(n: u32, rng: &mut TpccRng) -> Duration {
-    let range_us = 200u64 << (n.clamp(1, 8) - 1);
-    Duration::from_micros(rng.uniform(0, range_us as i64) as u64)
 }
 
 /// The server thread or process serving `conn`, as the kernel numbers it (what a trace records):

@@ -6,6 +6,8 @@ use std::time::Instant;
 
 use oltplab_core::{Error, Result};
 
+use crate::bulk::LoadTimes;
+
 use super::gen::{self, Chunk};
 use super::random::{Constants, TpccRng};
 use super::{db_failed, inspect, schema, Connector, DbState, Purpose};
@@ -25,11 +27,8 @@ pub struct LoadOptions {
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct LoadReport {
     pub warehouses: i64,
-    pub rows: u64,
-    pub data_s: f64,
-    pub index_s: f64,
-    pub elapsed_s: f64,
-    pub rows_per_s: f64,
+    #[serde(flatten)]
+    pub times: LoadTimes,
     pub load_constants: Constants,
 }
 
@@ -112,7 +111,6 @@ pub fn load(
         progress,
         stop,
     )?;
-    let data_s = started.elapsed().as_secs_f64();
 
     let index_start = Instant::now();
     crate::bulk::build_indexes(
@@ -131,15 +129,9 @@ pub fn load(
     ))
     .map_err(|e| db_failed("cannot record the load", e))?;
     connector.after_load(main.as_mut())?;
-    let index_s = index_start.elapsed().as_secs_f64();
-    let elapsed_s = started.elapsed().as_secs_f64();
     Ok(LoadReport {
         warehouses: opts.warehouses,
-        rows,
-        data_s,
-        index_s,
-        elapsed_s,
-        rows_per_s: rows as f64 / elapsed_s.max(1e-9),
+        times: LoadTimes::new(rows, started, index_start),
         load_constants: constants,
     })
 }

@@ -10,8 +10,6 @@ pub mod random;
 pub mod schema;
 pub mod tx;
 
-use std::collections::BTreeMap;
-
 use oltplab_core::{Error, Result};
 
 use crate::sql::{Conn, DbError, Dialect};
@@ -81,17 +79,8 @@ pub fn inspect(conn: &mut dyn Conn) -> Result<DbState> {
         }
     }
     if state.tpcc_tables.iter().any(|t| t == schema::META_TABLE) {
-        let rows = conn
-            .query(&format!("SELECT name, value FROM {}", schema::META_TABLE))
+        let map = crate::sql::name_values(conn, schema::META_TABLE)
             .map_err(|e| db_failed("cannot read oltplab's load record", e))?;
-        let map: BTreeMap<String, String> = (0..rows.len())
-            .map(|r| {
-                (
-                    rows.get(r, 0).str().to_string(),
-                    rows.get(r, 1).str().to_string(),
-                )
-            })
-            .collect();
         let num = |k: &str| map.get(k).and_then(|v| v.parse::<i64>().ok());
         if let (Some(w), Some(cl), Some(ci), Some(co)) = (
             num("warehouses"),
