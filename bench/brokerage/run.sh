@@ -5,9 +5,11 @@
 #   bench/brokerage/run.sh io [OUT_DIR]    its I/O against TPC-C's on MariaDB (file per table, so
 #                                          that the trace names each table's file): reads per write,
 #                                          I/Os per transaction, the hottest tables
+#   bench/brokerage/run.sh engines [OUT_DIR]  the default load (10 days) and a 4-terminal run on each
+#                                          engine: tpsE-like, the mix, the driver's share of the CPU
 # Raw outputs and summary-<part>.md go into OUT_DIR (default: results/<date>).
 set -euo pipefail
-part="${1:?give load or io}"
+part="${1:?give load, io or engines}"
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 out="${2:-$here/results/$(date -u +%Y-%m-%d)}"
@@ -72,5 +74,29 @@ io)
   du -sb "$work/brokerage" "$work/tpcc" > "$out/sizes.txt"
   python3 "$here/summarise_io.py" "$out"
   ;;
-*) echo "give load or io" >&2; exit 2 ;;
+engines)
+  for engine in sqlite postgres mariadb; do
+    d=(--engine "$engine" --data-dir "$work/e-$engine")
+    for c in "$oltplab -q load brokerage ${d[*]} --no-check" \
+             "$oltplab -q run brokerage ${d[*]} --terminals 4 --warmup 10s --duration 30s --out $work/r-$engine --json $out/engine-$engine.json"; do
+      log "$c"
+      $c 2>> "$out/engine-$engine.stderr"
+    done
+    rm -rf "$work/e-$engine"
+  done
+  python3 - "$out" <<'PY'
+import json, pathlib, sys
+out = pathlib.Path(sys.argv[1])
+rows = ["| engine | tpsE-like | transactions/s | largest mix deviation (points) | driver share of CPU | driver user s | driver system s |",
+        "|---|---:|---:|---:|---:|---:|---:|"]
+for e in ["sqlite", "postgres", "mariadb"]:
+    s = json.loads((out / f"engine-{e}.json").read_text())["summary"]
+    dev = max(abs(m["measured_pct"] - m["weight_pct"]) for m in s["mix"].values())
+    c = s["cpu"]
+    rows.append(f"| {e} | {s['tpse_like']:.1f} | {s['tps_total']:,.0f} | {dev:.2f} | {100 * c['driver_share']:.1f} % | {c['driver_user_s']:.1f} | {c['driver_sys_s']:.1f} |")
+(out / "summary-engines.md").write_text("\n".join(rows) + "\n")
+print((out / "summary-engines.md").read_text())
+PY
+  ;;
+*) echo "give load, io or engines" >&2; exit 2 ;;
 esac

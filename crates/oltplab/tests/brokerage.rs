@@ -35,7 +35,12 @@ fn load_run_check(engine: &str, programs: &[&str]) {
 
     let out = oltplab(
         Path::new("/"),
-        &[&["load", "brokerage"], &db[..], &["--days", "2"]].concat(),
+        &[
+            &["load", "brokerage"],
+            &db[..],
+            &["--days", "2", "--threads", "2"],
+        ]
+        .concat(),
     );
     let err = stderr(&out);
     assert!(out.status.success(), "{err}");
@@ -128,5 +133,23 @@ fn bad_brokerage_input_is_one_sentence() {
     );
     assert_one_line_usage_error(&out, "--mode");
     assert!(!Path::new(data).join("brokerage.sqlite").exists());
+    // TPC-C's --no-check and --threads are brokerage's too.
+    let out = oltplab(
+        &dir,
+        &[
+            "load",
+            "brokerage",
+            "--data-dir",
+            data,
+            "--days",
+            "1",
+            "--no-check",
+            "--threads",
+            "1",
+        ],
+    );
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(!err.contains("brokerage invariants"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -1,6 +1,7 @@
 //! `oltplab load | run | check brokerage`: the TPC-E-like brokerage workload (S2, S3). It shares
 //! the database options with TPC-C, reads `--customers` (order entry's option group), `--threads`,
-//! `--terminals`, `--duration`, `--warmup` and `--isolation` (TPC-C's), and adds `--days`.
+//! `--no-check`, `--terminals`, `--duration`, `--warmup` and `--isolation` (TPC-C's), and adds
+//! `--days`.
 
 mod run;
 
@@ -95,6 +96,7 @@ impl Workload for Brokerage {
         &[
             "--customers",
             "--threads",
+            "--no-check",
             "--terminals",
             "--duration",
             "--warmup",
@@ -287,18 +289,6 @@ impl RunConfig {
                 ))
             }
         };
-        for (flag, given) in [
-            ("--keying-think", t.keying_think),
-            ("--warehouses", t.warehouses.is_some()),
-            ("--warehouse-range", t.warehouse_range.is_some()),
-            ("--start-at", t.start_at.is_some()),
-        ] {
-            if given {
-                return Err(Error::usage(format!(
-                    "{flag} is an option of the tpcc workload, not of brokerage: drop it"
-                )));
-            }
-        }
         if t.duration.is_zero() {
             return Err(Error::usage(
                 "--duration must be longer than 0 s, e.g. --duration 60s",
