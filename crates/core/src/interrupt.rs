@@ -16,6 +16,18 @@ pub fn requested() -> bool {
     STOP.load(Ordering::Relaxed)
 }
 
+/// Set while a quick quit cleans up: the process ends with its exit code, not the work's.
+static QUITTING: AtomicBool = AtomicBool::new(false);
+
+/// Called by the main thread before it ends the process: while a quick quit is cleaning up, the
+/// work's own end (often an error, because the quit removed what it was using) must not end the
+/// process first — this waits for the quit's exit instead.
+pub fn wait_if_quitting() {
+    while QUITTING.load(Ordering::SeqCst) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
 /// How long a quick quit waits for the registered processes before it kills them.
 const QUIT_GRACE: Duration = Duration::from_secs(10);
 
@@ -77,6 +89,7 @@ pub fn install_handler() {
 /// Stops every registered process (its quit signal, then SIGKILL after [`QUIT_GRACE`]), removes every
 /// registered directory, and exits with `code`.
 pub fn quit_now(code: i32) -> ! {
+    QUITTING.store(true, Ordering::SeqCst);
     // The main thread may hold the lock only for a push or a retain; a poisoned lock still holds
     // the items.
     let items = match REGISTRY.lock() {

@@ -27,6 +27,8 @@ fn main() -> ExitCode {
         cli::Command::Completions(args) => report::completions(args),
         cli::Command::Man(args) => report::man(args),
     };
+    // A second Ctrl-C is cleaning up and will exit with 130: not with this result.
+    oltplab_core::interrupt::wait_if_quitting();
     output::emit_stdout_json();
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -162,7 +162,7 @@ pub fn run_with(cfg: &OrdersRunConfig, stop: &AtomicBool) -> Result<RunOutcome> 
         let outcome = match outcome {
             Err(Error::Interrupted) => break,
             // A managed server that died ends the sweep; what was measured before is kept.
-            Err(_) if db.server_died().is_some() => break,
+            Err(_) if db.server_died_after_error().is_some() => break,
             other => other?,
         };
         if !cfg.quiet && !pending.is_empty() {

@@ -210,6 +210,23 @@ impl Db {
         self.server.as_mut().and_then(|s| s.died())
     }
 
+    /// After an error that a server's death may have caused: whether a managed server died,
+    /// waiting up to a second for it — a killed server's sockets close before its exit can be
+    /// seen, so a client can meet the reset first.
+    pub fn server_died_after_error(&mut self) -> Option<String> {
+        self.server.as_ref()?;
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(1);
+        loop {
+            if let Some(what) = self.server_died() {
+                return Some(what);
+            }
+            if std::time::Instant::now() >= deadline {
+                return None;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+
     /// Stops a managed server after the measured work. A server that died, or that did not stop
     /// in time, does not discard what was measured: it becomes a warning for the result, and a
     /// death also the error the run ends with (after the result is saved), returned second.
