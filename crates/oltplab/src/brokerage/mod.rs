@@ -7,7 +7,6 @@ mod run;
 
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
-use std::time::Duration;
 
 use clap::Args;
 use oltplab_core::units::format_count;
@@ -15,7 +14,7 @@ use oltplab_core::{Error, Result};
 use oltplab_workloads::brokerage::check::run_checks;
 use oltplab_workloads::brokerage::load::{planned_rows, LoadOptions, LoadReport};
 use oltplab_workloads::brokerage::{require_loaded, Scale, LOAD_UNIT};
-use oltplab_workloads::sql::{Isolation, Purpose};
+use oltplab_workloads::sql::Purpose;
 use oltplab_workloads::tpcc::check::Condition;
 use oltplab_workloads::tpcc::db_failed;
 use serde::Serialize;
@@ -24,7 +23,7 @@ pub use run::run_with;
 
 use crate::schema::RunResult;
 use crate::tpcc::Warmup;
-use crate::workload::target::{self, DbSpec, Engine, Open, SQLITE_FILE};
+use crate::workload::target::{self, DbSpec, Open, SQLITE_FILE};
 use crate::workload::{given, CheckArgs, LoadArgs, RunArgs, Workload};
 use crate::STOP;
 
@@ -270,17 +269,8 @@ pub struct RunConfig {
 
 impl RunConfig {
     pub fn from_args(args: RunArgs) -> Result<RunConfig> {
-        let mut db = brokerage_spec(args.db.spec()?);
+        let db = args.timed_run_db(brokerage_spec(args.db.spec()?))?;
         let t = args.tpcc;
-        db.isolation = t
-            .isolation
-            .as_deref()
-            .map(|name| Isolation::parse(name).expect("clap checked the name"));
-        if db.engine == Engine::Sqlite && db.isolation.is_some() {
-            return Err(Error::usage(
-                "--isolation is for PostgreSQL and MariaDB; SQLite runs every transaction serializable: drop --isolation",
-            ));
-        }
         let warmup = match t.warmup {
             Warmup::For(d) => d,
             Warmup::Auto => {
@@ -289,17 +279,6 @@ impl RunConfig {
                 ))
             }
         };
-        if t.duration.is_zero() {
-            return Err(Error::usage(
-                "--duration must be longer than 0 s, e.g. --duration 60s",
-            ));
-        }
-        if args.report_interval < Duration::from_secs(1) {
-            return Err(Error::usage("--report-interval must be at least 1 s"));
-        }
-        if let Some(json) = &args.json {
-            crate::output::check_json_path(json, args.force)?;
-        }
         Ok(RunConfig {
             db,
             terminals: t.terminals.unwrap_or(RUN_TERMINALS),

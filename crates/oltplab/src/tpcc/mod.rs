@@ -13,13 +13,12 @@ use std::time::Duration;
 
 use clap::Args;
 use oltplab_core::{Error, Result};
-use oltplab_workloads::sql::Isolation;
 use oltplab_workloads::tpcc::check::{run_checks, Condition};
 use oltplab_workloads::tpcc::load::{LoadOptions, LoadReport};
 use oltplab_workloads::tpcc::{db_failed, Purpose};
 use serde::Serialize;
 
-use crate::workload::target::{self, DbSpec, Engine, Open};
+use crate::workload::target::{self, DbSpec, Open};
 // The in-process API `oltplab study` builds on.
 pub(crate) use run::{device_io, split_cpu, Edge};
 pub use run::{run_with, RunOutcome};
@@ -245,17 +244,8 @@ pub struct RunConfig {
 
 impl RunConfig {
     pub fn from_args(args: RunArgs) -> Result<RunConfig> {
-        let mut db = args.db.spec()?;
+        let db = args.timed_run_db(args.db.spec()?)?;
         let t = args.tpcc;
-        db.isolation = t
-            .isolation
-            .as_deref()
-            .map(|name| Isolation::parse(name).expect("clap checked the name"));
-        if db.engine == Engine::Sqlite && db.isolation.is_some() {
-            return Err(Error::usage(
-                "--isolation is for PostgreSQL and MariaDB; SQLite runs every transaction serializable (one writer at a time): drop --isolation",
-            ));
-        }
         let warehouse_range = t
             .warehouse_range
             .as_deref()
@@ -288,17 +278,6 @@ impl RunConfig {
             (false, Some(n)) => Some(n),
             (false, None) => Some(RUN_TERMINALS),
         };
-        if t.duration.is_zero() {
-            return Err(Error::usage(
-                "--duration must be longer than 0 s, e.g. --duration 60s",
-            ));
-        }
-        if args.report_interval < Duration::from_secs(1) {
-            return Err(Error::usage("--report-interval must be at least 1 s"));
-        }
-        if let Some(json) = &args.json {
-            crate::output::check_json_path(json, args.force)?;
-        }
         Ok(RunConfig {
             db,
             warehouses: t.warehouses,

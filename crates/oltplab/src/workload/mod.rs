@@ -18,6 +18,7 @@ use oltplab_core::units;
 use oltplab_core::{Error, Result};
 
 use oltplab_workloads::bulk::LoadTimes;
+use oltplab_workloads::sql::Isolation;
 
 use crate::brokerage::{Brokerage, BrokerageLoadArgs};
 use crate::orders::{Orders, OrdersLoadArgs, OrdersRunArgs};
@@ -300,6 +301,36 @@ pub struct RunArgs {
 pub struct CheckArgs {
     #[command(flatten)]
     pub db: DbArgs,
+}
+
+impl RunArgs {
+    /// The checks a timed run (TPC-C, brokerage) shares: `--isolation` only for the servers, a
+    /// `--duration` above 0, a `--report-interval` of at least 1 s, a `--json` file that may be
+    /// written; returns `db` with the servers' isolation level set.
+    pub fn timed_run_db(&self, mut db: DbSpec) -> Result<DbSpec> {
+        db.isolation = self
+            .tpcc
+            .isolation
+            .as_deref()
+            .map(|name| Isolation::parse(name).expect("clap checked the name"));
+        if db.engine == Engine::Sqlite && db.isolation.is_some() {
+            return Err(Error::usage(
+                "--isolation is for PostgreSQL and MariaDB; SQLite runs every transaction serializable (one writer at a time): drop --isolation",
+            ));
+        }
+        if self.tpcc.duration.is_zero() {
+            return Err(Error::usage(
+                "--duration must be longer than 0 s, e.g. --duration 60s",
+            ));
+        }
+        if self.report_interval < Duration::from_secs(1) {
+            return Err(Error::usage("--report-interval must be at least 1 s"));
+        }
+        if let Some(json) = &self.json {
+            crate::output::check_json_path(json, self.force)?;
+        }
+        Ok(db)
+    }
 }
 
 pub(crate) fn size_arg(text: &str) -> Result<u64, String> {

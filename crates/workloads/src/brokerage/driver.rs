@@ -352,8 +352,10 @@ fn terminal(conn: &mut dyn Conn, gen: &InputGen, seed: u64, ctx: Ctx) {
             tid.is_some(),
         );
         let measured = at_start && ctx.measuring();
-        if let Ok(Outcome::Submitted(order)) = &a.result {
-            ctx.market.submit(order.clone(), ctx.measuring());
+        match &a.result {
+            Ok(Outcome::Submitted(order)) => ctx.market.submit(order.clone(), ctx.measuring()),
+            Ok(Outcome::Pending { t_id, symbol }) => ctx.market.pending(*t_id, symbol.clone()),
+            _ => {}
         }
         if book(ctx, kind, &a, 0, measured, tid, &mut errors) {
             break;

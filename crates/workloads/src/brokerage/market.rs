@@ -1,9 +1,10 @@
 //! The market emulator (TPC-E's MEE, in process): it takes the market orders Trade-Order submits
 //! and the limit orders Market-Feed triggers, executes each at its security's current price as a
 //! Trade-Result, and turns every executed trade into a ticker entry that moves the price, with one
-//! artificial entry for a random security beside it (as EGen's ticker tape adds, so that prices move
-//! where nobody trades and Market-Feed comes once per ten Trade-Results); each 20 entries become one
-//! Market-Feed. Its workers, each with its own connection, run these two
+//! artificial entry beside it (as EGen's ticker tape adds, so that Market-Feed comes once per ten
+//! Trade-Results) for a security on its book — the oldest pending limit order's, in turn — or a
+//! random one when the book is empty, so that a pending order's price moves at a pace that does
+//! not depend on how many securities there are; each 20 entries become one Market-Feed. Its workers, each with its own connection, run these two
 //! transaction types, so their rates follow from the customers' orders as in TPC-E.
 
 use std::collections::{HashMap, VecDeque};
@@ -39,6 +40,9 @@ struct State {
     ticks: Vec<Tick>,
     /// The market's price of each security that traded, in cents.
     prices: HashMap<String, i64>,
+    /// Pending limit orders (trade id, security), oldest first: the artificial entries visit them
+    /// in turn.
+    book: VecDeque<(i64, String)>,
     closed: bool,
 }
 
@@ -81,12 +85,18 @@ impl Market {
         self.ready.notify_one();
     }
 
+    /// A limit order now pending on `symbol`.
+    pub fn pending(&self, t_id: i64, symbol: String) {
+        self.lock().book.push_back((t_id, symbol));
+    }
+
     /// Limit orders a Market-Feed triggered: they execute at the price that triggered them.
     pub fn triggered(&self, orders: Vec<Order>, measured: bool) {
         if orders.is_empty() {
             return;
         }
         let mut s = self.lock();
+        s.book.retain(|(t, _)| !orders.iter().any(|o| o.t_id == *t));
         let now = Instant::now();
         for order in orders {
             s.jobs.push_back(Queued {
@@ -110,12 +120,21 @@ impl Market {
                 rng.uniform(1, 8) * 100,
             )
         };
+        let mut s = self.lock();
+        // The next order on the book goes to the back: each is visited in turn.
+        let symbol = match s.book.pop_front() {
+            Some(order) => {
+                let symbol = order.1.clone();
+                s.book.push_back(order);
+                symbol
+            }
+            None => super::symbol_string(other),
+        };
         let artificial = Tick {
-            symbol: super::symbol_string(other),
-            price_cents: base_price_cents(other),
+            price_cents: base_price_cents(symbol_number(&symbol)),
+            symbol,
             qty: other_qty,
         };
-        let mut s = self.lock();
         for (tick, step) in [tick, artificial].into_iter().zip(steps) {
             let base = base_price_cents(symbol_number(&tick.symbol));
             let price = s
@@ -225,6 +244,45 @@ mod tests {
         }
         m.close();
         assert!(m.next().is_none());
+    }
+
+    #[test]
+    fn artificial_entries_visit_the_pending_orders_in_turn() {
+        let m = Market::new(1, 685);
+        m.pending(7, "S0000300".into());
+        m.pending(8, "S0000400".into());
+        let trade = |n: i64| Tick {
+            symbol: format!("S{n:07}"),
+            price_cents: 2500,
+            qty: 100,
+        };
+        for n in 1..=10 {
+            m.executed(trade(n), true);
+        }
+        let Job::Feed(ticks) = m.next().unwrap().job else {
+            panic!("a feed")
+        };
+        let count = |s: &str| ticks.iter().filter(|t| t.symbol == s).count();
+        assert_eq!((count("S0000300"), count("S0000400")), (5, 5));
+        // Triggered orders leave the book: the entries go to random securities again.
+        m.triggered(
+            vec![
+                Order {
+                    t_id: 7,
+                    symbol: "S0000300".into(),
+                    qty: 100,
+                    price_cents: 2500,
+                },
+                Order {
+                    t_id: 8,
+                    symbol: "S0000400".into(),
+                    qty: 100,
+                    price_cents: 2500,
+                },
+            ],
+            true,
+        );
+        assert!(m.lock().book.is_empty());
     }
 
     #[test]

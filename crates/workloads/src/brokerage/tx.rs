@@ -197,8 +197,12 @@ pub enum Outcome {
     RolledBack,
     /// A Trade-Order of a market order committed: the market executes it.
     Submitted(Order),
-    /// A Trade-Order of a limit order committed: pending until Market-Feed triggers it.
-    Pending,
+    /// A Trade-Order of a limit order committed: pending on this security until Market-Feed
+    /// triggers it.
+    Pending {
+        t_id: i64,
+        symbol: String,
+    },
     /// Market-Feed committed and triggered these limit orders.
     Triggered(Vec<Order>),
     /// Trade-Result committed: the trade moved its security's price.
@@ -768,7 +772,7 @@ fn trade_order(
             price_cents: price,
         })
     } else {
-        Outcome::Pending
+        Outcome::Pending { t_id, symbol }
     })
 }
 
