@@ -111,6 +111,30 @@ pub fn settings(conn: &Connection) -> BTreeMap<String, String> {
     out
 }
 
+/// Which table each page of an SQLite database belongs to (`dbstat`), indexes counted with their
+/// table; read after the run.
+pub fn page_tables(path: &Path) -> Result<(u64, BTreeMap<u64, String>)> {
+    let conn = rusqlite::Connection::open_with_flags(
+        path,
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .map_err(|e| Error::failed(format!("cannot read {}'s pages: {e}", path.display())))?;
+    let read = || -> rusqlite::Result<(u64, BTreeMap<u64, String>)> {
+        let page_size: u64 = conn.query_row("PRAGMA page_size", [], |r| r.get(0))?;
+        let mut stmt = conn.prepare(
+            "SELECT coalesce(m.tbl_name, d.name), d.pageno FROM dbstat d
+               LEFT JOIN sqlite_schema m ON m.name = d.name",
+        )?;
+        let pages = stmt
+            .query_map([], |r| {
+                Ok((r.get::<_, i64>(1)? as u64, r.get::<_, String>(0)?))
+            })?
+            .collect::<rusqlite::Result<BTreeMap<u64, String>>>()?;
+        Ok((page_size, pages))
+    };
+    read().map_err(|e| Error::failed(format!("cannot read {}'s pages: {e}", path.display())))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use oltplab_core::{Error, Result};
-use oltplab_devmodel::{Emulator, IoKind};
+use oltplab_devmodel::{slot, Emulator, IoKind, Role};
 use oltplab_trace::{Op, Record, TraceWriter};
 use rusqlite::ffi;
 use serde::Serialize;
@@ -237,10 +237,19 @@ unsafe extern "C" fn x_open(
     } else {
         CStr::from_ptr(name).to_string_lossy().into_owned()
     };
+    // On a layout, the file's role picks its device: the database, its log, or temporary files.
+    let role = if flags & ffi::SQLITE_OPEN_MAIN_DB != 0 {
+        Role::Data
+    } else if flags & (ffi::SQLITE_OPEN_WAL | ffi::SQLITE_OPEN_MAIN_JOURNAL) != 0 {
+        Role::Log
+    } else {
+        Role::Temp
+    };
+    let device = (state.options.emulator.as_ref()).map_or(0, |e| e.spec().device_of(&role));
     let file_index = {
         let mut files = state.files.lock().unwrap_or_else(|p| p.into_inner());
         let next = files.len() as u32;
-        *files.entry(path.clone()).or_insert(next)
+        *files.entry(path.clone()).or_insert(slot(device, next))
     };
     let trace_file =
         (state.options.trace.as_ref()).map_or(0, |t| t.placed_file_id(&path, file_index));

@@ -8,6 +8,9 @@ fn main() {
         "raid5(4,hdd-15k)",
         "sata-ssd-2010",
         "pcie-flash-2012",
+        // Layouts: the I/O goes to the data device; the cost of choosing it is the difference.
+        "data=hdd-15k,log=pcie-flash-2012",
+        "data=pcie-flash-2012,log=hdd-15k,table:stock=sas-ssd-2012",
     ] {
         let s = parse_spec(spec).unwrap();
         for qd in [1u32, 32] {

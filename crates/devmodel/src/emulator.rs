@@ -36,14 +36,38 @@ fn clock_ns(clock: libc::clockid_t) -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
-/// An emulated device: its spec, its model, and the model's state.
+/// A file's slot (where the emulator places it, see [`Emulator::place`]) carries the layout device
+/// that holds the file in its top byte and the file's number below: one u32 in the shim's tables
+/// and in a trace's places chunk, so a replay puts each file on the same device of the layout.
+pub const SLOT_DEVICE_SHIFT: u32 = 24;
+const SLOT_NUMBER_MASK: u32 = (1 << SLOT_DEVICE_SHIFT) - 1;
+/// A device address carries its layout device in the top byte, so one u64 names the device too.
+const ADDR_DEVICE_SHIFT: u32 = 56;
+const ADDR_MASK: u64 = (1 << ADDR_DEVICE_SHIFT) - 1;
+
+/// The slot of file `file_number` on layout device `device`.
+pub fn slot(device: u8, file_number: u32) -> u32 {
+    ((device as u32) << SLOT_DEVICE_SHIFT) | (file_number & SLOT_NUMBER_MASK)
+}
+
+/// The layout device of a slot.
+pub fn slot_device(slot: u32) -> u8 {
+    (slot >> SLOT_DEVICE_SHIFT) as u8
+}
+
+/// An emulated device — or a layout of several, each with its own model state in one region: its
+/// spec, the models, and their state.
 pub struct Emulator {
     spec: Spec,
-    /// The spec's capacity, worked out once: every submit needs it.
-    capacity_bytes: u64,
-    node: Node,
+    /// One per device of the spec (a layout's, in its order), capacity worked out once.
+    devices: Vec<Device>,
     region: Region,
     path: Option<PathBuf>,
+}
+
+struct Device {
+    node: Node,
+    capacity_bytes: u64,
 }
 
 impl fmt::Debug for Emulator {
@@ -87,23 +111,30 @@ impl Fidelity {
     }
 }
 
-fn layout(spec: &Spec) -> (Node, usize) {
+/// The models of the spec's devices over one region's words, and how many words they take.
+fn compile(spec: &Spec) -> (Vec<Device>, usize) {
     let mut alloc = Alloc {
         next: state::MODEL_BASE,
     };
-    let node = Node::compile(spec, &mut alloc);
-    (node, alloc.next)
+    let devices = spec
+        .devices()
+        .into_iter()
+        .map(|d| Device {
+            node: Node::compile(d, &mut alloc),
+            capacity_bytes: d.capacity_bytes().max(1),
+        })
+        .collect();
+    (devices, alloc.next)
 }
 
 impl Emulator {
     /// An emulator whose state lives in this process.
     pub fn new(spec: &Spec, seed: u64) -> Result<Emulator> {
-        let (node, words) = layout(spec);
+        let (devices, words) = compile(spec);
         let region = Region::heap(words);
         let e = Emulator {
             spec: spec.clone(),
-            capacity_bytes: spec.capacity_bytes().max(1),
-            node,
+            devices,
             region,
             path: None,
         };
@@ -114,7 +145,7 @@ impl Emulator {
     /// An emulator whose state lives in a new shared-memory file at `path` (e.g. under /dev/shm),
     /// for other processes to attach to with [`Emulator::open_shared`]. The caller removes the file.
     pub fn create_shared(spec: &Spec, seed: u64, path: &Path) -> Result<Emulator> {
-        let (node, words) = layout(spec);
+        let (devices, words) = compile(spec);
         let region = Region::create_file(path, words).map_err(|e| {
             Error::usage(format!(
                 "cannot create the emulated device's shared state {}: {e}; remove a stale file or choose another place",
@@ -123,8 +154,7 @@ impl Emulator {
         })?;
         let e = Emulator {
             spec: spec.clone(),
-            capacity_bytes: spec.capacity_bytes().max(1),
-            node,
+            devices,
             region,
             path: Some(path.to_path_buf()),
         };
@@ -160,14 +190,13 @@ impl Emulator {
             .collect();
         let text = String::from_utf8(bytes).map_err(|_| bad("spec is not text"))?;
         let spec = parse_spec(&text).map_err(|e| bad(&e.to_string()))?;
-        let (node, words) = layout(&spec);
+        let (devices, words) = compile(&spec);
         if w[state::H_WORDS].load(Ordering::Relaxed) as usize != words || w.len() < words {
             return Err(bad("size does not match its spec"));
         }
         Ok(Emulator {
-            capacity_bytes: spec.capacity_bytes().max(1),
             spec,
-            node,
+            devices,
             region,
             path: Some(path.to_path_buf()),
         })
@@ -196,7 +225,9 @@ impl Emulator {
         w[state::H_SEED].store(seed, Ordering::Relaxed);
         w[state::H_USAGE].store(1f64.to_bits(), Ordering::Relaxed);
         let mut s = seed ^ 0x5DEE_CE66_D1CE_4E5B;
-        self.node.init(St::new(w), &mut s);
+        for d in &self.devices {
+            d.node.init(St::new(w), &mut s);
+        }
         // Last, so that a process attaching early sees an incomplete region as foreign.
         w[state::H_MAGIC].store(state::MAGIC, Ordering::Release);
         Ok(())
@@ -219,22 +250,36 @@ impl Emulator {
         self.region.words()[state::H_USAGE].store(usage.to_bits(), Ordering::Relaxed);
     }
 
-    /// The device address of byte `offset` of file number `file_index`: many files share one device.
-    pub fn place(&self, file_index: u32, offset: u64) -> u64 {
-        let capacity = self.capacity_bytes;
-        (file_index as u64 * FILE_SLOT_BYTES).wrapping_add(offset) % capacity
+    /// True for `host`: no model, the real device's timing.
+    fn is_host(&self) -> bool {
+        matches!(self.devices[0].node, Node::Host)
     }
 
-    /// The modelled completion time (ns, CLOCK_MONOTONIC) of an I/O submitted at `submit_ns`; the
-    /// device's units are reserved for it. `host` returns `submit_ns`.
+    /// The device address of byte `offset` of the file in `slot` (see [`slot`]): many files share
+    /// one device, file number N at N GiB; a layout's device index rides in the address's top byte.
+    /// A slot naming a device the spec lacks (a layout's trace replayed on one device) is on the
+    /// first.
+    pub fn place(&self, slot: u32, offset: u64) -> u64 {
+        let device = (slot_device(slot) as usize).min(self.devices.len() - 1);
+        let number = (slot & SLOT_NUMBER_MASK) as u64;
+        let capacity = self.devices[device].capacity_bytes;
+        ((device as u64) << ADDR_DEVICE_SHIFT)
+            | ((number * FILE_SLOT_BYTES).wrapping_add(offset) % capacity)
+    }
+
+    /// The modelled completion time (ns, CLOCK_MONOTONIC) of an I/O submitted at `submit_ns` at
+    /// `device_offset` (of the first device, or as [`Emulator::place`] gives it); the device's units
+    /// are reserved for it. `host` returns `submit_ns`.
     pub fn submit(&self, submit_ns: u64, kind: IoKind, device_offset: u64, len: u64) -> u64 {
-        if matches!(self.node, Node::Host) {
+        if self.is_host() {
             return submit_ns;
         }
         let w = self.region.words();
         let usage = f64::from_bits(w[state::H_USAGE].load(Ordering::Relaxed));
-        let capacity = self.capacity_bytes;
-        let addr = device_offset % capacity;
+        let index = ((device_offset >> ADDR_DEVICE_SHIFT) as usize).min(self.devices.len() - 1);
+        let device = &self.devices[index];
+        let capacity = device.capacity_bytes;
+        let addr = (device_offset & ADDR_MASK) % capacity;
         // Longer I/Os are modelled as 1 GiB: the model's work grows with the length, and no database
         // moves more in one call. This also keeps address arithmetic far from overflow.
         let len = len.min(capacity).min(IO_BYTES_MAX);
@@ -243,7 +288,7 @@ impl Emulator {
             st: St::new(w),
             usage,
         };
-        self.node.submit(cx, submit_ns, kind, addr, len)
+        device.node.submit(cx, submit_ns, kind, addr, len)
     }
 
     /// When a blocking call the calling thread began at `start_ns` reaches the device: then, or
@@ -278,7 +323,7 @@ impl Emulator {
     /// said so would show the I/O overlapping the thread's next one, which the device never did.
     /// On `host` (no model) the real end.
     pub fn complete(&self, start_ns: u64, deadline_ns: u64) -> u64 {
-        if !matches!(self.node, Node::Host) {
+        if !self.is_host() {
             let _ = NOT_BEFORE_NS.try_with(|n| n.set(deadline_ns));
         }
         let mut credit = CREDIT.try_with(Cell::get).unwrap_or_default();
@@ -292,7 +337,7 @@ impl Emulator {
             deadline_ns.saturating_sub(start_ns),
             end_ns.saturating_sub(start_ns),
         );
-        if matches!(self.node, Node::Host) {
+        if self.is_host() {
             end_ns
         } else {
             deadline_ns
@@ -330,8 +375,7 @@ impl Emulator {
         region.words()[state::H_LOCK].store(0, Ordering::Relaxed);
         let copy = Emulator {
             spec: self.spec.clone(),
-            capacity_bytes: self.capacity_bytes,
-            node: layout(&self.spec).0,
+            devices: compile(&self.spec).0,
             region,
             path: None,
         };
@@ -404,7 +448,10 @@ impl Emulator {
 
     /// Mean random-read service time of a single HDD spec at queue depth 1, from its parameters.
     pub fn datasheet_random_read_ns(&self, len: u64) -> Option<f64> {
-        self.node.as_hdd().map(|h| h.expected_random_read_ns(len))
+        self.devices[0]
+            .node
+            .as_hdd()
+            .map(|h| h.expected_random_read_ns(len))
     }
 }
 

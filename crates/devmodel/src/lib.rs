@@ -17,10 +17,10 @@ pub mod validation;
 
 pub use catalogue::{catalogue, CatalogueEntry, DeviceKind, Param};
 pub use emulator::{
-    early_wake_ns, now_ns, thread_spin_ns, wait_until, Credit, Emulator, Fidelity, FILE_SLOT_BYTES,
-    OFF_TARGET_PCT,
+    early_wake_ns, now_ns, slot, slot_device, thread_spin_ns, wait_until, Credit, Emulator,
+    Fidelity, FILE_SLOT_BYTES, OFF_TARGET_PCT, SLOT_DEVICE_SHIFT,
 };
-pub use spec::{parse_spec, RaidLevel, Spec, SpecError};
+pub use spec::{parse_spec, RaidLevel, Role, Spec, SpecError, LAYOUT_DEVICES_MAX};
 
 /// What an I/O does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]

@@ -1539,6 +1539,8 @@ impl Node {
                 ring: DirtyRing::new(alloc),
                 dirty_limit: ((*size_bytes as f64) * DIRTY_RATIO) as u64,
             })),
+            // The emulator compiles each device of a layout on its own (`Spec::devices`).
+            Spec::Layout { devices, .. } => Node::compile(&devices[0], alloc),
         }
     }
 

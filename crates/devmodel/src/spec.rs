@@ -4,7 +4,11 @@
 //! spec    := name [ '{' key '=' number { ',' key '=' number } '}' ] [ '(' args ')' ]
 //! raid0(N,SPEC[,stripe=64k])  raid1(N,SPEC)  raid10(N,SPEC[,stripe=64k])  raid5(N,SPEC[,stripe=64k])
 //! wbcache(SPEC[,size=1g])  readcache(BACKING,CACHE[,size=…])  pagecache(SPEC,size=…)
+//! layout  := role '=' spec { ',' role '=' spec }     role := data | log | temp | table:NAME
 //! ```
+//! A layout puts a database's kinds of files on different devices (`data=raid10(16,hdd-15k),
+//! log=pcie-flash-2012`); roles given the same spec share one device, as S3's log and tempdb shared
+//! one card. Files of roles not named are on the data device.
 //! Errors say at which column what was expected; impossible specs are refused with the reason.
 
 use std::fmt;
@@ -63,7 +67,43 @@ pub enum Spec {
     },
     /// The operating system's page cache.
     PageCache { backing: Box<Spec>, size_bytes: u64 },
+    /// Several devices, each holding some of a database's files: only at the top of a spec.
+    Layout {
+        /// Each role given, in the order given, with the index of its device.
+        roles: Vec<(Role, u8)>,
+        /// The distinct devices, in the order of their first role (data's is first).
+        devices: Vec<Spec>,
+    },
 }
+
+/// What a database keeps on a device of a [`Spec::Layout`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// Everything not placed elsewhere: tables, indexes, catalogs.
+    Data,
+    /// The write-ahead (redo) log.
+    Log,
+    /// Temporary files: sorts, hashes, temporary tables.
+    Temp,
+    /// One table with its indexes.
+    Table(String),
+}
+
+impl Role {
+    pub fn name(&self) -> String {
+        match self {
+            Role::Data => "data".into(),
+            Role::Log => "log".into(),
+            Role::Temp => "temp".into(),
+            Role::Table(t) => format!("table:{t}"),
+        }
+    }
+}
+
+/// Most devices in one layout (the device index lives in a file's slot number's top byte).
+pub const LAYOUT_DEVICES_MAX: usize = 8;
+/// Longest table name a layout accepts.
+const TABLE_NAME_MAX: usize = 63;
 
 pub const DEFAULT_STRIPE_BYTES: u64 = 64 << 10;
 pub const DEFAULT_WBCACHE_BYTES: u64 = 1 << 30;
@@ -123,12 +163,68 @@ impl Spec {
                 backing.name(),
                 format_size(*size_bytes)
             ),
+            Spec::Layout { roles, devices } => roles
+                .iter()
+                .map(|(role, d)| format!("{}={}", role.name(), devices[*d as usize].name()))
+                .collect::<Vec<_>>()
+                .join(","),
+        }
+    }
+
+    /// The devices: a layout's, or the spec itself.
+    pub fn devices(&self) -> Vec<&Spec> {
+        match self {
+            Spec::Layout { devices, .. } => devices.iter().collect(),
+            _ => vec![self],
+        }
+    }
+
+    /// The device (index into [`Spec::devices`]) that holds `role`'s files: the data device unless
+    /// the layout places the role elsewhere.
+    pub fn device_of(&self, role: &Role) -> u8 {
+        match self {
+            Spec::Layout { roles, .. } => {
+                roles.iter().find(|(r, _)| r == role).map_or(0, |(_, d)| *d)
+            }
+            _ => 0,
+        }
+    }
+
+    /// The roles a layout names (none for a single device).
+    pub fn roles(&self) -> &[(Role, u8)] {
+        match self {
+            Spec::Layout { roles, .. } => roles,
+            _ => &[],
+        }
+    }
+
+    /// How results name device `index`: its roles and its spec, e.g. `log+temp=pcie-flash-2012`;
+    /// a single device by its spec.
+    pub fn device_label(&self, index: u8) -> String {
+        match self {
+            Spec::Layout { roles, devices } => {
+                let names: Vec<String> = roles
+                    .iter()
+                    .filter(|(_, d)| *d == index)
+                    .map(|(r, _)| r.name())
+                    .collect();
+                let spec = devices
+                    .get(index as usize)
+                    .map_or_else(|| "?".to_string(), Spec::name);
+                format!("{}={spec}", names.join("+"))
+            }
+            _ => self.name(),
         }
     }
 
     /// True for `host`: no emulation at all.
     pub fn is_host(&self) -> bool {
         matches!(self, Spec::Device { entry, .. } if entry.kind == DeviceKind::Host)
+    }
+
+    /// True for a layout of several roles.
+    pub fn is_layout(&self) -> bool {
+        matches!(self, Spec::Layout { .. })
     }
 
     /// Bytes the device can address.
@@ -159,6 +255,7 @@ impl Spec {
             Spec::WbCache { backing, .. }
             | Spec::ReadCache { backing, .. }
             | Spec::PageCache { backing, .. } => backing.capacity_bytes(),
+            Spec::Layout { devices, .. } => devices[0].capacity_bytes(),
         }
     }
 
@@ -169,6 +266,7 @@ impl Spec {
             Spec::Raid { disks, member, .. } => (*disks as u64).saturating_mul(member.leaves()),
             Spec::WbCache { backing, .. } | Spec::PageCache { backing, .. } => backing.leaves(),
             Spec::ReadCache { backing, cache, .. } => backing.leaves() + cache.leaves(),
+            Spec::Layout { devices, .. } => devices.iter().map(Spec::leaves).sum(),
         }
     }
 
@@ -178,6 +276,7 @@ impl Spec {
             Spec::Device { entry, .. } => entry.kind == DeviceKind::Hdd,
             Spec::Raid { member, .. } => member.is_all_hdd(),
             Spec::WbCache { .. } | Spec::PageCache { .. } | Spec::ReadCache { .. } => false,
+            Spec::Layout { devices, .. } => devices.iter().all(Spec::is_all_hdd),
         }
     }
 }
@@ -232,7 +331,11 @@ pub fn parse_spec(text: &str) -> Result<Spec, SpecError> {
         chars: text.chars().collect(),
         pos: 0,
     };
-    let spec = p.spec(0)?;
+    let spec = if p.starts_layout() {
+        p.layout()?
+    } else {
+        p.spec(0)?
+    };
     p.skip_ws();
     if p.pos < p.chars.len() {
         return Err(p.error(
@@ -334,6 +437,113 @@ impl Parser<'_> {
             ));
         }
         Ok(spec)
+    }
+
+    /// True when the text begins with `WORD=` or `table:`: a layout, not a device.
+    fn starts_layout(&mut self) -> bool {
+        self.skip_ws();
+        let mut i = self.pos;
+        while i < self.chars.len()
+            && (self.chars[i].is_ascii_alphanumeric() || matches!(self.chars[i], '-' | '.' | '_'))
+        {
+            i += 1;
+        }
+        i > self.pos && matches!(self.chars.get(i), Some('=') | Some(':'))
+    }
+
+    fn layout(&mut self) -> Result<Spec, SpecError> {
+        let mut roles: Vec<(Role, u8)> = Vec::new();
+        let mut devices: Vec<Spec> = Vec::new();
+        loop {
+            let (at, word) = self.word("a role: data, log, temp or table:NAME")?;
+            let role = match word.as_str() {
+                "data" => Role::Data,
+                "log" => Role::Log,
+                "temp" => Role::Temp,
+                "table" => {
+                    self.expect(':', "':' and the table's name, as in table:stock")?;
+                    let (name_at, name) = self.word("a table name")?;
+                    if name.len() > TABLE_NAME_MAX
+                        || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                    {
+                        return Err(self.error(name_at, format!("'{name}' is not a table name: use letters, digits and '_', at most {TABLE_NAME_MAX}")));
+                    }
+                    Role::Table(name.to_ascii_lowercase())
+                }
+                _ => {
+                    return Err(self.error(
+                        at,
+                        format!("unknown role '{word}'; a layout's roles are data, log, temp and table:NAME"),
+                    ))
+                }
+            };
+            if roles.iter().any(|(r, _)| *r == role) {
+                return Err(self.error(
+                    at,
+                    format!(
+                        "the role {} is given twice; give each role once",
+                        role.name()
+                    ),
+                ));
+            }
+            self.expect('=', "'=' and the role's device")?;
+            let (spec_at, spec) = self.composable(1)?;
+            let index = match devices.iter().position(|d| d.name() == spec.name()) {
+                Some(i) => i,
+                None if devices.len() >= LAYOUT_DEVICES_MAX => {
+                    return Err(self.error(
+                        spec_at,
+                        format!("a layout has at most {LAYOUT_DEVICES_MAX} devices"),
+                    ))
+                }
+                None => {
+                    devices.push(spec);
+                    devices.len() - 1
+                }
+            };
+            roles.push((role, index as u8));
+            match self.peek() {
+                Some(',') => self.pos += 1,
+                None => break,
+                Some(c) => {
+                    return Err(self.error(
+                        self.pos,
+                        format!("expected ',' and the next role, found '{c}'"),
+                    ))
+                }
+            }
+        }
+        let Some(data) = roles.iter().position(|(r, _)| *r == Role::Data) else {
+            return Err(self.error(0, "a layout names the data device: add data=SPEC, as in data=raid10(16,hdd-15k),log=pcie-flash-2012"));
+        };
+        // Data first, and its device first: the order results and placement rely on.
+        let data_role = roles.remove(data);
+        roles.insert(0, data_role);
+        let order: Vec<u8> = {
+            let mut o: Vec<u8> = Vec::new();
+            for (_, d) in &roles {
+                if !o.contains(d) {
+                    o.push(*d);
+                }
+            }
+            o
+        };
+        let devices: Vec<Spec> = order.iter().map(|&d| devices[d as usize].clone()).collect();
+        let roles = roles
+            .into_iter()
+            .map(|(r, d)| (r, order.iter().position(|&o| o == d).unwrap_or(0) as u8))
+            .collect();
+        let layout = Spec::Layout { roles, devices };
+        if layout.leaves() > LEAVES_MAX {
+            return Err(self.error(
+                0,
+                format!(
+                    "this layout has {} physical devices; at most {LEAVES_MAX} are emulated",
+                    layout.leaves()
+                ),
+            ));
+        }
+        Ok(layout)
     }
 
     fn device(&mut self, at: usize, name: &str) -> Result<Spec, SpecError> {

@@ -229,3 +229,45 @@ pub fn save<S: Serialize, I: Serialize>(
         None => Ok(()),
     }
 }
+
+/// The I/O of a run's devices (on a layout) and tables, as tables on stderr: the figures that say
+/// which table to move and how busy each device was.
+pub fn print_io_groups(io: &crate::schema::IoSummary) {
+    use oltplab_core::units::{format_bytes, format_count};
+    for (title, groups, max) in [
+        ("device", &io.by_device, usize::MAX),
+        ("table (indexes included)", &io.by_table, 12),
+    ] {
+        if groups.is_empty() {
+            continue;
+        }
+        eprintln!(
+            "  {:<36} {:>8} {:>9} {:>10} {:>10} {:>7} {:>6}",
+            format!("I/O by {title}"),
+            "reads",
+            "writes",
+            "read",
+            "written",
+            "share",
+            "busy"
+        );
+        for g in groups.iter().take(max) {
+            eprintln!(
+                "  {:<36} {:>8} {:>9} {:>10} {:>10} {:>5.1} % {:>4.0} %",
+                g.name,
+                format_count(g.reads as f64),
+                format_count(g.writes as f64),
+                format_bytes(g.read_bytes),
+                format_bytes(g.written_bytes),
+                g.share_pct,
+                g.busy_pct
+            );
+        }
+        if groups.len() > max {
+            eprintln!(
+                "  … {} more in the result's summary.io.by_table",
+                groups.len() - max
+            );
+        }
+    }
+}

@@ -89,6 +89,21 @@ fn under(path: &[u8], dir: &[u8]) -> bool {
     path.starts_with(dir) && (path.len() == dir.len() || path[dir.len()] == b'/' || dir == b"/")
 }
 
+/// The layout device of `path`: the longest matching place's, or the first device.
+fn device_of(shim: &Shim, path: &[u8]) -> u8 {
+    shim.places
+        .iter()
+        .filter(|p| {
+            if p.prefix {
+                path.starts_with(&p.path)
+            } else {
+                under(path, &p.path)
+            }
+        })
+        .max_by_key(|p| p.path.len())
+        .map_or(0, |p| p.device)
+}
+
 /// Decides whether a newly opened descriptor is tracked.
 fn classify(fd: c_int) {
     if fd < 0 {
@@ -115,7 +130,11 @@ fn classify(fd: c_int) {
         if kind != libc::S_IFREG && kind != libc::S_IFDIR {
             return;
         }
-        let number = shim.files.number(st.st_dev, st.st_ino);
+        // The slot carries the layout device: the emulator places the file on it.
+        let number = oltplab_devmodel::slot(
+            device_of(shim, &buf[..len]),
+            shim.files.number(st.st_dev, st.st_ino),
+        );
         set_tracked(fd, Some(number));
         if shim.ram && kind == libc::S_IFREG {
             // The backing is the page cache: O_DIRECT would send the I/O to the real disk.

@@ -15,6 +15,9 @@
 //! - `OLTPLAB_SHIM_BACKING` `disk` (default) or `ram`: with `ram` O_DIRECT is dropped and syncs are
 //!   not passed on, so the backing files stay in the page cache and only the model's time is spent
 //! - `OLTPLAB_SHIM_TRACE_DIR` if set, each process writes `part-<pid>-<n>.trace` there
+//! - `OLTPLAB_SHIM_PLACES` for a layout: lines `DEVICE<TAB>MATCH<TAB>PATH` putting files under the
+//!   directory on the layout's other devices; MATCH `=` takes PATH and what is under it, `*` every
+//!   path that begins with PATH; the longest matching PATH wins, anything else is on device 0
 //!
 //! Rules the code keeps, because it runs inside someone else's process: the real functions come
 //! from `dlsym(RTLD_NEXT)`, resolved at load time; `errno` is what the real call left; the
@@ -41,12 +44,50 @@ pub const ENV_FILES: &str = "OLTPLAB_SHIM_FILES";
 pub const ENV_DIR: &str = "OLTPLAB_SHIM_DIR";
 pub const ENV_BACKING: &str = "OLTPLAB_SHIM_BACKING";
 pub const ENV_TRACE_DIR: &str = "OLTPLAB_SHIM_TRACE_DIR";
+pub const ENV_PLACES: &str = "OLTPLAB_SHIM_PLACES";
+
+/// A rule of a layout: files matching `path` are on layout device `device`.
+pub(crate) struct Place {
+    pub device: u8,
+    pub path: Vec<u8>,
+    /// Every path beginning with `path` (a name prefix), not only `path` and what is under it.
+    pub prefix: bool,
+}
+
+/// Parses `OLTPLAB_SHIM_PLACES`; a malformed line is skipped with a complaint.
+fn parse_places(text: &[u8]) -> Vec<Place> {
+    let mut places = Vec::new();
+    for line in text.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+        let mut parts = line.splitn(3, |&b| b == b'\t');
+        let device = parts
+            .next()
+            .and_then(|d| std::str::from_utf8(d).ok())
+            .and_then(|d| d.parse::<u8>().ok());
+        let prefix = match parts.next() {
+            Some(b"=") => Some(false),
+            Some(b"*") => Some(true),
+            _ => None,
+        };
+        match (device, prefix, parts.next()) {
+            (Some(device), Some(prefix), Some(path)) if path.starts_with(b"/") => {
+                places.push(Place {
+                    device,
+                    path: path.to_vec(),
+                    prefix,
+                })
+            }
+            _ => complain("a malformed OLTPLAB_SHIM_PLACES line is ignored"),
+        }
+    }
+    places
+}
 
 pub(crate) struct Shim {
     emu: Emulator,
     /// The emulated directory, canonical, without a trailing slash.
     dir: Vec<u8>,
     files: files::FileTable,
+    places: Vec<Place>,
     ram: bool,
     trace_dir: Option<PathBuf>,
 }
@@ -89,11 +130,15 @@ extern "C" fn init() {
     oltplab_devmodel::early_wake_ns();
     let ram = std::env::var_os(ENV_BACKING).is_some_and(|b| b == "ram");
     let trace_dir = std::env::var_os(ENV_TRACE_DIR).map(PathBuf::from);
+    let places = std::env::var_os(ENV_PLACES)
+        .map(|p| parse_places(&p.into_vec()))
+        .unwrap_or_default();
     files.attach();
     let _ = SHIM.set(Shim {
         emu,
         dir,
         files,
+        places,
         ram,
         trace_dir,
     });

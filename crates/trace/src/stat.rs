@@ -57,6 +57,96 @@ pub struct TraceStat {
     pub per_file: Vec<FileStat>,
     /// Present when records carry transaction tags.
     pub per_tag: Vec<TagStat>,
+    /// Present when the run's emulated device was a layout of several: each device's I/O and busy
+    /// share.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub per_device: Vec<GroupIo>,
+}
+
+/// The I/O of one group of a trace's records: a device of a layout, or a table.
+#[derive(Clone, Debug, Default, Serialize, serde::Deserialize, PartialEq)]
+#[serde(default)]
+pub struct GroupIo {
+    pub name: String,
+    pub reads: u64,
+    pub writes: u64,
+    pub syncs: u64,
+    pub read_bytes: u64,
+    pub written_bytes: u64,
+    /// This group's reads + writes against all reads + writes, in percent.
+    pub share_pct: f64,
+    /// Time with at least one of the group's operations in flight, against the window: a device's
+    /// busy share (iostat's %util); 100 − it is the idle share S3 reports.
+    pub busy_pct: f64,
+}
+
+fn pct(part: u64, whole: u64) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        part as f64 * 100.0 / whole as f64
+    }
+}
+
+/// The records' I/O by the group `group_of` names (None: not counted), largest share first;
+/// `window_ns` is the span busy shares are taken of.
+pub fn group_io(
+    records: &[Record],
+    window_ns: u64,
+    mut group_of: impl FnMut(&Record) -> Option<String>,
+) -> Vec<GroupIo> {
+    // Per group: its figures and the end of the busy interval so far (records come sorted by
+    // submit time, so the union of [submit, end) is one running interval).
+    let mut groups: BTreeMap<String, (GroupIo, u64, u64, u64)> = BTreeMap::new();
+    let mut data_total = 0u64;
+    for r in records {
+        let Some(name) = group_of(r) else {
+            continue;
+        };
+        let (g, busy_ns, from, until) = groups.entry(name).or_default();
+        match r.kind() {
+            Op::Read => {
+                g.reads += 1;
+                g.read_bytes += r.len as u64;
+            }
+            Op::Write => {
+                g.writes += 1;
+                g.written_bytes += r.len as u64;
+            }
+            op if op.is_sync() => g.syncs += 1,
+            _ => {}
+        }
+        if r.kind().is_data() {
+            data_total += 1;
+        }
+        let (start, end) = (r.submit_ns, r.end_ns());
+        if start > *until {
+            *busy_ns += *until - *from;
+            *from = start;
+            *until = end;
+        } else {
+            *until = (*until).max(end);
+        }
+    }
+    let mut out: Vec<GroupIo> = groups
+        .into_iter()
+        .map(|(name, (mut g, busy_ns, from, until))| {
+            g.name = name;
+            g.share_pct = pct(g.reads + g.writes, data_total);
+            g.busy_pct = if window_ns == 0 {
+                0.0
+            } else {
+                ((busy_ns + (until - from)) as f64 / window_ns as f64 * 100.0).min(100.0)
+            };
+            g
+        })
+        .collect();
+    out.sort_by(|a, b| {
+        (b.reads + b.writes)
+            .cmp(&(a.reads + a.writes))
+            .then(a.name.cmp(&b.name))
+    });
+    out
 }
 
 #[derive(Clone, Copy, Debug, Default, Serialize)]
@@ -283,13 +373,6 @@ impl TraceStat {
         if s.duration_s > 0.0 {
             s.iops = data as f64 / s.duration_s;
         }
-        let pct = |part: u64, whole: u64| {
-            if whole == 0 {
-                0.0
-            } else {
-                part as f64 * 100.0 / whole as f64
-            }
-        };
         let all = s.ops.total();
         s.mix = Mix {
             read_pct: pct(s.ops.read, all),
@@ -320,6 +403,15 @@ impl TraceStat {
             s.per_tag = tags.into_values().collect();
         }
         s.per_second = per_second(recs, end_ns);
+        if let Some(spec) = (trace.meta.device.as_deref())
+            .and_then(|d| oltplab_devmodel::parse_spec(d).ok())
+            .filter(|s| s.is_layout())
+        {
+            s.per_device = group_io(recs, end_ns, |r| {
+                let device = oltplab_devmodel::slot_device(trace.device_slot(r.file));
+                Some(spec.device_label(device))
+            });
+        }
         s.in_flight_max = s
             .per_second
             .iter()

@@ -325,6 +325,7 @@ fn print_summary(doc: &BrokerageResult, out_dir: Option<&std::path::Path>) {
         s.reads_per_write
             .map_or("no".to_string(), |r| format!("{r:.2}"))
     );
+    output::print_io_groups(&s.io);
     output::print_warnings(&doc.warnings);
     if let Some(dir) = out_dir {
         eprintln!("result: {}", dir.join(output::RESULT_FILE).display());

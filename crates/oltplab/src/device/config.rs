@@ -232,6 +232,11 @@ pub fn resolve(args: DeviceArgs) -> Result<DeviceConfig> {
         Some(text) => Some(parse_spec(text).map_err(|e| Error::usage(e.to_string()))?),
         None => None,
     };
+    if emulate_spec.as_ref().is_some_and(Spec::is_layout) {
+        return Err(Error::usage(
+            "--emulate: a layout places a database's log, temp and tables, which `oltplab device` does not have: give one device (e.g. the layout's data device)",
+        ));
+    }
     let mut direct = direct;
     let backing = match &emulate_spec {
         None => {

@@ -15,7 +15,7 @@ use oltplab_core::{safety, Error, Result};
 use oltplab_dbs::server::process::Account;
 use oltplab_devmodel::parse_spec;
 
-pub use session::{Backing, EmulationSession, SessionConfig};
+pub use session::{Backing, EmulationSession, PlaceRule, SessionConfig};
 
 const AFTER_HELP: &str = "\
 Examples:
@@ -101,6 +101,12 @@ pub fn check_trace_path(trace: &Path, dir: &Path, force: bool) -> Result<()> {
 
 pub fn run(args: EmulateArgs) -> Result<()> {
     let spec = parse_spec(&args.device).map_err(|e| Error::usage(e.to_string()))?;
+    if spec.is_layout() {
+        return Err(Error::usage(format!(
+            "--device {}: a layout needs to know which files are the log, temp or a table, which `oltplab emulate` cannot tell for any command; give one device here, or use `oltplab run … --layout`, which places a database's files itself",
+            args.device
+        )));
+    }
     let backing = match args.backing.as_str() {
         "ram" => Backing::Ram,
         _ => Backing::Disk,
@@ -124,6 +130,7 @@ pub fn run(args: EmulateArgs) -> Result<()> {
         trace: args.trace.clone(),
         seed: args.seed,
         account,
+        places: Vec::new(),
     })?;
 
     let program = &args.command[0];

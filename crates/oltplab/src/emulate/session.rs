@@ -35,6 +35,7 @@ const ENV_FILES: &str = "OLTPLAB_SHIM_FILES";
 const ENV_DIR: &str = "OLTPLAB_SHIM_DIR";
 const ENV_BACKING: &str = "OLTPLAB_SHIM_BACKING";
 const ENV_TRACE_DIR: &str = "OLTPLAB_SHIM_TRACE_DIR";
+const ENV_PLACES: &str = "OLTPLAB_SHIM_PLACES";
 /// Word 2 of the file table counts the processes that loaded the shim (crates/shim/src/files.rs).
 const FILES_ATTACHED_WORD: usize = 2;
 const SESSION_PREFIX: &str = "oltplab-emu-";
@@ -75,6 +76,20 @@ pub struct SessionConfig {
     /// started by root runs as postgres or mysql): the shared state is handed to it. Nobody else
     /// may open it.
     pub account: Option<Account>,
+    /// For a layout: which files under `dir` are on which of its devices (the rest on the first).
+    pub places: Vec<PlaceRule>,
+}
+
+/// Files under the emulated directory that a layout puts on one of its devices.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct PlaceRule {
+    /// The device's index in the layout (`Spec::devices`).
+    pub device: u8,
+    /// Relative to the emulated directory.
+    pub path: String,
+    /// Every path that begins with `path` (a name prefix such as MariaDB's `#sql`), not only
+    /// `path` itself and what is under it.
+    pub prefix: bool,
 }
 
 /// A live emulated device. Dropping it removes its shared state and temporary files.
@@ -198,6 +213,22 @@ impl EmulationSession {
         ];
         if let Some(parts) = &self.parts {
             env.push((ENV_TRACE_DIR.to_string(), parts.display().to_string()));
+        }
+        if !self.config.places.is_empty() {
+            let lines: Vec<String> = self
+                .config
+                .places
+                .iter()
+                .map(|p| {
+                    format!(
+                        "{}\t{}\t{}",
+                        p.device,
+                        if p.prefix { '*' } else { '=' },
+                        self.target.join(&p.path).display()
+                    )
+                })
+                .collect();
+            env.push((ENV_PLACES.to_string(), lines.join("\n")));
         }
         env
     }
@@ -464,6 +495,7 @@ mod tests {
         safety::ensure_own_dir(&dir, false).unwrap();
         let session = EmulationSession::start(&SessionConfig {
             spec: oltplab_devmodel::parse_spec("hdd-10k").unwrap(),
+            places: Vec::new(),
             dir: dir.clone(),
             backing: Backing::Disk,
             trace: Some(dir.join("t.trace")),
@@ -493,6 +525,7 @@ mod tests {
         safety::ensure_own_dir(&dir, false).unwrap();
         let session = EmulationSession::start(&SessionConfig {
             spec: oltplab_devmodel::parse_spec("sata-ssd-2010").unwrap(),
+            places: Vec::new(),
             dir: dir.clone(),
             backing: Backing::Disk,
             trace: None,
@@ -553,6 +586,7 @@ mod tests {
         safety::ensure_own_dir(&dir, false).unwrap();
         let session = EmulationSession::start(&SessionConfig {
             spec: oltplab_devmodel::parse_spec("hdd-10k").unwrap(),
+            places: Vec::new(),
             dir: dir.clone(),
             backing: Backing::Disk,
             trace: Some(

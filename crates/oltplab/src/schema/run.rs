@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use oltplab_metrics::LatencyNs;
+use oltplab_trace::stat::GroupIo;
 use oltplab_workloads::sql::ErrorKind;
 use oltplab_workloads::tpcc::driver::TxStats;
 use oltplab_workloads::tpcc::random::Constants;
@@ -75,6 +76,13 @@ pub struct IoSummary {
     /// With --trace: the I/O of each transaction type (and `other`), in all and per transaction.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub by_tx: BTreeMap<String, TxIo>,
+    /// From the trace: reads and writes per table (its indexes included) and per kind of other
+    /// file (`(wal)`, `(catalog)` …), largest share first — which table to move to faster storage.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub by_table: Vec<GroupIo>,
+    /// On a layout: each device's I/O and busy share of the measured window.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub by_device: Vec<GroupIo>,
 }
 
 /// `summary.cpu`.

@@ -775,6 +775,7 @@ fn print_summary(doc: &TpccResult, out_dir: Option<&std::path::Path>) {
             format_count(x.syncs as f64)
         );
     }
+    output::print_io_groups(&s.io);
     if !s.retries_by_kind.is_empty() || !s.errors_by_kind.is_empty() {
         eprintln!(
             "retries by kind {:?}, errors by kind {:?}",

@@ -187,6 +187,24 @@ fn print(w: &mut impl Write, file: &Path, s: &TraceStat, seconds: usize) -> std:
             )?;
         }
     }
+    if !s.per_device.is_empty() {
+        writeln!(
+            w,
+            "\ndevice of the layout                     reads     writes    syncs  share   busy"
+        )?;
+        for d in &s.per_device {
+            writeln!(
+                w,
+                "  {:<36} {:>9} {:>10} {:>8} {:>4.1} % {:>4.0} %",
+                shorten(&d.name, 36),
+                format_count(d.reads as f64),
+                format_count(d.writes as f64),
+                format_count(d.syncs as f64),
+                d.share_pct,
+                d.busy_pct
+            )?;
+        }
+    }
     if !s.per_second.is_empty() {
         writeln!(
             w,

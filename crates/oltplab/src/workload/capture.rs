@@ -24,6 +24,7 @@ use oltplab_workloads::tpcc::driver::TxSpan;
 use crate::emulate::session::files_under;
 use crate::emulate::{Backing, EmulationSession, SessionConfig};
 use crate::schema::{EmulationSummary, IoSummary, TxIo};
+use crate::workload::layout;
 use crate::workload::target::{DbSpec, Engine};
 
 /// The capture of a run, if it asked for one.
@@ -34,6 +35,8 @@ pub enum Capture {
 
 pub struct SqliteCapture {
     vfs: Vfs,
+    /// The database file, for I/O per table.
+    db_path: Option<PathBuf>,
     trace: Option<Arc<TraceWriter>>,
     emulator: Option<Arc<Emulator>>,
     window_start_ns: AtomicU64,
@@ -138,6 +141,7 @@ impl SqliteCapture {
             Some(text) => {
                 let spec = parse_spec(text)
                     .map_err(|e| Error::usage(format!("--emulate `{text}`: {e}")))?;
+                layout::check_sqlite_layout(&spec)?;
                 let emulator = Emulator::new(&spec, cfg.seed)
                     .map_err(|e| Error::usage(format!("--emulate `{text}`: {e}")))?;
                 Some(Arc::new(emulator))
@@ -161,6 +165,7 @@ impl SqliteCapture {
             vfs,
             trace,
             emulator,
+            db_path: cfg.db.sqlite_path.clone(),
             window_start_ns: AtomicU64::new(0),
             counts_at_start: Mutex::new(VfsCounts::default()),
             counts_at_end: Mutex::new(None),
@@ -210,11 +215,18 @@ impl SqliteCapture {
         }
         drop(self.vfs);
         let mut by_tx = BTreeMap::new();
+        let (mut by_table, mut by_device) = (Vec::new(), Vec::new());
+        let window_ns = (measured_s * 1e9) as u64;
         let source = match &self.trace {
             Some(trace) => {
                 let summary = trace.close()?;
                 warnings.extend(lost_records_warning(summary.dropped_records));
-                by_tx = io_by_tx(&TraceData::load(trace.path())?, outcome);
+                let data = TraceData::load(trace.path())?;
+                by_tx = io_by_tx(&data, outcome);
+                by_device = TraceStat::compute(&data).per_device;
+                if let Some(db) = &self.db_path {
+                    by_table = layout::sqlite_io_by_table(&data, db, window_ns)?;
+                }
                 "trace"
             }
             None => "vfs",
@@ -229,6 +241,8 @@ impl SqliteCapture {
                 / measured_s.max(1e-9),
             source: source.into(),
             by_tx,
+            by_table,
+            by_device,
         };
         let emulation = self
             .emulator
@@ -250,11 +264,22 @@ pub struct ServerCapture {
     _temp_trace: Option<oltplab_core::interrupt::Guard>,
     window_ns: Mutex<(u64, u64)>,
     fidelity_at_end: Mutex<Option<Fidelity>>,
+    /// Which files hold which table, for I/O per table.
+    tables: layout::TableFiles,
 }
 
 impl ServerCapture {
     fn new(cfg: &CaptureRequest) -> Result<Option<ServerCapture>> {
         if !cfg.db.managed {
+            if cfg
+                .emulate
+                .and_then(|t| parse_spec(t).ok())
+                .is_some_and(|s| s.is_layout())
+            {
+                return Err(Error::usage(
+                    "--layout needs a server oltplab starts, whose files it can place on the layout's devices: drop --url and let oltplab manage the server",
+                ));
+            }
             return Err(Error::usage(
                 "--trace and --emulate need a server oltplab starts (the shim is loaded into it): drop --url, or run your server under `oltplab emulate`",
             ));
@@ -266,6 +291,9 @@ impl ServerCapture {
         let text = cfg.emulate.unwrap_or("host");
         let spec =
             parse_spec(text).map_err(|e| Error::usage(format!("--emulate `{text}`: {e}")))?;
+        // Which files are whose: for the layout's places, and for I/O per table.
+        let tables = layout::server_table_files(cfg.db, &cluster)?;
+        let places = layout::server_places(cfg.db.engine, &spec, &cluster, &tables)?;
         if let Some(trace) = cfg.trace {
             crate::emulate::check_trace_path(trace, &cluster, cfg.force)?;
         }
@@ -301,6 +329,7 @@ impl ServerCapture {
             seed: cfg.seed,
             // A server started by root runs as its own account, which gets the shared state.
             account: oltplab_dbs::server::server_account(cfg.db.server_kind())?,
+            places,
         })?;
         Ok(Some(ServerCapture {
             session,
@@ -313,6 +342,7 @@ impl ServerCapture {
             merged_path,
             window_ns: Mutex::new((0, u64::MAX)),
             fidelity_at_end: Mutex::new(None),
+            tables,
         }))
     }
 
@@ -400,6 +430,12 @@ impl ServerCapture {
             } else {
                 BTreeMap::new()
             },
+            by_table: layout::server_io_by_table(
+                &trace,
+                &self.tables,
+                (outcome.measured_s * 1e9) as u64,
+            ),
+            by_device: stat.per_device,
         };
         if self.trace_path.is_none() {
             let _ = std::fs::remove_file(&self.merged_path);

@@ -6,6 +6,7 @@
 //! option group flattened into [`LoadArgs`] / [`RunArgs`], and one line in [`WORKLOADS`].
 
 pub mod capture;
+pub mod layout;
 pub mod procstat;
 pub mod target;
 
@@ -275,8 +276,11 @@ pub struct RunArgs {
     pub force: bool,
 
     /// Run on an emulated device (SQLite: in-process VFS; managed servers: the preload shim on
-    /// their cluster directory)
-    #[arg(long, value_name = "SPEC")]
+    /// their cluster directory), or on a layout of several: --layout
+    /// 'data=raid10(16,hdd-15k),log=pcie-flash-2012,temp=pcie-flash-2012,table:stock=sas-ssd-2012'
+    /// (roles data, log, temp, table:NAME; roles with the same spec share one device; tables only
+    /// on PostgreSQL and MariaDB)
+    #[arg(long, value_name = "SPEC", visible_alias = "layout")]
     pub emulate: Option<String>,
 
     /// Where a managed server's files really live under --emulate: ram (the page cache, for devices

@@ -1,0 +1,387 @@
+//! A database on a layout: which of the engine's files hold each role (the log, temporary files, a
+//! table with its indexes), and which table each file — or, in SQLite's single file, each page —
+//! belongs to. The first places files on the layout's devices; the second attributes traced I/O
+//! to tables (`summary.io.by_table`), the figure that tells a user which table to move.
+//!
+//! The emulator places files by path, so nothing is moved: a role's files stay where the engine
+//! keeps them, and the shim puts them on the role's device.
+//!
+//! | role | PostgreSQL | MariaDB | SQLite |
+//! |---|---|---|---|
+//! | log | `pg_wal/` | `ib_logfile*` | the `-wal` file (and a rollback journal) |
+//! | temp | `base/pgsql_tmp/` | `ibtmp1`, `#sql*`, filesort's `MY*` (tmpdir is the cluster) | temporary files |
+//! | table:NAME | the table's, its indexes' and its TOAST files (`pg_relation_filepath`) | `oltplab/NAME.ibd` (file per table) | not supported: one file |
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use oltplab_core::{Error, Result};
+use oltplab_dbs::server::{DataInit, ManagedServer, ServerConfig, DATABASE};
+use oltplab_devmodel::{Role, Spec};
+use oltplab_trace::stat::{group_io, GroupIo};
+use oltplab_trace::TraceData;
+
+use crate::emulate::PlaceRule;
+use crate::workload::target::{DbSpec, Engine};
+
+/// The files of each table of a managed server's database, relative to its cluster directory.
+#[derive(Clone, Debug, Default)]
+pub struct TableFiles {
+    /// Relative path → table.
+    pub files: BTreeMap<String, String>,
+}
+
+impl TableFiles {
+    /// The table a traced file (a path relative to the cluster) belongs to: PostgreSQL's segments
+    /// (`16400.1`) and forks (`16400_fsm`) are the relation's too.
+    pub fn table_of(&self, path: &str) -> Option<&str> {
+        if let Some(t) = self.files.get(path) {
+            return Some(t);
+        }
+        let base = path.split(['.', '_']).next().unwrap_or(path);
+        self.files.get(base).map(String::as_str)
+    }
+
+    fn tables(&self) -> Vec<&str> {
+        let mut t: Vec<&str> = self.files.values().map(String::as_str).collect();
+        t.sort_unstable();
+        t.dedup();
+        t
+    }
+}
+
+/// Reads which files hold which table. PostgreSQL knows it only while running: the cluster is
+/// started on its own for the query (a second or two) and stopped again; MariaDB keeps each table
+/// in `oltplab/<table>.ibd`.
+pub fn server_table_files(db: &DbSpec, cluster: &Path) -> Result<TableFiles> {
+    let mut files = BTreeMap::new();
+    match db.engine {
+        Engine::Postgres => {
+            let mut cfg = ServerConfig::new(db.server_kind(), &db.data_dir);
+            cfg.init = DataInit::Reuse;
+            cfg.wal_dir = db.wal_dir.clone();
+            cfg.extra_settings = db.server_settings.clone();
+            let server = ManagedServer::start(&cfg)?;
+            let url = server.url();
+            let rows = (|| -> Result<Vec<(String, String)>> {
+                let mut client = oltplab_dbs::server::connect::pg_connect(&url)?;
+                let rows = client
+                    .query(
+                        "SELECT t.relname::text, pg_relation_filepath(r.oid)
+                           FROM pg_class t
+                           JOIN pg_namespace n ON n.oid = t.relnamespace
+                           JOIN pg_class r ON r.oid = t.oid OR r.oid = t.reltoastrelid
+                             OR r.oid IN (SELECT indexrelid FROM pg_index
+                                           WHERE indrelid IN (t.oid, t.reltoastrelid))
+                          WHERE t.relkind = 'r' AND n.nspname = 'public'",
+                        &[],
+                    )
+                    .map_err(|e| oltplab_dbs::server::connect::pg_error(&url, &e))?;
+                Ok(rows
+                    .iter()
+                    .filter_map(|r| Some((r.get::<_, String>(0), r.get::<_, Option<String>>(1)?)))
+                    .collect())
+            })();
+            server.stop()?;
+            for (table, path) in rows? {
+                files.insert(path, table);
+            }
+        }
+        Engine::Mariadb => {
+            let dir = cluster.join(DATABASE);
+            for entry in std::fs::read_dir(&dir)
+                .map_err(|e| oltplab_core::safety::io_usage(&dir, "read", &e))?
+                .flatten()
+            {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                if let Some(table) = name.strip_suffix(".ibd") {
+                    files.insert(format!("{DATABASE}/{name}"), table.to_string());
+                }
+            }
+        }
+        Engine::Sqlite => {}
+    }
+    Ok(TableFiles { files })
+}
+
+/// Where a layout's roles put a managed server's files: rules for the shim, relative to the
+/// cluster. Refuses a table the database lacks, and the log of a cluster whose WAL lives outside
+/// it (`--wal-dir`).
+pub fn server_places(
+    engine: Engine,
+    spec: &Spec,
+    cluster: &Path,
+    tables: &TableFiles,
+) -> Result<Vec<PlaceRule>> {
+    let mut places = Vec::new();
+    let rule = |device: u8, path: &str, prefix: bool| PlaceRule {
+        device,
+        path: path.to_string(),
+        prefix,
+    };
+    for (role, device) in spec.roles() {
+        let device = *device;
+        match (role, engine) {
+            (Role::Data, _) => {}
+            (Role::Log, Engine::Postgres) => {
+                if cluster.join("pg_wal").is_symlink() {
+                    return Err(Error::usage(
+                        "the layout places the log, but this cluster keeps its WAL outside (--wal-dir at load): load it again without --wal-dir",
+                    ));
+                }
+                places.push(rule(device, "pg_wal", false));
+            }
+            (Role::Log, _) => places.push(rule(device, "ib_logfile", true)),
+            (Role::Temp, Engine::Postgres) => places.push(rule(device, "base/pgsql_tmp", false)),
+            (Role::Temp, _) => {
+                places.push(rule(device, "ibtmp1", false));
+                places.push(rule(device, "#sql", true));
+                places.push(rule(device, "MY", true));
+            }
+            (Role::Table(name), _) => {
+                let paths: Vec<&String> = tables
+                    .files
+                    .iter()
+                    .filter(|(_, t)| *t == name)
+                    .map(|(p, _)| p)
+                    .collect();
+                if paths.is_empty() {
+                    return Err(Error::usage(format!(
+                        "the layout places table:{name}, but the loaded database has no table {name}; its tables are {}",
+                        tables.tables().join(", ")
+                    )));
+                }
+                for p in paths {
+                    places.push(rule(device, p, false));
+                    if engine == Engine::Postgres {
+                        // Segments past 1 GiB and the free-space and visibility maps.
+                        places.push(rule(device, &format!("{p}."), true));
+                        places.push(rule(device, &format!("{p}_"), true));
+                    }
+                }
+            }
+        }
+    }
+    Ok(places)
+}
+
+/// SQLite keeps every table in one file; a layout may only place its log and temporary files.
+pub fn check_sqlite_layout(spec: &Spec) -> Result<()> {
+    if let Some((Role::Table(name), _)) = spec
+        .roles()
+        .iter()
+        .find(|(r, _)| matches!(r, Role::Table(_)))
+    {
+        return Err(Error::usage(format!(
+            "the layout places table:{name}, but SQLite keeps every table in its one database file: place data, log and temp on SQLite, or use --engine postgres|mariadb to place a table"
+        )));
+    }
+    Ok(())
+}
+
+/// What a file that belongs to no table is, for I/O per table: `(wal)`, `(catalog)` …
+fn other_file(path: &str) -> String {
+    let first = path.split('/').next().unwrap_or(path);
+    let kind = match first {
+        "pg_wal" => "wal",
+        "base" | "global" | "mysql" => "catalog",
+        "pgsql_tmp" | "ibtmp1" => "temp",
+        f if f.starts_with("ib_logfile") => "redo log",
+        f if f.starts_with("#sql") || f.starts_with("MY") => "temp",
+        "ibdata1" => "system tablespace",
+        f if f.starts_with("undo") => "undo",
+        f => f,
+    };
+    format!("({kind})")
+}
+
+/// A managed server's traced I/O by table (indexes with their table); files of no table by kind.
+pub fn server_io_by_table(trace: &TraceData, tables: &TableFiles, window_ns: u64) -> Vec<GroupIo> {
+    let names: Vec<String> = trace
+        .files
+        .iter()
+        .map(|f| match tables.table_of(f) {
+            Some(t) => t.to_string(),
+            None if f.starts_with("base/pgsql_tmp") => "(temp)".into(),
+            None => other_file(f),
+        })
+        .collect();
+    group_io(&trace.records, window_ns, |r| {
+        r.kind()
+            .is_data()
+            .then(|| names.get(r.file as usize).cloned().unwrap_or_default())
+    })
+}
+
+/// SQLite's traced I/O by table: each page of the database file by its b-tree (`dbstat`, read
+/// after the run; a page freed and reused by another table meanwhile counts as the latter's), the
+/// WAL as `(wal)`, anything else as `(temp)`.
+pub fn sqlite_io_by_table(
+    trace: &TraceData,
+    db_path: &Path,
+    window_ns: u64,
+) -> Result<Vec<GroupIo>> {
+    let (page_bytes, pages) = oltplab_dbs::sqlite::page_tables(db_path)?;
+    // SQLite names files by their full path; the run may have named the database relatively.
+    let full = |p: &Path| -> Option<std::path::PathBuf> {
+        Some(p.parent()?.canonicalize().ok()?.join(p.file_name()?))
+    };
+    let db = full(db_path);
+    let wal = full(Path::new(&format!("{}-wal", db_path.display())));
+    let kinds: Vec<u8> = trace
+        .files
+        .iter()
+        .map(|f| {
+            let f = full(Path::new(f));
+            if f.is_some() && f == db {
+                0
+            } else if f.is_some() && f == wal {
+                1
+            } else {
+                2
+            }
+        })
+        .collect();
+    Ok(group_io(&trace.records, window_ns, |r| {
+        if !r.kind().is_data() {
+            return None;
+        }
+        Some(match kinds.get(r.file as usize) {
+            Some(0) => pages
+                .get(&(r.offset / page_bytes.max(1) + 1))
+                .cloned()
+                .unwrap_or_else(|| "(free pages)".into()),
+            Some(1) => "(wal)".into(),
+            _ => "(temp)".into(),
+        })
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use oltplab_trace::{Op, Record};
+
+    fn rec(file: u16, op: Op, offset: u64, len: u32, at: u64) -> Record {
+        Record {
+            submit_ns: at,
+            latency_ns: 1_000,
+            offset,
+            len,
+            file,
+            op: op as u8,
+            tag: 0,
+            tid: 1,
+        }
+    }
+
+    #[test]
+    fn server_io_is_attributed_to_tables_with_their_segments_and_forks() {
+        let tables = TableFiles {
+            files: [
+                ("base/5/100".to_string(), "stock".to_string()),
+                ("base/5/101".to_string(), "stock".to_string()),
+                ("base/5/200".to_string(), "item".to_string()),
+            ]
+            .into(),
+        };
+        let trace = TraceData {
+            files: [
+                "base/5/100",
+                "base/5/100.1",
+                "base/5/101_fsm",
+                "base/5/200",
+                "pg_wal/01",
+                "base/5/1259",
+            ]
+            .map(String::from)
+            .to_vec(),
+            records: vec![
+                rec(0, Op::Read, 0, 8192, 0),
+                rec(1, Op::Read, 0, 8192, 10),
+                rec(2, Op::Write, 0, 8192, 20),
+                rec(3, Op::Read, 8192, 8192, 30),
+                rec(4, Op::Write, 0, 8192, 40),
+                rec(4, Op::Fdatasync, 0, 0, 50),
+                rec(5, Op::Read, 0, 8192, 60),
+            ],
+            ..TraceData::default()
+        };
+        let g = server_io_by_table(&trace, &tables, 1_000_000);
+        let of = |n: &str| g.iter().find(|x| x.name == n).unwrap().clone();
+        assert_eq!(
+            (of("stock").reads, of("stock").writes),
+            (2, 1),
+            "heap, segment and index map"
+        );
+        assert_eq!(of("item").reads, 1);
+        assert_eq!(of("(wal)").writes, 1);
+        assert_eq!(of("(catalog)").reads, 1);
+        assert!(
+            (of("stock").share_pct - 50.0).abs() < 1e-9,
+            "3 of 6 reads and writes"
+        );
+        assert_eq!(g[0].name, "stock", "largest share first");
+    }
+
+    #[test]
+    fn sqlite_pages_are_attributed_to_their_btree() {
+        let dir = std::env::temp_dir().join(format!("oltplab-pages-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("t.db");
+        let opts = oltplab_dbs::sqlite::SqliteOptions {
+            create: true,
+            ..Default::default()
+        };
+        let conn = oltplab_dbs::sqlite::open(&path, &opts).unwrap();
+        conn.execute_batch(
+            "CREATE TABLE a(x INTEGER PRIMARY KEY, y BLOB);
+             CREATE TABLE b(x INTEGER PRIMARY KEY, y BLOB);
+             CREATE INDEX b_y ON b(y);
+             WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM n WHERE i<200)
+             INSERT INTO a SELECT i, randomblob(1000) FROM n;
+             WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM n WHERE i<200)
+             INSERT INTO b SELECT i, randomblob(300) FROM n;",
+        )
+        .unwrap();
+        conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)").unwrap();
+        drop(conn);
+        let (page_bytes, pages) = oltplab_dbs::sqlite::page_tables(&path).unwrap();
+        let b_pages: Vec<u64> = pages
+            .iter()
+            .filter(|(_, t)| *t == "b")
+            .map(|(p, _)| *p)
+            .collect();
+        assert!(
+            b_pages.len() > 10,
+            "b and its index span pages: {}",
+            b_pages.len()
+        );
+        // A known workload: every page of b read twice, page 1 (the schema) once.
+        let mut records = Vec::new();
+        for (i, p) in b_pages.iter().chain(b_pages.iter()).enumerate() {
+            records.push(rec(
+                0,
+                Op::Read,
+                (p - 1) * page_bytes,
+                page_bytes as u32,
+                i as u64,
+            ));
+        }
+        records.push(rec(0, Op::Read, 0, page_bytes as u32, 1_000_000));
+        let trace = TraceData {
+            files: vec![path.canonicalize().unwrap().display().to_string()],
+            records,
+            ..TraceData::default()
+        };
+        let g = sqlite_io_by_table(&trace, &path, 1_000_000_000).unwrap();
+        let b = g.iter().find(|x| x.name == "b").unwrap();
+        assert_eq!(b.reads, 2 * b_pages.len() as u64, "exactly b's reads");
+        assert!(g.iter().all(|x| x.name != "a"), "nothing of a was read");
+        assert_eq!(
+            g.iter().find(|x| x.name == "sqlite_schema").unwrap().reads,
+            1
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -1,0 +1,294 @@
+//! `oltplab run … --layout`: each role's files on its own emulated device, on every engine. The
+//! trace must show the log's writes on the log device, data reads on the data device, and a placed
+//! table's reads on its device; the result gives I/O per device and per table.
+
+mod common;
+
+use std::path::Path;
+
+use common::{assert_ok, assert_usage_error, json, oltplab, scratch};
+use oltplab_devmodel::slot_device;
+use oltplab_trace::TraceData;
+use serde_json::Value;
+
+fn server_installed(program: &str) -> bool {
+    let found = [
+        "/usr/sbin",
+        "/usr/bin",
+        "/usr/local/bin",
+        "/usr/lib/postgresql",
+    ]
+    .iter()
+    .any(|d| find(Path::new(d), program, 3));
+    if !found {
+        oltplab_core::testing::skip(&format!(
+            "{program} is not installed (scripts/test.sh installs it)"
+        ));
+    }
+    found
+}
+
+fn find(dir: &Path, name: &str, depth: u32) -> bool {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return false;
+    };
+    entries.flatten().any(|e| {
+        let p = e.path();
+        p.file_name().is_some_and(|n| n == name)
+            || (depth > 0 && p.is_dir() && find(&p, name, depth - 1))
+    })
+}
+
+/// Loads one warehouse, runs it on `layout` with a trace, and returns the trace and the result.
+fn layout_run(engine: &str, layout: &str) -> (TraceData, Value) {
+    let dir = scratch(&format!("layout-{engine}"));
+    assert_ok(&oltplab(
+        &dir,
+        &[
+            "load",
+            "tpcc",
+            "--engine",
+            engine,
+            "--data-dir",
+            "db",
+            "-w",
+            "1",
+            "--no-check",
+        ],
+    ));
+    assert_ok(&oltplab(
+        &dir,
+        &[
+            "run",
+            "tpcc",
+            "--engine",
+            engine,
+            "--data-dir",
+            "db",
+            "--terminals",
+            "2",
+            "--warmup",
+            "1s",
+            "--duration",
+            "4s",
+            "--layout",
+            layout,
+            "--trace",
+            "run.trace",
+            "--out",
+            "res",
+        ],
+    ));
+    let trace = TraceData::load(&dir.join("run.trace")).unwrap();
+    let result = json(&dir.join("res/result.json"));
+    (trace, result)
+}
+
+/// The layout devices the trace's records of files matching `file` went to, with their ops.
+fn devices_of(trace: &TraceData, file: impl Fn(&str) -> bool) -> Vec<(u8, u64, u64)> {
+    let mut out: Vec<(u8, u64, u64)> = Vec::new();
+    for r in &trace.records {
+        if !file(&trace.files[r.file as usize]) {
+            continue;
+        }
+        let d = slot_device(trace.device_slot(r.file));
+        let (reads, writes) = match r.op {
+            0 => (1, 0),
+            1 => (0, 1),
+            _ => (0, 0),
+        };
+        match out.iter_mut().find(|x| x.0 == d) {
+            Some(x) => {
+                x.1 += reads;
+                x.2 += writes;
+            }
+            None => out.push((d, reads, writes)),
+        }
+    }
+    out
+}
+
+fn group<'a>(result: &'a Value, list: &str, name: &str) -> &'a Value {
+    result["summary"]["io"][list]
+        .as_array()
+        .unwrap_or_else(|| panic!("no summary.io.{list}"))
+        .iter()
+        .find(|g| g["name"] == name)
+        .unwrap_or_else(|| {
+            panic!(
+                "no {name} in summary.io.{list}: {}",
+                result["summary"]["io"][list]
+            )
+        })
+}
+
+/// Checks a server engine's run: the log device has the log's writes and nothing else, the data
+/// device the data reads, the placed table's device that table's files and exactly its I/O.
+fn check_server(engine: &str, log_file: fn(&str) -> bool, stock_file: fn(&str) -> bool) {
+    let layout = "data=hdd-15k,log=pcie-flash-2012,table:stock=sas-ssd-2012";
+    let (trace, result) = layout_run(engine, layout);
+    assert_eq!(trace.meta.device.as_deref(), Some(layout));
+    let log = devices_of(&trace, log_file);
+    assert_eq!(log.len(), 1, "{engine}: the log is on one device: {log:?}");
+    assert_eq!(log[0].0, 1, "{engine}: the log is on the log device");
+    assert!(log[0].2 > 0, "{engine}: the log was written");
+    // Files on the table's device: only stock's (its heap, indexes, maps).
+    let on_table_device: Vec<&String> = trace
+        .records
+        .iter()
+        .filter(|r| slot_device(trace.device_slot(r.file)) == 2)
+        .map(|r| &trace.files[r.file as usize])
+        .collect();
+    assert!(
+        !on_table_device.is_empty(),
+        "{engine}: stock's device saw I/O"
+    );
+    assert!(
+        on_table_device.iter().all(|f| stock_file(f)),
+        "{engine}: only stock's files are on its device"
+    );
+    let stock_reads = devices_of(&trace, |_| true)
+        .iter()
+        .find(|d| d.0 == 2)
+        .map_or(0, |d| d.1);
+    assert!(stock_reads > 0, "{engine}: stock was read");
+    let data = devices_of(&trace, |f| !log_file(f));
+    assert!(
+        data.iter().all(|d| d.0 == 0 || d.0 == 2),
+        "{engine}: everything else is on the data device: {data:?}"
+    );
+    assert!(
+        data.iter().any(|d| d.0 == 0 && d.1 > 0),
+        "{engine}: data was read on the data device: {data:?}"
+    );
+    // The result's figures are the trace's; the table map names stock's files as stock.
+    let stock_dev = group(&result, "by_device", "table:stock=sas-ssd-2012");
+    assert_eq!(stock_dev["reads"], stock_reads);
+    let stock_table = group(&result, "by_table", "stock");
+    assert_eq!(stock_table["reads"], stock_reads, "{engine}: stock's reads");
+    let log_dev = group(&result, "by_device", "log=pcie-flash-2012");
+    assert_eq!(log_dev["writes"], log[0].2);
+    let busy = group(&result, "by_device", "data=hdd-15k")["busy_pct"]
+        .as_f64()
+        .unwrap();
+    assert!(busy > 0.0 && busy <= 100.0, "{busy}");
+}
+
+#[test]
+fn postgres_puts_wal_and_a_table_on_their_devices() {
+    if !server_installed("initdb") {
+        return;
+    }
+    // stock's relation files are under base/ (which ones, only the server's catalog says).
+    check_server(
+        "postgres",
+        |f| f.starts_with("pg_wal/"),
+        |f| f.starts_with("base/"),
+    );
+}
+
+#[test]
+fn mariadb_puts_the_redo_log_and_a_table_on_their_devices() {
+    if !server_installed("mariadbd") {
+        return;
+    }
+    check_server(
+        "mariadb",
+        |f| f.starts_with("ib_logfile"),
+        |f| f == "oltplab/stock.ibd",
+    );
+}
+
+#[test]
+fn sqlite_puts_its_wal_on_the_log_device() {
+    let (trace, result) = layout_run("sqlite", "data=hdd-15k,log=pcie-flash-2012");
+    let wal = devices_of(&trace, |f| f.ends_with("-wal"));
+    assert_eq!(wal.len(), 1);
+    assert_eq!(wal[0].0, 1, "the WAL is on the log device");
+    assert!(wal[0].2 > 0);
+    let db = devices_of(&trace, |f| !f.ends_with("-wal"));
+    assert_eq!(db.len(), 1);
+    assert_eq!(db[0].0, 0, "the database file is on the data device");
+    assert!(db[0].1 > 0);
+    assert_eq!(
+        group(&result, "by_device", "log=pcie-flash-2012")["writes"],
+        wal[0].2
+    );
+    assert_eq!(group(&result, "by_table", "(wal)")["writes"], wal[0].2);
+    // Every read of the database file is some table's (or a free page's).
+    let tables: u64 = result["summary"]["io"]["by_table"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|g| g["name"] != "(wal)")
+        .map(|g| g["reads"].as_u64().unwrap())
+        .sum();
+    assert_eq!(tables, db[0].1);
+    assert!(
+        group(&result, "by_table", "stock")["reads"]
+            .as_u64()
+            .unwrap()
+            > 0
+    );
+}
+
+#[test]
+fn bad_layouts_end_with_one_sentence() {
+    let dir = scratch("layout-bad");
+    assert_ok(&oltplab(
+        &dir,
+        &["load", "tpcc", "--data-dir", "db", "-w", "1", "--no-check"],
+    ));
+    for (layout, says) in [
+        ("data=hdd-15k,wal=pcie-flash-2012", "unknown role 'wal'"),
+        ("data=hdd-15k,log=nvme-9", "unknown device 'nvme-9'"),
+        ("log=pcie-flash-2012", "names the data device"),
+        (
+            "data=hdd-15k,table:stock=pcie-flash-2012",
+            "SQLite keeps every table",
+        ),
+    ] {
+        let out = oltplab(
+            &dir,
+            &[
+                "run",
+                "tpcc",
+                "--data-dir",
+                "db",
+                "--duration",
+                "1s",
+                "--layout",
+                layout,
+                "--out",
+                "res",
+            ],
+        );
+        assert_usage_error(&out, says);
+        assert!(!dir.join("res").exists(), "{layout}: nothing written");
+    }
+    let out = oltplab(
+        &dir,
+        &[
+            "run",
+            "tpcc",
+            "--engine",
+            "postgres",
+            "--url",
+            "postgres://nobody@/x?host=/nonexistent",
+            "--layout",
+            "data=hdd-15k,log=pcie-flash-2012",
+        ],
+    );
+    assert_usage_error(&out, "--layout needs a server oltplab starts");
+    let out = oltplab(
+        &dir,
+        &[
+            "device",
+            "--emulate",
+            "data=hdd-15k,log=pcie-flash-2012",
+            "--size",
+            "16m",
+        ],
+    );
+    assert_usage_error(&out, "a layout places a database's log");
+}
