@@ -69,8 +69,10 @@ pub struct ReplayArgs {
     #[arg(long, value_name = "X")]
     pub time_scale: Option<f64>,
 
-    /// Replay through an emulated device: each I/O also waits for its modelled completion (see `oltplab devices`)
-    #[arg(long, value_name = "SPEC")]
+    /// Replay through an emulated device: each I/O also waits for its modelled completion (see
+    /// `oltplab devices`); a layout (--layout 'data=…,log=…') puts each file on the device the run
+    /// put it on
+    #[arg(long, value_name = "SPEC", visible_alias = "layout")]
     pub emulate: Option<String>,
 
     /// Format of FILE [default: detected from its first bytes]

@@ -344,7 +344,8 @@ mod tests {
              INSERT INTO b SELECT i, randomblob(300) FROM n;",
         )
         .unwrap();
-        conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)").unwrap();
+        conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")
+            .unwrap();
         drop(conn);
         let (page_bytes, pages) = oltplab_dbs::sqlite::page_tables(&path).unwrap();
         let b_pages: Vec<u64> = pages

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Layouts: a TPC-C run on each server engine with the log and the stock table on their own
+# emulated devices, and the emulator's CPU per I/O with and without a layout.
+#   bench/layouts/run.sh [OUT_DIR]     (release build at ./target/release/oltplab)
+set -euo pipefail
+out=${1:-bench/layouts/results/$(date -u +%F)}
+mkdir -p "$out"
+O=./target/release/oltplab
+# Under /var/tmp and enterable: a server run as its own account (root's CI) must reach it.
+work=$(mktemp -d /var/tmp/oltplab-bench-layouts-XXXXXX)
+chmod 755 "$work"
+trap 'rm -rf "$work"' EXIT
+cargo run --release -q -p oltplab-devmodel --example submit_cost > "$out/submit-cost.txt"
+for engine in postgres mariadb; do
+  $O load tpcc --engine $engine --warehouses 1 --data-dir "$work/$engine" --no-check
+  $O run tpcc --engine $engine --data-dir "$work/$engine" --terminals 2 --duration 5s --warmup 1s \
+    --layout 'data=hdd-15k,log=pcie-flash-2012,temp=pcie-flash-2012,table:stock=sas-ssd-2012' \
+    --trace "$work/$engine.trace" --json "$out/$engine-layout-run.json" --out "$work/$engine-res" \
+    2> "$out/$engine-layout-run.txt"
+done
