@@ -68,6 +68,45 @@ pub struct Emulator {
 struct Device {
     node: Node,
     capacity_bytes: u64,
+    /// First of its [`DEVICE_WORDS`] counters in the region.
+    counters: usize,
+}
+
+// Each device's counters, updated under the model's lock: what went to it, and how long it was busy.
+const D_BUSY_UNTIL: usize = 0;
+const D_BUSY_NS: usize = 1;
+const D_READS: usize = 2;
+const D_WRITES: usize = 3;
+const D_FLUSHES: usize = 4;
+const D_READ_BYTES: usize = 5;
+const D_WRITTEN_BYTES: usize = 6;
+const DEVICE_WORDS: usize = 7;
+
+/// What one device of an emulator did so far, from the model: subtract two readings for a window.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeviceCounts {
+    pub reads: u64,
+    pub writes: u64,
+    pub flushes: u64,
+    pub read_bytes: u64,
+    pub written_bytes: u64,
+    /// Time with at least one I/O submitted and not yet completed on the model (iostat's %util
+    /// over a window): the device's own busy time, whatever the trace saw.
+    pub busy_ns: u64,
+}
+
+impl DeviceCounts {
+    /// What happened between `earlier` and this reading.
+    pub fn since(&self, earlier: &DeviceCounts) -> DeviceCounts {
+        DeviceCounts {
+            reads: self.reads - earlier.reads,
+            writes: self.writes - earlier.writes,
+            flushes: self.flushes - earlier.flushes,
+            read_bytes: self.read_bytes - earlier.read_bytes,
+            written_bytes: self.written_bytes - earlier.written_bytes,
+            busy_ns: self.busy_ns.saturating_sub(earlier.busy_ns),
+        }
+    }
 }
 
 impl fmt::Debug for Emulator {
@@ -119,9 +158,14 @@ fn compile(spec: &Spec) -> (Vec<Device>, usize) {
     let devices = spec
         .devices()
         .into_iter()
-        .map(|d| Device {
-            node: Node::compile(d, &mut alloc),
-            capacity_bytes: d.capacity_bytes().max(1),
+        .map(|d| {
+            let counters = alloc.next;
+            alloc.next += DEVICE_WORDS;
+            Device {
+                node: Node::compile(d, &mut alloc),
+                capacity_bytes: d.capacity_bytes().max(1),
+                counters,
+            }
         })
         .collect();
     (devices, alloc.next)
@@ -288,7 +332,50 @@ impl Emulator {
             st: St::new(w),
             usage,
         };
-        device.node.submit(cx, submit_ns, kind, addr, len)
+        let done = device.node.submit(cx, submit_ns, kind, addr, len);
+        let c = &w[device.counters..device.counters + DEVICE_WORDS];
+        let add =
+            |i: usize, n: u64| c[i].store(c[i].load(Ordering::Relaxed) + n, Ordering::Relaxed);
+        match kind {
+            IoKind::Read => {
+                add(D_READS, 1);
+                add(D_READ_BYTES, len);
+            }
+            IoKind::Write => {
+                add(D_WRITES, 1);
+                add(D_WRITTEN_BYTES, len);
+            }
+            IoKind::Flush => add(D_FLUSHES, 1),
+        }
+        // The union of [submit, done) over the device's I/Os: the part past what is counted.
+        let until = c[D_BUSY_UNTIL].load(Ordering::Relaxed);
+        if done > until {
+            add(D_BUSY_NS, done - submit_ns.max(until));
+            c[D_BUSY_UNTIL].store(done, Ordering::Relaxed);
+        }
+        done
+    }
+
+    /// Each device's counts up to `at_ns` (now, for live emulation; a virtual replay's clock), a
+    /// layout's in its order, over every process on the device.
+    pub fn device_counts(&self, at_ns: u64) -> Vec<DeviceCounts> {
+        let w = self.region.words();
+        let _guard = state::lock(w);
+        self.devices
+            .iter()
+            .map(|d| {
+                let c = |i: usize| w[d.counters + i].load(Ordering::Relaxed);
+                DeviceCounts {
+                    reads: c(D_READS),
+                    writes: c(D_WRITES),
+                    flushes: c(D_FLUSHES),
+                    read_bytes: c(D_READ_BYTES),
+                    written_bytes: c(D_WRITTEN_BYTES),
+                    // Busy time still ahead of now (modelled completions to come) is not yet spent.
+                    busy_ns: c(D_BUSY_NS).saturating_sub(c(D_BUSY_UNTIL).saturating_sub(at_ns)),
+                }
+            })
+            .collect()
     }
 
     /// When a blocking call the calling thread began at `start_ns` reaches the device: then, or

@@ -17,8 +17,8 @@ pub mod validation;
 
 pub use catalogue::{catalogue, CatalogueEntry, DeviceKind, Param};
 pub use emulator::{
-    early_wake_ns, now_ns, slot, slot_device, thread_spin_ns, wait_until, Credit, Emulator,
-    Fidelity, FILE_SLOT_BYTES, OFF_TARGET_PCT, SLOT_DEVICE_SHIFT,
+    early_wake_ns, now_ns, slot, slot_device, thread_spin_ns, wait_until, Credit, DeviceCounts,
+    Emulator, Fidelity, FILE_SLOT_BYTES, OFF_TARGET_PCT, SLOT_DEVICE_SHIFT,
 };
 pub use spec::{parse_spec, RaidLevel, Role, Spec, SpecError, LAYOUT_DEVICES_MAX};
 

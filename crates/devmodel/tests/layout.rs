@@ -92,3 +92,30 @@ fn a_layout_is_shared_between_processes_by_its_text() {
     assert!(second > first);
     std::fs::remove_file(&path).unwrap();
 }
+
+#[test]
+fn each_device_counts_its_ios_and_busy_time() {
+    let e = Emulator::new(&parse_spec("data=hdd-15k,log=pcie-flash-2012").unwrap(), 1).unwrap();
+    let t = 1_000_000_000;
+    let d1 = e.submit(t, IoKind::Read, e.place(slot(0, 0), 0), 16 << 10);
+    // Queued behind the first: the disk is busy from t to the second's completion, once.
+    let d2 = e.submit(t, IoKind::Read, e.place(slot(0, 0), 500 << 20), 16 << 10);
+    assert!(d2 > d1);
+    let w = e.submit(d2, IoKind::Write, e.place(slot(1, 1), 0), 8 << 10);
+    let c = e.device_counts(u64::MAX);
+    assert_eq!((c[0].reads, c[0].writes, c[0].read_bytes), (2, 0, 32 << 10));
+    assert_eq!(
+        c[0].busy_ns,
+        d2 - t,
+        "the union of the two reads' intervals"
+    );
+    assert_eq!(
+        (c[1].reads, c[1].writes, c[1].written_bytes),
+        (0, 1, 8 << 10)
+    );
+    assert_eq!(c[1].busy_ns, w - d2);
+    // Read before the work is done, the time still ahead is not counted yet.
+    let early = e.device_counts(t + (d2 - t) / 2);
+    assert_eq!(early[0].busy_ns, (d2 - t) / 2);
+    assert_eq!(c[0].since(&early[0]).busy_ns, (d2 - t) - (d2 - t) / 2);
+}

@@ -108,6 +108,15 @@ fn devices_of(trace: &TraceData, file: impl Fn(&str) -> bool) -> Vec<(u8, u64, u
     out
 }
 
+/// The model's count of a window against the trace's: the same within 1 % (or 3 I/Os).
+fn assert_close(model: &Value, traced: u64) {
+    let m = model.as_u64().unwrap();
+    assert!(
+        m.abs_diff(traced) <= (traced / 100).max(3),
+        "the model counted {m}, the trace {traced}"
+    );
+}
+
 fn group<'a>(result: &'a Value, list: &str, name: &str) -> &'a Value {
     result["summary"]["io"][list]
         .as_array()
@@ -161,13 +170,14 @@ fn check_server(engine: &str, log_file: fn(&str) -> bool, stock_file: fn(&str) -
         data.iter().any(|d| d.0 == 0 && d.1 > 0),
         "{engine}: data was read on the data device: {data:?}"
     );
-    // The result's figures are the trace's; the table map names stock's files as stock.
-    let stock_dev = group(&result, "by_device", "table:stock=sas-ssd-2012");
-    assert_eq!(stock_dev["reads"], stock_reads);
+    // By table is the trace's, exactly: the table map names stock's files as stock. By device is
+    // the model's own count over the window, read at its edges a moment apart from the trace's cut.
     let stock_table = group(&result, "by_table", "stock");
     assert_eq!(stock_table["reads"], stock_reads, "{engine}: stock's reads");
+    let stock_dev = group(&result, "by_device", "table:stock=sas-ssd-2012");
+    assert_close(&stock_dev["reads"], stock_reads);
     let log_dev = group(&result, "by_device", "log=pcie-flash-2012");
-    assert_eq!(log_dev["writes"], log[0].2);
+    assert_close(&log_dev["writes"], log[0].2);
     let busy = group(&result, "by_device", "data=hdd-15k")["busy_pct"]
         .as_f64()
         .unwrap();
@@ -210,9 +220,9 @@ fn sqlite_puts_its_wal_on_the_log_device() {
     assert_eq!(db.len(), 1);
     assert_eq!(db[0].0, 0, "the database file is on the data device");
     assert!(db[0].1 > 0);
-    assert_eq!(
-        group(&result, "by_device", "log=pcie-flash-2012")["writes"],
-        wal[0].2
+    assert_close(
+        &group(&result, "by_device", "log=pcie-flash-2012")["writes"],
+        wal[0].2,
     );
     assert_eq!(group(&result, "by_table", "(wal)")["writes"], wal[0].2);
     // Every read of the database file is some table's (or a free page's).

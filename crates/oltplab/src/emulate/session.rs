@@ -233,6 +233,11 @@ impl EmulationSession {
         env
     }
 
+    /// What each device of the emulated spec did so far (a layout's in its order).
+    pub fn device_counts(&self) -> Vec<oltplab_devmodel::DeviceCounts> {
+        self.emulator.device_counts(oltplab_devmodel::now_ns())
+    }
+
     /// Modelled against realised latency so far, over every process.
     pub fn fidelity(&self) -> Fidelity {
         self.emulator.fidelity()

@@ -15,8 +15,9 @@ use std::sync::{Arc, Mutex};
 
 use oltplab_core::{Error, Result};
 use oltplab_dbs::vfs::{Vfs, VfsCounts, VfsOptions};
-use oltplab_devmodel::{now_ns, parse_spec, Emulator, Fidelity};
+use oltplab_devmodel::{now_ns, parse_spec, DeviceCounts, Emulator, Fidelity};
 use oltplab_metrics::{Warning, WarningKind};
+use oltplab_trace::stat::GroupIo;
 use oltplab_trace::stat::{TagStat, TraceStat};
 use oltplab_trace::{TraceData, TraceMeta, TraceWriter};
 use oltplab_workloads::tpcc::driver::TxSpan;
@@ -42,6 +43,7 @@ pub struct SqliteCapture {
     window_start_ns: AtomicU64,
     counts_at_start: Mutex<VfsCounts>,
     counts_at_end: Mutex<Option<VfsCounts>>,
+    devices: DeviceWindow,
 }
 
 /// What a run asks to capture: its `--emulate`, `--trace` and `--backing`, and where its
@@ -169,6 +171,7 @@ impl SqliteCapture {
             window_start_ns: AtomicU64::new(0),
             counts_at_start: Mutex::new(VfsCounts::default()),
             counts_at_end: Mutex::new(None),
+            devices: DeviceWindow::default(),
         }))
     }
 
@@ -182,6 +185,7 @@ impl SqliteCapture {
             .unwrap_or_else(|p| p.into_inner()) = self.vfs.counts();
         if let Some(e) = &self.emulator {
             e.reset_fidelity();
+            self.devices.start(e.device_counts(now));
         }
     }
 
@@ -189,6 +193,9 @@ impl SqliteCapture {
         let start = self.window_start_ns.load(Ordering::Relaxed);
         self.vfs.trace_window(start, now_ns());
         *self.counts_at_end.lock().unwrap_or_else(|p| p.into_inner()) = Some(self.vfs.counts());
+        if let Some(e) = &self.emulator {
+            self.devices.end(e.device_counts(now_ns()));
+        }
     }
 
     fn finish(
@@ -215,15 +222,18 @@ impl SqliteCapture {
         }
         drop(self.vfs);
         let mut by_tx = BTreeMap::new();
-        let (mut by_table, mut by_device) = (Vec::new(), Vec::new());
+        let mut by_table = Vec::new();
         let window_ns = (measured_s * 1e9) as u64;
+        let by_device = match &self.emulator {
+            Some(e) if !e.spec().is_host() => self.devices.io(e.spec(), window_ns),
+            _ => Vec::new(),
+        };
         let source = match &self.trace {
             Some(trace) => {
                 let summary = trace.close()?;
                 warnings.extend(lost_records_warning(summary.dropped_records));
                 let data = TraceData::load(trace.path())?;
                 by_tx = io_by_tx(&data, outcome);
-                by_device = TraceStat::compute(&data).per_device;
                 if let Some(db) = &self.db_path {
                     by_table = layout::sqlite_io_by_table(&data, db, window_ns)?;
                 }
@@ -266,6 +276,8 @@ pub struct ServerCapture {
     fidelity_at_end: Mutex<Option<Fidelity>>,
     /// Which files hold which table, for I/O per table.
     tables: layout::TableFiles,
+    spec: oltplab_devmodel::Spec,
+    devices: DeviceWindow,
 }
 
 impl ServerCapture {
@@ -321,6 +333,7 @@ impl ServerCapture {
             )),
         };
         let device = (!spec.is_host()).then(|| spec.name());
+        let spec_copy = spec.clone();
         let session = EmulationSession::start(&SessionConfig {
             spec,
             dir: cluster,
@@ -343,17 +356,21 @@ impl ServerCapture {
             window_ns: Mutex::new((0, u64::MAX)),
             fidelity_at_end: Mutex::new(None),
             tables,
+            spec: spec_copy,
+            devices: DeviceWindow::default(),
         }))
     }
 
     fn measure_start(&self) {
         self.window_ns.lock().unwrap_or_else(|p| p.into_inner()).0 = now_ns();
         self.session.reset_fidelity();
+        self.devices.start(self.session.device_counts());
     }
 
     fn measure_end(&self) {
         self.window_ns.lock().unwrap_or_else(|p| p.into_inner()).1 = now_ns();
         // The shutdown checkpoint that follows is not the run's.
+        self.devices.end(self.session.device_counts());
         *self
             .fidelity_at_end
             .lock()
@@ -435,7 +452,12 @@ impl ServerCapture {
                 &self.tables,
                 (outcome.measured_s * 1e9) as u64,
             ),
-            by_device: stat.per_device,
+            by_device: if self.device.is_some() {
+                self.devices
+                    .io(&self.spec, (outcome.measured_s * 1e9) as u64)
+            } else {
+                Vec::new()
+            },
         };
         if self.trace_path.is_none() {
             let _ = std::fs::remove_file(&self.merged_path);
@@ -599,5 +621,52 @@ mod tests {
         assert_eq!(spans.tag_of(7, 50), 0, "before the first");
         assert_eq!(spans.tag_of(8, 200), TxType::Delivery.tag());
         assert_eq!(spans.tag_of(9, 200), 0, "a background process");
+    }
+}
+
+/// The emulated devices' counts at the measured window's edges.
+#[derive(Default)]
+struct DeviceWindow(Mutex<(Vec<DeviceCounts>, Option<Vec<DeviceCounts>>)>);
+
+impl DeviceWindow {
+    fn start(&self, counts: Vec<DeviceCounts>) {
+        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = (counts, None);
+    }
+
+    fn end(&self, counts: Vec<DeviceCounts>) {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).1 = Some(counts);
+    }
+
+    /// Each device's I/O in the window and its busy share (`summary.io.by_device`), from the
+    /// model; empty without both readings.
+    fn io(&self, spec: &oltplab_devmodel::Spec, window_ns: u64) -> Vec<GroupIo> {
+        let guard = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let (start, Some(end)) = &*guard else {
+            return Vec::new();
+        };
+        let counts: Vec<DeviceCounts> = end.iter().zip(start).map(|(e, s)| e.since(s)).collect();
+        let total: u64 = counts.iter().map(|c| c.reads + c.writes).sum();
+        counts
+            .iter()
+            .enumerate()
+            .map(|(i, c)| GroupIo {
+                name: spec.device_label(i as u8),
+                reads: c.reads,
+                writes: c.writes,
+                syncs: c.flushes,
+                read_bytes: c.read_bytes,
+                written_bytes: c.written_bytes,
+                share_pct: if total == 0 {
+                    0.0
+                } else {
+                    (c.reads + c.writes) as f64 * 100.0 / total as f64
+                },
+                busy_pct: if window_ns == 0 {
+                    0.0
+                } else {
+                    (c.busy_ns as f64 * 100.0 / window_ns as f64).min(100.0)
+                },
+            })
+            .collect()
     }
 }
