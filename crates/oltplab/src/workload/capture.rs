@@ -30,7 +30,7 @@ use crate::workload::target::{DbSpec, Engine};
 
 /// The capture of a run, if it asked for one.
 pub enum Capture {
-    Sqlite(SqliteCapture),
+    Sqlite(Box<SqliteCapture>),
     Server(Box<ServerCapture>),
 }
 
@@ -79,7 +79,7 @@ impl Capture {
             return Ok(None);
         }
         Ok(match req.db.engine {
-            Engine::Sqlite => SqliteCapture::new(req)?.map(Capture::Sqlite),
+            Engine::Sqlite => SqliteCapture::new(req)?.map(|c| Capture::Sqlite(Box::new(c))),
             _ => ServerCapture::new(req)?.map(|c| Capture::Server(Box::new(c))),
         })
     }
@@ -127,7 +127,7 @@ impl Capture {
         outcome: &RunEnd,
     ) -> Result<(IoSummary, Vec<Warning>, Option<EmulationSummary>)> {
         match self {
-            Capture::Sqlite(c) => c.finish(outcome),
+            Capture::Sqlite(c) => (*c).finish(outcome),
             Capture::Server(c) => (*c).finish(outcome),
         }
     }
