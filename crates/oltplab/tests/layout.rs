@@ -302,3 +302,78 @@ fn bad_layouts_end_with_one_sentence() {
     );
     assert_usage_error(&out, "a layout places a database's log");
 }
+
+#[test]
+fn a_users_ramp_gives_one_row_per_step() {
+    let dir = scratch("ramp");
+    assert_ok(&oltplab(
+        &dir,
+        &["load", "tpcc", "--data-dir", "db", "-w", "1", "--no-check"],
+    ));
+    let out = oltplab(
+        &dir,
+        &[
+            "run",
+            "tpcc",
+            "--data-dir",
+            "db",
+            "--terminals",
+            "1:3:2",
+            "--warmup",
+            "1s",
+            "--duration",
+            "2s",
+            "--emulate",
+            "data=sata-ssd-2010,log=pcie-flash-2012",
+            "--out",
+            "res",
+        ],
+    );
+    assert_ok(&out);
+    let result = json(&dir.join("res/result.json"));
+    let ramp = result["summary"]["ramp"].as_array().unwrap();
+    let terminals: Vec<u64> = ramp
+        .iter()
+        .map(|s| s["terminals"].as_u64().unwrap())
+        .collect();
+    assert_eq!(terminals, [1, 3], "1:3:2 is two steps");
+    for step in ramp {
+        assert!(step["tpmc"].as_f64().unwrap() > 0.0, "{step}");
+        assert!(step["lat_ns"]["p90"].as_u64().unwrap() > 0);
+        assert!(step["cpu_utilisation"].as_f64().unwrap() > 0.0);
+        let devices = step["devices"].as_array().unwrap();
+        assert_eq!(devices.len(), 2, "each device's busy share: {step}");
+        assert!(devices
+            .iter()
+            .all(|d| d["busy_pct"].as_f64().unwrap() > 0.0));
+    }
+    assert_eq!(
+        result["summary"]["terminals"], 3,
+        "the rest is the last step's"
+    );
+    for (args, says) in [
+        (vec!["--terminals", "8:4:1"], "ends below its start"),
+        (vec!["--terminals", "0,4"], "not a terminal count"),
+        (vec!["--terminals", "1:1000:1"], "at most 50"),
+        (
+            vec!["--terminals", "1,2", "--trace", "t.trace"],
+            "--trace records one run",
+        ),
+        (
+            vec!["--terminals", "1,2", "--keying-think"],
+            "takes no users ramp",
+        ),
+    ] {
+        let mut all = vec!["run", "tpcc", "--data-dir", "db", "--out", "bad"];
+        all.extend(args);
+        assert_usage_error(&oltplab(&dir, &all), says);
+        assert!(!dir.join("bad").exists());
+    }
+    assert_usage_error(
+        &oltplab(
+            &dir,
+            &["run", "brokerage", "--data-dir", "db", "--terminals", "1,2"],
+        ),
+        "TPC-C's for now",
+    );
+}

@@ -386,6 +386,13 @@ pub fn section(doc: &Doc, index: usize, charts: bool) -> Section {
     s.table(tx_table(doc));
     s.table(run_io_table(doc));
     s.table(sweep_table(doc));
+    s.table(ramp_table(doc));
+    s.table(io_group_table(doc, "by_device", "I/O by device"));
+    s.table(io_group_table(
+        doc,
+        "by_table",
+        "I/O by table (indexes included)",
+    ));
     common::warnings(&mut s, doc);
     common::context(&mut s, &[doc]);
     s
@@ -499,6 +506,163 @@ fn run_charts(s: &mut Section, ids: &mut Ids, doc: &Doc) {
         );
     }
     orders_charts(s, ids, doc);
+    ramp_charts(s, ids, doc);
+}
+
+/// `summary.io.by_device` or `by_table`: reads, writes, share and busy share per group.
+fn io_group_table(doc: &Doc, list: &str, title: &str) -> Table {
+    let mut t = Table::new(
+        list,
+        title,
+        vec![
+            Column::new("name", "name", Unit::Text),
+            Column::new("reads", "reads", Unit::Count),
+            Column::new("writes", "writes", Unit::Count),
+            Column::new("syncs", "syncs", Unit::Count),
+            Column::new("read_bytes", "read", Unit::Bytes),
+            Column::new("written_bytes", "written", Unit::Bytes),
+            Column::new("share_pct", "share of I/O %", Unit::Number),
+            Column::new("busy_pct", "busy %", Unit::Number),
+        ],
+    );
+    for g in doc.array(&format!("/summary/io/{list}")) {
+        t.push(vec![
+            Cell::Text(g["name"].as_str().unwrap_or("").to_string()),
+            Cell::Num(num(g, "/reads")),
+            Cell::Num(num(g, "/writes")),
+            Cell::Num(num(g, "/syncs")),
+            Cell::Num(num(g, "/read_bytes")),
+            Cell::Num(num(g, "/written_bytes")),
+            Cell::Num(num(g, "/share_pct")),
+            Cell::Num(num(g, "/busy_pct")),
+        ]);
+    }
+    t
+}
+
+/// The device names of a ramp's steps, in their first order.
+fn ramp_devices(ramp: &[Value]) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for step in ramp {
+        for d in step["devices"].as_array().into_iter().flatten() {
+            if let Some(n) = d["name"].as_str().filter(|n| !names.iter().any(|x| x == n)) {
+                names.push(n.to_string());
+            }
+        }
+    }
+    names
+}
+
+fn device_busy(step: &Value, name: &str) -> Option<f64> {
+    step["devices"]
+        .as_array()?
+        .iter()
+        .find(|d| d["name"] == name)
+        .and_then(|d| d["busy_pct"].as_f64())
+}
+
+/// A users ramp, a row per step: S3's table.
+fn ramp_table(doc: &Doc) -> Table {
+    let ramp = doc.array("/summary/ramp");
+    let devices = ramp_devices(ramp);
+    let mut columns = vec![
+        Column::new("terminals", "terminals", Unit::Text),
+        Column::new("tpmc", "New-Orders/min", Unit::Number),
+        Column::new("tpm_total", "transactions/min", Unit::Number),
+        Column::new("lat_ns_mean", "mean response", Unit::Ns),
+        Column::new("lat_ns_p90", "p90 response", Unit::Ns),
+        Column::new("cpu_utilisation", "CPU busy", Unit::Share),
+        Column::new("io_iops", "IOPS", Unit::Number),
+    ];
+    for (i, d) in devices.iter().enumerate() {
+        columns.push(Column::new(
+            &format!("device{i}_busy_pct"),
+            &format!("{d} busy %"),
+            Unit::Number,
+        ));
+    }
+    let mut t = Table::new("ramp", "Users ramp", columns);
+    for step in ramp {
+        let mut row = vec![
+            Cell::Text(num(step, "/terminals").map_or(String::new(), |c| format!("{c}"))),
+            Cell::Num(num(step, "/tpmc")),
+            Cell::Num(num(step, "/tpm_total")),
+            Cell::Num(num(step, "/lat_ns/mean")),
+            Cell::Num(num(step, "/lat_ns/p90")),
+            Cell::Num(num(step, "/cpu_utilisation")),
+            Cell::Num(num(step, "/io_iops")),
+        ];
+        for d in &devices {
+            row.push(Cell::Num(device_busy(step, d)));
+        }
+        t.push(row);
+    }
+    t
+}
+
+/// S3's figures against the number of users: throughput, response time, CPU and device busy.
+fn ramp_charts(s: &mut Section, ids: &mut Ids, doc: &Doc) {
+    let ramp = doc.array("/summary/ramp");
+    if ramp.len() < 2 {
+        return;
+    }
+    let x = auto_scale(ramp.iter().filter_map(|p| num(p, "/terminals")));
+    let line = |pointer: &str, factor: f64| -> Vec<(f64, f64)> {
+        ramp.iter()
+            .filter_map(|p| Some((num(p, "/terminals")?, num(p, pointer)? * factor)))
+            .collect()
+    };
+    s.chart(
+        svg::lines(
+            &ids.next(),
+            "Throughput by users",
+            "New-Orders and all transactions per minute at each number of terminals.",
+            &[
+                Series::line("New-Orders/min", line("/tpmc", 1.0)),
+                Series::line("transactions/min", line("/tpm_total", 1.0)),
+            ],
+            &Axis::new("terminals", x, si),
+            &Axis::new("per minute", Scale::Linear, si),
+            None,
+        ),
+        "Where throughput stops growing as users are added.",
+    );
+    s.chart(
+        svg::lines(
+            &ids.next(),
+            "Response time by users",
+            "Mean and 90th-percentile response time over all transaction types at each number of terminals.",
+            &[
+                Series::line("mean", line("/lat_ns/mean", 1.0)),
+                Series::line("p90", line("/lat_ns/p90", 1.0)),
+            ],
+            &Axis::new("terminals", x, si),
+            &Axis::new("response time", Scale::Linear, ns_short),
+            None,
+        ),
+        "Past the knee, more users only queue: response time grows with them.",
+    );
+    let mut busy = vec![Series::line("CPU busy %", line("/cpu_utilisation", 100.0))];
+    for d in ramp_devices(ramp) {
+        busy.push(Series::line(
+            format!("{d} busy %"),
+            ramp.iter()
+                .filter_map(|p| Some((num(p, "/terminals")?, device_busy(p, &d)?)))
+                .collect(),
+        ));
+    }
+    s.chart(
+        svg::lines(
+            &ids.next(),
+            "CPU and device busy share by users",
+            "The database machine's CPU utilisation and each emulated device's busy share (100 − idle) at each number of terminals.",
+            &busy,
+            &Axis::new("terminals", x, si),
+            &Axis::new("percent", Scale::Linear, si),
+            None,
+        ),
+        "S3's view: what ran out first — the CPU, or a device's idle time.",
+    );
 }
 
 /// Orders: what ran, what the tables give up, and what the waits figures are.

@@ -279,9 +279,15 @@ impl RunConfig {
                 ))
             }
         };
+        let terminals = match &t.terminals {
+            None => RUN_TERMINALS,
+            Some(steps) => steps.single().ok_or_else(|| {
+                Error::usage("a users ramp (--terminals with several counts) is TPC-C's for now: give the brokerage run one --terminals count, and run the others in turn")
+            })?,
+        };
         Ok(RunConfig {
             db,
-            terminals: t.terminals.unwrap_or(RUN_TERMINALS),
+            terminals,
             duration_s: t.duration.as_secs_f64(),
             warmup_s: warmup.as_secs_f64(),
             report_interval_s: args.report_interval.as_secs_f64().round(),

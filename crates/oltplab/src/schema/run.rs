@@ -180,6 +180,31 @@ pub struct TpccSummary {
     /// Servers: where their sessions waited in the measured window, as the server tells it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_waits: Option<ServerWaits>,
+    /// A users ramp (`--terminals 8,32,64`): each step's figures, in the order run; the rest of
+    /// the summary is the last step's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ramp: Vec<RampStep>,
+}
+
+/// One step of a users ramp: S3's figures against the number of users.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct RampStep {
+    pub terminals: u32,
+    /// New-Orders per minute (a tpmC only when paced).
+    pub tpmc: f64,
+    /// Transactions of all types per minute.
+    pub tpm_total: f64,
+    /// Response time over every transaction type, from their merged histograms.
+    pub lat_ns: LatencyNs,
+    /// The database's and the driver's CPU per measured second per core (1.0 = every core busy).
+    pub cpu_utilisation: f64,
+    /// The database's reads + writes per second.
+    pub io_iops: f64,
+    /// Each emulated device's I/O and busy share in the step (`io.by_device`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub devices: Vec<GroupIo>,
+    pub interrupted: bool,
 }
 
 /// `summary.delivery_deferred`: the executions of the Delivery requests queued in the window

@@ -561,6 +561,7 @@ fn run_and_replay(
         db,
         warehouses: Some(scale.warehouses),
         terminals: Some(scale.terminals),
+        ramp: Vec::new(),
         duration_s: scale.duration_s,
         warmup_s: scale.warmup_s,
         warmup_auto: false,

@@ -2,6 +2,7 @@
 //! [`LoadConfig`] / [`RunConfig`] / [`CheckConfig`], and the in-process entry points
 //! [`load_with`], [`run_with`] and [`check_with`] that `oltplab study` calls.
 
+mod ramp;
 mod run;
 mod scaleout;
 pub mod steady;
@@ -65,9 +66,11 @@ pub struct TpccRunArgs {
     #[arg(long, short = 'w', value_name = "W", value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub warehouses: Option<u32>,
 
-    /// Terminals (threads, one connection each) [default: 4; 10 per warehouse with --keying-think]
-    #[arg(long, short = 't', value_name = "T", value_parser = clap::value_parser!(u32).range(1..=10_000))]
-    pub terminals: Option<u32>,
+    /// Terminals (threads, one connection each) [default: 4; 10 per warehouse with --keying-think];
+    /// several (8,32,64 or A:B:STEP) ramp the users up: each step runs in turn on the same data and
+    /// the result lists each step's throughput, response times, CPU and device busy share
+    #[arg(long, short = 't', value_name = "T[,T…]|A:B:STEP", value_parser = terminals_arg)]
+    pub terminals: Option<TerminalSteps>,
 
     /// Measured time
     #[arg(long, value_name = "DURATION", default_value = RUN_DURATION, value_parser = duration_arg)]
@@ -109,6 +112,58 @@ pub enum Warmup {
     Auto,
 }
 
+/// `--terminals`: one count, or the steps of a users ramp.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TerminalSteps(pub Vec<u32>);
+
+impl TerminalSteps {
+    /// The one count of a run that is not a ramp.
+    pub fn single(&self) -> Option<u32> {
+        match self.0.as_slice() {
+            [n] => Some(*n),
+            _ => None,
+        }
+    }
+}
+
+/// Most steps of a users ramp.
+const RAMP_STEPS_MAX: usize = 50;
+
+fn terminals_arg(text: &str) -> std::result::Result<TerminalSteps, String> {
+    let bad = || {
+        format!("'{text}' is not a terminal count from 1 to 10000, a list such as 8,32,64, or a range A:B:STEP such as 8:64:8")
+    };
+    let count = |t: &str| -> std::result::Result<u32, String> {
+        match t.trim().parse::<u32>() {
+            Ok(n) if (1..=10_000).contains(&n) => Ok(n),
+            _ => Err(bad()),
+        }
+    };
+    let steps: Vec<u32> = match text.split(':').collect::<Vec<_>>().as_slice() {
+        [a, b, step] => {
+            let (a, b, step) = (count(a)?, count(b)?, count(step)?);
+            if b < a {
+                return Err(format!(
+                    "--terminals {text}: the range ends below its start; give A:B:STEP with A ≤ B"
+                ));
+            }
+            (a..=b).step_by(step as usize).collect()
+        }
+        [_] => text
+            .split(',')
+            .map(count)
+            .collect::<std::result::Result<_, _>>()?,
+        _ => return Err(bad()),
+    };
+    if steps.len() > RAMP_STEPS_MAX {
+        return Err(format!(
+            "--terminals {text} makes {} steps; a ramp has at most {RAMP_STEPS_MAX}: take a larger STEP",
+            steps.len()
+        ));
+    }
+    Ok(TerminalSteps(steps))
+}
+
 /// The longest `--warmup auto` waits for a steady rate.
 pub const AUTO_WARMUP_MAX: Duration = Duration::from_secs(20 * 60);
 
@@ -133,7 +188,12 @@ impl Workload for Tpcc {
 
     fn run(&self, args: RunArgs) -> Result<RunResult> {
         let cfg = RunConfig::from_args(args)?;
-        Ok(RunResult::Tpcc(Box::new(run_with(&cfg, &STOP)?.doc)))
+        let outcome = if cfg.ramp.is_empty() {
+            run_with(&cfg, &STOP)?
+        } else {
+            ramp::run_ramp(&cfg, &STOP)?
+        };
+        Ok(RunResult::Tpcc(Box::new(outcome.doc)))
     }
 
     fn check(&self, args: CheckArgs) -> Result<()> {
@@ -213,6 +273,9 @@ pub struct RunConfig {
     pub warehouses: Option<u32>,
     /// None: 10 per driven warehouse (`--keying-think`), known once the database is open.
     pub terminals: Option<u32>,
+    /// A users ramp: each count in turn (`--terminals 8,32,64`); empty for one run.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub ramp: Vec<u32>,
     pub duration_s: f64,
     /// The warm-up; with `warmup_auto`, the longest it may take.
     pub warmup_s: f64,
@@ -256,7 +319,20 @@ impl RunConfig {
             .as_deref()
             .map(scaleout::parse_start_at)
             .transpose()?;
-        let terminals = match (t.keying_think, t.terminals) {
+        let ramp = match &t.terminals {
+            Some(steps) if steps.single().is_none() => {
+                if t.keying_think {
+                    return Err(Error::usage("--keying-think runs 10 terminals per warehouse, so it takes no users ramp: give --terminals one count or drop --keying-think"));
+                }
+                if args.trace.is_some() {
+                    return Err(Error::usage("--trace records one run: trace one step of the ramp on its own (--terminals N), or drop --trace"));
+                }
+                steps.0.clone()
+            }
+            _ => Vec::new(),
+        };
+        let single = t.terminals.as_ref().and_then(TerminalSteps::single);
+        let terminals = match (t.keying_think, single) {
             (true, Some(n)) => {
                 // Driven warehouses: the range's, else --warehouses.
                 let w = match warehouse_range {
@@ -276,12 +352,13 @@ impl RunConfig {
             }
             (true, None) => None,
             (false, Some(n)) => Some(n),
-            (false, None) => Some(RUN_TERMINALS),
+            (false, None) => Some(ramp.first().copied().unwrap_or(RUN_TERMINALS)),
         };
         Ok(RunConfig {
             db,
             warehouses: t.warehouses,
             terminals,
+            ramp,
             duration_s: t.duration.as_secs_f64(),
             warmup_s: match t.warmup {
                 Warmup::For(d) => d.as_secs_f64(),

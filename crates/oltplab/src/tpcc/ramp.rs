@@ -1,0 +1,123 @@
+//! A users ramp (`--terminals 8,32,64` or `8:64:8`): TPC-C runs once per step, in turn, on the same
+//! database — S3's way of showing where throughput stops growing and what ran out (CPU, or a
+//! device's idle time). Each step is a whole run (warm-up, measured window, the server started and
+//! stopped); the result is the last step's, with `summary.ramp` listing every step. It is saved
+//! after each step, so Ctrl-C keeps the steps that finished.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use oltplab_core::units::format_count;
+use oltplab_core::{Error, Result};
+use oltplab_metrics::LatencyHistogram;
+
+use super::run::{run_with, RunOutcome};
+use super::RunConfig;
+use crate::output;
+use crate::schema::{RampStep, TpccResult};
+
+/// Runs each step of `cfg.ramp`; the result holds them all in `summary.ramp`.
+pub fn run_ramp(cfg: &RunConfig, stop: &AtomicBool) -> Result<RunOutcome> {
+    let mut steps: Vec<RampStep> = Vec::new();
+    let mut last: Option<TpccResult> = None;
+    let mut out_dir = None;
+    for (i, &terminals) in cfg.ramp.iter().enumerate() {
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
+        if !cfg.quiet {
+            eprintln!(
+                "\n── users ramp: step {} of {}, {terminals} terminal{} ──",
+                i + 1,
+                cfg.ramp.len(),
+                if terminals == 1 { "" } else { "s" }
+            );
+        }
+        let step_cfg = RunConfig {
+            terminals: Some(terminals),
+            save: false,
+            json: None,
+            ..cfg.clone()
+        };
+        let outcome = run_with(&step_cfg, stop)?;
+        steps.push(step_of(&outcome.doc));
+        let mut doc = outcome.doc;
+        doc.summary.ramp = steps.clone();
+        // After the first step: a refused run leaves no output directory behind.
+        if cfg.save && out_dir.is_none() {
+            out_dir = Some(output::prepare_out_dir(
+                cfg.out.as_deref(),
+                "tpcc",
+                &doc.started_at,
+                cfg.force,
+            )?);
+        }
+        if let Some(dir) = &out_dir {
+            output::save(&doc, dir, cfg.json.as_deref())?;
+        }
+        let interrupted = doc.summary.interrupted;
+        last = Some(doc);
+        if interrupted {
+            break;
+        }
+    }
+    let doc = last.ok_or(Error::Interrupted)?;
+    if !cfg.quiet {
+        print_ramp(&doc.summary.ramp);
+        if let Some(dir) = &out_dir {
+            eprintln!("result: {}", dir.join(output::RESULT_FILE).display());
+        }
+    }
+    Ok(RunOutcome { doc, out_dir })
+}
+
+/// A step's figures from its run's result.
+fn step_of(doc: &TpccResult) -> RampStep {
+    let s = &doc.summary;
+    let mut all = LatencyHistogram::new();
+    for name in s.tx.keys() {
+        if let Some(h) = doc
+            .histograms
+            .get(name)
+            .and_then(|b| LatencyHistogram::from_base64(b).ok())
+        {
+            all.add(&h);
+        }
+    }
+    RampStep {
+        terminals: s.terminals,
+        tpmc: s.tpmc,
+        tpm_total: s.tpm_total,
+        lat_ns: all.stats(),
+        cpu_utilisation: s.cpu.utilisation,
+        io_iops: s.io.iops,
+        devices: s.io.by_device.clone(),
+        interrupted: s.interrupted,
+    }
+}
+
+fn print_ramp(steps: &[RampStep]) {
+    eprintln!("\nusers ramp");
+    eprintln!(
+        "  {:>9} {:>14} {:>9} {:>9} {:>9} {:>9} {:>8}  device busy",
+        "terminals", "New-Orders/min", "tx/min", "mean rt", "p90 rt", "CPU busy", "IOPS"
+    );
+    for st in steps {
+        let busy: Vec<String> = st
+            .devices
+            .iter()
+            .map(|d| format!("{} {:.0} %", d.name, d.busy_pct))
+            .collect();
+        eprintln!(
+            "  {:>9} {:>14} {:>9} {:>9} {:>9} {:>7.0} % {:>8}  {}{}",
+            st.terminals,
+            format_count(st.tpmc),
+            format_count(st.tpm_total),
+            oltplab_core::units::format_ns(st.lat_ns.mean),
+            oltplab_core::units::format_ns(st.lat_ns.p90 as f64),
+            100.0 * st.cpu_utilisation,
+            format_count(st.io_iops),
+            busy.join(", "),
+            if st.interrupted { " (interrupted)" } else { "" }
+        );
+    }
+}
