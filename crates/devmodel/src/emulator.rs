@@ -93,6 +93,9 @@ pub struct DeviceCounts {
     /// Time with at least one I/O submitted and not yet completed on the model (iostat's %util
     /// over a window): the device's own busy time, whatever the trace saw.
     pub busy_ns: u64,
+    /// Reads that reached an SSD read cache (`readcache(…)`) in the device, and those it served.
+    pub cache_reads: u64,
+    pub cache_hits: u64,
 }
 
 impl DeviceCounts {
@@ -105,6 +108,8 @@ impl DeviceCounts {
             read_bytes: self.read_bytes - earlier.read_bytes,
             written_bytes: self.written_bytes - earlier.written_bytes,
             busy_ns: self.busy_ns.saturating_sub(earlier.busy_ns),
+            cache_reads: self.cache_reads - earlier.cache_reads,
+            cache_hits: self.cache_hits - earlier.cache_hits,
         }
     }
 }
@@ -365,7 +370,10 @@ impl Emulator {
             .iter()
             .map(|d| {
                 let c = |i: usize| w[d.counters + i].load(Ordering::Relaxed);
+                let cache = d.node.cache_stats(St::new(w));
                 DeviceCounts {
+                    cache_reads: cache.reads,
+                    cache_hits: cache.hits,
                     reads: c(D_READS),
                     writes: c(D_WRITES),
                     flushes: c(D_FLUSHES),

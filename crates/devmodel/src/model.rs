@@ -1330,6 +1330,15 @@ pub(crate) struct ReadCache {
     table: Table,
     cache_capacity: u64,
     cached_per_set_max: u64,
+    /// Two words: reads, and reads served wholly from the cache.
+    stats: usize,
+}
+
+/// What the read caches of a device did: reads and the reads served from the cache.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct CacheStats {
+    pub reads: u64,
+    pub hits: u64,
 }
 
 const READCACHE_BLOCK: u64 = 64 << 10;
@@ -1349,10 +1358,12 @@ impl ReadCache {
             IoKind::Read => {
                 let slots: Vec<Option<usize>> =
                     (first..=last).map(|b| self.table.find(st, b)).collect();
+                st.set(self.stats, st.get(self.stats) + 1);
                 if slots
                     .iter()
                     .all(|s| s.is_some_and(|s| self.table.is_cached(st, s)))
                 {
+                    st.set(self.stats + 1, st.get(self.stats + 1) + 1);
                     let s = slots[0].expect("all cached");
                     let at = self.cache_addr(s) + addr % block;
                     return self.cache.submit(cx, t, kind, at, len);
@@ -1514,6 +1525,7 @@ impl Node {
                 cache,
                 size_bytes,
             } => {
+                let stats = alloc.take(2);
                 let backing = Node::compile(backing, alloc);
                 let cache_node = Node::compile(cache, alloc);
                 // Twice the cached blocks: half the entries count reads of blocks not yet promoted.
@@ -1528,6 +1540,7 @@ impl Node {
                     cached_per_set_max: table.ways / 2,
                     table,
                     cache_capacity: *size_bytes,
+                    stats,
                 }))
             }
             Spec::PageCache {
@@ -1587,6 +1600,31 @@ impl Node {
             Node::WbCache(c) => c.backing.idle_at(st),
             Node::PageCache(c) => c.backing.idle_at(st),
             Node::ReadCache(c) => c.backing.idle_at(st),
+        }
+    }
+
+    /// The read caches' figures anywhere in this device, summed.
+    pub(crate) fn cache_stats(&self, st: St) -> CacheStats {
+        let sum = |a: CacheStats, b: CacheStats| CacheStats {
+            reads: a.reads + b.reads,
+            hits: a.hits + b.hits,
+        };
+        match self {
+            Node::Raid(r) => r
+                .members
+                .iter()
+                .map(|m| m.cache_stats(st))
+                .fold(CacheStats::default(), sum),
+            Node::WbCache(c) => c.backing.cache_stats(st),
+            Node::PageCache(c) => c.backing.cache_stats(st),
+            Node::ReadCache(c) => sum(
+                CacheStats {
+                    reads: st.get(c.stats),
+                    hits: st.get(c.stats + 1),
+                },
+                c.backing.cache_stats(st),
+            ),
+            Node::Host | Node::Hdd(_) | Node::Flash(_) | Node::Ram(_) => CacheStats::default(),
         }
     }
 

@@ -119,3 +119,26 @@ fn each_device_counts_its_ios_and_busy_time() {
     assert_eq!(early[0].busy_ns, (d2 - t) / 2);
     assert_eq!(c[0].since(&early[0]).busy_ns, (d2 - t) - (d2 - t) / 2);
 }
+
+#[test]
+fn a_read_cache_counts_its_hits_after_promotion() {
+    let e = Emulator::new(
+        &parse_spec("readcache(raid10(4,hdd-15k),sas-ssd-2012,size=1g)").unwrap(),
+        1,
+    )
+    .unwrap();
+    let mut t = 1_000_000_000;
+    // Ten 64 KiB regions read four times each: the first two reads of a region count towards its
+    // promotion (the second copies it to the SSD), the next two are hits.
+    for round in 0..4 {
+        for region in 0..10u64 {
+            t = e.submit(t, IoKind::Read, region * (64 << 20), 16 << 10) + 1_000;
+        }
+        let c = e.device_counts(u64::MAX)[0];
+        assert_eq!(c.cache_reads, 10 * (round + 1));
+        assert_eq!(c.cache_hits, 10 * round.saturating_sub(1), "round {round}");
+    }
+    // Writes go through to the backing disks and are not reads of the cache.
+    e.submit(t, IoKind::Write, 0, 16 << 10);
+    assert_eq!(e.device_counts(u64::MAX)[0].cache_reads, 40);
+}

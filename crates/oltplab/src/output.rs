@@ -263,6 +263,13 @@ pub fn print_io_groups(io: &crate::schema::IoSummary) {
                 g.busy_pct
             );
         }
+        for g in groups.iter().filter(|g| g.read_cache_hit_pct.is_some()) {
+            eprintln!(
+                "  {}: its SSD read cache served {:.1} % of the reads",
+                g.name,
+                g.read_cache_hit_pct.unwrap_or(0.0)
+            );
+        }
         if groups.len() > max {
             eprintln!(
                 "  … {} more in the result's summary.io.by_table",

@@ -523,6 +523,7 @@ fn io_group_table(doc: &Doc, list: &str, title: &str) -> Table {
             Column::new("written_bytes", "written", Unit::Bytes),
             Column::new("share_pct", "share of I/O %", Unit::Number),
             Column::new("busy_pct", "busy %", Unit::Number),
+            Column::new("read_cache_hit_pct", "read cache hits %", Unit::Number),
         ],
     );
     for g in doc.array(&format!("/summary/io/{list}")) {
@@ -535,6 +536,7 @@ fn io_group_table(doc: &Doc, list: &str, title: &str) -> Table {
             Cell::Num(num(g, "/written_bytes")),
             Cell::Num(num(g, "/share_pct")),
             Cell::Num(num(g, "/busy_pct")),
+            Cell::Num(num(g, "/read_cache_hit_pct")),
         ]);
     }
     t

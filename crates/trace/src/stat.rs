@@ -78,6 +78,9 @@ pub struct GroupIo {
     /// Time with at least one of the group's operations in flight, against the window: a device's
     /// busy share (iostat's %util); 100 − it is the idle share S3 reports.
     pub busy_pct: f64,
+    /// A device with an SSD read cache: the share of its reads the cache served, in percent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_cache_hit_pct: Option<f64>,
 }
 
 fn pct(part: u64, whole: u64) -> f64 {

@@ -666,6 +666,8 @@ impl DeviceWindow {
                 } else {
                     (c.busy_ns as f64 * 100.0 / window_ns as f64).min(100.0)
                 },
+                read_cache_hit_pct: (c.cache_reads > 0)
+                    .then(|| c.cache_hits as f64 * 100.0 / c.cache_reads as f64),
             })
             .collect()
     }
