@@ -335,15 +335,11 @@ fn run_with_progress(spec: &JobSpec, fd: RawFd, label: &str) -> Result<PointOutc
     let live = LiveCounters::new(spec.jobs);
     let done = AtomicBool::new(false);
     let outcome = std::thread::scope(|scope| {
-        let ticker = scope.spawn(|| {
+        scope.spawn(|| {
             let start = Instant::now();
             let (mut last_ios, mut last_t) = (0u64, start);
             while !done.load(Ordering::Relaxed) {
-                // Parked, not asleep: the point's end wakes it, so that no point waits for a tick.
-                std::thread::park_timeout(Duration::from_millis(250));
-                if done.load(Ordering::Relaxed) {
-                    break;
-                }
+                std::thread::sleep(Duration::from_millis(250));
                 let now = Instant::now();
                 let ios = live.completed_ios();
                 let iops =
@@ -363,7 +359,6 @@ fn run_with_progress(spec: &JobSpec, fd: RawFd, label: &str) -> Result<PointOutc
         });
         let outcome = run_point(spec, fd, &STOP, &live);
         done.store(true, Ordering::Relaxed);
-        ticker.thread().unpark();
         outcome
     });
     progress.finish();
