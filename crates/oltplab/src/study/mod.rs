@@ -114,7 +114,7 @@ Examples:
   oltplab study                                    the same at the default scale, under 10 min
   oltplab study --devices hdd-15k,raid10(4,hdd-15k),nvme-gen4
   oltplab study --scenario in-memory --engine postgres   S5: disk vs memory tables, connection sweep
-  oltplab study --scenario profiles --scale quick  S4: server profiles, HDD vs SSD RAID5, ~2 min
+  oltplab study --scenario profiles --scale quick  S4: server profiles, HDD vs SSD RAID5, ~2.5 min
 
 For each device: 16 KiB random reads at QD 1 (latency) and QD 32 (IOPS); a TPC-C run with its I/O
 trace captured (warm-up excluded); the trace replayed as fast as the device allows; α = run IOPS /

@@ -62,8 +62,8 @@ pub struct Scale {
 impl Scale {
     fn named(name: &str) -> Result<Scale> {
         let (runtime_s, ramp_s, size_bytes) = match name {
-            // 224 points in all: 140 s on two cores (each point also spends ~0.2 s setting up
-            // and draining its queue).
+            // 224 points in all: 139 s on two cores (each point also spends up to 0.25 s
+            // beyond its ramp and runtime: the progress ticker's beat, draining its queue).
             "quick" => (0.3, 0.1, 256 << 20),
             // Hidden: the integration test's, the shortest runs whose figures still order.
             "test" => (0.1, 0.02, 64 << 20),
