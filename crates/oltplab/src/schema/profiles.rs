@@ -37,6 +37,9 @@ pub struct ProfileSet {
     pub drive: String,
     /// The geometric mean of the profiles' geometric means (= of every point's IOPS).
     pub geomean_iops: f64,
+    /// Every profile measured at every queue depth; false when Ctrl-C stopped the set, whose
+    /// geometric means then cover only what was measured.
+    pub complete: bool,
     pub profiles: Vec<ProfileFigures>,
     /// Per queue depth, the geometric mean of the profiles' IOPS at that depth.
     pub geomean_by_qd: Vec<QdGeomean>,
@@ -67,12 +70,14 @@ pub struct QdGeomean {
     pub geomean_iops: f64,
 }
 
-/// A set's geometric means over the baseline's.
+/// A set's geometric means over the baseline's, for the profiles both measured at the same queue
+/// depths.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct SetRatio {
     /// The baseline set's name.
     pub against: String,
-    /// Of the sets' overall geometric means.
+    /// The geometric mean of the profiles' ratios: with every profile in both sets, the ratio of
+    /// the sets' overall geometric means.
     pub geomean_iops_ratio: f64,
     pub profiles: Vec<ProfileRatio>,
 }

@@ -213,9 +213,14 @@ pub fn run(args: &StudyArgs) -> Result<()> {
         let mut set = set_figures(spec, &drive, &measured.0, &qds);
         set.result = format!("{dir}/{}", output::RESULT_FILE);
         output::note!(
-            "  {}: geometric mean {} IOPS over every profile and queue depth",
+            "  {}: geometric mean {} IOPS over {}",
             spec.name(),
-            format_count(set.geomean_iops)
+            format_count(set.geomean_iops),
+            if set.complete {
+                "every profile and queue depth"
+            } else {
+                "the points measured before Ctrl-C"
+            }
         );
         doc.summary.sets.push(set);
         add_ratios(&mut doc.summary);
@@ -301,7 +306,8 @@ pub fn run(args: &StudyArgs) -> Result<()> {
 
 /// `oltplab device` in-process on the emulated `spec`, with a RAM backing; returns the measured
 /// summary and whether Ctrl-C ended it early. The run's warnings join the study's, each kind once
-/// (few samples per point is what short points mean, so it is left in the run's own result).
+/// (few samples per point is what short points mean, so it is left in the run's own result; the
+/// study says itself when Ctrl-C stopped it).
 fn measure(
     warnings: &mut Vec<Warning>,
     spec: &Spec,
@@ -321,7 +327,8 @@ fn measure(
     };
     let outcome = device::measure(&device::config::resolve(args)?)?;
     for w in &outcome.doc.warnings {
-        if w.kind != WarningKind::FewSamples && !warnings.iter().any(|x| x.kind == w.kind) {
+        let own = matches!(w.kind, WarningKind::FewSamples | WarningKind::Interrupted);
+        if !own && !warnings.iter().any(|x| x.kind == w.kind) {
             warnings.push(w.clone());
         }
     }
@@ -362,11 +369,13 @@ fn set_figures(spec: &Spec, drive: &Spec, measured: &DeviceSummary, qds: &[u32])
             })
         })
         .collect();
+    let complete = profiles.len() == S4_PROFILES.len() && profiles.iter().all(|p| p.qd == qds);
     ProfileSet {
         name: file_name(&spec.name()),
         spec: spec.name(),
         drive: drive.name(),
         geomean_iops: geomean(&profiles.iter().map(|p| p.geomean_iops).collect::<Vec<_>>()),
+        complete,
         profiles,
         geomean_by_qd,
         ratio: None,
@@ -374,27 +383,38 @@ fn set_figures(spec: &Spec, drive: &Spec, measured: &DeviceSummary, qds: &[u32])
     }
 }
 
-/// Each set's geometric means over the baseline's (the first set), per profile and overall.
+/// Each set's geometric means over the baseline's (the first set), per profile and overall; a
+/// profile counts only where both sets measured it at the same queue depths (Ctrl-C may have cut
+/// one short).
 fn add_ratios(summary: &mut ProfilesSummary) {
     let Some(base) = summary.sets.first().cloned() else {
         return;
     };
     let ratio = |a: f64, b: f64| if b > 0.0 { a / b } else { 0.0 };
     for set in summary.sets.iter_mut().skip(1) {
+        let profiles: Vec<ProfileRatio> = set
+            .profiles
+            .iter()
+            .filter_map(|p| {
+                let b = base
+                    .profiles
+                    .iter()
+                    .find(|b| b.name == p.name && b.qd == p.qd)?;
+                Some(ProfileRatio {
+                    name: p.name.clone(),
+                    geomean_iops_ratio: ratio(p.geomean_iops, b.geomean_iops),
+                })
+            })
+            .collect();
         set.ratio = Some(SetRatio {
             against: base.name.clone(),
-            geomean_iops_ratio: ratio(set.geomean_iops, base.geomean_iops),
-            profiles: set
-                .profiles
-                .iter()
-                .filter_map(|p| {
-                    let b = base.profiles.iter().find(|b| b.name == p.name)?;
-                    Some(ProfileRatio {
-                        name: p.name.clone(),
-                        geomean_iops_ratio: ratio(p.geomean_iops, b.geomean_iops),
-                    })
-                })
-                .collect(),
+            geomean_iops_ratio: geomean(
+                &profiles
+                    .iter()
+                    .map(|r| r.geomean_iops_ratio)
+                    .collect::<Vec<_>>(),
+            ),
+            profiles,
         });
     }
 }
@@ -590,5 +610,18 @@ mod tests {
         assert!((r.profiles[0].geomean_iops_ratio - 10.0).abs() < 1e-9);
         assert!((r.profiles[1].geomean_iops_ratio - 2.0).abs() < 1e-9);
         assert!((r.geomean_iops_ratio - 20f64.sqrt()).abs() < 1e-9);
+        assert!(!summary.sets[1].complete, "two profiles, not twelve");
+
+        // Ctrl-C cut profile b short on the second set: b is left out of its ratios.
+        summary.sets[1] = set_figures(
+            &ssd_spec,
+            &ssd_spec,
+            &measured(&[1000.0, 4000.0], &[20.0]),
+            &qds,
+        );
+        add_ratios(&mut summary);
+        let r = summary.sets[1].ratio.as_ref().unwrap();
+        assert_eq!(r.profiles.len(), 1);
+        assert!((r.geomean_iops_ratio - 10.0).abs() < 1e-9);
     }
 }
