@@ -175,6 +175,14 @@ pub fn section(doc: &Doc, index: usize, charts: bool) -> Section {
         doc.num("/summary/runtime_s").map_or("?".into(), |v| v.to_string()),
         doc.num("/summary/ramp_s").map_or("?".into(), |v| v.to_string()),
     ));
+    for set in sets {
+        if set.get("complete") == Some(&Value::Bool(false)) {
+            s.notes.push(format!(
+                "{}: Ctrl-C stopped this set, so its geometric means cover only the points measured before, and its ratios only the profiles it finished.",
+                text(set, "spec")
+            ));
+        }
+    }
     for set in sets.iter().skip(1) {
         if let Some(r) = num(set, "/ratio/geomean_iops_ratio") {
             s.notes.push(format!(
