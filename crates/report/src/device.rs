@@ -223,7 +223,7 @@ fn profiles_table(doc: &Doc) -> Table {
 }
 
 /// Queue depths as x ticks: 1, 2, 4 … on a log axis.
-fn qd_axis(qds: &[f64]) -> Axis {
+pub(crate) fn qd_axis(qds: &[f64]) -> Axis {
     let mut ticks: Vec<(f64, String)> = qds.iter().map(|q| (*q, format!("{q}"))).collect();
     ticks.sort_by(|a, b| a.0.total_cmp(&b.0));
     ticks.dedup_by(|a, b| a.0 == b.0);

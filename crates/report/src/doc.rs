@@ -213,6 +213,14 @@ impl<'a> Doc<'a> {
                         if n == 1 { "" } else { "s" }
                     );
                 }
+                if scenario == "profiles" {
+                    let sets: Vec<&str> = self
+                        .array("/summary/sets")
+                        .iter()
+                        .filter_map(|s| s.get("spec").and_then(Value::as_str))
+                        .collect();
+                    return format!("study profiles, {}", sets.join(" vs "));
+                }
                 let n = self.array("/summary/devices").len();
                 format!(
                     "study {scenario}, {n} device{}",

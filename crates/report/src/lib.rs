@@ -16,6 +16,7 @@ mod in_memory;
 mod markdown;
 mod merge;
 pub mod model;
+mod profiles;
 mod replay;
 mod run;
 mod study;

@@ -147,6 +147,9 @@ pub fn section(doc: &Doc, index: usize, charts: bool) -> Section {
     if crate::in_memory::is_in_memory(doc) {
         return crate::in_memory::section(doc, index, charts);
     }
+    if crate::profiles::is_profiles(doc) {
+        return crate::profiles::section(doc, index, charts);
+    }
     let mut s = Section::new(
         format!("r{}", index + 1),
         format!("Study: {}", doc.label),

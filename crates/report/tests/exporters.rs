@@ -145,6 +145,30 @@ fn in_memory_study() {
     assert!(md.contains("do not survive a crash"), "{md}");
 }
 
+/// A real S4 study at the quick scale: two RAID5 sets, twelve profiles at nine depths each.
+#[test]
+fn profiles_study() {
+    let study = fixture("study-profiles.json");
+    all_formats("study-profiles", std::slice::from_ref(&study), true);
+    let html = oltplab_report::html(std::slice::from_ref(&study)).unwrap();
+    for view in [
+        "Geometric mean of the profiles&#39; IOPS against queue depth",
+        "Ratio against raid5(4,hdd-15k,stripe=64k) per profile",
+        "IOPS of every profile on raid5(4,sas-ssd-2012,stripe=64k)",
+    ] {
+        assert!(html.contains(view), "{view} missing");
+    }
+    let md = oltplab_report::markdown(&[study]).unwrap();
+    for row in [
+        "| web-file-4k |",
+        "| os-paging |",
+        "| geometric mean |",
+        "| hdd-15k |",
+    ] {
+        assert!(md.contains(row), "{row} missing: {md}");
+    }
+}
+
 #[test]
 fn run_comparison() {
     all_formats(

@@ -53,6 +53,7 @@ fn every_kind() -> Vec<Value> {
         fixture("device-profiles.json"),
         fixture("run-orders-postgres.json"),
         fixture("study-in-memory.json"),
+        fixture("study-profiles.json"),
         tpcc_run(1, 1, 1, 0),
         orders_run(),
         replay(3, 1000.0),

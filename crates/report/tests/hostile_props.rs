@@ -105,6 +105,7 @@ fn every_kind() -> &'static [Value] {
             fixture("device-profiles.json"),
             fixture("run-orders-postgres.json"),
             fixture("study-in-memory.json"),
+            fixture("study-profiles.json"),
             tpcc_run(1, 1, 1, 0),
             orders_run(),
             replay(3, 1000.0),
@@ -324,7 +325,7 @@ proptest! {
     /// Any strings in any field, and any labels, of results of every kind.
     #[test]
     fn reports_of_hostile_strings_carry_no_markup(
-        which in prop::collection::vec(0..8usize, 1..3),
+        which in prop::collection::vec(0..9usize, 1..3),
         strings in prop::collection::vec(hostile_string(), 1..8),
         labels in prop::collection::vec(hostile_string(), 0..3),
         keep_hist in any::<bool>(),
@@ -343,7 +344,7 @@ proptest! {
     /// Any numbers in any field of results of every kind.
     #[test]
     fn reports_of_extreme_numbers_end(
-        which in 0..8usize,
+        which in 0..9usize,
         numbers in prop::collection::vec(json_number(), 1..6),
         mask in prop::collection::vec(any::<bool>(), 1..7),
     ) {

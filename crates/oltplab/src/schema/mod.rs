@@ -1,6 +1,6 @@
 //! The result schema `oltplab.result/1` of every kind oltplab writes, in one place: each command's
-//! typed summary (`run.rs`: TPC-C; `orders.rs`: order entry; `study.rs`: studies; here: device and
-//! replay), and the parts they share. The envelope (`ResultDoc`), typed warnings and the
+//! typed summary (`run.rs`: TPC-C; `orders.rs`: order entry; `study.rs`: studies; `profiles.rs`:
+//! the profiles study; here: device and replay), and the parts they share. The envelope (`ResultDoc`), typed warnings and the
 //! device measurements come from `oltplab-metrics`, a replay's summary from `oltplab-trace`; they
 //! are re-exported here so that a reader finds every result type through this module.
 
@@ -11,11 +11,13 @@ pub use oltplab_trace::replay::{ReplayInterval, ReplaySummary};
 
 mod brokerage;
 mod orders;
+mod profiles;
 mod run;
 mod study;
 
 pub use brokerage::*;
 pub use orders::*;
+pub use profiles::*;
 pub use run::*;
 pub use study::*;
 

@@ -7,6 +7,7 @@
 
 mod explain;
 mod in_memory;
+mod profiles;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
@@ -52,14 +53,15 @@ pub struct StudyArgs {
     pub engine: String,
 
     /// Devices to compare, as device specs (see `oltplab devices`); ratios are against the first
-    /// emulated one
+    /// emulated one (--scenario profiles: two or more sets, default
+    /// raid5(4,hdd-15k),raid5(4,sas-ssd-2012))
     #[arg(long, value_name = "SPECS", default_value = DEFAULT_DEVICES)]
     pub devices: String,
 
     /// quick (under 2 minutes), default (under 10), s1 (S1's proportions at 10 warehouses: one
     /// terminal per warehouse, a buffer pool of 2.5 % of the data; under an hour on 2 cores), or
     /// paper (S1's 200 warehouses; hours, big hardware)
-    #[arg(long, default_value = "default", value_parser = ["quick", "default", "s1", "paper"])]
+    #[arg(long, default_value = "default", value_parser = scales())]
     pub scale: String,
 
     /// none: terminals run transactions back to back (S1's runs, HammerDB's NOPM); spec: TPC-C's
@@ -69,7 +71,7 @@ pub struct StudyArgs {
     pub pacing: String,
 
     /// Which reference study to re-run
-    #[arg(long, value_name = "NAME", default_value = "s1", value_parser = ["s1", "in-memory"])]
+    #[arg(long, value_name = "NAME", default_value = "s1", value_parser = ["s1", "in-memory", "profiles"])]
     pub scenario: String,
 
     /// Output directory [default: ./oltplab-results/study-<UTC time>]
@@ -95,12 +97,24 @@ pub struct StudyArgs {
     pub force: bool,
 }
 
+/// `--scale`'s values; `test` (hidden) is the profiles scenario's for its integration test.
+fn scales() -> clap::builder::PossibleValuesParser {
+    use clap::builder::PossibleValue;
+    let shown = ["quick", "default", "s1", "paper"].map(PossibleValue::new);
+    clap::builder::PossibleValuesParser::new(
+        shown
+            .into_iter()
+            .chain([PossibleValue::new("test").hide(true)]),
+    )
+}
+
 const AFTER_STUDY_HELP: &str = "\
 Examples:
   oltplab study --scale quick                      S1 on SQLite: host and three emulated devices, ~2 min
   oltplab study                                    the same at the default scale, under 10 min
   oltplab study --devices hdd-15k,raid10(4,hdd-15k),nvme-gen4
   oltplab study --scenario in-memory --engine postgres   S5: disk vs memory tables, connection sweep
+  oltplab study --scenario profiles --scale quick  S4: server profiles, HDD vs SSD RAID5, ~2.5 min
 
 For each device: 16 KiB random reads at QD 1 (latency) and QD 32 (IOPS); a TPC-C run with its I/O
 trace captured (warm-up excluded); the trace replayed as fast as the device allows; α = run IOPS /
@@ -191,8 +205,16 @@ struct StudyConfig {
 }
 
 pub fn run(args: StudyArgs) -> Result<()> {
+    if args.scale == "test" && args.scenario != "profiles" {
+        return Err(Error::usage(
+            "--scale test belongs to the profiles scenario: use quick, default, s1 or paper",
+        ));
+    }
     if args.scenario == "in-memory" {
         return in_memory::run(&args);
+    }
+    if args.scenario == "profiles" {
+        return profiles::run(&args);
     }
     let specs = split_devices(&args.devices)?
         .iter()

@@ -1,0 +1,627 @@
+//! `oltplab study --scenario profiles`: S4 on emulated devices. For each device set (by default a
+//! 4-drive RAID5 of 15k rpm disks and one of 2012 SAS SSDs): the twelve server access profiles at
+//! queue depths 1, 2, 4 … 256, each profile's geometric mean over the depths, each depth's geometric
+//! mean over the profiles and the sets' ratio per profile; then 16 KiB sequential reads and writes
+//! of one drive of each set (the RAID's member) at QD 1 and 32. Every point is measured in-process
+//! by `oltplab device` on the emulated device with a RAM backing, as S1's device step is, so that
+//! the model, not this machine's disk, sets every time. Writes `results.json` (rewritten after
+//! every set), each device run's own result and `report.html`.
+
+use std::path::Path;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use oltplab_core::units::{format_bytes, format_count};
+use oltplab_core::{safety, Error, Result};
+use oltplab_devmodel::{parse_spec, Spec};
+use oltplab_metrics::schema::{geomean, DeviceSummary};
+use oltplab_metrics::{Warning, WarningKind};
+use serde::Serialize;
+
+use super::{file_name, split_devices, StudyArgs, DEFAULT_DEVICES, REPORT_FILE, RESULTS_FILE};
+use crate::cli::DeviceArgs;
+use crate::device;
+use crate::output;
+use crate::schema::{
+    DriveSeq, ProfileFigures, ProfileRatio, ProfileSet, ProfilesSummary, QdGeomean, SetRatio,
+};
+use crate::STOP;
+
+/// S4's two device sets: four 15k rpm disks in RAID5 against four 2012 SAS SSDs in RAID5.
+pub const DEFAULT_SETS: &str = "raid5(4,hdd-15k),raid5(4,sas-ssd-2012)";
+/// S4's twelve server access profiles (crates/io/src/profile.rs), in its table's order.
+pub const S4_PROFILES: [&str; 12] = [
+    "web-file-4k",
+    "web-file-8k",
+    "web-file-64k",
+    "web-log",
+    "oltp-db",
+    "dss-db",
+    "sql-log",
+    "exchange",
+    "media-streaming",
+    "video-on-demand",
+    "workstation",
+    "os-paging",
+];
+/// S4's queue depths: 1, 2, 4 … 256.
+const QD_SWEEP: &str = "1:256";
+/// The drives' 16 KiB sequential runs: one I/O at a time, and a deep queue.
+const DRIVE_QDS: [u32; 2] = [1, 32];
+const DRIVE_BLOCK_BYTES: u64 = 16 << 10;
+
+/// What each `--scale` runs: the measured time and warm-up of every point, and the region.
+#[derive(Clone, Debug, Serialize)]
+pub struct Scale {
+    pub name: String,
+    pub runtime_s: f64,
+    pub ramp_s: f64,
+    pub size_bytes: u64,
+}
+
+impl Scale {
+    fn named(name: &str) -> Result<Scale> {
+        let (runtime_s, ramp_s, size_bytes) = match name {
+            // 224 points in all: 139 s on two cores (each point also spends up to 0.25 s
+            // beyond its ramp and runtime: the progress ticker's beat, draining its queue).
+            "quick" => (0.3, 0.1, 256 << 20),
+            // Hidden: the integration test's, the shortest runs whose figures still order.
+            "test" => (0.1, 0.02, 64 << 20),
+            "default" => (2.0, 0.5, 1 << 30),
+            "paper" => (10.0, 2.0, 4 << 30),
+            _ => {
+                return Err(Error::usage(format!(
+                    "--scale {name} belongs to the s1 scenario: the profiles scenario runs at quick, default or paper"
+                )))
+            }
+        };
+        Ok(Scale {
+            name: name.into(),
+            runtime_s,
+            ramp_s,
+            size_bytes,
+        })
+    }
+}
+
+#[derive(Debug, Serialize)]
+struct StudyConfig {
+    scenario: String,
+    devices: Vec<String>,
+    profiles: Vec<&'static str>,
+    qd: Vec<u32>,
+    drive_qd: Vec<u32>,
+    drive_block_bytes: u64,
+    scale: Scale,
+}
+
+/// The drive of a set: a RAID's member, a cache's backing device, or the device itself.
+pub fn drive_of(spec: &Spec) -> &Spec {
+    match spec {
+        Spec::Device { .. } => spec,
+        Spec::Raid { member, .. } => drive_of(member),
+        Spec::WbCache { backing, .. }
+        | Spec::ReadCache { backing, .. }
+        | Spec::PageCache { backing, .. } => drive_of(backing),
+    }
+}
+
+/// The device sets of `--devices`: emulated, each once, at least two.
+fn parse_sets(text: &str) -> Result<Vec<Spec>> {
+    let text = if text == DEFAULT_DEVICES {
+        DEFAULT_SETS
+    } else {
+        text
+    };
+    let specs = split_devices(text)?
+        .iter()
+        .map(|t| parse_spec(t).map_err(|e| Error::usage(format!("--devices: `{t}`: {e}"))))
+        .collect::<Result<Vec<Spec>>>()?;
+    if specs.iter().any(Spec::is_host) {
+        return Err(Error::usage(
+            "the profiles scenario measures emulated devices only: drop host from --devices",
+        ));
+    }
+    if specs.len() < 2 {
+        return Err(Error::usage(format!(
+            "--devices names one device set ({}), but the profiles scenario compares two: add a second, e.g. --devices {DEFAULT_SETS}",
+            specs[0].name()
+        )));
+    }
+    let names: Vec<String> = specs.iter().map(|s| file_name(&s.name())).collect();
+    for (i, n) in names.iter().enumerate() {
+        if names[..i].contains(n) {
+            return Err(Error::usage(format!(
+                "--devices names {n} twice: give each device set once"
+            )));
+        }
+    }
+    Ok(specs)
+}
+
+pub fn run(args: &StudyArgs) -> Result<()> {
+    if args.engine != "sqlite" || args.pacing != "none" || args.repeat != 1 {
+        return Err(Error::usage(
+            "--engine, --pacing and --repeat belong to the database scenarios, and the profiles scenario runs no database: drop them",
+        ));
+    }
+    let specs = parse_sets(&args.devices)?;
+    let scale = Scale::named(&args.scale)?;
+    let qds = device::config::parse_sweep(QD_SWEEP)?;
+    let config = StudyConfig {
+        scenario: args.scenario.clone(),
+        devices: specs.iter().map(Spec::name).collect(),
+        profiles: S4_PROFILES.to_vec(),
+        qd: qds.clone(),
+        drive_qd: DRIVE_QDS.to_vec(),
+        drive_block_bytes: DRIVE_BLOCK_BYTES,
+        scale: scale.clone(),
+    };
+    let (started_at, out) = super::prepare(args)?;
+    let summary = ProfilesSummary {
+        scenario: args.scenario.clone(),
+        baseline: file_name(&specs[0].name()),
+        qd: qds.clone(),
+        drive_qd: DRIVE_QDS.to_vec(),
+        runtime_s: scale.runtime_s,
+        ramp_s: scale.ramp_s,
+        size_bytes: scale.size_bytes,
+        ..ProfilesSummary::default()
+    };
+    let mut doc = super::new_study_doc(started_at, &config, &args.data_dir, summary);
+    let points = specs.len() * S4_PROFILES.len() * qds.len() + specs.len() * 2 * DRIVE_QDS.len();
+    output::note!(
+        "oltplab study profiles — {}: {} profiles at QD {} and one drive's 16 KiB sequential reads and writes at QD {}; {} points of {} + {} warm-up on a {} region; output {}",
+        config.devices.join(" against "),
+        S4_PROFILES.len(),
+        qds.iter().map(u32::to_string).collect::<Vec<_>>().join(","),
+        DRIVE_QDS.iter().map(u32::to_string).collect::<Vec<_>>().join(","),
+        points,
+        secs(scale.runtime_s),
+        secs(scale.ramp_s),
+        format_bytes(scale.size_bytes),
+        out.display()
+    );
+    let started = Instant::now();
+    let mut drives_done: Vec<String> = Vec::new();
+    for (i, spec) in specs.iter().enumerate() {
+        if STOP.load(Ordering::Relaxed) {
+            break;
+        }
+        let name = file_name(&spec.name());
+        let drive = drive_of(spec).clone();
+        output::note!(
+            "\n[{}/{}] {}: {} profiles × {} queue depths",
+            i + 1,
+            specs.len(),
+            spec.name(),
+            S4_PROFILES.len(),
+            qds.len()
+        );
+        let dir = format!("device-{name}");
+        let measured = measure(
+            &mut doc.warnings,
+            spec,
+            DeviceArgs {
+                profile: Some(S4_PROFILES.join(",")),
+                sweep_qd: Some(QD_SWEEP.into()),
+                ..DeviceArgs::default()
+            },
+            &scale,
+            &out.join(&dir),
+        )?;
+        let mut set = set_figures(spec, &drive, &measured.0, &qds);
+        set.result = format!("{dir}/{}", output::RESULT_FILE);
+        output::note!(
+            "  {}: geometric mean {} IOPS over {}",
+            spec.name(),
+            format_count(set.geomean_iops),
+            if set.complete {
+                "every profile and queue depth"
+            } else {
+                "the points measured before Ctrl-C"
+            }
+        );
+        doc.summary.sets.push(set);
+        add_ratios(&mut doc.summary);
+        super::save(&doc, &out, args.json.as_deref())?;
+        if measured.1 {
+            break;
+        }
+
+        // One drive of the set, unless an earlier set had the same drive.
+        let drive_name = drive.name();
+        if drives_done.contains(&drive_name) {
+            continue;
+        }
+        drives_done.push(drive_name.clone());
+        output::note!(
+            "  drive {drive_name}: 16 KiB sequential reads, then writes, at QD {}",
+            DRIVE_QDS
+                .iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(" and ")
+        );
+        let mut seq = Vec::new();
+        let mut interrupted = false;
+        for rw in ["read", "write"] {
+            let (summary, stopped) = measure(
+                &mut doc.warnings,
+                &drive,
+                DeviceArgs {
+                    rw: rw.into(),
+                    bs: DRIVE_BLOCK_BYTES,
+                    sweep_qd: Some(
+                        DRIVE_QDS
+                            .iter()
+                            .map(u32::to_string)
+                            .collect::<Vec<_>>()
+                            .join(","),
+                    ),
+                    ..DeviceArgs::default()
+                },
+                &scale,
+                &out.join(format!("drive-{}-seq{rw}", file_name(&drive_name))),
+            )?;
+            seq.push(summary);
+            if stopped {
+                interrupted = true;
+                break;
+            }
+        }
+        if let [read, write] = seq.as_slice() {
+            doc.summary
+                .drive_seq16k
+                .extend(drive_figures(&drive_name, read, write));
+        }
+        super::save(&doc, &out, args.json.as_deref())?;
+        if interrupted {
+            break;
+        }
+    }
+    doc.summary.interrupted = STOP.load(Ordering::Relaxed);
+    if doc.summary.interrupted {
+        doc.warnings.push(Warning::new(
+            WarningKind::Interrupted,
+            format!(
+                "Ctrl-C stopped the study after {} of {} device sets; results.json holds what was measured",
+                doc.summary.sets.len(),
+                specs.len()
+            ),
+        ));
+    }
+    super::save(&doc, &out, args.json.as_deref())?;
+    let report = oltplab_report::html(&[serde_json::to_value(&doc).expect("serialises")])
+        .map_err(|e| Error::failed(format!("writing the report failed: {e}")))?;
+    let report_path = out.join(REPORT_FILE);
+    std::fs::write(&report_path, report)
+        .map_err(|e| safety::io_usage(&report_path, "write", &e))?;
+    print_table(&doc.summary, &out, started.elapsed());
+    if doc.summary.interrupted {
+        return Err(Error::Interrupted);
+    }
+    Ok(())
+}
+
+/// `oltplab device` in-process on the emulated `spec`, with a RAM backing; returns the measured
+/// summary and whether Ctrl-C ended it early. The run's warnings join the study's, each kind once
+/// (few samples per point is what short points mean, so it is left in the run's own result; the
+/// study says itself when Ctrl-C stopped it).
+fn measure(
+    warnings: &mut Vec<Warning>,
+    spec: &Spec,
+    args: DeviceArgs,
+    scale: &Scale,
+    out: &Path,
+) -> Result<(DeviceSummary, bool)> {
+    let args = DeviceArgs {
+        target: None,
+        emulate: Some(spec.name()),
+        backing: "ram".into(),
+        runtime: Duration::from_secs_f64(scale.runtime_s),
+        ramp: Duration::from_secs_f64(scale.ramp_s),
+        size: scale.size_bytes.min(spec.capacity_bytes()),
+        out: Some(out.to_path_buf()),
+        ..args
+    };
+    let outcome = device::measure(&device::config::resolve(args)?)?;
+    for w in &outcome.doc.warnings {
+        let own = matches!(w.kind, WarningKind::FewSamples | WarningKind::Interrupted);
+        if !own && !warnings.iter().any(|x| x.kind == w.kind) {
+            warnings.push(w.clone());
+        }
+    }
+    Ok((outcome.doc.summary.measured, outcome.interrupted))
+}
+
+/// A set's figures from its device run: each profile's IOPS per depth and geometric mean, and
+/// each depth's geometric mean over the profiles that reached it.
+fn set_figures(spec: &Spec, drive: &Spec, measured: &DeviceSummary, qds: &[u32]) -> ProfileSet {
+    let profiles: Vec<ProfileFigures> = measured
+        .profiles
+        .as_deref()
+        .unwrap_or_default()
+        .iter()
+        .map(|p| {
+            let iops: Vec<f64> = p.sweep.iter().map(|s| s.iops).collect();
+            ProfileFigures {
+                name: p.name.clone(),
+                block_size_bytes: p.block_size_bytes,
+                read_pct: p.read_pct,
+                random_pct: p.random_pct,
+                qd: p.sweep.iter().map(|s| s.qd).collect(),
+                geomean_iops: geomean(&iops),
+                iops,
+            }
+        })
+        .collect();
+    let geomean_by_qd = qds
+        .iter()
+        .filter_map(|&qd| {
+            let at: Vec<f64> = profiles
+                .iter()
+                .filter_map(|p| p.qd.iter().position(|&q| q == qd).map(|i| p.iops[i]))
+                .collect();
+            (!at.is_empty()).then(|| QdGeomean {
+                qd,
+                geomean_iops: geomean(&at),
+            })
+        })
+        .collect();
+    let complete = profiles.len() == S4_PROFILES.len() && profiles.iter().all(|p| p.qd == qds);
+    ProfileSet {
+        name: file_name(&spec.name()),
+        spec: spec.name(),
+        drive: drive.name(),
+        geomean_iops: geomean(&profiles.iter().map(|p| p.geomean_iops).collect::<Vec<_>>()),
+        complete,
+        profiles,
+        geomean_by_qd,
+        ratio: None,
+        result: String::new(),
+    }
+}
+
+/// Each set's geometric means over the baseline's (the first set), per profile and overall; a
+/// profile counts only where both sets measured it at the same queue depths (Ctrl-C may have cut
+/// one short).
+fn add_ratios(summary: &mut ProfilesSummary) {
+    let Some(base) = summary.sets.first().cloned() else {
+        return;
+    };
+    let ratio = |a: f64, b: f64| if b > 0.0 { a / b } else { 0.0 };
+    for set in summary.sets.iter_mut().skip(1) {
+        let profiles: Vec<ProfileRatio> = set
+            .profiles
+            .iter()
+            .filter_map(|p| {
+                let b = base
+                    .profiles
+                    .iter()
+                    .find(|b| b.name == p.name && b.qd == p.qd)?;
+                Some(ProfileRatio {
+                    name: p.name.clone(),
+                    geomean_iops_ratio: ratio(p.geomean_iops, b.geomean_iops),
+                })
+            })
+            .collect();
+        set.ratio = Some(SetRatio {
+            against: base.name.clone(),
+            geomean_iops_ratio: geomean(
+                &profiles
+                    .iter()
+                    .map(|r| r.geomean_iops_ratio)
+                    .collect::<Vec<_>>(),
+            ),
+            profiles,
+        });
+    }
+}
+
+/// The drive's sequential figures per queue depth measured by both runs.
+fn drive_figures(device: &str, read: &DeviceSummary, write: &DeviceSummary) -> Vec<DriveSeq> {
+    let (Some(reads), Some(writes)) = (read.sweep.as_deref(), write.sweep.as_deref()) else {
+        return Vec::new();
+    };
+    reads
+        .iter()
+        .filter_map(|r| {
+            let w = writes.iter().find(|w| w.qd == r.qd)?;
+            Some(DriveSeq {
+                device: device.into(),
+                qd: r.qd,
+                read_iops: r.read.iops,
+                write_iops: w.write.iops,
+                read_bw_bytes: r.read.bw_bytes,
+                write_bw_bytes: w.write.bw_bytes,
+                read_lat_ns_mean: r.read.lat_ns.mean,
+                write_lat_ns_mean: w.write.lat_ns.mean,
+            })
+        })
+        .collect()
+}
+
+fn secs(s: f64) -> String {
+    format!("{s} s")
+}
+
+fn print_table(summary: &ProfilesSummary, out: &Path, took: Duration) {
+    let qds = &summary.qd;
+    for set in &summary.sets {
+        output::say!("\n{}: IOPS", set.spec);
+        let mut head = format!("{:<16}", "profile");
+        for qd in qds {
+            head.push_str(&format!(" {:>8}", format!("QD{qd}")));
+        }
+        head.push_str(&format!(" {:>8} {:>8}", "geomean", "ratio"));
+        output::say!("{head}");
+        for p in &set.profiles {
+            let mut line = format!("{:<16}", p.name);
+            for qd in qds {
+                let v = p.qd.iter().position(|q| q == qd).map(|i| p.iops[i]);
+                line.push_str(&format!(
+                    " {:>8}",
+                    v.map_or("—".into(), |v| format!("{v:.0}"))
+                ));
+            }
+            let ratio = set
+                .ratio
+                .as_ref()
+                .and_then(|r| r.profiles.iter().find(|r| r.name == p.name))
+                .map_or(String::new(), |r| format!("{:.1}×", r.geomean_iops_ratio));
+            line.push_str(&format!(" {:>8.0} {:>8}", p.geomean_iops, ratio));
+            output::say!("{line}");
+        }
+        let mut line = format!("{:<16}", "geomean");
+        for qd in qds {
+            let v = set.geomean_by_qd.iter().find(|g| g.qd == *qd);
+            line.push_str(&format!(
+                " {:>8}",
+                v.map_or("—".into(), |g| format!("{:.0}", g.geomean_iops))
+            ));
+        }
+        let ratio = set
+            .ratio
+            .as_ref()
+            .map_or(String::new(), |r| format!("{:.1}×", r.geomean_iops_ratio));
+        line.push_str(&format!(" {:>8.0} {:>8}", set.geomean_iops, ratio));
+        output::say!("{line}");
+    }
+    if !summary.drive_seq16k.is_empty() {
+        output::say!(
+            "\n{:<16} {:>4} {:>11} {:>11} {:>11} {:>11}",
+            "drive",
+            "QD",
+            "read IOPS",
+            "read MB/s",
+            "write IOPS",
+            "write MB/s"
+        );
+        for d in &summary.drive_seq16k {
+            output::say!(
+                "{:<16} {:>4} {:>11.0} {:>11.1} {:>11.0} {:>11.1}",
+                d.device,
+                d.qd,
+                d.read_iops,
+                d.read_bw_bytes / 1e6,
+                d.write_iops,
+                d.write_bw_bytes / 1e6
+            );
+        }
+    }
+    output::say!(
+        "(IOPS of every profile at every queue depth, {} s per point after {} s warm-up; geomean: geometric mean; ratio: against {}; drives: 16 KiB sequential)",
+        summary.runtime_s,
+        summary.ramp_s,
+        summary.sets.first().map_or("the first set", |s| s.spec.as_str())
+    );
+    output::say!(
+        "\nresults: {}  report: {}  took {:.0} s",
+        out.join(RESULTS_FILE).display(),
+        out.join(REPORT_FILE).display(),
+        took.as_secs_f64()
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use oltplab_metrics::schema::{ProfileResult, SweepPoint};
+
+    #[test]
+    fn the_drive_of_a_set_is_its_member() {
+        for (set, drive) in [
+            ("raid5(4,hdd-15k)", "hdd-15k"),
+            ("raid5(4,sas-ssd-2012)", "sas-ssd-2012"),
+            ("hdd-10k", "hdd-10k"),
+        ] {
+            assert_eq!(drive_of(&parse_spec(set).unwrap()).name(), drive, "{set}");
+        }
+    }
+
+    #[test]
+    fn one_set_or_host_is_refused() {
+        for (text, says) in [
+            ("hdd-15k", "compares two"),
+            ("host,hdd-15k", "emulated devices only"),
+            ("hdd-15k,hdd-15k", "twice"),
+        ] {
+            let err = parse_sets(text).unwrap_err();
+            assert_eq!(err.exit_code(), 2, "{text}");
+            assert!(err.to_string().contains(says), "{text}: {err}");
+        }
+        let sets = parse_sets(DEFAULT_DEVICES).unwrap();
+        assert_eq!(
+            sets.iter().map(Spec::name).collect::<Vec<_>>(),
+            [
+                "raid5(4,hdd-15k,stripe=64k)",
+                "raid5(4,sas-ssd-2012,stripe=64k)"
+            ]
+        );
+    }
+
+    #[test]
+    fn geometric_means_and_ratios() {
+        let profile = |name: &str, iops: &[f64]| ProfileResult {
+            name: name.into(),
+            sweep: iops
+                .iter()
+                .enumerate()
+                .map(|(i, &iops)| SweepPoint {
+                    qd: 1 << i,
+                    iops,
+                    ..SweepPoint::default()
+                })
+                .collect(),
+            ..ProfileResult::default()
+        };
+        let measured = |a: &[f64], b: &[f64]| DeviceSummary {
+            profiles: Some(vec![profile("a", a), profile("b", b)]),
+            ..DeviceSummary::default()
+        };
+        let spec = parse_spec("raid5(4,hdd-15k)").unwrap();
+        let qds = [1, 2];
+        let hdd = set_figures(
+            &spec,
+            &spec,
+            &measured(&[100.0, 400.0], &[10.0, 40.0]),
+            &qds,
+        );
+        assert!((hdd.profiles[0].geomean_iops - 200.0).abs() < 1e-9);
+        assert!((hdd.geomean_by_qd[0].geomean_iops - 1000f64.sqrt()).abs() < 1e-9);
+        assert!((hdd.geomean_by_qd[1].geomean_iops - 16000f64.sqrt()).abs() < 1e-9);
+        assert!((hdd.geomean_iops - 4000f64.sqrt()).abs() < 1e-9);
+        let ssd_spec = parse_spec("raid5(4,sas-ssd-2012)").unwrap();
+        let ssd = set_figures(
+            &ssd_spec,
+            &ssd_spec,
+            &measured(&[1000.0, 4000.0], &[20.0, 80.0]),
+            &qds,
+        );
+        let mut summary = ProfilesSummary {
+            sets: vec![hdd, ssd],
+            ..ProfilesSummary::default()
+        };
+        add_ratios(&mut summary);
+        assert!(summary.sets[0].ratio.is_none());
+        let r = summary.sets[1].ratio.as_ref().unwrap();
+        assert_eq!(r.against, "raid5_4_hdd-15k_stripe_64k");
+        assert!((r.profiles[0].geomean_iops_ratio - 10.0).abs() < 1e-9);
+        assert!((r.profiles[1].geomean_iops_ratio - 2.0).abs() < 1e-9);
+        assert!((r.geomean_iops_ratio - 20f64.sqrt()).abs() < 1e-9);
+        assert!(!summary.sets[1].complete, "two profiles, not twelve");
+
+        // Ctrl-C cut profile b short on the second set: b is left out of its ratios.
+        summary.sets[1] = set_figures(
+            &ssd_spec,
+            &ssd_spec,
+            &measured(&[1000.0, 4000.0], &[20.0]),
+            &qds,
+        );
+        add_ratios(&mut summary);
+        let r = summary.sets[1].ratio.as_ref().unwrap();
+        assert_eq!(r.profiles.len(), 1);
+        assert!((r.geomean_iops_ratio - 10.0).abs() < 1e-9);
+    }
+}

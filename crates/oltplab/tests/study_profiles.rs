@@ -1,0 +1,158 @@
+//! `oltplab study --scenario profiles` (S4) end to end at the hidden test scale (0.1 s points, the
+//! quick scale takes over two minutes): both default device sets get every profile at every queue
+//! depth, the SSD RAID beats the HDD RAID, the HDD RAID gains from a deeper queue, the drives'
+//! sequential figures are there, and results.json and report.html are written; bad input is
+//! refused before anything runs.
+
+mod common;
+
+use common::{assert_ok, assert_one_line_usage_error, json, oltplab, scratch};
+use serde_json::Value;
+
+fn f(v: &Value) -> f64 {
+    v.as_f64().unwrap_or(0.0)
+}
+
+#[test]
+fn profiles_study_measures_both_sets_at_every_depth() {
+    let dir = scratch("profiles");
+    let out = oltplab(
+        &dir,
+        &[
+            "study",
+            "--scenario",
+            "profiles",
+            "--scale",
+            "test",
+            "--out",
+            "res",
+            "--json",
+            "copy.json",
+        ],
+    );
+    assert_ok(&out);
+    let doc = json(&dir.join("res/results.json"));
+    assert_eq!(doc, json(&dir.join("copy.json")));
+    assert_eq!(doc["kind"], "study");
+    let s = &doc["summary"];
+    assert_eq!(s["scenario"], "profiles");
+    assert_eq!(s["interrupted"], false);
+    let qds: Vec<u64> = s["qd"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|q| q.as_u64().unwrap())
+        .collect();
+    assert_eq!(qds, [1, 2, 4, 8, 16, 32, 64, 128, 256]);
+    let sets = s["sets"].as_array().unwrap();
+    let specs: Vec<&str> = sets.iter().map(|s| s["spec"].as_str().unwrap()).collect();
+    assert_eq!(
+        specs,
+        [
+            "raid5(4,hdd-15k,stripe=64k)",
+            "raid5(4,sas-ssd-2012,stripe=64k)"
+        ]
+    );
+    assert_eq!(s["baseline"], sets[0]["name"]);
+    for set in sets {
+        let name = set["spec"].as_str().unwrap();
+        let profiles = set["profiles"].as_array().unwrap();
+        assert_eq!(profiles.len(), 12, "{name}");
+        for p in profiles {
+            let iops = p["iops"].as_array().unwrap();
+            assert_eq!(p["qd"].as_array().unwrap().len(), 9, "{name} {}", p["name"]);
+            assert_eq!(iops.len(), 9, "{name} {}", p["name"]);
+            for v in iops {
+                assert!(f(v) > 0.0, "{name} {}: {iops:?}", p["name"]);
+            }
+            assert!(f(&p["geomean_iops"]) > 0.0);
+        }
+        assert_eq!(set["complete"], true, "{name}");
+        assert_eq!(set["geomean_by_qd"].as_array().unwrap().len(), 9);
+        assert!(f(&set["geomean_iops"]) > 0.0);
+        let result = dir.join("res").join(set["result"].as_str().unwrap());
+        assert_eq!(json(&result)["kind"], "device", "{result:?}");
+    }
+    // The SSDs do more at every profile's geometric mean taken together, and the ratio says so.
+    let (hdd, ssd) = (&sets[0], &sets[1]);
+    assert!(f(&ssd["geomean_iops"]) > f(&hdd["geomean_iops"]));
+    assert!(hdd.get("ratio").is_none());
+    let ratio = &ssd["ratio"];
+    assert!(f(&ratio["geomean_iops_ratio"]) > 1.0, "{ratio}");
+    // With every profile in both sets, the geometric mean of the ratios is the ratio of the means.
+    let of_means = f(&ssd["geomean_iops"]) / f(&hdd["geomean_iops"]);
+    assert!((f(&ratio["geomean_iops_ratio"]) / of_means - 1.0).abs() < 1e-9);
+    assert_eq!(ratio["profiles"].as_array().unwrap().len(), 12);
+    // Four disks and their elevators: every doubling of the queue up to 32 gains on the HDD RAID.
+    let by_qd: Vec<f64> = hdd["geomean_by_qd"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| f(&g["geomean_iops"]))
+        .collect();
+    for w in by_qd[..6].windows(2) {
+        assert!(w[1] > w[0], "HDD RAID geomean by QD: {by_qd:?}");
+    }
+    // One drive of each set, 16 KiB sequential, at QD 1 and 32.
+    let drives: Vec<(String, u64)> = s["drive_seq16k"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            for k in ["read_iops", "write_iops", "read_bw_bytes", "write_bw_bytes"] {
+                assert!(f(&d[k]) > 0.0, "{d}: {k}");
+            }
+            assert!((f(&d["read_bw_bytes"]) - 16384.0 * f(&d["read_iops"])).abs() < 1.0);
+            (
+                d["device"].as_str().unwrap().to_string(),
+                d["qd"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        drives,
+        [
+            ("hdd-15k".into(), 1),
+            ("hdd-15k".into(), 32),
+            ("sas-ssd-2012".into(), 1),
+            ("sas-ssd-2012".into(), 32)
+        ]
+    );
+    let report = std::fs::read_to_string(dir.join("res/report.html")).unwrap();
+    assert!(report.contains("server access profiles"), "report title");
+    assert!(report.contains("<svg"), "report charts");
+    assert!(report.contains("web-file-4k") && report.contains("os-paging"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn bad_profiles_input_is_refused_before_anything_runs() {
+    let dir = scratch("profiles-bad");
+    let out = oltplab(
+        &dir,
+        &[
+            "study",
+            "--scenario",
+            "profiles",
+            "--devices",
+            "hdd-15k",
+            "--out",
+            "res",
+        ],
+    );
+    assert_one_line_usage_error(&out, "compares two");
+    for (args, says) in [
+        (&["--devices", "host,hdd-15k"][..], "emulated devices only"),
+        (&["--engine", "postgres"][..], "runs no database"),
+        (&["--scale", "s1"][..], "quick, default or paper"),
+    ] {
+        let mut all = vec!["study", "--scenario", "profiles", "--out", "res"];
+        all.extend_from_slice(args);
+        assert_one_line_usage_error(&oltplab(&dir, &all), says);
+    }
+    // The hidden test scale is the profiles scenario's alone.
+    let out = oltplab(&dir, &["study", "--scale", "test", "--out", "res"]);
+    assert_one_line_usage_error(&out, "belongs to the profiles scenario");
+    assert!(!dir.join("res").exists(), "nothing ran");
+    let _ = std::fs::remove_dir_all(&dir);
+}
