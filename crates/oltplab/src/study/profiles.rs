@@ -103,6 +103,7 @@ pub fn drive_of(spec: &Spec) -> &Spec {
         Spec::WbCache { backing, .. }
         | Spec::ReadCache { backing, .. }
         | Spec::PageCache { backing, .. } => drive_of(backing),
+        Spec::Layout { devices, .. } => drive_of(&devices[0]),
     }
 }
 
@@ -117,6 +118,11 @@ fn parse_sets(text: &str) -> Result<Vec<Spec>> {
         .iter()
         .map(|t| parse_spec(t).map_err(|e| Error::usage(format!("--devices: `{t}`: {e}"))))
         .collect::<Result<Vec<Spec>>>()?;
+    if specs.iter().any(Spec::is_layout) {
+        return Err(Error::usage(
+            "the profiles scenario measures devices, not layouts: give each set as one device spec, e.g. raid5(4,hdd-15k)",
+        ));
+    }
     if specs.iter().any(Spec::is_host) {
         return Err(Error::usage(
             "the profiles scenario measures emulated devices only: drop host from --devices",
