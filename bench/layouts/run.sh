@@ -18,3 +18,10 @@ for engine in postgres mariadb; do
     --trace "$work/$engine.trace" --json "$out/$engine-layout-run.json" --out "$work/$engine-res" \
     2> "$out/$engine-layout-run.txt"
 done
+# S2 and S3 at the quick scale: wall time and the per-configuration table.
+for scenario in "cache-tiers --engine sqlite" "placement --engine postgres"; do
+  name=${scenario%% *}
+  /usr/bin/time -f "%e s wall" $O study --scenario $scenario --scale quick \
+    --data-dir "$work/study-$name" --out "$work/study-$name-out" > "$out/study-$name.txt" 2>&1
+  cp "$work/study-$name-out/results.json" "$out/study-$name.json"
+done

@@ -150,9 +150,12 @@ fn bad_profiles_input_is_refused_before_anything_runs() {
         all.extend_from_slice(args);
         assert_one_line_usage_error(&oltplab(&dir, &all), says);
     }
-    // The hidden test scale is the profiles scenario's alone.
+    // The hidden test scale is not S1's.
     let out = oltplab(&dir, &["study", "--scale", "test", "--out", "res"]);
-    assert_one_line_usage_error(&out, "belongs to the profiles scenario");
+    assert_one_line_usage_error(
+        &out,
+        "belongs to the profiles, cache-tiers and placement scenarios",
+    );
     assert!(!dir.join("res").exists(), "nothing ran");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -213,6 +213,9 @@ impl<'a> Doc<'a> {
                         if n == 1 { "" } else { "s" }
                     );
                 }
+                if scenario == "cache-tiers" || scenario == "placement" {
+                    return crate::storage::label(self);
+                }
                 if scenario == "profiles" {
                     let sets: Vec<&str> = self
                         .array("/summary/sets")

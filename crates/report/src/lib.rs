@@ -19,6 +19,7 @@ pub mod model;
 mod profiles;
 mod replay;
 mod run;
+mod storage;
 mod study;
 pub mod svg;
 

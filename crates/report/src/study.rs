@@ -150,6 +150,9 @@ pub fn section(doc: &Doc, index: usize, charts: bool) -> Section {
     if crate::profiles::is_profiles(doc) {
         return crate::profiles::section(doc, index, charts);
     }
+    if crate::storage::is_storage(doc) {
+        return crate::storage::section(doc, index, charts);
+    }
     let mut s = Section::new(
         format!("r{}", index + 1),
         format!("Study: {}", doc.label),

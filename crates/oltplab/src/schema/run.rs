@@ -204,6 +204,9 @@ pub struct RampStep {
     /// Each emulated device's I/O and busy share in the step (`io.by_device`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub devices: Vec<GroupIo>,
+    /// The I/O by table (`io.by_table`), when the step was traced.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tables: Vec<GroupIo>,
     pub interrupted: bool,
 }
 

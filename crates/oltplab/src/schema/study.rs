@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use oltplab_devmodel::Fidelity;
 use oltplab_trace::replay::sim::ReplayOrder;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::{ServerWaits, TxIo};
 
@@ -215,4 +215,39 @@ pub enum Limit {
     Locks,
     /// A server counted its lock waits, and they are not most of the unexplained rest.
     UnmeasuredWaits,
+}
+
+/// One storage configuration's figures.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ConfigFigures {
+    /// What S2/S3 call it, e.g. `log+temp on flash`.
+    pub name: String,
+    /// The device spec or layout it ran on.
+    pub spec: String,
+    #[serde(flatten)]
+    pub figures: super::RampStep,
+    /// Its New-Orders per minute against the first configuration's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tpmc_vs_first: Option<f64>,
+}
+
+/// `summary` of a cache-tiers or placement study.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct StorageStudySummary {
+    pub scenario: String,
+    pub engine: String,
+    pub warehouses: u32,
+    pub terminals: u32,
+    pub load_s: f64,
+    pub database_bytes: u64,
+    pub buffer_pool_bytes: u64,
+    /// placement: the table the first configuration's I/O named hottest (its share of the I/O).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hot_table: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hot_table_share_pct: Option<f64>,
+    pub configs: Vec<ConfigFigures>,
+    pub interrupted: bool,
 }

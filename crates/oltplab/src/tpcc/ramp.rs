@@ -71,7 +71,7 @@ pub fn run_ramp(cfg: &RunConfig, stop: &AtomicBool) -> Result<RunOutcome> {
 }
 
 /// A step's figures from its run's result.
-fn step_of(doc: &TpccResult) -> RampStep {
+pub(crate) fn step_of(doc: &TpccResult) -> RampStep {
     let s = &doc.summary;
     let mut all = LatencyHistogram::new();
     for name in s.tx.keys() {
@@ -91,6 +91,7 @@ fn step_of(doc: &TpccResult) -> RampStep {
         cpu_utilisation: s.cpu.utilisation,
         io_iops: s.io.iops,
         devices: s.io.by_device.clone(),
+        tables: s.io.by_table.clone(),
         interrupted: s.interrupted,
     }
 }

@@ -1,0 +1,441 @@
+//! The storage-configuration studies: S2 (`--scenario cache-tiers`: four storage systems behind the
+//! RAID controller) and S3 (`--scenario placement`: nothing, the log and temp, the hottest table,
+//! or everything on flash). Both load TPC-C once and run it on a fresh copy of the database per
+//! configuration — a device spec or a layout (docs/layouts.md) — and tabulate what S2 and S3 did:
+//! throughput, IOPS, mean and 90th-percentile response time, CPU utilisation, and each device's
+//! busy (100 − idle) share and read-cache hit ratio.
+
+use std::sync::atomic::Ordering;
+
+use oltplab_core::units::{format_bytes, format_count, format_ns};
+use oltplab_core::{Error, Result};
+use oltplab_devmodel::{parse_spec, Spec};
+use oltplab_metrics::{Warning, WarningKind};
+use serde::Serialize;
+
+use super::{new_study_doc, prepare, save, secs, split_devices, Database, Scale, StudyArgs};
+use super::{DEFAULT_DEVICES, REPORT_FILE};
+use crate::output;
+use crate::schema::{ConfigFigures, StorageStudySummary};
+use crate::tpcc::{self, LoadConfig, RunConfig};
+use crate::STOP;
+
+/// S2's controller: 1 GB of battery-backed write-back cache in front of its disks.
+const CONTROLLER_CACHE: &str = "size=1g";
+/// S3's defaults: the server's disks (behind its controller cache), and the PCIe flash card.
+const PLACEMENT_DEVICES: &str = "wbcache(raid10(8,hdd-15k),size=1g),pcie-flash-2012";
+/// S2's SSD read cache holds this share of the loaded database (its one SAS SSD against a
+/// database that did not fit it).
+const READ_CACHE_SHARE: f64 = 0.5;
+
+#[derive(Debug, Serialize)]
+struct StorageConfig {
+    scenario: String,
+    engine: String,
+    devices: Vec<String>,
+    scale: Scale,
+    seed: u64,
+}
+
+/// A configuration still to run: its name and spec; placement's hot-table layout is made once the
+/// first run has named the table.
+enum Planned {
+    Ready(String, Spec),
+    HotTable { slow: Spec, fast: Spec },
+}
+
+pub fn run(args: &StudyArgs) -> Result<()> {
+    if args.repeat != 1 {
+        return Err(Error::usage(format!(
+            "--repeat belongs to the s1 scenario; the {} scenario runs each configuration once",
+            args.scenario
+        )));
+    }
+    let placement = args.scenario == "placement";
+    if placement && args.engine == "sqlite" {
+        return Err(Error::usage(
+            "the placement scenario puts the hottest table on flash, and SQLite keeps every table in one file: add --engine postgres or --engine mariadb",
+        ));
+    }
+    let given = (args.devices != DEFAULT_DEVICES)
+        .then(|| split_devices(&args.devices))
+        .transpose()?;
+    let parse = |t: &str| parse_spec(t).map_err(|e| Error::usage(format!("--devices: `{t}`: {e}")));
+    // Every device is checked before anything is made or loaded.
+    let placement_devices = if placement {
+        Some(two_devices(given.as_deref(), PLACEMENT_DEVICES, &parse)?)
+    } else {
+        None
+    };
+    let given_tiers = match (&given, placement) {
+        (Some(list), false) => {
+            let specs = list
+                .iter()
+                .map(|t| parse(t).map(|s| (s.name(), s)))
+                .collect::<Result<Vec<_>>>()?;
+            if specs.len() < 2 || specs.iter().any(|(_, s)| s.is_host()) {
+                return Err(Error::usage(
+                    "--devices for cache-tiers: two or more emulated storage configurations (host is not one)",
+                ));
+            }
+            Some(specs)
+        }
+        _ => None,
+    };
+    let scale = Scale::named(&args.scale).paced(&args.pacing);
+    let (started_at, out) = prepare(args)?;
+    let mut database = Database::new(&args.engine, &args.data_dir, &scale);
+
+    // One load, copied for each configuration.
+    output::note!(
+        "oltplab study {} — TPC-C on {}: {} warehouse{}, {} terminals, {} warm-up + {} measured per configuration; output {}",
+        args.scenario,
+        args.engine,
+        scale.warehouses,
+        if scale.warehouses == 1 { "" } else { "s" },
+        scale.terminals,
+        secs(scale.warmup_s),
+        secs(scale.duration_s),
+        out.display()
+    );
+    let load_started = std::time::Instant::now();
+    let load = tpcc::load_with(
+        &LoadConfig {
+            db: database.spec(&database.base)?,
+            warehouses: scale.warehouses,
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get()) as u32,
+            seed: 1,
+            check: true,
+            force: true,
+            emulate: None,
+            sqlite_vfs: None,
+            quiet: output::quiet(),
+        },
+        &STOP,
+    )?;
+    if load.conditions.iter().any(|c| !c.holds()) {
+        return Err(Error::failed(
+            "the freshly loaded database violates TPC-C consistency conditions: this is a bug in oltplab",
+        ));
+    }
+    let database_bytes = super::tree_bytes(&database.base);
+    if let Some(share) = scale.pool_share_of_data {
+        database.buffer_pool_bytes =
+            ((database_bytes as f64 * share) as u64).max(super::SERVER_POOL_BYTES_MIN);
+    }
+
+    let plan = match placement_devices {
+        Some((slow, fast)) => {
+            let layout =
+                |roles: &str| -> Result<Spec> { parse(&format!("data={},{roles}", slow.name())) };
+            vec![
+                Planned::Ready("nothing on flash".into(), slow.clone()),
+                Planned::Ready(
+                    "log and temp on flash".into(),
+                    layout(&format!("log={f},temp={f}", f = fast.name()))?,
+                ),
+                Planned::HotTable {
+                    slow: slow.clone(),
+                    fast: fast.clone(),
+                },
+                Planned::Ready("everything on flash".into(), fast),
+            ]
+        }
+        None => match given_tiers {
+            Some(specs) => specs,
+            None => cache_tiers(database_bytes)?,
+        }
+        .into_iter()
+        .map(|(name, s)| Planned::Ready(name, s))
+        .collect(),
+    };
+    let config = StorageConfig {
+        scenario: args.scenario.clone(),
+        engine: args.engine.clone(),
+        devices: plan
+            .iter()
+            .map(|p| match p {
+                Planned::Ready(_, s) => s.name(),
+                Planned::HotTable { slow, fast } => {
+                    format!("data={},table:<hottest>={}", slow.name(), fast.name())
+                }
+            })
+            .collect(),
+        scale: scale.clone(),
+        seed: 1,
+    };
+    let summary = StorageStudySummary {
+        scenario: args.scenario.clone(),
+        engine: args.engine.clone(),
+        warehouses: scale.warehouses,
+        terminals: scale.terminals,
+        load_s: load_started.elapsed().as_secs_f64(),
+        database_bytes,
+        buffer_pool_bytes: database.buffer_pool_bytes,
+        ..StorageStudySummary::default()
+    };
+    let mut doc = new_study_doc(started_at, &config, &args.data_dir, summary);
+    doc.env.engine_version = Some(load.engine_version.clone());
+
+    let count = plan.len();
+    for (i, planned) in plan.into_iter().enumerate() {
+        if STOP.load(Ordering::Relaxed) {
+            break;
+        }
+        let (name, spec) = match planned {
+            Planned::Ready(name, spec) => (name, spec),
+            Planned::HotTable { slow, fast } => {
+                let (table, share) = hottest_table(&doc.summary.configs)?;
+                doc.summary.hot_table = Some(table.clone());
+                doc.summary.hot_table_share_pct = Some(share);
+                output::note!(
+                    "the hottest table is {table}: {share:.1} % of the reads and writes of the first configuration"
+                );
+                let spec = parse(&format!(
+                    "data={},table:{table}={}",
+                    slow.name(),
+                    fast.name()
+                ))?;
+                (format!("{table} on flash"), spec)
+            }
+        };
+        output::note!("\n[{}/{}] {name}: {}", i + 1, count, spec.name());
+        match run_config(&name, &spec, i, &scale, &database, &out) {
+            Ok(f) => {
+                if let Some(w) = f.1 {
+                    doc.warnings.push(w);
+                }
+                doc.summary.configs.push(f.0);
+            }
+            Err(Error::Interrupted) => break,
+            Err(e) => return Err(e),
+        }
+        let first = doc.summary.configs[0].figures.tpmc;
+        for c in &mut doc.summary.configs {
+            c.tpmc_vs_first = (first > 0.0).then(|| c.figures.tpmc / first);
+        }
+        save(&doc, &out, args.json.as_deref())?;
+    }
+    doc.summary.interrupted = STOP.load(Ordering::Relaxed);
+    if doc.summary.interrupted {
+        doc.warnings.push(Warning::new(
+            WarningKind::Interrupted,
+            format!(
+                "Ctrl-C stopped the study after {} of {count} configurations; results.json holds those",
+                doc.summary.configs.len()
+            ),
+        ));
+    }
+    save(&doc, &out, args.json.as_deref())?;
+    let report = oltplab_report::html(&[serde_json::to_value(&doc).expect("serialises")])
+        .map_err(|e| Error::failed(format!("writing the report failed: {e}")))?;
+    std::fs::write(out.join(REPORT_FILE), report).map_err(|e| {
+        Error::failed(format!(
+            "cannot write {}: {e}",
+            out.join(REPORT_FILE).display()
+        ))
+    })?;
+    print_table(&doc.summary);
+    output::say!("results: {}", out.display());
+    if doc.summary.interrupted {
+        return Err(Error::Interrupted);
+    }
+    Ok(())
+}
+
+/// `--devices SLOW,FAST` for placement, or its defaults.
+fn two_devices(
+    given: Option<&[String]>,
+    default: &str,
+    parse: &dyn Fn(&str) -> Result<Spec>,
+) -> Result<(Spec, Spec)> {
+    let list = match given {
+        Some(l) => l.to_vec(),
+        None => split_devices(default)?,
+    };
+    let [slow, fast] = list.as_slice() else {
+        return Err(Error::usage(
+            "--devices for placement: two devices, the slow one and the flash, e.g. raid10(8,hdd-15k),pcie-flash-2012",
+        ));
+    };
+    let (slow, fast) = (parse(slow)?, parse(fast)?);
+    if slow.is_host() || fast.is_host() || slow.is_layout() || fast.is_layout() {
+        return Err(Error::usage(
+            "--devices for placement: two emulated devices (not host, not layouts); the scenario makes the layouts",
+        ));
+    }
+    Ok((slow, fast))
+}
+
+/// S2's four storage systems. The three on the RAID controller sit behind its 1 GB battery-backed
+/// write cache; the PCIe flash card is a card of its own, not behind the controller.
+fn cache_tiers(database_bytes: u64) -> Result<Vec<(String, Spec)>> {
+    // A read cache holds half the database, in whole MiB, at least 16 MiB.
+    let cache_mib = ((database_bytes as f64 * READ_CACHE_SHARE) / (1 << 20) as f64)
+        .ceil()
+        .max(16.0) as u64;
+    [
+        (
+            "HDD RAID10 x16",
+            format!("wbcache(raid10(16,hdd-15k),{CONTROLLER_CACHE})"),
+        ),
+        (
+            "HDD RAID10 x16 + SSD read cache",
+            format!(
+                "wbcache(readcache(raid10(16,hdd-15k),sas-ssd-2012,size={cache_mib}m),{CONTROLLER_CACHE})"
+            ),
+        ),
+        (
+            "SAS SSD RAID10 x4",
+            format!("wbcache(raid10(4,sas-ssd-2012),{CONTROLLER_CACHE})"),
+        ),
+        ("PCIe flash", "pcie-flash-2012".to_string()),
+    ]
+    .into_iter()
+    .map(|(name, t)| {
+        parse_spec(&t)
+            .map(|s| (name.to_string(), s))
+            .map_err(|e| Error::failed(format!("the built-in configuration {t}: {e}")))
+    })
+    .collect()
+}
+
+/// The table with the largest share of the first configuration's reads and writes.
+fn hottest_table(configs: &[ConfigFigures]) -> Result<(String, f64)> {
+    configs
+        .first()
+        .and_then(|c| {
+            c.figures
+                .tables
+                .iter()
+                .find(|t| !t.name.starts_with('('))
+                .map(|t| (t.name.clone(), t.share_pct))
+        })
+        .ok_or_else(|| {
+            Error::failed(
+                "the first configuration's run attributed no I/O to a table, so the hottest table is unknown: check its warnings",
+            )
+        })
+}
+
+/// TPC-C on a fresh copy of the database, on `spec`.
+fn run_config(
+    name: &str,
+    spec: &Spec,
+    index: usize,
+    scale: &Scale,
+    database: &Database,
+    out: &std::path::Path,
+) -> Result<(ConfigFigures, Option<Warning>)> {
+    let tag = format!("config{}", index + 1);
+    let db_path = database.copy_for(&tag)?;
+    let run_cfg = RunConfig {
+        db: database.spec(&db_path)?,
+        warehouses: Some(scale.warehouses),
+        terminals: Some(scale.terminals),
+        ramp: Vec::new(),
+        duration_s: scale.duration_s,
+        warmup_s: scale.warmup_s,
+        warmup_auto: false,
+        report_interval_s: scale.report_interval_s,
+        keying_think: scale.keying_think,
+        max_retries: 10,
+        seed: 1,
+        warehouse_range: None,
+        start_at: None,
+        emulate: Some(spec.name()),
+        // SQLite attributes I/O to tables only from a trace; servers always trace.
+        trace: (database.engine == "sqlite").then(|| out.join(format!("{tag}.trace"))),
+        backing: "ram".into(),
+        sqlite_vfs: None,
+        json: None,
+        out: Some(out.join(format!("run-{tag}"))),
+        force: false,
+        save: true,
+        quiet: output::quiet(),
+    };
+    let result = tpcc::run_with(&run_cfg, &STOP);
+    database.remove_copy(&db_path);
+    let outcome = result?;
+    let warning = outcome
+        .doc
+        .warnings
+        .iter()
+        .find(|w| matches!(w.kind, WarningKind::EmulationOffTarget))
+        .map(|w| Warning::new(w.kind, format!("{name}: {}", w.message)));
+    let figures = tpcc::step_of(&outcome.doc);
+    Ok((
+        ConfigFigures {
+            name: name.to_string(),
+            spec: spec.name(),
+            figures,
+            tpmc_vs_first: None,
+        },
+        warning,
+    ))
+}
+
+fn print_table(s: &StorageStudySummary) {
+    output::say!("");
+    output::say!(
+        "{:<32} {:>14} {:>7} {:>9} {:>9} {:>9} {:>9}  device busy (read-cache hits)",
+        "configuration",
+        "New-Orders/min",
+        "vs 1st",
+        "IOPS",
+        "mean rt",
+        "p90 rt",
+        "CPU busy"
+    );
+    for c in &s.configs {
+        let f = &c.figures;
+        let devices: Vec<String> = f
+            .devices
+            .iter()
+            .map(|d| {
+                // One device: the configuration names it; a layout's: by their roles.
+                let name = if f.devices.len() == 1 {
+                    "device".to_string()
+                } else {
+                    short(&d.name)
+                };
+                match d.read_cache_hit_pct {
+                    Some(h) => format!("{name} {:.0} % ({h:.0} %)", d.busy_pct),
+                    None => format!("{name} {:.0} %", d.busy_pct),
+                }
+            })
+            .collect();
+        output::say!(
+            "{:<32} {:>14} {:>7} {:>9} {:>9} {:>9} {:>7.0} %  {}",
+            c.name,
+            format_count(f.tpmc),
+            c.tpmc_vs_first
+                .map_or("—".to_string(), |r| format!("{r:.2}×")),
+            format_count(f.io_iops),
+            format_ns(f.lat_ns.mean),
+            format_ns(f.lat_ns.p90 as f64),
+            100.0 * f.cpu_utilisation,
+            devices.join(", ")
+        );
+    }
+    if let Some(t) = &s.hot_table {
+        output::say!(
+            "hottest table: {t} ({:.1} % of the first configuration's I/O)",
+            s.hot_table_share_pct.unwrap_or(0.0)
+        );
+    }
+    output::say!(
+        "database {} loaded in {:.0} s",
+        format_bytes(s.database_bytes),
+        s.load_s
+    );
+}
+
+/// A device name without a long spec's details: its roles, or the spec's head.
+fn short(name: &str) -> String {
+    match name.split_once('=') {
+        Some((roles, _)) if !roles.contains('(') => roles.to_string(),
+        _ if name.chars().count() > 40 => name.chars().take(39).collect::<String>() + "…",
+        _ => name.to_string(),
+    }
+}

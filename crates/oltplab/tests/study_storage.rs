@@ -1,0 +1,175 @@
+//! `oltplab study --scenario placement|cache-tiers` (S3, S2): a configuration per layout or storage
+//! system on copies of one loaded database, with S2/S3's figures per configuration.
+
+mod common;
+
+use std::path::Path;
+
+use common::{assert_ok, assert_usage_error, json, oltplab, scratch};
+
+fn postgres_installed() -> bool {
+    let found = ["/usr/lib/postgresql", "/usr/local/bin"]
+        .iter()
+        .any(|d| find(Path::new(d), "initdb", 3));
+    if !found {
+        oltplab_core::testing::skip("initdb is not installed (scripts/test.sh installs it)");
+    }
+    found
+}
+
+fn find(dir: &Path, name: &str, depth: u32) -> bool {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return false;
+    };
+    entries.flatten().any(|e| {
+        let p = e.path();
+        p.file_name().is_some_and(|n| n == name)
+            || (depth > 0 && p.is_dir() && find(&p, name, depth - 1))
+    })
+}
+
+#[test]
+fn placement_moves_the_log_then_the_hottest_table_then_everything_to_flash() {
+    if !postgres_installed() {
+        return;
+    }
+    let dir = scratch("study-placement");
+    assert_ok(&oltplab(
+        &dir,
+        &[
+            "study",
+            "--scenario",
+            "placement",
+            "--engine",
+            "postgres",
+            "--scale",
+            "test",
+            "--data-dir",
+            "data",
+            "--out",
+            "out",
+        ],
+    ));
+    let doc = json(&dir.join("out/results.json"));
+    let s = &doc["summary"];
+    let configs = s["configs"].as_array().unwrap();
+    let names: Vec<&str> = configs
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    let hot = s["hot_table"].as_str().unwrap();
+    assert_eq!(
+        names,
+        [
+            "nothing on flash",
+            "log and temp on flash",
+            &format!("{hot} on flash"),
+            "everything on flash"
+        ]
+    );
+    // The hottest table is the first run's largest table by I/O.
+    let first_tables = configs[0]["tables"].as_array().unwrap();
+    let largest = first_tables
+        .iter()
+        .find(|t| !t["name"].as_str().unwrap().starts_with('('))
+        .unwrap();
+    assert_eq!(largest["name"], hot);
+    // Each layout's devices: one, then data + log/temp, data + the table, one.
+    let devices: Vec<usize> = configs
+        .iter()
+        .map(|c| c["devices"].as_array().unwrap().len())
+        .collect();
+    assert_eq!(devices, [1, 2, 2, 1]);
+    let table_dev = &configs[2]["devices"][1];
+    assert_eq!(
+        table_dev["name"],
+        format!("table:{hot}=pcie-flash-2012").as_str()
+    );
+    assert!(
+        table_dev["reads"].as_u64().unwrap() > 0,
+        "the table was read on flash"
+    );
+    for c in configs {
+        assert!(c["tpmc"].as_f64().unwrap() > 0.0, "{c}");
+        assert!(c["lat_ns"]["p90"].as_u64().unwrap() > 0);
+        assert!(c["cpu_utilisation"].as_f64().unwrap() > 0.0);
+        assert!(c["io_iops"].as_f64().unwrap() > 0.0);
+    }
+    // Everything on flash beats nothing on flash on an HDD RAID.
+    assert!(configs[3]["tpmc"].as_f64().unwrap() > configs[0]["tpmc"].as_f64().unwrap());
+    assert!(dir.join("out/report.html").is_file());
+}
+
+#[test]
+fn cache_tiers_runs_s2s_four_systems_and_reports_the_read_cache() {
+    let dir = scratch("study-cache-tiers");
+    assert_ok(&oltplab(
+        &dir,
+        &[
+            "study",
+            "--scenario",
+            "cache-tiers",
+            "--scale",
+            "test",
+            "--data-dir",
+            "data",
+            "--out",
+            "out",
+        ],
+    ));
+    let doc = json(&dir.join("out/results.json"));
+    let configs = doc["summary"]["configs"].as_array().unwrap();
+    assert_eq!(configs.len(), 4);
+    assert!(configs[1]["spec"].as_str().unwrap().contains("readcache("));
+    let cache = &configs[1]["devices"][0];
+    let hits = cache["read_cache_hit_pct"].as_f64().unwrap();
+    assert!((0.0..=100.0).contains(&hits), "{cache}");
+    assert!(configs[0]["devices"][0].get("read_cache_hit_pct").is_none());
+    for c in configs {
+        assert!(c["tpmc"].as_f64().unwrap() > 0.0, "{c}");
+    }
+    assert!(dir.join("out/report.html").is_file());
+}
+
+#[test]
+fn storage_scenarios_refuse_bad_input_before_anything_runs() {
+    let dir = scratch("study-storage-bad");
+    for (args, says) in [
+        (vec!["--scenario", "placement"], "add --engine postgres"),
+        (
+            vec![
+                "--scenario",
+                "placement",
+                "--engine",
+                "mariadb",
+                "--devices",
+                "hdd-15k",
+            ],
+            "two devices",
+        ),
+        (
+            vec![
+                "--scenario",
+                "placement",
+                "--engine",
+                "mariadb",
+                "--devices",
+                "hdd-15k,nvme-9",
+            ],
+            "unknown device",
+        ),
+        (
+            vec!["--scenario", "cache-tiers", "--devices", "host,hdd-15k"],
+            "host is not one",
+        ),
+        (
+            vec!["--scenario", "cache-tiers", "--repeat", "2"],
+            "--repeat belongs to the s1",
+        ),
+    ] {
+        let mut all = vec!["study", "--out", "out", "--data-dir", "data"];
+        all.extend(args.iter().copied());
+        assert_usage_error(&oltplab(&dir, &all), says);
+        assert!(!dir.join("out").exists(), "{args:?}: nothing written");
+    }
+}
