@@ -7,31 +7,8 @@ mod common;
 use std::path::Path;
 use std::process::Output;
 
-use common::{oltplab, scratch};
+use common::{oltplab, scratch, server_installed};
 use serde_json::Value;
-
-fn installed(program: &str) -> bool {
-    let found = ["/usr/sbin", "/usr/bin", "/usr/lib/postgresql"]
-        .iter()
-        .any(|d| find(Path::new(d), program, 3));
-    if !found {
-        oltplab_core::testing::skip(&format!(
-            "{program} is not installed (scripts/test.sh installs it)"
-        ));
-    }
-    found
-}
-
-fn find(dir: &Path, name: &str, depth: u32) -> bool {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return false;
-    };
-    entries.flatten().any(|e| {
-        let p = e.path();
-        p.file_name().is_some_and(|n| n == name)
-            || (depth > 0 && p.is_dir() && find(&p, name, depth - 1))
-    })
-}
 
 fn read_json(path: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
@@ -179,14 +156,14 @@ fn traced_run(engine: &str, emulate: Option<&str>) {
 
 #[test]
 fn postgres_run_is_traced_and_emulated_through_the_shim() {
-    if installed("initdb") {
+    if server_installed("initdb") {
         traced_run("postgres", Some("sata-ssd-2010"));
     }
 }
 
 #[test]
 fn mariadb_run_is_traced_with_each_io_tied_to_its_transaction() {
-    if installed("mariadbd") {
+    if server_installed("mariadbd") {
         traced_run("mariadb", None);
     }
 }
@@ -214,7 +191,7 @@ fn trace_on_an_external_server_is_refused() {
 
 #[test]
 fn postgres_study_gives_alpha_and_io_per_transaction() {
-    if !installed("initdb") {
+    if !server_installed("initdb") {
         return;
     }
     let dir = scratch("study");

@@ -4,40 +4,10 @@
 
 mod common;
 
-use std::path::Path;
-
-use common::{assert_ok, assert_usage_error, json, oltplab, scratch};
+use common::{assert_ok, assert_usage_error, json, oltplab, scratch, server_installed};
 use oltplab_devmodel::slot_device;
 use oltplab_trace::TraceData;
 use serde_json::Value;
-
-fn server_installed(program: &str) -> bool {
-    let found = [
-        "/usr/sbin",
-        "/usr/bin",
-        "/usr/local/bin",
-        "/usr/lib/postgresql",
-    ]
-    .iter()
-    .any(|d| find(Path::new(d), program, 3));
-    if !found {
-        oltplab_core::testing::skip(&format!(
-            "{program} is not installed (scripts/test.sh installs it)"
-        ));
-    }
-    found
-}
-
-fn find(dir: &Path, name: &str, depth: u32) -> bool {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return false;
-    };
-    entries.flatten().any(|e| {
-        let p = e.path();
-        p.file_name().is_some_and(|n| n == name)
-            || (depth > 0 && p.is_dir() && find(&p, name, depth - 1))
-    })
-}
 
 /// Loads one warehouse, runs it on `layout` with a trace, and returns the trace and the result.
 fn layout_run(engine: &str, layout: &str) -> (TraceData, Value) {

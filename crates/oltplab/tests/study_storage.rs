@@ -3,34 +3,11 @@
 
 mod common;
 
-use std::path::Path;
-
-use common::{assert_ok, assert_usage_error, json, oltplab, scratch};
-
-fn postgres_installed() -> bool {
-    let found = ["/usr/lib/postgresql", "/usr/local/bin"]
-        .iter()
-        .any(|d| find(Path::new(d), "initdb", 3));
-    if !found {
-        oltplab_core::testing::skip("initdb is not installed (scripts/test.sh installs it)");
-    }
-    found
-}
-
-fn find(dir: &Path, name: &str, depth: u32) -> bool {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return false;
-    };
-    entries.flatten().any(|e| {
-        let p = e.path();
-        p.file_name().is_some_and(|n| n == name)
-            || (depth > 0 && p.is_dir() && find(&p, name, depth - 1))
-    })
-}
+use common::{assert_ok, assert_usage_error, json, oltplab, scratch, server_installed};
 
 #[test]
 fn placement_moves_the_log_then_the_hottest_table_then_everything_to_flash() {
-    if !postgres_installed() {
+    if !server_installed("initdb") {
         return;
     }
     let dir = scratch("study-placement");

@@ -563,6 +563,19 @@ fn device_busy(step: &Value, name: &str) -> Option<f64> {
         .and_then(|d| d["busy_pct"].as_f64())
 }
 
+/// A step's or configuration's reliability warnings, as text.
+pub(crate) fn kinds(v: &Value) -> String {
+    v["warnings"]
+        .as_array()
+        .map(|w| {
+            w.iter()
+                .filter_map(Value::as_str)
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+        .unwrap_or_default()
+}
+
 /// A users ramp, a row per step: S3's table.
 fn ramp_table(doc: &Doc) -> Table {
     let ramp = doc.array("/summary/ramp");
@@ -583,6 +596,7 @@ fn ramp_table(doc: &Doc) -> Table {
             Unit::Number,
         ));
     }
+    columns.push(Column::new("warnings", "less reliable", Unit::Text));
     let mut t = Table::new("ramp", "Users ramp", columns);
     for step in ramp {
         let mut row = vec![
@@ -597,6 +611,7 @@ fn ramp_table(doc: &Doc) -> Table {
         for d in &devices {
             row.push(Cell::Num(device_busy(step, d)));
         }
+        row.push(Cell::Text(kinds(step)));
         t.push(row);
     }
     t

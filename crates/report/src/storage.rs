@@ -69,6 +69,7 @@ fn table(doc: &Doc) -> Table {
                 "devices: busy share (100 − idle), read-cache hits",
                 Unit::Text,
             ),
+            Column::new("warnings", "less reliable", Unit::Text),
             Column::new("spec", "spec", Unit::Text),
         ],
     );
@@ -82,6 +83,7 @@ fn table(doc: &Doc) -> Table {
             Cell::Num(num(c, "/lat_ns/p90")),
             Cell::Num(num(c, "/cpu_utilisation")),
             Cell::Text(devices_text(c)),
+            Cell::Text(crate::run::kinds(c)),
             Cell::Text(c["spec"].as_str().unwrap_or("").to_string()),
         ]);
     }

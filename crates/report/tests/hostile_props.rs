@@ -106,6 +106,8 @@ fn every_kind() -> &'static [Value] {
             fixture("run-orders-postgres.json"),
             fixture("study-in-memory.json"),
             fixture("study-profiles.json"),
+            fixture("study-placement.json"),
+            fixture("run-tpcc-ramp.json"),
             tpcc_run(1, 1, 1, 0),
             orders_run(),
             replay(3, 1000.0),

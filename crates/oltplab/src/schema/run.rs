@@ -207,6 +207,9 @@ pub struct RampStep {
     /// The I/O by table (`io.by_table`), when the step was traced.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tables: Vec<GroupIo>,
+    /// What makes the step's figures less reliable (its run's warnings say more).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<oltplab_metrics::WarningKind>,
     pub interrupted: bool,
 }
 

@@ -250,11 +250,7 @@ pub fn run(args: &StudyArgs) -> Result<()> {
         ));
     }
     super::save(&doc, &out, args.json.as_deref())?;
-    let report = oltplab_report::html(&[serde_json::to_value(&doc).expect("serialises")])
-        .map_err(|e| Error::failed(format!("writing the report failed: {e}")))?;
-    let report_path = out.join(REPORT_FILE);
-    std::fs::write(&report_path, report)
-        .map_err(|e| safety::io_usage(&report_path, "write", &e))?;
+    super::write_report(&doc, &out)?;
     print_table(&doc.summary, &out);
     if doc.summary.interrupted {
         return Err(Error::Interrupted);

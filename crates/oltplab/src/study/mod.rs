@@ -116,6 +116,9 @@ Examples:
   oltplab study --devices hdd-15k,raid10(4,hdd-15k),nvme-gen4
   oltplab study --scenario in-memory --engine postgres   S5: disk vs memory tables, connection sweep
   oltplab study --scenario profiles --scale quick  S4: server profiles, HDD vs SSD RAID5, ~2.5 min
+  oltplab study --scenario cache-tiers --scale quick   S2: HDD RAID, + SSD read cache, SSD RAID, PCIe flash
+  oltplab study --scenario placement --engine postgres --scale quick
+                                                   S3: log+temp, the hottest table, or all on flash
 
 For each device: 16 KiB random reads at QD 1 (latency) and QD 32 (IOPS); a TPC-C run with its I/O
 trace captured (warm-up excluded); the trace replayed as fast as the device allows; α = run IOPS /
@@ -345,15 +348,7 @@ pub fn run(args: StudyArgs) -> Result<()> {
         );
     }
     save(&doc, &out, args.json.as_deref())?;
-    let report = oltplab_report::html(&[serde_json::to_value(&doc).expect("serialises")])
-        .map_err(|e| Error::failed(format!("writing the report failed: {e}")))?;
-    std::fs::write(out.join(REPORT_FILE), report).map_err(|e| {
-        Error::failed(format!(
-            "cannot write {}: {}",
-            out.join(REPORT_FILE).display(),
-            e
-        ))
-    })?;
+    write_report(&doc, &out)?;
     print_table(&doc.summary, &out);
     if doc.summary.interrupted {
         return Err(Error::Interrupted);
@@ -587,31 +582,13 @@ fn run_and_replay(
         db.server_settings
             .push(("checkpoint_timeout".into(), format!("{timeout_s}s")));
     }
-    let run_cfg = RunConfig {
+    let run_cfg = study_run(
+        scale,
         db,
-        warehouses: Some(scale.warehouses),
-        terminals: Some(scale.terminals),
-        ramp: Vec::new(),
-        duration_s: scale.duration_s,
-        warmup_s: scale.warmup_s,
-        warmup_auto: false,
-        report_interval_s: scale.report_interval_s,
-        keying_think: scale.keying_think,
-        max_retries: 10,
-        seed: 1,
-        warehouse_range: None,
-        start_at: None,
-        emulate: (!spec.is_host()).then(|| spec.name()),
-        trace: Some(trace_path.clone()),
-        // As the device step: a model's times must not wait for this machine's disk.
-        backing: "ram".into(),
-        sqlite_vfs: None,
-        json: None,
-        out: Some(out.join(format!("run-{tag}"))),
-        force: false,
-        save: true,
-        quiet: output::quiet(),
-    };
+        (!spec.is_host()).then(|| spec.name()),
+        Some(trace_path.clone()),
+        &out.join(format!("run-{tag}")),
+    );
     let outcome = tpcc::run_with(&run_cfg, &STOP)?;
     let run = &outcome.doc.summary;
     figures.tpmc = run.tpmc;
@@ -973,6 +950,50 @@ fn prepare(args: &StudyArgs) -> Result<(String, PathBuf)> {
     let out = output::prepare_out_dir(args.out.as_deref(), "study", &started_at, args.force)?;
     safety::ensure_own_dir(&args.data_dir, args.force)?;
     Ok((started_at, out))
+}
+
+/// A TPC-C run at the study's scale on `db` (emulating `emulate`, tracing into `trace`), its
+/// result saved into `out`: what every TPC-C study runs per device or configuration.
+fn study_run(
+    scale: &Scale,
+    db: DbSpec,
+    emulate: Option<String>,
+    trace: Option<PathBuf>,
+    out: &Path,
+) -> RunConfig {
+    RunConfig {
+        db,
+        warehouses: Some(scale.warehouses),
+        terminals: Some(scale.terminals),
+        ramp: Vec::new(),
+        duration_s: scale.duration_s,
+        warmup_s: scale.warmup_s,
+        warmup_auto: false,
+        report_interval_s: scale.report_interval_s,
+        keying_think: scale.keying_think,
+        max_retries: 10,
+        seed: 1,
+        warehouse_range: None,
+        start_at: None,
+        emulate,
+        trace,
+        // As the device step: a model's times must not wait for this machine's disk.
+        backing: "ram".into(),
+        sqlite_vfs: None,
+        json: None,
+        out: Some(out.to_path_buf()),
+        force: false,
+        save: true,
+        quiet: output::quiet(),
+    }
+}
+
+/// `report.html` in the output directory, from the study's result.
+fn write_report<T: Serialize>(doc: &T, out: &Path) -> Result<()> {
+    let report = oltplab_report::html(&[serde_json::to_value(doc).expect("serialises")])
+        .map_err(|e| Error::failed(format!("writing the report failed: {e}")))?;
+    let path = out.join(REPORT_FILE);
+    std::fs::write(&path, report).map_err(|e| safety::io_usage(&path, "write", &e))
 }
 
 /// `results.json` in the output directory, and the `--json` copy (or standard output).

@@ -12,7 +12,7 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use oltplab_core::units::{format_bytes, format_count};
-use oltplab_core::{safety, Error, Result};
+use oltplab_core::{Error, Result};
 use oltplab_devmodel::{parse_spec, Spec};
 use oltplab_metrics::schema::{geomean, DeviceSummary};
 use oltplab_metrics::{Warning, WarningKind};
@@ -298,11 +298,7 @@ pub fn run(args: &StudyArgs) -> Result<()> {
         ));
     }
     super::save(&doc, &out, args.json.as_deref())?;
-    let report = oltplab_report::html(&[serde_json::to_value(&doc).expect("serialises")])
-        .map_err(|e| Error::failed(format!("writing the report failed: {e}")))?;
-    let report_path = out.join(REPORT_FILE);
-    std::fs::write(&report_path, report)
-        .map_err(|e| safety::io_usage(&report_path, "write", &e))?;
+    super::write_report(&doc, &out)?;
     print_table(&doc.summary, &out, started.elapsed());
     if doc.summary.interrupted {
         return Err(Error::Interrupted);

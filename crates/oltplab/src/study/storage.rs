@@ -13,11 +13,11 @@ use oltplab_devmodel::{parse_spec, Spec};
 use oltplab_metrics::{Warning, WarningKind};
 use serde::Serialize;
 
+use super::DEFAULT_DEVICES;
 use super::{new_study_doc, prepare, save, secs, split_devices, Database, Scale, StudyArgs};
-use super::{DEFAULT_DEVICES, REPORT_FILE};
 use crate::output;
 use crate::schema::{ConfigFigures, StorageStudySummary};
-use crate::tpcc::{self, LoadConfig, RunConfig};
+use crate::tpcc::{self, LoadConfig};
 use crate::STOP;
 
 /// S2's controller: 1 GB of battery-backed write-back cache in front of its disks.
@@ -201,11 +201,9 @@ pub fn run(args: &StudyArgs) -> Result<()> {
         };
         output::note!("\n[{}/{}] {name}: {}", i + 1, count, spec.name());
         match run_config(&name, &spec, i, &scale, &database, &out) {
-            Ok(f) => {
-                if let Some(w) = f.1 {
-                    doc.warnings.push(w);
-                }
-                doc.summary.configs.push(f.0);
+            Ok((figures, warnings)) => {
+                doc.warnings.extend(warnings);
+                doc.summary.configs.push(figures);
             }
             Err(Error::Interrupted) => break,
             Err(e) => return Err(e),
@@ -227,14 +225,7 @@ pub fn run(args: &StudyArgs) -> Result<()> {
         ));
     }
     save(&doc, &out, args.json.as_deref())?;
-    let report = oltplab_report::html(&[serde_json::to_value(&doc).expect("serialises")])
-        .map_err(|e| Error::failed(format!("writing the report failed: {e}")))?;
-    std::fs::write(out.join(REPORT_FILE), report).map_err(|e| {
-        Error::failed(format!(
-            "cannot write {}: {e}",
-            out.join(REPORT_FILE).display()
-        ))
-    })?;
+    super::write_report(&doc, &out)?;
     print_table(&doc.summary);
     output::say!("results: {}", out.display());
     if doc.summary.interrupted {
@@ -326,43 +317,35 @@ fn run_config(
     scale: &Scale,
     database: &Database,
     out: &std::path::Path,
-) -> Result<(ConfigFigures, Option<Warning>)> {
+) -> Result<(ConfigFigures, Vec<Warning>)> {
     let tag = format!("config{}", index + 1);
     let db_path = database.copy_for(&tag)?;
-    let run_cfg = RunConfig {
-        db: database.spec(&db_path)?,
-        warehouses: Some(scale.warehouses),
-        terminals: Some(scale.terminals),
-        ramp: Vec::new(),
-        duration_s: scale.duration_s,
-        warmup_s: scale.warmup_s,
-        warmup_auto: false,
-        report_interval_s: scale.report_interval_s,
-        keying_think: scale.keying_think,
-        max_retries: 10,
-        seed: 1,
-        warehouse_range: None,
-        start_at: None,
-        emulate: Some(spec.name()),
-        // SQLite attributes I/O to tables only from a trace; servers always trace.
-        trace: (database.engine == "sqlite").then(|| out.join(format!("{tag}.trace"))),
-        backing: "ram".into(),
-        sqlite_vfs: None,
-        json: None,
-        out: Some(out.join(format!("run-{tag}"))),
-        force: false,
-        save: true,
-        quiet: output::quiet(),
-    };
+    // SQLite attributes I/O to tables only from a trace; servers always trace.
+    let trace = (database.engine == "sqlite").then(|| out.join(format!("{tag}.trace")));
+    let run_cfg = super::study_run(
+        scale,
+        database.spec(&db_path)?,
+        Some(spec.name()),
+        trace,
+        &out.join(format!("run-{tag}")),
+    );
     let result = tpcc::run_with(&run_cfg, &STOP);
     database.remove_copy(&db_path);
     let outcome = result?;
-    let warning = outcome
+    // What makes this configuration's figures less reliable goes into the study's warnings,
+    // named by the configuration, and marks its row.
+    let warnings: Vec<Warning> = outcome
         .doc
         .warnings
         .iter()
-        .find(|w| matches!(w.kind, WarningKind::EmulationOffTarget))
-        .map(|w| Warning::new(w.kind, format!("{name}: {}", w.message)));
+        .filter(|w| {
+            matches!(
+                w.kind,
+                WarningKind::EmulationOffTarget | WarningKind::NotSteady | WarningKind::FewSamples
+            )
+        })
+        .map(|w| Warning::new(w.kind, format!("{name}: {}", w.message)))
+        .collect();
     let figures = tpcc::step_of(&outcome.doc);
     Ok((
         ConfigFigures {
@@ -371,7 +354,7 @@ fn run_config(
             figures,
             tpmc_vs_first: None,
         },
-        warning,
+        warnings,
     ))
 }
 
@@ -407,7 +390,11 @@ fn print_table(s: &StorageStudySummary) {
             .collect();
         output::say!(
             "{:<32} {:>14} {:>7} {:>9} {:>9} {:>9} {:>7.0} %  {}",
-            c.name,
+            if c.figures.warnings.is_empty() {
+                c.name.clone()
+            } else {
+                format!("{} *", c.name)
+            },
             format_count(f.tpmc),
             c.tpmc_vs_first
                 .map_or("—".to_string(), |r| format!("{r:.2}×")),
@@ -417,6 +404,9 @@ fn print_table(s: &StorageStudySummary) {
             100.0 * f.cpu_utilisation,
             devices.join(", ")
         );
+    }
+    if s.configs.iter().any(|c| !c.figures.warnings.is_empty()) {
+        output::say!("* less reliable: see the warnings above and in results.json");
     }
     if let Some(t) = &s.hot_table {
         output::say!(

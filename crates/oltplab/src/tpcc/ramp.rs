@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use oltplab_core::units::format_count;
 use oltplab_core::{Error, Result};
-use oltplab_metrics::LatencyHistogram;
+use oltplab_metrics::{LatencyHistogram, WarningKind};
 
 use super::run::{run_with, RunOutcome};
 use super::RunConfig;
@@ -70,6 +70,14 @@ pub fn run_ramp(cfg: &RunConfig, stop: &AtomicBool) -> Result<RunOutcome> {
     Ok(RunOutcome { doc, out_dir })
 }
 
+/// Warnings that make a step's figures less reliable: marked in its row.
+const RELIABILITY: [WarningKind; 4] = [
+    WarningKind::EmulationOffTarget,
+    WarningKind::NotSteady,
+    WarningKind::FewSamples,
+    WarningKind::ServerDied,
+];
+
 /// A step's figures from its run's result.
 pub(crate) fn step_of(doc: &TpccResult) -> RampStep {
     let s = &doc.summary;
@@ -92,11 +100,18 @@ pub(crate) fn step_of(doc: &TpccResult) -> RampStep {
         io_iops: s.io.iops,
         devices: s.io.by_device.clone(),
         tables: s.io.by_table.clone(),
+        warnings: doc
+            .warnings
+            .iter()
+            .map(|w| w.kind)
+            .filter(|k| RELIABILITY.contains(k))
+            .collect(),
         interrupted: s.interrupted,
     }
 }
 
 fn print_ramp(steps: &[RampStep]) {
+    let marked = steps.iter().any(|s| !s.warnings.is_empty());
     eprintln!("\nusers ramp");
     eprintln!(
         "  {:>9} {:>14} {:>9} {:>9} {:>9} {:>9} {:>8}  device busy",
@@ -118,7 +133,14 @@ fn print_ramp(steps: &[RampStep]) {
             100.0 * st.cpu_utilisation,
             format_count(st.io_iops),
             busy.join(", "),
-            if st.interrupted { " (interrupted)" } else { "" }
+            match (st.interrupted, st.warnings.is_empty()) {
+                (true, _) => " (interrupted)",
+                (false, false) => " *",
+                _ => "",
+            }
         );
+    }
+    if marked {
+        eprintln!("  * less reliable: see that step's warnings above");
     }
 }

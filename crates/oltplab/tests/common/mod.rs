@@ -67,3 +67,33 @@ pub fn assert_one_line_usage_error(out: &Output, expected: &str) {
     let err = stderr(out);
     assert_eq!(err.trim_end().lines().count(), 1, "one sentence: {err}");
 }
+
+/// Whether a server program (initdb, mariadbd) is installed where Debian's packages and
+/// scripts/test.sh put it; if not, the test reports itself skipped (and fails under CI).
+pub fn server_installed(program: &str) -> bool {
+    let found = [
+        "/usr/sbin",
+        "/usr/bin",
+        "/usr/local/bin",
+        "/usr/lib/postgresql",
+    ]
+    .iter()
+    .any(|d| find(Path::new(d), program, 3));
+    if !found {
+        oltplab_core::testing::skip(&format!(
+            "{program} is not installed (scripts/test.sh installs it)"
+        ));
+    }
+    found
+}
+
+fn find(dir: &Path, name: &str, depth: u32) -> bool {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return false;
+    };
+    entries.flatten().any(|e| {
+        let p = e.path();
+        p.file_name().is_some_and(|n| n == name)
+            || (depth > 0 && p.is_dir() && find(&p, name, depth - 1))
+    })
+}
