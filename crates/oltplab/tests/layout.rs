@@ -51,6 +51,32 @@ fn layout_run(engine: &str, layout: &str) -> (TraceData, Value) {
     ));
     let trace = TraceData::load(&dir.join("run.trace")).unwrap();
     let result = json(&dir.join("res/result.json"));
+    if engine != "sqlite" {
+        // A table the loaded schema lacks: one sentence naming its tables, nothing written.
+        let out = oltplab(
+            &dir,
+            &[
+                "run",
+                "tpcc",
+                "--engine",
+                engine,
+                "--data-dir",
+                "db",
+                "--duration",
+                "1s",
+                "--layout",
+                "data=hdd-15k,table:stok=pcie-flash-2012",
+                "--out",
+                "bad",
+            ],
+        );
+        assert_usage_error(&out, "has no table stok; its tables are");
+        assert!(
+            common::stderr(&out).contains("stock"),
+            "the message lists the tables"
+        );
+        assert!(!dir.join("bad").exists());
+    }
     (trace, result)
 }
 
@@ -308,7 +334,8 @@ fn a_users_ramp_gives_one_row_per_step() {
         .collect();
     assert_eq!(terminals, [1, 3], "1:3:2 is two steps");
     for step in ramp {
-        assert!(step["tpmc"].as_f64().unwrap() > 0.0, "{step}");
+        assert!(step["throughput"].as_f64().unwrap() > 0.0, "{step}");
+        assert_eq!(step["throughput_unit"], "New-Orders/min");
         assert!(step["lat_ns"]["p90"].as_u64().unwrap() > 0);
         assert!(step["cpu_utilisation"].as_f64().unwrap() > 0.0);
         let devices = step["devices"].as_array().unwrap();

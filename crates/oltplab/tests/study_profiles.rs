@@ -43,7 +43,7 @@ fn profiles_study_measures_both_sets_at_every_depth() {
         .iter()
         .map(|q| q.as_u64().unwrap())
         .collect();
-    assert_eq!(qds, [1, 2, 4, 8, 16, 32, 64, 128, 256]);
+    assert_eq!(qds, [1, 2, 4]);
     let sets = s["sets"].as_array().unwrap();
     let specs: Vec<&str> = sets.iter().map(|s| s["spec"].as_str().unwrap()).collect();
     assert_eq!(
@@ -60,15 +60,16 @@ fn profiles_study_measures_both_sets_at_every_depth() {
         assert_eq!(profiles.len(), 12, "{name}");
         for p in profiles {
             let iops = p["iops"].as_array().unwrap();
-            assert_eq!(p["qd"].as_array().unwrap().len(), 9, "{name} {}", p["name"]);
-            assert_eq!(iops.len(), 9, "{name} {}", p["name"]);
+            // The test scale sweeps QD 1, 2 and 4 (the others 1 … 256).
+            assert_eq!(p["qd"].as_array().unwrap().len(), 3, "{name} {}", p["name"]);
+            assert_eq!(iops.len(), 3, "{name} {}", p["name"]);
             for v in iops {
                 assert!(f(v) > 0.0, "{name} {}: {iops:?}", p["name"]);
             }
             assert!(f(&p["geomean_iops"]) > 0.0);
         }
         assert_eq!(set["complete"], true, "{name}");
-        assert_eq!(set["geomean_by_qd"].as_array().unwrap().len(), 9);
+        assert_eq!(set["geomean_by_qd"].as_array().unwrap().len(), 3);
         assert!(f(&set["geomean_iops"]) > 0.0);
         let result = dir.join("res").join(set["result"].as_str().unwrap());
         assert_eq!(json(&result)["kind"], "device", "{result:?}");
@@ -83,14 +84,14 @@ fn profiles_study_measures_both_sets_at_every_depth() {
     let of_means = f(&ssd["geomean_iops"]) / f(&hdd["geomean_iops"]);
     assert!((f(&ratio["geomean_iops_ratio"]) / of_means - 1.0).abs() < 1e-9);
     assert_eq!(ratio["profiles"].as_array().unwrap().len(), 12);
-    // Four disks and their elevators: every doubling of the queue up to 32 gains on the HDD RAID.
+    // Four disks and their elevators: every doubling of the queue gains on the HDD RAID.
     let by_qd: Vec<f64> = hdd["geomean_by_qd"]
         .as_array()
         .unwrap()
         .iter()
         .map(|g| f(&g["geomean_iops"]))
         .collect();
-    for w in by_qd[..6].windows(2) {
+    for w in by_qd.windows(2) {
         assert!(w[1] > w[0], "HDD RAID geomean by QD: {by_qd:?}");
     }
     // One drive of each set, 16 KiB sequential, at QD 1 and 32.

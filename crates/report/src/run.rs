@@ -582,8 +582,8 @@ fn ramp_table(doc: &Doc) -> Table {
     let devices = ramp_devices(ramp);
     let mut columns = vec![
         Column::new("terminals", "terminals", Unit::Text),
-        Column::new("tpmc", "New-Orders/min", Unit::Number),
-        Column::new("tpm_total", "transactions/min", Unit::Number),
+        Column::new("throughput", "New-Orders/min", Unit::Number),
+        Column::new("tx_per_s", "transactions/s", Unit::Number),
         Column::new("lat_ns_mean", "mean response", Unit::Ns),
         Column::new("lat_ns_p90", "p90 response", Unit::Ns),
         Column::new("cpu_utilisation", "CPU busy", Unit::Share),
@@ -601,8 +601,8 @@ fn ramp_table(doc: &Doc) -> Table {
     for step in ramp {
         let mut row = vec![
             Cell::Text(num(step, "/terminals").map_or(String::new(), |c| format!("{c}"))),
-            Cell::Num(num(step, "/tpmc")),
-            Cell::Num(num(step, "/tpm_total")),
+            Cell::Num(num(step, "/throughput")),
+            Cell::Num(num(step, "/tx_per_s")),
             Cell::Num(num(step, "/lat_ns/mean")),
             Cell::Num(num(step, "/lat_ns/p90")),
             Cell::Num(num(step, "/cpu_utilisation")),
@@ -635,8 +635,8 @@ fn ramp_charts(s: &mut Section, ids: &mut Ids, doc: &Doc) {
             "Throughput by users",
             "New-Orders and all transactions per minute at each number of terminals.",
             &[
-                Series::line("New-Orders/min", line("/tpmc", 1.0)),
-                Series::line("transactions/min", line("/tpm_total", 1.0)),
+                Series::line("New-Orders/min", line("/throughput", 1.0)),
+                Series::line("transactions/min", line("/tx_per_s", 60.0)),
             ],
             &Axis::new("terminals", x, si),
             &Axis::new("per minute", Scale::Linear, si),

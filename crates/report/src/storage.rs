@@ -52,14 +52,23 @@ fn devices_text(c: &Value) -> String {
         .join("; ")
 }
 
+/// The throughput's unit: New-Orders/min (TPC-C) or Trade-Results/s (brokerage).
+fn unit(doc: &Doc) -> String {
+    doc.array("/summary/configs")
+        .first()
+        .and_then(|c| c["throughput_unit"].as_str())
+        .unwrap_or("throughput")
+        .to_string()
+}
+
 fn table(doc: &Doc) -> Table {
     let mut t = Table::new(
         "configs",
         "Storage configurations",
         vec![
             Column::new("name", "configuration", Unit::Text),
-            Column::new("tpmc", "New-Orders/min", Unit::Number),
-            Column::new("tpmc_vs_first", "vs first", Unit::Number),
+            Column::new("throughput", &unit(doc), Unit::Number),
+            Column::new("throughput_vs_first", "vs first", Unit::Number),
             Column::new("io_iops", "IOPS", Unit::Number),
             Column::new("lat_ns_mean", "mean response", Unit::Ns),
             Column::new("lat_ns_p90", "p90 response", Unit::Ns),
@@ -76,8 +85,8 @@ fn table(doc: &Doc) -> Table {
     for c in doc.array("/summary/configs") {
         t.push(vec![
             Cell::Text(name(c)),
-            Cell::Num(num(c, "/tpmc")),
-            Cell::Num(num(c, "/tpmc_vs_first")),
+            Cell::Num(num(c, "/throughput")),
+            Cell::Num(num(c, "/throughput_vs_first")),
             Cell::Num(num(c, "/io_iops")),
             Cell::Num(num(c, "/lat_ns/mean")),
             Cell::Num(num(c, "/lat_ns/p90")),
@@ -104,8 +113,14 @@ pub fn section(doc: &Doc, index: usize, charts: bool) -> Section {
         "study",
     );
     s.notes.push(format!(
-        "TPC-C, {} warehouse(s), {} terminals, each configuration on a fresh copy of the same loaded database; the device figures are the emulator's own (busy = time with an I/O in service).",
-        doc.num("/summary/warehouses").map_or("?".into(), |v| v.to_string()),
+        "{}, {} terminals, each configuration on a fresh copy of the same loaded database; the device figures are the emulator's own (busy = time with an I/O in service).",
+        match doc.num("/summary/customers") {
+            Some(c) => format!("The brokerage workload (TPC-E-like), {c} customers"),
+            None => format!(
+                "TPC-C, {} warehouse(s)",
+                doc.num("/summary/warehouses").map_or("?".into(), |v| v.to_string())
+            ),
+        },
         doc.num("/summary/terminals").map_or("?".into(), |v| v.to_string()),
     ));
     if let (Some(t), Some(share)) = (
@@ -127,10 +142,10 @@ pub fn section(doc: &Doc, index: usize, charts: bool) -> Section {
             svg::bars(
                 &ids.next(),
                 "Throughput by storage configuration",
-                "New-Orders per minute of each configuration.",
+                &format!("{} of each configuration.", unit(doc)),
                 &cats,
-                &[Series::bars("New-Orders/min", col("/tpmc", 1.0))],
-                &Axis::new("per minute", Scale::Linear, si),
+                &[Series::bars(unit(doc), col("/throughput", 1.0))],
+                &Axis::new(unit(doc), Scale::Linear, si),
                 false,
                 None,
             ),

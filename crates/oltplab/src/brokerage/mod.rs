@@ -105,7 +105,7 @@ impl Workload for Brokerage {
 }
 
 /// The database spec with the workload's own SQLite file.
-fn brokerage_spec(mut spec: DbSpec) -> DbSpec {
+pub(crate) fn brokerage_spec(mut spec: DbSpec) -> DbSpec {
     spec.workload = "brokerage";
     if spec.sqlite_path.as_deref() == Some(spec.data_dir.join(SQLITE_FILE).as_path()) {
         spec.sqlite_path = Some(spec.data_dir.join(SQLITE_BROKERAGE_FILE));

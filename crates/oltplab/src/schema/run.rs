@@ -186,28 +186,30 @@ pub struct TpccSummary {
     pub ramp: Vec<RampStep>,
 }
 
-/// One step of a users ramp: S3's figures against the number of users.
+/// One step of a users ramp, or one configuration of a storage study: S2's and S3's figures.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 #[serde(default)]
 pub struct RampStep {
     pub terminals: u32,
-    /// New-Orders per minute (a tpmC only when paced).
-    pub tpmc: f64,
-    /// Transactions of all types per minute.
-    pub tpm_total: f64,
+    /// The workload's headline rate: New-Orders per minute (TPC-C; a tpmC only when paced), or
+    /// Trade-Results per second (brokerage, tpsE-like) — `throughput_unit` says which.
+    pub throughput: f64,
+    pub throughput_unit: String,
+    /// Transactions of all types per second.
+    pub tx_per_s: f64,
     /// Response time over every transaction type, from their merged histograms.
     pub lat_ns: LatencyNs,
     /// The database's and the driver's CPU per measured second per core (1.0 = every core busy).
     pub cpu_utilisation: f64,
     /// The database's reads + writes per second.
     pub io_iops: f64,
-    /// Each emulated device's I/O and busy share in the step (`io.by_device`).
+    /// Each emulated device's I/O and busy share (`io.by_device`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub devices: Vec<GroupIo>,
-    /// The I/O by table (`io.by_table`), when the step was traced.
+    /// The I/O by table (`io.by_table`), when the run was traced.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tables: Vec<GroupIo>,
-    /// What makes the step's figures less reliable (its run's warnings say more).
+    /// What makes the figures less reliable (the run's warnings say more).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<oltplab_metrics::WarningKind>,
     pub interrupted: bool,

@@ -227,9 +227,9 @@ pub struct ConfigFigures {
     pub spec: String,
     #[serde(flatten)]
     pub figures: super::RampStep,
-    /// Its New-Orders per minute against the first configuration's.
+    /// Its throughput against the first configuration's.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub tpmc_vs_first: Option<f64>,
+    pub throughput_vs_first: Option<f64>,
 }
 
 /// `summary` of a cache-tiers or placement study.
@@ -238,7 +238,13 @@ pub struct ConfigFigures {
 pub struct StorageStudySummary {
     pub scenario: String,
     pub engine: String,
+    /// tpcc or brokerage.
+    pub workload: String,
+    /// TPC-C's warehouses (0 for brokerage).
     pub warehouses: u32,
+    /// The brokerage database's customers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub customers: Option<i64>,
     pub terminals: u32,
     pub load_s: f64,
     pub database_bytes: u64,

@@ -71,6 +71,11 @@ pub struct StudyArgs {
     #[arg(long, default_value = "none", value_parser = ["none", "spec"])]
     pub pacing: String,
 
+    /// The workload of the cache-tiers and placement scenarios: TPC-C, or the TPC-E-like brokerage
+    /// workload S2 and S3 ran
+    #[arg(long, value_name = "NAME", default_value = "tpcc", value_parser = ["tpcc", "brokerage"])]
+    pub workload: String,
+
     /// Which reference study to re-run
     #[arg(long, value_name = "NAME", default_value = "s1", value_parser = ["s1", "in-memory", "profiles", "cache-tiers", "placement"])]
     pub scenario: String,
@@ -116,7 +121,8 @@ Examples:
   oltplab study --devices hdd-15k,raid10(4,hdd-15k),nvme-gen4
   oltplab study --scenario in-memory --engine postgres   S5: disk vs memory tables, connection sweep
   oltplab study --scenario profiles --scale quick  S4: server profiles, HDD vs SSD RAID5, ~2.5 min
-  oltplab study --scenario cache-tiers --scale quick   S2: HDD RAID, + SSD read cache, SSD RAID, PCIe flash
+  oltplab study --scenario cache-tiers --workload brokerage --scale quick
+                                                   S2: HDD RAID, + SSD read cache, SSD RAID, PCIe flash
   oltplab study --scenario placement --engine postgres --scale quick
                                                    S3: log+temp, the hottest table, or all on flash
 
@@ -218,13 +224,20 @@ pub fn run(args: StudyArgs) -> Result<()> {
             "--scale test belongs to the profiles, cache-tiers and placement scenarios: use quick, default, s1 or paper",
         ));
     }
+    let storage = args.scenario == "cache-tiers" || args.scenario == "placement";
+    if args.workload != "tpcc" && !storage {
+        return Err(Error::usage(format!(
+            "--workload belongs to the cache-tiers and placement scenarios; the {} scenario runs its own workload",
+            args.scenario
+        )));
+    }
     if args.scenario == "in-memory" {
         return in_memory::run(&args);
     }
     if args.scenario == "profiles" {
         return profiles::run(&args);
     }
-    if args.scenario == "cache-tiers" || args.scenario == "placement" {
+    if storage {
         return storage::run(&args);
     }
     let specs = split_devices(&args.devices)?

@@ -46,6 +46,8 @@ pub const S4_PROFILES: [&str; 12] = [
 ];
 /// S4's queue depths: 1, 2, 4 … 256.
 const QD_SWEEP: &str = "1:256";
+/// The test scale's: enough to see the queue help, short enough for a debug build.
+const QD_SWEEP_TEST: &str = "1:4";
 /// The drives' 16 KiB sequential runs: one I/O at a time, and a deep queue.
 const DRIVE_QDS: [u32; 2] = [1, 32];
 const DRIVE_BLOCK_BYTES: u64 = 16 << 10;
@@ -54,6 +56,8 @@ const DRIVE_BLOCK_BYTES: u64 = 16 << 10;
 #[derive(Clone, Debug, Serialize)]
 pub struct Scale {
     pub name: String,
+    /// The queue depths, as `--sweep-qd` takes them.
+    pub qd_sweep: &'static str,
     pub runtime_s: f64,
     pub ramp_s: f64,
     pub size_bytes: u64,
@@ -77,6 +81,11 @@ impl Scale {
         };
         Ok(Scale {
             name: name.into(),
+            qd_sweep: if name == "test" {
+                QD_SWEEP_TEST
+            } else {
+                QD_SWEEP
+            },
             runtime_s,
             ramp_s,
             size_bytes,
@@ -153,7 +162,7 @@ pub fn run(args: &StudyArgs) -> Result<()> {
     }
     let specs = parse_sets(&args.devices)?;
     let scale = Scale::named(&args.scale)?;
-    let qds = device::config::parse_sweep(QD_SWEEP)?;
+    let qds = device::config::parse_sweep(scale.qd_sweep)?;
     let config = StudyConfig {
         scenario: args.scenario.clone(),
         devices: specs.iter().map(Spec::name).collect(),
@@ -210,7 +219,7 @@ pub fn run(args: &StudyArgs) -> Result<()> {
             spec,
             DeviceArgs {
                 profile: Some(S4_PROFILES.join(",")),
-                sweep_qd: Some(QD_SWEEP.into()),
+                sweep_qd: Some(scale.qd_sweep.into()),
                 ..DeviceArgs::default()
             },
             &scale,

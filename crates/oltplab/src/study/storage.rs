@@ -20,6 +20,19 @@ use crate::schema::{ConfigFigures, StorageStudySummary};
 use crate::tpcc::{self, LoadConfig};
 use crate::STOP;
 
+/// The brokerage workload's database in the storage studies: one load unit.
+const BROKERAGE_CUSTOMERS: i64 = 1000;
+
+/// Trading days of generated history: a few at the test and quick scales, more above.
+fn brokerage_days(scale: &Scale) -> i64 {
+    match scale.name.as_str() {
+        "test" => 2,
+        "quick" => 10,
+        "default" => 50,
+        _ => 300,
+    }
+}
+
 /// S2's controller: 1 GB of battery-backed write-back cache in front of its disks.
 const CONTROLLER_CACHE: &str = "size=1g";
 /// S3's defaults: the server's disks (behind its controller cache), and the PCIe flash card.
@@ -32,6 +45,7 @@ const READ_CACHE_SHARE: f64 = 0.5;
 struct StorageConfig {
     scenario: String,
     engine: String,
+    workload: String,
     devices: Vec<String>,
     scale: Scale,
     seed: u64,
@@ -87,37 +101,72 @@ pub fn run(args: &StudyArgs) -> Result<()> {
     let mut database = Database::new(&args.engine, &args.data_dir, &scale);
 
     // One load, copied for each configuration.
+    let brokerage = args.workload == "brokerage";
     output::note!(
-        "oltplab study {} — TPC-C on {}: {} warehouse{}, {} terminals, {} warm-up + {} measured per configuration; output {}",
+        "oltplab study {} — {} on {}: {}, {} terminals, {} warm-up + {} measured per configuration; output {}",
         args.scenario,
+        if brokerage { "brokerage" } else { "TPC-C" },
         args.engine,
-        scale.warehouses,
-        if scale.warehouses == 1 { "" } else { "s" },
+        if brokerage {
+            format!("{BROKERAGE_CUSTOMERS} customers, {} trading days", brokerage_days(&scale))
+        } else {
+            format!(
+                "{} warehouse{}",
+                scale.warehouses,
+                if scale.warehouses == 1 { "" } else { "s" }
+            )
+        },
         scale.terminals,
         secs(scale.warmup_s),
         secs(scale.duration_s),
         out.display()
     );
     let load_started = std::time::Instant::now();
-    let load = tpcc::load_with(
-        &LoadConfig {
-            db: database.spec(&database.base)?,
-            warehouses: scale.warehouses,
-            threads: std::thread::available_parallelism().map_or(1, |n| n.get()) as u32,
-            seed: 1,
-            check: true,
-            force: true,
-            emulate: None,
-            sqlite_vfs: None,
-            quiet: output::quiet(),
-        },
-        &STOP,
-    )?;
-    if load.conditions.iter().any(|c| !c.holds()) {
-        return Err(Error::failed(
-            "the freshly loaded database violates TPC-C consistency conditions: this is a bug in oltplab",
-        ));
-    }
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
+    let engine_version = if brokerage {
+        let load = crate::brokerage::load_with(
+            &crate::brokerage::LoadConfig {
+                db: crate::brokerage::brokerage_spec(database.spec(&database.base)?),
+                scale: oltplab_workloads::brokerage::Scale {
+                    customers: BROKERAGE_CUSTOMERS,
+                    days: brokerage_days(&scale),
+                },
+                threads,
+                seed: 1,
+                check: true,
+                force: true,
+                quiet: output::quiet(),
+            },
+            &STOP,
+        )?;
+        if load.conditions.iter().any(|c| !c.holds()) {
+            return Err(Error::failed(
+                "the freshly loaded brokerage database violates its invariants: this is a bug in oltplab",
+            ));
+        }
+        load.engine_version
+    } else {
+        let load = tpcc::load_with(
+            &LoadConfig {
+                db: database.spec(&database.base)?,
+                warehouses: scale.warehouses,
+                threads,
+                seed: 1,
+                check: true,
+                force: true,
+                emulate: None,
+                sqlite_vfs: None,
+                quiet: output::quiet(),
+            },
+            &STOP,
+        )?;
+        if load.conditions.iter().any(|c| !c.holds()) {
+            return Err(Error::failed(
+                "the freshly loaded database violates TPC-C consistency conditions: this is a bug in oltplab",
+            ));
+        }
+        load.engine_version
+    };
     let database_bytes = super::tree_bytes(&database.base);
     if let Some(share) = scale.pool_share_of_data {
         database.buffer_pool_bytes =
@@ -152,6 +201,7 @@ pub fn run(args: &StudyArgs) -> Result<()> {
     let config = StorageConfig {
         scenario: args.scenario.clone(),
         engine: args.engine.clone(),
+        workload: args.workload.clone(),
         devices: plan
             .iter()
             .map(|p| match p {
@@ -167,7 +217,9 @@ pub fn run(args: &StudyArgs) -> Result<()> {
     let summary = StorageStudySummary {
         scenario: args.scenario.clone(),
         engine: args.engine.clone(),
-        warehouses: scale.warehouses,
+        workload: args.workload.clone(),
+        warehouses: if brokerage { 0 } else { scale.warehouses },
+        customers: brokerage.then_some(BROKERAGE_CUSTOMERS),
         terminals: scale.terminals,
         load_s: load_started.elapsed().as_secs_f64(),
         database_bytes,
@@ -175,7 +227,7 @@ pub fn run(args: &StudyArgs) -> Result<()> {
         ..StorageStudySummary::default()
     };
     let mut doc = new_study_doc(started_at, &config, &args.data_dir, summary);
-    doc.env.engine_version = Some(load.engine_version.clone());
+    doc.env.engine_version = Some(engine_version);
 
     let count = plan.len();
     for (i, planned) in plan.into_iter().enumerate() {
@@ -200,7 +252,7 @@ pub fn run(args: &StudyArgs) -> Result<()> {
             }
         };
         output::note!("\n[{}/{}] {name}: {}", i + 1, count, spec.name());
-        match run_config(&name, &spec, i, &scale, &database, &out) {
+        match run_config(&name, &spec, i, &scale, &database, brokerage, &out) {
             Ok((figures, warnings)) => {
                 doc.warnings.extend(warnings);
                 doc.summary.configs.push(figures);
@@ -208,9 +260,9 @@ pub fn run(args: &StudyArgs) -> Result<()> {
             Err(Error::Interrupted) => break,
             Err(e) => return Err(e),
         }
-        let first = doc.summary.configs[0].figures.tpmc;
+        let first = doc.summary.configs[0].figures.throughput;
         for c in &mut doc.summary.configs {
-            c.tpmc_vs_first = (first > 0.0).then(|| c.figures.tpmc / first);
+            c.throughput_vs_first = (first > 0.0).then(|| c.figures.throughput / first);
         }
         save(&doc, &out, args.json.as_deref())?;
     }
@@ -309,13 +361,14 @@ fn hottest_table(configs: &[ConfigFigures]) -> Result<(String, f64)> {
         })
 }
 
-/// TPC-C on a fresh copy of the database, on `spec`.
+/// The workload on a fresh copy of the database, on `spec`.
 fn run_config(
     name: &str,
     spec: &Spec,
     index: usize,
     scale: &Scale,
     database: &Database,
+    brokerage: bool,
     out: &std::path::Path,
 ) -> Result<(ConfigFigures, Vec<Warning>)> {
     let tag = format!("config{}", index + 1);
@@ -329,14 +382,34 @@ fn run_config(
         trace,
         &out.join(format!("run-{tag}")),
     );
-    let result = tpcc::run_with(&run_cfg, &STOP);
+    let result = if brokerage {
+        let cfg = crate::brokerage::RunConfig {
+            db: crate::brokerage::brokerage_spec(run_cfg.db.clone()),
+            terminals: scale.terminals,
+            duration_s: run_cfg.duration_s,
+            warmup_s: run_cfg.warmup_s,
+            report_interval_s: run_cfg.report_interval_s,
+            max_retries: run_cfg.max_retries,
+            seed: run_cfg.seed,
+            emulate: run_cfg.emulate.clone(),
+            trace: run_cfg.trace.clone(),
+            backing: run_cfg.backing.clone(),
+            json: None,
+            out: run_cfg.out.clone(),
+            force: false,
+            save: true,
+            quiet: run_cfg.quiet,
+        };
+        crate::brokerage::run_with(&cfg, &STOP)
+            .map(|doc| (tpcc::brokerage_step_of(&doc), doc.warnings))
+    } else {
+        tpcc::run_with(&run_cfg, &STOP).map(|o| (tpcc::step_of(&o.doc), o.doc.warnings))
+    };
     database.remove_copy(&db_path);
-    let outcome = result?;
+    let (figures, run_warnings) = result?;
     // What makes this configuration's figures less reliable goes into the study's warnings,
     // named by the configuration, and marks its row.
-    let warnings: Vec<Warning> = outcome
-        .doc
-        .warnings
+    let warnings: Vec<Warning> = run_warnings
         .iter()
         .filter(|w| {
             matches!(
@@ -346,13 +419,12 @@ fn run_config(
         })
         .map(|w| Warning::new(w.kind, format!("{name}: {}", w.message)))
         .collect();
-    let figures = tpcc::step_of(&outcome.doc);
     Ok((
         ConfigFigures {
             name: name.to_string(),
             spec: spec.name(),
             figures,
-            tpmc_vs_first: None,
+            throughput_vs_first: None,
         },
         warnings,
     ))
@@ -360,10 +432,14 @@ fn run_config(
 
 fn print_table(s: &StorageStudySummary) {
     output::say!("");
+    let unit = s
+        .configs
+        .first()
+        .map_or("throughput", |c| c.figures.throughput_unit.as_str());
     output::say!(
-        "{:<32} {:>14} {:>7} {:>9} {:>9} {:>9} {:>9}  device busy (read-cache hits)",
+        "{:<32} {:>15} {:>7} {:>9} {:>9} {:>9} {:>9}  device busy (read-cache hits)",
         "configuration",
-        "New-Orders/min",
+        unit,
         "vs 1st",
         "IOPS",
         "mean rt",
@@ -389,14 +465,14 @@ fn print_table(s: &StorageStudySummary) {
             })
             .collect();
         output::say!(
-            "{:<32} {:>14} {:>7} {:>9} {:>9} {:>9} {:>7.0} %  {}",
+            "{:<32} {:>15} {:>7} {:>9} {:>9} {:>9} {:>7.0} %  {}",
             if c.figures.warnings.is_empty() {
                 c.name.clone()
             } else {
                 format!("{} *", c.name)
             },
-            format_count(f.tpmc),
-            c.tpmc_vs_first
+            format_count(f.throughput),
+            c.throughput_vs_first
                 .map_or("—".to_string(), |r| format!("{r:.2}×")),
             format_count(f.io_iops),
             format_ns(f.lat_ns.mean),

@@ -13,7 +13,7 @@ use oltplab_metrics::{LatencyHistogram, WarningKind};
 use super::run::{run_with, RunOutcome};
 use super::RunConfig;
 use crate::output;
-use crate::schema::{RampStep, TpccResult};
+use crate::schema::{BrokerageResult, IoSummary, RampStep, TpccResult, Warning};
 
 /// Runs each step of `cfg.ramp`; the result holds them all in `summary.ramp`.
 pub fn run_ramp(cfg: &RunConfig, stop: &AtomicBool) -> Result<RunOutcome> {
@@ -78,13 +78,62 @@ const RELIABILITY: [WarningKind; 4] = [
     WarningKind::ServerDied,
 ];
 
-/// A step's figures from its run's result.
+/// What a TPC-C run reports as its throughput.
+pub(crate) const NEW_ORDERS_PER_MIN: &str = "New-Orders/min";
+/// What a brokerage run reports as its throughput (tpsE-like, not an audited tpsE).
+pub(crate) const TRADE_RESULTS_PER_S: &str = "Trade-Results/s";
+
+/// A TPC-C run's figures as a ramp step or a study's configuration.
 pub(crate) fn step_of(doc: &TpccResult) -> RampStep {
     let s = &doc.summary;
+    RampStep {
+        terminals: s.terminals,
+        throughput: s.tpmc,
+        throughput_unit: NEW_ORDERS_PER_MIN.into(),
+        tx_per_s: s.tpm_total / 60.0,
+        ..common_figures(
+            s.tx.keys(),
+            &doc.histograms,
+            s.cpu.utilisation,
+            &s.io,
+            &doc.warnings,
+            s.interrupted,
+        )
+    }
+}
+
+/// A brokerage run's figures as a study's configuration.
+pub(crate) fn brokerage_step_of(doc: &BrokerageResult) -> RampStep {
+    let s = &doc.summary;
+    RampStep {
+        terminals: s.terminals,
+        throughput: s.tpse_like,
+        throughput_unit: TRADE_RESULTS_PER_S.into(),
+        tx_per_s: s.tps_total,
+        ..common_figures(
+            s.tx.keys(),
+            &doc.histograms,
+            s.cpu.utilisation,
+            &s.io,
+            &doc.warnings,
+            s.interrupted,
+        )
+    }
+}
+
+/// What every workload's run gives alike: response time over all its transaction types (merged
+/// histograms), CPU, I/O by device and table, and the warnings that make it less reliable.
+fn common_figures<'a>(
+    tx: impl Iterator<Item = &'a String>,
+    histograms: &std::collections::BTreeMap<String, String>,
+    cpu_utilisation: f64,
+    io: &IoSummary,
+    warnings: &[Warning],
+    interrupted: bool,
+) -> RampStep {
     let mut all = LatencyHistogram::new();
-    for name in s.tx.keys() {
-        if let Some(h) = doc
-            .histograms
+    for name in tx {
+        if let Some(h) = histograms
             .get(name)
             .and_then(|b| LatencyHistogram::from_base64(b).ok())
         {
@@ -92,21 +141,18 @@ pub(crate) fn step_of(doc: &TpccResult) -> RampStep {
         }
     }
     RampStep {
-        terminals: s.terminals,
-        tpmc: s.tpmc,
-        tpm_total: s.tpm_total,
         lat_ns: all.stats(),
-        cpu_utilisation: s.cpu.utilisation,
-        io_iops: s.io.iops,
-        devices: s.io.by_device.clone(),
-        tables: s.io.by_table.clone(),
-        warnings: doc
-            .warnings
+        cpu_utilisation,
+        io_iops: io.iops,
+        devices: io.by_device.clone(),
+        tables: io.by_table.clone(),
+        warnings: warnings
             .iter()
             .map(|w| w.kind)
             .filter(|k| RELIABILITY.contains(k))
             .collect(),
-        interrupted: s.interrupted,
+        interrupted,
+        ..RampStep::default()
     }
 }
 
@@ -115,7 +161,7 @@ fn print_ramp(steps: &[RampStep]) {
     eprintln!("\nusers ramp");
     eprintln!(
         "  {:>9} {:>14} {:>9} {:>9} {:>9} {:>9} {:>8}  device busy",
-        "terminals", "New-Orders/min", "tx/min", "mean rt", "p90 rt", "CPU busy", "IOPS"
+        "terminals", NEW_ORDERS_PER_MIN, "tx/s", "mean rt", "p90 rt", "CPU busy", "IOPS"
     );
     for st in steps {
         let busy: Vec<String> = st
@@ -126,8 +172,8 @@ fn print_ramp(steps: &[RampStep]) {
         eprintln!(
             "  {:>9} {:>14} {:>9} {:>9} {:>9} {:>7.0} % {:>8}  {}{}",
             st.terminals,
-            format_count(st.tpmc),
-            format_count(st.tpm_total),
+            format_count(st.throughput),
+            format_count(st.tx_per_s),
             oltplab_core::units::format_ns(st.lat_ns.mean),
             oltplab_core::units::format_ns(st.lat_ns.p90 as f64),
             100.0 * st.cpu_utilisation,
