@@ -19,8 +19,9 @@ for engine in postgres mariadb; do
     2> "$out/$engine-layout-run.txt"
 done
 # S2 and S3 at the quick scale: wall time and the per-configuration table.
-for scenario in "cache-tiers --engine sqlite" "placement --engine postgres"; do
-  name=${scenario%% *}
+for scenario in "cache-tiers --engine sqlite" "cache-tiers --engine sqlite --workload brokerage" \
+                "placement --engine postgres"; do
+  name=$(echo "$scenario" | sed 's/ --engine /-/; s/ --workload /-/')
   /usr/bin/time -f "%e s wall" $O study --scenario $scenario --scale quick \
     --data-dir "$work/study-$name" --out "$work/study-$name-out" > "$out/study-$name.txt" 2>&1
   cp "$work/study-$name-out/results.json" "$out/study-$name.json"
