@@ -289,27 +289,9 @@ pub fn run(args: StudyArgs) -> Result<()> {
     // One load, copied for each device, so that every run starts from the same database.
     let mut database = Database::new(&args.engine, &args.data_dir, &scale);
     let load_started = std::time::Instant::now();
-    let load = tpcc::load_with(
-        &LoadConfig {
-            db: database.spec(&database.base)?,
-            warehouses: scale.warehouses,
-            threads: std::thread::available_parallelism().map_or(1, |n| n.get()) as u32,
-            seed: config.seed,
-            check: true,
-            force: true,
-            emulate: None,
-            sqlite_vfs: None,
-            quiet: output::quiet(),
-        },
-        &STOP,
-    )?;
+    let engine_version = database.load_tpcc(scale.warehouses, config.seed)?;
     doc.summary.load_s = load_started.elapsed().as_secs_f64();
-    if load.conditions.iter().any(|c| !c.holds()) {
-        return Err(Error::failed(
-            "the freshly loaded database violates TPC-C consistency conditions: this is a bug in oltplab",
-        ));
-    }
-    doc.env.engine_version = Some(load.engine_version.clone());
+    doc.env.engine_version = Some(engine_version);
     if let Some(share) = scale.pool_share_of_data {
         let data_bytes = tree_bytes(&database.base);
         database.buffer_pool_bytes =
@@ -469,6 +451,30 @@ impl Database {
                 false,
             )
         }
+    }
+
+    /// Loads TPC-C into the base database and checks its twelve conditions; the engine's version.
+    fn load_tpcc(&self, warehouses: u32, seed: u64) -> Result<String> {
+        let load = tpcc::load_with(
+            &LoadConfig {
+                db: self.spec(&self.base)?,
+                warehouses,
+                threads: std::thread::available_parallelism().map_or(1, |n| n.get()) as u32,
+                seed,
+                check: true,
+                force: true,
+                emulate: None,
+                sqlite_vfs: None,
+                quiet: output::quiet(),
+            },
+            &STOP,
+        )?;
+        if load.conditions.iter().any(|c| !c.holds()) {
+            return Err(Error::failed(
+                "the freshly loaded database violates TPC-C consistency conditions: this is a bug in oltplab",
+            ));
+        }
+        Ok(load.engine_version)
     }
 
     /// A fresh copy of the loaded database for device `name`.

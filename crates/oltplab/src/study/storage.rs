@@ -17,7 +17,7 @@ use super::DEFAULT_DEVICES;
 use super::{new_study_doc, prepare, save, secs, split_devices, Database, Scale, StudyArgs};
 use crate::output;
 use crate::schema::{ConfigFigures, StorageStudySummary};
-use crate::tpcc::{self, LoadConfig};
+use crate::tpcc;
 use crate::STOP;
 
 /// The brokerage workload's database in the storage studies: one load unit.
@@ -146,26 +146,7 @@ pub fn run(args: &StudyArgs) -> Result<()> {
         }
         load.engine_version
     } else {
-        let load = tpcc::load_with(
-            &LoadConfig {
-                db: database.spec(&database.base)?,
-                warehouses: scale.warehouses,
-                threads,
-                seed: 1,
-                check: true,
-                force: true,
-                emulate: None,
-                sqlite_vfs: None,
-                quiet: output::quiet(),
-            },
-            &STOP,
-        )?;
-        if load.conditions.iter().any(|c| !c.holds()) {
-            return Err(Error::failed(
-                "the freshly loaded database violates TPC-C consistency conditions: this is a bug in oltplab",
-            ));
-        }
-        load.engine_version
+        database.load_tpcc(scale.warehouses, 1)?
     };
     let database_bytes = super::tree_bytes(&database.base);
     if let Some(share) = scale.pool_share_of_data {
