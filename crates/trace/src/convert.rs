@@ -798,7 +798,7 @@ fn read_msr(path: &Path, input: impl BufRead, imp: &mut Importer) -> Result<u64>
             )
         })?;
         let file = imp.file_id(&row.disk, path, n)?;
-        imp.push(Record {
+        let record = Record {
             submit_ns,
             // The latency field saturates at 4.3 s, as a capture's does.
             latency_ns: row.response_ticks.saturating_mul(100).min(u32::MAX as u64) as u32,
@@ -808,7 +808,13 @@ fn read_msr(path: &Path, input: impl BufRead, imp: &mut Importer) -> Result<u64>
             op: row.op as u8,
             tag: 0,
             tid: 0,
-        });
+        };
+        // A time near the clock's end plus its response time, or an offset near 2^64 plus its
+        // size, is no I/O a trace can hold (found by the property tests).
+        if let Some(why) = record.defect() {
+            return Err(line_error(path, n, &format!("{why}; fix the trace")));
+        }
+        imp.push(record);
         Ok(())
     })?;
     if imp.data.records.is_empty() {
@@ -873,5 +879,22 @@ mod tests {
         assert!(e.contains("Timestamp"), "{e}");
         let e = parse_msr_line("1,h,0,Read,0,4294967296,1").unwrap_err();
         assert!(e.contains("Size"), "{e}");
+    }
+
+    /// A row whose time plus response time passes the clock's end is refused with its line, not
+    /// imported as a record no trace may hold (the property tests found it).
+    #[test]
+    fn msr_rows_past_the_clock_are_refused() {
+        let path =
+            std::env::temp_dir().join(format!("oltplab-msr-clock-{}.csv", std::process::id()));
+        let last = u64::MAX / 100 - 1000;
+        std::fs::write(
+            &path,
+            format!("0,h,0,Read,0,4096,1\n{last},h,0,Read,0,4096,4000000000\n"),
+        )
+        .unwrap();
+        let e = import(&path, Some(Format::MsrCsv)).unwrap_err().to_string();
+        assert!(e.contains("line 2") && e.contains("overflows"), "{e}");
+        std::fs::remove_file(&path).unwrap();
     }
 }
