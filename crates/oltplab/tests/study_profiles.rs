@@ -119,7 +119,48 @@ fn profiles_study_measures_both_sets_at_every_depth() {
             ("sas-ssd-2012".into(), 32)
         ]
     );
+    // Each set's 4 KiB and 64 KiB random reads and writes at QD 4; the SSD set does more of each,
+    // and a 64 KiB I/O takes longer than a 4 KiB one on either set.
+    let random: Vec<(String, u64, f64, f64, f64)> = s["random_qd4"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            for k in [
+                "read_iops",
+                "write_iops",
+                "read_lat_ns_mean",
+                "write_lat_ns_mean",
+            ] {
+                assert!(f(&r[k]) > 0.0, "{r}: {k}");
+            }
+            (
+                r["set"].as_str().unwrap().to_string(),
+                r["block_size_bytes"].as_u64().unwrap(),
+                f(&r["read_iops"]),
+                f(&r["write_iops"]),
+                f(&r["read_lat_ns_mean"]),
+            )
+        })
+        .collect();
+    let keys: Vec<(&str, u64)> = random.iter().map(|r| (r.0.as_str(), r.1)).collect();
+    assert_eq!(
+        keys,
+        [
+            (specs[0], 4096),
+            (specs[0], 65536),
+            (specs[1], 4096),
+            (specs[1], 65536)
+        ]
+    );
+    for i in 0..2 {
+        let (hdd, ssd) = (&random[i], &random[i + 2]);
+        assert!(ssd.2 > hdd.2 && ssd.3 > hdd.3, "{hdd:?} vs {ssd:?}");
+        let (small, large) = (&random[2 * i], &random[2 * i + 1]);
+        assert!(large.4 > small.4, "{small:?} vs {large:?}");
+    }
     let report = std::fs::read_to_string(dir.join("res/report.html")).unwrap();
+    assert!(report.contains("queue depth 4"), "random I/O table");
     assert!(report.contains("server access profiles"), "report title");
     assert!(report.contains("<svg"), "report charts");
     assert!(report.contains("web-file-4k") && report.contains("os-paging"));
@@ -151,12 +192,20 @@ fn bad_profiles_input_is_refused_before_anything_runs() {
         all.extend_from_slice(args);
         assert_one_line_usage_error(&oltplab(&dir, &all), says);
     }
-    // The hidden test scale is not S1's.
-    let out = oltplab(&dir, &["study", "--scale", "test", "--out", "res"]);
-    assert_one_line_usage_error(
-        &out,
-        "belongs to the profiles, cache-tiers and placement scenarios",
+    // The hidden test scale is not the in-memory study's.
+    let out = oltplab(
+        &dir,
+        &[
+            "study",
+            "--scenario",
+            "in-memory",
+            "--scale",
+            "test",
+            "--out",
+            "res",
+        ],
     );
+    assert_one_line_usage_error(&out, "belongs to the other scenarios");
     assert!(!dir.join("res").exists(), "nothing ran");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -156,6 +156,32 @@ fn drive_table(doc: &Doc) -> Table {
     t
 }
 
+fn random_table(doc: &Doc) -> Table {
+    let mut t = Table::new(
+        "random_qd4",
+        "Random reads and random writes of each set at queue depth 4",
+        vec![
+            Column::new("set", "set", Unit::Text),
+            Column::new("block_size_bytes", "block", Unit::Bytes),
+            Column::new("read_iops", "read IOPS", Unit::Count),
+            Column::new("read_lat_ns_mean", "read latency", Unit::Ns),
+            Column::new("write_iops", "write IOPS", Unit::Count),
+            Column::new("write_lat_ns_mean", "write latency", Unit::Ns),
+        ],
+    );
+    for r in doc.array("/summary/random_qd4") {
+        t.push(vec![
+            Cell::text(text(r, "set")),
+            Cell::Num(num(r, "/block_size_bytes")),
+            Cell::Num(num(r, "/read_iops")),
+            Cell::Num(num(r, "/read_lat_ns_mean")),
+            Cell::Num(num(r, "/write_iops")),
+            Cell::Num(num(r, "/write_lat_ns_mean")),
+        ]);
+    }
+    t
+}
+
 pub fn section(doc: &Doc, index: usize, charts: bool) -> Section {
     let mut s = Section::new(
         format!("r{}", index + 1),
@@ -203,6 +229,7 @@ pub fn section(doc: &Doc, index: usize, charts: bool) -> Section {
     if sets.len() > 1 {
         s.table(ratio_table(sets));
     }
+    s.table(random_table(doc));
     s.table(drive_table(doc));
     common::warnings(&mut s, doc);
     common::context(&mut s, &[doc]);

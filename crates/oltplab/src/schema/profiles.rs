@@ -23,6 +23,9 @@ pub struct ProfilesSummary {
     /// 16 KiB sequential reads and writes of each set's drive (the RAID's member), one entry per
     /// (drive, queue depth).
     pub drive_seq16k: Vec<DriveSeq>,
+    /// 4 KiB and 64 KiB random reads and random writes of each set at queue depth 4, one entry
+    /// per (set, block size).
+    pub random_qd4: Vec<RandomQd4>,
     pub interrupted: bool,
 }
 
@@ -98,6 +101,18 @@ pub struct DriveSeq {
     pub write_iops: f64,
     pub read_bw_bytes: f64,
     pub write_bw_bytes: f64,
+    pub read_lat_ns_mean: f64,
+    pub write_lat_ns_mean: f64,
+}
+
+/// Random reads and random writes of one set at one block size, queue depth 4 (S4's random I/O).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct RandomQd4 {
+    /// The set's canonical spec.
+    pub set: String,
+    pub block_size_bytes: u64,
+    pub read_iops: f64,
+    pub write_iops: f64,
     pub read_lat_ns_mean: f64,
     pub write_lat_ns_mean: f64,
 }

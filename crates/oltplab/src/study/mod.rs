@@ -217,11 +217,9 @@ struct StudyConfig {
 }
 
 pub fn run(args: StudyArgs) -> Result<()> {
-    if args.scale == "test"
-        && !["profiles", "cache-tiers", "placement"].contains(&args.scenario.as_str())
-    {
+    if args.scale == "test" && args.scenario == "in-memory" {
         return Err(Error::usage(
-            "--scale test belongs to the profiles, cache-tiers and placement scenarios: use quick, default, s1 or paper",
+            "--scale test belongs to the other scenarios: use quick, default, s1 or paper",
         ));
     }
     let storage = args.scenario == "cache-tiers" || args.scenario == "placement";

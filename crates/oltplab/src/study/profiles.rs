@@ -1,8 +1,8 @@
 //! `oltplab study --scenario profiles`: S4 on emulated devices. For each device set (by default a
 //! 4-drive RAID5 of 15k rpm disks and one of 2012 SAS SSDs): the twelve server access profiles at
 //! queue depths 1, 2, 4 … 256, each profile's geometric mean over the depths, each depth's geometric
-//! mean over the profiles and the sets' ratio per profile; then 16 KiB sequential reads and writes
-//! of one drive of each set (the RAID's member) at QD 1 and 32. Every point is measured in-process
+//! mean over the profiles and the sets' ratio per profile; the set's 4 KiB and 64 KiB random reads
+//! and writes at QD 4; then 16 KiB sequential reads and writes of one drive of each set (the RAID's member) at QD 1 and 32. Every point is measured in-process
 //! by `oltplab device` on the emulated device with a RAM backing, as S1's device step is, so that
 //! the model, not this machine's disk, sets every time. Writes `results.json` (rewritten after
 //! every set), each device run's own result and `report.html`.
@@ -23,7 +23,8 @@ use crate::cli::DeviceArgs;
 use crate::device;
 use crate::output;
 use crate::schema::{
-    DriveSeq, ProfileFigures, ProfileRatio, ProfileSet, ProfilesSummary, QdGeomean, SetRatio,
+    DriveSeq, ProfileFigures, ProfileRatio, ProfileSet, ProfilesSummary, QdGeomean, RandomQd4,
+    SetRatio,
 };
 use crate::STOP;
 
@@ -51,6 +52,9 @@ const QD_SWEEP_TEST: &str = "1:4";
 /// The drives' 16 KiB sequential runs: one I/O at a time, and a deep queue.
 const DRIVE_QDS: [u32; 2] = [1, 32];
 const DRIVE_BLOCK_BYTES: u64 = 16 << 10;
+/// S4's random I/O of each set: these block sizes, reads and writes apart, at this queue depth.
+const RANDOM_BLOCKS_BYTES: [u64; 2] = [4 << 10, 64 << 10];
+const RANDOM_QD: u32 = 4;
 
 /// What each `--scale` runs: the measured time and warm-up of every point, and the region.
 #[derive(Clone, Debug, Serialize)]
@@ -101,6 +105,8 @@ struct StudyConfig {
     qd: Vec<u32>,
     drive_qd: Vec<u32>,
     drive_block_bytes: u64,
+    random_block_bytes: Vec<u64>,
+    random_qd: u32,
     scale: Scale,
 }
 
@@ -170,6 +176,8 @@ pub fn run(args: &StudyArgs) -> Result<()> {
         qd: qds.clone(),
         drive_qd: DRIVE_QDS.to_vec(),
         drive_block_bytes: DRIVE_BLOCK_BYTES,
+        random_block_bytes: RANDOM_BLOCKS_BYTES.to_vec(),
+        random_qd: RANDOM_QD,
         scale: scale.clone(),
     };
     let (started_at, out) = super::prepare(args)?;
@@ -184,9 +192,11 @@ pub fn run(args: &StudyArgs) -> Result<()> {
         ..ProfilesSummary::default()
     };
     let mut doc = super::new_study_doc(started_at, &config, &args.data_dir, summary);
-    let points = specs.len() * S4_PROFILES.len() * qds.len() + specs.len() * 2 * DRIVE_QDS.len();
+    let points = specs.len() * S4_PROFILES.len() * qds.len()
+        + specs.len() * 2 * RANDOM_BLOCKS_BYTES.len()
+        + specs.len() * 2 * DRIVE_QDS.len();
     output::note!(
-        "oltplab study profiles — {}: {} profiles at QD {} and one drive's 16 KiB sequential reads and writes at QD {}; {} points of {} + {} warm-up on a {} region; output {}",
+        "oltplab study profiles — {}: {} profiles at QD {}, 4 KiB and 64 KiB random reads and writes at QD {RANDOM_QD}, and one drive's 16 KiB sequential reads and writes at QD {}; {} points of {} + {} warm-up on a {} region; output {}",
         config.devices.join(" against "),
         S4_PROFILES.len(),
         qds.iter().map(u32::to_string).collect::<Vec<_>>().join(","),
@@ -241,6 +251,17 @@ pub fn run(args: &StudyArgs) -> Result<()> {
         add_ratios(&mut doc.summary);
         super::save(&doc, &out, args.json.as_deref())?;
         if measured.1 {
+            break;
+        }
+        let stopped = measure_random(
+            &mut doc.warnings,
+            &mut doc.summary.random_qd4,
+            spec,
+            &scale,
+            &out,
+        )?;
+        super::save(&doc, &out, args.json.as_deref())?;
+        if stopped {
             break;
         }
 
@@ -344,6 +365,58 @@ fn measure(
         }
     }
     Ok((outcome.doc.summary.measured, outcome.interrupted))
+}
+
+/// S4's random I/O of a set: each block size's random reads, then random writes, at QD 4, each
+/// its own device run. Returns whether Ctrl-C stopped it (the block size it cut is left out).
+fn measure_random(
+    warnings: &mut Vec<Warning>,
+    points: &mut Vec<RandomQd4>,
+    spec: &Spec,
+    scale: &Scale,
+    out: &Path,
+) -> Result<bool> {
+    output::note!(
+        "  {}: 4 KiB and 64 KiB random reads, then writes, at QD {RANDOM_QD}",
+        spec.name()
+    );
+    for bs in RANDOM_BLOCKS_BYTES {
+        let mut run = |rw: &str| {
+            measure(
+                warnings,
+                spec,
+                DeviceArgs {
+                    rw: rw.into(),
+                    bs,
+                    qd: RANDOM_QD,
+                    ..DeviceArgs::default()
+                },
+                scale,
+                &out.join(format!(
+                    "random-{}-{rw}-{}k",
+                    file_name(&spec.name()),
+                    bs >> 10
+                )),
+            )
+        };
+        let (read, stopped) = run("randread")?;
+        if stopped {
+            return Ok(true);
+        }
+        let (write, stopped) = run("randwrite")?;
+        if stopped {
+            return Ok(true);
+        }
+        points.push(RandomQd4 {
+            set: spec.name(),
+            block_size_bytes: bs,
+            read_iops: read.read.iops,
+            write_iops: write.write.iops,
+            read_lat_ns_mean: read.read.lat_ns.mean,
+            write_lat_ns_mean: write.write.lat_ns.mean,
+        });
+    }
+    Ok(false)
 }
 
 /// A set's figures from its device run: each profile's IOPS per depth and geometric mean, and
@@ -521,8 +594,26 @@ fn print_table(summary: &ProfilesSummary, out: &Path, took: Duration) {
             );
         }
     }
+    if !summary.random_qd4.is_empty() {
+        output::say!(
+            "\n{:<34} {:>6} {:>11} {:>11}",
+            "set",
+            "block",
+            "read IOPS",
+            "write IOPS"
+        );
+        for r in &summary.random_qd4 {
+            output::say!(
+                "{:<34} {:>6} {:>11.0} {:>11.0}",
+                r.set,
+                format_bytes(r.block_size_bytes),
+                r.read_iops,
+                r.write_iops
+            );
+        }
+    }
     output::say!(
-        "(IOPS of every profile at every queue depth, {} s per point after {} s warm-up; geomean: geometric mean; ratio: against {}; drives: 16 KiB sequential)",
+        "(IOPS of every profile at every queue depth, {} s per point after {} s warm-up; geomean: geometric mean; ratio: against {}; random: QD {RANDOM_QD}; drives: 16 KiB sequential)",
         summary.runtime_s,
         summary.ramp_s,
         summary.sets.first().map_or("the first set", |s| s.spec.as_str())
