@@ -17,6 +17,9 @@
 //!   kind 3 records: payload_bytes / 32 records (see encode_record)
 //!   kind 4 places:  entries of id u16, device_slot u32: where the run's emulator placed the file
 //!                   (slot × 1 GiB on the emulated device), so that a replay places it there too
+//!   kind 5 tables:  JSON array of TableExtent: the table each file, or each byte range of a file
+//!                   (SQLite's pages), held when the run ended, so that I/O per table needs no
+//!                   database
 //! ```
 //! Chunks are written whole with one positioned write each, so a writer that dies leaves a header
 //! saying "not finished" and a prefix of whole chunks that [`crate::TraceReader`] can still read.
@@ -45,6 +48,7 @@ pub enum ChunkKind {
     Files = 2,
     Records = 3,
     Places = 4,
+    Tables = 5,
 }
 
 impl ChunkKind {
@@ -54,9 +58,20 @@ impl ChunkKind {
             2 => Some(Self::Files),
             3 => Some(Self::Records),
             4 => Some(Self::Places),
+            5 => Some(Self::Tables),
             _ => None,
         }
     }
+}
+
+/// The table a file's bytes belong to, from `from_bytes` up to the next extent of the same file
+/// (a server's file is one table's from byte 0; SQLite's single file is a run of extents, one per
+/// run of pages of one b-tree). Files of no table carry their kind in brackets: `(wal)`, `(temp)`.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct TableExtent {
+    pub file: u16,
+    pub from_bytes: u64,
+    pub table: String,
 }
 
 /// Who wrote a trace and under which conditions; stored as JSON in the first chunk.

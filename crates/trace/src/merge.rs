@@ -73,6 +73,12 @@ pub fn merge_filtered(
                 merged.places.insert(new, slot);
             }
         }
+        merged
+            .tables
+            .extend(reader.tables().iter().map(|e| crate::format::TableExtent {
+                file: remap[&e.file],
+                ..e.clone()
+            }));
         let part_start_ns = reader.start_ns();
         // The first record whose time on the shared clock does not fit, by index in file order.
         let mut overflow: Option<(u64, Record)> = None;
@@ -111,6 +117,8 @@ pub fn merge_filtered(
         }
     }
     merged.records.sort_by_key(|r| r.submit_ns);
+    merged.tables.sort();
+    merged.tables.dedup();
     merged.save(out)
 }
 

@@ -12,7 +12,7 @@ use oltplab_core::safety::io_usage;
 use oltplab_core::{Error, Result};
 
 use crate::format::{
-    self, ChunkKind, Header, TraceMeta, CHUNK_HEADER_BYTES, HEADER_BYTES, RECORD_BYTES,
+    self, ChunkKind, Header, TableExtent, TraceMeta, CHUNK_HEADER_BYTES, HEADER_BYTES, RECORD_BYTES,
 };
 use crate::Record;
 
@@ -26,6 +26,8 @@ pub struct TraceReader {
     files: BTreeMap<u16, String>,
     /// File id → the run's device slot, where the capture recorded one.
     places: BTreeMap<u16, u32>,
+    /// Sorted by file and offset.
+    tables: Vec<TableExtent>,
     /// Offset of each records chunk's payload and its record count.
     chunks: Vec<(u64, usize)>,
     records: u64,
@@ -72,6 +74,7 @@ impl TraceReader {
             meta: TraceMeta::default(),
             files: BTreeMap::new(),
             places: BTreeMap::new(),
+            tables: Vec::new(),
             chunks: Vec::new(),
             records: 0,
             readable_bytes: HEADER_BYTES as u64,
@@ -149,6 +152,21 @@ impl TraceReader {
                         reader.places.insert(id, slot);
                     }
                 }
+                ChunkKind::Tables => {
+                    let extents: Vec<TableExtent> = serde_json::from_slice(&payload)
+                        .map_err(|e| bad(body_at, &format!("the table map is not valid: {e}")))?;
+                    if let Some(e) = extents.iter().find(|e| !reader.files.contains_key(&e.file)) {
+                        return Err(bad(
+                            body_at,
+                            &format!(
+                                "the table map names file {} that the file table before it does not list",
+                                e.file
+                            ),
+                        ));
+                    }
+                    reader.tables.extend(extents);
+                    reader.tables.sort();
+                }
                 ChunkKind::Records => {
                     if len % RECORD_BYTES != 0 {
                         return Err(bad(offset, &format!(
@@ -208,6 +226,11 @@ impl TraceReader {
     /// File id → the device slot the run's emulator placed it at, as recorded.
     pub fn places(&self) -> &BTreeMap<u16, u32> {
         &self.places
+    }
+
+    /// The table map, as recorded (sorted by file and offset).
+    pub fn tables(&self) -> &[TableExtent] {
+        &self.tables
     }
 
     pub fn file_path(&self, id: u16) -> Option<&str> {
@@ -286,6 +309,7 @@ impl TraceReader {
             start_unix_ns: self.header.start_unix_ns,
             files,
             places: self.places.clone(),
+            tables: self.tables.clone(),
             records: self.read_sorted()?,
             complete: self.is_complete(),
         })
@@ -303,6 +327,9 @@ pub struct TraceData {
     /// File id → the slot of the emulated device the run placed the file at (the emulator puts
     /// slot N at N GiB). Files without an entry are placed by their id, as converted traces are.
     pub places: BTreeMap<u16, u32>,
+    /// The table each file or byte range belongs to, sorted by file and offset; empty when the
+    /// capture knew no tables (converted traces, `oltplab emulate`).
+    pub tables: Vec<TableExtent>,
     /// Sorted by `submit_ns`.
     pub records: Vec<Record>,
     pub complete: bool,
@@ -315,15 +342,16 @@ impl TraceData {
 
     /// Writes this trace as an oltplab trace file at `path` (replacing it).
     pub fn save(&self, path: &Path) -> Result<crate::TraceSummary> {
-        crate::writer::write_trace(
-            path,
-            &self.meta,
-            self.start_ns,
-            self.start_unix_ns,
-            &self.files,
-            &self.places,
-            &self.records,
-        )
+        crate::writer::write_trace(path, self)
+    }
+
+    /// The table the byte at `offset` of file `id` belongs to, from the table map.
+    pub fn table_of(&self, id: u16, offset: u64) -> Option<&str> {
+        let after = self
+            .tables
+            .partition_point(|e| (e.file, e.from_bytes) <= (id, offset));
+        let e = self.tables[..after].last()?;
+        (e.file == id).then_some(e.table.as_str())
     }
 
     /// The device slot of file `id`: where the run placed it, or its id.

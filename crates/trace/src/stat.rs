@@ -61,6 +61,10 @@ pub struct TraceStat {
     /// share.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub per_device: Vec<GroupIo>,
+    /// Present when the capture recorded which table each file or page belongs to (runs of
+    /// `oltplab run` with a trace): each table's reads and writes, indexes with their table.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub per_table: Vec<GroupIo>,
 }
 
 /// The I/O of one group of a trace's records: a device of a layout, or a table.
@@ -150,6 +154,22 @@ pub fn group_io(
             .then(a.name.cmp(&b.name))
     });
     out
+}
+
+/// The trace's reads and writes by table, from its table map (empty without one); I/O of a file
+/// the map does not cover counts as `(other files)`.
+pub fn io_by_table(trace: &TraceData, window_ns: u64) -> Vec<GroupIo> {
+    if trace.tables.is_empty() {
+        return Vec::new();
+    }
+    group_io(&trace.records, window_ns, |r| {
+        r.kind().is_data().then(|| {
+            trace
+                .table_of(r.file, r.offset)
+                .unwrap_or("(other files)")
+                .to_string()
+        })
+    })
 }
 
 #[derive(Clone, Copy, Debug, Default, Serialize)]
@@ -415,6 +435,7 @@ impl TraceStat {
                 Some(spec.device_label(device))
             });
         }
+        s.per_table = io_by_table(trace, end_ns);
         s.in_flight_max = s
             .per_second
             .iter()

@@ -424,16 +424,19 @@ fn fsync(file: &File) -> std::io::Result<()> {
 }
 
 /// Writes a whole trace in one go, time-sorted: for converters, `merge` and tests.
-pub fn write_trace(
-    path: &Path,
-    meta: &TraceMeta,
-    start_ns: u64,
-    start_unix_ns: u64,
-    files: &[String],
-    places: &std::collections::BTreeMap<u16, u32>,
-    records: &[Record],
-) -> Result<TraceSummary> {
+pub fn write_trace(path: &Path, trace: &crate::TraceData) -> Result<TraceSummary> {
     use std::io::Write;
+    let crate::TraceData {
+        meta,
+        start_ns,
+        start_unix_ns,
+        files,
+        places,
+        tables,
+        records,
+        complete: _,
+    } = trace;
+    let (start_ns, start_unix_ns) = (*start_ns, *start_unix_ns);
     if files.len() > u16::MAX as usize {
         return Err(Error::usage(format!(
             "the trace names {} files, more than the format's 65,535",
@@ -458,6 +461,14 @@ pub fn write_trace(
                 i + 1
             )));
         }
+    }
+    if let Some(e) = tables.iter().find(|e| e.file as usize >= files.len()) {
+        return Err(Error::usage(format!(
+            "cannot write {}: the table map names file {} but the file table has {} entries; fix the program that produced it",
+            path.display(),
+            e.file,
+            files.len()
+        )));
     }
     refuse_foreign(path)?;
     let out = OpenOptions::new()
@@ -498,6 +509,15 @@ pub fn write_trace(
         put(
             &mut w,
             format::chunk(ChunkKind::Places, &format::encode_places(entries)),
+        )?;
+    }
+    if !tables.is_empty() {
+        put(
+            &mut w,
+            format::chunk(
+                ChunkKind::Tables,
+                &serde_json::to_vec(tables).expect("a table map serialises"),
+            ),
         )?;
     }
     let mut duration_ns = 0;

@@ -4,7 +4,7 @@ use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use oltplab_trace::format::{self, ChunkKind, HEADER_BYTES, RECORD_BYTES};
+use oltplab_trace::format::{self, ChunkKind, TableExtent, HEADER_BYTES, RECORD_BYTES};
 use oltplab_trace::writer::RECORDS_PER_CHUNK;
 use oltplab_trace::{merge, Op, Record, TraceData, TraceMeta, TraceReader, TraceWriter};
 
@@ -99,10 +99,57 @@ fn placement_is_recorded_once_per_file_and_read_back() {
         (5, 2, 2),
         "a file without a recorded place is placed by its id"
     );
-    // And a saved copy keeps it.
+    // And a saved copy keeps it, with the table map a capture adds after the run: the WAL whole,
+    // the relation file in two extents.
+    let mut t = t;
+    t.tables = vec![
+        TableExtent {
+            file: wal,
+            from_bytes: 0,
+            table: "(wal)".into(),
+        },
+        TableExtent {
+            file: rel,
+            from_bytes: 0,
+            table: "item".into(),
+        },
+        TableExtent {
+            file: rel,
+            from_bytes: 16384,
+            table: "stock".into(),
+        },
+    ];
     let copy = dir.join("copy.trace");
     t.save(&copy).unwrap();
-    assert_eq!(TraceData::load(&copy).unwrap().places, t.places);
+    let back = TraceData::load(&copy).unwrap();
+    assert_eq!((&back.places, &back.tables), (&t.places, &t.tables));
+    assert_eq!(back.table_of(wal, 1 << 30), Some("(wal)"));
+    assert_eq!(back.table_of(rel, 16383), Some("item"));
+    assert_eq!(back.table_of(rel, 16384), Some("stock"));
+    assert_eq!(
+        back.table_of(plain, 0),
+        None,
+        "a file the map does not cover"
+    );
+    let by_table = oltplab_trace::stat::io_by_table(&back, 1_000);
+    let names: Vec<(&str, u64, u64)> = by_table
+        .iter()
+        .map(|g| (g.name.as_str(), g.reads, g.writes))
+        .collect();
+    assert_eq!(
+        names,
+        [("(other files)", 1, 0), ("(wal)", 0, 1), ("item", 1, 0)]
+    );
+    // A map naming a file the trace lacks is refused before anything is written.
+    t.tables.push(TableExtent {
+        file: 9,
+        from_bytes: 0,
+        table: "x".into(),
+    });
+    let bad = dir.join("bad.trace");
+    let err = t.save(&bad).unwrap_err();
+    assert!(err.to_string().contains("table map names file 9"), "{err}");
+    assert!(!bad.exists());
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -209,6 +256,7 @@ fn small_trace(path: &std::path::Path) -> TraceData {
         start_unix_ns: 2_000,
         files: vec!["/db/a".into(), "/db/b".into()],
         places: Default::default(),
+        tables: Vec::new(),
         records: (0..5000u64)
             .map(|i| {
                 rec(
@@ -328,6 +376,11 @@ fn merge_unifies_files_and_clocks() {
         files: vec!["/pg/base/1".into(), "/pg/wal/0001".into()],
         // The run's emulator put the relation at slot 4 and the WAL at slot 9.
         places: [(0, 4), (1, 9)].into(),
+        tables: vec![TableExtent {
+            file: 0,
+            from_bytes: 0,
+            table: "stock".into(),
+        }],
         records: vec![
             rec(0, Op::Read, 0, 8192, 0, 10),
             rec(500, Op::Write, 0, 8192, 1, 10),
@@ -344,6 +397,11 @@ fn merge_unifies_files_and_clocks() {
         start_ns: 1_000_100,
         files: vec!["/pg/wal/0001".into()],
         places: [(0, 9)].into(),
+        tables: vec![TableExtent {
+            file: 0,
+            from_bytes: 0,
+            table: "(wal)".into(),
+        }],
         records: vec![
             rec(0, Op::Fdatasync, 0, 0, 0, 11),
             rec(900, Op::Write, 8192, 8192, 0, 11),
@@ -367,6 +425,11 @@ fn merge_unifies_files_and_clocks() {
         "placement survives the merge"
     );
     assert_eq!((m.device_slot(0), m.device_slot(1)), (4, 9));
+    assert_eq!(
+        (m.table_of(0, 0), m.table_of(1, 8192)),
+        (Some("stock"), Some("(wal)")),
+        "the table map survives the merge, under the merged ids"
+    );
     assert_eq!(m.start_ns, 1_000_000);
     let times: Vec<(u64, u32, u16)> = m
         .records

@@ -6,7 +6,9 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use oltplab_trace::format::{self, ChunkKind, Header, FLAG_FINISHED, HEADER_BYTES, RECORD_BYTES};
+use oltplab_trace::format::{
+    self, ChunkKind, Header, TableExtent, FLAG_FINISHED, HEADER_BYTES, RECORD_BYTES,
+};
 use oltplab_trace::stat::TraceStat;
 use oltplab_trace::{merge, Op, Record, TraceData, TraceMeta, TraceReader};
 use proptest::prelude::*;
@@ -85,18 +87,30 @@ fn valid_trace(max_records: usize) -> impl Strategy<Value = TraceData> {
                 any::<u64>(),
                 Just(files),
                 proptest::collection::btree_map(0..n as u16, any::<u32>(), 0..n),
+                proptest::collection::vec((0..n as u16, any::<u64>(), "\\PC{0,12}"), 0..4),
                 proptest::collection::vec(valid_record(n), 0..max_records),
             )
         })
         .prop_map(
-            |(meta, start_ns, start_unix_ns, files, places, mut records)| {
+            |(meta, start_ns, start_unix_ns, files, places, tables, mut records)| {
                 records.sort_by_key(|r| r.submit_ns);
+                // The reader gives the table map sorted.
+                let mut tables: Vec<TableExtent> = tables
+                    .into_iter()
+                    .map(|(file, from_bytes, table)| TableExtent {
+                        file,
+                        from_bytes,
+                        table,
+                    })
+                    .collect();
+                tables.sort();
                 TraceData {
                     meta,
                     start_ns,
                     start_unix_ns,
                     files,
                     places,
+                    tables,
                     records,
                     complete: true,
                 }

@@ -205,6 +205,24 @@ fn print(w: &mut impl Write, file: &Path, s: &TraceStat, seconds: usize) -> std:
             )?;
         }
     }
+    if !s.per_table.is_empty() {
+        writeln!(
+            w,
+            "\ntable (indexes with it)                  reads     writes  share       read    written"
+        )?;
+        for t in &s.per_table {
+            writeln!(
+                w,
+                "  {:<36} {:>9} {:>10} {:>4.1} % {:>10} {:>10}",
+                shorten(&t.name, 36),
+                format_count(t.reads as f64),
+                format_count(t.writes as f64),
+                t.share_pct,
+                format_bytes(t.read_bytes),
+                format_bytes(t.written_bytes)
+            )?;
+        }
+    }
     if !s.per_second.is_empty() {
         writeln!(
             w,
