@@ -2,9 +2,16 @@
 //! synchronous commits, a bounded page cache, no memory mapping so that every page read is a VFS
 //! read that a wrapping VFS can trace or delay), optionally through a named VFS, and reports the
 //! engine's version and settings for the result.
+//!
+//! A table placed on its own device (a layout's `table:NAME`) lives in its own database file,
+//! `<database>-table-NAME`, which every connection ATTACHes: SQLite finds an unqualified table name
+//! in whichever attached database holds it, so the workloads' SQL is unchanged. A transaction that
+//! writes both files is atomic in each file but, in WAL mode, not across them: after a power loss
+//! one file may hold the commit and the other not (SQLite's documented limit for attached
+//! databases). Crash-consistency across files is not what a run measures; its I/O is real.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use oltplab_core::{Error, Result};
@@ -78,7 +85,165 @@ pub fn open(path: &Path, opts: &SqliteOptions) -> Result<Connection> {
             path.display()
         ))
     })?;
+    for (table, file) in placed_tables(path) {
+        attach(&conn, &table, &file, opts)?;
+    }
     Ok(conn)
+}
+
+/// The file that holds `table` when a layout placed it on its own device.
+pub fn table_file(db: &Path, table: &str) -> PathBuf {
+    let mut name = db.file_name().unwrap_or_default().to_os_string();
+    name.push(format!("-table-{table}"));
+    db.with_file_name(name)
+}
+
+/// The tables of `db` that live in their own files (`<db>-table-NAME`), with those files.
+pub fn placed_tables(db: &Path) -> Vec<(String, PathBuf)> {
+    let Some(prefix) = db
+        .file_name()
+        .map(|n| format!("{}-table-", n.to_string_lossy()))
+    else {
+        return Vec::new();
+    };
+    let dir = match db.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let mut out: Vec<(String, PathBuf)> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let table = name.strip_prefix(&prefix)?;
+            // The table's own WAL, shared-memory and marker files are not tables.
+            (!table.is_empty() && table.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+                .then(|| (table.to_string(), table_file(db, table)))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// Removes an oltplab database: its file, WAL, shared memory and journal, and the same of every
+/// placed table's file. For files oltplab created (the caller checked the marker).
+pub fn remove_database_files(db: &Path) {
+    let placed = placed_tables(db);
+    for file in std::iter::once(db.to_path_buf()).chain(placed.into_iter().map(|(_, f)| f)) {
+        for suffix in ["", "-wal", "-shm", "-journal"] {
+            let mut p = file.as_os_str().to_owned();
+            p.push(suffix);
+            let _ = std::fs::remove_file(PathBuf::from(p));
+        }
+    }
+}
+
+/// The schema name a placed table's file is attached as.
+fn schema_of(table: &str) -> String {
+    format!("table_{table}")
+}
+
+fn attach(conn: &Connection, table: &str, file: &Path, opts: &SqliteOptions) -> Result<()> {
+    let schema = schema_of(table);
+    let cache_kib = (opts.cache_bytes / 1024).max(64);
+    conn.execute(
+        &format!("ATTACH DATABASE ?1 AS {schema}"),
+        [file.to_string_lossy()],
+    )
+    .and_then(|_| {
+        conn.execute_batch(&format!(
+            "PRAGMA {schema}.journal_mode = {}; PRAGMA {schema}.synchronous = {}; \
+             PRAGMA {schema}.cache_size = -{cache_kib};",
+            opts.journal_mode, opts.synchronous
+        ))
+    })
+    .map_err(|e| {
+        Error::usage(format!(
+            "cannot attach {}, the file of table {table}: {e}: move it back with `oltplab load --force`, or restore the file",
+            file.display()
+        ))
+    })
+}
+
+/// Moves `table` (with its indexes) of the database at `db` into its own file so that a layout
+/// can place it: copied in one transaction, then dropped from the main file in another, so that
+/// a crash between the two leaves both copies and the next call copies again. Returns false when
+/// the table already lives in its own file, and a usage error when the database has no such table.
+pub fn move_table_to_own_file(db: &Path, table: &str) -> Result<bool> {
+    if table.is_empty() || !table.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        return Err(Error::usage(format!(
+            "the layout places table:{table}, which is not a table name: use letters, digits and _"
+        )));
+    }
+    let opts = SqliteOptions::default();
+    let conn = open(db, &opts)?;
+    let failed = |e: rusqlite::Error| {
+        Error::failed(format!("cannot move table {table} to its own file: {e}"))
+    };
+    let schema_sql: Vec<(String, String)> = conn
+        .prepare(
+            "SELECT type, sql FROM main.sqlite_schema
+              WHERE tbl_name = ?1 AND sql IS NOT NULL ORDER BY type = 'index'",
+        )
+        .and_then(|mut st| {
+            st.query_map([table], |r| Ok((r.get(0)?, r.get(1)?)))?
+                .collect::<rusqlite::Result<Vec<_>>>()
+        })
+        .map_err(failed)?;
+    if schema_sql.is_empty() {
+        if placed_tables(db).iter().any(|(t, _)| t == table) {
+            return Ok(false);
+        }
+        let mut tables: Vec<String> = conn
+            .prepare("SELECT name FROM main.sqlite_schema WHERE type = 'table'")
+            .and_then(|mut st| {
+                st.query_map([], |r| r.get(0))?
+                    .collect::<rusqlite::Result<Vec<_>>>()
+            })
+            .map_err(failed)?;
+        tables.extend(placed_tables(db).into_iter().map(|(t, _)| t));
+        tables.sort();
+        return Err(Error::usage(format!(
+            "the layout places table:{table}, but the loaded database has no table {table}; its tables are {}",
+            tables.join(", ")
+        )));
+    }
+    drop(conn);
+    let file = table_file(db, table);
+    // A copy left by a crash between the two steps is replaced.
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", file.display()));
+    }
+    std::fs::File::create(&file)
+        .map_err(|e| oltplab_core::safety::io_usage(&file, "create", &e))?;
+    let conn = open(db, &opts)?;
+    let schema = schema_of(table);
+    let mut copy = String::from("BEGIN;");
+    for (kind, sql) in &schema_sql {
+        // `CREATE TABLE stock (…)` → `CREATE TABLE table_stock.stock (…)`; an index's schema goes
+        // on its name and its table is then looked up in the same schema.
+        let head = if kind == "table" {
+            "CREATE TABLE "
+        } else if sql.starts_with("CREATE UNIQUE INDEX ") {
+            "CREATE UNIQUE INDEX "
+        } else {
+            "CREATE INDEX "
+        };
+        let rest = sql.strip_prefix(head).ok_or_else(|| {
+            Error::failed(format!(
+                "cannot move table {table}: its schema `{sql}` is not one oltplab can copy"
+            ))
+        })?;
+        copy.push_str(&format!("{head}{schema}.{rest};"));
+    }
+    copy.push_str(&format!(
+        "INSERT INTO {schema}.{table} SELECT * FROM main.{table}; COMMIT;"
+    ));
+    conn.execute_batch(&copy).map_err(failed)?;
+    conn.execute_batch(&format!("DROP TABLE main.{table}"))
+        .map_err(failed)?;
+    Ok(true)
 }
 
 /// The bundled SQLite's version, e.g. `SQLite 3.50.2`.

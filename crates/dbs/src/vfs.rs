@@ -44,6 +44,9 @@ pub struct VfsOptions {
     pub trace: Option<Arc<TraceWriter>>,
     /// Hold every I/O until this emulated device completes it (`host` means no emulation).
     pub emulator: Option<Arc<Emulator>>,
+    /// Database files (full paths, as SQLite names them) that go on another device of the
+    /// layout than the data's: the files of placed tables.
+    pub placed_files: Vec<(String, u8)>,
 }
 
 /// I/O the VFS saw, since it was registered.
@@ -245,7 +248,13 @@ unsafe extern "C" fn x_open(
     } else {
         Role::Temp
     };
-    let device = (state.options.emulator.as_ref()).map_or(0, |e| e.spec().device_of(&role));
+    let placed = (role == Role::Data)
+        .then(|| state.options.placed_files.iter().find(|(p, _)| *p == path))
+        .flatten();
+    let device = match placed {
+        Some((_, device)) => *device,
+        None => (state.options.emulator.as_ref()).map_or(0, |e| e.spec().device_of(&role)),
+    };
     let file_index = {
         let mut files = state.files.lock().unwrap_or_else(|p| p.into_inner());
         let next = files.len() as u32;

@@ -33,6 +33,7 @@ fn counts_and_trace_agree_and_are_tagged() {
     let vfs = Vfs::register(VfsOptions {
         trace: Some(trace.clone()),
         emulator: None,
+        placed_files: Vec::new(),
     })
     .unwrap();
     {
@@ -102,6 +103,7 @@ fn emulated_device_latency_is_realised() {
     let vfs = Vfs::register(VfsOptions {
         trace: None,
         emulator: Some(emulator.clone()),
+        placed_files: Vec::new(),
     })
     .unwrap();
     let started = Instant::now();

@@ -493,11 +493,11 @@ impl Database {
     }
 
     fn remove_copy(&self, copy: &Path) {
-        let _ = if self.is_server() {
-            std::fs::remove_dir_all(copy)
+        if self.is_server() {
+            let _ = std::fs::remove_dir_all(copy);
         } else {
-            std::fs::remove_file(copy)
-        };
+            oltplab_dbs::sqlite::remove_database_files(copy);
+        }
     }
 }
 
@@ -830,10 +830,8 @@ fn tree_bytes(path: &Path) -> u64 {
 }
 
 fn copy_database(base: &Path, to: &Path) -> Result<()> {
-    for suffix in ["-wal", "-shm", "-journal"] {
-        let extra = PathBuf::from(format!("{}{suffix}", to.display()));
-        let _ = std::fs::remove_file(extra);
-    }
+    // The last copy's, with any table a layout moved into its own file.
+    oltplab_dbs::sqlite::remove_database_files(to);
     std::fs::copy(base, to).map_err(|e| {
         Error::failed(format!(
             "cannot copy {} to {}: {}",

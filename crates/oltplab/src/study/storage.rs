@@ -66,11 +66,6 @@ pub fn run(args: &StudyArgs) -> Result<()> {
         )));
     }
     let placement = args.scenario == "placement";
-    if placement && args.engine == "sqlite" {
-        return Err(Error::usage(
-            "the placement scenario puts the hottest table on flash, and SQLite keeps every table in one file: add --engine postgres or --engine mariadb",
-        ));
-    }
     let given = (args.devices != DEFAULT_DEVICES)
         .then(|| split_devices(&args.devices))
         .transpose()?;
@@ -332,7 +327,7 @@ fn hottest_table(configs: &[ConfigFigures]) -> Result<(String, f64)> {
             c.figures
                 .tables
                 .iter()
-                .find(|t| !t.name.starts_with('('))
+                .find(|t| !t.name.starts_with('(') && !t.name.starts_with("sqlite_"))
                 .map(|t| (t.name.clone(), t.share_pct))
         })
         .ok_or_else(|| {

@@ -17,8 +17,7 @@ use oltplab_core::{Error, Result};
 use oltplab_dbs::vfs::{Vfs, VfsCounts, VfsOptions};
 use oltplab_devmodel::{now_ns, parse_spec, DeviceCounts, Emulator, Fidelity};
 use oltplab_metrics::{Warning, WarningKind};
-use oltplab_trace::stat::GroupIo;
-use oltplab_trace::stat::{TagStat, TraceStat};
+use oltplab_trace::stat::{io_by_table, GroupIo, TagStat, TraceStat};
 use oltplab_trace::{TraceData, TraceMeta, TraceWriter};
 use oltplab_workloads::tpcc::driver::TxSpan;
 
@@ -138,12 +137,15 @@ impl SqliteCapture {
         if cfg.trace.is_none() && cfg.emulate.is_none() {
             return Ok(None);
         }
+        let mut placed_files = Vec::new();
         let emulator = match cfg.emulate {
             None => None,
             Some(text) => {
                 let spec = parse_spec(text)
                     .map_err(|e| Error::usage(format!("--emulate `{text}`: {e}")))?;
-                layout::check_sqlite_layout(&spec)?;
+                if let Some(db) = &cfg.db.sqlite_path {
+                    placed_files = layout::prepare_sqlite_layout(&spec, db)?;
+                }
                 let emulator = Emulator::new(&spec, cfg.seed)
                     .map_err(|e| Error::usage(format!("--emulate `{text}`: {e}")))?;
                 Some(Arc::new(emulator))
@@ -160,6 +162,7 @@ impl SqliteCapture {
         let vfs = Vfs::register(VfsOptions {
             trace: trace.clone(),
             emulator: emulator.clone(),
+            placed_files,
         })?;
         // Nothing is traced until the measured window starts.
         vfs.trace_window(u64::MAX, u64::MAX);
@@ -232,10 +235,13 @@ impl SqliteCapture {
             Some(trace) => {
                 let summary = trace.close()?;
                 warnings.extend(lost_records_warning(summary.dropped_records));
-                let data = TraceData::load(trace.path())?;
+                let mut data = TraceData::load(trace.path())?;
                 by_tx = io_by_tx(&data, outcome);
                 if let Some(db) = &self.db_path {
-                    by_table = layout::sqlite_io_by_table(&data, db, window_ns)?;
+                    // The table map goes into the trace, so that `trace stat` shows it too.
+                    data.tables = layout::sqlite_table_map(&data.files, db)?;
+                    data.save(trace.path())?;
+                    by_table = io_by_table(&data, window_ns);
                 }
                 "trace"
             }
@@ -414,7 +420,13 @@ impl ServerCapture {
         let trace = match &report.trace {
             Some(summary) => {
                 warnings.extend(lost_records_warning(summary.dropped_records));
-                TraceData::load(&summary.path)?
+                let mut trace = TraceData::load(&summary.path)?;
+                trace.tables = layout::server_table_map(&trace.files, &self.tables);
+                if self.trace_path.is_some() {
+                    // The table map goes into the user's trace, so that `trace stat` shows it.
+                    trace.save(&summary.path)?;
+                }
+                trace
             }
             None => TraceData::default(),
         };
@@ -447,11 +459,7 @@ impl ServerCapture {
             } else {
                 BTreeMap::new()
             },
-            by_table: layout::server_io_by_table(
-                &trace,
-                &self.tables,
-                (outcome.measured_s * 1e9) as u64,
-            ),
+            by_table: io_by_table(&trace, (outcome.measured_s * 1e9) as u64),
             by_device: if self.device.is_some() {
                 self.devices
                     .io(&self.spec, (outcome.measured_s * 1e9) as u64)

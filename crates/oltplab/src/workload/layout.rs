@@ -10,7 +10,7 @@
 //! |---|---|---|---|
 //! | log | `pg_wal/` | `ib_logfile*` | the `-wal` file (and a rollback journal) |
 //! | temp | `base/pgsql_tmp/` | `ibtmp1`, `#sql*`, filesort's `MY*` (tmpdir is the cluster) | temporary files |
-//! | table:NAME | the table's, its indexes' and its TOAST files (`pg_relation_filepath`) | `oltplab/NAME.ibd` (file per table) | not supported: one file |
+//! | table:NAME | the table's, its indexes' and its TOAST files (`pg_relation_filepath`) | `oltplab/NAME.ibd` (file per table) | `<database>-table-NAME`, an attached database the table is moved into |
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -18,8 +18,7 @@ use std::path::Path;
 use oltplab_core::{Error, Result};
 use oltplab_dbs::server::{DataInit, ManagedServer, ServerConfig, DATABASE};
 use oltplab_devmodel::{Role, Spec};
-use oltplab_trace::stat::{group_io, GroupIo};
-use oltplab_trace::TraceData;
+use oltplab_trace::format::TableExtent;
 
 use crate::emulate::PlaceRule;
 use crate::workload::target::{DbSpec, Engine};
@@ -165,18 +164,26 @@ pub fn server_places(
     Ok(places)
 }
 
-/// SQLite keeps every table in one file; a layout may only place its log and temporary files.
-pub fn check_sqlite_layout(spec: &Spec) -> Result<()> {
-    if let Some((Role::Table(name), _)) = spec
-        .roles()
-        .iter()
-        .find(|(r, _)| matches!(r, Role::Table(_)))
-    {
-        return Err(Error::usage(format!(
-            "the layout places table:{name}, but SQLite keeps every table in its one database file: place data, log and temp on SQLite, or use --engine postgres|mariadb to place a table"
-        )));
+/// Readies an SQLite database for a layout: each placed table is moved, once, into its own file
+/// (`<database>-table-NAME`, attached by every connection; see `oltplab_dbs::sqlite`), whose full
+/// path and device the VFS then places. Refuses a table the database lacks.
+pub fn prepare_sqlite_layout(spec: &Spec, db: &Path) -> Result<Vec<(String, u8)>> {
+    let mut placed = Vec::new();
+    for (role, device) in spec.roles() {
+        let Role::Table(name) = role else { continue };
+        if oltplab_dbs::sqlite::move_table_to_own_file(db, name)? {
+            crate::output::note!(
+                "moved table {name} into its own file {} so that the layout can place it (once: later runs attach it)",
+                oltplab_dbs::sqlite::table_file(db, name).display()
+            );
+        }
+        let file = oltplab_dbs::sqlite::table_file(db, name);
+        let full = file
+            .canonicalize()
+            .map_err(|e| oltplab_core::safety::io_usage(&file, "find", &e))?;
+        placed.push((full.to_string_lossy().into_owned(), *device));
     }
-    Ok(())
+    Ok(placed)
 }
 
 /// What a file that belongs to no table is, for I/O per table: `(wal)`, `(catalog)` …
@@ -195,72 +202,106 @@ fn other_file(path: &str) -> String {
     format!("({kind})")
 }
 
-/// A managed server's traced I/O by table (indexes with their table); files of no table by kind.
-pub fn server_io_by_table(trace: &TraceData, tables: &TableFiles, window_ns: u64) -> Vec<GroupIo> {
-    let names: Vec<String> = trace
-        .files
+/// A managed server's table map for its trace: each traced file whole to its table (indexes with
+/// their table), files of no table by kind.
+pub fn server_table_map(files: &[String], tables: &TableFiles) -> Vec<TableExtent> {
+    files
         .iter()
-        .map(|f| match tables.table_of(f) {
-            Some(t) => t.to_string(),
-            None if f.starts_with("base/pgsql_tmp") => "(temp)".into(),
-            None => other_file(f),
+        .enumerate()
+        .map(|(i, f)| TableExtent {
+            file: i as u16,
+            from_bytes: 0,
+            table: match tables.table_of(f) {
+                Some(t) => t.to_string(),
+                None if f.starts_with("base/pgsql_tmp") => "(temp)".into(),
+                None => other_file(f),
+            },
         })
-        .collect();
-    group_io(&trace.records, window_ns, |r| {
-        r.kind()
-            .is_data()
-            .then(|| names.get(r.file as usize).cloned().unwrap_or_default())
-    })
+        .collect()
 }
 
-/// SQLite's traced I/O by table: each page of the database file by its b-tree (`dbstat`, read
-/// after the run; a page freed and reused by another table meanwhile counts as the latter's), the
-/// WAL as `(wal)`, anything else as `(temp)`.
-pub fn sqlite_io_by_table(
-    trace: &TraceData,
-    db_path: &Path,
-    window_ns: u64,
-) -> Result<Vec<GroupIo>> {
+/// SQLite's table map for its trace: the database file page run by page run to its b-tree's table
+/// (`dbstat`, read after the run; a page freed and reused by another table meanwhile counts as the
+/// latter's; pages no b-tree holds and pages past the end are `(free pages)`), a placed table's
+/// own file whole as that table, every WAL as `(wal)`, anything else as `(temp)`.
+pub fn sqlite_table_map(files: &[String], db_path: &Path) -> Result<Vec<TableExtent>> {
     let (page_bytes, pages) = oltplab_dbs::sqlite::page_tables(db_path)?;
+    let page_bytes = page_bytes.max(1);
     // SQLite names files by their full path; the run may have named the database relatively.
     let full = |p: &Path| -> Option<std::path::PathBuf> {
         Some(p.parent()?.canonicalize().ok()?.join(p.file_name()?))
     };
     let db = full(db_path);
-    let wal = full(Path::new(&format!("{}-wal", db_path.display())));
-    let kinds: Vec<u8> = trace
-        .files
-        .iter()
-        .map(|f| {
-            let f = full(Path::new(f));
-            if f.is_some() && f == db {
-                0
-            } else if f.is_some() && f == wal {
-                1
-            } else {
-                2
-            }
-        })
-        .collect();
-    Ok(group_io(&trace.records, window_ns, |r| {
-        if !r.kind().is_data() {
-            return None;
+    // Placed tables' own files, and every database file's WAL.
+    let mut whole_files: Vec<(Option<std::path::PathBuf>, String)> =
+        oltplab_dbs::sqlite::placed_tables(db_path)
+            .into_iter()
+            .flat_map(|(table, path)| {
+                let wal = format!("{}-wal", path.display());
+                [
+                    (full(&path), table),
+                    (full(Path::new(&wal)), "(wal)".into()),
+                ]
+            })
+            .collect();
+    whole_files.push((
+        full(Path::new(&format!("{}-wal", db_path.display()))),
+        "(wal)".into(),
+    ));
+    let mut map = Vec::new();
+    for (i, f) in files.iter().enumerate() {
+        let file = i as u16;
+        let f = full(Path::new(f));
+        if f.is_none() || f != db {
+            let table = whole_files
+                .iter()
+                .find(|(p, _)| p.is_some() && *p == f)
+                .map_or("(temp)", |(_, t)| t.as_str());
+            map.push(TableExtent {
+                file,
+                from_bytes: 0,
+                table: table.into(),
+            });
+            continue;
         }
-        Some(match kinds.get(r.file as usize) {
-            Some(0) => pages
-                .get(&(r.offset / page_bytes.max(1) + 1))
-                .cloned()
-                .unwrap_or_else(|| "(free pages)".into()),
-            Some(1) => "(wal)".into(),
-            _ => "(temp)".into(),
-        })
-    }))
+        // One extent per run of consecutive pages of one table.
+        let mut next_page = 1u64;
+        for (&page, table) in &pages {
+            if page != next_page {
+                map.push(TableExtent {
+                    file,
+                    from_bytes: (next_page - 1) * page_bytes,
+                    table: "(free pages)".into(),
+                });
+            }
+            if page != next_page
+                || map
+                    .last()
+                    .is_none_or(|e| e.file != file || e.table != *table)
+            {
+                map.push(TableExtent {
+                    file,
+                    from_bytes: (page - 1) * page_bytes,
+                    table: table.clone(),
+                });
+            }
+            next_page = page + 1;
+        }
+        map.push(TableExtent {
+            file,
+            from_bytes: (next_page - 1) * page_bytes,
+            table: "(free pages)".into(),
+        });
+    }
+    map.sort();
+    Ok(map)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use oltplab_trace::{Op, Record};
+    use oltplab_trace::stat::io_by_table;
+    use oltplab_trace::{Op, Record, TraceData};
 
     fn rec(file: u16, op: Op, offset: u64, len: u32, at: u64) -> Record {
         Record {
@@ -285,7 +326,7 @@ mod tests {
             ]
             .into(),
         };
-        let trace = TraceData {
+        let mut trace = TraceData {
             files: [
                 "base/5/100",
                 "base/5/100.1",
@@ -307,7 +348,8 @@ mod tests {
             ],
             ..TraceData::default()
         };
-        let g = server_io_by_table(&trace, &tables, 1_000_000);
+        trace.tables = server_table_map(&trace.files, &tables);
+        let g = io_by_table(&trace, 1_000_000);
         let of = |n: &str| g.iter().find(|x| x.name == n).unwrap().clone();
         assert_eq!(
             (of("stock").reads, of("stock").writes),
@@ -370,17 +412,27 @@ mod tests {
             ));
         }
         records.push(rec(0, Op::Read, 0, page_bytes as u32, 1_000_000));
-        let trace = TraceData {
+        // A page past the end when the run ended (the table map is of that moment).
+        let last = *pages.keys().next_back().unwrap();
+        records.push(rec(0, Op::Write, (last + 3) * page_bytes, 4096, 2_000_000));
+        let mut trace = TraceData {
             files: vec![path.canonicalize().unwrap().display().to_string()],
             records,
             ..TraceData::default()
         };
-        let g = sqlite_io_by_table(&trace, &path, 1_000_000_000).unwrap();
+        trace.tables = sqlite_table_map(&trace.files, &path).unwrap();
+        // A few extents (runs of pages), not one per page.
+        assert!(trace.tables.len() < pages.len() / 4, "{:?}", trace.tables);
+        let g = io_by_table(&trace, 1_000_000_000);
         let b = g.iter().find(|x| x.name == "b").unwrap();
         assert_eq!(b.reads, 2 * b_pages.len() as u64, "exactly b's reads");
         assert!(g.iter().all(|x| x.name != "a"), "nothing of a was read");
         assert_eq!(
             g.iter().find(|x| x.name == "sqlite_schema").unwrap().reads,
+            1
+        );
+        assert_eq!(
+            g.iter().find(|x| x.name == "(free pages)").unwrap().writes,
             1
         );
         std::fs::remove_dir_all(&dir).unwrap();

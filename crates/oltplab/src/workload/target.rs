@@ -477,11 +477,7 @@ fn prepare_sqlite_file(spec: &DbSpec, path: &Path, how: Open) -> Result<()> {
                     }
                     if ours && force {
                         // Our own file: start from nothing rather than dropping table by table.
-                        for suffix in ["", "-wal", "-shm", "-journal"] {
-                            let mut p = path.as_os_str().to_owned();
-                            p.push(suffix);
-                            let _ = std::fs::remove_file(PathBuf::from(p));
-                        }
+                        oltplab_dbs::sqlite::remove_database_files(path);
                     }
                 }
                 _ => {
