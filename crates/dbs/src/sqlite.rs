@@ -73,11 +73,22 @@ pub fn open(path: &Path, opts: &SqliteOptions) -> Result<Connection> {
     conn.busy_timeout(opts.busy_timeout)
         .map_err(|e| Error::failed(format!("cannot set SQLite's busy timeout: {e}")))?;
     conn.set_prepared_statement_cache_capacity(128);
-    let cache_kib = (opts.cache_bytes / 1024).max(64);
+    // One page cache per connection, as without placed tables: split across the database files
+    // by their sizes (SQLite keeps a cache per attached file).
+    let placed = placed_tables(path);
+    let file_bytes = |p: &Path| std::fs::metadata(p).map_or(0, |m| m.len()).max(1);
+    let total_bytes: u64 =
+        file_bytes(path) + placed.iter().map(|(_, f)| file_bytes(f)).sum::<u64>();
+    let cache_kib_of = |p: &Path| {
+        ((opts.cache_bytes as f64 * file_bytes(p) as f64 / total_bytes as f64) as u64 / 1024)
+            .max(64)
+    };
     let pragmas = format!(
-        "PRAGMA journal_mode = {}; PRAGMA synchronous = {}; PRAGMA cache_size = -{cache_kib}; \
+        "PRAGMA journal_mode = {}; PRAGMA synchronous = {}; PRAGMA cache_size = -{}; \
          PRAGMA mmap_size = 0; PRAGMA temp_store = MEMORY; PRAGMA foreign_keys = OFF;",
-        opts.journal_mode, opts.synchronous
+        opts.journal_mode,
+        opts.synchronous,
+        cache_kib_of(path)
     );
     conn.execute_batch(&pragmas).map_err(|e| {
         Error::usage(format!(
@@ -85,8 +96,8 @@ pub fn open(path: &Path, opts: &SqliteOptions) -> Result<Connection> {
             path.display()
         ))
     })?;
-    for (table, file) in placed_tables(path) {
-        attach(&conn, &table, &file, opts)?;
+    for (table, file) in &placed {
+        attach(&conn, table, file, opts, cache_kib_of(file))?;
     }
     Ok(conn)
 }
@@ -139,14 +150,23 @@ pub fn remove_database_files(db: &Path) {
     }
 }
 
+/// SQLite's limit on attached databases (SQLITE_MAX_ATTACHED of the bundled build): at most this
+/// many tables can live in files of their own.
+pub const MAX_PLACED_TABLES: usize = 10;
+
 /// The schema name a placed table's file is attached as.
 fn schema_of(table: &str) -> String {
-    format!("table_{table}")
+    format!("\"table_{table}\"")
 }
 
-fn attach(conn: &Connection, table: &str, file: &Path, opts: &SqliteOptions) -> Result<()> {
+fn attach(
+    conn: &Connection,
+    table: &str,
+    file: &Path,
+    opts: &SqliteOptions,
+    cache_kib: u64,
+) -> Result<()> {
     let schema = schema_of(table);
-    let cache_kib = (opts.cache_bytes / 1024).max(64);
     conn.execute(
         &format!("ATTACH DATABASE ?1 AS {schema}"),
         [file.to_string_lossy()],
@@ -160,16 +180,33 @@ fn attach(conn: &Connection, table: &str, file: &Path, opts: &SqliteOptions) -> 
     })
     .map_err(|e| {
         Error::usage(format!(
-            "cannot attach {}, the file of table {table}: {e}: move it back with `oltplab load --force`, or restore the file",
+            "cannot attach {}, the file that holds table {table}: {e}: restore the file, or load the database again with `oltplab load --force`",
             file.display()
         ))
     })
 }
 
+/// The tables of the database at `db`: the main file's and the placed tables' (each once).
+pub fn table_names(db: &Path) -> Result<Vec<String>> {
+    let conn = open(db, &SqliteOptions::default())?;
+    let names = conn
+        .prepare(
+            "SELECT DISTINCT name FROM pragma_table_list
+              WHERE schema <> 'temp' AND type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name",
+        )
+        .and_then(|mut st| {
+            st.query_map([], |r| r.get(0))?
+                .collect::<rusqlite::Result<Vec<String>>>()
+        })
+        .map_err(|e| Error::failed(format!("cannot list the tables of {}: {e}", db.display())))?;
+    Ok(names)
+}
+
 /// Moves `table` (with its indexes) of the database at `db` into its own file so that a layout
 /// can place it: copied in one transaction, then dropped from the main file in another, so that
-/// a crash between the two leaves both copies and the next call copies again. Returns false when
-/// the table already lives in its own file, and a usage error when the database has no such table.
+/// a crash between the two leaves both copies (the main file's wins SQLite's name lookup) and the
+/// next call copies again. Returns false when the table already lives in its own file alone. The
+/// caller checked that the database has the table and is oltplab's.
 pub fn move_table_to_own_file(db: &Path, table: &str) -> Result<bool> {
     if table.is_empty() || !table.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
         return Err(Error::usage(format!(
@@ -177,11 +214,10 @@ pub fn move_table_to_own_file(db: &Path, table: &str) -> Result<bool> {
         )));
     }
     let opts = SqliteOptions::default();
-    let conn = open(db, &opts)?;
     let failed = |e: rusqlite::Error| {
         Error::failed(format!("cannot move table {table} to its own file: {e}"))
     };
-    let schema_sql: Vec<(String, String)> = conn
+    let schema_sql: Vec<(String, String)> = open(db, &opts)?
         .prepare(
             "SELECT type, sql FROM main.sqlite_schema
               WHERE tbl_name = ?1 AND sql IS NOT NULL ORDER BY type = 'index'",
@@ -192,37 +228,13 @@ pub fn move_table_to_own_file(db: &Path, table: &str) -> Result<bool> {
         })
         .map_err(failed)?;
     if schema_sql.is_empty() {
-        if placed_tables(db).iter().any(|(t, _)| t == table) {
-            return Ok(false);
-        }
-        let mut tables: Vec<String> = conn
-            .prepare("SELECT name FROM main.sqlite_schema WHERE type = 'table'")
-            .and_then(|mut st| {
-                st.query_map([], |r| r.get(0))?
-                    .collect::<rusqlite::Result<Vec<_>>>()
-            })
-            .map_err(failed)?;
-        tables.extend(placed_tables(db).into_iter().map(|(t, _)| t));
-        tables.sort();
-        return Err(Error::usage(format!(
-            "the layout places table:{table}, but the loaded database has no table {table}; its tables are {}",
-            tables.join(", ")
-        )));
+        return Ok(false);
     }
-    drop(conn);
-    let file = table_file(db, table);
-    // A copy left by a crash between the two steps is replaced.
-    for suffix in ["", "-wal", "-shm"] {
-        let _ = std::fs::remove_file(format!("{}{suffix}", file.display()));
-    }
-    std::fs::File::create(&file)
-        .map_err(|e| oltplab_core::safety::io_usage(&file, "create", &e))?;
-    let conn = open(db, &opts)?;
     let schema = schema_of(table);
     let mut copy = String::from("BEGIN;");
     for (kind, sql) in &schema_sql {
-        // `CREATE TABLE stock (…)` → `CREATE TABLE table_stock.stock (…)`; an index's schema goes
-        // on its name and its table is then looked up in the same schema.
+        // `CREATE TABLE stock (…)` → `CREATE TABLE "table_stock".stock (…)`; an index's schema
+        // goes on its name and its table is then looked up in the same schema.
         let head = if kind == "table" {
             "CREATE TABLE "
         } else if sql.starts_with("CREATE UNIQUE INDEX ") {
@@ -238,11 +250,32 @@ pub fn move_table_to_own_file(db: &Path, table: &str) -> Result<bool> {
         copy.push_str(&format!("{head}{schema}.{rest};"));
     }
     copy.push_str(&format!(
-        "INSERT INTO {schema}.{table} SELECT * FROM main.{table}; COMMIT;"
+        "INSERT INTO {schema}.\"{table}\" SELECT * FROM main.\"{table}\"; COMMIT;"
     ));
-    conn.execute_batch(&copy).map_err(failed)?;
-    conn.execute_batch(&format!("DROP TABLE main.{table}"))
-        .map_err(failed)?;
+    let file = table_file(db, table);
+    let remove_copy = || {
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{suffix}", file.display()));
+        }
+    };
+    // A copy left by a crash between the two steps is replaced.
+    remove_copy();
+    std::fs::File::create(&file)
+        .map_err(|e| oltplab_core::safety::io_usage(&file, "create", &e))?;
+    let copied = open(db, &opts).and_then(|conn| {
+        conn.execute_batch(&copy).map_err(failed)?;
+        Ok(conn)
+    });
+    match copied {
+        Ok(conn) => conn
+            .execute_batch(&format!("DROP TABLE main.\"{table}\""))
+            .map_err(failed)?,
+        Err(e) => {
+            // The connection is closed: no empty file is left for every later one to attach.
+            remove_copy();
+            return Err(e);
+        }
+    }
     Ok(true)
 }
 

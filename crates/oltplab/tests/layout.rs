@@ -239,9 +239,10 @@ fn mariadb_puts_the_redo_log_and_a_table_on_their_devices() {
 
 #[test]
 fn sqlite_puts_its_wal_and_a_table_on_their_devices() {
+    // Two tables in files of their own, on one device: `check` (in layout_run) must find both.
     let (trace, result) = layout_run(
         "sqlite",
-        "data=hdd-15k,log=pcie-flash-2012,table:stock=sas-ssd-2012",
+        "data=hdd-15k,log=pcie-flash-2012,table:stock=sas-ssd-2012,table:customer=sas-ssd-2012",
     );
     // The main file's WAL and stock's own file's WAL, both on the log device.
     let wal = devices_of(&trace, |f| f.ends_with("-wal"));
@@ -254,6 +255,9 @@ fn sqlite_puts_its_wal_and_a_table_on_their_devices() {
     assert_eq!(stock.len(), 1, "{stock:?}");
     assert_eq!(stock[0].0, 2, "stock's file is on its device");
     assert!(stock[0].1 > 0, "stock was read on its device");
+    let customer = devices_of(&trace, |f| f.ends_with("tpcc.sqlite-table-customer"));
+    assert_eq!(customer.len(), 1, "{customer:?}");
+    assert_eq!(customer[0].0, 2, "customer's file shares stock's device");
     let db = devices_of(&trace, main_file);
     assert_eq!(db.len(), 1);
     assert_eq!(db[0].0, 0, "the database file is on the data device");
@@ -263,23 +267,31 @@ fn sqlite_puts_its_wal_and_a_table_on_their_devices() {
         wal[0].2,
     );
     assert_close(
-        &group(&result, "by_device", "table:stock=sas-ssd-2012")["reads"],
-        stock[0].1,
+        &group(
+            &result,
+            "by_device",
+            "table:stock+table:customer=sas-ssd-2012",
+        )["reads"],
+        stock[0].1 + customer[0].1,
     );
     assert_eq!(group(&result, "by_table", "(wal)")["writes"], wal[0].2);
     // stock's reads are exactly its file's; every read of the main file is another table's (or a
     // free page's: stock's old pages).
     assert_eq!(group(&result, "by_table", "stock")["reads"], stock[0].1);
+    assert_eq!(
+        group(&result, "by_table", "customer")["reads"],
+        customer[0].1
+    );
     let others: u64 = result["summary"]["io"]["by_table"]
         .as_array()
         .unwrap()
         .iter()
-        .filter(|g| g["name"] != "(wal)" && g["name"] != "stock")
+        .filter(|g| !["(wal)", "stock", "customer"].contains(&g["name"].as_str().unwrap()))
         .map(|g| g["reads"].as_u64().unwrap())
         .sum();
     assert_eq!(others, db[0].1);
     assert!(
-        group(&result, "by_table", "customer")["reads"]
+        group(&result, "by_table", "item")["reads"]
             .as_u64()
             .unwrap()
             > 0

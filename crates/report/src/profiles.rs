@@ -229,7 +229,9 @@ pub fn section(doc: &Doc, index: usize, charts: bool) -> Section {
     if sets.len() > 1 {
         s.table(ratio_table(sets));
     }
-    s.table(random_table(doc));
+    if !doc.array("/summary/random_qd4").is_empty() {
+        s.table(random_table(doc));
+    }
     s.table(drive_table(doc));
     common::warnings(&mut s, doc);
     common::context(&mut s, &[doc]);

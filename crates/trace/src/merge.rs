@@ -73,12 +73,19 @@ pub fn merge_filtered(
                 merged.places.insert(new, slot);
             }
         }
-        merged
-            .tables
-            .extend(reader.tables().iter().map(|e| crate::format::TableExtent {
-                file: remap[&e.file],
-                ..e.clone()
-            }));
+        // A file an earlier part already mapped keeps that part's map: two maps of one file
+        // (two runs on one database) would interleave.
+        let mapped: std::collections::HashSet<u16> = merged.tables.iter().map(|e| e.file).collect();
+        merged.tables.extend(
+            reader
+                .tables()
+                .iter()
+                .map(|e| crate::format::TableExtent {
+                    file: remap[&e.file],
+                    ..e.clone()
+                })
+                .filter(|e| !mapped.contains(&e.file)),
+        );
         let part_start_ns = reader.start_ns();
         // The first record whose time on the shared clock does not fit, by index in file order.
         let mut overflow: Option<(u64, Record)> = None;

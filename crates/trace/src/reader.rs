@@ -165,7 +165,6 @@ impl TraceReader {
                         ));
                     }
                     reader.tables.extend(extents);
-                    reader.tables.sort();
                 }
                 ChunkKind::Records => {
                     if len % RECORD_BYTES != 0 {
@@ -198,6 +197,8 @@ impl TraceReader {
         if !have_meta {
             return Err(bad(HEADER_BYTES as u64, "the metadata chunk is missing"));
         }
+        // Sorted once, whatever the chunks' order: lookups search it by file and offset.
+        reader.tables.sort();
         if header.finished() && reader.records != header.records {
             return Err(bad(
                 0,

@@ -425,18 +425,12 @@ fn fsync(file: &File) -> std::io::Result<()> {
 
 /// Writes a whole trace in one go, time-sorted: for converters, `merge` and tests.
 pub fn write_trace(path: &Path, trace: &crate::TraceData) -> Result<TraceSummary> {
-    use std::io::Write;
     let crate::TraceData {
-        meta,
-        start_ns,
-        start_unix_ns,
         files,
-        places,
         tables,
         records,
-        complete: _,
+        ..
     } = trace;
-    let (start_ns, start_unix_ns) = (*start_ns, *start_unix_ns);
     if files.len() > u16::MAX as usize {
         return Err(Error::usage(format!(
             "the trace names {} files, more than the format's 65,535",
@@ -471,11 +465,40 @@ pub fn write_trace(path: &Path, trace: &crate::TraceData) -> Result<TraceSummary
         )));
     }
     refuse_foreign(path)?;
+    // Written beside it and renamed over it at the end, so that a trace being rewritten (a run's
+    // own, given its table map) is never lost half-written: a full disk or a kill leaves the old.
+    let mut partial = path.as_os_str().to_owned();
+    partial.push(".oltplab-partial");
+    let partial = std::path::PathBuf::from(partial);
+    let written = write_chunks(path, &partial, trace).and_then(|summary| {
+        std::fs::rename(&partial, path).map_err(|e| io_usage(path, "replace", &e))?;
+        Ok(summary)
+    });
+    if written.is_err() {
+        let _ = std::fs::remove_file(&partial);
+    }
+    written
+}
+
+/// [`write_trace`]'s chunks into `partial`; errors name `path`, the file the user asked for.
+fn write_chunks(path: &Path, partial: &Path, trace: &crate::TraceData) -> Result<TraceSummary> {
+    use std::io::Write;
+    let crate::TraceData {
+        meta,
+        start_ns,
+        start_unix_ns,
+        files,
+        places,
+        tables,
+        records,
+        complete: _,
+    } = trace;
+    let (start_ns, start_unix_ns) = (*start_ns, *start_unix_ns);
     let out = OpenOptions::new()
         .write(true)
         .create(true)
         .truncate(true)
-        .open(path)
+        .open(partial)
         .map_err(|e| io_usage(path, "create", &e))?;
     let mut w = std::io::BufWriter::with_capacity(1 << 20, out);
     let werr = |e: std::io::Error| io_usage(path, "write", &e);

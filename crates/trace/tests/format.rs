@@ -123,6 +123,10 @@ fn placement_is_recorded_once_per_file_and_read_back() {
     t.save(&copy).unwrap();
     let back = TraceData::load(&copy).unwrap();
     assert_eq!((&back.places, &back.tables), (&t.places, &t.tables));
+    // Saved over an existing trace through a file beside it, renamed over it.
+    t.save(&copy).unwrap();
+    assert_eq!(TraceData::load(&copy).unwrap(), back);
+    assert!(!dir.join("copy.trace.oltplab-partial").exists());
     assert_eq!(back.table_of(wal, 1 << 30), Some("(wal)"));
     assert_eq!(back.table_of(rel, 16383), Some("item"));
     assert_eq!(back.table_of(rel, 16384), Some("stock"));

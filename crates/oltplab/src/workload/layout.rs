@@ -166,24 +166,66 @@ pub fn server_places(
 
 /// Readies an SQLite database for a layout: each placed table is moved, once, into its own file
 /// (`<database>-table-NAME`, attached by every connection; see `oltplab_dbs::sqlite`), whose full
-/// path and device the VFS then places. Refuses a table the database lacks.
+/// path and device the VFS then places. Everything is checked before any table moves: the tables
+/// exist, the database is oltplab's (a table is only moved out of a file oltplab created), and
+/// SQLite can attach them all.
 pub fn prepare_sqlite_layout(spec: &Spec, db: &Path) -> Result<Vec<(String, u8)>> {
-    let mut placed = Vec::new();
-    for (role, device) in spec.roles() {
-        let Role::Table(name) = role else { continue };
-        if oltplab_dbs::sqlite::move_table_to_own_file(db, name)? {
+    use oltplab_dbs::sqlite::{self, MAX_PLACED_TABLES};
+    let placed: Vec<(&String, u8)> = spec
+        .roles()
+        .iter()
+        .filter_map(|(role, device)| match role {
+            Role::Table(name) => Some((name, *device)),
+            _ => None,
+        })
+        .collect();
+    if placed.is_empty() {
+        return Ok(Vec::new());
+    }
+    let tables = sqlite::table_names(db)?;
+    if let Some((name, _)) = placed.iter().find(|(n, _)| !tables.contains(n)) {
+        return Err(Error::usage(format!(
+            "the layout places table:{name}, but the loaded database has no table {name}; its tables are {}",
+            tables.join(", ")
+        )));
+    }
+    let already: Vec<String> = sqlite::placed_tables(db)
+        .into_iter()
+        .map(|(t, _)| t)
+        .collect();
+    let to_move: Vec<&String> = placed
+        .iter()
+        .map(|(n, _)| *n)
+        .filter(|n| !already.contains(n))
+        .collect();
+    if !to_move.is_empty() && oltplab_core::safety::read_file_marker(db).is_none() {
+        return Err(Error::usage(format!(
+            "the layout places table:{} on SQLite, which moves it into a file of its own, but {} was not created by oltplab: load a database with `oltplab load` to place its tables",
+            to_move[0],
+            db.display()
+        )));
+    }
+    if already.len() + to_move.len() > MAX_PLACED_TABLES {
+        return Err(Error::usage(format!(
+            "the layout would give {} SQLite tables files of their own, and SQLite attaches at most {MAX_PLACED_TABLES}: place fewer tables",
+            already.len() + to_move.len()
+        )));
+    }
+    let mut out = Vec::new();
+    for (name, device) in placed {
+        if sqlite::move_table_to_own_file(db, name)? {
             crate::output::note!(
                 "moved table {name} into its own file {} so that the layout can place it (once: later runs attach it)",
-                oltplab_dbs::sqlite::table_file(db, name).display()
+                sqlite::table_file(db, name).display()
             );
         }
-        let file = oltplab_dbs::sqlite::table_file(db, name);
+        let file = sqlite::table_file(db, name);
         let full = file
             .canonicalize()
             .map_err(|e| oltplab_core::safety::io_usage(&file, "find", &e))?;
-        placed.push((full.to_string_lossy().into_owned(), *device));
+        out.push((full.to_string_lossy().into_owned(), device));
     }
-    Ok(placed)
+    Ok(out)
 }
 
 /// What a file that belongs to no table is, for I/O per table: `(wal)`, `(catalog)` …
@@ -229,7 +271,13 @@ pub fn sqlite_table_map(files: &[String], db_path: &Path) -> Result<Vec<TableExt
     let page_bytes = page_bytes.max(1);
     // SQLite names files by their full path; the run may have named the database relatively.
     let full = |p: &Path| -> Option<std::path::PathBuf> {
-        Some(p.parent()?.canonicalize().ok()?.join(p.file_name()?))
+        let dir = p.parent().filter(|d| !d.as_os_str().is_empty());
+        Some(
+            dir.unwrap_or(Path::new("."))
+                .canonicalize()
+                .ok()?
+                .join(p.file_name()?),
+        )
     };
     let db = full(db_path);
     // Placed tables' own files, and every database file's WAL.
@@ -364,6 +412,89 @@ mod tests {
             "3 of 6 reads and writes"
         );
         assert_eq!(g[0].name, "stock", "largest share first");
+    }
+
+    #[test]
+    fn sqlite_tables_move_only_out_of_oltplabs_database_and_only_when_all_exist() {
+        use oltplab_dbs::sqlite::{open, remove_database_files, table_file, table_names};
+        let dir = std::env::temp_dir().join(format!("oltplab-move-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("t.db");
+        let opts = oltplab_dbs::sqlite::SqliteOptions {
+            create: true,
+            ..Default::default()
+        };
+        // `order` is an SQL keyword: every statement must quote it.
+        open(&path, &opts)
+            .unwrap()
+            .execute_batch(
+                "CREATE TABLE \"order\"(x INTEGER PRIMARY KEY, y TEXT);
+                 CREATE INDEX order_y ON \"order\"(y);
+                 CREATE TABLE b(x);
+                 WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM n WHERE i<200)
+                 INSERT INTO \"order\" SELECT i, hex(randomblob(20)) FROM n;",
+            )
+            .unwrap();
+        let spec = |l: &str| oltplab_devmodel::parse_spec(l).unwrap();
+        let order_file = table_file(&path, "order");
+
+        let err = prepare_sqlite_layout(&spec("data=hdd-15k,table:order=pcie-flash-2012"), &path)
+            .unwrap_err();
+        assert_eq!(err.exit_code(), 2);
+        assert!(err.to_string().contains("not created by oltplab"), "{err}");
+        assert!(!order_file.exists(), "nothing moved out of a foreign file");
+        oltplab_core::safety::write_file_marker(
+            &path,
+            oltplab_core::safety::FileMarker { filled_bytes: 0 },
+        )
+        .unwrap();
+
+        let err = prepare_sqlite_layout(
+            &spec("data=hdd-15k,table:order=pcie-flash-2012,table:nope=sas-ssd-2012"),
+            &path,
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("has no table nope; its tables are b, order"),
+            "{err}"
+        );
+        assert!(!order_file.exists(), "checked before anything moved");
+
+        let placed =
+            prepare_sqlite_layout(&spec("data=hdd-15k,table:order=pcie-flash-2012"), &path)
+                .unwrap();
+        assert_eq!(placed.len(), 1);
+        assert!(placed[0].0.ends_with("t.db-table-order"), "{placed:?}");
+        assert_eq!(placed[0].1, 1);
+        let conn = open(&path, &Default::default()).unwrap();
+        let rows: i64 = conn
+            .query_row(
+                "SELECT count(*) FROM \"order\" WHERE y IS NOT NULL",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(rows, 200, "every row moved, found by its unqualified name");
+        let in_main: i64 = conn
+            .query_row(
+                "SELECT count(*) FROM main.sqlite_schema WHERE tbl_name = 'order'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(in_main, 0, "the table and its index left the main file");
+        drop(conn);
+        assert_eq!(table_names(&path).unwrap(), ["b", "order"]);
+        // Again: nothing to move, the same placement.
+        assert_eq!(
+            prepare_sqlite_layout(&spec("data=hdd-15k,table:order=pcie-flash-2012"), &path)
+                .unwrap(),
+            placed
+        );
+        remove_database_files(&path);
+        assert!(!path.exists() && !order_file.exists());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -55,7 +55,7 @@ pub struct SqliteTarget {
 /// Tables of this workload present in the database.
 pub fn existing_tables(conn: &Connection) -> Result<Vec<String>> {
     let mut stmt = conn
-        .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'oe\\_%' ESCAPE '\\'")
+        .prepare("SELECT DISTINCT name FROM pragma_table_list WHERE schema <> 'temp' AND type = 'table' AND name LIKE 'oe\\_%' ESCAPE '\\'")
         .map_err(failed("cannot list the tables"))?;
     let names = stmt
         .query_map([], |r| r.get::<_, String>(0))

@@ -52,7 +52,8 @@ impl DbState {
 fn all_tables_sql(dialect: Dialect) -> &'static str {
     match dialect {
         Dialect::Sqlite => {
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+            // Every database file's: a layout's placed tables live in attached files of their own.
+            "SELECT DISTINCT name FROM pragma_table_list WHERE schema <> 'temp' AND type = 'table' AND name NOT LIKE 'sqlite_%'"
         }
         Dialect::Postgres => {
             "SELECT table_name::text FROM information_schema.tables WHERE table_schema = current_schema()"

@@ -261,7 +261,7 @@ pub fn existing_tables_sql(dialect: Dialect) -> String {
     let names = names.join(", ");
     match dialect {
         Dialect::Sqlite => format!(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ({names})"
+            "SELECT DISTINCT name FROM pragma_table_list WHERE schema <> 'temp' AND type = 'table' AND name IN ({names})"
         ),
         Dialect::Postgres => format!(
             "SELECT table_name::text FROM information_schema.tables WHERE table_schema = current_schema() AND table_name IN ({names})"
