@@ -187,39 +187,36 @@ fn print(w: &mut impl Write, file: &Path, s: &TraceStat, seconds: usize) -> std:
             )?;
         }
     }
-    if !s.per_device.is_empty() {
-        writeln!(
-            w,
-            "\ndevice of the layout                     reads     writes    syncs  share   busy"
-        )?;
-        for d in &s.per_device {
-            writeln!(
-                w,
-                "  {:<36} {:>9} {:>10} {:>8} {:>4.1} % {:>4.0} %",
-                shorten(&d.name, 36),
-                format_count(d.reads as f64),
-                format_count(d.writes as f64),
-                format_count(d.syncs as f64),
-                d.share_pct,
-                d.busy_pct
-            )?;
+    // A layout's devices and the run's tables: the same figures per group (a sync is a file's,
+    // not a table's, so tables have none).
+    for (title, groups, syncs) in [
+        ("device of the layout", &s.per_device, true),
+        ("table (indexes with it)", &s.per_table, false),
+    ] {
+        if groups.is_empty() {
+            continue;
         }
-    }
-    if !s.per_table.is_empty() {
         writeln!(
             w,
-            "\ntable (indexes with it)                  reads     writes  share       read    written"
+            "\n{title:<38} {:>9} {:>10} {:>8} {:>10} {:>10} {:>6} {:>6}",
+            "reads", "writes", "syncs", "read", "written", "share", "busy"
         )?;
-        for t in &s.per_table {
+        for g in groups {
             writeln!(
                 w,
-                "  {:<36} {:>9} {:>10} {:>4.1} % {:>10} {:>10}",
-                shorten(&t.name, 36),
-                format_count(t.reads as f64),
-                format_count(t.writes as f64),
-                t.share_pct,
-                format_bytes(t.read_bytes),
-                format_bytes(t.written_bytes)
+                "  {:<36} {:>9} {:>10} {:>8} {:>10} {:>10} {:>4.1} % {:>4.0} %",
+                shorten(&g.name, 36),
+                format_count(g.reads as f64),
+                format_count(g.writes as f64),
+                if syncs {
+                    format_count(g.syncs as f64)
+                } else {
+                    "—".into()
+                },
+                format_bytes(g.read_bytes),
+                format_bytes(g.written_bytes),
+                g.share_pct,
+                g.busy_pct
             )?;
         }
     }
