@@ -422,11 +422,80 @@ fn a_users_ramp_gives_one_row_per_step() {
         assert_usage_error(&oltplab(&dir, &all), says);
         assert!(!dir.join("bad").exists());
     }
+}
+
+/// S3 ramped its TPC-E-like workload: the brokerage run takes the same ramp.
+#[test]
+fn a_brokerage_users_ramp_gives_one_row_per_step() {
+    let dir = scratch("ramp-brokerage");
+    assert_ok(&oltplab(
+        &dir,
+        &[
+            "load",
+            "brokerage",
+            "--data-dir",
+            "db",
+            "--days",
+            "1",
+            "--no-check",
+        ],
+    ));
+    assert_ok(&oltplab(
+        &dir,
+        &[
+            "run",
+            "brokerage",
+            "--data-dir",
+            "db",
+            "--terminals",
+            "1,3",
+            "--warmup",
+            "1s",
+            "--duration",
+            "3s",
+            "--layout",
+            "data=sata-ssd-2010,log=pcie-flash-2012",
+            "--out",
+            "res",
+        ],
+    ));
+    let result = json(&dir.join("res/result.json"));
+    let ramp = result["summary"]["ramp"].as_array().unwrap();
+    let terminals: Vec<u64> = ramp
+        .iter()
+        .map(|s| s["terminals"].as_u64().unwrap())
+        .collect();
+    assert_eq!(terminals, [1, 3]);
+    for step in ramp {
+        assert_eq!(step["throughput_unit"], "Trade-Results/s", "{step}");
+        assert!(step["tx_per_s"].as_f64().unwrap() > 0.0, "{step}");
+        assert!(step["lat_ns"]["p90"].as_u64().unwrap() > 0);
+        assert_eq!(step["devices"].as_array().unwrap().len(), 2, "{step}");
+    }
+    assert_eq!(result["summary"]["terminals"], 3);
+    assert_ok(&oltplab(&dir, &["report", "res", "-o", "r.html"]));
+    let report = std::fs::read_to_string(dir.join("r.html")).unwrap();
+    assert!(
+        report.contains("Users ramp") && report.contains("Trade-Results/s"),
+        "the ramp in its unit in the report"
+    );
     assert_usage_error(
         &oltplab(
             &dir,
-            &["run", "brokerage", "--data-dir", "db", "--terminals", "1,2"],
+            &[
+                "run",
+                "brokerage",
+                "--data-dir",
+                "db",
+                "--terminals",
+                "1,2",
+                "--trace",
+                "t.trace",
+                "--out",
+                "bad",
+            ],
         ),
-        "TPC-C's for now",
+        "--trace records one run",
     );
+    assert!(!dir.join("bad").exists());
 }

@@ -576,13 +576,22 @@ pub(crate) fn kinds(v: &Value) -> String {
         .unwrap_or_default()
 }
 
+/// What a ramp's steps count as throughput: `New-Orders/min` (TPC-C), `Trade-Results/s`
+/// (brokerage).
+fn ramp_unit(ramp: &[Value]) -> &str {
+    ramp.first()
+        .and_then(|s| s.get("throughput_unit"))
+        .and_then(Value::as_str)
+        .unwrap_or("New-Orders/min")
+}
+
 /// A users ramp, a row per step: S3's table.
 fn ramp_table(doc: &Doc) -> Table {
     let ramp = doc.array("/summary/ramp");
     let devices = ramp_devices(ramp);
     let mut columns = vec![
         Column::new("terminals", "terminals", Unit::Text),
-        Column::new("throughput", "New-Orders/min", Unit::Number),
+        Column::new("throughput", ramp_unit(ramp), Unit::Number),
         Column::new("tx_per_s", "transactions/s", Unit::Number),
         Column::new("lat_ns_mean", "mean response", Unit::Ns),
         Column::new("lat_ns_p90", "p90 response", Unit::Ns),
@@ -629,17 +638,24 @@ fn ramp_charts(s: &mut Section, ids: &mut Ids, doc: &Doc) {
             .filter_map(|p| Some((num(p, "/terminals")?, num(p, pointer)? * factor)))
             .collect()
     };
+    // TPC-C counts per minute, the brokerage workload per second: all transactions alike.
+    let unit = ramp_unit(ramp);
+    let (per, tx_label, tx_factor) = if unit.ends_with("/s") {
+        ("second", "transactions/s", 1.0)
+    } else {
+        ("minute", "transactions/min", 60.0)
+    };
     s.chart(
         svg::lines(
             &ids.next(),
             "Throughput by users",
-            "New-Orders and all transactions per minute at each number of terminals.",
+            &format!("{unit} and all transactions per {per} at each number of terminals."),
             &[
-                Series::line("New-Orders/min", line("/throughput", 1.0)),
-                Series::line("transactions/min", line("/tx_per_s", 60.0)),
+                Series::line(unit, line("/throughput", 1.0)),
+                Series::line(tx_label, line("/tx_per_s", tx_factor)),
             ],
             &Axis::new("terminals", x, si),
-            &Axis::new("per minute", Scale::Linear, si),
+            &Axis::new(format!("per {per}"), Scale::Linear, si),
             None,
         ),
         "Where throughput stops growing as users are added.",

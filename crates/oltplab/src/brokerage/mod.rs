@@ -67,7 +67,29 @@ impl Workload for Brokerage {
 
     fn run(&self, args: RunArgs) -> Result<RunResult> {
         let cfg = RunConfig::from_args(args)?;
-        Ok(RunResult::Brokerage(Box::new(run_with(&cfg, &STOP)?)))
+        if cfg.ramp.is_empty() {
+            return Ok(RunResult::Brokerage(Box::new(run_with(&cfg, &STOP)?)));
+        }
+        let o = crate::tpcc::RampOutput {
+            workload: "brokerage",
+            save: cfg.save,
+            out: cfg.out.as_deref(),
+            json: cfg.json.as_deref(),
+            force: cfg.force,
+            quiet: cfg.quiet,
+        };
+        let (doc, _) = crate::tpcc::ramp(&cfg.ramp, &o, &STOP, |terminals| {
+            run_with(
+                &RunConfig {
+                    terminals,
+                    save: false,
+                    json: None,
+                    ..cfg.clone()
+                },
+                &STOP,
+            )
+        })?;
+        Ok(RunResult::Brokerage(Box::new(doc)))
     }
 
     fn check(&self, args: CheckArgs) -> Result<()> {
@@ -250,6 +272,9 @@ fn check_db(db: &target::Db, spec: &DbSpec, quiet: bool) -> Result<Vec<Condition
 pub struct RunConfig {
     pub db: DbSpec,
     pub terminals: u32,
+    /// A users ramp: each count in turn (`--terminals 8,32,64`); empty for one run.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub ramp: Vec<u32>,
     pub duration_s: f64,
     pub warmup_s: f64,
     pub report_interval_s: f64,
@@ -279,15 +304,23 @@ impl RunConfig {
                 ))
             }
         };
+        let ramp = match &t.terminals {
+            Some(steps) if steps.single().is_none() => {
+                if args.trace.is_some() {
+                    return Err(Error::usage("--trace records one run: trace one step of the ramp on its own (--terminals N), or drop --trace"));
+                }
+                steps.0.clone()
+            }
+            _ => Vec::new(),
+        };
         let terminals = match &t.terminals {
             None => RUN_TERMINALS,
-            Some(steps) => steps.single().ok_or_else(|| {
-                Error::usage("a users ramp (--terminals with several counts) is TPC-C's for now: give the brokerage run one --terminals count, and run the others in turn")
-            })?,
+            Some(steps) => steps.single().unwrap_or(steps.0[0]),
         };
         Ok(RunConfig {
             db,
             terminals,
+            ramp,
             duration_s: t.duration.as_secs_f64(),
             warmup_s: warmup.as_secs_f64(),
             report_interval_s: args.report_interval.as_secs_f64().round(),

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::{EmulationSummary, IoSummary, ResultDoc, TpccCpu, TxSummary};
+use super::{EmulationSummary, IoSummary, RampStep, ResultDoc, TpccCpu, TxSummary};
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(default)]
@@ -43,6 +43,10 @@ pub struct BrokerageSummary {
     pub interrupted: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub emulation: Option<EmulationSummary>,
+    /// A users ramp (`--terminals 8,32,64`): each step's figures, in the order run; the rest of
+    /// the summary is the last step's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ramp: Vec<RampStep>,
 }
 
 /// `summary.mix.<type>`.

@@ -362,6 +362,7 @@ fn run_config(
         let cfg = crate::brokerage::RunConfig {
             db: crate::brokerage::brokerage_spec(run_cfg.db.clone()),
             terminals: scale.terminals,
+            ramp: Vec::new(),
             duration_s: run_cfg.duration_s,
             warmup_s: run_cfg.warmup_s,
             report_interval_s: run_cfg.report_interval_s,

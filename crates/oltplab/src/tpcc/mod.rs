@@ -21,7 +21,7 @@ use serde::Serialize;
 
 use crate::workload::target::{self, DbSpec, Open};
 // The in-process API `oltplab study` builds on.
-pub(crate) use ramp::{brokerage_step_of, step_of};
+pub(crate) use ramp::{brokerage_step_of, ramp, step_of, RampOutput};
 pub(crate) use run::{device_io, split_cpu, Edge};
 pub use run::{run_with, RunOutcome};
 use scaleout::WarehouseRange;

@@ -1,9 +1,11 @@
-//! A users ramp (`--terminals 8,32,64` or `8:64:8`): TPC-C runs once per step, in turn, on the same
-//! database — S3's way of showing where throughput stops growing and what ran out (CPU, or a
-//! device's idle time). Each step is a whole run (warm-up, measured window, the server started and
-//! stopped); the result is the last step's, with `summary.ramp` listing every step. It is saved
-//! after each step, so Ctrl-C keeps the steps that finished.
+//! A users ramp (`--terminals 8,32,64` or `8:64:8`): the workload runs once per step, in turn, on
+//! the same database — S3's way of showing where throughput stops growing and what ran out (CPU,
+//! or a device's idle time). Each step is a whole run (warm-up, measured window, the server started
+//! and stopped); the result is the last step's, with `summary.ramp` listing every step. It is saved
+//! after each step, so Ctrl-C keeps the steps that finished. One driver serves TPC-C and the
+//! brokerage workload.
 
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use oltplab_core::units::format_count;
@@ -15,58 +17,136 @@ use super::RunConfig;
 use crate::output;
 use crate::schema::{BrokerageResult, IoSummary, RampStep, TpccResult, Warning};
 
-/// Runs each step of `cfg.ramp`; the result holds them all in `summary.ramp`.
-pub fn run_ramp(cfg: &RunConfig, stop: &AtomicBool) -> Result<RunOutcome> {
+/// A run's result that can be a step of a users ramp.
+pub(crate) trait RampRun: Sized {
+    /// The step's row of `summary.ramp`.
+    fn step(&self) -> RampStep;
+    fn set_ramp(&mut self, steps: Vec<RampStep>);
+    fn started_at(&self) -> &str;
+    fn interrupted(&self) -> bool;
+    fn save(&self, dir: &Path, json: Option<&Path>) -> Result<()>;
+}
+
+impl RampRun for TpccResult {
+    fn step(&self) -> RampStep {
+        step_of(self)
+    }
+    fn set_ramp(&mut self, steps: Vec<RampStep>) {
+        self.summary.ramp = steps;
+    }
+    fn started_at(&self) -> &str {
+        &self.started_at
+    }
+    fn interrupted(&self) -> bool {
+        self.summary.interrupted
+    }
+    fn save(&self, dir: &Path, json: Option<&Path>) -> Result<()> {
+        output::save(self, dir, json)
+    }
+}
+
+impl RampRun for BrokerageResult {
+    fn step(&self) -> RampStep {
+        brokerage_step_of(self)
+    }
+    fn set_ramp(&mut self, steps: Vec<RampStep>) {
+        self.summary.ramp = steps;
+    }
+    fn started_at(&self) -> &str {
+        &self.started_at
+    }
+    fn interrupted(&self) -> bool {
+        self.summary.interrupted
+    }
+    fn save(&self, dir: &Path, json: Option<&Path>) -> Result<()> {
+        output::save(self, dir, json)
+    }
+}
+
+/// Where a ramp's result goes: the options of the run it stands for.
+pub(crate) struct RampOutput<'a> {
+    /// `tpcc` or `brokerage`: the output directory's kind.
+    pub workload: &'static str,
+    pub save: bool,
+    pub out: Option<&'a Path>,
+    pub json: Option<&'a Path>,
+    pub force: bool,
+    pub quiet: bool,
+}
+
+/// Runs `run_step(terminals)` for each count in turn (each step's own saving off); the last
+/// step's result holds every step in `summary.ramp` and is saved after each step.
+pub(crate) fn ramp<D: RampRun>(
+    counts: &[u32],
+    o: &RampOutput,
+    stop: &AtomicBool,
+    mut run_step: impl FnMut(u32) -> Result<D>,
+) -> Result<(D, Option<PathBuf>)> {
     let mut steps: Vec<RampStep> = Vec::new();
-    let mut last: Option<TpccResult> = None;
+    let mut last: Option<D> = None;
     let mut out_dir = None;
-    for (i, &terminals) in cfg.ramp.iter().enumerate() {
+    for (i, &terminals) in counts.iter().enumerate() {
         if stop.load(Ordering::Relaxed) {
             break;
         }
-        if !cfg.quiet {
+        if !o.quiet {
             eprintln!(
                 "\n── users ramp: step {} of {}, {terminals} terminal{} ──",
                 i + 1,
-                cfg.ramp.len(),
+                counts.len(),
                 if terminals == 1 { "" } else { "s" }
             );
         }
-        let step_cfg = RunConfig {
-            terminals: Some(terminals),
-            save: false,
-            json: None,
-            ..cfg.clone()
-        };
-        let outcome = run_with(&step_cfg, stop)?;
-        steps.push(step_of(&outcome.doc));
-        let mut doc = outcome.doc;
-        doc.summary.ramp = steps.clone();
+        let mut doc = run_step(terminals)?;
+        steps.push(doc.step());
+        doc.set_ramp(steps.clone());
         // After the first step: a refused run leaves no output directory behind.
-        if cfg.save && out_dir.is_none() {
+        if o.save && out_dir.is_none() {
             out_dir = Some(output::prepare_out_dir(
-                cfg.out.as_deref(),
-                "tpcc",
-                &doc.started_at,
-                cfg.force,
+                o.out,
+                o.workload,
+                doc.started_at(),
+                o.force,
             )?);
         }
         if let Some(dir) = &out_dir {
-            output::save(&doc, dir, cfg.json.as_deref())?;
+            doc.save(dir, o.json)?;
         }
-        let interrupted = doc.summary.interrupted;
+        let interrupted = doc.interrupted();
         last = Some(doc);
         if interrupted {
             break;
         }
     }
     let doc = last.ok_or(Error::Interrupted)?;
-    if !cfg.quiet {
-        print_ramp(&doc.summary.ramp);
+    if !o.quiet {
+        print_ramp(&steps);
         if let Some(dir) = &out_dir {
             eprintln!("result: {}", dir.join(output::RESULT_FILE).display());
         }
     }
+    Ok((doc, out_dir))
+}
+
+/// TPC-C's users ramp (`cfg.ramp`).
+pub fn run_ramp(cfg: &RunConfig, stop: &AtomicBool) -> Result<RunOutcome> {
+    let o = RampOutput {
+        workload: "tpcc",
+        save: cfg.save,
+        out: cfg.out.as_deref(),
+        json: cfg.json.as_deref(),
+        force: cfg.force,
+        quiet: cfg.quiet,
+    };
+    let (doc, out_dir) = ramp(&cfg.ramp, &o, stop, |terminals| {
+        let step_cfg = RunConfig {
+            terminals: Some(terminals),
+            save: false,
+            json: None,
+            ..cfg.clone()
+        };
+        Ok(run_with(&step_cfg, stop)?.doc)
+    })?;
     Ok(RunOutcome { doc, out_dir })
 }
 
@@ -158,10 +238,11 @@ fn common_figures<'a>(
 
 fn print_ramp(steps: &[RampStep]) {
     let marked = steps.iter().any(|s| !s.warnings.is_empty());
+    let unit = steps.first().map_or("", |s| s.throughput_unit.as_str());
     eprintln!("\nusers ramp");
     eprintln!(
-        "  {:>9} {:>14} {:>9} {:>9} {:>9} {:>9} {:>8}  device busy",
-        "terminals", NEW_ORDERS_PER_MIN, "tx/s", "mean rt", "p90 rt", "CPU busy", "IOPS"
+        "  {:>9} {:>15} {:>9} {:>9} {:>9} {:>9} {:>8}  device busy",
+        "terminals", unit, "tx/s", "mean rt", "p90 rt", "CPU busy", "IOPS"
     );
     for st in steps {
         let busy: Vec<String> = st
@@ -170,7 +251,7 @@ fn print_ramp(steps: &[RampStep]) {
             .map(|d| format!("{} {:.0} %", d.name, d.busy_pct))
             .collect();
         eprintln!(
-            "  {:>9} {:>14} {:>9} {:>9} {:>9} {:>7.0} % {:>8}  {}{}",
+            "  {:>9} {:>15} {:>9} {:>9} {:>9} {:>7.0} % {:>8}  {}{}",
             st.terminals,
             format_count(st.throughput),
             format_count(st.tx_per_s),
