@@ -20,6 +20,11 @@ for engine in sqlite postgres mariadb; do
     2> "$out/$engine-layout-run.txt"
   $O trace stat "$work/$engine.trace" > "$out/$engine-trace-stat.txt"
 done
+# A users ramp of the brokerage workload (S3's) on an HDD RAID10 with the log on flash.
+$O load brokerage --data-dir "$work/ramp" -q
+$O run brokerage --data-dir "$work/ramp" --terminals 1,4,8 --warmup 3s --duration 10s \
+  --layout 'data=raid10(16,hdd-15k),log=pcie-flash-2012' --out "$work/ramp-res" \
+  --json "$out/brokerage-ramp.json" > "$out/brokerage-ramp.txt" 2>&1
 # S2, S3 and S4 at the quick scale: wall time and the per-configuration table.
 for scenario in "cache-tiers --engine sqlite" "cache-tiers --engine sqlite --workload brokerage" \
                 "placement --engine postgres" "placement --engine sqlite" "profiles --engine sqlite"; do
