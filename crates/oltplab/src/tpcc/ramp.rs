@@ -15,53 +15,51 @@ use oltplab_metrics::{LatencyHistogram, WarningKind};
 use super::run::{run_with, RunOutcome};
 use super::RunConfig;
 use crate::output;
-use crate::schema::{BrokerageResult, IoSummary, RampStep, TpccResult, Warning};
+use serde::Serialize;
 
-/// A run's result that can be a step of a users ramp.
-pub(crate) trait RampRun: Sized {
-    /// The step's row of `summary.ramp`.
-    fn step(&self) -> RampStep;
+use crate::schema::{
+    BrokerageInterval, BrokerageResult, BrokerageSummary, IoSummary, RampStep, ResultDoc,
+    TpccInterval, TpccResult, TpccSummary, Warning,
+};
+
+/// The summary of a run that can be a step of a users ramp.
+pub(crate) trait RampSummary: Serialize + Sized {
+    /// The run's `intervals[]` type.
+    type Interval: Serialize;
+    /// The step's row of `summary.ramp`, from the whole result (its histograms too).
+    fn step(doc: &ResultDoc<Self, Self::Interval>) -> RampStep;
     fn set_ramp(&mut self, steps: Vec<RampStep>);
-    fn started_at(&self) -> &str;
     fn interrupted(&self) -> bool;
-    fn save(&self, dir: &Path, json: Option<&Path>) -> Result<()>;
 }
 
-impl RampRun for TpccResult {
-    fn step(&self) -> RampStep {
-        step_of(self)
+impl RampSummary for TpccSummary {
+    type Interval = TpccInterval;
+    fn step(doc: &TpccResult) -> RampStep {
+        step_of(doc)
     }
     fn set_ramp(&mut self, steps: Vec<RampStep>) {
-        self.summary.ramp = steps;
-    }
-    fn started_at(&self) -> &str {
-        &self.started_at
+        self.ramp = steps;
     }
     fn interrupted(&self) -> bool {
-        self.summary.interrupted
-    }
-    fn save(&self, dir: &Path, json: Option<&Path>) -> Result<()> {
-        output::save(self, dir, json)
+        self.interrupted
     }
 }
 
-impl RampRun for BrokerageResult {
-    fn step(&self) -> RampStep {
-        brokerage_step_of(self)
+impl RampSummary for BrokerageSummary {
+    type Interval = BrokerageInterval;
+    fn step(doc: &BrokerageResult) -> RampStep {
+        brokerage_step_of(doc)
     }
     fn set_ramp(&mut self, steps: Vec<RampStep>) {
-        self.summary.ramp = steps;
-    }
-    fn started_at(&self) -> &str {
-        &self.started_at
+        self.ramp = steps;
     }
     fn interrupted(&self) -> bool {
-        self.summary.interrupted
-    }
-    fn save(&self, dir: &Path, json: Option<&Path>) -> Result<()> {
-        output::save(self, dir, json)
+        self.interrupted
     }
 }
+
+/// A workload's whole run result, its summary being `S`.
+type RunDoc<S> = ResultDoc<S, <S as RampSummary>::Interval>;
 
 /// Where a ramp's result goes: the options of the run it stands for.
 pub(crate) struct RampOutput<'a> {
@@ -76,14 +74,14 @@ pub(crate) struct RampOutput<'a> {
 
 /// Runs `run_step(terminals)` for each count in turn (each step's own saving off); the last
 /// step's result holds every step in `summary.ramp` and is saved after each step.
-pub(crate) fn ramp<D: RampRun>(
+pub(crate) fn ramp<S: RampSummary>(
     counts: &[u32],
     o: &RampOutput,
     stop: &AtomicBool,
-    mut run_step: impl FnMut(u32) -> Result<D>,
-) -> Result<(D, Option<PathBuf>)> {
+    mut run_step: impl FnMut(u32) -> Result<RunDoc<S>>,
+) -> Result<(RunDoc<S>, Option<PathBuf>)> {
     let mut steps: Vec<RampStep> = Vec::new();
-    let mut last: Option<D> = None;
+    let mut last: Option<RunDoc<S>> = None;
     let mut out_dir = None;
     for (i, &terminals) in counts.iter().enumerate() {
         if stop.load(Ordering::Relaxed) {
@@ -98,21 +96,21 @@ pub(crate) fn ramp<D: RampRun>(
             );
         }
         let mut doc = run_step(terminals)?;
-        steps.push(doc.step());
-        doc.set_ramp(steps.clone());
+        steps.push(S::step(&doc));
+        doc.summary.set_ramp(steps.clone());
         // After the first step: a refused run leaves no output directory behind.
         if o.save && out_dir.is_none() {
             out_dir = Some(output::prepare_out_dir(
                 o.out,
                 o.workload,
-                doc.started_at(),
+                &doc.started_at,
                 o.force,
             )?);
         }
         if let Some(dir) = &out_dir {
-            doc.save(dir, o.json)?;
+            output::save(&doc, dir, o.json)?;
         }
-        let interrupted = doc.interrupted();
+        let interrupted = doc.summary.interrupted();
         last = Some(doc);
         if interrupted {
             break;
