@@ -109,6 +109,8 @@ fn layout_run(engine: &str, layout: &str) -> (TraceData, Value) {
         );
         assert!(!dir.join("bad").exists());
     }
+    // Everything needed is in memory now.
+    let _ = std::fs::remove_dir_all(&dir);
     (trace, result)
 }
 
@@ -353,6 +355,7 @@ fn bad_layouts_end_with_one_sentence() {
         ],
     );
     assert_usage_error(&out, "a layout places a database's log");
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -422,6 +425,7 @@ fn a_users_ramp_gives_one_row_per_step() {
         assert_usage_error(&oltplab(&dir, &all), says);
         assert!(!dir.join("bad").exists());
     }
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// S3 ramped its TPC-E-like workload: the brokerage run takes the same ramp.
@@ -498,4 +502,5 @@ fn a_brokerage_users_ramp_gives_one_row_per_step() {
         "--trace records one run",
     );
     assert!(!dir.join("bad").exists());
+    let _ = std::fs::remove_dir_all(&dir);
 }

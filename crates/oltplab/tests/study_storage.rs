@@ -82,6 +82,7 @@ fn placement_moves_the_log_then_the_hottest_table_then_everything_to_flash() {
         .filter(|n| n.contains("-table-"))
         .collect();
     assert!(left.is_empty(), "{left:?}");
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// S2 ran a TPC-E-like workload: the brokerage one here (TPC-C is the placement test's).
@@ -122,6 +123,7 @@ fn cache_tiers_runs_s2s_four_systems_with_the_brokerage_workload() {
         assert!(tables.iter().any(|t| t["name"] == "trade"), "{c}");
     }
     assert!(dir.join("out/report.html").is_file());
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -164,4 +166,5 @@ fn storage_scenarios_refuse_bad_input_before_anything_runs() {
         assert_usage_error(&oltplab(&dir, &all), says);
         assert!(!dir.join("out").exists(), "{args:?}: nothing written");
     }
+    let _ = std::fs::remove_dir_all(&dir);
 }
