@@ -10,11 +10,27 @@ use common::*;
 use oltplab_report::{render, Format};
 use serde_json::Value;
 
+/// Whether `UPDATE_SNAPSHOTS` (its value) asks to rewrite the snapshots: set, and not empty, `0`
+/// or `false` — `UPDATE_SNAPSHOTS=0` compares.
+fn update_snapshots(value: Option<&str>) -> bool {
+    value.is_some_and(|v| !v.is_empty() && v != "0" && v != "false")
+}
+
+#[test]
+fn update_snapshots_0_compares_instead_of_rewriting() {
+    assert!(!update_snapshots(None));
+    assert!(!update_snapshots(Some("")));
+    assert!(!update_snapshots(Some("0")));
+    assert!(!update_snapshots(Some("false")));
+    assert!(update_snapshots(Some("1")));
+    assert!(update_snapshots(Some("yes")));
+}
+
 fn check_snapshot(name: &str, actual: &str) {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/snapshots")
         .join(name);
-    if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
+    if update_snapshots(std::env::var("UPDATE_SNAPSHOTS").ok().as_deref()) {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(&path, actual).unwrap();
         return;
@@ -167,6 +183,81 @@ fn profiles_study() {
     ] {
         assert!(md.contains(row), "{row} missing: {md}");
     }
+}
+
+/// S3 (`placement`): a real study on PostgreSQL — a row per configuration with its devices' busy
+/// shares, the hot table's note and the three charts.
+#[test]
+fn placement_study() {
+    let study = fixture("study-placement.json");
+    all_formats("study-placement", std::slice::from_ref(&study), true);
+    let html = oltplab_report::html(std::slice::from_ref(&study)).unwrap();
+    for view in [
+        "Study (where the files live, S3)",
+        "Throughput by storage configuration",
+        "Response time by storage configuration",
+        "CPU and the busiest device by storage configuration",
+        "The hottest table, stock, had 51.3 %",
+    ] {
+        assert!(html.contains(view), "{view} missing");
+    }
+    let md = oltplab_report::markdown(&[study]).unwrap();
+    for row in [
+        "| nothing on flash |",
+        "| log and temp on flash |",
+        "| stock on flash |",
+        "| everything on flash |",
+        "New-Orders/min",
+        "log+temp=pcie-flash-2012: busy 0 %",
+        "TPC-C, 1 warehouse(s), 4 terminals",
+    ] {
+        assert!(md.contains(row), "{row} missing: {md}");
+    }
+}
+
+/// S2 (`cache-tiers`) with the brokerage workload: its throughput unit, its customers and a read
+/// cache's hit share — the placement study reshaped as S2's four systems.
+#[test]
+fn cache_tiers_study() {
+    let mut study = fixture("study-placement.json");
+    let s = &mut study["summary"];
+    s["scenario"] = "cache-tiers".into();
+    s["workload"] = "brokerage".into();
+    s["customers"] = 1000.into();
+    s.as_object_mut().unwrap().remove("hot_table");
+    s.as_object_mut().unwrap().remove("warehouses");
+    for (c, (name, spec)) in s["configs"].as_array_mut().unwrap().iter_mut().zip([
+        ("HDD RAID10", "raid10(8,hdd-15k)"),
+        (
+            "HDD RAID10 + SSD read cache",
+            "readcache(raid10(8,hdd-15k),sas-ssd-2012)",
+        ),
+        ("SAS SSD RAID10", "raid10(8,sas-ssd-2012)"),
+        ("PCIe flash", "pcie-flash-2012"),
+    ]) {
+        c["name"] = name.into();
+        c["spec"] = spec.into();
+        c["throughput_unit"] = "Trade-Results/s".into();
+    }
+    s["configs"][1]["devices"] = serde_json::json!([{
+        "name": "readcache(raid10(8,hdd-15k),sas-ssd-2012)", "reads": 900, "writes": 100,
+        "syncs": 10, "read_bytes": 7372800, "written_bytes": 819200, "share_pct": 100.0,
+        "busy_pct": 41.5, "read_cache_hit_pct": 87.25
+    }]);
+    all_formats("study-cache-tiers", std::slice::from_ref(&study), false);
+    let md = oltplab_report::markdown(&[study.clone()]).unwrap();
+    for row in [
+        "study cache-tiers on postgres, 4 configurations",
+        "| HDD RAID10 + SSD read cache |",
+        "Trade-Results/s",
+        "readcache(raid10(8,hdd-15k),sas-ssd-2012): busy 42 %, read cache hits 87 %",
+        "The brokerage workload (TPC-E-like), 1000 customers, 4 terminals",
+    ] {
+        assert!(md.contains(row), "{row} missing: {md}");
+    }
+    let html = oltplab_report::html(&[study]).unwrap();
+    assert!(html.contains("Study (storage behind the controller, S2)"));
+    assert!(!html.contains("The hottest table"), "S2 has no hot table");
 }
 
 #[test]
