@@ -25,7 +25,10 @@ const TYPES: [(&str, f64); 10] = [
 
 fn load_run_check(engine: &str, programs: &[&str]) {
     if !programs.is_empty() && server::find_program(programs, None).is_none() {
-        oltplab_core::testing::skip(&format!("{engine} is not installed"));
+        oltplab_core::testing::skip(
+            oltplab_core::testing::Need::Server,
+            &format!("{engine} is not installed"),
+        );
         return;
     }
     let dir = scratch(&format!("brokerage-{engine}"));

@@ -5,7 +5,8 @@ mod common;
 use std::path::Path;
 use std::process::Command;
 
-use common::{assert_usage_error, json, oltplab, scratch, stderr};
+use common::{assert_usage_error, json, oltplab, program_installed, scratch, stderr};
+use oltplab_core::testing::{root_or_skip, skip, Need};
 
 #[test]
 fn bad_input_is_one_clear_sentence_and_exit_code_2() {
@@ -289,16 +290,27 @@ fn files_it_did_not_create_are_never_overwritten_without_force() {
 }
 
 /// Runs `f` with a loop block device over a scratch file; `None` if this machine cannot make one
-/// (not root, no loop driver), which the caller reports.
+/// (not root, no losetup, no loop driver), which it reports as the test's skip.
 fn with_loop_device(dir: &Path, f: impl FnOnce(&str)) -> Option<()> {
+    if !root_or_skip("create a loop block device") || !program_installed("losetup", "mount") {
+        return None;
+    }
     let backing = dir.join("disk.img");
     std::fs::write(&backing, vec![0xA5u8; 8 << 20]).unwrap();
     let out = Command::new("losetup")
         .args(["--find", "--show"])
         .arg(&backing)
         .output()
-        .ok()?;
+        .expect("losetup runs");
     if !out.status.success() {
+        // Root and losetup, but no loop device: a container without the loop driver.
+        skip(
+            Need::Kernel,
+            &format!(
+                "losetup cannot create a loop device (no loop driver?): {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            ),
+        );
         return None;
     }
     let device = String::from_utf8_lossy(&out.stdout).trim().to_string();
@@ -318,7 +330,8 @@ fn with_loop_device(dir: &Path, f: impl FnOnce(&str)) -> Option<()> {
 #[test]
 fn a_block_device_is_read_but_never_written_without_force() {
     let dir = scratch("blockdev");
-    let ran = with_loop_device(&dir, |device| {
+    // Where it cannot run, with_loop_device reports the skip.
+    with_loop_device(&dir, |device| {
         assert_usage_error(
             &oltplab(
                 &dir,
@@ -356,11 +369,6 @@ fn a_block_device_is_read_but_never_written_without_force() {
         assert_eq!(r["env"]["target_fs"], "block device");
         assert_eq!(r["env"]["target_device"]["name"], *device);
     });
-    if ran.is_none() {
-        eprintln!(
-            "SKIPPED: needs root and the loop driver to create a block device (CI runs as root)"
-        );
-    }
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -370,14 +378,25 @@ fn a_file_system_without_direct_io_gets_a_hint_to_use_buffered() {
     let dir = scratch("ramfs");
     let mnt = dir.join("mnt");
     std::fs::create_dir(&mnt).unwrap();
-    let mounted = Command::new("mount")
+    if !root_or_skip("mount a ramfs") {
+        std::fs::remove_dir_all(&dir).unwrap();
+        return;
+    }
+    let mount = Command::new("mount")
         .args(["-t", "ramfs", "ramfs"])
         .arg(&mnt)
-        .status()
-        .map(|s| s.success())
-        .unwrap_or(false);
-    if !mounted {
-        eprintln!("SKIPPED: needs root to mount a ramfs (CI runs as root)");
+        .output()
+        .expect("mount runs");
+    if !mount.status.success() {
+        // Root, but no mounting here: a container without CAP_SYS_ADMIN.
+        skip(
+            Need::Kernel,
+            &format!(
+                "cannot mount a ramfs: {}",
+                String::from_utf8_lossy(&mount.stderr).trim()
+            ),
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
         return;
     }
     let direct = oltplab(
@@ -480,12 +499,10 @@ extern "C" {
 
 #[test]
 fn agrees_with_fio_on_the_same_job() {
+    if !program_installed("fio", "fio") {
+        return;
+    }
     let dir = scratch("fio");
-    let fio = Command::new("fio").arg("--version").output();
-    assert!(
-        fio.map(|o| o.status.success()).unwrap_or(false),
-        "fio is needed for this test: apt-get install fio (scripts/test.sh installs it)"
-    );
     // oltplab creates and fills the file; fio then runs the same job on it — with its buffers on
     // 4 KiB pages as fio's are (`--iomem malloc`): on a virtual disk a 16 KiB read from a huge
     // page is one memory segment instead of four, and is served up to twice as fast.

@@ -335,7 +335,10 @@ fn pgbench_latency_ms(out: &str) -> f64 {
 #[test]
 fn postgres_under_emulate_slows_down_on_an_emulated_hdd() {
     let Some(bin) = pg_bin() else {
-        oltplab_core::testing::skip("PostgreSQL (pgbench, pg_ctl) is not installed");
+        oltplab_core::testing::skip(
+            oltplab_core::testing::Need::Server,
+            "PostgreSQL (pgbench, pg_ctl) is not installed",
+        );
         return;
     };
     let dir = scratch("pg");

@@ -13,7 +13,7 @@ use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{mpsc, Mutex, OnceLock};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 use common::{oltplab, scratch, stderr};
 use oltplab_dbs::server::{self, process};
@@ -47,7 +47,10 @@ fn loaded() -> Option<&'static Path> {
         })
         .as_deref()
         .or_else(|| {
-            oltplab_core::testing::skip("PostgreSQL is not installed");
+            oltplab_core::testing::skip(
+                oltplab_core::testing::Need::Server,
+                "PostgreSQL is not installed",
+            );
             None
         })
 }
@@ -109,6 +112,14 @@ impl Running {
         panic!("no line with '{text}' in:\n{}", self.seen.join("\n"));
     }
 
+    /// Waits until `n` measured seconds have ended (a run with `--report-interval 1s` prints a
+    /// line after each: `[    2s] New-Orders/min …`).
+    fn wait_for_measured_seconds(&mut self, n: u32) {
+        for _ in 0..n {
+            self.wait_for("s] New-Orders/min");
+        }
+    }
+
     /// The terminal's Ctrl-C (or `kill -TERM`): the signal to oltplab's whole process group.
     fn signal(&self, sig: i32) {
         unsafe { libc::kill(-(self.pid() as i32), sig) };
@@ -163,10 +174,33 @@ fn wait_for_descendant(pid: u32, program: &str) {
     panic!("{program} never ran under oltplab (pid {pid})");
 }
 
+/// The POSIX shared-memory segments (`/dev/shm/PostgreSQL.*`) the processes under `roots` have
+/// mapped now: this test's servers' own, whatever other PostgreSQL servers on the machine make.
+/// (oltplab's servers keep their dynamic shared memory in the cluster, so this is usually empty:
+/// it is what a server killed with SIGKILL would leave behind if they did not.)
+fn pg_segments(roots: &[u32]) -> Vec<String> {
+    let mut found: Vec<String> = roots
+        .iter()
+        .flat_map(|&r| process::process_tree(r))
+        .filter_map(|p| std::fs::read_to_string(format!("/proc/{p}/maps")).ok())
+        .flat_map(|maps| {
+            maps.lines()
+                .filter_map(|l| l.split_whitespace().nth(5))
+                .filter_map(|path| path.strip_prefix("/dev/shm/"))
+                .filter(|name| name.starts_with("PostgreSQL."))
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    found.sort();
+    found.dedup();
+    found
+}
+
 /// Nothing of oltplab process `pid` is left: no process it started (`started`, recorded while
-/// it ran), no socket directory, no emulated device's shared state, no PostgreSQL segment made
-/// since `since`.
-fn assert_nothing_left(pid: u32, started: &[u32], since: SystemTime, context: &str) {
+/// it ran), no socket directory, no emulated device's shared state, none of the PostgreSQL
+/// `segments` its servers had mapped ([`pg_segments`]).
+fn assert_nothing_left(pid: u32, started: &[u32], segments: &[String], context: &str) {
     let deadline = Instant::now() + Duration::from_secs(5);
     while started.iter().any(|&p| process::alive(p)) && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
@@ -192,20 +226,11 @@ fn assert_nothing_left(pid: u32, started: &[u32], since: SystemTime, context: &s
         ],
     );
     assert!(left.is_empty(), "left in /dev/shm: {left:?}\n{context}");
-    let segments: Vec<String> = std::fs::read_dir("/dev/shm")
-        .unwrap()
-        .flatten()
-        .filter(|e| {
-            e.file_name().to_string_lossy().starts_with("PostgreSQL.")
-                && e.metadata()
-                    .is_ok_and(|m| m.modified().is_ok_and(|t| t >= since))
-        })
-        .map(|e| e.file_name().to_string_lossy().into_owned())
+    let left: Vec<&String> = segments
+        .iter()
+        .filter(|name| Path::new("/dev/shm").join(name).exists())
         .collect();
-    assert!(
-        segments.is_empty(),
-        "left in /dev/shm: {segments:?}\n{context}"
-    );
+    assert!(left.is_empty(), "left in /dev/shm: {left:?}\n{context}");
 }
 
 fn warning_kinds(result: &Path) -> Vec<String> {
@@ -229,6 +254,17 @@ fn tx_count(result: &Path) -> u64 {
     doc["summary"]["tx"]["new_order"]["count"].as_u64().unwrap()
 }
 
+/// A run whose window is long (60 s) and says each measured second as it ends, so that a test
+/// signals it after [`Running::wait_for_measured_seconds`], not after a guessed sleep.
+const IN_THE_WINDOW: [&str; 6] = [
+    "--warmup",
+    "1s",
+    "--duration",
+    "60s",
+    "--report-interval",
+    "1s",
+];
+
 /// `run tpcc` on the shared cluster with `extra` options and its result in `out`.
 fn run_tpcc(data: &Path, out: &Path, extra: &[&str]) -> Running {
     let db = ["--engine", "postgres", "--data-dir", data.to_str().unwrap()];
@@ -242,7 +278,6 @@ fn ctrl_c_during_initdb_stops_it_and_leaves_nothing() {
     if loaded().is_none() {
         return;
     }
-    let since = SystemTime::now();
     let data = scratch("faults-initdb").join("data");
     let run = Running::start(&[
         "load",
@@ -254,11 +289,12 @@ fn ctrl_c_during_initdb_stops_it_and_leaves_nothing() {
     ]);
     wait_for_descendant(run.pid(), "initdb");
     let started = process::process_tree(run.pid());
+    let segments = pg_segments(&started);
     run.signal(libc::SIGINT);
     let (code, err) = run.finish(Duration::from_secs(30));
     assert_eq!(code, Some(130), "{err}");
     assert!(err.contains("interrupted"), "{err}");
-    assert_nothing_left(started[0], &started[1..], since, &err);
+    assert_nothing_left(started[0], &started[1..], &segments, &err);
     let _ = std::fs::remove_dir_all(data.parent().unwrap());
 }
 
@@ -268,7 +304,6 @@ fn ctrl_c_during_the_load_stops_the_server_and_leaves_nothing() {
     if loaded().is_none() {
         return;
     }
-    let since = SystemTime::now();
     let data = scratch("faults-load").join("data");
     let mut run = Running::start(&[
         "load",
@@ -280,12 +315,13 @@ fn ctrl_c_during_the_load_stops_the_server_and_leaves_nothing() {
     ]);
     run.wait_for("oltplab load tpcc");
     let postmaster = postmaster(&data).expect("the server runs");
+    let segments = pg_segments(&[postmaster]);
     std::thread::sleep(Duration::from_millis(500));
     run.signal(libc::SIGINT);
     let pid = run.pid();
     let (code, err) = run.finish(Duration::from_secs(60));
     assert_eq!(code, Some(130), "{err}");
-    assert_nothing_left(pid, &[postmaster], since, &err);
+    assert_nothing_left(pid, &[postmaster], &segments, &err);
     let _ = std::fs::remove_dir_all(data.parent().unwrap());
 }
 
@@ -295,18 +331,18 @@ fn ctrl_c_in_the_warm_up_ends_at_once_with_the_result_saved() {
     let Some(data) = loaded() else {
         return;
     };
-    let since = SystemTime::now();
     let out = data.with_file_name("result-warmup");
     let mut run = run_tpcc(data, &out, &["--warmup", "60s", "--duration", "60s"]);
     run.wait_for("warming up");
     let postmaster = postmaster(data).expect("the server runs");
+    let segments = pg_segments(&[postmaster]);
     std::thread::sleep(Duration::from_secs(1));
     run.signal(libc::SIGINT);
     let pid = run.pid();
     let (code, err) = run.finish(Duration::from_secs(30));
     assert_eq!(code, Some(130), "{err}");
     assert_warning(&out.join("result.json"), "interrupted", &err);
-    assert_nothing_left(pid, &[postmaster], since, &err);
+    assert_nothing_left(pid, &[postmaster], &segments, &err);
 }
 
 /// SIGINT and SIGTERM alike: the measured window ends early, the result holds what it measured.
@@ -317,12 +353,12 @@ fn ctrl_c_or_sigterm_in_the_window_saves_the_partial_result() {
         return;
     };
     for sig in [libc::SIGINT, libc::SIGTERM] {
-        let since = SystemTime::now();
         let out = data.with_file_name(format!("result-window-{sig}"));
-        let mut run = run_tpcc(data, &out, &["--warmup", "1s", "--duration", "60s"]);
+        let mut run = run_tpcc(data, &out, &IN_THE_WINDOW);
         run.wait_for("warming up");
         let postmaster = postmaster(data).expect("the server runs");
-        std::thread::sleep(Duration::from_secs(3));
+        let segments = pg_segments(&[postmaster]);
+        run.wait_for_measured_seconds(2);
         run.signal(sig);
         let pid = run.pid();
         let (code, err) = run.finish(Duration::from_secs(30));
@@ -330,7 +366,7 @@ fn ctrl_c_or_sigterm_in_the_window_saves_the_partial_result() {
         let result = out.join("result.json");
         assert_warning(&result, "interrupted", &err);
         assert!(tx_count(&result) > 0, "{err}");
-        assert_nothing_left(pid, &[postmaster], since, &err);
+        assert_nothing_left(pid, &[postmaster], &segments, &err);
     }
 }
 
@@ -342,7 +378,6 @@ fn a_second_ctrl_c_quits_at_once_and_still_cleans_up() {
     let Some(data) = loaded() else {
         return;
     };
-    let since = SystemTime::now();
     let out = data.with_file_name("result-twice");
     let mut run = run_tpcc(
         data,
@@ -351,6 +386,7 @@ fn a_second_ctrl_c_quits_at_once_and_still_cleans_up() {
     );
     run.wait_for("warming up");
     let postmaster = postmaster(data).expect("the server runs");
+    let segments = pg_segments(&[postmaster]);
     let pid = run.pid();
     let shm = format!("oltplab-emu-{pid}-");
     let has_session = std::fs::read_dir("/dev/shm")
@@ -358,14 +394,14 @@ fn a_second_ctrl_c_quits_at_once_and_still_cleans_up() {
         .flatten()
         .any(|e| e.file_name().to_string_lossy().starts_with(&shm));
     assert!(has_session, "the run is on an emulated device");
-    std::thread::sleep(Duration::from_secs(1));
     run.signal(libc::SIGINT);
-    std::thread::sleep(Duration::from_millis(50));
+    // Two signals pending at once are one: the second is sent once the first was heard.
+    run.wait_for("press Ctrl-C again");
     run.signal(libc::SIGINT);
     let (code, err) = run.finish(Duration::from_secs(20));
     assert_eq!(code, Some(130), "{err}");
     assert!(err.contains("quitting at once"), "{err}");
-    assert_nothing_left(pid, &[postmaster], since, &err);
+    assert_nothing_left(pid, &[postmaster], &segments, &err);
 }
 
 /// Ctrl-C while the server shuts down after a complete window: the shutdown goes on (it is the
@@ -376,37 +412,48 @@ fn ctrl_c_during_the_shutdown_keeps_the_complete_result() {
     let Some(data) = loaded() else {
         return;
     };
-    let since = SystemTime::now();
     let out = data.with_file_name("result-shutdown");
-    let mut run = run_tpcc(data, &out, &["--warmup", "1s", "--duration", "2s"]);
-    run.wait_for("warming up");
-    let postmaster = postmaster(data).expect("the server runs");
-    // PostgreSQL marks its pid file "stopping" when the shutdown begins.
-    let pid_file = data.join("postgres/postmaster.pid");
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let text = std::fs::read_to_string(&pid_file).unwrap_or_default();
-        if text.contains("stopping") {
-            break;
+    // The shutdown lasts a fraction of a second: on a busy machine the poll below may not run
+    // while it does. Such an attempt tests nothing (the signal was never sent) and is run again.
+    const ATTEMPTS: u32 = 3;
+    for attempt in 1..=ATTEMPTS {
+        let mut run = run_tpcc(data, &out, &["--warmup", "1s", "--duration", "2s"]);
+        run.wait_for("warming up");
+        let postmaster = postmaster(data).expect("the server runs");
+        let segments = pg_segments(&[postmaster]);
+        // PostgreSQL marks its pid file "stopping" when the shutdown begins, and removes it
+        // when the shutdown ends.
+        let pid_file = data.join("postgres/postmaster.pid");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let seen = loop {
+            match std::fs::read_to_string(&pid_file) {
+                Ok(text) if text.contains("stopping") => break true,
+                Err(_) => break false,
+                Ok(_) => {}
+            }
+            assert!(Instant::now() < deadline, "the run did not end");
+            std::thread::sleep(Duration::from_millis(1));
+        };
+        if seen {
+            run.signal(libc::SIGINT);
         }
+        let pid = run.pid();
+        let (code, err) = run.finish(Duration::from_secs(30));
+        let result = out.join("result.json");
+        let kinds = warning_kinds(&result);
         assert!(
-            !text.is_empty() && Instant::now() < deadline,
-            "the shutdown was not seen (pid file: {text:?})"
+            !kinds.contains(&"interrupted".to_string()),
+            "{kinds:?}\n{err}"
         );
-        std::thread::sleep(Duration::from_millis(1));
+        assert!(tx_count(&result) > 0, "{err}");
+        assert_eq!(code, Some(0), "{err}");
+        assert_nothing_left(pid, &[postmaster], &segments, &err);
+        if seen {
+            return;
+        }
+        eprintln!("attempt {attempt}: the shutdown ended before this test saw it; again");
     }
-    run.signal(libc::SIGINT);
-    let pid = run.pid();
-    let (code, err) = run.finish(Duration::from_secs(30));
-    let result = out.join("result.json");
-    let kinds = warning_kinds(&result);
-    assert!(
-        !kinds.contains(&"interrupted".to_string()),
-        "{kinds:?}\n{err}"
-    );
-    assert!(tx_count(&result) > 0, "{err}");
-    assert_eq!(code, Some(0), "{err}");
-    assert_nothing_left(pid, &[postmaster], since, &err);
+    panic!("in {ATTEMPTS} runs the test never saw the server's shutdown under way");
 }
 
 /// `kill -9` of the managed server in the measured window: exit code 1 and a sentence that says
@@ -418,12 +465,12 @@ fn a_server_killed_mid_run_ends_the_run_with_its_result_saved() {
     let Some(data) = loaded() else {
         return;
     };
-    let since = SystemTime::now();
     let out = data.with_file_name("result-killed");
-    let mut run = run_tpcc(data, &out, &["--warmup", "1s", "--duration", "60s"]);
+    let mut run = run_tpcc(data, &out, &IN_THE_WINDOW);
     run.wait_for("warming up");
-    std::thread::sleep(Duration::from_secs(3));
+    run.wait_for_measured_seconds(2);
     let postmaster = postmaster(data).expect("the server runs");
+    let segments = pg_segments(&[postmaster]);
     unsafe { libc::kill(postmaster as i32, libc::SIGKILL) };
     let pid = run.pid();
     let (code, err) = run.finish(Duration::from_secs(30));
@@ -432,7 +479,7 @@ fn a_server_killed_mid_run_ends_the_run_with_its_result_saved() {
     let result = out.join("result.json");
     assert_warning(&result, "server_died", &err);
     assert!(tx_count(&result) > 0, "{err}");
-    assert_nothing_left(pid, &[postmaster], since, &err);
+    assert_nothing_left(pid, &[postmaster], &segments, &err);
 }
 
 /// The same for order entry: the connection counts measured before the death are kept.
@@ -442,7 +489,6 @@ fn a_server_killed_during_order_entry_keeps_the_points_before() {
     if loaded().is_none() {
         return;
     }
-    let since = SystemTime::now();
     let dir = scratch("faults-orders");
     let data = dir.join("data");
     let db = ["--engine", "postgres", "--data-dir", data.to_str().unwrap()];
@@ -464,6 +510,7 @@ fn a_server_killed_during_order_entry_keeps_the_points_before() {
     // Killed as the second point connects: the first one's figures stay.
     run.wait_for("4 connections: connecting");
     let postmaster = postmaster(&data).expect("the server runs");
+    let segments = pg_segments(&[postmaster]);
     unsafe { libc::kill(postmaster as i32, libc::SIGKILL) };
     let pid = run.pid();
     let (code, err) = run.finish(Duration::from_secs(60));
@@ -475,6 +522,46 @@ fn a_server_killed_during_order_entry_keeps_the_points_before() {
     let first = &doc["summary"]["sweep"][0];
     assert_eq!(first["connections"].as_u64(), Some(2), "{doc}");
     assert!(first["transactions"].as_u64().unwrap() >= 4000, "{first}");
-    assert_nothing_left(pid, &[postmaster], since, &err);
+    assert_nothing_left(pid, &[postmaster], &segments, &err);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The leftovers check itself, broken on purpose (no server needed): each kind of leftover it
+/// names — a process still running, a socket directory, an emulated device's shared state, a
+/// server's shared-memory segment — makes it fail, and with none of them it passes.
+#[test]
+fn the_leftovers_check_fails_on_each_kind_of_leftover() {
+    // A stand-in for an oltplab process: its pid names the leftovers.
+    let mut stand_in = Command::new("sleep").arg("30").spawn().unwrap();
+    let pid = stand_in.id();
+    let fails = |started: &[u32], segments: &[String]| {
+        std::panic::catch_unwind(|| assert_nothing_left(pid, started, segments, "mutation"))
+            .is_err()
+    };
+    assert!(!fails(&[], &[]), "nothing is left, and the check failed");
+    // A process it started still runs (the check waits 5 s for it first).
+    assert!(fails(&[pid], &[]), "a live process passed");
+    stand_in.kill().unwrap();
+    stand_in.wait().unwrap();
+    assert!(!fails(&[pid], &[]), "a process that ended failed the check");
+    let leftovers = [
+        PathBuf::from(format!("/tmp/oltplab-postgres-{pid}-mutation")),
+        PathBuf::from(format!("/dev/shm/oltplab-emu-{pid}-mutation")),
+        PathBuf::from(format!("/dev/shm/oltplab-emulate-{pid}")),
+    ];
+    for left in &leftovers {
+        std::fs::write(left, b"").unwrap();
+        let caught = fails(&[], &[]);
+        std::fs::remove_file(left).unwrap();
+        assert!(caught, "{} passed the check", left.display());
+    }
+    let segment = format!("PostgreSQL.oltplab-mutation-{pid}");
+    let path = Path::new("/dev/shm").join(&segment);
+    std::fs::write(&path, b"").unwrap();
+    let caught = fails(&[], std::slice::from_ref(&segment));
+    // A segment of another server (not in the list) is not this test's business.
+    let foreign = fails(&[], &[]);
+    std::fs::remove_file(&path).unwrap();
+    assert!(caught, "a segment of this test's server passed the check");
+    assert!(!foreign, "another server's segment failed the check");
 }

@@ -3,6 +3,8 @@
 
 use std::process::Command;
 
+use oltplab_core::testing::{root_or_skip, skip, Need};
+
 const SYSCTL: &str = "/proc/sys/kernel/io_uring_disabled";
 
 /// Restores the sysctl even if the test fails.
@@ -17,11 +19,16 @@ impl Drop for Restore {
 #[test]
 fn without_io_uring_it_falls_back_to_psync_with_a_warning() {
     let Ok(before) = std::fs::read_to_string(SYSCTL) else {
-        eprintln!("SKIPPED: this kernel has no {SYSCTL}");
+        // Linux before 6.6.
+        skip(Need::Kernel, &format!("this kernel has no {SYSCTL}"));
         return;
     };
-    if std::fs::write(SYSCTL, "2").is_err() {
-        eprintln!("SKIPPED: needs root to switch io_uring off (CI runs as root)");
+    if !root_or_skip("switch io_uring off machine-wide") {
+        return;
+    }
+    if let Err(e) = std::fs::write(SYSCTL, "2") {
+        // Root, but a read-only /proc/sys: a container.
+        skip(Need::Kernel, &format!("cannot write {SYSCTL}: {e}"));
         return;
     }
     let _restore = Restore(before.trim().to_string());

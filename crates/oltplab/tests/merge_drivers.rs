@@ -85,7 +85,10 @@ fn next_order_ids(url: &str) -> Vec<i64> {
 #[test]
 fn drivers_on_partitions_of_one_server_merge_exactly() {
     if server::find_program(&["initdb"], None).is_none() {
-        oltplab_core::testing::skip("PostgreSQL is not installed");
+        oltplab_core::testing::skip(
+            oltplab_core::testing::Need::Server,
+            "PostgreSQL is not installed",
+        );
         return;
     }
     let dir = scratch("pg");

@@ -7,7 +7,7 @@ mod common;
 use std::path::Path;
 use std::process::{Command, Output};
 
-use common::{json, oltplab, scratch, stderr};
+use common::{json, oltplab, scratch, server_installed, stderr};
 use oltplab_dbs::server::{ManagedServer, ServerConfig, ServerKind};
 use serde_json::Value;
 
@@ -220,6 +220,9 @@ fn quiet_silences_load_run_and_check() {
 /// says how closely it followed the model.
 #[test]
 fn postgres_on_an_emulated_device_with_its_trace() {
+    if !server_installed("initdb") {
+        return;
+    }
     let dir = scratch("orders-pg-emulated");
     let db = ["--engine", "postgres", "--data-dir", "data"];
     let with_db = |args: &[&'static str]| -> Vec<&'static str> {
@@ -291,6 +294,9 @@ fn postgres_on_an_emulated_device_with_its_trace() {
 
 #[test]
 fn postgres_logged_and_unlogged() {
+    if !server_installed("initdb") {
+        return;
+    }
     let dir = scratch("orders-pg");
     let (disk, memory) = both_kinds("postgres", &dir);
     for doc in [&disk, &memory] {
@@ -329,6 +335,9 @@ fn postgres_logged_and_unlogged() {
 
 #[test]
 fn mariadb_innodb_and_memory() {
+    if !server_installed("mariadbd") {
+        return;
+    }
     let dir = scratch("orders-mariadb");
     let (disk, memory) = both_kinds("mariadb", &dir);
     for doc in [&disk, &memory] {
@@ -349,6 +358,9 @@ fn mariadb_innodb_and_memory() {
 /// runs, with its limit in the message.
 #[test]
 fn external_server_connection_limit() {
+    if !server_installed("initdb") {
+        return;
+    }
     let dir = scratch("orders-external");
     let mut cfg = ServerConfig::new(ServerKind::Postgres, dir.join("server"));
     cfg.max_connections = 20;

@@ -197,6 +197,7 @@ fn study_result() -> serde_json::Value {
 fn reports_render_every_chart_with_data_in_chromium() {
     let Some(chrome) = chromium() else {
         oltplab_core::testing::skip(
+            oltplab_core::testing::Need::Browser,
             "the browser test needs Debian's chromium (apt-get install chromium); scripts/test.sh installs it",
         );
         return;
@@ -252,6 +253,7 @@ fn reports_render_every_chart_with_data_in_chromium() {
 fn a_hostile_result_renders_as_text_and_runs_no_script() {
     let Some(chrome) = chromium() else {
         oltplab_core::testing::skip(
+            oltplab_core::testing::Need::Browser,
             "the browser test needs Debian's chromium (apt-get install chromium); scripts/test.sh installs it",
         );
         return;

@@ -13,7 +13,10 @@ use std::path::Path;
 
 fn load_run_check(engine: &str, programs: &[&str]) {
     if server::find_program(programs, None).is_none() {
-        oltplab_core::testing::skip(&format!("{engine} is not installed"));
+        oltplab_core::testing::skip(
+            oltplab_core::testing::Need::Server,
+            &format!("{engine} is not installed"),
+        );
         return;
     }
     let dir = scratch(&format!("tpcc-{engine}"));

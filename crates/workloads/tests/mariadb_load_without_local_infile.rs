@@ -20,7 +20,10 @@ fn start(
     settings: &[(&str, &str)],
 ) -> Option<(ManagedServer, PathBuf)> {
     if server::find_program(&["mariadbd", "mysqld"], None).is_none() {
-        oltplab_core::testing::skip("MariaDB is not installed");
+        oltplab_core::testing::skip(
+            oltplab_core::testing::Need::Server,
+            "MariaDB is not installed",
+        );
         return None;
     }
     // Under /tmp: as root the server runs as mysql, which must enter every parent directory.

@@ -14,6 +14,17 @@ use oltplab_workloads::tpcc::tx::TxType;
 use oltplab_workloads::tpcc::{inspect, require_loaded, Connector, Purpose};
 
 fn scenario(kind: ServerKind) {
+    let programs: &[&str] = match kind {
+        ServerKind::Postgres => &["initdb"],
+        ServerKind::Mariadb => &["mariadbd", "mysqld"],
+    };
+    if oltplab_dbs::server::find_program(programs, None).is_none() {
+        oltplab_core::testing::skip(
+            oltplab_core::testing::Need::Server,
+            &format!("{} is not installed", kind.product()),
+        );
+        return;
+    }
     let dir =
         std::env::temp_dir().join(format!("oltplab-wl-{}-{}", kind.name(), std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);

@@ -521,7 +521,10 @@ mod tests {
     #[test]
     fn a_managed_mariadb_runs_on_an_emulated_device() {
         if server::find_program(&["mariadbd", "mysqld"], None).is_none() {
-            oltplab_core::testing::skip("MariaDB is not installed");
+            oltplab_core::testing::skip(
+                oltplab_core::testing::Need::Server,
+                "MariaDB is not installed",
+            );
             return;
         }
         build_shim();
@@ -582,7 +585,10 @@ mod tests {
     #[test]
     fn a_managed_postgres_runs_on_an_emulated_device() {
         let Some(psql) = server::find_program(&["psql"], None) else {
-            oltplab_core::testing::skip("PostgreSQL is not installed");
+            oltplab_core::testing::skip(
+                oltplab_core::testing::Need::Server,
+                "PostgreSQL is not installed",
+            );
             return;
         };
         build_shim();

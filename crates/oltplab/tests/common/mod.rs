@@ -69,7 +69,8 @@ pub fn assert_one_line_usage_error(out: &Output, expected: &str) {
 }
 
 /// Whether a server program (initdb, mariadbd) is installed where Debian's packages and
-/// scripts/test.sh put it; if not, the test reports itself skipped (and fails under CI).
+/// scripts/test.sh put it; if not, the test reports itself skipped (and fails under CI and
+/// scripts/test.sh: `oltplab_core::testing::skip`).
 pub fn server_installed(program: &str) -> bool {
     let found = [
         "/usr/sbin",
@@ -80,9 +81,26 @@ pub fn server_installed(program: &str) -> bool {
     .iter()
     .any(|d| find(Path::new(d), program, 3));
     if !found {
-        oltplab_core::testing::skip(&format!(
-            "{program} is not installed (scripts/test.sh installs it)"
-        ));
+        oltplab_core::testing::skip(
+            oltplab_core::testing::Need::Server,
+            &format!("{program} is not installed (scripts/test.sh installs it)"),
+        );
+    }
+    found
+}
+
+/// Whether `program` (fio, losetup) runs, from Debian's `package`; if not, the test reports
+/// itself skipped (and fails under CI and scripts/test.sh, which install it).
+pub fn program_installed(program: &str, package: &str) -> bool {
+    let found = std::process::Command::new(program)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        oltplab_core::testing::skip(
+            oltplab_core::testing::Need::Package,
+            &format!("{program} is not installed (apt-get install {package}; scripts/test.sh installs it)"),
+        );
     }
     found
 }
