@@ -560,10 +560,15 @@ fn agrees_with_fio_on_the_same_job() {
         .as_f64()
         .unwrap();
     let ratio = ours / theirs;
-    // Loose: the two runs happen one after the other on a shared virtual disk.
+    eprintln!("oltplab {ours:.0} IOPS, fio {theirs:.0} IOPS: {ratio:.3}×");
+    // The claimed accuracy: oltplab within 0.95–1.05× of fio's IOPS on the same job
+    // (bench/README.md, "How it compares with fio": the target, met at 0.961). The measured noise
+    // of one round against the next, with buffers on 4 KiB pages as here (fio's malloc'd ones
+    // land in a slow, middle or fast band by chance): paired ratios 0.70–1.23 over 12 rounds
+    // (bench/device-vs-fio/runs/2026-11-22-disk-12-rounds). Together: 0.70 × 0.95 to 1.23 × 1.05.
     assert!(
-        (0.6..1.67).contains(&ratio),
-        "oltplab {ours:.0} IOPS vs fio {theirs:.0} IOPS"
+        (0.66..=1.29).contains(&ratio),
+        "oltplab {ours:.0} IOPS vs fio {theirs:.0} IOPS: {ratio:.3}×"
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }

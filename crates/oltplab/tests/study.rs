@@ -81,9 +81,37 @@ fn quick_study_writes_every_figure_trace_and_the_report() {
         "hdd α causal {}",
         fig(1, "alpha_causal")
     );
-    assert_eq!(
-        devices[1]["vs_baseline"]["randread16k_iops"].as_f64(),
-        Some(1.0)
+    // Every device's figures against the baseline's (hdd-10k), each ratio its own division: the
+    // baseline's are 1, the flash's IOPS ratio is its IOPS over the HDD's (and above 1).
+    let ratios = [
+        "randread16k_iops",
+        "randread16k_lat_ns",
+        "tpmc",
+        "run_iops",
+        "alpha",
+    ];
+    for (i, d) in devices.iter().enumerate() {
+        for f in ratios {
+            let got = d["vs_baseline"][f].as_f64().unwrap();
+            let want = fig(i, f) / fig(1, f);
+            assert!(
+                (got - want).abs() <= 1e-9 * want.abs().max(1.0),
+                "{}: vs_baseline.{f} = {got}, its {f} over hdd-10k's = {want}",
+                d["name"]
+            );
+        }
+    }
+    assert!(
+        devices[3]["vs_baseline"]["randread16k_iops"]
+            .as_f64()
+            .unwrap()
+            > 1.0
+    );
+    assert!(
+        devices[3]["vs_baseline"]["randread16k_lat_ns"]
+            .as_f64()
+            .unwrap()
+            < 1.0
     );
     let report = std::fs::read_to_string(dir.join("res/report.html")).unwrap();
     assert!(report.contains("<svg") && report.contains("pcie-flash-2012"));

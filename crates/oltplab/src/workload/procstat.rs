@@ -98,10 +98,41 @@ impl DiskCounters {
 mod tests {
     use super::*;
 
+    /// This process's user + system CPU seconds by getrusage, the kernel's other account of it.
+    fn rusage_cpu_s() -> f64 {
+        // SAFETY: getrusage writes into the zeroed struct it is given.
+        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+        assert_eq!(unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) }, 0);
+        let t = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6;
+        t(ru.ru_utime) + t(ru.ru_stime)
+    }
+
     #[test]
     fn own_cpu_is_visible() {
-        let (u, s) = pids_cpu_s(&[std::process::id()]);
-        assert!(u + s >= 0.0);
+        let me = std::process::id();
+        let (u0, s0) = pids_cpu_s(&[me]);
+        let r0 = rusage_cpu_s();
+        // Burn 0.3 s of CPU (not of wall time: on a busy machine the two differ).
+        let mut x = 0u64;
+        while rusage_cpu_s() - r0 < 0.3 {
+            for i in 0..100_000u64 {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(i);
+            }
+        }
+        std::hint::black_box(x);
+        let (u1, s1) = pids_cpu_s(&[me]);
+        let seen = (u1 + s1) - (u0 + s0);
+        let spent = rusage_cpu_s() - r0;
+        // /proc counts in clock ticks (10 ms at 100 Hz): a few ticks either way, and the other
+        // test threads of this binary may burn CPU meanwhile (more, never less).
+        assert!(
+            seen >= spent - 0.05,
+            "/proc saw {seen:.3} s of {spent:.3} s"
+        );
+        assert!(u1 >= u0 && s1 >= s0);
+        // A process that is gone adds nothing.
+        let (ug, sg) = pids_cpu_s(&[u32::MAX]);
+        assert_eq!((ug, sg), (0.0, 0.0));
         assert!(pids_named(&["no-such-process-name"]).is_empty());
         assert!(disk_counters("/dev/does-not-exist").is_none());
     }
