@@ -195,6 +195,74 @@ fn load_run_check_one_warehouse() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// `load tpcc --emulate SPEC` loads SQLite onto an emulated device (S1's load phase): every I/O of
+/// the load goes through oltplab's VFS and is held for the model, and the database is whole.
+#[test]
+fn load_onto_an_emulated_device() {
+    let dir = scratch("tpcc-load-emulated");
+    let out = oltplab(
+        &dir,
+        &["load", "tpcc", "-w", "1", "--emulate", "pcie-flash-2012"],
+    );
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("on an emulated pcie-flash-2012"), "{err}");
+    assert_eq!(err.matches(" holds").count(), 12, "{err}");
+    let line = err
+        .lines()
+        .find(|l| l.starts_with("on the emulated pcie-flash-2012: "))
+        .unwrap_or_else(|| panic!("no emulation line in: {err}"));
+    // "on the emulated D: R reads, W writes, S syncs in T s; H held for the model, …"
+    let number = |after: &str| -> u64 {
+        let words: Vec<&str> = line.split([' ', ',', ';', ':']).collect();
+        let at = words.iter().position(|w| *w == after).unwrap();
+        words[at - 1].parse().unwrap_or_else(|_| panic!("{line}"))
+    };
+    let (reads, writes, syncs) = (number("reads"), number("writes"), number("syncs"));
+    assert!(writes > 1000, "{line}");
+    assert_eq!(
+        number("held"),
+        reads + writes + syncs,
+        "every I/O is held for the model: {line}"
+    );
+    let db = dir.join("oltplab-data/tpcc.sqlite");
+    assert_eq!(count(&db, "SELECT COUNT(*) FROM stock"), 100_000);
+    // A server's load cannot be emulated (its cluster does not exist yet); a bad spec is named.
+    assert_usage_error(
+        &oltplab(
+            &dir,
+            &[
+                "load",
+                "tpcc",
+                "--engine",
+                "postgres",
+                "--data-dir",
+                "pg",
+                "--emulate",
+                "hdd-10k",
+            ],
+        ),
+        "is for SQLite",
+    );
+    assert!(!dir.join("pg").exists());
+    assert_usage_error(
+        &oltplab(
+            &dir,
+            &[
+                "load",
+                "tpcc",
+                "--url",
+                "sqlite:x.db",
+                "--emulate",
+                "no-such-device",
+            ],
+        ),
+        "no-such-device",
+    );
+    assert!(!dir.join("x.db").exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn bad_input_is_one_sentence_and_exit_code_2() {
     let dir = scratch("tpcc-bad");

@@ -13,13 +13,15 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use clap::Args;
+use oltplab_core::units::format_ns;
 use oltplab_core::{Error, Result};
 use oltplab_workloads::tpcc::check::{run_checks, Condition};
 use oltplab_workloads::tpcc::load::{LoadOptions, LoadReport};
 use oltplab_workloads::tpcc::{db_failed, Purpose};
 use serde::Serialize;
 
-use crate::workload::target::{self, DbSpec, Open};
+use crate::workload::capture::{Capture, CaptureRequest, RunEnd};
+use crate::workload::target::{self, DbSpec, Engine, Open};
 // The in-process API `oltplab study` builds on.
 pub(crate) use ramp::{brokerage_step_of, ramp, step_of, RampOutput};
 pub(crate) use run::{device_io, split_cpu, Edge};
@@ -54,7 +56,9 @@ pub struct TpccLoadArgs {
     #[arg(long)]
     pub no_check: bool,
 
-    /// Load through an emulated device (SQLite: in-process VFS)
+    /// Load onto an emulated device (`oltplab devices`): every read, write and sync of the load
+    /// takes the model's time. SQLite only (through oltplab's VFS); load a server without it and
+    /// run it with --emulate
     #[arg(long, value_name = "SPEC")]
     pub emulate: Option<String>,
 }
@@ -257,6 +261,9 @@ pub struct LoadOutcome {
     pub report: LoadReport,
     pub engine_version: String,
     pub conditions: Vec<Condition>,
+    /// Under `--emulate` (SQLite): the load's and check's I/O on the emulated device, and the
+    /// emulation's fidelity.
+    pub emulation: Option<(crate::schema::IoSummary, crate::schema::EmulationSummary)>,
 }
 
 /// A validated check.
@@ -410,28 +417,55 @@ fn load(args: LoadArgs) -> Result<()> {
 
 /// Loads TPC-C into a fresh database and (unless `cfg.check` is off) checks it.
 pub fn load_with(cfg: &LoadConfig, stop: &AtomicBool) -> Result<LoadOutcome> {
-    if cfg.emulate.is_some() && cfg.sqlite_vfs.is_none() {
-        return Err(Error::usage(
-            "--emulate is not available for `load` in this build: load without it",
-        ));
-    }
+    // On SQLite, --emulate loads through oltplab's VFS with the device's model (unless the
+    // caller's own VFS already does); a server's cluster does not exist before its load, and the
+    // shim's emulation session belongs to a run.
+    let capture = match (&cfg.emulate, cfg.db.engine, &cfg.sqlite_vfs) {
+        (None, _, _) | (Some(_), Engine::Sqlite, Some(_)) => None,
+        (Some(_), Engine::Sqlite, None) => Capture::new(&CaptureRequest {
+            db: &cfg.db,
+            emulate: cfg.emulate.as_deref(),
+            trace: None,
+            backing: "auto",
+            seed: cfg.seed,
+            force: cfg.force,
+        })?,
+        (Some(spec), _, _) => {
+            return Err(Error::usage(format!(
+                "--emulate with `load tpcc` is for SQLite: load the {} database without it, then `oltplab run tpcc --emulate {spec}`",
+                cfg.db.engine.name()
+            )))
+        }
+    };
+    let vfs = capture
+        .as_ref()
+        .and_then(Capture::sqlite_vfs)
+        .or_else(|| cfg.sqlite_vfs.clone());
     let db = target::open(
         &cfg.db,
         Open::Load { force: cfg.force },
         cfg.threads as usize + 1,
-        cfg.sqlite_vfs.clone(),
+        vfs,
         Vec::new(),
     )?;
     if !cfg.quiet {
         eprintln!(
-            "oltplab load tpcc — {} warehouse{} into {} ({}), {} thread{}",
+            "oltplab load tpcc — {} warehouse{} into {} ({}{}), {} thread{}",
             cfg.warehouses,
             if cfg.warehouses == 1 { "" } else { "s" },
             cfg.db.location(),
             db.version,
+            match (&capture, &cfg.emulate) {
+                (Some(_), Some(spec)) => format!(", on an emulated {spec}"),
+                _ => String::new(),
+            },
             cfg.threads,
             if cfg.threads == 1 { "" } else { "s" }
         );
+    }
+    let started = std::time::Instant::now();
+    if let Some(c) = &capture {
+        c.measure_start();
     }
     let opts = LoadOptions {
         warehouses: cfg.warehouses as i64,
@@ -461,10 +495,45 @@ pub fn load_with(cfg: &LoadConfig, stop: &AtomicBool) -> Result<LoadOutcome> {
     if let Some(server) = db.server {
         server.stop()?;
     }
+    // The connections are closed: what the emulated device did for the load and the check.
+    let emulation = match capture {
+        None => None,
+        Some(c) => {
+            c.measure_end();
+            let elapsed_s = started.elapsed().as_secs_f64();
+            let (io, warnings, emulation) = c.finish(&RunEnd {
+                measured_s: elapsed_s,
+                spans: &[],
+                tx_of_tag: &|_| ("load".to_string(), 0),
+                terminals_without_backend: 0,
+            })?;
+            if !cfg.quiet {
+                let held = emulation.as_ref().map_or(String::new(), |e| {
+                    format!(
+                        "; {} held for the model, mean latency {} modelled, {} realised",
+                        e.fidelity.ios,
+                        format_ns(e.fidelity.modelled_lat_ns_mean),
+                        format_ns(e.fidelity.realised_lat_ns_mean)
+                    )
+                });
+                eprintln!(
+                    "on the emulated {}: {} reads, {} writes, {} syncs in {:.1} s{held}",
+                    cfg.emulate.as_deref().unwrap_or("device"),
+                    io.reads,
+                    io.writes,
+                    io.syncs,
+                    elapsed_s
+                );
+                crate::output::print_warnings(&warnings);
+            }
+            emulation.map(|e| (io, e))
+        }
+    };
     Ok(LoadOutcome {
         report,
         engine_version: version,
         conditions,
+        emulation,
     })
 }
 
