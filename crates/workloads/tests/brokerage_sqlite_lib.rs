@@ -121,6 +121,43 @@ fn tables_grow_by_what_the_committed_transactions_imply() {
     );
     let conds = run_checks(conn.as_mut(), &meta, |_| {}).unwrap();
     assert!(conds.iter().all(|c| c.holds()), "after the run: {conds:?}");
+
+    // Each invariant, broken on purpose by one row, is found violated — that one alone — with
+    // the row among its examples; each break is rolled back before the next.
+    let pending = rows(conn.as_mut(), "trade_request");
+    let break_pending = if pending > 0 {
+        "DELETE FROM trade_request WHERE tr_t_id = (SELECT MIN(tr_t_id) FROM trade_request)"
+    } else {
+        "UPDATE trade SET t_st_id = 'PNDG' WHERE t_id = \
+         (SELECT MIN(t_id) FROM trade WHERE t_st_id NOT IN ('CMPT', 'PNDG'))"
+    };
+    let breaks: [(u8, &str); 6] = [
+        (1, "UPDATE broker SET b_num_trades = b_num_trades + 1 WHERE b_id = (SELECT MIN(b_id) FROM broker)"),
+        (2, "UPDATE holding_summary SET hs_qty = hs_qty + 1 WHERE (hs_ca_id, hs_s_symb) = \
+             (SELECT hs_ca_id, hs_s_symb FROM holding_summary ORDER BY 1, 2 LIMIT 1)"),
+        // A loaded trade's: the cash since the load (invariant 6) does not count it.
+        (3, "DELETE FROM settlement WHERE se_t_id = (SELECT MIN(se_t_id) FROM settlement)"),
+        (4, "DELETE FROM cash_transaction WHERE ct_t_id = (SELECT MIN(ct_t_id) FROM cash_transaction)"),
+        (5, break_pending),
+        (6, "UPDATE customer_account SET ca_bal = ca_bal + 100 WHERE ca_id = (SELECT MIN(ca_id) FROM customer_account)"),
+    ];
+    for (number, sql) in breaks {
+        conn.batch("BEGIN").unwrap();
+        conn.batch(sql).unwrap();
+        let conds = run_checks(conn.as_mut(), &meta, |_| {}).unwrap();
+        conn.batch("ROLLBACK").unwrap();
+        for c in &conds {
+            assert_eq!(
+                c.holds(),
+                c.number != number,
+                "invariant {number} broken by `{sql}`: {conds:?}"
+            );
+        }
+        let broken = &conds[number as usize - 1];
+        assert!(!broken.examples.is_empty(), "{broken:?}");
+    }
+    let conds = run_checks(conn.as_mut(), &meta, |_| {}).unwrap();
+    assert!(conds.iter().all(|c| c.holds()), "rolled back: {conds:?}");
     drop(conn);
     let _ = std::fs::remove_dir_all(&dir);
 }
