@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use common::{assert_ok, assert_usage_error, json, oltplab, scratch};
+use common::{assert_ok, assert_one_line_usage_error, assert_usage_error, json, oltplab, scratch};
 
 fn text(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr)
@@ -383,6 +383,226 @@ fn virtual_replay_runs_the_trace_through_the_model_in_either_order() {
         "--virtual",
     );
     assert!(!dir.join("r").exists(), "a refused replay made no copies");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `--order btreplay`: blkparse text carries each request's CPU, so it replays bunch by bunch,
+/// in virtual time and with io_uring; a trace without CPU ids (an MSR CSV) is refused in one
+/// sentence, exit code 2.
+#[test]
+fn btreplay_order_needs_the_cpu_of_each_io() {
+    let dir = scratch("btreplay");
+    let mut blk = String::new();
+    for i in 0..400u64 {
+        let (cpu, pid) = (i % 4, 700 + i % 8);
+        let rw = if i % 5 == 0 { "W" } else { "R" };
+        let sector = (i * 7919 % 20_000) * 32;
+        let t = i * 250_000;
+        writeln!(
+            blk,
+            "  8,0  {cpu}  {}  {}.{:09}  {pid}  Q  {rw} {sector} + 32 [db]",
+            2 * i + 1,
+            t / 1_000_000_000,
+            t % 1_000_000_000
+        )
+        .unwrap();
+        let t = t + 4_000_000;
+        writeln!(
+            blk,
+            "  8,0  {cpu}  {}  {}.{:09}  0  C  {rw} {sector} + 32 [0]",
+            2 * i + 2,
+            t / 1_000_000_000,
+            t % 1_000_000_000
+        )
+        .unwrap();
+    }
+    std::fs::write(dir.join("blk.txt"), blk).unwrap();
+    let mut iops = Vec::new();
+    for order in ["lanes", "btreplay"] {
+        let file = format!("{order}.json");
+        let out = oltplab(
+            &dir,
+            &[
+                "trace",
+                "replay",
+                "blk.txt",
+                "--emulate",
+                "hdd-10k",
+                "--virtual",
+                "--order",
+                order,
+                "--json",
+                &file,
+                "--out",
+                order,
+            ],
+        );
+        assert_ok(&out);
+        let s = &json(&dir.join(&file))["summary"];
+        assert_eq!(s["order"], order);
+        assert_eq!(s["read"]["ios"], 320);
+        assert!(s["mean_in_flight"].as_f64().unwrap() > 0.0);
+        iops.push((
+            s["iops"].as_f64().unwrap(),
+            s["mean_in_flight"].as_f64().unwrap(),
+        ));
+        if order == "btreplay" {
+            assert_eq!(s["bunching"]["streams"], 4);
+            assert_eq!(s["bunching"]["bunch_size"], 8);
+            assert_eq!(s["bunching"]["bunch_time_ns"], 10_000_000);
+            assert_eq!(s["bunching"]["iocbs"], 512);
+            assert!(text(&out).contains("bunches"), "{}", text(&out));
+        } else {
+            assert!(s.get("bunching").is_none());
+        }
+    }
+    // Every I/O queued up front: a deeper queue than the 8 threads' lanes, and no fewer IOPS.
+    assert!(iops[1].1 > iops[0].1 * 4.0, "{iops:?}");
+    assert!(iops[1].0 >= iops[0].0, "{iops:?}");
+    // Bunch options, on a real device through io_uring.
+    let out = oltplab(
+        &dir,
+        &[
+            "trace",
+            "replay",
+            "blk.txt",
+            "--target",
+            "copies",
+            "--buffered",
+            "--order",
+            "btreplay",
+            "--bunch-time",
+            "2ms",
+            "--bunch-size",
+            "4",
+            "--iocbs",
+            "16",
+            "--json",
+            "real.json",
+            "--out",
+            "real",
+        ],
+    );
+    if text(&out).contains("io_uring") && !out.status.success() {
+        eprintln!("io_uring unavailable: the real-time btreplay is skipped");
+    } else {
+        assert_ok(&out);
+        let s = &json(&dir.join("real.json"))["summary"];
+        assert_eq!(s["clock"], "real");
+        assert_eq!(s["ops"], 400);
+        assert_eq!(s["bunching"]["bunch_size"], 4);
+        assert_eq!(s["bunching"]["iocbs"], 16);
+    }
+    // Bunch options belong to btreplay; sizes btrecord refuses are refused.
+    assert_one_line_usage_error(
+        &oltplab(
+            &dir,
+            &[
+                "trace",
+                "replay",
+                "blk.txt",
+                "--emulate",
+                "hdd-10k",
+                "--virtual",
+                "--bunch-size",
+                "4",
+            ],
+        ),
+        "--order btreplay",
+    );
+    assert_one_line_usage_error(
+        &oltplab(
+            &dir,
+            &[
+                "trace",
+                "replay",
+                "blk.txt",
+                "--emulate",
+                "hdd-10k",
+                "--virtual",
+                "--order",
+                "btreplay",
+                "--bunch-size",
+                "513",
+            ],
+        ),
+        "--bunch-size 513",
+    );
+    // An MSR CSV has no CPU ids: one sentence, exit code 2, in either clock.
+    msr_csv(&dir);
+    assert_ok(&oltplab(
+        &dir,
+        &[
+            "trace", "convert", "db.csv", "--to", "oltplab", "-o", "db.trace",
+        ],
+    ));
+    for clock in [
+        &["--emulate", "hdd-10k", "--virtual"][..],
+        &["--target", "msr-copies"][..],
+    ] {
+        let mut args = vec!["trace", "replay", "db.trace", "--order", "btreplay"];
+        args.extend_from_slice(clock);
+        assert_one_line_usage_error(&oltplab(&dir, &args), "no CPU ids");
+    }
+    assert!(
+        !dir.join("msr-copies").exists(),
+        "a refused replay made no copies"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The shim records the CPU each call was issued on: `trace stat` counts the CPUs, and the
+/// capture replays in btreplay order.
+#[test]
+fn a_shim_capture_carries_cpu_ids_for_btreplay() {
+    let dir = scratch("shim-cpus");
+    let out = oltplab(
+        &dir,
+        &[
+            "emulate",
+            "--device",
+            "pcie-flash-2012",
+            "--path",
+            "em",
+            "--backing",
+            "ram",
+            "--trace",
+            "em.trace",
+            "-q",
+            "--",
+            "sh",
+            "-c",
+            "for i in 1 2 3; do dd if=/dev/zero of=em/f$i bs=4k count=40 conv=fsync 2>/dev/null & done; wait",
+        ],
+    );
+    assert_ok(&out);
+    assert_ok(&oltplab(
+        &dir,
+        &["trace", "stat", "em.trace", "--json", "stat.json"],
+    ));
+    let stat = json(&dir.join("stat.json"));
+    assert!(stat["cpus"].as_u64().unwrap() >= 1, "{stat}");
+    let out = oltplab(
+        &dir,
+        &[
+            "trace",
+            "replay",
+            "em.trace",
+            "--virtual",
+            "--emulate",
+            "pcie-flash-2012",
+            "--order",
+            "btreplay",
+            "--json",
+            "bt.json",
+            "--out",
+            "bt",
+        ],
+    );
+    assert_ok(&out);
+    let s = &json(&dir.join("bt.json"))["summary"];
+    assert_eq!(s["write"]["ios"], 120);
+    assert!(s["bunching"]["cpus"].as_u64().unwrap() >= 1);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -1,5 +1,6 @@
 //! Writes a synthetic OLTP-like trace for benchmarks: `threads` synchronous threads, each doing
-//! `ops` random `bs`-byte reads and writes (`read_pct` % reads) over a `size_mib` file, aligned.
+//! `ops` random `bs`-byte reads and writes (`read_pct` % reads) over a `size_mib` file, aligned;
+//! thread t ran on CPU t mod 4.
 //!
 //! cargo run --release -p oltplab-trace --example synth -- OUT THREADS OPS_PER_THREAD BS READ_PCT SIZE_MIB
 
@@ -42,6 +43,7 @@ fn main() {
                 op: op as u8,
                 tag: 0,
                 tid: 1000 + t as u32,
+                cpu: Some((t % 4) as u32),
             });
         }
     }

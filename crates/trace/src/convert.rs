@@ -5,10 +5,11 @@
 //! | `oltplab` | ✓ | ✓ | everything |
 //! | `fio-iolog-v3` | ✓ | ✓ | time (µs), file, op, offset, length — no latency, no thread |
 //! | `fio-iolog-v2` | ✓ | | file, op, offset, length, `wait`s — no times of its own |
-//! | `blkparse` | ✓ | | device, time, pid, op, sector, size; latency from issue (D) to completion (C) |
+//! | `blkparse` | ✓ | | device, CPU, time, pid, op, sector, size; latency from issue (D) to completion (C) |
 //! | `msr-csv` | ✓ | | MSR Cambridge: time, disk, op, offset, size, response time |
 //!
-//! Imported traces without a thread id get tid 0; the replayer then derives concurrency from the
+//! Only oltplab traces and blkparse carry the CPU of each I/O (which `--order btreplay` needs);
+//! the other formats leave it absent. Imported traces without a thread id get tid 0; the replayer then derives concurrency from the
 //! I/Os' overlap in time (see [`crate::replay`]).
 
 use std::collections::{HashMap, VecDeque};
@@ -397,6 +398,7 @@ fn read_iolog(path: &Path, input: impl BufRead, format: Format, imp: &mut Import
                     op: op as u8,
                     tag: 0,
                     tid: 0,
+                    cpu: None,
                 });
             }
             _ => return Err(bad()),
@@ -497,10 +499,12 @@ fn refuse_foreign_text(path: &Path, first_line: &str) -> Result<()> {
     Ok(())
 }
 
-/// One blkparse event: device, time, pid, action, RWBS, sector range.
+/// One blkparse event: device, CPU, time, pid, action, RWBS, sector range.
 #[derive(Clone, Debug, PartialEq)]
 struct BlkEvent {
     dev: String,
+    /// The CPU the event was logged on (blktrace keeps a file per CPU; btrecord bunches per CPU).
+    cpu: u32,
     time_ns: u64,
     pid: u32,
     action: char,
@@ -552,6 +556,11 @@ fn parse_blkparse_event(f: &[&str], action: char) -> std::result::Result<BlkEven
             ));
         }
     }
+    let cpu = f[1]
+        .parse::<u32>()
+        .ok()
+        .filter(|&c| c != crate::format::NO_CPU)
+        .ok_or_else(|| format!("the CPU {} does not fit in 32 bits", shown(f[1])))?;
     let time_ns = parse_seconds_ns(f[3])?;
     let pid = f[4]
         .parse::<u32>()
@@ -562,6 +571,7 @@ fn parse_blkparse_event(f: &[&str], action: char) -> std::result::Result<BlkEven
     };
     Ok(BlkEvent {
         dev: f[0].to_string(),
+        cpu,
         time_ns,
         pid,
         action,
@@ -680,6 +690,7 @@ fn read_blkparse(path: &Path, input: impl BufRead, imp: &mut Importer) -> Result
                 op: op as u8,
                 tag: 0,
                 tid: e.pid,
+                cpu: Some(e.cpu),
             });
             found += 1;
         } else if e.action == 'C' {
@@ -808,6 +819,7 @@ fn read_msr(path: &Path, input: impl BufRead, imp: &mut Importer) -> Result<u64>
             op: row.op as u8,
             tag: 0,
             tid: 0,
+            cpu: None,
         };
         // A time near the clock's end plus its response time, or an offset near 2^64 plus its
         // size, is no I/O a trace can hold (found by the property tests).
@@ -838,6 +850,7 @@ mod tests {
         .unwrap()
         .unwrap();
         assert_eq!(e.time_ns, 2581);
+        assert_eq!(e.cpu, 3);
         assert_eq!(e.range, Some((3417048, 8)));
         assert_eq!(e.action, 'D');
         assert_eq!(blk_op(&e.rwbs), Some(Op::Write));

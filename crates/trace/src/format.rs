@@ -1,9 +1,10 @@
-//! The on-disk layout, version 1. All integers are little-endian.
+//! The on-disk layout, version 2 (version 1 without kind 6, which this reads too). All integers
+//! are little-endian.
 //!
 //! ```text
 //! header (64 bytes)
 //!   0  magic "OLTPTRCE"
-//!   8  version u16 = 1          10 header_bytes u16 = 64     12 record_bytes u16 = 32
+//!   8  version u16 = 2 (1: no CPU records)   10 header_bytes u16 = 64   12 record_bytes u16 = 32
 //!  14  flags u16 (bit 0: finished)
 //!  16  start_ns u64   CLOCK_MONOTONIC at capture start (records are relative to it)
 //!  24  start_unix_ns u64   wall clock at capture start
@@ -20,7 +21,12 @@
 //!   kind 5 tables:  JSON array of TableExtent: the table each file, or each byte range of a file
 //!                   (SQLite's pages), held when the run ended, so that I/O per table needs no
 //!                   database
+//!   kind 6 records with CPU (version 2): payload_bytes / 36 records, each the 32-byte record
+//!                   followed by cpu u32, the CPU the call was issued on (0xFFFF_FFFF: not known)
 //! ```
+//! A trace whose records carry no CPU is written as version 1 (kind 3 records), which older
+//! oltplab builds read; a version-2 trace names itself as such to them instead of failing on an
+//! unknown chunk kind.
 //! Chunks are written whole with one positioned write each, so a writer that dies leaves a header
 //! saying "not finished" and a prefix of whole chunks that [`crate::TraceReader`] can still read.
 //! A finished trace must end exactly at `end_bytes`; anything else is reported as corruption.
@@ -32,9 +38,16 @@ use serde::{Deserialize, Serialize};
 use crate::{Op, Record};
 
 pub const MAGIC: &[u8; 8] = b"OLTPTRCE";
-pub const VERSION: u16 = 1;
+/// The version written when the trace holds CPU records (kind 6).
+pub const VERSION: u16 = 2;
+/// The version written when it does not; this build reads both.
+pub const VERSION_WITHOUT_CPUS: u16 = 1;
 pub const HEADER_BYTES: usize = 64;
 pub const RECORD_BYTES: usize = 32;
+/// A record of a kind-6 chunk: the 32-byte record and the CPU.
+pub const CPU_RECORD_BYTES: usize = RECORD_BYTES + 4;
+/// The CPU field of a record whose CPU is not known.
+pub const NO_CPU: u32 = u32::MAX;
 pub const CHUNK_MAGIC: &[u8; 4] = b"OLTC";
 pub const CHUNK_HEADER_BYTES: usize = 16;
 /// Upper bound of one chunk's payload; a larger length field is corruption, not a big chunk.
@@ -49,6 +62,7 @@ pub enum ChunkKind {
     Records = 3,
     Places = 4,
     Tables = 5,
+    CpuRecords = 6,
 }
 
 impl ChunkKind {
@@ -59,6 +73,7 @@ impl ChunkKind {
             3 => Some(Self::Records),
             4 => Some(Self::Places),
             5 => Some(Self::Tables),
+            6 => Some(Self::CpuRecords),
             _ => None,
         }
     }
@@ -115,6 +130,8 @@ impl TraceMeta {
 /// The fixed header's fields.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Header {
+    /// [`VERSION`], or [`VERSION_WITHOUT_CPUS`] for a trace without kind-6 chunks.
+    pub version: u16,
     pub flags: u16,
     pub start_ns: u64,
     pub start_unix_ns: u64,
@@ -130,7 +147,7 @@ impl Header {
     pub fn encode(&self) -> [u8; HEADER_BYTES] {
         let mut b = [0u8; HEADER_BYTES];
         b[0..8].copy_from_slice(MAGIC);
-        b[8..10].copy_from_slice(&VERSION.to_le_bytes());
+        b[8..10].copy_from_slice(&self.version.to_le_bytes());
         b[10..12].copy_from_slice(&(HEADER_BYTES as u16).to_le_bytes());
         b[12..14].copy_from_slice(&(RECORD_BYTES as u16).to_le_bytes());
         b[14..16].copy_from_slice(&self.flags.to_le_bytes());
@@ -156,9 +173,9 @@ impl Header {
             ));
         }
         let version = u16_at(b, 8);
-        if version != VERSION {
+        if !(VERSION_WITHOUT_CPUS..=VERSION).contains(&version) {
             return Err(format!(
-                "it is trace format version {version}, and this oltplab reads version {VERSION}: use a matching oltplab"
+                "it is trace format version {version}, and this oltplab reads versions {VERSION_WITHOUT_CPUS} to {VERSION}: use a matching oltplab"
             ));
         }
         let stored = u32_at(b, 60);
@@ -171,6 +188,7 @@ impl Header {
             return Err("the header declares an unknown header or record size".into());
         }
         Ok(Header {
+            version,
             flags: u16_at(b, 14),
             start_ns: u64_at(b, 16),
             start_unix_ns: u64_at(b, 24),
@@ -297,7 +315,34 @@ pub fn encode_record(r: &Record, b: &mut [u8]) {
     b[31] = r.tag;
 }
 
-/// Decodes one record; `Err` carries the unknown op byte.
+/// A kind-6 record: [`encode_record`] and the CPU ([`NO_CPU`] when not known) after it.
+#[inline]
+pub fn encode_cpu_record(r: &Record, b: &mut [u8]) {
+    encode_record(r, &mut b[..RECORD_BYTES]);
+    b[32..36].copy_from_slice(&r.cpu.unwrap_or(NO_CPU).to_le_bytes());
+}
+
+/// Decodes a kind-6 record; `Err` carries the unknown op byte.
+#[inline]
+pub fn decode_cpu_record(b: &[u8]) -> Result<Record, u8> {
+    let cpu = u32_at(b, 32);
+    Ok(Record {
+        cpu: (cpu != NO_CPU).then_some(cpu),
+        ..decode_record(&b[..RECORD_BYTES])?
+    })
+}
+
+/// Decodes one record of `bytes` bytes ([`RECORD_BYTES`] or [`CPU_RECORD_BYTES`]).
+#[inline]
+pub fn decode_sized_record(b: &[u8], bytes: usize) -> Result<Record, u8> {
+    if bytes == CPU_RECORD_BYTES {
+        decode_cpu_record(b)
+    } else {
+        decode_record(b)
+    }
+}
+
+/// Decodes one record; `Err` carries the unknown op byte. The CPU is not known (`None`).
 #[inline]
 pub fn decode_record(b: &[u8]) -> Result<Record, u8> {
     let op = Op::from_u8(b[30]).ok_or(b[30])? as u8;
@@ -310,6 +355,7 @@ pub fn decode_record(b: &[u8]) -> Result<Record, u8> {
         file: u16_at(b, 28),
         op,
         tag: b[31],
+        cpu: None,
     })
 }
 
@@ -340,6 +386,7 @@ mod tests {
             op: Op::Fdatasync as u8,
             tag: 5,
             tid: 77_777,
+            cpu: None,
         };
         let mut b = [0u8; RECORD_BYTES];
         encode_record(&r, &mut b);
@@ -350,8 +397,35 @@ mod tests {
     }
 
     #[test]
+    fn a_cpu_record_is_36_bytes_and_keeps_the_cpu_or_its_absence() {
+        for cpu in [Some(0), Some(63), Some(NO_CPU - 1), None] {
+            let r = Record {
+                submit_ns: 9,
+                latency_ns: 8,
+                offset: 4096,
+                len: 512,
+                file: 2,
+                op: Op::Write as u8,
+                tag: 1,
+                tid: 3,
+                cpu,
+            };
+            let mut b = [0u8; CPU_RECORD_BYTES];
+            encode_cpu_record(&r, &mut b);
+            assert_eq!(decode_cpu_record(&b), Ok(r));
+            assert_eq!(decode_sized_record(&b, CPU_RECORD_BYTES), Ok(r));
+            // The first 32 bytes are the version-1 record.
+            assert_eq!(
+                decode_record(&b[..RECORD_BYTES]),
+                Ok(Record { cpu: None, ..r })
+            );
+        }
+    }
+
+    #[test]
     fn header_round_trip_and_checksum() {
         let h = Header {
+            version: VERSION,
             flags: FLAG_FINISHED,
             start_ns: 5,
             start_unix_ns: 6,
@@ -363,6 +437,15 @@ mod tests {
         b[33] ^= 1;
         assert!(Header::decode(&b).unwrap_err().contains("checksum"));
         assert!(Header::decode(b"OLTPTRCE").unwrap_err().contains("shorter"));
+        let v1 = Header {
+            version: VERSION_WITHOUT_CPUS,
+            ..h
+        };
+        assert_eq!(Header::decode(&v1.encode()), Ok(v1));
+        let v3 = Header { version: 3, ..h };
+        assert!(Header::decode(&v3.encode())
+            .unwrap_err()
+            .contains("version 3"));
     }
 
     #[test]

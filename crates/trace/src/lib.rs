@@ -147,6 +147,10 @@ pub struct Record {
     pub tag: u8,
     /// Linux thread id of the caller (unique across processes, so merged parts keep it).
     pub tid: u32,
+    /// The CPU the call was issued on (`sched_getcpu` at the call), as blktrace files a block
+    /// request under the CPU that queued it; `None` where the source did not record it (traces of
+    /// format version 1, fio iologs, MSR). `--order btreplay` bunches each CPU's I/O.
+    pub cpu: Option<u32>,
 }
 
 impl Record {
@@ -201,6 +205,15 @@ pub fn monotonic_ns() -> u64 {
     // SAFETY: clock_gettime writes into a timespec we own; CLOCK_MONOTONIC always exists on Linux.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// The CPU the calling thread runs on now, for [`Record::cpu`]: `sched_getcpu`, a vDSO call of a
+/// few tens of ns; `None` if the kernel cannot say.
+#[inline]
+pub fn current_cpu() -> Option<u32> {
+    // SAFETY: sched_getcpu has no preconditions.
+    let cpu = unsafe { libc::sched_getcpu() };
+    u32::try_from(cpu).ok().filter(|&c| c != format::NO_CPU)
 }
 
 /// Linux thread id of the caller, for [`Record::tid`].

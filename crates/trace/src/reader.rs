@@ -12,7 +12,8 @@ use oltplab_core::safety::io_usage;
 use oltplab_core::{Error, Result};
 
 use crate::format::{
-    self, ChunkKind, Header, TableExtent, TraceMeta, CHUNK_HEADER_BYTES, HEADER_BYTES, RECORD_BYTES,
+    self, ChunkKind, Header, TableExtent, TraceMeta, CHUNK_HEADER_BYTES, CPU_RECORD_BYTES,
+    HEADER_BYTES, RECORD_BYTES,
 };
 use crate::Record;
 
@@ -28,8 +29,9 @@ pub struct TraceReader {
     places: BTreeMap<u16, u32>,
     /// Sorted by file and offset.
     tables: Vec<TableExtent>,
-    /// Offset of each records chunk's payload and its record count.
-    chunks: Vec<(u64, usize)>,
+    /// Offset of each records chunk's payload, its record count and its record size
+    /// ([`RECORD_BYTES`], or [`CPU_RECORD_BYTES`] for records with their CPU).
+    chunks: Vec<(u64, usize, usize)>,
     records: u64,
     readable_bytes: u64,
     file_bytes: u64,
@@ -166,15 +168,26 @@ impl TraceReader {
                     }
                     reader.tables.extend(extents);
                 }
-                ChunkKind::Records => {
-                    if len % RECORD_BYTES != 0 {
+                ChunkKind::Records | ChunkKind::CpuRecords => {
+                    let size = if kind == ChunkKind::CpuRecords {
+                        if header.version < format::VERSION {
+                            return Err(bad(offset, &format!(
+                                "a chunk of records with their CPUs (kind 6) is in a trace of format version {}, which has none",
+                                header.version
+                            )));
+                        }
+                        CPU_RECORD_BYTES
+                    } else {
+                        RECORD_BYTES
+                    };
+                    if len % size != 0 {
                         return Err(bad(offset, &format!(
-                            "a records chunk of {len} bytes is not a whole number of {RECORD_BYTES}-byte records"
+                            "a records chunk of {len} bytes is not a whole number of {size}-byte records"
                         )));
                     }
-                    for (i, rec) in payload.chunks_exact(RECORD_BYTES).enumerate() {
-                        let at = body_at + (i * RECORD_BYTES) as u64;
-                        let r = format::decode_record(rec).map_err(|op| {
+                    for (i, rec) in payload.chunks_exact(size).enumerate() {
+                        let at = body_at + (i * size) as u64;
+                        let r = format::decode_sized_record(rec, size).map_err(|op| {
                             bad(at, &format!("a record has the unknown op code {op}"))
                         })?;
                         if let Some(defect) = r.defect() {
@@ -187,8 +200,8 @@ impl TraceReader {
                             )));
                         }
                     }
-                    reader.chunks.push((body_at, len / RECORD_BYTES));
-                    reader.records += (len / RECORD_BYTES) as u64;
+                    reader.chunks.push((body_at, len / size, size));
+                    reader.records += (len / size) as u64;
                 }
             }
             offset = body_at + len as u64;
@@ -265,6 +278,11 @@ impl TraceReader {
         self.file_bytes
     }
 
+    /// The trace format version of the file (1: records without CPUs).
+    pub fn version(&self) -> u16 {
+        self.header.version
+    }
+
     /// Calls `f` with every record, in file order (time order within each writer thread's chunk,
     /// not across them). The file was validated at open; a change since then is an error.
     pub fn for_each(&self, mut f: impl FnMut(&Record)) -> Result<()> {
@@ -272,12 +290,12 @@ impl TraceReader {
         let file =
             File::open(&self.path).map_err(|e| io_usage(&self.path, "open the trace", &e))?;
         let mut buf = Vec::new();
-        for &(at, n) in &self.chunks {
-            buf.resize(n * RECORD_BYTES, 0);
+        for &(at, n, size) in &self.chunks {
+            buf.resize(n * size, 0);
             file.read_exact_at(&mut buf, at)
                 .map_err(|e| io_usage(&self.path, "read the trace", &e))?;
-            for rec in buf.chunks_exact(RECORD_BYTES) {
-                let r = format::decode_record(rec).map_err(|_| {
+            for rec in buf.chunks_exact(size) {
+                let r = format::decode_sized_record(rec, size).map_err(|_| {
                     Error::usage(format!(
                         "{} changed while it was being read: open it again",
                         self.path.display()
@@ -353,6 +371,12 @@ impl TraceData {
             .partition_point(|e| (e.file, e.from_bytes) <= (id, offset));
         let e = self.tables[..after].last()?;
         (e.file == id).then_some(e.table.as_str())
+    }
+
+    /// How many records carry the CPU they were issued on (none in traces of format version 1,
+    /// and in those converted from formats without CPUs).
+    pub fn records_with_cpu(&self) -> usize {
+        self.records.iter().filter(|r| r.cpu.is_some()).count()
     }
 
     /// The device slot of file `id`: where the run placed it, or its id.

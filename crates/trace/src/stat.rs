@@ -31,6 +31,9 @@ pub struct TraceStat {
     /// From the trace's start to the end of its last operation.
     pub duration_s: f64,
     pub threads: u64,
+    /// The CPUs the I/O was issued on (0: the records carry none, as in traces of format version
+    /// 1 and those converted from fio or MSR; `--order btreplay` needs them).
+    pub cpus: u64,
     pub ops: OpCounts,
     pub read_bytes: u64,
     pub written_bytes: u64,
@@ -313,6 +316,7 @@ impl TraceStat {
         let mut write_h = LatencyHistogram::new();
         let mut sync_h = LatencyHistogram::new();
         let mut tids = std::collections::HashSet::new();
+        let mut cpus = std::collections::HashSet::new();
         let mut files: BTreeMap<u16, FileAcc> = BTreeMap::new();
         let mut tags: BTreeMap<u8, TagStat> = BTreeMap::new();
         let mut classes: BTreeMap<u64, SizeClass> = BTreeMap::new();
@@ -323,6 +327,9 @@ impl TraceStat {
             let op = r.kind();
             s.ops.add(op);
             tids.insert(r.tid);
+            if let Some(cpu) = r.cpu {
+                cpus.insert(cpu);
+            }
             end_ns = end_ns.max(r.end_ns());
             let f = files.entry(r.file).or_insert_with(|| FileAcc {
                 stat: FileStat {
@@ -391,6 +398,7 @@ impl TraceStat {
             }
         }
         s.threads = tids.len() as u64;
+        s.cpus = cpus.len() as u64;
         s.duration_s = end_ns as f64 / 1e9;
         let data = s.ops.read + s.ops.write;
         if s.duration_s > 0.0 {
@@ -590,6 +598,7 @@ mod tests {
             op: op as u8,
             tag: 0,
             tid: 1,
+            cpu: None,
         }
     }
 

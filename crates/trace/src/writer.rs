@@ -21,12 +21,13 @@ use oltplab_core::{Error, Result};
 use serde::Serialize;
 
 use crate::format::{
-    self, ChunkKind, Header, TraceMeta, CHUNK_HEADER_BYTES, FLAG_FINISHED, HEADER_BYTES,
-    RECORD_BYTES,
+    self, ChunkKind, Header, TraceMeta, CHUNK_HEADER_BYTES, CPU_RECORD_BYTES, FLAG_FINISHED,
+    HEADER_BYTES, RECORD_BYTES,
 };
 use crate::{monotonic_ns, Record};
 
-/// Records per thread buffer (64 KiB): big sequential writes, bounded memory per thread.
+/// Records per thread buffer (72 KiB with their CPUs): big sequential writes, bounded memory per
+/// thread. A capture writes records with their CPU (kind 6), so its traces are version 2.
 pub const RECORDS_PER_CHUNK: usize = 2048;
 /// A buffer holding records older than this is written even if not full.
 const FLUSH_AGE_NS: u64 = 1_000_000_000;
@@ -102,7 +103,7 @@ impl Shard {
     fn new() -> Arc<Self> {
         Arc::new(Shard {
             buf: Mutex::new(ShardBuf {
-                bytes: vec![0u8; CHUNK_HEADER_BYTES + RECORDS_PER_CHUNK * RECORD_BYTES],
+                bytes: vec![0u8; CHUNK_HEADER_BYTES + RECORDS_PER_CHUNK * CPU_RECORD_BYTES],
                 n: 0,
                 oldest_submit_ns: 0,
                 last_end_ns: 0,
@@ -139,6 +140,7 @@ impl TraceWriter {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos() as u64);
         let header = Header {
+            version: format::VERSION,
             flags: 0,
             start_ns,
             start_unix_ns,
@@ -290,8 +292,8 @@ impl Inner {
             self.dropped.fetch_add(1, Ordering::Relaxed);
             return;
         }
-        let at = CHUNK_HEADER_BYTES + b.n * RECORD_BYTES;
-        format::encode_record(rec, &mut b.bytes[at..at + RECORD_BYTES]);
+        let at = CHUNK_HEADER_BYTES + b.n * CPU_RECORD_BYTES;
+        format::encode_cpu_record(rec, &mut b.bytes[at..at + CPU_RECORD_BYTES]);
         if b.n == 0 {
             b.oldest_submit_ns = rec.submit_ns;
         }
@@ -309,8 +311,8 @@ impl Inner {
             return;
         }
         let n = b.n;
-        let len = CHUNK_HEADER_BYTES + n * RECORD_BYTES;
-        format::seal_chunk(ChunkKind::Records, &mut b.bytes[..len]);
+        let len = CHUNK_HEADER_BYTES + n * CPU_RECORD_BYTES;
+        format::seal_chunk(ChunkKind::CpuRecords, &mut b.bytes[..len]);
         if self.write_chunk(&b.bytes[..len]) {
             self.records.fetch_add(n as u64, Ordering::Relaxed);
         } else {
@@ -360,6 +362,7 @@ impl Inner {
         let end_bytes = self.next_offset.load(Ordering::SeqCst);
         let records = self.records.load(Ordering::SeqCst);
         let header = Header {
+            version: format::VERSION,
             flags: FLAG_FINISHED,
             start_ns: self.start_ns,
             start_unix_ns: self.start_unix_ns,
@@ -544,17 +547,34 @@ fn write_chunks(path: &Path, partial: &Path, trace: &crate::TraceData) -> Result
         )?;
     }
     let mut duration_ns = 0;
+    // Records with their CPUs (version 2) if any record has one; otherwise version 1, which older
+    // builds read.
+    let with_cpus = records.iter().any(|r| r.cpu.is_some());
+    let (kind, bytes, version) = if with_cpus {
+        (ChunkKind::CpuRecords, CPU_RECORD_BYTES, format::VERSION)
+    } else {
+        (
+            ChunkKind::Records,
+            RECORD_BYTES,
+            format::VERSION_WITHOUT_CPUS,
+        )
+    };
     for part in records.chunks(RECORDS_PER_CHUNK) {
-        let mut buf = vec![0u8; CHUNK_HEADER_BYTES + part.len() * RECORD_BYTES];
+        let mut buf = vec![0u8; CHUNK_HEADER_BYTES + part.len() * bytes];
         for (i, r) in part.iter().enumerate() {
-            let at = CHUNK_HEADER_BYTES + i * RECORD_BYTES;
-            format::encode_record(r, &mut buf[at..at + RECORD_BYTES]);
+            let at = CHUNK_HEADER_BYTES + i * bytes;
+            if with_cpus {
+                format::encode_cpu_record(r, &mut buf[at..at + bytes]);
+            } else {
+                format::encode_record(r, &mut buf[at..at + bytes]);
+            }
             duration_ns = duration_ns.max(r.end_ns());
         }
-        format::seal_chunk(ChunkKind::Records, &mut buf);
+        format::seal_chunk(kind, &mut buf);
         put(&mut w, buf)?;
     }
     let header = Header {
+        version,
         flags: FLAG_FINISHED,
         start_ns,
         start_unix_ns,

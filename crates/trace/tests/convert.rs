@@ -36,6 +36,7 @@ fn synthetic() -> TraceData {
             op: op as u8,
             tag: (i % 6) as u8,
             tid: 100 + (i % 4) as u32,
+            cpu: None,
         });
     }
     TraceData {
@@ -199,6 +200,7 @@ fn blkparse_text() {
             op: op as u8,
             tag: 0,
             tid: 4000 + (i % 3) as u32,
+            cpu: None,
         });
     }
     let devs = ["8,0", "259,1"];

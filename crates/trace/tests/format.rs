@@ -25,6 +25,7 @@ fn rec(submit_ns: u64, op: Op, offset: u64, len: u32, file: u16, tid: u32) -> Re
         op: op as u8,
         tag: (tid % 6) as u8,
         tid,
+        cpu: None,
     }
 }
 

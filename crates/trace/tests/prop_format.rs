@@ -46,9 +46,11 @@ fn valid_record(files: usize) -> impl Strategy<Value = Record> {
         0..8u8,
         any::<u8>(),
         any::<u32>(),
+        // The CPU, or none (traces of version 1 and converted ones): both in one trace too.
+        proptest::option::of(0..u32::MAX),
     )
         .prop_map(
-            |(submit_ns, latency_ns, offset, len, file, op, tag, tid)| Record {
+            |(submit_ns, latency_ns, offset, len, file, op, tag, tid, cpu)| Record {
                 submit_ns: submit_ns.min(u64::MAX - latency_ns as u64),
                 latency_ns,
                 offset: offset.min(u64::MAX - len as u64),
@@ -57,6 +59,7 @@ fn valid_record(files: usize) -> impl Strategy<Value = Record> {
                 op,
                 tag,
                 tid,
+                cpu,
             },
         )
 }
@@ -195,6 +198,7 @@ fn crafted_chunk() -> impl Strategy<Value = Vec<u8>> {
                 op: 0,
                 tag: 0,
                 tid: 1,
+                cpu: None,
             };
             format::encode_record(&r, b);
             b[30] = op;
@@ -208,7 +212,8 @@ fn crafted_chunk() -> impl Strategy<Value = Vec<u8>> {
         Just(serde_json::to_vec(&TraceMeta::new("x")).unwrap()),
         Just(b"{\"tool\":1}".to_vec()),
     ];
-    (0..6u8, payload, proptest::option::of(any::<u32>())).prop_map(|(kind, payload, lie)| {
+    // Kinds 0 to 7: the known ones (1 to 6, records with CPUs among them) and unknown ones.
+    (0..8u8, payload, proptest::option::of(any::<u32>())).prop_map(|(kind, payload, lie)| {
         let mut c = vec![0u8; format::CHUNK_HEADER_BYTES + payload.len()];
         c[format::CHUNK_HEADER_BYTES..].copy_from_slice(&payload);
         format::seal_chunk(ChunkKind::Meta, &mut c);
@@ -282,6 +287,7 @@ proptest! {
             let b = &bytes[..HEADER_BYTES];
             let word = |at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
             let h = Header {
+                version: u16::from_le_bytes([b[8], b[9]]),
                 flags: if unfinished { 0 } else { u16::from_le_bytes([b[14], b[15]]) },
                 start_ns: word(16),
                 start_unix_ns: word(24),
@@ -311,6 +317,7 @@ proptest! {
             bytes.extend(c);
         }
         let header = Header {
+            version: format::VERSION,
             flags: if finished { FLAG_FINISHED } else { 0 },
             start_ns: 0,
             start_unix_ns: 0,

@@ -59,6 +59,7 @@ fn synthetic(span_ns: u64) -> TraceData {
                 op: op as u8,
                 tag: 1,
                 tid: 1000 + tid,
+                cpu: None,
             });
             t += span_ns / per_thread;
         }
@@ -278,6 +279,7 @@ fn overlapping(n: u64, len: u32) -> TraceData {
                 op: Op::Read as u8,
                 tag: 0,
                 tid: 0,
+                cpu: None,
             })
             .collect(),
         complete: true,

@@ -28,6 +28,7 @@ fn read(submit_ns: u64, latency_ns: u32, offset: u64, len: u32) -> Record {
         op: Op::Read as u8,
         tag: 0,
         tid: 1,
+        cpu: None,
     }
 }
 
@@ -208,6 +209,7 @@ fn crafted(path: &Path, records: &[Record], declared_records: u64) -> u64 {
     }
     bytes.extend(format::chunk(ChunkKind::Records, &payload));
     let header = Header {
+        version: format::VERSION_WITHOUT_CPUS,
         flags: FLAG_FINISHED,
         start_ns: 0,
         start_unix_ns: 0,

@@ -15,6 +15,7 @@ fn read(tid: u32, submit_ns: u64, latency_ns: u32, offset: u64) -> Record {
         op: Op::Read as u8,
         tag: 0,
         tid,
+        cpu: None,
     }
 }
 

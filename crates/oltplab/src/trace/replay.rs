@@ -13,7 +13,8 @@ use oltplab_metrics::env::Env;
 use oltplab_metrics::schema::{now_rfc3339, ResultDoc};
 use oltplab_metrics::LatencyNs;
 use oltplab_trace::convert::{self, Format};
-use oltplab_trace::replay::sim::{replay_virtual, ReplayOrder};
+use oltplab_trace::replay::plan::{require_cpus, Bunching};
+use oltplab_trace::replay::sim::{replay_virtual_with, ReplayOrder};
 use oltplab_trace::replay::{replay_trace, ReplayEvent, ReplayMode, ReplayOptions, ReplayOutcome};
 use serde_json::json;
 
@@ -39,7 +40,12 @@ copy is filled, naming the record or the count.
 no waiting — a trace-driven simulation that takes the emulator's timing error out of the bound.
 --order causal (with --virtual) starts an I/O only after every I/O that had completed before it
 started in the trace, so I/O the database serialised stays serial; lanes (the default) keeps each
-thread's order and lets threads run free.";
+thread's order and lets threads run free. --order btreplay replays as blktrace's btrecord and
+btreplay -N do: each CPU's I/O (the CPU each call was issued on, which traces of oltplab 0.x
+before format version 2 lack) is cut into bunches of at most --bunch-size I/Os within
+--bunch-time, and each CPU's stream submits its bunches back to back with one asynchronous
+submit each, waiting only when all its --iocbs control blocks are in flight (io_uring in real
+time, or --virtual).";
 
 #[derive(Args, Debug)]
 #[command(after_help = AFTER_REPLAY_HELP)]
@@ -57,9 +63,24 @@ pub struct ReplayArgs {
     pub virtual_time: bool,
 
     /// lanes: each traced thread in order, threads free of each other; causal: an I/O waits for
-    /// every I/O that had completed before it started in the trace (with --virtual)
+    /// every I/O that had completed before it started in the trace (with --virtual); btreplay:
+    /// each CPU's bunches submitted back to back, as btreplay -N does
     #[arg(long, default_value = "lanes", value_parser = ReplayOrder::NAMES)]
     pub order: String,
+
+    /// btreplay: an I/O issued more than this after its bunch's first starts a new bunch
+    /// (btrecord's --max-bunch-time) [default: 10ms]
+    #[arg(long, value_name = "DURATION", value_parser = parse_bunch_time)]
+    pub bunch_time: Option<u64>,
+
+    /// btreplay: I/Os per bunch at most, 1 to 512 (btrecord's --max-pkts) [default: 8]
+    #[arg(long, value_name = "N")]
+    pub bunch_size: Option<u32>,
+
+    /// btreplay: I/Os in flight per CPU stream at most (btreplay's pool of I/O control blocks)
+    /// [default: 512]
+    #[arg(long, value_name = "N")]
+    pub iocbs: Option<u32>,
 
     /// Drop the time between I/Os: each lane issues its next I/O when the previous one completed (default)
     #[arg(long, conflicts_with = "time_scale")]
@@ -104,6 +125,10 @@ pub struct ReplayArgs {
     pub out: Option<PathBuf>,
 }
 
+fn parse_bunch_time(text: &str) -> std::result::Result<u64, String> {
+    oltplab_core::units::parse_duration(text).map(|d| d.as_nanos() as u64)
+}
+
 /// A validated replay: what `oltplab trace replay` and `oltplab study` ask for.
 #[derive(Clone, Debug)]
 pub struct ReplayConfig {
@@ -113,6 +138,10 @@ pub struct ReplayConfig {
     /// Where the copies of the traced files go; None for a virtual-time replay.
     pub target: Option<PathBuf>,
     pub clock: ReplayClock,
+    /// lanes or btreplay in real time; any order in virtual time.
+    pub order: ReplayOrder,
+    /// btreplay's bunches and pool.
+    pub bunching: Bunching,
     /// The device emulated (None: the real device under `target`).
     pub emulate: Option<Spec>,
     pub engine: EngineKind,
@@ -125,17 +154,31 @@ pub struct ReplayConfig {
     pub out: Option<PathBuf>,
 }
 
-/// Real I/O on copies of the traced files (lanes order), or virtual time on a device model.
+/// Real I/O on copies of the traced files, or virtual time on a device model.
 #[derive(Clone, Copy, Debug)]
 pub enum ReplayClock {
     Real(ReplayMode),
-    Virtual(ReplayOrder),
+    Virtual,
 }
 
 impl ReplayConfig {
     /// Stage two of `oltplab trace replay`: the cross-option rules.
     pub fn from_args(a: ReplayArgs) -> Result<ReplayConfig> {
         let order = ReplayOrder::parse(&a.order).expect("clap checked --order");
+        let defaults = Bunching::default();
+        let bunching = Bunching {
+            max_time_ns: a.bunch_time.unwrap_or(defaults.max_time_ns),
+            max_ios: a.bunch_size.unwrap_or(defaults.max_ios),
+            iocbs: a.iocbs.unwrap_or(defaults.iocbs),
+        };
+        if order != ReplayOrder::Btreplay
+            && (a.bunch_time.is_some() || a.bunch_size.is_some() || a.iocbs.is_some())
+        {
+            return Err(Error::usage(
+                "--bunch-time, --bunch-size and --iocbs shape a btreplay: add --order btreplay, or drop them",
+            ));
+        }
+        bunching.check()?;
         let emulate = match a.emulate.as_deref() {
             None => None,
             Some(text) => Some(parse_spec(text).map_err(|e| {
@@ -150,11 +193,11 @@ impl ReplayConfig {
                     "--virtual replays on a device model, so it needs --emulate SPEC (e.g. --emulate hdd-10k); drop --virtual to replay on a real device",
                 ));
             }
-            ReplayClock::Virtual(order)
+            ReplayClock::Virtual
         } else {
             if order == ReplayOrder::Causal {
                 return Err(Error::usage(
-                    "--order causal is a virtual-time replay for now: add --virtual and --emulate SPEC, or use --order lanes on a real device",
+                    "--order causal is a virtual-time replay for now: add --virtual and --emulate SPEC, or use --order lanes or btreplay on a real device",
                 ));
             }
             ReplayClock::Real(match a.time_scale {
@@ -172,6 +215,8 @@ impl ReplayConfig {
             from: format_arg(a.from.as_deref()),
             target: a.target,
             clock,
+            order,
+            bunching,
             emulate,
             engine: EngineKind::parse(&a.engine).expect("clap checked --engine"),
             workers: a.workers,
@@ -189,6 +234,8 @@ impl ReplayConfig {
             from: None,
             target: Some(target.to_path_buf()),
             clock: ReplayClock::Real(ReplayMode::AsFastAsPossible),
+            order: ReplayOrder::Lanes,
+            bunching: Bunching::default(),
             emulate: emulate.cloned(),
             engine: EngineKind::IoUring,
             workers: None,
@@ -223,7 +270,7 @@ pub fn replay(cfg: &ReplayConfig) -> Result<ReplayRun> {
         output::check_json_path(json, false)?;
     }
     let mode = match cfg.clock {
-        ReplayClock::Virtual(order) => return replay_in_virtual_time(cfg, order),
+        ReplayClock::Virtual => return replay_in_virtual_time(cfg),
         ReplayClock::Real(mode) => mode,
     };
     let target = cfg.target.clone().ok_or_else(|| {
@@ -242,9 +289,14 @@ pub fn replay(cfg: &ReplayConfig) -> Result<ReplayRun> {
         engine: cfg.engine,
         workers: cfg.workers.unwrap_or(0) as usize,
         emulator,
+        order: cfg.order,
+        bunching: cfg.bunching,
     };
     let started_at = now_rfc3339();
     let (format, trace, _) = convert::import(&cfg.file, cfg.from)?;
+    if cfg.order == ReplayOrder::Btreplay {
+        require_cpus(&trace)?;
+    }
     let out_dir = output::prepare_out_dir(cfg.out.as_deref(), "replay", &started_at, false)?;
     if !trace.complete {
         output::note!(
@@ -253,10 +305,11 @@ pub fn replay(cfg: &ReplayConfig) -> Result<ReplayRun> {
         );
     }
     output::note!(
-        "oltplab trace replay — {} operations of {} ({}), {} {}, {}{}",
+        "oltplab trace replay — {} operations of {} ({}), {} order, {} {}, {}{}",
         format_count(trace.records.len() as f64),
         cfg.file.display(),
         format.name(),
+        cfg.order.name(),
         opts.engine.name(),
         if opts.direct { "direct" } else { "buffered" },
         match mode {
@@ -316,12 +369,16 @@ pub fn replay(cfg: &ReplayConfig) -> Result<ReplayRun> {
 }
 
 /// `--virtual`: the trace through the device model in virtual time.
-fn replay_in_virtual_time(cfg: &ReplayConfig, order: ReplayOrder) -> Result<ReplayRun> {
+fn replay_in_virtual_time(cfg: &ReplayConfig) -> Result<ReplayRun> {
+    let order = cfg.order;
     let spec = cfg.emulate.as_ref().ok_or_else(|| {
         Error::usage("a virtual-time replay needs a device model: add --emulate SPEC")
     })?;
     let started_at = now_rfc3339();
     let (format, trace, _) = convert::import(&cfg.file, cfg.from)?;
+    if cfg.order == ReplayOrder::Btreplay {
+        require_cpus(&trace)?;
+    }
     let out_dir = output::prepare_out_dir(cfg.out.as_deref(), "replay", &started_at, false)?;
     output::note!(
         "oltplab trace replay — {} operations of {} ({}), virtual time on {}, {} order",
@@ -331,7 +388,7 @@ fn replay_in_virtual_time(cfg: &ReplayConfig, order: ReplayOrder) -> Result<Repl
         spec.name(),
         order.name()
     );
-    let outcome = replay_virtual(&trace, spec, cfg.seed, order)?;
+    let outcome = replay_virtual_with(&trace, spec, cfg.seed, order, &cfg.bunching)?;
     let opts = ReplayOptions {
         direct: false,
         engine: EngineKind::Null,
@@ -362,6 +419,7 @@ fn result_doc(
         "emulate": cfg.emulate.as_ref().map(Spec::name),
         "seed": cfg.seed,
         "order": o.order.name(),
+        "bunching": (o.order == ReplayOrder::Btreplay).then_some(cfg.bunching),
         "virtual": o.virtual_clock,
         "engine": o.engine.name(),
         "workers": o.workers,
@@ -405,7 +463,23 @@ fn print_summary(doc: &ReplayResult, result: &Path) {
         s.trace_s,
         s.speedup
     );
-    say!("IOPS {} (reads + writes)", format_count(s.iops));
+    say!(
+        "IOPS {} (reads + writes); {:.1} I/Os in flight on average",
+        format_count(s.iops),
+        s.mean_in_flight
+    );
+    if let Some(b) = &s.bunching {
+        note!(
+            "btreplay: {} bunches of {:.1} I/Os on average (at most {} within {}) from {} streams ({} CPUs), at most {} in flight per stream",
+            format_count(b.bunches as f64),
+            b.ops_per_bunch,
+            b.bunch_size,
+            format_ns(b.bunch_time_ns as f64),
+            b.streams,
+            b.cpus,
+            b.iocbs
+        );
+    }
     for (name, op) in [("read ", &s.read), ("write", &s.write)] {
         if op.ios > 0 {
             say!(
@@ -433,12 +507,7 @@ fn print_summary(doc: &ReplayResult, result: &Path) {
         );
     }
     if let Some(f) = &s.fidelity {
-        note!(
-            "emulation fidelity: modelled mean {} vs realised {} ({:+.1} %)",
-            format_ns(f.modelled_lat_ns_mean),
-            format_ns(f.realised_lat_ns_mean),
-            f.off_pct
-        );
+        note!("emulation fidelity: {f}");
     }
     output::print_warnings(&doc.warnings);
     note!("result: {}", result.display());

@@ -76,9 +76,14 @@ fn print(w: &mut impl Write, file: &Path, s: &TraceStat, seconds: usize) -> std:
     )?;
     writeln!(
         w,
-        "{} operations by {} threads on {} files over {:.3} s: {} IOPS (reads + writes), {:.2} in flight on average, {} at most",
+        "{} operations by {} threads{} on {} files over {:.3} s: {} IOPS (reads + writes), {:.2} in flight on average, {} at most",
         format_count(s.records as f64),
         s.threads,
+        if s.cpus > 0 {
+            format!(" on {} CPUs", s.cpus)
+        } else {
+            String::new()
+        },
         s.per_file.len(),
         s.duration_s,
         format_count(s.iops),

@@ -361,6 +361,7 @@ mod tests {
             op: op as u8,
             tag: 0,
             tid: 1,
+            cpu: None,
         }
     }
 

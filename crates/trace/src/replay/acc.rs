@@ -32,6 +32,9 @@ pub struct Acc {
     pub unaligned_ops: u64,
     /// Completion of the last operation, since the replay's start.
     pub last_completion_ns: u64,
+    /// The latencies of every operation summed: over the elapsed time, the mean number in flight
+    /// (Little's law).
+    pub in_flight_ns: u64,
     pub seconds: Vec<SecondAcc>,
 }
 
@@ -41,6 +44,7 @@ impl Acc {
     pub fn complete(&mut self, op: &PlanOp, now_ns: u64, latency_ns: u64, moved: u64) {
         self.counts.add(op.op);
         self.last_completion_ns = self.last_completion_ns.max(now_ns);
+        self.in_flight_ns = self.in_flight_ns.saturating_add(latency_ns);
         let s = (now_ns / 1_000_000_000) as usize;
         if self.seconds.len() <= s {
             self.seconds.resize(s + 1, SecondAcc::default());
@@ -72,6 +76,15 @@ impl Acc {
         }
     }
 
+    /// Operations in flight on average over `elapsed_ns`: the queue the device was given.
+    pub fn mean_in_flight(&self, elapsed_ns: u64) -> f64 {
+        if elapsed_ns == 0 {
+            0.0
+        } else {
+            self.in_flight_ns as f64 / elapsed_ns as f64
+        }
+    }
+
     pub fn merge(&mut self, other: &Acc) {
         self.counts.add_all(&other.counts);
         self.read_bytes += other.read_bytes;
@@ -83,6 +96,7 @@ impl Acc {
         self.unsupported_ops += other.unsupported_ops;
         self.unaligned_ops += other.unaligned_ops;
         self.last_completion_ns = self.last_completion_ns.max(other.last_completion_ns);
+        self.in_flight_ns = self.in_flight_ns.saturating_add(other.in_flight_ns);
         if self.seconds.len() < other.seconds.len() {
             self.seconds
                 .resize(other.seconds.len(), SecondAcc::default());

@@ -4,6 +4,8 @@
 //! - **Order and concurrency.** The trace becomes lanes ([`plan`]): one per traced thread doing
 //!   synchronous I/O, more where a thread's I/Os overlapped. A lane's next operation starts when its
 //!   previous one has completed, so each thread's order and the trace's concurrency are kept.
+//!   `--order btreplay` instead makes a stream of each CPU's I/O and submits it bunch by bunch, as
+//!   blktrace's btreplay does, without waiting for completions ([`sim`] describes the orders).
 //! - **As fast as possible** drops the time between operations; **time scale X** issues each
 //!   operation at X × its traced time (never before its lane's previous one completed).
 //! - **Engine.** io_uring: one thread drives all lanes through one ring (more threads for more than
@@ -45,7 +47,7 @@ use crate::reader::TraceData;
 use crate::stat::OpCounts;
 use crate::Op;
 use acc::Acc;
-use plan::{Plan, PlanOp};
+use plan::{Bunching, Plan, PlanOp};
 use sim::ReplayOrder;
 
 /// The longest read or write a replay does: each lane's buffer is as large as its largest one.
@@ -57,6 +59,8 @@ pub const MAX_PSYNC_LANES: usize = 1024;
 pub const MAX_URING_LANES: usize = 32_768;
 /// The lanes' buffers together (each holds its lane's largest read or write).
 pub const MAX_BUFFER_BYTES: u64 = 1 << 30;
+/// Streams a real-time btreplay runs, a thread and a ring each.
+pub const MAX_BTREPLAY_STREAMS: usize = 1024;
 /// io_uring worker threads at most, whatever [`ReplayOptions::workers`] asks.
 pub const MAX_WORKERS: usize = 256;
 
@@ -83,6 +87,10 @@ pub struct ReplayOptions {
     pub workers: usize,
     /// Each replayed read, write and sync also waits for its completion on this modelled device.
     pub emulator: Option<Arc<Emulator>>,
+    /// Lanes, or btreplay (io_uring only); causal order is a virtual-time replay ([`sim`]).
+    pub order: ReplayOrder,
+    /// btreplay's bunches and pool.
+    pub bunching: Bunching,
 }
 
 impl Default for ReplayOptions {
@@ -93,6 +101,43 @@ impl Default for ReplayOptions {
             engine: EngineKind::IoUring,
             workers: 0,
             emulator: None,
+            order: ReplayOrder::Lanes,
+            bunching: Bunching::default(),
+        }
+    }
+}
+
+/// How a btreplay cut the trace (`summary.bunching`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct BunchingSummary {
+    /// btrecord's `--max-bunch-time`, in ns.
+    pub bunch_time_ns: u64,
+    /// btrecord's `--max-pkts`.
+    pub bunch_size: u32,
+    /// btreplay's I/O control blocks per stream.
+    pub iocbs: u32,
+    /// Streams: each CPU's I/O on each device (btrecord's record files).
+    pub streams: usize,
+    /// The CPUs the streams came from (records without one are not counted).
+    pub cpus: usize,
+    pub bunches: usize,
+    /// Operations per bunch on average.
+    pub ops_per_bunch: f64,
+}
+
+impl BunchingSummary {
+    pub fn of(plan: &Plan, bunching: &Bunching) -> Self {
+        let bunches = plan.bunch_count();
+        let cpus: std::collections::BTreeSet<u32> =
+            plan.streams.iter().filter_map(|&(cpu, _)| cpu).collect();
+        Self {
+            bunch_time_ns: bunching.max_time_ns,
+            bunch_size: bunching.max_ios,
+            iocbs: bunching.iocbs,
+            streams: plan.lanes.len(),
+            cpus: cpus.len(),
+            bunches,
+            ops_per_bunch: plan.ops() as f64 / bunches.max(1) as f64,
         }
     }
 }
@@ -158,6 +203,11 @@ pub struct ReplayOutcome {
     pub order: ReplayOrder,
     /// Replayed in virtual time on the model ([`sim`]), not on a device in real time.
     pub virtual_clock: bool,
+    /// Operations in flight on average, from first issue to last completion: the queue the
+    /// device (or its model) was given.
+    pub mean_in_flight: f64,
+    /// btreplay: how the trace was cut into streams and bunches.
+    pub bunching: Option<BunchingSummary>,
 }
 
 /// `summary` of a `replay` result (`summary.iops`, `summary.read|write.{iops, lat_ns}`, `summary.ops`).
@@ -196,12 +246,18 @@ pub struct ReplaySummary {
     /// Modelled against realised latency (see `oltplab devices`); present when emulating.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fidelity: Option<Fidelity>,
-    /// lanes | causal ([`sim::ReplayOrder`]).
+    /// lanes | causal | btreplay ([`sim::ReplayOrder`]).
     #[serde(default)]
     pub order: String,
     /// real (on a device, or waiting for an emulated one) | virtual (a simulation of the model).
     #[serde(default)]
     pub clock: String,
+    /// Operations in flight on average (their latencies summed over the elapsed time).
+    #[serde(default)]
+    pub mean_in_flight: f64,
+    /// btreplay: bunch time and size, pool, streams, bunches.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bunching: Option<BunchingSummary>,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -267,6 +323,8 @@ impl ReplayOutcome {
                 "real"
             }
             .into(),
+            mean_in_flight: self.mean_in_flight,
+            bunching: self.bunching.clone(),
         }
     }
 }
@@ -304,7 +362,29 @@ pub fn replay_trace(
             )));
         }
     }
-    let plan = Plan::build(trace);
+    let btreplay = opts.order == ReplayOrder::Btreplay;
+    match opts.order {
+        ReplayOrder::Causal => {
+            return Err(Error::usage(
+                "--order causal is a virtual-time replay for now: add --virtual and --emulate SPEC, or use --order lanes or btreplay on a real device",
+            ))
+        }
+        ReplayOrder::Btreplay => {
+            opts.bunching.check()?;
+            plan::require_cpus(trace)?;
+            if opts.engine == EngineKind::Psync {
+                return Err(Error::usage(
+                    "--order btreplay submits each bunch asynchronously, which psync cannot: use --engine io_uring, or replay in virtual time (--virtual --emulate SPEC)",
+                ));
+            }
+        }
+        ReplayOrder::Lanes => {}
+    }
+    let plan = if btreplay {
+        Plan::build_btreplay(trace, &opts.bunching)
+    } else {
+        Plan::build(trace)
+    };
     if plan.ops() == 0 {
         return Err(Error::usage(
             "the trace holds no operations: there is nothing to replay",
@@ -319,6 +399,11 @@ pub fn replay_trace(
     }
     if engine == EngineKind::IoUring {
         if let Err(why) = probe_io_uring() {
+            if btreplay {
+                return Err(Error::usage(format!(
+                    "{why}, and --order btreplay submits its bunches through io_uring: replay it in virtual time (--virtual --emulate SPEC), or in --order lanes with psync"
+                )));
+            }
             warnings.push(Warning::new(
                 WarningKind::IoUringUnavailable,
                 format!("{why}: replayed with one thread per lane (psync) instead"),
@@ -326,7 +411,7 @@ pub fn replay_trace(
             engine = EngineKind::Psync;
         }
     }
-    check_bounds(trace, &plan, engine)?;
+    check_bounds(trace, &plan, engine, btreplay.then_some(&opts.bunching))?;
     let mut prepared = target::prepare(
         target_dir,
         &plan.files,
@@ -378,6 +463,7 @@ pub fn replay_trace(
     let lanes: Vec<&[PlanOp]> = plan.lanes.iter().map(Vec::as_slice).collect();
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let workers = match engine {
+        _ if btreplay => lanes.len(),
         EngineKind::Psync => lanes.len(),
         _ if opts.workers > 0 => opts.workers.min(lanes.len()).min(MAX_WORKERS),
         _ => lanes.len().div_ceil(64).clamp(1, cores),
@@ -398,6 +484,16 @@ pub fn replay_trace(
             }
         });
         let result = match engine {
+            _ if btreplay => run_btreplay_streams(
+                &plan,
+                opts.bunching.iocbs as usize,
+                &prepared,
+                opts.direct,
+                &pacing,
+                clock,
+                stop,
+                &counters,
+            ),
             EngineKind::Psync => psync::run_lanes(
                 lanes
                     .iter()
@@ -474,6 +570,7 @@ pub fn replay_trace(
     }
     let intervals = intervals_of(&acc, elapsed);
     let secs = elapsed.as_secs_f64();
+    let mean_in_flight = acc.mean_in_flight(elapsed.as_nanos() as u64);
     Ok(ReplayOutcome {
         counts: acc.counts,
         read_bytes: acc.read_bytes,
@@ -507,15 +604,22 @@ pub fn replay_trace(
         warnings,
         emulated_device: opts.emulator.as_ref().map(|e| e.spec().name()),
         fidelity: opts.emulator.as_ref().map(|e| e.fidelity()),
-        order: ReplayOrder::Lanes,
+        order: opts.order,
         virtual_clock: false,
+        mean_in_flight,
+        bunching: btreplay.then(|| BunchingSummary::of(&plan, &opts.bunching)),
     })
 }
 
 /// Refuses a trace whose real-time replay would take more than the bounds above: an I/O over
 /// [`MAX_IO_BYTES`] (named by its record), a byte range past the largest file offset, more lanes
 /// than `engine` runs, or lane buffers over [`MAX_BUFFER_BYTES`] together.
-fn check_bounds(trace: &TraceData, plan: &Plan, engine: EngineKind) -> Result<()> {
+fn check_bounds(
+    trace: &TraceData,
+    plan: &Plan,
+    engine: EngineKind,
+    btreplay: Option<&Bunching>,
+) -> Result<()> {
     const INSTEAD: &str = "or replay it in virtual time (--virtual --emulate SPEC), which allocates no buffers and starts no threads";
     for (i, r) in trace.records.iter().enumerate() {
         let Some(op) = Op::from_u8(r.op) else {
@@ -554,6 +658,9 @@ fn check_bounds(trace: &TraceData, plan: &Plan, engine: EngineKind) -> Result<()
             )));
         }
     }
+    if let Some(bunching) = btreplay {
+        return check_stream_bounds(plan, bunching, INSTEAD.trim_start_matches("or "));
+    }
     let lanes = plan.lanes.len();
     let max_lanes = match engine {
         EngineKind::Psync => MAX_PSYNC_LANES,
@@ -584,6 +691,82 @@ fn check_bounds(trace: &TraceData, plan: &Plan, engine: EngineKind) -> Result<()
         )));
     }
     Ok(())
+}
+
+/// A real-time btreplay runs a thread and a ring per stream, and a buffer per control block that
+/// can be in flight (each the stream's largest read or write): both are bounded.
+fn check_stream_bounds(plan: &Plan, bunching: &Bunching, instead: &str) -> Result<()> {
+    let streams = plan.lanes.len();
+    if streams > MAX_BTREPLAY_STREAMS {
+        return Err(Error::usage(format!(
+            "the trace's I/O comes from {streams} streams (CPU and device), more than the {MAX_BTREPLAY_STREAMS} a real-time btreplay runs (a thread each); {instead}"
+        )));
+    }
+    let buffers = plan
+        .lanes
+        .iter()
+        .map(|ops| {
+            let slots = ops.len().min(bunching.iocbs as usize) as u64;
+            (lane_buffer_bytes(ops) as u64).saturating_mul(slots)
+        })
+        .fold(0u64, u64::saturating_add);
+    if buffers > MAX_BUFFER_BYTES {
+        return Err(Error::usage(format!(
+            "the trace's {streams} streams need {} of I/O buffers together (each of a stream's {} control blocks holds its largest read or write), more than the {} a replay allocates; give fewer --iocbs, or {instead}",
+            oltplab_core::units::format_bytes(buffers),
+            bunching.iocbs,
+            oltplab_core::units::format_bytes(MAX_BUFFER_BYTES),
+        )));
+    }
+    Ok(())
+}
+
+/// btreplay in real time: a thread and a ring per stream ([`uring::StreamWorker`]).
+#[allow(clippy::too_many_arguments)]
+fn run_btreplay_streams(
+    plan: &Plan,
+    iocbs: usize,
+    prepared: &target::PreparedFiles,
+    direct: bool,
+    pacing: &Pacing,
+    clock: Clock,
+    stop: &AtomicBool,
+    counters: &[Padded],
+) -> Result<Acc> {
+    let results: Vec<Result<Acc>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..plan.lanes.len())
+            .map(|s| {
+                let worker = uring::StreamWorker {
+                    ops: &plan.lanes[s],
+                    bunches: &plan.bunches[s],
+                    iocbs,
+                    files: &prepared.files,
+                    direct,
+                    align_bytes: prepared.align_bytes,
+                    pacing,
+                    clock,
+                    stop,
+                    done_ops: &counters[s].0,
+                };
+                std::thread::Builder::new()
+                    .name(format!("oltplab-btreplay{s}"))
+                    .spawn_scoped(scope, move || worker.run())
+                    .expect("spawning a btreplay stream")
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(Error::failed("a btreplay stream panicked")))
+            })
+            .collect()
+    });
+    let mut total = Acc::default();
+    for r in results {
+        total.merge(&r?);
+    }
+    Ok(total)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -772,6 +955,10 @@ pub(crate) fn submit_to_model(
     let kind = match op.op {
         Op::Read => IoKind::Read,
         Op::Write => IoKind::Write,
+        // sync_file_range starts write-back of the page cache and flushes no device cache; on
+        // the model every write reached the device when its call returned, so it has nothing
+        // to do — as in the run, where the shim and the VFS trace it without a model I/O.
+        Op::SyncRange => return None,
         o if o.is_sync() => IoKind::Flush,
         _ => return None,
     };
@@ -847,6 +1034,7 @@ mod tests {
                     op: Op::Read as u8,
                     tag: 0,
                     tid: 0,
+                    cpu: Some(0),
                 })
                 .collect(),
             ..TraceData::default()
@@ -854,7 +1042,7 @@ mod tests {
     }
 
     fn check(trace: &TraceData, engine: EngineKind) -> Result<()> {
-        check_bounds(trace, &Plan::build(trace), engine)
+        check_bounds(trace, &Plan::build(trace), engine, None)
     }
 
     #[test]

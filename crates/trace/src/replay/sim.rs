@@ -4,15 +4,22 @@
 //! under a second. Each operation goes to a fresh model of the device at its virtual start time,
 //! in nondecreasing start order, through the same placement as the real-time replay.
 //!
-//! Two orders ([`ReplayOrder`]):
-//! - **lanes** — each traced thread's operations in order, threads free of each other (S1's and
-//!   btreplay's method): concurrency the database never had can appear, e.g. SQLite's writers,
-//!   which take turns in the run, each get a lane.
+//! Three orders ([`ReplayOrder`]):
+//! - **lanes** — each traced thread's operations in order, one at a time, threads free of each
+//!   other: concurrency the database never had can appear, e.g. SQLite's writers, which take
+//!   turns in the run, each get a lane.
 //! - **causal** — an operation starts only after every operation that had *completed before it
 //!   started* in the trace has completed here, so what the database serialised stays serial and
 //!   what overlapped may overlap.
+//! - **btreplay** — what blktrace's btrecord/btreplay `-N` (no stalls) does, the block-level
+//!   replay of S1's era: each CPU's operations on each device are one stream cut into bunches
+//!   ([`Bunching`]); a stream submits its bunches back to back, each as one asynchronous submit,
+//!   and waits only when its pool of I/O control blocks (512) is all in flight; completions free
+//!   them independently. Nothing waits for an earlier operation to complete, so the device gets
+//!   a far deeper queue than in lanes order.
 //!
-//! The gap between the two is the device's gain from concurrency that the database did not use.
+//! The gap between lanes and causal is the device's gain from concurrency that the database did
+//! not use; btreplay's is what the device does with the whole trace queued up front.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -25,8 +32,8 @@ use oltplab_io::EngineKind;
 use serde::{Deserialize, Serialize};
 
 use super::acc::Acc;
-use super::plan::{Plan, PlanOp};
-use super::{intervals_of, submit_to_model, ReplayMode, ReplayOutcome};
+use super::plan::{require_cpus, Bunching, Plan, PlanOp};
+use super::{intervals_of, submit_to_model, BunchingSummary, ReplayMode, ReplayOutcome};
 use crate::reader::TraceData;
 
 /// How a replay orders the trace's operations.
@@ -38,15 +45,19 @@ pub enum ReplayOrder {
     Lanes,
     /// An operation waits for every operation that had completed before it started in the trace.
     Causal,
+    /// btrecord's bunches per CPU, replayed as btreplay -N does: bunches back to back, bounded
+    /// only by each stream's pool of I/O control blocks.
+    Btreplay,
 }
 
 impl ReplayOrder {
-    pub const NAMES: [&'static str; 2] = ["lanes", "causal"];
+    pub const NAMES: [&'static str; 3] = ["lanes", "causal", "btreplay"];
 
     pub fn parse(name: &str) -> Option<Self> {
         match name {
             "lanes" => Some(Self::Lanes),
             "causal" => Some(Self::Causal),
+            "btreplay" => Some(Self::Btreplay),
             _ => None,
         }
     }
@@ -55,6 +66,7 @@ impl ReplayOrder {
         match self {
             Self::Lanes => "lanes",
             Self::Causal => "causal",
+            Self::Btreplay => "btreplay",
         }
     }
 }
@@ -62,20 +74,40 @@ impl ReplayOrder {
 /// Virtual time of the replay's start: any fixed point works; this keeps clear of zero.
 const T0_NS: u64 = 1_000_000_000;
 
-/// Replays `trace` on a fresh model of `spec` in virtual time, in `order`. The outcome is a
-/// replay's like any other (elapsed time and intervals in virtual time), with `virtual_clock` set.
+/// Replays `trace` on a fresh model of `spec` in virtual time, in `order` (btreplay with btrecord's
+/// default bunches and btreplay's pool, [`Bunching::default`]). The outcome is a replay's like any
+/// other (elapsed time and intervals in virtual time), with `virtual_clock` set. A btreplay of a
+/// trace whose records carry no CPU is a usage error ([`require_cpus`]).
 pub fn replay_virtual(
     trace: &TraceData,
     spec: &Spec,
     seed: u64,
     order: ReplayOrder,
 ) -> Result<ReplayOutcome> {
+    replay_virtual_with(trace, spec, seed, order, &Bunching::default())
+}
+
+/// [`replay_virtual`] with btreplay's bunches and pool as `bunching` says (other orders ignore it).
+pub fn replay_virtual_with(
+    trace: &TraceData,
+    spec: &Spec,
+    seed: u64,
+    order: ReplayOrder,
+    bunching: &Bunching,
+) -> Result<ReplayOutcome> {
+    if order == ReplayOrder::Btreplay {
+        bunching.check()?;
+        require_cpus(trace)?;
+    }
     if spec.is_host() {
         return Err(Error::usage(
             "a virtual-time replay needs a device model, and host is the real device: give --emulate SPEC (e.g. hdd-10k), or drop --virtual to replay on the real device",
         ));
     }
-    let plan = Plan::build(trace);
+    let plan = match order {
+        ReplayOrder::Btreplay => Plan::build_btreplay(trace, bunching),
+        _ => Plan::build(trace),
+    };
     if plan.ops() == 0 {
         return Err(Error::usage(
             "the trace holds no operations: there is nothing to replay",
@@ -126,10 +158,67 @@ pub fn replay_virtual(
                 done[j] = Some(issue(ops[j], waits_for, &mut acc));
             }
         }
+        ReplayOrder::Btreplay => {
+            let pool = bunching.iocbs as usize;
+            // Per stream: the next operation, its bunch, and the completions of its I/Os in flight.
+            struct Stream {
+                next: usize,
+                bunch: usize,
+                in_flight: BinaryHeap<Reverse<u64>>,
+            }
+            let mut streams: Vec<Stream> = (0..plan.lanes.len())
+                .map(|_| Stream {
+                    next: 0,
+                    bunch: 0,
+                    in_flight: BinaryHeap::new(),
+                })
+                .collect();
+            // (when the stream can submit, sequence, stream): streams due at the same instant take
+            // turns bunch by bunch, as threads running side by side would.
+            let mut due: BinaryHeap<Reverse<(u64, u64, usize)>> = BinaryHeap::new();
+            let mut seq = 0u64;
+            for s in 0..plan.lanes.len() {
+                if !plan.lanes[s].is_empty() {
+                    due.push(Reverse((T0_NS, seq, s)));
+                    seq += 1;
+                }
+            }
+            while let Some(Reverse((t, _, s))) = due.pop() {
+                let st = &mut streams[s];
+                // The reaper has freed every control block whose I/O completed by now.
+                while st.in_flight.peek().is_some_and(|&Reverse(d)| d <= t) {
+                    st.in_flight.pop();
+                }
+                let free = pool - st.in_flight.len();
+                if free == 0 {
+                    let Reverse(first) = *st.in_flight.peek().expect("a full pool is in flight");
+                    due.push(Reverse((first, seq, s)));
+                    seq += 1;
+                    continue;
+                }
+                // One submit: the rest of the bunch, as far as free control blocks go.
+                let bunch = plan.bunch(s, st.bunch);
+                let n = free.min(bunch.end - st.next);
+                for op in &plan.lanes[s][st.next..st.next + n] {
+                    st.in_flight.push(Reverse(issue(op, t, &mut acc)));
+                }
+                st.next += n;
+                if st.next == bunch.end {
+                    st.bunch += 1;
+                }
+                if st.next < plan.lanes[s].len() {
+                    // -N: the next bunch goes at once.
+                    due.push(Reverse((t, seq, s)));
+                    seq += 1;
+                }
+            }
+        }
     }
     let elapsed = Duration::from_nanos(acc.last_completion_ns.max(1));
     let data_ios = acc.counts.read + acc.counts.write;
     Ok(ReplayOutcome {
+        mean_in_flight: acc.mean_in_flight(elapsed.as_nanos() as u64),
+        bunching: (order == ReplayOrder::Btreplay).then(|| BunchingSummary::of(&plan, bunching)),
         intervals: intervals_of(&acc, elapsed),
         iops: data_ios as f64 / elapsed.as_secs_f64(),
         elapsed,
