@@ -260,6 +260,50 @@ fn cache_tiers_study() {
     assert!(!html.contains("The hottest table"), "S2 has no hot table");
 }
 
+/// The cells of the row of `first` in the Markdown table whose header row starts with `header`,
+/// by column name.
+fn md_row(md: &str, header: &str, first: &str) -> std::collections::BTreeMap<String, String> {
+    let cells = |l: &str| -> Vec<String> {
+        l.trim()
+            .trim_matches('|')
+            .split('|')
+            .map(|c| c.trim().to_string())
+            .collect()
+    };
+    let mut lines = md.lines().skip_while(|l| !l.starts_with(header));
+    let names = cells(
+        lines
+            .next()
+            .unwrap_or_else(|| panic!("no {header} in {md}")),
+    );
+    let row = lines
+        .find(|l| l.starts_with(&format!("| {first} |")))
+        .unwrap_or_else(|| panic!("no row {first} in {md}"));
+    names.into_iter().zip(cells(row)).collect()
+}
+
+/// α's no-figure path: a device whose study stored no α and whose replay did no I/O has no α — a
+/// dash in the table and the chart's caption, never 0 (which would say the device idled); one
+/// with no stored α but both figures gets α from its definition.
+#[test]
+fn alpha_without_a_figure_is_a_dash_not_zero() {
+    let mut doc = study();
+    let devices = doc["summary"]["devices"].as_array_mut().unwrap();
+    devices[2].as_object_mut().unwrap().remove("alpha");
+    devices[2]["replay_iops"] = serde_json::json!(0.0);
+    devices[3].as_object_mut().unwrap().remove("alpha");
+    let md = oltplab_report::markdown(std::slice::from_ref(&doc)).unwrap();
+    let ssd = md_row(&md, "| device | spec", "sata-ssd-2010");
+    assert_eq!(ssd["α"], "—", "{md}");
+    assert_eq!(ssd["IOPS in replay"], "0", "{md}");
+    let flash = md_row(&md, "| device | spec", "pcie-flash-2012");
+    // 2,800 / 33,000, as the study would have stored it.
+    assert_eq!(flash["α"], "0.085", "{md}");
+    let html = oltplab_report::html(&[doc]).unwrap();
+    assert!(html.contains("sata-ssd-2010 —"), "the α chart's caption");
+    assert!(!html.contains("sata-ssd-2010 0,") && !html.contains("sata-ssd-2010 0.00"));
+}
+
 #[test]
 fn run_comparison() {
     all_formats(
