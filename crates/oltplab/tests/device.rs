@@ -662,3 +662,54 @@ fn commit_latency_is_measured_as_fio_measures_fsync() {
     assert!((100.0..190.0).contains(&commits), "{commits} commits/s");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The warnings of what a device run could not do as asked, each provoked on purpose: buffered
+/// I/O (`page_cache`), a queue depth psync cannot keep (`queue_depth_ignored`), a rate the
+/// device cannot sustain (`rate_not_met`).
+#[test]
+fn warnings_say_what_the_run_could_not_do_as_asked() {
+    let dir = scratch("warnings");
+    let kinds = |name: &str, extra: &[&str]| -> Vec<String> {
+        let json_name = format!("{name}.json");
+        let args = [
+            &[
+                "device",
+                "w.dat",
+                "--size",
+                "4m",
+                "--runtime",
+                "300ms",
+                "--ramp",
+                "0s",
+                "--json",
+                json_name.as_str(),
+            ][..],
+            extra,
+        ]
+        .concat();
+        let out = oltplab(&dir, &args);
+        assert!(out.status.success(), "{extra:?}: {}", stderr(&out));
+        json(&dir.join(&json_name))["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| w["kind"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let has = |kinds: &[String], kind: &str| kinds.iter().any(|k| k == kind);
+    // The baseline: none of the three.
+    let plain = kinds("plain", &[]);
+    for kind in ["page_cache", "queue_depth_ignored", "rate_not_met"] {
+        assert!(!has(&plain, kind), "{kind} without cause: {plain:?}");
+    }
+    let buffered = kinds("buffered", &["--buffered"]);
+    assert!(has(&buffered, "page_cache"), "{buffered:?}");
+    let psync = kinds("psync", &["--engine", "psync", "--qd", "8"]);
+    assert!(has(&psync, "queue_depth_ignored"), "{psync:?}");
+    let r = json(&dir.join("psync.json"));
+    assert_eq!(r["config"]["queue_depths"][0], 1, "ran at depth 1");
+    // A billion IOPS: no device here sustains that.
+    let rate = kinds("rate", &["--rate-iops", "1000000000"]);
+    assert!(has(&rate, "rate_not_met"), "{rate:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

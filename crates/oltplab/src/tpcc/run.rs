@@ -566,6 +566,23 @@ fn run_warnings(
             ),
         ));
     }
+    warnings.extend(spec_warnings(summary));
+    if summary.io.source.starts_with("diskstats") && cfg.db.engine != Engine::Mariadb {
+        warnings.push(Warning::new(
+            WarningKind::PageCache,
+            format!(
+                "{engine_version} goes through the page cache: summary.io counts what reached {} (written data may reach it after the run, reads may be absorbed), not what the engine asked for",
+                device.unwrap_or("the device")
+            ),
+        ));
+    }
+    warnings
+}
+
+/// Where the run fell short of the specification: Deliveries that found empty districts, and
+/// response times over clause 5.2.5.3's limits.
+fn spec_warnings(summary: &TpccSummary) -> Vec<Warning> {
+    let mut warnings = Vec::new();
     let d = &summary.delivery_deferred;
     if d.skipped_share > 0.01 {
         warnings.push(Warning::new(
@@ -584,15 +601,6 @@ fn run_warnings(
                 l.tx,
                 l.lat_ns_p90 as f64 / 1e9,
                 l.limit_ns as f64 / 1e9
-            ),
-        ));
-    }
-    if summary.io.source.starts_with("diskstats") && cfg.db.engine != Engine::Mariadb {
-        warnings.push(Warning::new(
-            WarningKind::PageCache,
-            format!(
-                "{engine_version} goes through the page cache: summary.io counts what reached {} (written data may reach it after the run, reads may be absorbed), not what the engine asked for",
-                device.unwrap_or("the device")
             ),
         ));
     }
@@ -818,5 +826,58 @@ mod tests {
         assert!(met("stock_level"), "6 s under 20 s");
         assert!(!met("delivery_deferred"), "81 s over 80 s");
         assert_eq!(limits.len(), 6);
+    }
+
+    fn kinds(warnings: &[Warning]) -> Vec<WarningKind> {
+        warnings.iter().map(|w| w.kind).collect()
+    }
+
+    /// The spec's shortfalls become warnings: a response time over its limit
+    /// (`response_time_limit`, one per type), Deliveries that found more than 1 % of districts
+    /// empty (`delivery_skipped`) — and neither within the spec.
+    #[test]
+    fn shortfalls_from_the_spec_are_warned_about() {
+        let mut s = TpccSummary::default();
+        s.delivery_deferred.skipped_share = 0.01;
+        s.response_time_limits = vec![ResponseTimeLimit {
+            tx: "new_order".into(),
+            lat_ns_p90: 5_000_000_000,
+            limit_ns: 5_000_000_000,
+            met: true,
+        }];
+        assert!(spec_warnings(&s).is_empty(), "at the limits");
+        s.delivery_deferred.skipped_share = 0.02;
+        s.response_time_limits[0].lat_ns_p90 = 6_000_000_000;
+        s.response_time_limits[0].met = false;
+        let w = spec_warnings(&s);
+        assert_eq!(
+            kinds(&w),
+            [WarningKind::DeliverySkipped, WarningKind::ResponseTimeLimit]
+        );
+        assert!(
+            w[0].message.contains("2.0 % of districts"),
+            "{}",
+            w[0].message
+        );
+        assert!(
+            w[1].message
+                .contains("new_order's 90th-percentile response time 6.00 s"),
+            "{}",
+            w[1].message
+        );
+    }
+
+    /// A window that is no steady state says why (`not_steady`): the trend, and no write-back.
+    #[test]
+    fn a_transient_window_is_warned_about() {
+        let w = not_steady_warning(&SteadyState {
+            throughput_trend: -0.3,
+            checkpoints: Some(0),
+            pages_written_back: Some(0),
+            steady: false,
+        });
+        assert_eq!(w.kind, WarningKind::NotSteady);
+        assert!(w.message.contains("fell by 30 %"), "{}", w.message);
+        assert!(w.message.contains("wrote no page back"), "{}", w.message);
     }
 }
