@@ -137,6 +137,12 @@ pub struct DeviceArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub rate_iops: Option<u64>,
 
+    /// Start measuring at TIME (RFC 3339 such as 2026-11-22T10:00:00Z, or unix seconds), once the
+    /// target is ready, so that runs on several machines or processes share one window for
+    /// `oltplab merge`
+    #[arg(long, value_name = "TIME")]
+    pub start_at: Option<String>,
+
     /// Named access profiles (NAME[,NAME…] or all): S4's server profiles, db-16k-randread, sqlio-8k-*
     #[arg(long, value_name = "NAMES", conflicts_with_all = ["rw", "bs", "random_pct", "rwmix_read"], long_help = profile_help())]
     pub profile: Option<String>,
@@ -219,6 +225,7 @@ impl Default for DeviceArgs {
             fdatasync: None,
             sync: false,
             rate_iops: None,
+            start_at: None,
             profile: None,
             sweep_qd: None,
             emulate: None,

@@ -145,13 +145,23 @@ fn bad_input_is_one_sentence_and_exit_code_2() {
 #[test]
 fn merging_two_drivers_that_ran_at_once_equals_their_sum() {
     let dir = scratch("merge");
-    // Two "drivers" measuring at the same time, as two machines would.
+    // Two "drivers" measuring at the same time, as two machines would: both start measuring at
+    // one --start-at, a few seconds ahead (time to start and fill on a busy machine), not
+    // whenever each process gets there.
+    let start_at = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        + 5;
+    let start_at = start_at.to_string();
     let spawn = |name: &str| {
         Command::new(env!("CARGO_BIN_EXE_oltplab"))
             .current_dir(&dir)
             .args([
                 "device",
                 &format!("{name}.dat"),
+                "--start-at",
+                &start_at,
                 "--runtime",
                 "1s",
                 "--ramp",
@@ -186,6 +196,24 @@ fn merging_two_drivers_that_ran_at_once_equals_their_sum() {
     );
     assert_eq!(m["kind"], "merge");
     assert_eq!(m["config"]["merged_kind"], "device");
+    // Each measured from the agreed time.
+    let started = |v: &Value| {
+        let t = v["summary"]["measure_started_at"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert!(
+            t.as_str() >= ja["config"]["start_at"].as_str().unwrap(),
+            "{t}"
+        );
+        t
+    };
+    let (sa, sb) = (started(&ja), started(&jb));
+    assert_eq!(
+        sa[..19],
+        sb[..19],
+        "both started in the same second: {sa} {sb}"
+    );
     assert_eq!(m["config"]["parts"][1]["file"], "b/result.json");
     let u = |v: &Value, p: &str| v.pointer(p).and_then(Value::as_u64).unwrap();
     for p in [

@@ -32,6 +32,9 @@ pub struct DeviceConfig {
     pub dsync: bool,
     pub jobs: u32,
     pub rate_iops: Option<u64>,
+    /// `--start-at`: when measuring starts (RFC 3339, UTC).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub start_at: Option<String>,
     pub seed: u64,
     /// The I/O buffers on a huge page where the kernel allows (`--iomem huge`), or on 4 KiB pages.
     pub huge_pages: bool,
@@ -292,6 +295,11 @@ pub fn resolve(args: DeviceArgs) -> Result<DeviceConfig> {
         dsync: args.sync,
         jobs: args.jobs,
         rate_iops: args.rate_iops,
+        start_at: args
+            .start_at
+            .as_deref()
+            .map(crate::tpcc::parse_start_at)
+            .transpose()?,
         seed: args.seed,
         huge_pages: args.iomem == "huge",
         workloads,

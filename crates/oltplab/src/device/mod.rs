@@ -136,6 +136,10 @@ pub fn measure(config: &DeviceConfig) -> Result<DeviceOutcome> {
         Some(path) => Some(open_latency_log(path)?),
         None => None,
     };
+    if let Some(at) = &config.start_at {
+        wait_until(at)?;
+        doc.summary.measure_started_at = Some(now_rfc3339());
+    }
     let mut points: Vec<MeasuredPoint> = Vec::new();
     let mut interrupted = false;
     let mut measured_before_s = 0.0;
@@ -365,6 +369,20 @@ fn run_with_progress(spec: &JobSpec, fd: RawFd, label: &str) -> Result<PointOutc
     outcome
 }
 
+/// `--start-at`: waits until `at` (a time `config::resolve` checked is ahead); Ctrl-C ends the
+/// wait and the command, with nothing measured.
+fn wait_until(at: &str) -> Result<()> {
+    let t = oltplab_metrics::schema::parse_time(at).expect("--start-at was parsed");
+    output::note!("waiting to start measuring at {at} …");
+    while let Ok(left) = t.duration_since(std::time::SystemTime::now()) {
+        if STOP.load(Ordering::Relaxed) {
+            return Err(Error::Interrupted);
+        }
+        std::thread::sleep(left.min(Duration::from_millis(50)));
+    }
+    Ok(())
+}
+
 fn finish_doc(
     doc: &mut DeviceResult,
     config: &DeviceConfig,
@@ -373,6 +391,7 @@ fn finish_doc(
     emulation: Option<&Emulation>,
 ) {
     doc.summary = DeviceRunSummary {
+        measure_started_at: doc.summary.measure_started_at.take(),
         measured: summary::build(config, config.ramp_s, points),
         emulation: emulation.map(|e| e.summary.clone()),
     };

@@ -52,6 +52,9 @@ impl RunResult {
 /// `summary` of a `device` result.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct DeviceRunSummary {
+    /// With `--start-at`: when the first point started, the window `oltplab merge` aligns on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measure_started_at: Option<String>,
     #[serde(flatten)]
     pub measured: DeviceSummary,
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -26,6 +26,7 @@ use crate::workload::target::{self, DbSpec, Engine, Open};
 pub(crate) use ramp::{brokerage_step_of, ramp, step_of, RampOutput};
 pub(crate) use run::{device_io, split_cpu, Edge};
 pub use run::{run_with, RunOutcome};
+pub(crate) use scaleout::parse_start_at;
 use scaleout::WarehouseRange;
 
 use crate::schema::RunResult;
