@@ -41,8 +41,8 @@ no waiting — a trace-driven simulation that takes the emulator's timing error 
 --order causal (with --virtual) starts an I/O only after every I/O that had completed before it
 started in the trace, so I/O the database serialised stays serial; lanes (the default) keeps each
 thread's order and lets threads run free. --order btreplay replays as blktrace's btrecord and
-btreplay -N do: each CPU's I/O (the CPU each call was issued on, which traces of oltplab 0.x
-before format version 2 lack) is cut into bunches of at most --bunch-size I/Os within
+btreplay -N do: each CPU's I/O (the CPU each call was issued on, which traces of format
+version 1 and fio or MSR imports lack) is cut into bunches of at most --bunch-size I/Os within
 --bunch-time, and each CPU's stream submits its bunches back to back with one asynchronous
 submit each, waiting only when all its --iocbs control blocks are in flight (io_uring in real
 time, or --virtual).";
