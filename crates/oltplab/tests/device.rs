@@ -473,11 +473,29 @@ fn ctrl_c_stops_cleanly_and_keeps_the_partial_result() {
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(2500));
+    // Signalled once the first of the four 1 s points is done (its line printed), not after a
+    // guessed sleep: on a busy machine the start may take longer than a point.
+    let mut child = child;
+    let mut err_lines =
+        std::io::BufRead::lines(std::io::BufReader::new(child.stderr.take().unwrap()));
+    let mut seen = String::new();
+    loop {
+        let line = err_lines
+            .next()
+            .unwrap_or_else(|| panic!("oltplab ended before its first point:\n{seen}"))
+            .unwrap();
+        seen.push_str(&line);
+        seen.push('\n');
+        if line.starts_with("[1/4]") && line.contains(" IOPS") {
+            break;
+        }
+    }
     // SAFETY: signalling our own child process.
     unsafe { libc_kill(child.id() as i32, 2) };
+    let rest: Vec<String> = err_lines.map_while(Result::ok).collect();
     let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    let err = format!("{seen}{}", rest.join("\n"));
+    assert_eq!(out.status.code(), Some(130), "{err}");
     let r = json(&dir.join("run/result.json"));
     let points = r["summary"]["sweep"].as_array().unwrap().len();
     assert!(

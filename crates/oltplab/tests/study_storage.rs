@@ -111,7 +111,11 @@ fn cache_tiers_runs_s2s_four_systems_with_the_brokerage_workload() {
     assert!(configs[1]["spec"].as_str().unwrap().contains("readcache("));
     let cache = &configs[1]["devices"][0];
     let hits = cache["read_cache_hit_pct"].as_f64().unwrap();
-    assert!((0.0..=100.0).contains(&hits), "{cache}");
+    // The brokerage workload reads its hot rows again and again: the cache in front of the HDD
+    // RAID serves some of them. (A cache that never hit, or a share that is not one, fails.)
+    eprintln!("read cache hits: {hits:.1} %");
+    assert!(hits > 0.0 && hits <= 100.0, "{cache}");
+    assert!(cache["reads"].as_u64().unwrap() > 0, "{cache}");
     assert!(configs[0]["devices"][0].get("read_cache_hit_pct").is_none());
     assert_eq!(doc["summary"]["workload"], "brokerage");
     assert_eq!(doc["summary"]["customers"], 1000);
