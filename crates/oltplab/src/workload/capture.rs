@@ -606,6 +606,15 @@ mod tests {
     use super::*;
     use oltplab_workloads::tpcc::tx::TxType;
 
+    /// A trace that lost records says so (`trace_incomplete`); one that lost none says nothing.
+    #[test]
+    fn a_trace_that_lost_records_is_incomplete() {
+        assert!(lost_records_warning(0).is_none());
+        let w = lost_records_warning(17).unwrap();
+        assert_eq!(w.kind, WarningKind::TraceIncomplete);
+        assert!(w.message.contains("lost 17 records"), "{}", w.message);
+    }
+
     fn span(tid: u32, start_ns: u64, end_ns: u64, tx: TxType) -> TxSpan {
         TxSpan {
             backend_tid: tid,
