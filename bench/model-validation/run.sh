@@ -11,6 +11,8 @@
 #     data in RAM, random 4 KiB reads at QD 1 and 32 on each HDD, and the `commit-8k` profile
 #     (8 KiB appends, fdatasync after each, QD 1) on each HDD and SSD — what the live path realises
 #     against what the model predicts.
+#  3. disksim-valid.sh: the HDD model on DiskSim 4.0's validation traces of ten real drives (rms
+#     distance between modelled and measured response-time distributions, beside DiskSim's own).
 # Takes about three minutes on the 2-core VM. RUNTIME overrides the 5 s per live point.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -32,6 +34,9 @@ validate="$repo/target/release/examples/validate"
 
 start=$(date +%s)
 "$validate" --json "$out/model.json" > "$out/model.md"
+# The HDD model on real drives' measured responses (DiskSim 4.0's validation traces, issue 31).
+echo "bench/model-validation/disksim-valid.sh $out" >> "$out/commands.txt"
+"$here/disksim-valid.sh" "$out" > "$out/disksim-valid.stdout"
 
 run() { # name, oltplab arguments…
   local name="$1"; shift
@@ -46,4 +51,6 @@ for dev in hdd-10k hdd-15k hdd-7.2k sata-ssd-2010 pcie-flash-2012; do
 done
 echo "elapsed: $(( $(date +%s) - start )) s" >> "$out/commands.txt"
 python3 "$here/summarize.py" "$out" > "$out/summary.md"
+{ echo; echo "## The HDD model on DiskSim 4.0's validation traces (\`disksim-valid.sh\`)"; echo
+  cat "$out/disksim-valid.md"; tail -1 "$out/disksim-valid.stdout"; } >> "$out/summary.md"
 cat "$out/summary.md"

@@ -90,6 +90,7 @@ const SAVVIO: &str = "Seagate Savvio 10K.4 SAS product manual (2.5\" 10k rpm 600
 const CLASS: &str = "class-typical value, assumed: the datasheets consulted did not state it";
 const WCE_OFF: &str = "write cache off, as databases and RAID controllers run drives (HP Smart Array controllers such as S1's P410i disable the drives' write cache by default): a write completes when it is on the media; `write_cache=on` models a drive with it on";
 const HIT: &str = "class-typical command time of a read served from the drive's buffer, assumed (the datasheets give only the media-access overhead)";
+const HIT_WRITE: &str = "class-typical, assumed equal to a read hit's command time (the datasheets do not give it; DiskSim 4.0's extracted parameters of six 1998–2000 SCSI drives put write hits at 0.1–1.0 ms against read hits of 0.07–0.37 ms)";
 const CONSTELLATION: &str =
     "Seagate Constellation ES (ST32000644NS) product manual 100516240, performance section";
 const S1: &str = "S1 (docs/studies.md): 16 KB random reads measured 1/16.7 of the HDD's latency and 43.2× its IOPS on the SATA SSD, 1/160 and 208.1× on the PCIe flash";
@@ -166,10 +167,22 @@ const HDD_15K: &[Param] = &[
         CHEETAH,
     ),
     p(
+        "cache_segments",
+        16.0,
+        "segments the buffer is divided into, each holding and reading ahead one stream (1–16)",
+        CLASS,
+    ),
+    p(
         "hit_overhead_us",
         50.0,
         "command time of a read served from the buffer",
         HIT,
+    ),
+    p(
+        "write_hit_overhead_us",
+        50.0,
+        "command time of a write the buffer takes, with the write cache on (then acknowledged before it is on the media)",
+        HIT_WRITE,
     ),
     p(
         "write_cache",
@@ -238,10 +251,22 @@ const HDD_10K: &[Param] = &[
         MBF,
     ),
     p(
+        "cache_segments",
+        16.0,
+        "segments the buffer is divided into, each holding and reading ahead one stream (1–16)",
+        CLASS,
+    ),
+    p(
         "hit_overhead_us",
         50.0,
         "command time of a read served from the buffer",
         HIT,
+    ),
+    p(
+        "write_hit_overhead_us",
+        50.0,
+        "command time of a write the buffer takes, with the write cache on (then acknowledged before it is on the media)",
+        HIT_WRITE,
     ),
     p(
         "write_cache",
@@ -300,10 +325,22 @@ const HDD_7K: &[Param] = &[
         CONSTELLATION,
     ),
     p(
+        "cache_segments",
+        16.0,
+        "segments the buffer is divided into, each holding and reading ahead one stream (1–16)",
+        CLASS,
+    ),
+    p(
         "hit_overhead_us",
         50.0,
         "command time of a read served from the buffer",
         HIT,
+    ),
+    p(
+        "write_hit_overhead_us",
+        50.0,
+        "command time of a write the buffer takes, with the write cache on (then acknowledged before it is on the media)",
+        HIT_WRITE,
     ),
     p(
         "write_cache",

@@ -8,6 +8,7 @@
 //! for a seed: the same submits give the same completion times.
 
 pub mod catalogue;
+pub mod diskvalid;
 mod emulator;
 mod model;
 pub mod sim;
