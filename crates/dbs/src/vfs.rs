@@ -332,6 +332,12 @@ unsafe fn timed_io(
     let ol = &*(file as *mut OlFile);
     let state = &*ol.state;
     let start_ns = now_ns();
+    // The CPU the call is issued on, for `--order btreplay` (bunches per CPU, as btrecord's).
+    let cpu = state
+        .options
+        .trace
+        .as_ref()
+        .and_then(|_| oltplab_trace::current_cpu());
     let rc = real_call();
     if rc != ffi::SQLITE_OK && rc != ffi::SQLITE_IOERR_SHORT_READ {
         state.errors.fetch_add(1, Ordering::Relaxed);
@@ -339,7 +345,6 @@ unsafe fn timed_io(
     // Emulating, the trace gets the device's end of the I/O (see `Emulator::complete`).
     let (start_ns, end_ns) = match state.options.emulator.as_ref().filter(|_| state.emulating) {
         Some(emulator) => {
-            let start_ns = emulator.arrival_ns(start_ns);
             let address = emulator.place(ol.file_index, offset);
             let done_ns = emulator.submit(start_ns, kind, address, len);
             (start_ns, emulator.complete(start_ns, done_ns))
@@ -379,6 +384,7 @@ unsafe fn timed_io(
             op: op as u8,
             tag: TAG.with(|t| t.get()),
             tid,
+            cpu,
         });
     }
     rc

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::sync::OnceLock;
 
+use oltplab_core::units::format_ns;
 use oltplab_core::{Error, Result};
 use serde::{Deserialize, Serialize};
 
@@ -80,7 +81,9 @@ const D_WRITES: usize = 3;
 const D_FLUSHES: usize = 4;
 const D_READ_BYTES: usize = 5;
 const D_WRITTEN_BYTES: usize = 6;
-const DEVICE_WORDS: usize = 7;
+/// The latest arrival the model has taken.
+const D_LAST_ARRIVAL: usize = 7;
+const DEVICE_WORDS: usize = 8;
 
 /// What one device of an emulator did so far, from the model: subtract two readings for a window.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -123,35 +126,138 @@ impl fmt::Debug for Emulator {
     }
 }
 
-/// How closely the realised latencies followed the model.
+/// How closely the realised latencies followed the model: the distributions, not only the means
+/// (a mean can agree while the tail is far off), and what the waiting cost.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub struct Fidelity {
     pub ios: u64,
     pub modelled_lat_ns_mean: f64,
     pub realised_lat_ns_mean: f64,
+    #[serde(default)]
+    pub modelled_lat_ns_p50: u64,
+    #[serde(default)]
+    pub modelled_lat_ns_p90: u64,
     pub modelled_lat_ns_p99: u64,
+    #[serde(default)]
+    pub modelled_lat_ns_p999: u64,
+    #[serde(default)]
+    pub realised_lat_ns_p50: u64,
+    #[serde(default)]
+    pub realised_lat_ns_p90: u64,
     pub realised_lat_ns_p99: u64,
+    #[serde(default)]
+    pub realised_lat_ns_p999: u64,
     /// (realised mean − modelled mean) / modelled mean, in percent.
     pub off_pct: f64,
+    /// (realised p99 − modelled p99) / modelled p99, in percent: where a busy machine shows first.
+    #[serde(default)]
+    pub p99_off_pct: f64,
+    /// Mean of |realised − modelled| over the I/Os: per-I/O error that no mean can cancel.
+    #[serde(default)]
+    pub abs_error_ns_mean: f64,
+    /// Share of I/Os that ended later than the model by more than max(10 µs, 10 % of their
+    /// modelled latency), and the share that ended that much earlier.
+    #[serde(default)]
+    pub late_pct: f64,
+    #[serde(default)]
+    pub early_pct: f64,
     /// How late waits woke up after their deadline.
     pub wake_late_ns_mean: f64,
     pub wake_late_ns_max: u64,
-    /// The calibrated early wake-up: sleeps end this long before a deadline, then spin.
+    /// The adaptive spin margin: sleeps end this long before a deadline, then spin.
     pub wake_early_ns: u64,
-    /// CPU time the waits spent spinning to their deadlines, in the database's own threads: the
-    /// emulator's cost, to be taken out of the database's CPU.
+    /// CPU time the waits spent spinning to their deadlines, in the database's own threads: CPU the
+    /// emulator took, which the database could not use.
     pub spin_cpu_s: f64,
-    /// Mean time per I/O by which a wait ended before the modelled completion, paying back the
-    /// same thread's earlier lateness (see [`Emulator::complete`]).
-    pub credit_ns_mean: f64,
+    /// The window these figures cover (since the last [`Emulator::reset_fidelity`]), and the
+    /// spin's share of the machine over it (spin CPU / (window × cores)).
+    #[serde(default)]
+    pub window_s: f64,
+    #[serde(default)]
+    pub spin_machine_pct: f64,
+    /// Submissions stamped earlier than one the model had already taken (two threads racing to
+    /// the model's lock), and their mean gap: the model takes each at the later arrival, so it
+    /// never serves an I/O behind one that arrived after it.
+    #[serde(default)]
+    pub order_inversions: u64,
+    #[serde(default)]
+    pub order_inversion_ns_mean: f64,
 }
 
 /// Realised mean latency further than this from the model's is off target.
 pub const OFF_TARGET_PCT: f64 = 5.0;
+/// Realised p99 further than this from the model's is off target.
+pub const P99_OFF_TARGET_PCT: f64 = 25.0;
+/// More I/Os than this ending late (or early) is off target.
+pub const LATE_TARGET_PCT: f64 = 10.0;
+
+/// Whether an I/O's realised latency is far enough from its modelled one to count as late or
+/// early: max(10 µs, 10 % of the modelled latency).
+pub fn lateness_tolerance_ns(modelled_latency_ns: u64) -> u64 {
+    (modelled_latency_ns / 10).max(10_000)
+}
 
 impl Fidelity {
+    /// Off target by its tail, its share of late or early I/Os, or its mean.
     pub fn off_target(&self) -> bool {
-        self.ios > 0 && self.off_pct.abs() > OFF_TARGET_PCT
+        self.problem().is_some()
+    }
+
+    /// What is off, as a phrase naming the measured figures, e.g. "the realised p99 was 3.57 ms
+    /// against the model's 700 µs (+410 %); 23 % of I/Os ended late"; None when on target.
+    pub fn problem(&self) -> Option<String> {
+        if self.ios == 0 {
+            return None;
+        }
+        let mut parts = Vec::new();
+        if self.p99_off_pct.abs() > P99_OFF_TARGET_PCT {
+            parts.push(format!(
+                "the realised p99 latency was {} against the model's {} ({:+.0} %, more than ±{P99_OFF_TARGET_PCT:.0} %)",
+                format_ns(self.realised_lat_ns_p99 as f64),
+                format_ns(self.modelled_lat_ns_p99 as f64),
+                self.p99_off_pct
+            ));
+        }
+        if self.late_pct > LATE_TARGET_PCT {
+            parts.push(format!(
+                "{:.0} % of I/Os ended late by more than max(10 µs, 10 %)",
+                self.late_pct
+            ));
+        }
+        if self.early_pct > LATE_TARGET_PCT {
+            parts.push(format!(
+                "{:.0} % of I/Os ended early by more than max(10 µs, 10 %)",
+                self.early_pct
+            ));
+        }
+        if self.off_pct.abs() > OFF_TARGET_PCT {
+            parts.push(format!(
+                "the realised mean latency was {:+.1} % off the model's",
+                self.off_pct
+            ));
+        }
+        (!parts.is_empty()).then(|| parts.join("; "))
+    }
+}
+
+impl fmt::Display for Fidelity {
+    /// One line for the terminal: the two distributions' mean and p99, the per-I/O shares, and
+    /// the spin.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "latency modelled mean {} p99 {}, realised mean {} p99 {} ({:+.1} %, p99 {:+.0} %); {:.1} % of I/Os late, {:.1} % early; waits woke {} late on average; their spin took {:.1} % of the machine",
+            format_ns(self.modelled_lat_ns_mean),
+            format_ns(self.modelled_lat_ns_p99 as f64),
+            format_ns(self.realised_lat_ns_mean),
+            format_ns(self.realised_lat_ns_p99 as f64),
+            self.off_pct,
+            self.p99_off_pct,
+            self.late_pct,
+            self.early_pct,
+            format_ns(self.wake_late_ns_mean),
+            self.spin_machine_pct
+        )
     }
 }
 
@@ -318,7 +424,9 @@ impl Emulator {
 
     /// The modelled completion time (ns, CLOCK_MONOTONIC) of an I/O submitted at `submit_ns` at
     /// `device_offset` (of the first device, or as [`Emulator::place`] gives it); the device's units
-    /// are reserved for it. `host` returns `submit_ns`.
+    /// are reserved for it. Arrivals reach each device in nondecreasing order: one stamped before
+    /// an arrival the device already took is taken at that arrival (counted in
+    /// [`Fidelity::order_inversions`]). `host` returns `submit_ns`.
     pub fn submit(&self, submit_ns: u64, kind: IoKind, device_offset: u64, len: u64) -> u64 {
         if self.is_host() {
             return submit_ns;
@@ -337,8 +445,19 @@ impl Emulator {
             st: St::new(w),
             usage,
         };
-        let done = device.node.submit(cx, submit_ns, kind, addr, len);
         let c = &w[device.counters..device.counters + DEVICE_WORDS];
+        // The model serves in the order it is called, from `max(arrival, busy)`: an I/O stamped
+        // before one it already took (its thread lost the race to this lock) arrives after it.
+        let last = c[D_LAST_ARRIVAL].load(Ordering::Relaxed);
+        let submit_ns = if submit_ns < last {
+            w[state::F_INVERSIONS].fetch_add(1, Ordering::Relaxed);
+            w[state::F_INVERSION_SUM].fetch_add(last - submit_ns, Ordering::Relaxed);
+            last
+        } else {
+            c[D_LAST_ARRIVAL].store(submit_ns, Ordering::Relaxed);
+            submit_ns
+        };
+        let done = device.node.submit(cx, submit_ns, kind, addr, len);
         let add =
             |i: usize, n: u64| c[i].store(c[i].load(Ordering::Relaxed) + n, Ordering::Relaxed);
         match kind {
@@ -386,17 +505,8 @@ impl Emulator {
             .collect()
     }
 
-    /// When a blocking call the calling thread began at `start_ns` reaches the device: then, or
-    /// when the thread's previous call completed on the model if that is later. A thread paying
-    /// back lateness ([`Credit`]) gets its previous call back before the device finished it, but
-    /// its next call depends on that one, so the device cannot see it earlier: a disk would
-    /// otherwise take the next sequential write as already queued and skip the turn it costs.
-    pub fn arrival_ns(&self, start_ns: u64) -> u64 {
-        start_ns.max(NOT_BEFORE_NS.try_with(Cell::get).unwrap_or(0))
-    }
-
-    /// Sleeps until `deadline_ns` (CLOCK_MONOTONIC) with a calibrated early wake-up, then spins the
-    /// rest, so that it returns a few microseconds after the deadline at most.
+    /// Sleeps until `deadline_ns` (CLOCK_MONOTONIC) less a small adaptive margin, then spins the
+    /// rest (see [`wait_until`]); counts the lateness and the spin.
     pub fn wait_until(&self, deadline_ns: u64) {
         let waited = wait_timed(deadline_ns);
         let w = self.region.words();
@@ -408,26 +518,21 @@ impl Emulator {
         if waited.spin_ns > 0 {
             w[state::F_SPIN_SUM].fetch_add(waited.spin_ns, Ordering::Relaxed);
         }
+        w[state::F_MARGIN].store(MARGIN_NS.load(Ordering::Relaxed), Ordering::Relaxed);
     }
 
     /// Holds the calling thread until an I/O it began at `start_ns`, which the model completes at
-    /// `deadline_ns`, is done for it, and records the I/O. Each thread carries its own [`Credit`].
+    /// `deadline_ns`, is done, and records the I/O. Never returns before the modelled completion:
+    /// lateness (a busy machine wakes threads late) is measured and reported, not paid back by
+    /// ending later waits early — that kept the mean right by construction, but moved the error
+    /// into the tail and made a thread's next I/O reach the device before its previous one had
+    /// completed there (docs/emulate.md).
     ///
-    /// Returns the I/O's end for a trace: the device's, i.e. the modelled completion — a thread
-    /// paying back lateness may get an I/O back before the device finished it, and a trace that
-    /// said so would show the I/O overlapping the thread's next one, which the device never did.
-    /// On `host` (no model) the real end.
+    /// Returns the I/O's end for a trace: the device's, i.e. the modelled completion, so that a
+    /// causal replay sees the device's order, not the scheduler's; on `host` (no model) the real end.
     pub fn complete(&self, start_ns: u64, deadline_ns: u64) -> u64 {
-        if !self.is_host() {
-            let _ = NOT_BEFORE_NS.try_with(|n| n.set(deadline_ns));
-        }
-        let mut credit = CREDIT.try_with(Cell::get).unwrap_or_default();
-        // Never back before the call reached the device (`start_ns`, its arrival): a trace record
-        // would then begin after the thread had moved on, and be tied to the wrong transaction.
-        self.wait_until(credit.due_ns(deadline_ns).max(start_ns));
+        self.wait_until(deadline_ns.max(start_ns));
         let end_ns = now_ns();
-        credit.settle(deadline_ns, end_ns);
-        let _ = CREDIT.try_with(|c| c.set(credit));
         self.record_realised(
             deadline_ns.saturating_sub(start_ns),
             end_ns.saturating_sub(start_ns),
@@ -445,10 +550,15 @@ impl Emulator {
         w[state::F_IOS].fetch_add(1, Ordering::Relaxed);
         w[state::F_MODELLED_SUM].fetch_add(modelled_latency_ns, Ordering::Relaxed);
         w[state::F_REALISED_SUM].fetch_add(realised_latency_ns, Ordering::Relaxed);
-        if realised_latency_ns < modelled_latency_ns {
-            // Only a wait paying back a [`Credit`] ends before the model's completion.
-            w[state::F_CREDIT_SUM]
-                .fetch_add(modelled_latency_ns - realised_latency_ns, Ordering::Relaxed);
+        w[state::F_ABS_ERROR_SUM].fetch_add(
+            realised_latency_ns.abs_diff(modelled_latency_ns),
+            Ordering::Relaxed,
+        );
+        let tolerance = lateness_tolerance_ns(modelled_latency_ns);
+        if realised_latency_ns > modelled_latency_ns + tolerance {
+            w[state::F_LATE].fetch_add(1, Ordering::Relaxed);
+        } else if realised_latency_ns + tolerance < modelled_latency_ns {
+            w[state::F_EARLY].fetch_add(1, Ordering::Relaxed);
         }
         w[state::F_HIST_MODELLED + state::bucket(modelled_latency_ns)]
             .fetch_add(1, Ordering::Relaxed);
@@ -484,60 +594,89 @@ impl Emulator {
         for word in &w[state::F_IOS..state::MODEL_BASE] {
             word.store(0, Ordering::Relaxed);
         }
+        w[state::F_RESET_AT].store(now_ns(), Ordering::Relaxed);
     }
 
     /// Modelled against realised latency so far, over every process sharing the state.
     pub fn fidelity(&self) -> Fidelity {
         let w = self.region.words();
-        let ios = w[state::F_IOS].load(Ordering::Relaxed);
-        let p99 = |base: usize| {
-            let counts: Vec<u64> = (0..state::HIST_BUCKETS)
-                .map(|i| w[base + i].load(Ordering::Relaxed))
-                .collect();
-            let total: u64 = counts.iter().sum();
-            if total == 0 {
-                return 0;
-            }
-            let want = (total as f64 * 0.99).ceil() as u64;
-            let mut seen = 0;
-            for (b, c) in counts.iter().enumerate() {
-                seen += c;
-                if seen >= want {
-                    return state::bucket_value(b);
-                }
-            }
-            0
+        let load = |i: usize| w[i].load(Ordering::Relaxed);
+        let ios = load(state::F_IOS);
+        let histogram = |base: usize| -> Vec<u64> {
+            (0..state::HIST_BUCKETS).map(|i| load(base + i)).collect()
         };
-        let mean = |sum: usize| {
+        let (modelled_hist, realised_hist) = (
+            histogram(state::F_HIST_MODELLED),
+            histogram(state::F_HIST_REALISED),
+        );
+        let q = |counts: &[u64], quantile: f64| quantile_of(counts, quantile);
+        let per_io = |sum: u64| {
             if ios == 0 {
                 0.0
             } else {
-                w[sum].load(Ordering::Relaxed) as f64 / ios as f64
+                sum as f64 / ios as f64
             }
         };
-        let modelled = mean(state::F_MODELLED_SUM);
-        let realised = mean(state::F_REALISED_SUM);
-        let wakes = w[state::F_WAKES].load(Ordering::Relaxed);
+        let pct = |n: u64| per_io(n) * 100.0;
+        let off = |realised: f64, modelled: f64| {
+            if modelled > 0.0 {
+                (realised - modelled) / modelled * 100.0
+            } else {
+                0.0
+            }
+        };
+        let modelled = per_io(load(state::F_MODELLED_SUM));
+        let realised = per_io(load(state::F_REALISED_SUM));
+        let wakes = load(state::F_WAKES);
+        let reset_at = load(state::F_RESET_AT);
+        let window_s = if reset_at == 0 {
+            0.0
+        } else {
+            now_ns().saturating_sub(reset_at) as f64 / 1e9
+        };
+        let spin_cpu_s = load(state::F_SPIN_SUM) as f64 / 1e9;
+        let inversions = load(state::F_INVERSIONS);
+        let (modelled_p99, realised_p99) = (q(&modelled_hist, 0.99), q(&realised_hist, 0.99));
         Fidelity {
             ios,
             modelled_lat_ns_mean: modelled,
             realised_lat_ns_mean: realised,
-            modelled_lat_ns_p99: p99(state::F_HIST_MODELLED),
-            realised_lat_ns_p99: p99(state::F_HIST_REALISED),
-            off_pct: if modelled > 0.0 {
-                (realised - modelled) / modelled * 100.0
-            } else {
-                0.0
-            },
+            modelled_lat_ns_p50: q(&modelled_hist, 0.5),
+            modelled_lat_ns_p90: q(&modelled_hist, 0.9),
+            modelled_lat_ns_p99: modelled_p99,
+            modelled_lat_ns_p999: q(&modelled_hist, 0.999),
+            realised_lat_ns_p50: q(&realised_hist, 0.5),
+            realised_lat_ns_p90: q(&realised_hist, 0.9),
+            realised_lat_ns_p99: realised_p99,
+            realised_lat_ns_p999: q(&realised_hist, 0.999),
+            off_pct: off(realised, modelled),
+            p99_off_pct: off(realised_p99 as f64, modelled_p99 as f64),
+            abs_error_ns_mean: per_io(load(state::F_ABS_ERROR_SUM)),
+            late_pct: pct(load(state::F_LATE)),
+            early_pct: pct(load(state::F_EARLY)),
             wake_late_ns_mean: if wakes == 0 {
                 0.0
             } else {
-                w[state::F_WAKE_LATE_SUM].load(Ordering::Relaxed) as f64 / wakes as f64
+                load(state::F_WAKE_LATE_SUM) as f64 / wakes as f64
             },
-            wake_late_ns_max: w[state::F_WAKE_LATE_MAX].load(Ordering::Relaxed),
-            wake_early_ns: early_wake_ns(),
-            spin_cpu_s: w[state::F_SPIN_SUM].load(Ordering::Relaxed) as f64 / 1e9,
-            credit_ns_mean: mean(state::F_CREDIT_SUM),
+            wake_late_ns_max: load(state::F_WAKE_LATE_MAX),
+            wake_early_ns: match load(state::F_MARGIN) {
+                0 => spin_margin_ns(),
+                margin => margin,
+            },
+            spin_cpu_s,
+            window_s,
+            spin_machine_pct: if window_s > 0.0 {
+                spin_cpu_s / (window_s * cores()) * 100.0
+            } else {
+                0.0
+            },
+            order_inversions: inversions,
+            order_inversion_ns_mean: if inversions == 0 {
+                0.0
+            } else {
+                load(state::F_INVERSION_SUM) as f64 / inversions as f64
+            },
         }
     }
 
@@ -550,48 +689,91 @@ impl Emulator {
     }
 }
 
-/// How long before a deadline a sleep must end: the kernel's wake-up overshoot here. Measured once
-/// per process at start (90th percentile of short sleeps, with a margin), then adapted to every
-/// sleep's overshoot, because a loaded machine wakes sleepers later than an idle one.
-pub fn early_wake_ns() -> u64 {
-    let now = EARLY_NS.load(Ordering::Relaxed);
+/// The quantile `quantile` (0–1) of a histogram of [`state::bucket`]s, as its bucket's middle.
+fn quantile_of(counts: &[u64], quantile: f64) -> u64 {
+    let total: u64 = counts.iter().sum();
+    if total == 0 {
+        return 0;
+    }
+    let want = ((total as f64 * quantile).ceil() as u64).max(1);
+    let mut seen = 0;
+    for (b, c) in counts.iter().enumerate() {
+        seen += c;
+        if seen >= want {
+            return state::bucket_value(b);
+        }
+    }
+    0
+}
+
+/// The machine's online cores, for the spin's share of it.
+fn cores() -> f64 {
+    std::thread::available_parallelism().map_or(1, |n| n.get()) as f64
+}
+
+/// How long before a deadline a sleep ends, to spin the rest: an estimate of the 75th percentile
+/// of this machine's wake-up overshoot, kept between [`MARGIN_MIN_NS`] and [`MARGIN_MAX_NS`].
+///
+/// The trade: every nanosecond of margin a wait does not overshoot is spun, on a core the database
+/// could use; every nanosecond of overshoot past the margin is lateness. At the 75th percentile
+/// three waits in four end on time, and the spin per wait stays near the spread of the overshoot
+/// (a few µs), not its tail. The cap keeps a loaded machine, whose overshoots grow, from turning
+/// every wait into a spin that makes it more loaded still: past it, lateness shows in the
+/// fidelity figures instead.
+pub fn spin_margin_ns() -> u64 {
+    let now = MARGIN_NS.load(Ordering::Relaxed);
     if now != 0 {
         return now;
     }
     static CALIBRATED: OnceLock<()> = OnceLock::new();
     CALIBRATED.get_or_init(|| {
+        fine_timer_slack();
         let mut over: Vec<u64> = (0..15)
             .map(|_| {
-                let target = now_ns() + 200_000;
+                let target = now_ns() + 100_000;
                 sleep_abs(target);
                 now_ns().saturating_sub(target)
             })
             .collect();
         over.sort_unstable();
-        let p90 = over[over.len() * 9 / 10];
-        EARLY_NS.store(
-            (p90 + p90 / 2).clamp(EARLY_MIN_NS, EARLY_MAX_NS),
+        MARGIN_NS.store(
+            over[over.len() * 3 / 4].clamp(MARGIN_MIN_NS, MARGIN_MAX_NS),
             Ordering::Relaxed,
         );
     });
-    EARLY_NS.load(Ordering::Relaxed)
+    MARGIN_NS.load(Ordering::Relaxed)
 }
 
-static EARLY_NS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-const EARLY_MIN_NS: u64 = 20_000;
-const EARLY_MAX_NS: u64 = 2_000_000;
+static MARGIN_NS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+const MARGIN_MIN_NS: u64 = 2_000;
+const MARGIN_MAX_NS: u64 = 25_000;
+/// The margin's step after each sleep: up three steps when a sleep overshot it, down one when
+/// not, which settles where one sleep in four overshoots (the 75th percentile).
+const MARGIN_STEP_NS: u64 = 250;
 
-fn adapt_early(overshoot_ns: u64) {
-    let early = EARLY_NS.load(Ordering::Relaxed);
-    let want = (overshoot_ns + overshoot_ns / 2).clamp(EARLY_MIN_NS, EARLY_MAX_NS);
-    // Up fast, down slowly: the estimate settles near the 90th percentile of recent overshoots,
-    // and one preempted sleep does not make every later wait spin for milliseconds.
-    let next = if want > early {
-        early + (want - early) / 8
+fn adapt_margin(overshoot_ns: u64) {
+    let margin = MARGIN_NS.load(Ordering::Relaxed);
+    let next = if overshoot_ns > margin {
+        margin + 3 * MARGIN_STEP_NS
     } else {
-        early - (early - want) / 64
+        margin.saturating_sub(MARGIN_STEP_NS)
     };
-    EARLY_NS.store(next, Ordering::Relaxed);
+    MARGIN_NS.store(next.clamp(MARGIN_MIN_NS, MARGIN_MAX_NS), Ordering::Relaxed);
+}
+
+/// Sets the calling thread's timer slack to 1 ns, once per thread: with Linux's default 50 µs,
+/// every sleep may end up to 50 µs late, which a margin would have to spin away.
+fn fine_timer_slack() {
+    thread_local! {
+        static SET: Cell<bool> = const { Cell::new(false) };
+    }
+    let _ = SET.try_with(|set| {
+        if !set.get() {
+            // SAFETY: PR_SET_TIMERSLACK takes a number and changes only this thread's timer slack.
+            unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0) };
+            set.set(true);
+        }
+    });
 }
 
 fn sleep_abs(deadline_ns: u64) {
@@ -617,49 +799,13 @@ fn sleep_abs(deadline_ns: u64) {
     }
 }
 
-/// Waits until `deadline_ns`; returns how late it woke, or None if the deadline had passed already.
+/// Waits until `deadline_ns`: sleeps with 1 ns timer slack to [`spin_margin_ns`] before it, then
+/// spins; returns how late it woke, or None if the deadline had passed already.
 pub fn wait_until(deadline_ns: u64) -> Option<u64> {
     wait_timed(deadline_ns).late_ns
 }
 
-/// Lateness a waiter (a database thread, an I/O engine) has not yet paid back.
-///
-/// On a busy machine a wait can end late (the thread was not scheduled at once) and a real call can
-/// take longer than the model; that lateness would become time the database spends on I/O that the
-/// device did not. A waiter carries it as credit and ends its next waits early by it, down to the
-/// moment its real call returned: the mean latency it sees is the model's, and its tail is what was
-/// realised. Only the waiter's wait is shortened: the model keeps the device busy until each
-/// modelled completion, so the device's throughput never exceeds the model's.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Credit {
-    ns: u64,
-}
-
-impl Credit {
-    /// Lateness beyond this is dropped: a waiter descheduled for long would otherwise get many
-    /// instant I/Os in a row. Under the cap, the mean holds; the fidelity figures show the rest.
-    const MAX_NS: u64 = 20_000_000;
-
-    /// When a wait for a completion modelled at `deadline_ns` may end.
-    #[inline]
-    pub fn due_ns(&self, deadline_ns: u64) -> u64 {
-        deadline_ns.saturating_sub(self.ns)
-    }
-
-    /// After a wait for `deadline_ns` ended at `end_ns` (never before [`Credit::due_ns`]).
-    #[inline]
-    pub fn settle(&mut self, deadline_ns: u64, end_ns: u64) {
-        self.ns = (self.ns + end_ns)
-            .saturating_sub(deadline_ns)
-            .min(Self::MAX_NS);
-    }
-}
-
 thread_local! {
-    /// Each database thread's credit, for [`Emulator::complete`].
-    static CREDIT: Cell<Credit> = const { Cell::new(Credit { ns: 0 }) };
-    /// The modelled completion of each thread's last blocking call, for [`Emulator::arrival_ns`].
-    static NOT_BEFORE_NS: Cell<u64> = const { Cell::new(0) };
     /// Each thread's spin so far, for [`thread_spin_ns`].
     static SPIN_NS: Cell<u64> = const { Cell::new(0) };
 }
@@ -683,11 +829,12 @@ fn wait_timed(deadline_ns: u64) -> Waited {
             spin_ns: 0,
         };
     }
-    let early = early_wake_ns();
-    if deadline_ns - now > early {
-        let wake = deadline_ns - early;
+    let margin = spin_margin_ns();
+    if deadline_ns - now > margin {
+        fine_timer_slack();
+        let wake = deadline_ns - margin;
         sleep_abs(wake);
-        adapt_early(now_ns().saturating_sub(wake));
+        adapt_margin(now_ns().saturating_sub(wake));
     }
     let mut t = now_ns();
     // The spin's CPU time, not its wall time: on a busy machine a spinning thread is descheduled

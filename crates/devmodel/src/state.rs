@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 pub const MAGIC: u64 = u64::from_le_bytes(*b"OLTPEMU1");
-pub const VERSION: u64 = 3;
+pub const VERSION: u64 = 4;
 
 // Header words.
 pub const H_MAGIC: usize = 0;
@@ -37,9 +37,20 @@ pub const F_WAKE_LATE_SUM: usize = F_IOS + 4;
 pub const F_WAKE_LATE_MAX: usize = F_IOS + 5;
 /// Nanoseconds spent spinning to a deadline: CPU the emulator, not the database, used.
 pub const F_SPIN_SUM: usize = F_IOS + 6;
-/// Nanoseconds by which waits ended before the modelled completion, paying back earlier lateness.
-pub const F_CREDIT_SUM: usize = F_IOS + 7;
-pub const F_HIST_MODELLED: usize = F_IOS + 8;
+/// Σ |realised − modelled| over the I/Os, in nanoseconds.
+pub const F_ABS_ERROR_SUM: usize = F_IOS + 7;
+/// Submissions that reached the model stamped earlier than one it had already taken, and by how
+/// much in all (each is taken at the later arrival).
+pub const F_INVERSIONS: usize = F_IOS + 8;
+pub const F_INVERSION_SUM: usize = F_IOS + 9;
+/// I/Os that ended later, or earlier, than the model by more than the tolerance.
+pub const F_LATE: usize = F_IOS + 10;
+pub const F_EARLY: usize = F_IOS + 11;
+/// When the counters were last reset (CLOCK_MONOTONIC ns): the start of the window they cover.
+pub const F_RESET_AT: usize = F_IOS + 12;
+/// The spin margin of the process that waited last (each process adapts its own).
+pub const F_MARGIN: usize = F_IOS + 13;
+pub const F_HIST_MODELLED: usize = F_IOS + 14;
 pub const HIST_BUCKETS: usize = 2048;
 pub const F_HIST_REALISED: usize = F_HIST_MODELLED + HIST_BUCKETS;
 /// First word of the model's own state.

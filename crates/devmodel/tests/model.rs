@@ -2,7 +2,7 @@
 //! for a seed and fast.
 
 use oltplab_devmodel::sim::{ClosedLoop, SimResult};
-use oltplab_devmodel::{now_ns, parse_spec, wait_until, Credit, Emulator, IoKind};
+use oltplab_devmodel::{now_ns, parse_spec, wait_until, Emulator, IoKind};
 
 fn run(spec: &str, l: ClosedLoop) -> SimResult {
     l.run(&parse_spec(spec).unwrap()).unwrap()
@@ -330,54 +330,70 @@ fn waits_end_shortly_after_the_deadline_never_before() {
     // Loose: the machine is shared and busy. The median must still be far below a sleep's overshoot.
     assert!(lateness[10] < 200_000, "{lateness:?}");
     assert_eq!(wait_until(now_ns().saturating_sub(1)), None);
+    // The spin margin stays small: a loaded machine's overshoot shows as lateness, not as spin.
     let f = e.fidelity();
-    assert!(f.wake_early_ns >= 20_000);
+    assert!((2_000..=25_000).contains(&f.wake_early_ns), "{f:?}");
 }
 
+/// Regression (issue 30): a late wake-up was paid back by ending the same thread's next waits
+/// early, and that thread's next I/O was then stamped at its previous I/O's modelled completion,
+/// in the future, where it held back other threads' earlier I/Os. Now no I/O ends before its
+/// modelled completion, lateness from before the window does not reach it, and the model takes
+/// arrivals in order.
 #[test]
-fn a_threads_lateness_is_paid_back_on_its_next_waits() {
-    let e = Emulator::new(&parse_spec("pcie-flash-2012").unwrap(), 1).unwrap();
-    // A 2 ms delay between the I/O's start and its wait (the thread was descheduled, or the real
-    // call was slow) makes this I/O 2 ms late against a model of tens of microseconds …
+fn a_late_wake_up_is_not_paid_back_and_cannot_reorder_the_device() {
+    let e = Emulator::new(&parse_spec("hdd-10k").unwrap(), 1).unwrap();
+    // Warm-up: 2 ms late on an I/O the model completes in 50 µs …
     let start = now_ns();
-    let deadline = start + 50_000;
     std::thread::sleep(std::time::Duration::from_millis(2));
-    e.complete(start, deadline);
-    // … and the same thread's next I/Os return at once, until the lateness is paid back.
-    let mut early = 0;
-    for _ in 0..40 {
+    e.complete(start, start + 50_000);
+    assert_eq!(e.fidelity().late_pct, 100.0);
+    e.reset_fidelity();
+    // … and in the window the same thread's I/Os still end at their modelled completion or later.
+    for _ in 0..10 {
         let start = now_ns();
-        // The record ends at the model's completion; the thread itself got control back early.
         assert_eq!(e.complete(start, start + 100_000), start + 100_000);
-        if now_ns() < start + 100_000 {
-            early += 1;
-        }
+        assert!(now_ns() >= start + 100_000, "an I/O ended before the model");
     }
-    // 2 ms of lateness is 20 of these 100 µs I/Os (a busy machine only adds lateness to pay).
-    assert!(early >= 19, "{early} of 40 ended early");
     let f = e.fidelity();
-    assert_eq!(f.ios, 41);
-    assert!(f.credit_ns_mean > 0.0);
-    // Another thread owes nothing: its wait ends at the deadline, not before.
-    std::thread::scope(|s| {
-        s.spawn(|| {
-            let start = now_ns();
-            e.complete(start, start + 300_000);
-            assert!(now_ns() >= start + 300_000);
-        });
-    });
+    assert_eq!((f.ios, f.early_pct), (10, 0.0));
+    // A submission stamped before one the device already took arrives after it: the device
+    // (one actuator, served in order) never serves it first, and the inversion is counted.
+    let t = now_ns() + 1_000_000_000;
+    let later = e.submit(t + 5_000_000, IoKind::Read, 1 << 30, 16 << 10);
+    let earlier_stamp = e.submit(t, IoKind::Read, 0, 16 << 10);
+    assert!(earlier_stamp > later, "{earlier_stamp} {later}");
+    let f = e.fidelity();
+    assert_eq!(f.order_inversions, 1);
+    assert_eq!(f.order_inversion_ns_mean, 5_000_000.0);
 }
 
+/// The figures come from the distributions: an emulator that is late on its tail while early
+/// elsewhere, so that the means agree exactly, is off target (a mean cannot show it).
 #[test]
-fn credit_never_ends_a_wait_before_the_deadline_less_the_lateness() {
-    let mut c = Credit::default();
-    assert_eq!(c.due_ns(1_000), 1_000);
-    c.settle(1_000, 1_300); // 300 ns late
-    assert_eq!(c.due_ns(5_000), 4_700);
-    c.settle(5_000, 4_700); // paid back in full
-    assert_eq!(c.due_ns(9_000), 9_000);
-    c.settle(9_000, 9_000 + 1_000_000_000); // a second late: capped
-    assert_eq!(c.due_ns(100_000_000), 80_000_000);
+fn a_late_tail_is_off_target_even_when_the_mean_matches() {
+    let e = Emulator::new(&parse_spec("pcie-flash-2012").unwrap(), 1).unwrap();
+    // 98 I/Os 15 µs early and 2 I/Os 735 µs late on a model of 100 µs each: the same mean.
+    for _ in 0..98 {
+        e.record_realised(100_000, 85_000);
+    }
+    for _ in 0..2 {
+        e.record_realised(100_000, 835_000);
+    }
+    let f = e.fidelity();
+    assert!(f.off_pct.abs() < 1e-9, "{f:?}");
+    assert!(f.p99_off_pct > 600.0, "{f:?}");
+    assert_eq!((f.late_pct, f.early_pct), (2.0, 98.0));
+    assert!((f.abs_error_ns_mean - (98.0 * 15_000.0 + 2.0 * 735_000.0) / 100.0).abs() < 1e-6);
+    let problem = f.problem().expect("off target");
+    assert!(problem.contains("p99"), "{problem}");
+    assert!(f.off_target());
+    // The same I/Os on time are on target.
+    let e = Emulator::new(&parse_spec("pcie-flash-2012").unwrap(), 1).unwrap();
+    for _ in 0..100 {
+        e.record_realised(100_000, 101_000);
+    }
+    assert_eq!(e.fidelity().problem(), None);
 }
 
 extern "C" fn ignore_signal(_: libc::c_int) {}

@@ -132,14 +132,21 @@ fn an_emulated_hdd_runs_at_its_modelled_pace_and_reports_fidelity() {
     let point = &e["points"][0];
     let iops = v["summary"]["iops"].as_f64().unwrap();
     let model = point["model_iops"].as_f64().unwrap();
-    // A 15k rpm disk at QD 4 does a few hundred IOPS, not the tens of thousands of the RAM below it.
-    assert!((150.0..700.0).contains(&iops), "{iops}");
-    assert!((iops / model - 1.0).abs() < 0.35, "{iops} vs model {model}");
+    // The model's own closed loop at QD 4 over the same region. The tolerance is the emulation's
+    // claimed accuracy (realised within 1 % of the model: bench/device-emulation) plus the noise of
+    // ~400 random I/Os against the model's 20,000 (service times vary by ~40 %: 2 % as one
+    // standard deviation of the mean, so 6 % at three).
+    assert!((iops / model - 1.0).abs() < 0.07, "{iops} vs model {model}");
     let f = &e["fidelity"];
     assert!(f["ios"].as_u64().unwrap() > 100);
     let modelled = f["modelled_lat_ns_mean"].as_f64().unwrap();
     let realised = f["realised_lat_ns_mean"].as_f64().unwrap();
     assert!(realised >= modelled, "completions are never early");
+    assert_eq!(f["early_pct"], 0.0, "{f}");
+    // Milliseconds per I/O: a busy test machine's wake-up lateness (tens of µs) is far inside the
+    // tail's tolerance, so the distribution must match, not only the mean.
+    assert!(f["p99_off_pct"].as_f64().unwrap().abs() <= 25.0, "{f}");
+    assert!(f["late_pct"].as_f64().unwrap() <= 10.0, "{f}");
     // The RAM backing is gone.
     let err = text(&out.stderr);
     assert!(err.contains("emulating hdd-15k"), "{err}");

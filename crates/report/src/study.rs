@@ -77,6 +77,7 @@ fn devices_table(devs: &[Device], base: usize) -> Table {
         Column::new("replay_causal_iops", "IOPS in causal replay", Unit::Count),
         Column::new("alpha_causal", "α causal", Unit::Number),
         Column::new("run_fidelity", "run off model", Unit::Text),
+        Column::new("run_fidelity_p99", "run p99 off model", Unit::Text),
         Column::new("limit", "limited by", Unit::Text),
     ];
     let kept: Vec<bool> = columns.iter().map(keep).collect();
@@ -117,6 +118,14 @@ fn devices_table(devs: &[Device], base: usize) -> Table {
                 num(d.v, "/run_fidelity/off_pct").map_or(String::new(), |p| {
                     format!("{p:+.1} %{}", if p.abs() > 5.0 { " (off)" } else { "" })
                 }),
+            ),
+            // Realised against modelled p99: beyond ±25 % the tail is off, whatever the mean.
+            Cell::text(
+                num(d.v, "/run_fidelity/p99_off_pct")
+                    .filter(|_| num(d.v, "/run_fidelity/ios").is_some_and(|n| n > 0.0))
+                    .map_or(String::new(), |p| {
+                        format!("{p:+.0} %{}", if p.abs() > 25.0 { " (off)" } else { "" })
+                    }),
             ),
             Cell::text(
                 d.v.pointer("/breakdown/limit")
@@ -278,7 +287,7 @@ fn study_charts(s: &mut Section, ids: &mut Ids, devs: &[Device], base: usize) {
                 label: "α = 1: the device is kept busy".into(),
             }),
         ),
-        "α near 1 means the database keeps the device busy; a low α means something else (CPU, locks, the driver) limits it. α is against the better of two replays: each traced thread in order with the threads free (S1's method), and causal, which keeps the run's own ordering (what the database serialised stays serial); the table says which. Where the first is the better, the gap between the two bars is the device's gain from concurrency the database did not use. Above 1.05 a replay was no bound.",
+        "α near 1 means the database keeps the device busy; a low α means something else (CPU, locks, the driver) limits it. α is against the better of two replays: lanes, each traced thread one synchronous I/O at a time with the threads free, and causal, which keeps the run's own ordering (what the database serialised stays serial); the table says which. Where the first is the better, the gap between the two bars is the device's gain from concurrency the database did not use. Above 1.05 a replay was no bound.",
     );
     relative_chart(
         s,
@@ -306,6 +315,60 @@ fn study_charts(s: &mut Section, ids: &mut Ids, devs: &[Device], base: usize) {
         ),
         "The two numbers whose ratio is α.",
     );
+    // The emulator's fidelity as distributions: a mean can agree while the tail is far off.
+    let emulated: Vec<&Device> = devs
+        .iter()
+        .filter(|d| num(d.v, "/run_fidelity/ios").is_some_and(|n| n > 0.0))
+        .collect();
+    let quantiles = [("p50", "p50"), ("p99", "p99"), ("p999", "p99.9")];
+    let fidelity_series: Vec<Series> = quantiles
+        .iter()
+        .flat_map(|(key, label)| {
+            ["modelled", "realised"].map(|side| {
+                Series::bars(
+                    format!("{side} {label}"),
+                    emulated
+                        .iter()
+                        .map(|d| {
+                            num(d.v, &format!("/run_fidelity/{side}_lat_ns_{key}"))
+                                .filter(|v| *v > 0.0)
+                        })
+                        .collect(),
+                )
+            })
+        })
+        .collect();
+    if fidelity_series
+        .iter()
+        .any(|s| s.values.iter().any(Option::is_some))
+    {
+        let names: Vec<String> = emulated.iter().map(|d| d.name.clone()).collect();
+        s.chart(
+            svg::bars(
+                &ids.next(),
+                "The run's I/O latency: realised against modelled",
+                &format!(
+                    "Percentiles of the database's I/O latency on each emulated device, as the model completed each I/O and as the database saw it: {}.",
+                    emulated
+                        .iter()
+                        .map(|d| format!(
+                            "{} p99 {} modelled, {} realised",
+                            d.name,
+                            fmt::value(num(d.v, "/run_fidelity/modelled_lat_ns_p99"), Unit::Ns),
+                            fmt::value(num(d.v, "/run_fidelity/realised_lat_ns_p99"), Unit::Ns)
+                        ))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                &names,
+                &fidelity_series,
+                &Axis::new("latency", Scale::Log, fmt::ns_short),
+                false,
+                None,
+            ),
+            "Each pair of bars should match: the emulator holds every I/O until the model completes it, never less, so a realised bar above its modelled one is lateness — a busy machine waking the database's threads late. The table marks a p99 beyond ±25 % of the model's; such a device's figures are less reliable.",
+        );
+    }
     let share = |d: &Device, k: &str| num(d.v, &format!("/breakdown/{k}"));
     let parts: Vec<Series> = [
         ("io_wait_share", "in reads, writes and syncs"),

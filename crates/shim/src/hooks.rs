@@ -23,6 +23,18 @@ thread_local! {
     static BUSY: Cell<bool> = const { Cell::new(false) };
     /// This thread's id and the fork generation it was read in.
     static TID: Cell<(u64, u32)> = const { Cell::new((0, 0)) };
+    /// The CPU this thread's current hooked call was issued on, for its trace record.
+    static CALL_CPU: Cell<Option<u32>> = const { Cell::new(None) };
+}
+
+/// The start of a hooked call: its time, and (when tracing) the CPU it is issued on
+/// (`sched_getcpu` at the call, as blktrace files a request under the CPU that queued it).
+#[inline]
+fn call_start() -> u64 {
+    if SHIM.get().is_some_and(|s| s.trace_dir.is_some()) {
+        let _ = CALL_CPU.try_with(|c| c.set(oltplab_trace::current_cpu()));
+    }
+    now_ns()
 }
 
 #[inline]
@@ -162,7 +174,6 @@ fn emulate_data(fd: c_int, number: u32, write: bool, offset: u64, t0: u64, ret: 
     guarded(|| {
         let len = ret as u64;
         let kind = if write { IoKind::Write } else { IoKind::Read };
-        let t0 = shim.emu.arrival_ns(t0);
         let deadline = shim
             .emu
             .submit(t0, kind, shim.emu.place(number, offset), len);
@@ -178,7 +189,6 @@ fn emulate_flush(fd: c_int, number: u32, op: Op, t0: u64) {
         return;
     };
     guarded(|| {
-        let t0 = shim.emu.arrival_ns(t0);
         let deadline = shim
             .emu
             .submit(t0, IoKind::Flush, shim.emu.place(number, 0), 0);
@@ -321,6 +331,7 @@ fn trace(shim: &Shim, fd: c_int, number: u32, op: Op, offset: u64, len: u64, t0:
         op: op as u8,
         tag: 0,
         tid,
+        cpu: CALL_CPU.try_with(Cell::get).ok().flatten(),
     });
 }
 
@@ -448,7 +459,7 @@ macro_rules! positional {
         match tracked($fd) {
             None => unsafe { $call },
             Some(number) => {
-                let t0 = now_ns();
+                let t0 = call_start();
                 let ret = unsafe { $call };
                 emulate_data($fd, number, $write, $off as u64, t0, ret as isize);
                 ret
@@ -463,7 +474,7 @@ macro_rules! sequential {
         match tracked($fd) {
             None => unsafe { $call },
             Some(number) => {
-                let t0 = now_ns();
+                let t0 = call_start();
                 let ret = unsafe { $call };
                 if ret > 0 {
                     let saved = errno();
@@ -620,7 +631,7 @@ macro_rules! flush {
     ($fd:expr, $op:expr, $call:expr) => {{
         match (tracked($fd), SHIM.get()) {
             (Some(number), Some(shim)) => {
-                let t0 = now_ns();
+                let t0 = call_start();
                 // With RAM backing the page cache is the medium: nothing to make durable.
                 let ret = if shim.ram { 0 } else { unsafe { $call } };
                 if ret == 0 {
@@ -653,7 +664,7 @@ pub unsafe extern "C" fn sync_file_range(
 ) -> c_int {
     match (tracked(fd), SHIM.get()) {
         (Some(number), Some(shim)) => {
-            let t0 = now_ns();
+            let t0 = call_start();
             let ret = if shim.ram {
                 0
             } else {

@@ -127,7 +127,7 @@ extern "C" fn init() {
         return;
     };
     // Calibrated once here, so that forked children (PostgreSQL backends) inherit the figure.
-    oltplab_devmodel::early_wake_ns();
+    oltplab_devmodel::spin_margin_ns();
     let ram = std::env::var_os(ENV_BACKING).is_some_and(|b| b == "ram");
     let trace_dir = std::env::var_os(ENV_TRACE_DIR).map(PathBuf::from);
     let places = std::env::var_os(ENV_PLACES)

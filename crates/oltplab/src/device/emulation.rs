@@ -4,11 +4,11 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use oltplab_core::units::{format_count, format_ns};
+use oltplab_core::units::format_count;
 use oltplab_core::Result;
 use oltplab_core::{interrupt, safety};
 use oltplab_devmodel::sim::ClosedLoop;
-use oltplab_devmodel::{now_ns, Emulator, Fidelity, Spec, OFF_TARGET_PCT};
+use oltplab_devmodel::{now_ns, Emulator, Fidelity, Spec};
 use oltplab_io::job::Mix;
 use oltplab_metrics::{Warning, WarningKind};
 
@@ -133,14 +133,13 @@ impl Emulation {
             .summary
             .points
             .iter()
-            .filter(|p| p.fidelity.off_target())
-            .map(|p| format!("{} ({:+.1} %)", label(p), p.fidelity.off_pct))
+            .filter_map(|p| Some(format!("{}: {}", label(p), p.fidelity.problem()?)))
             .collect();
         if !late.is_empty() {
             out.push(Warning::new(
                 WarningKind::EmulationOffTarget,
                 format!(
-                    "the realised mean latency was more than {OFF_TARGET_PCT} % off the model's at {}: the backing store or a busy CPU could not keep the modelled times; use --backing ram, fewer --jobs, or a quieter machine",
+                    "the emulation did not keep the model's latencies at {}: the backing store or a busy CPU could not keep the modelled times; use --backing ram, fewer --jobs, or a quieter machine",
                     shorten(&late)
                 ),
             ));
@@ -179,20 +178,14 @@ impl Emulation {
 pub fn summary_line(summary: &EmulationSummary) -> String {
     let f = &summary.fidelity;
     format!(
-            "emulated {} ({} backing): modelled latency mean {} p99 {}, realised mean {} p99 {} ({:+.1} %); waits woke {} late on average",
-            summary.spec,
-            match summary.backing {
-                Some(Backing::Ram) => "RAM",
-                Some(Backing::Disk) => "disk",
-                Some(Backing::None) | None => "no",
-            },
-            format_ns(f.modelled_lat_ns_mean),
-            format_ns(f.modelled_lat_ns_p99 as f64),
-            format_ns(f.realised_lat_ns_mean),
-            format_ns(f.realised_lat_ns_p99 as f64),
-            f.off_pct,
-            format_ns(f.wake_late_ns_mean)
-        )
+        "emulated {} ({} backing): {f}",
+        summary.spec,
+        match summary.backing {
+            Some(Backing::Ram) => "RAM",
+            Some(Backing::Disk) => "disk",
+            Some(Backing::None) | None => "no",
+        },
+    )
 }
 
 fn shorten(items: &[String]) -> String {
@@ -208,20 +201,42 @@ fn shorten(items: &[String]) -> String {
     }
 }
 
-/// Fidelity over several points: I/O-weighted means, the highest p99 (an upper bound).
+/// Fidelity over several points: I/O-weighted means and shares, the highest percentiles (an
+/// upper bound), the point furthest off at p99, the spin over the points' windows.
 fn combine<'a>(points: impl Iterator<Item = &'a Fidelity>) -> Fidelity {
     let mut out = Fidelity::default();
-    let (mut m, mut r, mut wake, mut credit) = (0.0, 0.0, 0.0, 0.0);
+    let (mut m, mut r, mut wake, mut abs, mut late, mut early, mut inversion) =
+        (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
     for f in points {
+        let n = f.ios as f64;
         out.ios += f.ios;
-        m += f.modelled_lat_ns_mean * f.ios as f64;
-        r += f.realised_lat_ns_mean * f.ios as f64;
-        wake += f.wake_late_ns_mean * f.ios as f64;
-        credit += f.credit_ns_mean * f.ios as f64;
+        m += f.modelled_lat_ns_mean * n;
+        r += f.realised_lat_ns_mean * n;
+        wake += f.wake_late_ns_mean * n;
+        abs += f.abs_error_ns_mean * n;
+        late += f.late_pct * n;
+        early += f.early_pct * n;
+        inversion += f.order_inversion_ns_mean * f.order_inversions as f64;
+        out.order_inversions += f.order_inversions;
         out.spin_cpu_s += f.spin_cpu_s;
-        out.modelled_lat_ns_p99 = out.modelled_lat_ns_p99.max(f.modelled_lat_ns_p99);
-        out.realised_lat_ns_p99 = out.realised_lat_ns_p99.max(f.realised_lat_ns_p99);
-        out.wake_late_ns_max = out.wake_late_ns_max.max(f.wake_late_ns_max);
+        out.spin_machine_pct += f.spin_machine_pct * f.window_s;
+        out.window_s += f.window_s;
+        for (to, from) in [
+            (&mut out.modelled_lat_ns_p50, f.modelled_lat_ns_p50),
+            (&mut out.modelled_lat_ns_p90, f.modelled_lat_ns_p90),
+            (&mut out.modelled_lat_ns_p99, f.modelled_lat_ns_p99),
+            (&mut out.modelled_lat_ns_p999, f.modelled_lat_ns_p999),
+            (&mut out.realised_lat_ns_p50, f.realised_lat_ns_p50),
+            (&mut out.realised_lat_ns_p90, f.realised_lat_ns_p90),
+            (&mut out.realised_lat_ns_p99, f.realised_lat_ns_p99),
+            (&mut out.realised_lat_ns_p999, f.realised_lat_ns_p999),
+            (&mut out.wake_late_ns_max, f.wake_late_ns_max),
+        ] {
+            *to = (*to).max(from);
+        }
+        if f.p99_off_pct.abs() > out.p99_off_pct.abs() {
+            out.p99_off_pct = f.p99_off_pct;
+        }
         out.wake_early_ns = f.wake_early_ns;
     }
     if out.ios > 0 {
@@ -229,12 +244,20 @@ fn combine<'a>(points: impl Iterator<Item = &'a Fidelity>) -> Fidelity {
         out.modelled_lat_ns_mean = m / n;
         out.realised_lat_ns_mean = r / n;
         out.wake_late_ns_mean = wake / n;
-        out.credit_ns_mean = credit / n;
+        out.abs_error_ns_mean = abs / n;
+        out.late_pct = late / n;
+        out.early_pct = early / n;
         if out.modelled_lat_ns_mean > 0.0 {
             out.off_pct = (out.realised_lat_ns_mean - out.modelled_lat_ns_mean)
                 / out.modelled_lat_ns_mean
                 * 100.0;
         }
+    }
+    if out.window_s > 0.0 {
+        out.spin_machine_pct /= out.window_s;
+    }
+    if out.order_inversions > 0 {
+        out.order_inversion_ns_mean = inversion / out.order_inversions as f64;
     }
     out
 }

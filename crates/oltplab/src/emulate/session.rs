@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use oltplab_core::units::{format_bytes, format_count, format_ns};
 use oltplab_core::{interrupt, safety, Error, Result};
 use oltplab_dbs::server::process::Account;
-use oltplab_devmodel::{Emulator, Fidelity, Spec, OFF_TARGET_PCT};
+use oltplab_devmodel::{Emulator, Fidelity, Spec};
 use oltplab_metrics::{Warning, WarningKind};
 use oltplab_trace::TraceSummary;
 use serde::Serialize;
@@ -288,10 +288,10 @@ impl EmulationSession {
                 WarningKind::EmulationOffTarget,
                 format!("no reads, writes or syncs under {dir} were seen: check that --path is where the command keeps its files (io_uring and Linux native AIO bypass the emulation; for MariaDB set innodb_use_native_aio=0)"),
             ));
-        } else if fidelity.off_target() {
-            let gap_ns = fidelity.realised_lat_ns_mean - fidelity.modelled_lat_ns_mean;
+        } else if let Some(problem) = fidelity.problem() {
             // Late wake-ups explain the gap when they are most of it; otherwise the real I/O took
             // longer than the model allowed.
+            let gap_ns = fidelity.realised_lat_ns_mean - fidelity.modelled_lat_ns_mean;
             let busy = fidelity.wake_late_ns_mean >= 0.5 * gap_ns.abs();
             let fix = match (busy, self.config.backing) {
                 (true, _) | (false, Backing::Ram) => format!(
@@ -304,10 +304,7 @@ impl EmulationSession {
             };
             warnings.push(Warning::new(
                 WarningKind::EmulationOffTarget,
-                format!(
-                    "the realised mean latency was {:+.1} % off the model's (more than {OFF_TARGET_PCT} %): {fix}",
-                    fidelity.off_pct
-                ),
+                format!("the emulation did not keep the model's latencies: {problem}; {fix}"),
             ));
         }
         let trace = match (&self.config.trace, &self.parts) {
@@ -404,17 +401,9 @@ impl EmulationReport {
             self.processes
         );
         if f.ios > 0 {
+            crate::output::note!("  {f}");
             crate::output::note!(
-                "  latency modelled mean {} p99 {}, realised mean {} p99 {} ({:+.1} %)",
-                format_ns(f.modelled_lat_ns_mean),
-                format_ns(f.modelled_lat_ns_p99 as f64),
-                format_ns(f.realised_lat_ns_mean),
-                format_ns(f.realised_lat_ns_p99 as f64),
-                f.off_pct
-            );
-            crate::output::note!(
-                "  waits woke {} late on average, {} at most (early wake-up {})",
-                format_ns(f.wake_late_ns_mean),
+                "  waits woke {} late at most (spin margin {})",
                 format_ns(f.wake_late_ns_max as f64),
                 format_ns(f.wake_early_ns as f64)
             );

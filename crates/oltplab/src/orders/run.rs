@@ -646,13 +646,7 @@ fn print_summary(doc: &OrdersResult, out_dir: Option<&std::path::Path>) {
         }
     }
     if let Some(e) = &s.emulation {
-        eprintln!(
-            "emulated {}: modelled mean latency {}, realised {} ({:+.1} %)",
-            e.spec,
-            format_ns(e.fidelity.modelled_lat_ns_mean),
-            format_ns(e.fidelity.realised_lat_ns_mean),
-            e.fidelity.off_pct
-        );
+        eprintln!("emulated {}: {}", e.spec, e.fidelity);
     }
     if let Some(e) = &s.first_error {
         eprintln!("first error: {e}");

@@ -23,7 +23,7 @@ pub struct DeviceFigures {
     /// Reads + writes per second the database did in the measured window (from its trace).
     pub run_iops: f64,
     /// Reads + writes per second of that trace replayed as fast as the device allows: the bound
-    /// α uses. On the host, each traced thread in order and the threads free (S1's method), in
+    /// α uses. On the host, each traced thread in order and the threads free (lanes), in
     /// real time; on an emulated device's model, in virtual time, the better of that order and
     /// the causal one (`bound_order`).
     pub replay_iops: f64,
@@ -160,9 +160,14 @@ pub struct Breakdown {
     pub alpha: f64,
     pub limit: Limit,
     /// Emulated devices: the share of the machine's cores the emulator's waits spun on in the
-    /// window — cores the database and the driver did not have.
+    /// window — cores the database and the driver did not have. Counted with `cpu_utilisation`
+    /// when deciding whether the CPU limited the run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub emulator_spin_utilisation: Option<f64>,
+    /// Emulated devices: the busiest device's share of the window with an I/O in flight on the
+    /// model (`summary.io.by_device[].busy_pct` / 100), measured by the emulator.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device_busy_share: Option<f64>,
     /// Emulated devices: realised against modelled mean latency of the run and of the replay, %.
     pub run_fidelity_off_pct: Option<f64>,
     pub replay_fidelity_off_pct: Option<f64>,
@@ -204,7 +209,9 @@ pub enum Limit {
     InvalidBound,
     /// A paced run got most of what its terminals asked for.
     OfferedLoad,
-    /// α at or above 0.8 (`DEVICE_BOUND_ALPHA`): the run kept the device about as busy as the replay.
+    /// The model had the device busy for most of the window (`DEVICE_BUSY_SHARE`) and the run got
+    /// most of the replay's IOPS (α ≥ `DEVICE_BOUND_ALPHA`); on the host, whose busy time no model
+    /// measures, α alone.
     #[default]
     Device,
     /// The cores were busy.

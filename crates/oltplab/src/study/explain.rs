@@ -8,8 +8,11 @@ use crate::schema::{Breakdown, Limit, ServerWaits};
 use oltplab_core::units::{format_count, format_ns};
 use oltplab_trace::replay::sim::ReplayOrder;
 
-/// α at or above this: the run kept the device about as busy as the replay did.
+/// α at or above this: the run got about as much from the device as the replay did.
 const DEVICE_BOUND_ALPHA: f64 = 0.8;
+/// The model's busy share of the window at or above this: the device had an I/O in flight for
+/// nearly all of it.
+const DEVICE_BUSY_SHARE: f64 = 0.9;
 /// α above this: the replay did less than the run, so it is no bound and says nothing about the
 /// device; the figure is reported as invalid, with what was measured about why.
 pub const ALPHA_VALID_MAX: f64 = 1.05;
@@ -49,6 +52,12 @@ impl Breakdown {
         let cpu_utilisation = cpu.utilisation;
         let emulator_spin_utilisation = (cpu.emulator_spin_s > 0.0)
             .then(|| cpu.emulator_spin_s / (measured_s.max(1e-9) * cores));
+        let device_busy_share = run
+            .io
+            .by_device
+            .iter()
+            .map(|d| d.busy_pct / 100.0)
+            .reduce(f64::max);
         let io_wait_share = (io_wait_ns as f64 / 1e9 / terminal_s).min(1.0);
         let cpu_share = (cpu_s / terminal_s).min(1.0);
         let other_share = (1.0 - io_wait_share - cpu_share).max(0.0);
@@ -56,6 +65,7 @@ impl Breakdown {
         let server_lock_wait_share = server_waits.as_ref().and_then(|w| w.lock_share(terminal_s));
         let mut b = Breakdown {
             emulator_spin_utilisation,
+            device_busy_share,
             server_waits,
             server_lock_wait_share,
             terminal_s,
@@ -109,6 +119,12 @@ impl Breakdown {
         self
     }
 
+    /// The cores' utilisation by the database, the driver and the emulator's spin: a run whose
+    /// emulator and database fill the cores is CPU-bound, whoever spent it.
+    fn cpu_with_spin(&self) -> f64 {
+        self.cpu_utilisation + self.emulator_spin_utilisation.unwrap_or(0.0)
+    }
+
     fn decide(&self) -> Limit {
         let lock_share = (self.writer_lock_wait_share)
             .or(self.server_lock_wait_share)
@@ -120,9 +136,13 @@ impl Breakdown {
             .is_some_and(|e| e >= OFFERED_LOAD_EFFICIENCY)
         {
             Limit::OfferedLoad
-        } else if self.alpha >= DEVICE_BOUND_ALPHA {
+        } else if self.alpha >= DEVICE_BOUND_ALPHA
+            && self
+                .device_busy_share
+                .is_none_or(|b| b >= DEVICE_BUSY_SHARE)
+        {
             Limit::Device
-        } else if self.cpu_utilisation >= CPU_BOUND_UTILISATION {
+        } else if self.cpu_with_spin() >= CPU_BOUND_UTILISATION {
             Limit::Cpu
         } else if lock_share > 0.0 && lock_share >= self.io_wait_share {
             // Measured: the terminals waited for the one writer more than for their own I/O.
@@ -150,7 +170,7 @@ pub fn explain(b: &Breakdown, host: bool, engine: &str) -> String {
     }
     match b.alpha_causal {
         Some(_) if b.bound_order == ReplayOrder::Causal && b.limit != Limit::InvalidBound => format!(
-            "{first} α is against the causal replay (the database's own ordering kept), which did more than the one with each thread free (S1's method, α = {:.2} against it): run flat out, a thread's I/O landed beside the others' as it never did in the run, and that cost this device more than the run's own timing.",
+            "{first} α is against the causal replay (the database's own ordering kept), which did more than the one with each thread free (lanes, α = {:.2} against it): run flat out, a thread's I/O landed beside the others' as it never did in the run, and that cost this device more than the run's own timing.",
             b.alpha_lanes.unwrap_or(0.0)
         ),
         Some(causal) if b.limit != Limit::InvalidBound => format!(
@@ -193,13 +213,27 @@ fn explain_limit(b: &Breakdown, host: bool, engine: &str) -> String {
             b.alpha
         ),
         Limit::Device => format!(
-            "The device limits this run: it kept {device} about as busy as the replay did (α = {:.2}), and the terminals spent {} of their time in I/O.",
+            "The device limits this run: {}the run got {} of the IOPS the replay got from it (α = {:.2}), and the terminals spent {} of their time in I/O.",
+            b.device_busy_share.map_or(String::new(), |busy| format!(
+                "the model had {device} busy {} of the window (an I/O in flight, measured by the emulator), ",
+                pct(busy)
+            )),
+            pct(b.alpha),
             b.alpha,
             pct(b.io_wait_share)
         ),
         Limit::Cpu => format!(
-            "CPU limits this run: the database engine and the driver kept the cores {} busy, while {device} delivered only {} of the IOPS the replay got from it (α = {:.2}).",
-            pct(b.cpu_utilisation),
+            "CPU limits this run: {} kept the cores {} busy{}, while {device} delivered only {} of the IOPS the replay got from it (α = {:.2}).",
+            if b.emulator_spin_utilisation.is_some() {
+                "the database engine, the driver and the emulator's waits"
+            } else {
+                "the database engine and the driver"
+            },
+            pct(b.cpu_with_spin()),
+            b.emulator_spin_utilisation.map_or(String::new(), |spin| format!(
+                " ({} of them the emulator's spin, which the database could not use)",
+                pct(spin)
+            )),
             pct(b.alpha),
             b.alpha
         ),
@@ -410,6 +444,35 @@ mod tests {
             Breakdown::from_run(&summary(r.clone()), 10_000_000_000, &scale(), 0.5).limit,
             Limit::Locks
         );
+    }
+
+    #[test]
+    fn the_emulators_spin_counts_as_cpu_and_the_device_needs_its_busy_time() {
+        // The database and driver used 50 % of the cores, the emulator's waits another 40 %:
+        // together they filled the machine, so the run is CPU-bound, said as such.
+        let mut r = run(10.0, 0.5);
+        r["summary"]["cpu"]["emulator_spin_s"] = serde_json::json!(8.0);
+        let b = Breakdown::from_run(&summary(r), 10_000_000_000, &scale(), 0.5);
+        assert_eq!(b.limit, Limit::Cpu, "{b:?}");
+        let said = explain(&b, false, "mariadb");
+        assert!(
+            said.contains("the emulator's waits kept the cores 90 % busy")
+                && said.contains("40 % of them the emulator's spin"),
+            "{said}"
+        );
+        // α high, but the model had the device idle half the window: not the device.
+        let mut r = run(2.0, 0.1);
+        r["summary"]["io"]["by_device"] =
+            serde_json::json!([{"name": "hdd-10k", "busy_pct": 50.0}]);
+        let idle = Breakdown::from_run(&summary(r.clone()), 30_000_000_000, &scale(), 0.95);
+        assert_eq!(idle.device_busy_share, Some(0.5));
+        assert_ne!(idle.limit, Limit::Device, "{idle:?}");
+        // Busy 97 % of the window: the device, and the sentence names the busy share.
+        r["summary"]["io"]["by_device"][0]["busy_pct"] = serde_json::json!(97.0);
+        let busy = Breakdown::from_run(&summary(r), 30_000_000_000, &scale(), 0.95);
+        assert_eq!(busy.limit, Limit::Device);
+        let said = explain(&busy, false, "mariadb");
+        assert!(said.contains("busy 97 % of the window"), "{said}");
     }
 
     #[test]

@@ -589,12 +589,11 @@ fn emulation_summary(
     fidelity: Fidelity,
     warnings: &mut Vec<Warning>,
 ) -> EmulationSummary {
-    if fidelity.off_target() {
+    if let Some(problem) = fidelity.problem() {
         warnings.push(Warning::new(
             WarningKind::EmulationOffTarget,
             format!(
-                "the engine's I/Os took {:+.0} % of the model's mean latency on the emulated {device}: the machine could not wait exactly (busy CPU?), so the figures are less reliable",
-                fidelity.off_pct
+                "the engine's I/Os did not keep the model's latencies on the emulated {device}: {problem}; the machine could not wait exactly (busy CPU?), so the figures are less reliable"
             ),
         ));
     }

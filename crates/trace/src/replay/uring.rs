@@ -145,7 +145,7 @@ impl UringWorker<'_> {
                 let wait = if !done.is_empty() {
                     Some(0)
                 } else {
-                    let early = oltplab_devmodel::early_wake_ns();
+                    let early = oltplab_devmodel::spin_margin_ns();
                     timers
                         .peek()
                         .map(|&Reverse((due, _))| due.saturating_sub(now).saturating_sub(early))
@@ -493,7 +493,7 @@ impl StreamWorker<'_> {
                 let wait = if !done.is_empty() {
                     Some(0)
                 } else {
-                    let early = oltplab_devmodel::early_wake_ns();
+                    let early = oltplab_devmodel::spin_margin_ns();
                     next_timer.map(|t| t.saturating_sub(now).saturating_sub(early))
                 };
                 if let Err(e) = rs.submit_and_wait(&mut ring, wait) {
