@@ -7,24 +7,27 @@
 //! distributions beside DiskSim's own figure for the drive.
 //!
 //! ```text
-//! cargo run --release -p oltplab-devmodel --example diskvalid -- --dir bench/model-validation/disksim-valid [--json FILE] [--dump DIR] [--seed N] [DRIVE…]
+//! cargo run --release -p oltplab-devmodel --example diskvalid -- --dir bench/model-validation/disksim-valid [--json FILE] [--dump DIR] [--seed N] [--open-loop] [DRIVE…]
 //! ```
 //! `--dump DIR` writes each drive's requests with their measured and modelled times (`DRIVE.tsv`);
-//! `--seed` (42) sets the platters' starting angles.
+//! `--seed` (42) sets the platters' starting angles; `--open-loop` issues each request when it
+//! arrived on the traced drive instead of its think time after the model's previous completion.
 use std::path::PathBuf;
 
-use oltplab_devmodel::diskvalid::{self, DRIVES};
+use oltplab_devmodel::diskvalid::{self, Issue, DRIVES};
 
 fn main() {
     let mut args = std::env::args().skip(1);
     let (mut dir, mut json, mut dump, mut drives) = (None, None, None, Vec::new());
     let mut seed = 42u64;
+    let mut issue = Issue::AfterCompletion;
     while let Some(a) = args.next() {
         match a.as_str() {
             "--dir" => dir = args.next().map(PathBuf::from),
             "--json" => json = args.next().map(PathBuf::from),
             "--dump" => dump = args.next().map(PathBuf::from),
             "--seed" => seed = args.next().and_then(|s| s.parse().ok()).unwrap_or(seed),
+            "--open-loop" => issue = Issue::AsTraced,
             _ => drives.push(a),
         }
     }
@@ -49,7 +52,7 @@ fn main() {
             eprintln!("diskvalid: {d} is not one of runvalid's drives");
             std::process::exit(2)
         };
-        let o = match diskvalid::validate(&dir, d, seed) {
+        let o = match diskvalid::validate(&dir, d, seed, issue) {
             Ok(o) => o,
             Err(e) => {
                 println!("| {d} ({name}) | — | — | — | not run: {e} | {ds:.3} ms | — |");

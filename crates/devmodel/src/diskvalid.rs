@@ -6,7 +6,8 @@
 //! tracer classed the request, its 512-byte sectors, the response time measured on the drive, and
 //! how long the host waited after that completion before issuing the next request. One request is
 //! outstanding at a time, so the replay ([`replay`]) issues each request the trace's think time after
-//! the model's completion of the one before, as DiskSim's own validation does.
+//! the model's completion of the one before, as DiskSim's own validation does (or, open loop, at
+//! the time it arrived on the traced drive).
 //!
 //! The figure of merit is Ruemmler & Wilkes' demerit ("An introduction to disk drive modeling",
 //! IEEE Computer 27(3), 1994): the root-mean-square horizontal distance between the modelled and the
@@ -132,10 +133,21 @@ pub fn rms_ms(a: &[f64], b: &[f64]) -> f64 {
     (sum / RMS_STEPS as f64).sqrt()
 }
 
-/// Runs the trace through `emu` in virtual time, one request at a time: the first at 1 s, each
-/// next one its predecessor's think time after the model completed the predecessor. Returns each
-/// request's modelled response time (completion − issue), in ms.
-pub fn replay(emu: &Emulator, trace: &[Request]) -> Vec<f64> {
+/// When the replay issues each request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Issue {
+    /// The predecessor's think time after the model completed the predecessor: the trace as it
+    /// was driven (one request at a time), and as DiskSim's validation replays it.
+    AfterCompletion,
+    /// At the time the request arrived on the traced drive — the sum of the measured response and
+    /// think times before it — whatever the model did with the ones before (open loop).
+    AsTraced,
+}
+
+/// Runs the trace through `emu` in virtual time, the first request at 1 s. Returns each request's
+/// modelled response time (completion − issue), in ms.
+pub fn replay(emu: &Emulator, trace: &[Request], issue: Issue) -> Vec<f64> {
+    let ns = |ms: f64| (ms * 1e6).round() as u64;
     let mut t = 1_000_000_000u64;
     trace
         .iter()
@@ -143,7 +155,10 @@ pub fn replay(emu: &Emulator, trace: &[Request]) -> Vec<f64> {
             let kind = if r.write { IoKind::Write } else { IoKind::Read };
             let done = emu.submit(t, kind, r.sector * SECTOR_BYTES, r.sectors * SECTOR_BYTES);
             let response = done.saturating_sub(t);
-            t = done + (r.think_ms * 1e6).round() as u64;
+            t = match issue {
+                Issue::AfterCompletion => done.max(t) + ns(r.think_ms),
+                Issue::AsTraced => t + ns(r.measured_ms) + ns(r.think_ms),
+            };
             response as f64 / 1e6
         })
         .collect()
@@ -187,7 +202,7 @@ fn named(text: &str, key: &str) -> Option<String> {
 /// Reads `drive`'s files from `dir` (`DRIVE.diskspecs`, the `.model` it names, the `.seek` that
 /// names, `DRIVE.parv`, `DRIVE.trace`), configures the model from the parameters and runs the
 /// trace through it (seed: the platter's starting angle).
-pub fn validate(dir: &Path, drive: &str, seed: u64) -> Result<Outcome, String> {
+pub fn validate(dir: &Path, drive: &str, seed: u64, issue: Issue) -> Result<Outcome, String> {
     let specs = read(&dir.join(format!("{drive}.diskspecs")))?;
     let model_file = named(&specs, "Model").ok_or("the diskspecs names no model")?;
     let model = read(&dir.join(model_file))?;
@@ -200,7 +215,7 @@ pub fn validate(dir: &Path, drive: &str, seed: u64) -> Result<Outcome, String> {
     let parsed = parse_spec(&spec).map_err(|e| format!("{drive}: {e}"))?;
     let trace = parse_trace(&read(&dir.join(format!("{drive}.trace")))?)?;
     let emu = Emulator::new(&parsed, seed).map_err(|e| e.to_string())?;
-    let modelled_ms = replay(&emu, &trace);
+    let modelled_ms = replay(&emu, &trace, issue);
     let measured: Vec<f64> = trace.iter().map(|r| r.measured_ms).collect();
     Ok(Outcome {
         rms_ms: rms_ms(&modelled_ms, &measured),
@@ -476,7 +491,7 @@ mod tests {
             .join("../../bench/model-validation/disksim-valid");
         let mut within = Vec::new();
         for &(drive, _, disksim) in &DRIVES[..6] {
-            let o = validate(&dir, drive, 42).unwrap();
+            let o = validate(&dir, drive, 42, Issue::AfterCompletion).unwrap();
             assert_eq!(o.modelled_ms.len(), o.trace.len());
             if o.rms_ms <= 2.0 * disksim {
                 within.push(drive);
