@@ -711,15 +711,16 @@ fn cores() -> f64 {
     std::thread::available_parallelism().map_or(1, |n| n.get()) as f64
 }
 
-/// How long before a deadline a sleep ends, to spin the rest: an estimate of the 75th percentile
-/// of this machine's wake-up overshoot, kept between [`MARGIN_MIN_NS`] and [`MARGIN_MAX_NS`].
+/// How long before a deadline a sleep ends, to spin the rest: an estimate of the median of this
+/// machine's wake-up overshoot (with 1 ns timer slack), kept between [`MARGIN_MIN_NS`] and
+/// [`MARGIN_MAX_NS`].
 ///
 /// The trade: every nanosecond of margin a wait does not overshoot is spun, on a core the database
-/// could use; every nanosecond of overshoot past the margin is lateness. At the 75th percentile
-/// three waits in four end on time, and the spin per wait stays near the spread of the overshoot
-/// (a few µs), not its tail. The cap keeps a loaded machine, whose overshoots grow, from turning
-/// every wait into a spin that makes it more loaded still: past it, lateness shows in the
-/// fidelity figures instead.
+/// could use; every nanosecond of overshoot past the margin is lateness. At the median half the
+/// waits end on time and the other half late by the overshoot's spread above its median (a few
+/// µs on a quiet machine), and the spin per wait stays a few µs. The cap keeps a loaded machine,
+/// whose overshoots grow, from turning every wait into a spin that loads it more: past it,
+/// lateness shows in the fidelity figures instead (bench/emulator-timing measures the trade).
 pub fn spin_margin_ns() -> u64 {
     let now = MARGIN_NS.load(Ordering::Relaxed);
     if now != 0 {
@@ -737,7 +738,7 @@ pub fn spin_margin_ns() -> u64 {
             .collect();
         over.sort_unstable();
         MARGIN_NS.store(
-            over[over.len() * 3 / 4].clamp(MARGIN_MIN_NS, MARGIN_MAX_NS),
+            over[over.len() / 2].clamp(MARGIN_MIN_NS, MARGIN_MAX_NS),
             Ordering::Relaxed,
         );
     });
@@ -747,14 +748,14 @@ pub fn spin_margin_ns() -> u64 {
 static MARGIN_NS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 const MARGIN_MIN_NS: u64 = 2_000;
 const MARGIN_MAX_NS: u64 = 25_000;
-/// The margin's step after each sleep: up three steps when a sleep overshot it, down one when
-/// not, which settles where one sleep in four overshoots (the 75th percentile).
+/// The margin's step after each sleep: up when a sleep overshot it, down when not, which settles
+/// where half the sleeps overshoot (the median).
 const MARGIN_STEP_NS: u64 = 250;
 
 fn adapt_margin(overshoot_ns: u64) {
     let margin = MARGIN_NS.load(Ordering::Relaxed);
     let next = if overshoot_ns > margin {
-        margin + 3 * MARGIN_STEP_NS
+        margin + MARGIN_STEP_NS
     } else {
         margin.saturating_sub(MARGIN_STEP_NS)
     };
@@ -762,8 +763,9 @@ fn adapt_margin(overshoot_ns: u64) {
 }
 
 /// Sets the calling thread's timer slack to 1 ns, once per thread: with Linux's default 50 µs,
-/// every sleep may end up to 50 µs late, which a margin would have to spin away.
-fn fine_timer_slack() {
+/// every sleep — and every timed wait, an io_uring one too — may end up to 50 µs late, which a
+/// margin would have to spin away.
+pub fn fine_timer_slack() {
     thread_local! {
         static SET: Cell<bool> = const { Cell::new(false) };
     }

@@ -76,6 +76,12 @@ fn devices_table(devs: &[Device], base: usize) -> Table {
         Column::new("bound_order", "α against", Unit::Text),
         Column::new("replay_causal_iops", "IOPS in causal replay", Unit::Count),
         Column::new("alpha_causal", "α causal", Unit::Number),
+        Column::new(
+            "replay_btreplay_iops",
+            "IOPS in btreplay replay",
+            Unit::Count,
+        ),
+        Column::new("alpha_btreplay", "α btreplay", Unit::Number),
         Column::new("run_fidelity", "run off model", Unit::Text),
         Column::new("run_fidelity_p99", "run p99 off model", Unit::Text),
         Column::new("limit", "limited by", Unit::Text),
@@ -113,6 +119,8 @@ fn devices_table(devs: &[Device], base: usize) -> Table {
             ),
             Cell::Num(num(d.v, "/replay_causal_iops")),
             Cell::Num(num(d.v, "/alpha_causal")),
+            Cell::Num(num(d.v, "/replay_btreplay_iops")),
+            Cell::Num(num(d.v, "/alpha_btreplay")),
             // Realised against modelled latency of the run; beyond ±5 % the figure is marked.
             Cell::text(
                 num(d.v, "/run_fidelity/off_pct").map_or(String::new(), |p| {
@@ -258,12 +266,16 @@ fn study_charts(s: &mut Section, ids: &mut Ids, devs: &[Device], base: usize) {
     let names: Vec<String> = devs.iter().map(|d| d.name.clone()).collect();
     let alphas: Vec<Option<f64>> = devs.iter().map(|d| d.alpha).collect();
     let causal: Vec<Option<f64>> = devs.iter().map(|d| num(d.v, "/alpha_causal")).collect();
+    let btreplay: Vec<Option<f64>> = devs.iter().map(|d| num(d.v, "/alpha_btreplay")).collect();
     let mut series = vec![Series::bars(
         "α (against the better replay)",
         alphas.clone(),
     )];
     if causal.iter().any(Option::is_some) {
         series.push(Series::bars("α causal (the run's ordering kept)", causal));
+    }
+    if btreplay.iter().any(Option::is_some) {
+        series.push(Series::bars("α btreplay (bunches per CPU)", btreplay));
     }
     s.chart(
         svg::bars(
@@ -287,7 +299,7 @@ fn study_charts(s: &mut Section, ids: &mut Ids, devs: &[Device], base: usize) {
                 label: "α = 1: the device is kept busy".into(),
             }),
         ),
-        "α near 1 means the database keeps the device busy; a low α means something else (CPU, locks, the driver) limits it. α is against the better of two replays: lanes, each traced thread one synchronous I/O at a time with the threads free, and causal, which keeps the run's own ordering (what the database serialised stays serial); the table says which. Where the first is the better, the gap between the two bars is the device's gain from concurrency the database did not use. Above 1.05 a replay was no bound.",
+        "α near 1 means the database keeps the device busy; a low α means something else (CPU, locks, the driver) limits it. α is against the best of the replays: lanes, each traced thread one synchronous I/O at a time with the threads free; causal, which keeps the run's own ordering (what the database serialised stays serial); and btreplay, blktrace's block-level replay as S1's era ran it (each CPU's I/O in bunches submitted back to back, the whole trace queued at the device); the table says which. Where the first is the better, the gap between the two bars is the device's gain from concurrency the database did not use. Above 1.05 a replay was no bound.",
     );
     relative_chart(
         s,

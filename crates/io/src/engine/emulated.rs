@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use oltplab_core::Result;
-use oltplab_devmodel::{now_ns, Emulator, IoKind};
+use oltplab_devmodel::{fine_timer_slack, now_ns, spin_margin_ns, Emulator, IoKind};
 
 use super::{Completion, IoEngine, Op};
 
@@ -129,6 +129,7 @@ impl<E: IoEngine> IoEngine for EmulatedEngine<E> {
         timeout: Option<Duration>,
         out: &mut Vec<Completion>,
     ) -> Result<()> {
+        fine_timer_slack();
         let give_up = timeout.map(|t| now_ns() + t.as_nanos() as u64);
         // Submit what is queued and take what is already done, without waiting.
         self.reap_inner(0, None)?;
@@ -149,8 +150,12 @@ impl<E: IoEngine> IoEngine for EmulatedEngine<E> {
                 (d, g) => d.or(g),
             };
             if self.inner_in_flight > 0 {
-                // The real I/O is not done: wait for it, but not past the next modelled completion.
-                let wait = wake.map(|w| Duration::from_nanos(w.saturating_sub(now)));
+                // The real I/O is not done: wait for it, but not past the next modelled completion
+                // less the spin margin (a timed wait on the ring overshoots as a sleep does); in
+                // the margin, poll.
+                let wait = wake.map(|w| {
+                    Duration::from_nanos(w.saturating_sub(now).saturating_sub(spin_margin_ns()))
+                });
                 if wait.is_some_and(|w| w.is_zero()) {
                     self.reap_inner(0, None)?;
                 } else {

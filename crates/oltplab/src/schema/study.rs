@@ -24,8 +24,8 @@ pub struct DeviceFigures {
     pub run_iops: f64,
     /// Reads + writes per second of that trace replayed as fast as the device allows: the bound
     /// α uses. On the host, each traced thread in order and the threads free (lanes), in
-    /// real time; on an emulated device's model, in virtual time, the better of that order and
-    /// the causal one (`bound_order`).
+    /// real time; on an emulated device's model, in virtual time, the best of the lanes, causal
+    /// and btreplay orders (`bound_order`).
     pub replay_iops: f64,
     pub alpha: f64,
     /// The replay order `replay_iops` comes from.
@@ -39,6 +39,13 @@ pub struct DeviceFigures {
     pub replay_causal_iops: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub alpha_causal: Option<f64>,
+    /// Emulated devices: the replay as blktrace's btreplay -N does it, S1's era's block-level
+    /// replay (each CPU's I/O in bunches of at most 8 within 10 ms, submitted back to back, up to
+    /// 512 in flight per CPU); absent when the trace carries no CPU ids.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replay_btreplay_iops: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub alpha_btreplay: Option<f64>,
     /// Emulated devices: the real-time replay through the live emulator, as a cross-check of the
     /// virtual one (it also carries the emulator's timing error: `replay_fidelity`).
     #[serde(skip_serializing_if = "Option::is_none")]

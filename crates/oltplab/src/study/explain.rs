@@ -168,6 +168,14 @@ pub fn explain(b: &Breakdown, host: bool, engine: &str) -> String {
     if let Some(w) = &b.server_waits {
         first = format!("{first} {}", server_account(w, b.terminal_s));
     }
+    if b.bound_order == ReplayOrder::Btreplay && b.limit != Limit::InvalidBound {
+        first = format!(
+            "{first} α is against the btreplay replay (blktrace's, as S1's era replayed: each CPU's I/O in bunches submitted back to back, the whole trace queued at the device), which got the most from it{}.",
+            b.alpha_lanes.map_or(String::new(), |l| format!(
+                "; with each thread one I/O at a time (lanes) α = {l:.2}"
+            ))
+        );
+    }
     match b.alpha_causal {
         Some(_) if b.bound_order == ReplayOrder::Causal && b.limit != Limit::InvalidBound => format!(
             "{first} α is against the causal replay (the database's own ordering kept), which did more than the one with each thread free (lanes, α = {:.2} against it): run flat out, a thread's I/O landed beside the others' as it never did in the run, and that cost this device more than the run's own timing.",
