@@ -288,7 +288,29 @@ pub(crate) fn param(entry: &CatalogueEntry, overrides: &[(&'static str, f64)], k
         .find(|(k, _)| *k == key)
         .map(|(_, v)| *v)
         .or_else(|| entry.param(key))
+        .or_else(|| {
+            optional_params(entry.kind)
+                .iter()
+                .find(|p| p.key == key)
+                .map(|p| p.value)
+        })
         .unwrap_or(0.0)
+}
+
+/// Parameters every device of a kind accepts in a spec although its catalogue entry does not
+/// list them: their default keeps the model as the catalogue describes it. `oltplab devices fit`
+/// sets them where a measured device needs them.
+pub fn optional_params(kind: DeviceKind) -> &'static [catalogue::Param] {
+    const FLASH: &[catalogue::Param] = &[catalogue::Param {
+        key: "write_occupancy_us",
+        value: 0.0,
+        about: "controller time per write command, when it differs from a read's (0: cmd_occupancy_us)",
+        source: "fitted by `oltplab devices fit` to a measured device; the catalogue's devices use cmd_occupancy_us",
+    }];
+    match kind {
+        DeviceKind::Flash => FLASH,
+        _ => &[],
+    }
 }
 
 impl fmt::Display for Spec {
@@ -561,8 +583,18 @@ impl Parser<'_> {
             self.pos += 1;
             loop {
                 let (key_at, key) = self.word("a parameter name")?;
-                let Some(param) = entry.params.iter().find(|p| p.key == key) else {
-                    let keys: Vec<_> = entry.params.iter().map(|p| p.key).collect();
+                let Some(param) = entry
+                    .params
+                    .iter()
+                    .chain(optional_params(entry.kind))
+                    .find(|p| p.key == key)
+                else {
+                    let keys: Vec<_> = entry
+                        .params
+                        .iter()
+                        .chain(optional_params(entry.kind))
+                        .map(|p| p.key)
+                        .collect();
                     let known = if keys.is_empty() {
                         "it has no parameters".to_string()
                     } else {
@@ -595,7 +627,14 @@ impl Parser<'_> {
                     None => return Err(self.error(self.pos, "expected ',' or '}', found the end")),
                 }
             }
-            overrides.sort_by_key(|(k, _)| entry.params.iter().position(|p| p.key == *k));
+            // Catalogue order, then the optional parameters.
+            overrides.sort_by_key(|(k, _)| {
+                entry
+                    .params
+                    .iter()
+                    .chain(optional_params(entry.kind))
+                    .position(|p| p.key == *k)
+            });
         }
         if self.peek() == Some('(') {
             return Err(self.error(self.pos, format!("{name} is a device, not a composition, so it takes no '(…)'; compositions are {COMPOSITIONS}")));

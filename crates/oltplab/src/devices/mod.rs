@@ -1,9 +1,12 @@
 //! `oltplab devices`: the device catalogue — every emulated device, its parameters with their
-//! sources, and what the model makes of them (16 KiB random reads at queue depth 1 and 32).
+//! sources, and what the model makes of them (16 KiB random reads at queue depth 1 and 32); and
+//! `oltplab devices fit TARGET`, which measures a device and fits the flash model to it (`fit.rs`).
+
+pub mod fit;
 
 use std::io::Write;
 
-use clap::Args;
+use clap::{Args, Subcommand};
 use oltplab_core::units::{format_count, format_ns};
 use oltplab_core::{Error, Result};
 use oltplab_devmodel::sim::ClosedLoop;
@@ -11,14 +14,24 @@ use oltplab_devmodel::{catalogue, parse_spec, CatalogueEntry, DeviceKind};
 use serde::Serialize;
 
 #[derive(Args, Debug)]
-#[command(after_help = AFTER_HELP)]
+#[command(after_help = AFTER_HELP, args_conflicts_with_subcommands = true)]
 pub struct DevicesArgs {
+    #[command(subcommand)]
+    pub command: Option<DevicesCommand>,
+
     /// Show only this device, or a composed spec such as raid5(4,hdd-15k)
     pub spec: Option<String>,
 
     /// Print the catalogue as JSON instead of text
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum DevicesCommand {
+    /// Measure a device (random reads and writes at 4–64 KiB, QD 1–64, and the commit loop) and
+    /// fit the flash model to it: prints measured against fitted, the fit error and the spec
+    Fit(fit::FitArgs),
 }
 
 const AFTER_HELP: &str = "\
@@ -28,7 +41,8 @@ Compose devices with:
   readcache(BACKING,CACHE[,size=…])    an SSD read cache that promotes blocks read twice
   pagecache(SPEC,size=…)               the operating system's page cache
   NAME{key=value,…}                    override parameters, e.g. hdd-15k{rpm=10000}
-Use a spec with `oltplab device --emulate SPEC`.";
+Use a spec with `oltplab device --emulate SPEC`; make one for a real device with
+`oltplab devices fit TARGET`.";
 
 /// What the model gives for one spec: 16 KiB random reads.
 #[derive(Serialize)]
@@ -69,6 +83,9 @@ fn derive(spec_text: &str) -> Result<Option<Derived>> {
 }
 
 pub fn run(args: DevicesArgs) -> Result<()> {
+    if let Some(DevicesCommand::Fit(fit_args)) = args.command {
+        return fit::run(fit_args);
+    }
     let entries: Vec<&CatalogueEntry> = match &args.spec {
         None => catalogue().iter().collect(),
         Some(text) => {
