@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+"""The closed loop's comparison table, from bench/emulator-closed-loop/run.sh's raw JSONs:
+per round and side (the real disk, and RAM under --emulate of the fitted spec) tpmC, run IOPS and
+the database's I/O latency p50/p99 (reads, writes, syncs: from each run's trace, as the shim timed
+them), then the emulated side against the real one (mean over the rounds, and per round).
+Usage: summarize.py OUT"""
+import json
+import math
+import pathlib
+import sys
+
+out = pathlib.Path(sys.argv[1])
+
+
+def load(path):
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+fit = load(out / "fit.json")
+if fit:
+    e = fit["summary"]["fit_error"]
+    print(f"Fitted spec: `{fit['summary']['spec']}`\n")
+    print(f"Fit error: {e['rms_pct']:.1f} % RMS over {2 * len(fit['summary']['points'])} figures "
+          f"(IOPS mean |error| {e['iops_mean_abs_pct']:.1f} %, latency {e['lat_mean_abs_pct']:.1f} %, "
+          f"worst {e['worst_pct']:.1f} %)\n")
+    print("| point | measured IOPS | measured latency | fitted IOPS | fitted latency | IOPS error | latency error |")
+    print("|---|---|---|---|---|---|---|")
+    for p in fit["summary"]["points"]:
+        print(f"| {p['op']} {p['block_size_bytes'] // 1024}k QD {p['qd']} | {p['measured']['iops']:,.0f} | "
+              f"{p['measured']['lat_ns'] / 1e3:,.1f} µs | {p['fitted']['iops']:,.0f} | "
+              f"{p['fitted']['lat_ns'] / 1e3:,.1f} µs | {p['iops_error_pct']:+.1f} % | {p['lat_error_pct']:+.1f} % |")
+    print()
+
+# Figures per (round, side).
+FIGS = [("tpmC", lambda r, t: r["summary"]["tpmc"]),
+        ("run IOPS", lambda r, t: r["summary"]["io"]["iops"]),
+        ("read p50 µs", lambda r, t: t["read_lat_ns"]["p50"] / 1e3),
+        ("read p99 µs", lambda r, t: t["read_lat_ns"]["p99"] / 1e3),
+        ("write p50 µs", lambda r, t: t["write_lat_ns"]["p50"] / 1e3),
+        ("write p99 µs", lambda r, t: t["write_lat_ns"]["p99"] / 1e3),
+        ("sync p50 µs", lambda r, t: t["sync_lat_ns"]["p50"] / 1e3),
+        ("sync p99 µs", lambda r, t: t["sync_lat_ns"]["p99"] / 1e3)]
+
+rows = {}
+for f in sorted(out.glob("round*-*.json")):
+    if f.stem.endswith("-trace"):
+        continue
+    rnd, side = f.stem[len("round"):].split("-", 1)
+    run, trace = load(f), load(out / f"round{rnd}-{side}-trace.json")
+    if not run or not trace:
+        print(f"round {rnd} {side}: missing result or trace statistics")
+        continue
+    vals = {}
+    for name, get in FIGS:
+        try:
+            vals[name] = get(run, trace)
+        except (KeyError, TypeError):
+            vals[name] = None
+    fid = (run["summary"].get("emulation") or {}).get("fidelity") or {}
+    vals["realised p50/p99 µs"] = (fid.get("realised_lat_ns_p50"), fid.get("realised_lat_ns_p99"))
+    vals["spin % machine"] = fid.get("spin_machine_pct")
+    rows[(int(rnd), side)] = vals
+
+
+def fmt(v):
+    if v is None:
+        return "—"
+    return f"{v:,.0f}" if abs(v) >= 100 else f"{v:,.1f}"
+
+
+print("| round | side | " + " | ".join(n for n, _ in FIGS) + " | realised p50 / p99 µs (all I/O) | emulator spin, % of machine |")
+print("|---|---|" + "---|" * (len(FIGS) + 2))
+for (rnd, side), v in sorted(rows.items()):
+    rp = v["realised p50/p99 µs"]
+    real = "—" if rp[0] is None else f"{rp[0] / 1e3:,.0f} / {rp[1] / 1e3:,.0f}"
+    spin = v["spin % machine"]
+    print(f"| {rnd} | {side} | " + " | ".join(fmt(v[n]) for n, _ in FIGS)
+          + f" | {real} | {'—' if spin is None else f'{spin:.1f}'} |")
+
+print("\nEmulated against real (emulated ÷ real − 1; within ±10 % is the goal):\n")
+rounds = sorted({r for r, _ in rows})
+print("| figure | " + " | ".join(f"round {r}" for r in rounds) + " | geometric mean | within 10 % |")
+print("|---|" + "---|" * (len(rounds) + 2))
+for name, _ in FIGS:
+    ratios = []
+    cells = []
+    for r in rounds:
+        a, b = rows.get((r, "real"), {}).get(name), rows.get((r, "emulated"), {}).get(name)
+        if a and b:
+            ratios.append(b / a)
+            cells.append(f"{(b / a - 1) * 100:+.1f} %")
+        else:
+            cells.append("—")
+    if ratios:
+        g = math.exp(sum(math.log(x) for x in ratios) / len(ratios))
+        verdict = "yes" if abs(g - 1) <= 0.10 else "no"
+        print(f"| {name} | " + " | ".join(cells) + f" | {(g - 1) * 100:+.1f} % | {verdict} |")
+    else:
+        print(f"| {name} | " + " | ".join(cells) + " | — | — |")
