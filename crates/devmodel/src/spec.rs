@@ -3,7 +3,7 @@
 //! ```text
 //! spec    := name [ '{' key '=' number { ',' key '=' number } '}' ] [ '(' args ')' ]
 //! raid0(N,SPEC[,stripe=64k])  raid1(N,SPEC)  raid10(N,SPEC[,stripe=64k])  raid5(N,SPEC[,stripe=64k])
-//! wbcache(SPEC[,size=1g])  readcache(BACKING,CACHE[,size=…])  pagecache(SPEC,size=…)
+//! wbcache(SPEC[,size=1g][,readahead=on|off|SIZE])  readcache(BACKING,CACHE[,size=…])  pagecache(SPEC,size=…)
 //! layout  := role '=' spec { ',' role '=' spec }     role := data | log | temp | table:NAME
 //! ```
 //! A layout puts a database's kinds of files on different devices (`data=raid10(16,hdd-15k),
@@ -57,8 +57,13 @@ pub enum Spec {
         member: Box<Spec>,
         stripe_bytes: u64,
     },
-    /// A battery-backed controller write-back cache.
-    WbCache { backing: Box<Spec>, size_bytes: u64 },
+    /// A RAID controller's battery-backed cache: write back, and read-ahead of sequential streams
+    /// in chunks of `readahead_bytes` (0: no read-ahead).
+    WbCache {
+        backing: Box<Spec>,
+        size_bytes: u64,
+        readahead_bytes: u64,
+    },
     /// An SSD read cache that promotes frequently read blocks.
     ReadCache {
         backing: Box<Spec>,
@@ -107,6 +112,8 @@ const TABLE_NAME_MAX: usize = 63;
 
 pub const DEFAULT_STRIPE_BYTES: u64 = 64 << 10;
 pub const DEFAULT_WBCACHE_BYTES: u64 = 1 << 30;
+/// `readahead=on` while parsing, before it becomes the backing's full stripe.
+const READAHEAD_ON: u64 = u64::MAX;
 
 impl Spec {
     /// The canonical text of the spec: parsing it gives the same spec.
@@ -140,10 +147,16 @@ impl Spec {
             Spec::WbCache {
                 backing,
                 size_bytes,
+                readahead_bytes,
             } => format!(
-                "wbcache({},size={})",
+                "wbcache({},size={}{})",
                 backing.name(),
-                format_size(*size_bytes)
+                format_size(*size_bytes),
+                if *readahead_bytes > 0 {
+                    format!(",readahead={}", format_size(*readahead_bytes))
+                } else {
+                    String::new()
+                }
             ),
             Spec::ReadCache {
                 backing,
@@ -257,6 +270,30 @@ impl Spec {
             | Spec::PageCache { backing, .. } => backing.capacity_bytes(),
             Spec::Layout { devices, .. } => devices[0].capacity_bytes(),
         }
+    }
+
+    /// The data of one full stripe of an array (a stripe unit times its data disks; a mirror's
+    /// and a single drive's: one default stripe unit): what `readahead=on` reads ahead at a time.
+    pub fn full_stripe_bytes(&self) -> u64 {
+        match self {
+            Spec::Raid {
+                level,
+                disks,
+                stripe_bytes,
+                ..
+            } => match level {
+                RaidLevel::Raid0 => stripe_bytes * *disks as u64,
+                RaidLevel::Raid1 => DEFAULT_STRIPE_BYTES,
+                RaidLevel::Raid10 => stripe_bytes * (*disks as u64 / 2),
+                RaidLevel::Raid5 => stripe_bytes * (*disks as u64 - 1),
+            },
+            Spec::WbCache { backing, .. }
+            | Spec::ReadCache { backing, .. }
+            | Spec::PageCache { backing, .. } => backing.full_stripe_bytes(),
+            Spec::Layout { devices, .. } => devices[0].full_stripe_bytes(),
+            Spec::Device { .. } => DEFAULT_STRIPE_BYTES,
+        }
+        .min(64 << 20)
     }
 
     /// Physical devices in the spec.
@@ -829,11 +866,18 @@ impl Parser<'_> {
             "'(' after wbcache, as in wbcache(raid5(4,hdd-15k),size=1g)",
         )?;
         let (_, backing) = self.composable(depth)?;
-        let args = self.keyword_args(&["size"])?;
+        let args = self.wbcache_args()?;
         let (size_at, size_bytes) = args
-            .first()
+            .iter()
+            .find(|(k, _, _)| k == "size")
             .map(|(_, a, v)| (*a, *v))
             .unwrap_or((at, DEFAULT_WBCACHE_BYTES));
+        // readahead=on reads a full stripe of the array behind at a time; SIZE gives the chunk.
+        let readahead_bytes = match args.iter().find(|(k, _, _)| k == "readahead") {
+            Some((_, _, v)) if *v == READAHEAD_ON => backing.full_stripe_bytes(),
+            Some((_, _, v)) => *v,
+            None => 0,
+        };
         if size_bytes > backing.capacity_bytes() {
             return Err(self.error(
                 size_at,
@@ -847,7 +891,64 @@ impl Parser<'_> {
         Ok(Spec::WbCache {
             backing: Box::new(backing),
             size_bytes,
+            readahead_bytes,
         })
+    }
+
+    /// wbcache's `,size=SIZE` and `,readahead=on|off|SIZE`, each at most once, up to the ')'.
+    fn wbcache_args(&mut self) -> Result<Vec<(String, usize, u64)>, SpecError> {
+        let mut out: Vec<(String, usize, u64)> = Vec::new();
+        loop {
+            match self.peek() {
+                Some(')') => {
+                    self.pos += 1;
+                    return Ok(out);
+                }
+                Some(',') => {
+                    self.pos += 1;
+                    let (at, key) = self.word("size or readahead")?;
+                    if key != "size" && key != "readahead" {
+                        return Err(self.error(
+                            at,
+                            format!("unknown argument '{key}'; expected size or readahead"),
+                        ));
+                    }
+                    if out.iter().any(|(k, _, _)| *k == key) {
+                        return Err(self.error(at, format!("'{key}' is given twice")));
+                    }
+                    if key == "readahead" {
+                        let save = self.pos;
+                        self.expect('=', "'=' after readahead")?;
+                        let (vat, word) = self.word("on, off or a size such as 256k")?;
+                        match word.as_str() {
+                            "on" => out.push((key, vat, READAHEAD_ON)),
+                            "off" => out.push((key, vat, 0)),
+                            _ => {
+                                self.pos = save;
+                                let (vat, v) = self.size_arg("readahead")?;
+                                if v > (64 << 20) {
+                                    return Err(self.error(
+                                        vat,
+                                        format!(
+                                            "a read-ahead chunk is at most 64m, not {}",
+                                            format_size(v)
+                                        ),
+                                    ));
+                                }
+                                out.push((key, vat, v));
+                            }
+                        }
+                    } else {
+                        let (vat, v) = self.size_arg(&key)?;
+                        out.push((key, vat, v));
+                    }
+                }
+                Some(c) => {
+                    return Err(self.error(self.pos, format!("expected ',' or ')', found '{c}'")))
+                }
+                None => return Err(self.error(self.pos, "expected ',' or ')', found the end")),
+            }
+        }
     }
 
     fn readcache(&mut self, at: usize, depth: usize) -> Result<Spec, SpecError> {
@@ -969,6 +1070,50 @@ mod tests {
             let spec = parse_spec(text).unwrap_or_else(|e| panic!("{text}: {e}"));
             assert_eq!(spec.name(), canonical);
             assert_eq!(parse_spec(&spec.name()).unwrap(), spec);
+        }
+    }
+
+    /// The RAID controller's read-ahead: on reads a full stripe of the array behind, off or a size.
+    #[test]
+    fn wbcache_readahead() {
+        for (text, canonical) in [
+            (
+                "wbcache(raid5(4,hdd-15k),readahead=on)",
+                "wbcache(raid5(4,hdd-15k,stripe=64k),size=1g,readahead=192k)",
+            ),
+            (
+                "wbcache(raid10(16,hdd-15k,stripe=128k),readahead=on,size=512m)",
+                "wbcache(raid10(16,hdd-15k,stripe=128k),size=512m,readahead=1m)",
+            ),
+            (
+                "wbcache(hdd-15k,readahead=on)",
+                "wbcache(hdd-15k,size=1g,readahead=64k)",
+            ),
+            (
+                "wbcache(raid1(2,hdd-15k),readahead=on)",
+                "wbcache(raid1(2,hdd-15k),size=1g,readahead=64k)",
+            ),
+            (
+                "wbcache(hdd-15k,size=1g,readahead=off)",
+                "wbcache(hdd-15k,size=1g)",
+            ),
+            (
+                "wbcache(hdd-15k,readahead=256k)",
+                "wbcache(hdd-15k,size=1g,readahead=256k)",
+            ),
+        ] {
+            let spec = parse_spec(text).unwrap();
+            assert_eq!(spec.name(), canonical, "{text}");
+            assert_eq!(parse_spec(canonical).unwrap(), spec, "{canonical}");
+        }
+        for (text, says) in [
+            ("wbcache(hdd-15k,readahead=maybe)", "expected a size"),
+            ("wbcache(hdd-15k,readahead=on,readahead=off)", "given twice"),
+            ("wbcache(hdd-15k,readahead=128m)", "at most 64m"),
+            ("wbcache(hdd-15k,prefetch=on)", "size or readahead"),
+        ] {
+            let e = err(text);
+            assert!(e.to_string().contains(says), "{text}: {e}");
         }
     }
 

@@ -30,6 +30,10 @@ pub enum Figure {
     RandomWriteLatencyUs { block_bytes: u64, queue_depth: u32 },
     /// Sequential reads: MB/s.
     SequentialReadMbS { block_bytes: u64, queue_depth: u32 },
+    /// Random writes, 20,000 of them (a burst a write-back cache takes whole): IOPS.
+    BurstWriteIops { block_bytes: u64, queue_depth: u32 },
+    /// Sequential writes: MB/s (20,000 of them: past a small write-back cache).
+    SequentialWriteMbS { block_bytes: u64, queue_depth: u32 },
     /// Appends of `block_bytes` each followed by a flush, one at a time: commits per second.
     CommitsPerS { block_bytes: u64 },
 }
@@ -133,6 +137,23 @@ impl Figure {
                 format!("{} sequential reads, QD {queue_depth}", k(block_bytes)),
                 "MB/s",
             ),
+            Figure::BurstWriteIops {
+                block_bytes,
+                queue_depth,
+            } => (
+                format!(
+                    "{} random write burst (20,000), QD {queue_depth}",
+                    k(block_bytes)
+                ),
+                "IOPS",
+            ),
+            Figure::SequentialWriteMbS {
+                block_bytes,
+                queue_depth,
+            } => (
+                format!("{} sequential writes, QD {queue_depth}", k(block_bytes)),
+                "MB/s",
+            ),
             Figure::CommitsPerS { block_bytes } => (
                 format!("{} append + flush, one at a time", k(block_bytes)),
                 "commits/s",
@@ -210,6 +231,29 @@ impl Figure {
                 .run(&spec)?;
                 r.iops * block_bytes as f64 / 1e6
             }
+            Figure::BurstWriteIops {
+                block_bytes,
+                queue_depth,
+            } => {
+                ClosedLoop {
+                    read_pct: 0,
+                    ..reads(block_bytes, queue_depth)
+                }
+                .run(&spec)?
+                .iops
+            }
+            Figure::SequentialWriteMbS {
+                block_bytes,
+                queue_depth,
+            } => {
+                let r = ClosedLoop {
+                    random_pct: 0,
+                    read_pct: 0,
+                    ..reads(block_bytes, queue_depth)
+                }
+                .run(&spec)?;
+                r.iops * block_bytes as f64 / 1e6
+            }
             Figure::CommitsPerS { block_bytes } => {
                 ClosedLoop::commits(block_bytes).run(&spec)?.iops
             }
@@ -245,8 +289,57 @@ const PG_HP: &str = "G. Smith, PostgreSQL 9.0 High Performance (Packt, 2010), ch
 const X25E_DS: &str = "Intel X25-E SATA SSD datasheet (319984): 35,000 / 3,300 random 4 KB read / write IOPS, 75 / 85 µs read / write latency, 250 MB/s sequential read";
 const IODRIVE_DS: &str = "Fusion-io ioDrive Duo SLC datasheet: 186,000 / 167,000 random 4 KB read / write IOPS; ioDrive2 SLC datasheet: 47 µs read, 15 µs write access latency";
 
+const CHEETAH_SEQ: &str = "Seagate Cheetah 15K.7 product manual 100516226, 4.2.3: sustainable disk transfer rate 122 (inner) to 204 (outer) MB/s; HP, \"Technology considerations in selecting a direct attached storage solution for HP ProLiant Gen8 servers\": a 15,000 rpm SAS drive sustains about 200 MB/s of sequential reads, and HP's \"Smart Array Controllers and basic RAID performance factors\": the drive's throughput is the upper limit on sequential performance behind the controller";
+const HP_CTRL: &str = "HP technology brief \"HP Smart Array Controllers and basic RAID performance factors\" (2012): the P410i generation's RAID-on-chip supports up to 60,000 4 KB random IOPS; posted (write-back) writes complete in microseconds";
+
 /// Every row of the validation table.
 pub const CHECKS: &[Check] = &[
+    // The RAID controller of S2 and S4 (`wbcache`, issue 31): one 15k drive behind it, write back
+    // and read ahead, against the drive without it. The region is the drive's outer zone.
+    Check {
+        spec: "hdd-15k",
+        figure: Figure::SequentialWriteMbS {
+            block_bytes: 16 << 10,
+            queue_depth: 1,
+        },
+        reference: 250.0 * 16384.0 / 1e6,
+        role: Role::Validation,
+        source: PG_HP,
+        note: "",
+    },
+    Check {
+        spec: "wbcache(hdd-15k,size=16m)",
+        figure: Figure::SequentialWriteMbS {
+            block_bytes: 16 << 10,
+            queue_depth: 1,
+        },
+        reference: 204.0,
+        role: Role::Validation,
+        source: CHEETAH_SEQ,
+        note: "",
+    },
+    Check {
+        spec: "wbcache(hdd-15k,size=1g,readahead=on)",
+        figure: Figure::SequentialReadMbS {
+            block_bytes: 16 << 10,
+            queue_depth: 1,
+        },
+        reference: 204.0,
+        role: Role::Validation,
+        source: CHEETAH_SEQ,
+        note: "",
+    },
+    Check {
+        spec: "wbcache(hdd-15k,size=1g)",
+        figure: Figure::BurstWriteIops {
+            block_bytes: 4 << 10,
+            queue_depth: 32,
+        },
+        reference: 60_000.0,
+        role: Role::Calibration,
+        source: HP_CTRL,
+        note: "",
+    },
     Check {
         spec: "hdd-10k",
         figure: Figure::RandomReadIops {

@@ -254,7 +254,10 @@ fn caches_hit_after_warming() {
     let early = lat[..500].iter().sum::<u64>() as f64 / 500.0;
     let late = lat[3000..].iter().sum::<u64>() as f64 / 1000.0;
     assert!(early < 100_000.0, "{early}");
-    assert!(late > 1_000_000.0, "{late}");
+    // The disk's pace: the controller destages 32 writes at a time sorted by address, and the
+    // drive reorders what is queued, so over this 480 MB band it takes ~1,000 random 16 KiB
+    // writes/s — twenty times slower than the cache took them.
+    assert!(late > 500_000.0 && late > 20.0 * early, "{late} {early}");
     // Battery-backed: a flush is immediate.
     assert!(wb.submit(t, IoKind::Flush, 0, 0) - t < 100_000);
 }
