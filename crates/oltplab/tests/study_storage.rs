@@ -109,6 +109,16 @@ fn cache_tiers_runs_s2s_four_systems_with_the_brokerage_workload() {
     let configs = doc["summary"]["configs"].as_array().unwrap();
     assert_eq!(configs.len(), 4);
     assert!(configs[1]["spec"].as_str().unwrap().contains("readcache("));
+    // S2's controller: the data sets on it and, in every configuration, the log on its own 2×15k
+    // RAID1 behind it, write back and read ahead.
+    for (i, c) in configs.iter().enumerate() {
+        let spec = c["spec"].as_str().unwrap();
+        assert!(
+            spec.contains(",log=wbcache(raid1(2,hdd-15k),size=1g,readahead=64k)"),
+            "{spec}"
+        );
+        assert_eq!(spec.starts_with("data=wbcache("), i < 3, "{spec}");
+    }
     let cache = &configs[1]["devices"][0];
     let hits = cache["read_cache_hit_pct"].as_f64().unwrap();
     // The brokerage workload reads its hot rows again and again: the cache in front of the HDD

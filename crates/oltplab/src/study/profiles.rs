@@ -2,7 +2,9 @@
 //! 4-drive RAID5 of 15k rpm disks and one of 2012 SAS SSDs): the twelve server access profiles at
 //! queue depths 1, 2, 4 … 256, each profile's geometric mean over the depths, each depth's geometric
 //! mean over the profiles and the sets' ratio per profile; the set's 4 KiB and 64 KiB random reads
-//! and writes at QD 4; then 16 KiB sequential reads and writes of one drive of each set (the RAID's member) at QD 1 and 32. Every point is measured in-process
+//! and writes at QD 4; then 16 KiB sequential reads and writes of one drive of each set (the RAID's member, behind the set's controller) at QD 1 and 32. By
+//! default both sets sit behind S4's RAID controller (`wbcache(…,size=1g,readahead=on)`: write
+//! back, read ahead). Every point is measured in-process
 //! by `oltplab device` on the emulated device with a RAM backing, as S1's device step is, so that
 //! the model, not this machine's disk, sets every time. Writes `results.json` (rewritten after
 //! every set), each device run's own result and `report.html`.
@@ -28,8 +30,10 @@ use crate::schema::{
 };
 use crate::STOP;
 
-/// S4's two device sets: four 15k rpm disks in RAID5 against four 2012 SAS SSDs in RAID5.
-pub const DEFAULT_SETS: &str = "raid5(4,hdd-15k),raid5(4,sas-ssd-2012)";
+/// S4's two device sets: four 15k rpm disks in RAID5 against four 2012 SAS SSDs in RAID5, each
+/// behind S4's RAID controller: a 1 GB cache set to write back, read ahead (a full stripe at a
+/// time) and direct I/O (reads not kept beyond the read-ahead).
+pub const DEFAULT_SETS: &str = "wbcache(raid5(4,hdd-15k),size=1g,readahead=on),wbcache(raid5(4,sas-ssd-2012),size=1g,readahead=on)";
 /// S4's twelve server access profiles (crates/io/src/profile.rs), in its table's order.
 pub const S4_PROFILES: [&str; 12] = [
     "web-file-4k",
@@ -110,15 +114,36 @@ struct StudyConfig {
     scale: Scale,
 }
 
-/// The drive of a set: a RAID's member, a cache's backing device, or the device itself.
-pub fn drive_of(spec: &Spec) -> &Spec {
+/// The drive of a set: a RAID's member, a cache's backing device, or the device itself; behind
+/// the set's RAID controller (`wbcache`) if it has one, as S4 measured one drive on its controller,
+/// that controller's read-ahead reading a full stripe of the one drive.
+pub fn drive_of(spec: &Spec) -> Spec {
+    fn bare(spec: &Spec) -> &Spec {
+        match spec {
+            Spec::Device { .. } => spec,
+            Spec::Raid { member, .. } => bare(member),
+            Spec::WbCache { backing, .. }
+            | Spec::ReadCache { backing, .. }
+            | Spec::PageCache { backing, .. } => bare(backing),
+            Spec::Layout { devices, .. } => bare(&devices[0]),
+        }
+    }
+    let drive = bare(spec).clone();
     match spec {
-        Spec::Device { .. } => spec,
-        Spec::Raid { member, .. } => drive_of(member),
-        Spec::WbCache { backing, .. }
-        | Spec::ReadCache { backing, .. }
-        | Spec::PageCache { backing, .. } => drive_of(backing),
-        Spec::Layout { devices, .. } => drive_of(&devices[0]),
+        Spec::WbCache {
+            size_bytes,
+            readahead_bytes,
+            ..
+        } => Spec::WbCache {
+            size_bytes: (*size_bytes).min(drive.capacity_bytes()),
+            readahead_bytes: if *readahead_bytes > 0 {
+                drive.full_stripe_bytes()
+            } else {
+                0
+            },
+            backing: Box::new(drive),
+        },
+        _ => drive,
     }
 }
 
@@ -214,7 +239,7 @@ pub fn run(args: &StudyArgs) -> Result<()> {
             break;
         }
         let name = file_name(&spec.name());
-        let drive = drive_of(spec).clone();
+        let drive = drive_of(spec);
         output::note!(
             "\n[{}/{}] {}: {} profiles × {} queue depths",
             i + 1,
@@ -637,6 +662,14 @@ mod tests {
             ("raid5(4,hdd-15k)", "hdd-15k"),
             ("raid5(4,sas-ssd-2012)", "sas-ssd-2012"),
             ("hdd-10k", "hdd-10k"),
+            (
+                "wbcache(raid5(4,hdd-15k),size=1g,readahead=on)",
+                "wbcache(hdd-15k,size=1g,readahead=64k)",
+            ),
+            (
+                "wbcache(raid10(4,hdd-15k),size=512m)",
+                "wbcache(hdd-15k,size=512m)",
+            ),
         ] {
             assert_eq!(drive_of(&parse_spec(set).unwrap()).name(), drive, "{set}");
         }
@@ -657,8 +690,8 @@ mod tests {
         assert_eq!(
             sets.iter().map(Spec::name).collect::<Vec<_>>(),
             [
-                "raid5(4,hdd-15k,stripe=64k)",
-                "raid5(4,sas-ssd-2012,stripe=64k)"
+                "wbcache(raid5(4,hdd-15k,stripe=64k),size=1g,readahead=192k)",
+                "wbcache(raid5(4,sas-ssd-2012,stripe=64k),size=1g,readahead=192k)"
             ]
         );
     }

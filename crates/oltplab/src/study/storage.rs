@@ -33,8 +33,10 @@ fn brokerage_days(scale: &Scale) -> i64 {
     }
 }
 
-/// S2's controller: 1 GB of battery-backed write-back cache in front of its disks.
-const CONTROLLER_CACHE: &str = "size=1g";
+/// S2's controller (PERC H710P): 1 GB of battery-backed cache, write back, adaptive read-ahead.
+const CONTROLLER_CACHE: &str = "size=1g,readahead=on";
+/// S2's log in every configuration: its own two 15k rpm disks in RAID1 behind the same controller.
+const S2_LOG: &str = "wbcache(raid1(2,hdd-15k),size=1g,readahead=on)";
 /// S3's defaults: the server's disks (behind its controller cache), and the PCIe flash card.
 const PLACEMENT_DEVICES: &str = "wbcache(raid10(8,hdd-15k),size=1g),pcie-flash-2012";
 /// S2's SSD read cache holds this share of the loaded database (its one SAS SSD against a
@@ -286,8 +288,11 @@ fn two_devices(
     Ok((slow, fast))
 }
 
-/// S2's four storage systems. The three on the RAID controller sit behind its 1 GB battery-backed
-/// write cache; the PCIe flash card is a card of its own, not behind the controller.
+/// S2's four storage systems for the data. The three on the RAID controller sit behind its 1 GB
+/// battery-backed cache (write back, read-ahead); the PCIe flash card is a card of its own, not
+/// behind the controller. In every configuration the log is on its own 2×15k RAID1 behind the
+/// controller (each device of a layout gets its own controller model, so the two do not share
+/// one 1 GB cache as S2's did).
 fn cache_tiers(database_bytes: u64) -> Result<Vec<(String, Spec)>> {
     // A read cache holds half the database, in whole MiB, at least 16 MiB.
     let cache_mib = ((database_bytes as f64 * READ_CACHE_SHARE) / (1 << 20) as f64)
@@ -312,6 +317,7 @@ fn cache_tiers(database_bytes: u64) -> Result<Vec<(String, Spec)>> {
     ]
     .into_iter()
     .map(|(name, t)| {
+        let t = format!("data={t},log={S2_LOG}");
         parse_spec(&t)
             .map(|s| (name.to_string(), s))
             .map_err(|e| Error::failed(format!("the built-in configuration {t}: {e}")))
