@@ -923,6 +923,12 @@ impl Parser<'_> {
                         match word.as_str() {
                             "on" => out.push((key, vat, READAHEAD_ON)),
                             "off" => out.push((key, vat, 0)),
+                            w if !matches!(oltplab_core::units::parse_size(w), Ok(v) if v > 0) => {
+                                return Err(self.error(
+                                    vat,
+                                    format!("expected on, off or a size such as 256k for readahead, found '{w}'"),
+                                ));
+                            }
                             _ => {
                                 self.pos = save;
                                 let (vat, v) = self.size_arg("readahead")?;
@@ -1107,7 +1113,10 @@ mod tests {
             assert_eq!(parse_spec(canonical).unwrap(), spec, "{canonical}");
         }
         for (text, says) in [
-            ("wbcache(hdd-15k,readahead=maybe)", "expected a size"),
+            (
+                "wbcache(hdd-15k,readahead=maybe)",
+                "expected on, off or a size",
+            ),
             ("wbcache(hdd-15k,readahead=on,readahead=off)", "given twice"),
             ("wbcache(hdd-15k,readahead=128m)", "at most 64m"),
             ("wbcache(hdd-15k,prefetch=on)", "size or readahead"),
