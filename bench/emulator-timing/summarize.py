@@ -28,7 +28,8 @@ for f in sorted(out.glob("results-*.json"), key=lambda p: (p.stem.rstrip("012345
         mod, real = fid["modelled_lat_ns_p99"], fid["realised_lat_ns_p99"]
         p99_off = (real - mod) / mod * 100 if mod else None
         spin = fid.get("spin_cpu_s")
-        window = fid.get("window_s") or 10.0
+        # Builds before issue 30 did not record the window: the study's measured duration.
+        window = fid.get("window_s") or doc["config"]["scale"]["duration_s"]
         share = spin / (window * cores) * 100 if spin is not None else None
         inv = fid.get("order_inversions")
         inv_text = "—" if inv is None else f"{inv:,} of {fid['ios']:,} ({fid.get('order_inversion_ns_mean', 0) / 1e3:,.0f} µs)"
