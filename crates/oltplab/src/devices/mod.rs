@@ -37,7 +37,8 @@ pub enum DevicesCommand {
 const AFTER_HELP: &str = "\
 Compose devices with:
   raid0(N,SPEC[,stripe=64k])  raid1(N,SPEC)  raid10(N,SPEC[,stripe=64k])  raid5(N,SPEC[,stripe=64k])
-  wbcache(SPEC[,size=1g])              a battery-backed controller write-back cache
+  wbcache(SPEC[,size=1g][,readahead=on|off|SIZE])
+                                       a RAID controller: battery-backed write-back cache, read-ahead
   readcache(BACKING,CACHE[,size=…])    an SSD read cache that promotes blocks read twice
   pagecache(SPEC,size=…)               the operating system's page cache
   NAME{key=value,…}                    override parameters, e.g. hdd-15k{rpm=10000}
