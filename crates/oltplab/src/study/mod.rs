@@ -688,10 +688,19 @@ fn run_and_replay(
         (figures.replay_iops, figures.bound_order) = [
             (lanes.iops, ReplayOrder::Lanes),
             (causal.iops, ReplayOrder::Causal),
-            (figures.replay_btreplay_iops.unwrap_or(0.0), ReplayOrder::Btreplay),
+            (
+                figures.replay_btreplay_iops.unwrap_or(0.0),
+                ReplayOrder::Btreplay,
+            ),
         ]
         .into_iter()
-        .fold((0.0, ReplayOrder::Lanes), |best, o| if o.0 > best.0 { o } else { best });
+        .fold((0.0, ReplayOrder::Lanes), |best, o| {
+            if o.0 > best.0 {
+                o
+            } else {
+                best
+            }
+        });
     }
     figures.alpha = if figures.replay_iops > 0.0 {
         figures.run_iops / figures.replay_iops

@@ -733,32 +733,43 @@ fn run_btreplay_streams(
     stop: &AtomicBool,
     counters: &[Padded],
 ) -> Result<Acc> {
+    run_workers(plan.lanes.len(), "btreplay", |s| {
+        let worker = uring::StreamWorker {
+            ops: &plan.lanes[s],
+            bunches: &plan.bunches[s],
+            iocbs,
+            files: &prepared.files,
+            direct,
+            align_bytes: prepared.align_bytes,
+            pacing,
+            clock,
+            stop,
+            done_ops: &counters[s].0,
+        };
+        move || worker.run()
+    })
+}
+
+/// Runs `n` workers, each on a scoped thread `oltplab-{what}{i}` made by `make(i)`, and merges
+/// what they counted; a worker that failed or panicked fails the replay.
+fn run_workers<'env, F>(n: usize, what: &str, make: impl Fn(usize) -> F) -> Result<Acc>
+where
+    F: FnOnce() -> Result<Acc> + Send + 'env,
+{
     let results: Vec<Result<Acc>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..plan.lanes.len())
-            .map(|s| {
-                let worker = uring::StreamWorker {
-                    ops: &plan.lanes[s],
-                    bunches: &plan.bunches[s],
-                    iocbs,
-                    files: &prepared.files,
-                    direct,
-                    align_bytes: prepared.align_bytes,
-                    pacing,
-                    clock,
-                    stop,
-                    done_ops: &counters[s].0,
-                };
+        let handles: Vec<_> = (0..n)
+            .map(|i| {
                 std::thread::Builder::new()
-                    .name(format!("oltplab-btreplay{s}"))
-                    .spawn_scoped(scope, move || worker.run())
-                    .expect("spawning a btreplay stream")
+                    .name(format!("oltplab-{what}{i}"))
+                    .spawn_scoped(scope, make(i))
+                    .expect("spawning a replay thread")
             })
             .collect();
         handles
             .into_iter()
             .map(|h| {
                 h.join()
-                    .unwrap_or_else(|_| Err(Error::failed("a btreplay stream panicked")))
+                    .unwrap_or_else(|_| Err(Error::failed(format!("a {what} thread panicked"))))
             })
             .collect()
     });
@@ -780,40 +791,21 @@ fn run_uring_workers(
     stop: &AtomicBool,
     counters: &[Padded],
 ) -> Result<Acc> {
-    let results: Vec<Result<Acc>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..workers)
-            .map(|w| {
-                // Lanes dealt round-robin, so each worker gets a similar share of busy lanes.
-                let mine: Vec<&[PlanOp]> = lanes.iter().skip(w).step_by(workers).copied().collect();
-                let worker = uring::UringWorker {
-                    lanes: mine,
-                    files: &prepared.files,
-                    direct,
-                    align_bytes: prepared.align_bytes,
-                    pacing,
-                    clock,
-                    stop,
-                    done_ops: &counters[w].0,
-                };
-                std::thread::Builder::new()
-                    .name(format!("oltplab-replay{w}"))
-                    .spawn_scoped(scope, move || worker.run())
-                    .expect("spawning a replay worker")
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err(Error::failed("a replay worker panicked")))
-            })
-            .collect()
-    });
-    let mut total = Acc::default();
-    for r in results {
-        total.merge(&r?);
-    }
-    Ok(total)
+    run_workers(workers, "replay", |w| {
+        // Lanes dealt round-robin, so each worker gets a similar share of busy lanes.
+        let mine: Vec<&[PlanOp]> = lanes.iter().skip(w).step_by(workers).copied().collect();
+        let worker = uring::UringWorker {
+            lanes: mine,
+            files: &prepared.files,
+            direct,
+            align_bytes: prepared.align_bytes,
+            pacing,
+            clock,
+            stop,
+            done_ops: &counters[w].0,
+        };
+        move || worker.run()
+    })
 }
 
 #[repr(align(64))]
