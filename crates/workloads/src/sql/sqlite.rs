@@ -156,19 +156,11 @@ impl Conn for SqliteConn {
                 self.holding = true;
             }
         }
-        let gate_ns = asked.elapsed().as_nanos() as u64;
         let sql = if write { "BEGIN IMMEDIATE" } else { "BEGIN" };
         let result = self.conn.execute_batch(sql).map_err(|e| classify(&e));
         if write {
-            // Queued behind the writer holding the lock: the database's one-writer-at-a-time. With
-            // the writer gate that queue is the gate; BEGIN IMMEDIATE then finds the lock free and
-            // its own work (re-reading a changed header page, the WAL index) is the holder's I/O,
-            // which the trace counts as such — counted in the wait too, it made the holder's I/O
-            // share exceed its time. Without the gate, SQLite's busy wait in BEGIN is the queue.
-            self.writer_wait_ns += match self.writer {
-                Some(_) => gate_ns,
-                None => asked.elapsed().as_nanos() as u64,
-            };
+            // Queued behind the writer holding the lock: the database's one-writer-at-a-time.
+            self.writer_wait_ns += asked.elapsed().as_nanos() as u64;
         }
         if result.is_err() {
             self.release();
