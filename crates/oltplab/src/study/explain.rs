@@ -103,7 +103,16 @@ impl Breakdown {
                 self.writer_lock_wait_ns_by_tx.insert(name.clone(), wait);
             }
             if write_txs.contains(&name.as_str()) {
-                holder_ns += (t.lat_ns.mean - wait).max(0.0) * n;
+                // A deferred Delivery's terminal only queues it (its latency is the queueing);
+                // the work, its lock wait and its tagged I/O are the execution's, from queueing
+                // to commit. Against the terminal's latency its I/O exceeded its time.
+                let deferred = &run.delivery_deferred;
+                let lat_ns = if name == "delivery" && deferred.executed > 0 {
+                    deferred.lat_ns.mean
+                } else {
+                    t.lat_ns.mean
+                };
+                holder_ns += (lat_ns - wait).max(0.0) * n;
                 holder_cpu_ns += t.cpu_ns_mean.unwrap_or(0.0) * n;
             }
         }
