@@ -173,7 +173,15 @@ fn profiles_study_measures_both_sets_at_every_depth() {
     );
     for i in 0..2 {
         let (hdd, ssd) = (&random[i], &random[i + 2]);
-        assert!(ssd.2 > hdd.2 && ssd.3 > hdd.3, "{hdd:?} vs {ssd:?}");
+        assert!(ssd.2 > hdd.2, "{hdd:?} vs {ssd:?}");
+        // Both sets sit behind the controller's 1 GB write-back cache (issue 31): in a test
+        // window its writes are acknowledged at the controller's command rate whatever the
+        // drives, so the two sets' write IOPS agree (59,860 and 59,810 in one run) and neither
+        // is the drives' own (a 15k RAID5 does a few hundred).
+        assert!(
+            (ssd.3 / hdd.3 - 1.0).abs() < 0.05 && hdd.3 > 20.0 * hdd.2.min(1_000.0),
+            "{hdd:?} vs {ssd:?}"
+        );
         let (small, large) = (&random[2 * i], &random[2 * i + 1]);
         assert!(large.4 > small.4, "{small:?} vs {large:?}");
     }
