@@ -210,10 +210,12 @@ mod tests {
         assert_eq!(f.ios, 20);
         assert!(f.realised_lat_ns_mean >= f.modelled_lat_ns_mean);
         assert_eq!(f.early_pct, 0.0, "never early: {f:?}");
-        // A random read here takes ~5 ms; a wake-up on a busy 2-core test machine is tens of µs
-        // late (1 %), and one preempted wait among 20 may add a millisecond (1 % of the total):
-        // 10 % leaves room for both several times over.
-        assert!(f.off_pct < 10.0, "{f:?}");
+        // A random read here takes ~3 ms; a wake-up on a busy 2-core test machine is tens of µs
+        // late (1 %), but a preempted wait can be milliseconds (3.6 ms once under CI, three such
+        // among 20 put the mean 17 % off): the median must hold within 10 %, which a few
+        // preemptions cannot move.
+        let p50_off = f.realised_lat_ns_p50 as f64 / f.modelled_lat_ns_p50 as f64 - 1.0;
+        assert!(p50_off.abs() < 0.10, "{f:?}");
     }
 
     #[test]
