@@ -484,7 +484,10 @@ fn btreplay_order_needs_the_cpu_of_each_io() {
         ],
     );
     if text(&out).contains("io_uring") && !out.status.success() {
-        eprintln!("io_uring unavailable: the real-time btreplay is skipped");
+        oltplab_core::testing::skip(
+            oltplab_core::testing::Need::Kernel,
+            "io_uring is unavailable, so the real-time btreplay cannot run",
+        );
     } else {
         assert_ok(&out);
         let s = &json(&dir.join("real.json"))["summary"];

@@ -278,7 +278,10 @@ fn blkparse_text_carries_the_cpu_of_each_request() {
 #[test]
 fn a_real_time_btreplay_runs_each_cpus_bunches_through_io_uring() {
     if oltplab_io::engine::probe_io_uring().is_err() {
-        eprintln!("io_uring unavailable: skipped");
+        oltplab_core::testing::skip(
+            oltplab_core::testing::Need::Kernel,
+            "io_uring is unavailable (old kernel, kernel.io_uring_disabled or seccomp)",
+        );
         return;
     }
     let dir = scratch("real");
