@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 pub const MAGIC: u64 = u64::from_le_bytes(*b"OLTPEMU1");
-pub const VERSION: u64 = 4;
+pub const VERSION: u64 = 5;
 
 // Header words.
 pub const H_MAGIC: usize = 0;
@@ -50,11 +50,20 @@ pub const F_EARLY: usize = F_IOS + 11;
 pub const F_RESET_AT: usize = F_IOS + 12;
 /// The spin margin of the process that waited last (each process adapts its own).
 pub const F_MARGIN: usize = F_IOS + 13;
-pub const F_HIST_MODELLED: usize = F_IOS + 14;
+/// Σ over the I/Os of the part of their lateness their thread spent queued for a free core
+/// (ns), and how many I/Os were late only by it.
+pub const F_CPU_QUEUE_SUM: usize = F_IOS + 14;
+pub const F_CPU_QUEUE_LATE: usize = F_IOS + 15;
+/// I/Os late by more than the tolerance once the CPU queue is taken out: the emulator's own.
+pub const F_EMULATED_LATE: usize = F_IOS + 16;
+pub const F_EMULATED_SUM: usize = F_IOS + 17;
+pub const F_HIST_MODELLED: usize = F_IOS + 18;
 pub const HIST_BUCKETS: usize = 2048;
 pub const F_HIST_REALISED: usize = F_HIST_MODELLED + HIST_BUCKETS;
+/// Realised latencies less their CPU queue: what the emulated device itself gave.
+pub const F_HIST_EMULATED: usize = F_HIST_REALISED + HIST_BUCKETS;
 /// First word of the model's own state.
-pub const MODEL_BASE: usize = F_HIST_REALISED + HIST_BUCKETS;
+pub const MODEL_BASE: usize = F_HIST_EMULATED + HIST_BUCKETS;
 
 /// The words, wherever they live.
 pub struct Region {

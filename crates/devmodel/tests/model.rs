@@ -299,7 +299,7 @@ fn same_seed_same_times_and_shared_state_is_shared() {
     let first = a.submit(t, IoKind::Read, 0, 16 << 10);
     let second = b.submit(t, IoKind::Read, 1 << 30, 16 << 10);
     assert!(second > first, "{first} {second}");
-    a.record_realised(100, 110);
+    a.record_realised(100, 110, 0);
     assert_eq!(b.fidelity().ios, 1);
     assert!((b.fidelity().off_pct - 10.0).abs() < 1e-9);
     drop((a, b));
@@ -378,10 +378,10 @@ fn a_late_tail_is_off_target_even_when_the_mean_matches() {
     let e = Emulator::new(&parse_spec("pcie-flash-2012").unwrap(), 1).unwrap();
     // 98 I/Os 15 µs early and 2 I/Os 735 µs late on a model of 100 µs each: the same mean.
     for _ in 0..98 {
-        e.record_realised(100_000, 85_000);
+        e.record_realised(100_000, 85_000, 0);
     }
     for _ in 0..2 {
-        e.record_realised(100_000, 835_000);
+        e.record_realised(100_000, 835_000, 0);
     }
     let f = e.fidelity();
     assert!(f.off_pct.abs() < 1e-9, "{f:?}");
@@ -394,9 +394,109 @@ fn a_late_tail_is_off_target_even_when_the_mean_matches() {
     // The same I/Os on time are on target.
     let e = Emulator::new(&parse_spec("pcie-flash-2012").unwrap(), 1).unwrap();
     for _ in 0..100 {
-        e.record_realised(100_000, 101_000);
+        e.record_realised(100_000, 101_000, 0);
     }
     assert_eq!(e.fidelity().problem(), None);
+}
+
+/// Lateness that the waiting thread spent queued for a free core is the machine's load (a real
+/// device's completion would wait for a core too), not the emulator's error: it is taken out of
+/// the emulated figures, and only up to the lateness.
+#[test]
+fn time_queued_for_a_core_is_split_from_the_emulators_own_lateness() {
+    let e = Emulator::new(&parse_spec("pcie-flash-2012").unwrap(), 1).unwrap();
+    for _ in 0..90 {
+        e.record_realised(100_000, 101_000, 0);
+    }
+    // 10 I/Os 735 µs late, all of it queued for a core (more queue than lateness counts as the
+    // lateness) …
+    for _ in 0..10 {
+        e.record_realised(100_000, 835_000, 2_000_000);
+    }
+    let f = e.fidelity();
+    assert!(f.p99_off_pct > 600.0, "{f:?}");
+    assert_eq!(f.late_pct, 10.0);
+    assert_eq!((f.emulated_late_pct, f.cpu_queue_late_pct), (0.0, 10.0));
+    assert!(f.emulated_p99_off_pct.abs() < 5.0, "{f:?}");
+    assert!((f.cpu_queue_ns_mean - 73_500.0).abs() < 1e-6, "{f:?}");
+    assert_eq!(f.problem(), None);
+    let busy = f
+        .cpu_queue_problem()
+        .expect("the database saw the late tail");
+    assert!(busy.contains("free core"), "{busy}");
+    // … while 10 I/Os late with only 35 µs of it queued stay the emulator's own lateness.
+    let e = Emulator::new(&parse_spec("pcie-flash-2012").unwrap(), 1).unwrap();
+    for _ in 0..90 {
+        e.record_realised(100_000, 101_000, 0);
+    }
+    for _ in 0..10 {
+        e.record_realised(100_000, 835_000, 35_000);
+    }
+    let f = e.fidelity();
+    assert_eq!((f.emulated_late_pct, f.cpu_queue_late_pct), (10.0, 0.0));
+    assert!(f.emulated_p99_off_pct > 600.0, "{f:?}");
+    assert!(f.problem().expect("off target").contains("p99"));
+}
+
+/// Pins the calling thread to CPU 0.
+fn pin_to_cpu0() {
+    // SAFETY: a zeroed cpu_set_t with one bit set, for this thread (pid 0).
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(0, &mut set);
+        assert_eq!(
+            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set),
+            0
+        );
+    }
+}
+
+/// Live: waits on a core that three busy threads share end late, and the kernel's account of
+/// the time the waiting thread queued for the core takes that lateness out of the emulated
+/// figures — which the realised ones keep. Fails if the split measured nothing.
+#[test]
+fn waits_late_for_a_busy_core_are_the_machines_not_the_emulators() {
+    if !std::fs::read_to_string("/proc/thread-self/schedstat")
+        .is_ok_and(|s| s.split_whitespace().nth(2).is_some_and(|f| f != "0"))
+    {
+        oltplab_core::testing::skip(
+            oltplab_core::testing::Need::Kernel,
+            "the kernel's run-queue account (/proc/thread-self/schedstat, CONFIG_SCHED_INFO)",
+        );
+        return;
+    }
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let busy: Vec<_> = (0..3)
+        .map(|_| {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                pin_to_cpu0();
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    std::hint::spin_loop();
+                }
+            })
+        })
+        .collect();
+    let e = Emulator::new(&parse_spec("pcie-flash-2012").unwrap(), 1).unwrap();
+    let waiter = std::thread::spawn(move || {
+        pin_to_cpu0();
+        for _ in 0..500 {
+            let start = now_ns();
+            e.complete(start, start + 200_000);
+        }
+        e.fidelity()
+    });
+    let f = waiter.join().unwrap();
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    for b in busy {
+        b.join().unwrap();
+    }
+    eprintln!("{f}");
+    // A few waits queue for milliseconds behind the busy threads' slices: the mean shows it.
+    assert!(f.off_pct > 10.0, "the busy core made no wait late: {f:?}");
+    assert!(f.cpu_queue_ns_mean > 0.0, "{f:?}");
+    assert!(f.emulated_off_pct < f.off_pct / 2.0, "{f:?}");
+    assert!(f.emulated_p99_off_pct < 25.0, "{f:?}");
 }
 
 extern "C" fn ignore_signal(_: libc::c_int) {}
@@ -456,7 +556,7 @@ fn a_forked_process_shares_the_device() {
         let ok = Emulator::open_shared(&path)
             .map(|child| {
                 let done = child.submit(t, IoKind::Read, 300_000_000_000, 16 << 10);
-                child.record_realised(done - t, done - t + 1000);
+                child.record_realised(done - t, done - t + 1000, 0);
             })
             .is_ok();
         // SAFETY: ends the forked child without running the parent's destructors or test harness.

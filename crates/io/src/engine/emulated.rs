@@ -67,8 +67,9 @@ impl<E: IoEngine> EmulatedEngine<E> {
         Ok(())
     }
 
-    /// Hands back every held completion whose time has come; returns how many.
-    fn release_due(&mut self, now: u64, out: &mut Vec<Completion>) -> usize {
+    /// Hands back every held completion whose time has come; returns how many. `cpu_queue_ns`:
+    /// how long the wait before this queued for a free core (see [`Emulator::record_realised`]).
+    fn release_due(&mut self, now: u64, cpu_queue_ns: u64, out: &mut Vec<Completion>) -> usize {
         let mut released = 0;
         let mut i = 0;
         while i < self.held.len() {
@@ -81,6 +82,7 @@ impl<E: IoEngine> EmulatedEngine<E> {
                 self.emulator.record_realised(
                     self.deadline_ns[slot].saturating_sub(submitted),
                     now.saturating_sub(submitted),
+                    cpu_queue_ns,
                 );
                 out.push(c);
                 released += 1;
@@ -134,9 +136,10 @@ impl<E: IoEngine> IoEngine for EmulatedEngine<E> {
         // Submit what is queued and take what is already done, without waiting.
         self.reap_inner(0, None)?;
         let mut released = 0usize;
+        let mut cpu_queue_ns = 0;
         loop {
             let now = now_ns();
-            released += self.release_due(now, out);
+            released += self.release_due(now, cpu_queue_ns, out);
             if released >= min_complete as usize || give_up.is_some_and(|g| now >= g) {
                 return Ok(());
             }
@@ -164,7 +167,7 @@ impl<E: IoEngine> IoEngine for EmulatedEngine<E> {
                 continue;
             }
             match wake {
-                Some(w) => self.emulator.wait_until(w),
+                Some(w) => cpu_queue_ns = self.emulator.wait_until(w),
                 // Nothing in flight and nothing held: nothing can complete.
                 None => return Ok(()),
             }

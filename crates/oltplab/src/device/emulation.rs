@@ -207,12 +207,17 @@ fn combine<'a>(points: impl Iterator<Item = &'a Fidelity>) -> Fidelity {
     let mut out = Fidelity::default();
     let (mut m, mut r, mut wake, mut abs, mut late, mut early, mut inversion) =
         (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
+    let (mut emulated, mut emulated_late, mut queue, mut queue_late) = (0.0, 0.0, 0.0, 0.0);
     for f in points {
         let n = f.ios as f64;
         out.ios += f.ios;
         m += f.modelled_lat_ns_mean * n;
         r += f.realised_lat_ns_mean * n;
         wake += f.wake_late_ns_mean * n;
+        emulated += f.emulated_lat_ns_mean * n;
+        emulated_late += f.emulated_late_pct * n;
+        queue += f.cpu_queue_ns_mean * n;
+        queue_late += f.cpu_queue_late_pct * n;
         abs += f.abs_error_ns_mean * n;
         late += f.late_pct * n;
         early += f.early_pct * n;
@@ -230,12 +235,19 @@ fn combine<'a>(points: impl Iterator<Item = &'a Fidelity>) -> Fidelity {
             (&mut out.realised_lat_ns_p90, f.realised_lat_ns_p90),
             (&mut out.realised_lat_ns_p99, f.realised_lat_ns_p99),
             (&mut out.realised_lat_ns_p999, f.realised_lat_ns_p999),
+            (&mut out.emulated_lat_ns_p50, f.emulated_lat_ns_p50),
+            (&mut out.emulated_lat_ns_p90, f.emulated_lat_ns_p90),
+            (&mut out.emulated_lat_ns_p99, f.emulated_lat_ns_p99),
+            (&mut out.emulated_lat_ns_p999, f.emulated_lat_ns_p999),
             (&mut out.wake_late_ns_max, f.wake_late_ns_max),
         ] {
             *to = (*to).max(from);
         }
         if f.p99_off_pct.abs() > out.p99_off_pct.abs() {
             out.p99_off_pct = f.p99_off_pct;
+        }
+        if f.emulated_p99_off_pct.abs() > out.emulated_p99_off_pct.abs() {
+            out.emulated_p99_off_pct = f.emulated_p99_off_pct;
         }
         out.wake_early_ns = f.wake_early_ns;
     }
@@ -247,10 +259,14 @@ fn combine<'a>(points: impl Iterator<Item = &'a Fidelity>) -> Fidelity {
         out.abs_error_ns_mean = abs / n;
         out.late_pct = late / n;
         out.early_pct = early / n;
+        out.emulated_lat_ns_mean = emulated / n;
+        out.emulated_late_pct = emulated_late / n;
+        out.cpu_queue_ns_mean = queue / n;
+        out.cpu_queue_late_pct = queue_late / n;
         if out.modelled_lat_ns_mean > 0.0 {
-            out.off_pct = (out.realised_lat_ns_mean - out.modelled_lat_ns_mean)
-                / out.modelled_lat_ns_mean
-                * 100.0;
+            let off = |x: f64| (x - out.modelled_lat_ns_mean) / out.modelled_lat_ns_mean * 100.0;
+            out.off_pct = off(out.realised_lat_ns_mean);
+            out.emulated_off_pct = off(out.emulated_lat_ns_mean);
         }
     }
     if out.window_s > 0.0 {

@@ -291,7 +291,7 @@ impl EmulationSession {
         } else if let Some(problem) = fidelity.problem() {
             // Late wake-ups explain the gap when they are most of it; otherwise the real I/O took
             // longer than the model allowed.
-            let gap_ns = fidelity.realised_lat_ns_mean - fidelity.modelled_lat_ns_mean;
+            let gap_ns = fidelity.emulated_lat_ns_mean - fidelity.modelled_lat_ns_mean;
             let busy = fidelity.wake_late_ns_mean >= 0.5 * gap_ns.abs();
             let fix = match (busy, self.config.backing) {
                 (true, _) | (false, Backing::Ram) => format!(
@@ -305,6 +305,12 @@ impl EmulationSession {
             warnings.push(Warning::new(
                 WarningKind::EmulationOffTarget,
                 format!("the emulation did not keep the model's latencies: {problem}; {fix}"),
+            ));
+        }
+        if let Some(queued) = fidelity.cpu_queue_problem() {
+            warnings.push(Warning::new(
+                WarningKind::CpuBound,
+                format!("the cores were short: {queued}; a real device's completions would wait for a core the same way: run fewer processes to see the device alone"),
             ));
         }
         let trace = match (&self.config.trace, &self.parts) {

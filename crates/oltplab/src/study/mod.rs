@@ -1051,7 +1051,7 @@ fn secs(s: f64) -> String {
 fn print_table(summary: &StudySummary, out: &Path) {
     output::say!("");
     output::say!(
-        "{:<18} {:>11} {:>11} {:>9} {:>10} {:>10} {:>10} {:>10} {:>7} {:>8} {:>8} {:>9} {:>8}  vs baseline (IOPS, lat, tpmC)",
+        "{:<18} {:>11} {:>11} {:>9} {:>10} {:>10} {:>10} {:>10} {:>7} {:>8} {:>8} {:>9} {:>8} {:>6}  vs baseline (IOPS, lat, tpmC)",
         "device",
         "16k IOPS",
         "16k lat",
@@ -1064,7 +1064,8 @@ fn print_table(summary: &StudySummary, out: &Path) {
         "α causal",
         "α btrep.",
         "run fid.",
-        "run p99"
+        "run p99",
+        "cpu q"
     );
     for d in &summary.devices {
         let vs = d.vs_baseline.as_ref().map_or(String::new(), |r| {
@@ -1082,27 +1083,30 @@ fn print_table(summary: &StudySummary, out: &Path) {
             }
         };
         // The run's realised latency against its model: a figure off by more than 5 % is marked.
-        let fidelity = d
-            .run_fidelity
-            .as_ref()
-            .map(|f| f.off_pct)
-            .map_or("—".into(), |p| {
-                let mark = if p.abs() > OFF_TARGET_PCT { "!" } else { "" };
-                format!("{p:+.1}%{mark}")
-            });
-        // Its realised p99 against the model's: where a busy machine shows first.
-        let p99 = d
-            .run_fidelity
-            .as_ref()
-            .filter(|f| f.ios > 0)
-            .map_or("—".into(), |f| {
-                let mark = if f.p99_off_pct.abs() > P99_OFF_TARGET_PCT {
+        let fidelity =
+            d.run_fidelity
+                .as_ref()
+                .map(|f| f.emulated_off_pct)
+                .map_or("—".into(), |p| {
+                    let mark = if p.abs() > OFF_TARGET_PCT { "!" } else { "" };
+                    format!("{p:+.1}%{mark}")
+                });
+        // Its emulated p99 against the model's: where the emulator's error shows first; and the
+        // share of I/Os its threads' queueing for a core made late (the machine's load).
+        let (p99, cpu_queue) = d.run_fidelity.as_ref().filter(|f| f.ios > 0).map_or(
+            ("—".into(), "—".into()),
+            |f| {
+                let mark = if f.emulated_p99_off_pct.abs() > P99_OFF_TARGET_PCT {
                     "!"
                 } else {
                     ""
                 };
-                format!("{:+.0}%{mark}", f.p99_off_pct)
-            });
+                (
+                    format!("{:+.0}%{mark}", f.emulated_p99_off_pct),
+                    format!("{:.0}%", f.cpu_queue_late_pct),
+                )
+            },
+        );
         // With --repeat: the mean and its 95 % interval.
         let rep = d.repeats.as_ref();
         let tpmc = rep.map_or(format!("{:.0}", d.tpmc), |r| {
@@ -1120,7 +1124,7 @@ fn print_table(summary: &StudySummary, out: &Path) {
             })
         };
         output::say!(
-            "{:<18} {:>11} {:>11} {:>9} {:>10.0} {:>10} {:>10} {:>10} {:>7} {:>8} {:>8} {:>9} {:>8}  {}",
+            "{:<18} {:>11} {:>11} {:>9} {:>10.0} {:>10} {:>10} {:>10} {:>7} {:>8} {:>8} {:>9} {:>8} {:>6}  {}",
             d.name,
             format_count(d.randread16k_iops),
             format_ns(d.randread16k_lat_ns),
@@ -1137,11 +1141,12 @@ fn print_table(summary: &StudySummary, out: &Path) {
             d.alpha_btreplay.map_or("—".into(), alpha),
             fidelity,
             p99,
+            cpu_queue,
             vs
         );
     }
     output::say!(
-        "(replays, IOPS — lanes: each traced thread one synchronous I/O at a time, threads free; causal: an I/O waits for every I/O that had completed before it started in the run; btreplay: blktrace's btreplay -N, each CPU's I/O in bunches submitted back to back; on emulated devices all three in virtual time on the model, and α = run IOPS over the best of them, marked *; ! marks an α above {} — no bound; run fid. and run p99: the run's realised mean and p99 latency against the model's, ! beyond ±{OFF_TARGET_PCT} % and ±{P99_OFF_TARGET_PCT} %)",
+        "(replays, IOPS — lanes: each traced thread one synchronous I/O at a time, threads free; causal: an I/O waits for every I/O that had completed before it started in the run; btreplay: blktrace's btreplay -N, each CPU's I/O in bunches submitted back to back; on emulated devices all three in virtual time on the model, and α = run IOPS over the best of them, marked *; ! marks an α above {} — no bound; run fid. and run p99: the mean and p99 latency the emulated device gave in the run against the model's, ! beyond ±{OFF_TARGET_PCT} % and ±{P99_OFF_TARGET_PCT} %; cpu q: the share of I/Os late because their thread then queued for a free core, as it would after a real device's completion — the machine's load, not the emulator's error)",
         explain::ALPHA_VALID_MAX
     );
     if let Some(r) = summary.devices.iter().find_map(|d| d.repeats.as_ref()) {

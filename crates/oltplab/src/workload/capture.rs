@@ -597,6 +597,14 @@ fn emulation_summary(
             ),
         ));
     }
+    if let Some(queued) = fidelity.cpu_queue_problem() {
+        warnings.push(Warning::new(
+            WarningKind::CpuBound,
+            format!(
+                "on the emulated {device} the cores were short: {queued}; a real device's completions would wait for a core the same way, so this is the machine's load, not the emulator's error"
+            ),
+        ));
+    }
     EmulationSummary::new(device, fidelity)
 }
 

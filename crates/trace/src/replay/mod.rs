@@ -895,10 +895,12 @@ impl Pacing {
         Some(done.saturating_sub(clock.t0_ns))
     }
 
+    /// A replay's waits do not split out their thread's queue for a core (one wait releases
+    /// many I/Os), so its emulated figures equal the realised ones.
     #[inline]
     pub fn record_realised(&self, modelled_ns: u64, realised_ns: u64) {
         if let Some(e) = &self.emulator {
-            e.record_realised(modelled_ns, realised_ns);
+            e.record_realised(modelled_ns, realised_ns, 0);
         }
     }
 }
