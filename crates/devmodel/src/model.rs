@@ -634,6 +634,8 @@ pub(crate) struct Flash {
     write_occupancy_ns: f64,
     buffer_window_ns: f64,
     write_ack_ns: f64,
+    /// A flush's own time, after the buffer it must drain (`flush_us`).
+    flush_ns: f64,
     protected: bool,
     half_program_ns: f64,
     /// Bytes per ns a read-ahead stream can deliver: every die reading pages, bounded by the
@@ -755,6 +757,7 @@ impl Flash {
             },
             buffer_window_ns: buffer_bytes / program_bpns,
             write_ack_ns: v("write_ack_us") * 1e3,
+            flush_ns: v("flush_us") * 1e3,
             protected: v("power_loss_protected") >= 0.5,
             half_program_ns: program_ns * v("waf_random").max(1.0) / 2.0,
             seq_read_bpns: (n_dies as f64 * page as f64
@@ -784,10 +787,12 @@ impl Flash {
         match kind {
             IoKind::Flush => {
                 let start = self.command(st, t);
+                // A protected or unbuffered drive has nothing to drain; an unprotected one waits
+                // for the programs its buffer holds. Then the flush's own time.
                 if self.protected || self.buffer_window_ns == 0.0 {
-                    start + 1_000
+                    start + (self.flush_ns as u64).max(1_000)
                 } else {
-                    start.max(st.get(self.misc + FL_LAST_PROGRAM))
+                    start.max(st.get(self.misc + FL_LAST_PROGRAM)) + self.flush_ns as u64
                 }
             }
             IoKind::Read => {

@@ -338,12 +338,20 @@ pub(crate) fn param(entry: &CatalogueEntry, overrides: &[(&'static str, f64)], k
 /// list them: their default keeps the model as the catalogue describes it. `oltplab devices fit`
 /// sets them where a measured device needs them.
 pub fn optional_params(kind: DeviceKind) -> &'static [catalogue::Param] {
-    const FLASH: &[catalogue::Param] = &[catalogue::Param {
-        key: "write_occupancy_us",
-        value: 0.0,
-        about: "controller time per write command, when it differs from a read's (0: cmd_occupancy_us)",
-        source: "fitted by `oltplab devices fit` to a measured device; the catalogue's devices use cmd_occupancy_us",
-    }];
+    const FLASH: &[catalogue::Param] = &[
+        catalogue::Param {
+            key: "write_occupancy_us",
+            value: 0.0,
+            about: "controller time per write command, when it differs from a read's (0: cmd_occupancy_us)",
+            source: "fitted by `oltplab devices fit` to a measured device; the catalogue's devices use cmd_occupancy_us",
+        },
+        catalogue::Param {
+            key: "flush_us",
+            value: 0.0,
+            about: "time a flush command takes beyond draining the write buffer (the cache flush itself; on a virtual disk the host's fsync)",
+            source: "fitted by `oltplab devices fit` to a measured device's commits after small and large writes; the catalogue's devices: 0",
+        },
+    ];
     match kind {
         DeviceKind::Flash => FLASH,
         _ => &[],

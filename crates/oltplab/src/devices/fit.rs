@@ -39,8 +39,9 @@ pub struct FitArgs {
     #[arg(long, value_name = "SPEC")]
     pub emulate: Option<String>,
 
-    /// Access patterns to measure, comma-separated: randread, randwrite
-    #[arg(long, value_name = "LIST", default_value = "randread,randwrite")]
+    /// Access patterns to measure, comma-separated: randread, randwrite, randrw (70 % reads: a
+    /// database's reads behind its writes)
+    #[arg(long, value_name = "LIST", default_value = "randread,randwrite,randrw")]
     pub rw: String,
 
     /// Block sizes to measure, comma-separated
@@ -101,9 +102,9 @@ pub struct FitArgs {
 }
 
 const FIT_AFTER_HELP: &str = "\
-Measures random reads and writes at each block size and queue depth (O_DIRECT, io_uring), and the
-commit loop (8 KiB append + fdatasync at QD 1); fits the flash model to the IOPS and mean latency of
-every point, in virtual time; prints measured against fitted per point, the fit error, and the spec
+Measures random reads, writes and a 70/30 mix at each block size and queue depth (O_DIRECT,
+io_uring), and the commit loop (an 8 KiB and a 128 KiB append + fdatasync at QD 1); fits the flash
+model to the IOPS and mean latency (a mix's: its reads') of every point, in virtual time; prints measured against fitted per point, the fit error, and the spec
 (on standard output, the only line there). Example:
   oltplab devices fit /mnt/ssd --out ssd.spec
   oltplab device --emulate \"$(cat ssd.spec)\" --rw randread --bs 16k --qd 8";
@@ -119,7 +120,8 @@ fn size_arg(text: &str) -> std::result::Result<u64, String> {
 /// One point of the fit: a measured (or to be simulated) closed loop.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct PointDef {
-    /// `randread`, `randwrite` or `commit` (append + fdatasync after each write).
+    /// `randread`, `randwrite`, `randrw` ([`MIXED_READ_PCT`] reads) or `commit` (append +
+    /// fdatasync after each write).
     pub op: Op,
     pub block_size_bytes: u64,
     pub qd: u32,
@@ -130,15 +132,29 @@ pub struct PointDef {
 pub enum Op {
     Randread,
     Randwrite,
+    Randrw,
     Commit,
 }
+
+/// The share of reads of a `randrw` point: TPC-C's read share of its I/O on a small buffer pool,
+/// roughly; what matters is that reads meet writes in progress.
+pub const MIXED_READ_PCT: u8 = 70;
 
 impl Op {
     fn name(self) -> &'static str {
         match self {
             Op::Randread => "randread",
             Op::Randwrite => "randwrite",
+            Op::Randrw => "randrw",
             Op::Commit => "commit",
+        }
+    }
+
+    fn read_pct(self) -> u8 {
+        match self {
+            Op::Randread => 100,
+            Op::Randrw => MIXED_READ_PCT,
+            Op::Randwrite | Op::Commit => 0,
         }
     }
 }
@@ -155,7 +171,7 @@ impl PointDef {
 }
 
 /// A point's two figures: IOPS (commits/s for a commit point) and mean latency (the flush's for a
-/// commit point).
+/// commit point, the reads' for a mixed one).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
 pub struct Figures {
     pub iops: f64,
@@ -304,14 +320,28 @@ pub fn run(args: FitArgs) -> Result<()> {
                 rw: None,
                 mix: Mix {
                     block_size_bytes: bs as u32,
-                    read_pct: if op == Op::Randread { 100 } else { 0 },
+                    read_pct: op.read_pct(),
                     random_pct: 100,
                     flush: None,
                 },
             })
         })
         .collect();
-    let commit = device_config::resolve(device_args(Some("commit-8k"), None))?;
+    // Commits after small and after large appends: what a flush costs of itself and what it
+    // costs to drain the writes before it.
+    let mut commit = device_config::resolve(device_args(Some("commit-8k"), None))?;
+    let commit_mix = commit.workloads[0].mix;
+    commit.workloads = COMMIT_SIZES
+        .iter()
+        .map(|&bs| Workload {
+            name: Some(format!("commit-{}", format_size_short(bs))),
+            rw: None,
+            mix: Mix {
+                block_size_bytes: bs as u32,
+                ..commit_mix
+            },
+        })
+        .collect();
 
     let out_dir = output::prepare_out_dir(
         args.results.as_deref(),
@@ -403,9 +433,10 @@ fn parse_ops(text: &str) -> Result<Vec<Op>> {
         let op = match part.trim() {
             "randread" => Op::Randread,
             "randwrite" => Op::Randwrite,
+            "randrw" => Op::Randrw,
             other => {
                 return Err(Error::usage(format!(
-                    "--rw '{other}' is not an access pattern a fit measures: use randread, randwrite or both (randread,randwrite)"
+                    "--rw '{other}' is not an access pattern a fit measures: use randread, randwrite, randrw or a list (randread,randwrite,randrw)"
                 )))
             }
         };
@@ -510,17 +541,20 @@ fn measured_points(
     let profiles = profiles.ok_or_else(missing)?;
     let mut out = Vec::new();
     for p in profiles {
-        let op = if p.flush.is_some() {
-            Op::Commit
-        } else if p.read_pct == 100 {
-            Op::Randread
-        } else {
-            Op::Randwrite
+        let op = match (p.flush.is_some(), p.read_pct) {
+            (true, _) => Op::Commit,
+            (false, 100) => Op::Randread,
+            (false, 0) => Op::Randwrite,
+            (false, _) => Op::Randrw,
         };
         for s in &p.sweep {
             let figures = match op {
                 Op::Randread => Figures {
                     iops: s.read.iops,
+                    lat_ns: s.read.lat_ns.mean,
+                },
+                Op::Randrw => Figures {
+                    iops: s.read.iops + s.write.iops,
                     lat_ns: s.read.lat_ns.mean,
                 },
                 Op::Randwrite => Figures {
@@ -633,21 +667,24 @@ pub fn simulate(spec: &Spec, p: &PointDef, c: &SimConfig) -> Result<Figures> {
             i += 1;
         }
     }
-    let kind = if p.op == Op::Randread {
-        IoKind::Read
-    } else {
-        IoKind::Write
+    let read_pct = u64::from(p.op.read_pct());
+    // Each I/O a read or a write as the point's share says (a read: 1 in the heap's last field).
+    let mut issue = |t: u64| {
+        let r = rand();
+        let read = (r >> 32) % 100 < read_pct;
+        let kind = if read { IoKind::Read } else { IoKind::Write };
+        Reverse((e.submit(t, kind, (r % blocks) * bs, bs), t, u8::from(read)))
     };
-    let mut pending: BinaryHeap<Reverse<(u64, u64)>> = BinaryHeap::new();
+    let mut pending: BinaryHeap<Reverse<(u64, u64, u8)>> = BinaryHeap::new();
     for _ in 0..p.qd {
-        let done = e.submit(t0, kind, (rand() % blocks) * bs, bs);
-        pending.push(Reverse((done, t0)));
+        pending.push(issue(t0));
     }
-    let (mut n, mut lat_sum, mut t_first) = (0u64, 0u128, 0u64);
+    // A mixed point's latency is its reads' (what a database waits for); IOPS count every I/O.
+    let (mut n, mut lat_n, mut lat_sum, mut t_first) = (0u64, 0u64, 0u128, 0u64);
     let mut warm = true;
     let mut i = 0u64;
     loop {
-        let Reverse((done, submitted)) = pending.pop().expect("I/Os in flight");
+        let Reverse((done, submitted, read)) = pending.pop().expect("I/Os in flight");
         if warm {
             if (done - t0 >= c.warm_ns || i >= c.ios) && i >= min_warm {
                 warm = false;
@@ -655,16 +692,18 @@ pub fn simulate(spec: &Spec, p: &PointDef, c: &SimConfig) -> Result<Figures> {
             }
         } else {
             n += 1;
-            lat_sum += (done - submitted) as u128;
+            if p.op != Op::Randrw || read == 1 {
+                lat_n += 1;
+                lat_sum += (done - submitted) as u128;
+            }
             if n >= c.ios || done - t_first >= c.run_ns {
                 return Ok(Figures {
                     iops: n as f64 / ((done - t_first).max(1) as f64 / 1e9),
-                    lat_ns: lat_sum as f64 / n as f64,
+                    lat_ns: lat_sum as f64 / lat_n.max(1) as f64,
                 });
             }
         }
-        let next = e.submit(done, kind, (rand() % blocks) * bs, bs);
-        pending.push(Reverse((next, done)));
+        pending.push(issue(done));
         i += 1;
     }
 }
@@ -808,7 +847,17 @@ const DIMS: &[Dim] = &[
         hi: 50_000.0,
         integer: false,
     },
+    Dim {
+        key: "flush_us",
+        lo: 0.1,
+        hi: 50_000.0,
+        integer: false,
+    },
 ];
+
+/// The appends the commit points make before each fdatasync: a flush's own cost and what
+/// draining a larger write costs are told apart by the two.
+const COMMIT_SIZES: &[u64] = &[8 << 10, 128 << 10];
 
 /// Choices tried as a whole at every pass: the flash page (KiB) and power-loss protection.
 const PAGES_KIB: &[f64] = &[4.0, 8.0, 16.0];
@@ -980,6 +1029,7 @@ fn initial(points: &[(PointDef, Figures)]) -> Candidate {
         1.0,
         16.0,
         write1 / 1e3 * 0.7,
+        flush.map_or(1.0, |ns| ns / 1e3 * 0.5),
     ];
     let x = DIMS
         .iter()
@@ -1269,7 +1319,7 @@ fn print_table(s: &FitSummary) {
     }
     let e = &s.fit_error;
     output::note!(
-        "(a commit point's IOPS are commits/s and its latency the fdatasync's)\nfit error: {:.1} % RMS over {} figures (IOPS mean |error| {:.1} %, latency {:.1} %, worst {:.1} %), {} candidates in {:.1} s",
+        "(a commit point's IOPS are commits/s and its latency the fdatasync's; a randrw point's latency is its reads')\nfit error: {:.1} % RMS over {} figures (IOPS mean |error| {:.1} %, latency {:.1} %, worst {:.1} %), {} candidates in {:.1} s",
         e.rms_pct,
         2 * s.points.len(),
         e.iops_mean_abs_pct,
