@@ -61,6 +61,8 @@ for f in sorted(out.glob("round*-*.json")):
             vals[name] = None
     fid = (run["summary"].get("emulation") or {}).get("fidelity") or {}
     vals["realised p50/p99 µs"] = (fid.get("realised_lat_ns_p50"), fid.get("realised_lat_ns_p99"))
+    vals["emulated p50/p99 µs"] = (fid.get("emulated_lat_ns_p50"), fid.get("emulated_lat_ns_p99"))
+    vals["cpu queue late %"] = fid.get("cpu_queue_late_pct")
     vals["spin % machine"] = fid.get("spin_machine_pct")
     rows[(int(rnd), side)] = vals
 
@@ -71,14 +73,18 @@ def fmt(v):
     return f"{v:,.0f}" if abs(v) >= 100 else f"{v:,.1f}"
 
 
-print("| round | side | " + " | ".join(n for n, _ in FIGS) + " | realised p50 / p99 µs (all I/O) | emulator spin, % of machine |")
-print("|---|---|" + "---|" * (len(FIGS) + 2))
+def pair(p):
+    return "—" if p[0] is None else f"{p[0] / 1e3:,.0f} / {p[1] / 1e3:,.0f}"
+
+
+print("| round | side | " + " | ".join(n for n, _ in FIGS)
+      + " | emulated p50 / p99 µs (all I/O) | realised p50 / p99 µs (all I/O) | I/Os late by the CPU queue, % | emulator spin, % of machine |")
+print("|---|---|" + "---|" * (len(FIGS) + 4))
 for (rnd, side), v in sorted(rows.items()):
-    rp = v["realised p50/p99 µs"]
-    real = "—" if rp[0] is None else f"{rp[0] / 1e3:,.0f} / {rp[1] / 1e3:,.0f}"
-    spin = v["spin % machine"]
+    spin, queue = v["spin % machine"], v["cpu queue late %"]
     print(f"| {rnd} | {side} | " + " | ".join(fmt(v[n]) for n, _ in FIGS)
-          + f" | {real} | {'—' if spin is None else f'{spin:.1f}'} |")
+          + f" | {pair(v['emulated p50/p99 µs'])} | {pair(v['realised p50/p99 µs'])}"
+          + f" | {'—' if queue is None else f'{queue:.1f}'} | {'—' if spin is None else f'{spin:.1f}'} |")
 
 print("\nEmulated against real (emulated ÷ real − 1; within ±10 % is the goal):\n")
 rounds = sorted({r for r, _ in rows})
