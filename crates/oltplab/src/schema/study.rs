@@ -175,6 +175,12 @@ pub struct Breakdown {
     /// model (`summary.io.by_device[].busy_pct` / 100), measured by the emulator.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub device_busy_share: Option<f64>,
+    /// Emulated devices: the time the server's (or SQLite's) threads queued for a free core after
+    /// their I/Os had completed on the model (the emulator's `cpu_queue_ns_mean` × I/Os), as a
+    /// share of the terminals' time — an upper bound of what it cost them, since background
+    /// threads' I/O counts too.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpu_queue_share: Option<f64>,
     /// Emulated devices: realised against modelled mean latency of the run and of the replay, %.
     pub run_fidelity_off_pct: Option<f64>,
     pub replay_fidelity_off_pct: Option<f64>,

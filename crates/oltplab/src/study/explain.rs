@@ -58,6 +58,9 @@ impl Breakdown {
             .iter()
             .map(|d| d.busy_pct / 100.0)
             .reduce(f64::max);
+        let cpu_queue_share = run.emulation.as_ref().map(|e| {
+            (e.fidelity.cpu_queue_ns_mean * e.fidelity.ios as f64 / 1e9 / terminal_s).min(1.0)
+        });
         let io_wait_share = (io_wait_ns as f64 / 1e9 / terminal_s).min(1.0);
         let cpu_share = (cpu_s / terminal_s).min(1.0);
         let other_share = (1.0 - io_wait_share - cpu_share).max(0.0);
@@ -66,6 +69,7 @@ impl Breakdown {
         let mut b = Breakdown {
             emulator_spin_utilisation,
             device_busy_share,
+            cpu_queue_share,
             server_waits,
             server_lock_wait_share,
             terminal_s,
@@ -265,8 +269,16 @@ fn explain_limit(b: &Breakdown, host: bool, engine: &str) -> String {
             let spin = b.emulator_spin_utilisation.map_or(String::new(), |u| {
                 format!(" (the emulator's waits spun on {} of them)", pct(u))
             });
+            // Measured where the device is emulated: the I/O threads' wait for a core after
+            // their completions, which the trace's I/O time (the model's) leaves out.
+            let queue = b.cpu_queue_share.filter(|q| *q > 0.0).map_or(String::new(), |q| {
+                format!(
+                    " (measured: the database's threads queued for a free core after their I/Os completed for up to {} of the terminals' time)",
+                    pct(q)
+                )
+            });
             format!(
-                "Waits that neither side measured limit this run: the terminals spent {} of their time neither on the CPU ({}) nor in I/O ({}); the server's lock waits account for {} of it, and the rest, {}, went to what is not measured here — a group commit's log flush, or a free core on a machine whose {} cores the database, the driver and this run shared{spin} — so {device} did {} of what it can (α = {:.2}).",
+                "Waits that neither side measured limit this run: the terminals spent {} of their time neither on the CPU ({}) nor in I/O ({}); the server's lock waits account for {} of it, and the rest, {}, went to what is not measured here — a group commit's log flush, or a free core on a machine whose {} cores the database, the driver and this run shared{spin}{queue} — so {device} did {} of what it can (α = {:.2}).",
                 pct(b.other_share),
                 pct(b.cpu_share),
                 pct(b.io_wait_share),
@@ -452,7 +464,24 @@ mod tests {
         assert!(
             said.contains("lock waits account for 12 %")
                 && said.contains("the rest, 52 %")
-                && said.contains("spun on 50 %"),
+                && said.contains("spun on 50 %")
+                && !said.contains("queued for a free core"),
+            "{said}"
+        );
+        // The emulator measured its threads' queue for a core: 100,000 I/Os, 80 µs each, 8 s
+        // of the 40 terminal-seconds.
+        let mut queued = r.clone();
+        queued["summary"]["emulation"] = serde_json::json!({"spec": "pcie-flash-2012",
+            "device": "pcie-flash-2012", "fidelity": {"ios": 100_000,
+            "modelled_lat_ns_mean": 50_000.0, "realised_lat_ns_mean": 130_000.0,
+            "modelled_lat_ns_p99": 0, "realised_lat_ns_p99": 0, "off_pct": 160.0,
+            "wake_late_ns_mean": 0.0, "wake_late_ns_max": 0, "wake_early_ns": 0,
+            "spin_cpu_s": 10.0, "cpu_queue_ns_mean": 80_000.0}});
+        let b = Breakdown::from_run(&summary(queued), 10_000_000_000, &scale(), 0.5);
+        assert_eq!(b.cpu_queue_share, Some(0.2), "{b:?}");
+        let said = explain(&b, false, "mariadb");
+        assert!(
+            said.contains("for up to 20 % of the terminals' time"),
             "{said}"
         );
         // Counted lock waits that are most of the rest: locks.
