@@ -5,6 +5,9 @@
 pub mod attempt;
 pub mod brokerage;
 pub mod bulk;
+pub mod check;
+pub mod driver;
 pub mod orders;
+pub mod random;
 pub mod sql;
 pub mod tpcc;

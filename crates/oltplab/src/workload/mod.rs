@@ -6,8 +6,10 @@
 //! option group flattened into [`LoadArgs`] / [`RunArgs`], and one line in [`WORKLOADS`].
 
 pub mod capture;
+pub mod edges;
 pub mod layout;
 pub mod procstat;
+pub mod ramp;
 pub mod target;
 
 use std::path::PathBuf;
@@ -98,6 +100,23 @@ fn reject_foreign(owner: &str, workload: &dyn Workload, given: &[&str]) -> Resul
             "{name} is an option of the {owner} workload, not of {workload}: drop it, or run `{owner}`"
         ))),
         None => Ok(()),
+    }
+}
+
+/// `--warmup`: a fixed time, or until the throughput is steady.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Warmup {
+    For(Duration),
+    Auto,
+}
+
+/// The longest `--warmup auto` waits for a steady rate.
+pub const AUTO_WARMUP_MAX: Duration = Duration::from_secs(20 * 60);
+
+pub fn warmup_arg(text: &str) -> std::result::Result<Warmup, String> {
+    match text {
+        "auto" => Ok(Warmup::Auto),
+        _ => duration_arg(text).map(Warmup::For),
     }
 }
 
