@@ -7,12 +7,13 @@
 //! transactions (the brokerage market). A workload only says what its transaction kinds are, draws
 //! the next input of a terminal and executes one input ([`Workload`]).
 //!
-//! The window: the phase turns [`Phase::Measure`] when the warm-up ends and [`Phase::Done`] under
-//! the statistics' lock at the instant the last sample is taken, so the seconds add up to the
-//! totals; [`Event::MeasureEnd`] follows at once (before the last second is handed on), so edge
-//! samples (CPU, device counters, the capture) sit as close to the window's end as they can. A
-//! transaction counts when it started and ended inside the window. A run in which every
-//! transaction failed is an error, whatever the workload.
+//! The window: the phase turns [`Phase::Measure`] when the warm-up ends and [`Phase::Done`] at
+//! the instant the last sample is taken, both under the statistics' lock, and a transaction is
+//! measured when it started in the window and is booked (under that lock) before it closes — so
+//! the per-second samples add up to the totals exactly. [`Event::MeasureStart`] comes just before
+//! the window opens and [`Event::MeasureEnd`] just after it closes (before the last second is
+//! handed on), so edge samples (CPU, device counters, the capture) sit as close to the window as
+//! they can. A run in which every transaction failed is an error, whatever the workload.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
@@ -336,18 +337,22 @@ impl<W: Workload> Ctx<'_, W> {
         )
     }
 
-    /// Books an attempt of kind `kind`: its figures when measured, the per-second and whole-run
-    /// counts always. `extra_latency_ns` is a background job's wait. Returns whether the thread
-    /// should stop (a broken connection, or too many failures in a row).
+    /// Books an attempt of kind `kind` that started in phase `at_start`: its figures when it is
+    /// measured, which is decided here under the lock (the clock moves the phase under it, so a
+    /// transaction is in a second's sample exactly when it is in the totals), the whole-run counts
+    /// always. `extra_latency_ns` is a background job's wait. Returns whether the thread should
+    /// stop (a broken connection, or too many failures in a row) and whether it was measured.
     fn book(
         &self,
         kind: usize,
         a: &Attempt<W::Output>,
         extra_latency_ns: u64,
-        measured: bool,
+        at_start: Phase,
         consecutive_errors: &mut u32,
-    ) -> bool {
+    ) -> (bool, bool) {
         let mut s = self.lock();
+        let now = self.phase.get();
+        let measured = at_start == Phase::Measure && now == Phase::Measure;
         if let Ok(o) = &a.result {
             if self.w.rolled_back(o) {
                 s.out.rolled_back_all += 1;
@@ -377,18 +382,21 @@ impl<W: Workload> Ctx<'_, W> {
                 *s.out.errors_by_kind.entry(e.kind).or_default() += 1;
             }
         }
-        // The per-second counters run through the warm-up too (the clock clears them).
-        match &a.result {
-            Ok(_) => {
-                s.second[kind] += 1;
-                if kind == self.w.headline() {
-                    s.second_headline.record(a.latency_ns + extra_latency_ns);
+        // The per-second counters: the window's measured transactions, and the warm-up's for
+        // `warmup_auto` (the clock clears them when the window opens).
+        if measured || now == Phase::Warmup {
+            match &a.result {
+                Ok(_) => {
+                    s.second[kind] += 1;
+                    if kind == self.w.headline() {
+                        s.second_headline.record(a.latency_ns + extra_latency_ns);
+                    }
                 }
+                Err(_) => s.second_errors += 1,
             }
-            Err(_) => s.second_errors += 1,
+            s.second_retries += a.retries.len() as u64;
         }
-        s.second_retries += a.retries.len() as u64;
-        match &a.result {
+        let fatal = match &a.result {
             Err(e) => {
                 if s.out.first_error.is_none() {
                     s.out.first_error = Some(format!("{} failed: {e}", self.w.kinds()[kind]));
@@ -400,7 +408,8 @@ impl<W: Workload> Ctx<'_, W> {
                 *consecutive_errors = 0;
                 false
             }
-        }
+        };
+        (fatal, measured)
     }
 
     /// Adds a thread's CPU and spans at its end.
@@ -481,7 +490,7 @@ fn terminal<W: Workload>(conn: &mut dyn Conn, mut term: W::Terminal, seed: u64, 
                 break;
             }
         }
-        let at_start = ctx.measuring();
+        let at_start = ctx.phase.get();
         let fatal = if w.deferred(kind) {
             // Queued for a worker; the terminal's response time is the queueing.
             let started = Instant::now();
@@ -493,23 +502,23 @@ fn terminal<W: Workload>(conn: &mut dyn Conn, mut term: W::Terminal, seed: u64, 
                     kind,
                     input,
                     queued_at: started,
-                    measured: at_start,
+                    measured: at_start == Phase::Measure,
                 });
             ctx.queue.ready.notify_one();
             let latency_ns = started.elapsed().as_nanos() as u64;
             consecutive_errors = 0;
-            book_deferred_request(ctx, kind, latency_ns, at_start && ctx.measuring());
+            book_deferred_request(ctx, kind, latency_ns, at_start);
             false
         } else {
             let a = ctx.attempt(conn, kind, &input, &mut local, done);
-            let measured = at_start && ctx.measuring();
+            let (fatal, measured) = ctx.book(kind, &a, 0, at_start, &mut consecutive_errors);
             if measured {
                 local.measured(&a);
             }
             if let Ok(o) = &a.result {
                 w.completed(kind, o, measured, ctx.measuring());
             }
-            ctx.book(kind, &a, 0, measured, &mut consecutive_errors)
+            fatal
         };
         if fatal {
             break;
@@ -522,17 +531,21 @@ fn terminal<W: Workload>(conn: &mut dyn Conn, mut term: W::Terminal, seed: u64, 
 }
 
 /// Books a deferred request's acknowledgement as the terminal's transaction of its kind.
-fn book_deferred_request<W: Workload>(ctx: Ctx<W>, kind: usize, latency_ns: u64, measured: bool) {
+fn book_deferred_request<W: Workload>(ctx: Ctx<W>, kind: usize, latency_ns: u64, at_start: Phase) {
     let mut s = ctx.lock();
+    let now = ctx.phase.get();
+    let measured = at_start == Phase::Measure && now == Phase::Measure;
     if measured {
         let t = &mut s.out.tx[kind];
         t.count += 1;
         t.latency.record(latency_ns);
         s.out.deferred.queued += 1;
     }
-    s.second[kind] += 1;
-    if kind == ctx.w.headline() {
-        s.second_headline.record(latency_ns);
+    if measured || now == Phase::Warmup {
+        s.second[kind] += 1;
+        if kind == ctx.w.headline() {
+            s.second_headline.record(latency_ns);
+        }
     }
 }
 
@@ -622,16 +635,16 @@ fn background_worker<W: Workload>(
     let mut errors = 0;
     while let Some(job) = bg.next() {
         let waited_ns = job.queued_at.elapsed().as_nanos() as u64;
-        let at_start = ctx.measuring();
+        let at_start = ctx.phase.get();
         let a = ctx.attempt(conn, job.kind, &job.input, &mut local, ctx.done);
-        let measured = at_start && ctx.measuring();
+        let (fatal, measured) = ctx.book(job.kind, &a, waited_ns, at_start, &mut errors);
         if measured {
             local.measured(&a);
         }
         if let Ok(o) = &a.result {
             ctx.w.completed(job.kind, o, measured, ctx.measuring());
         }
-        if ctx.book(job.kind, &a, waited_ns, measured, &mut errors) {
+        if fatal {
             break;
         }
     }
@@ -809,12 +822,16 @@ impl Clock {
         if !running() {
             return;
         }
-        // Discard what the warm-up put into the per-second counters.
-        ctx.lock().clear_second();
         on_event(Event::MeasureStart);
-        let start = Instant::now();
+        let start = {
+            // Under the lock: what the warm-up put into the per-second counters goes, and every
+            // transaction booked from now on sees the window open.
+            let mut s = ctx.lock();
+            s.clear_second();
+            ctx.phase.set(Phase::Measure);
+            Instant::now()
+        };
         self.measure_started_at = Some(SystemTime::now());
-        ctx.phase.set(Phase::Measure);
         let end = start + cfg.duration;
         let mut tick = 1u64;
         loop {
@@ -898,6 +915,174 @@ pub fn backend_tid(conn: &mut dyn Conn) -> Option<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sql::{Batch, DbError, Rows, Stmt, TxMode, P};
+
+    /// A connection that does nothing: the test workloads never touch the database.
+    struct NoDb;
+
+    impl Conn for NoDb {
+        fn dialect(&self) -> Dialect {
+            Dialect::Sqlite
+        }
+        fn begin(&mut self, _: TxMode) -> DbResult<()> {
+            Ok(())
+        }
+        fn commit(&mut self) -> DbResult<()> {
+            Ok(())
+        }
+        fn rollback(&mut self) -> DbResult<()> {
+            Ok(())
+        }
+        fn run(&mut self, _: &Stmt, _: &[P], _: &mut Rows) -> DbResult<u64> {
+            Ok(0)
+        }
+        fn batch(&mut self, _: &str) -> DbResult<()> {
+            Ok(())
+        }
+        fn query(&mut self, _: &str) -> DbResult<Rows> {
+            Ok(Rows::default())
+        }
+        fn load(&mut self, _: &Batch) -> DbResult<()> {
+            Ok(())
+        }
+    }
+
+    impl Connector for NoDb {
+        fn dialect(&self) -> Dialect {
+            Dialect::Sqlite
+        }
+        fn connect(&self, _: Purpose) -> Result<Box<dyn Conn>> {
+            Ok(Box::new(NoDb))
+        }
+    }
+
+    /// Two kinds, each a 1 ms sleep; kind 1 deferred to workers when `defer`; every
+    /// transaction fails when `fail`.
+    struct Sleeper {
+        defer: bool,
+        fail: bool,
+    }
+
+    impl Workload for Sleeper {
+        type Input = ();
+        type Output = ();
+        type Terminal = ();
+        type Scratch = ();
+
+        fn kinds(&self) -> &'static [&'static str] {
+            &["a", "b"]
+        }
+        fn tag(&self, kind: usize) -> u8 {
+            kind as u8 + 100
+        }
+        fn headline(&self) -> usize {
+            0
+        }
+        fn terminal(&self, _: usize, _: usize) {}
+        fn next(&self, _: &mut (), rng: &mut Rng) -> (usize, ()) {
+            (rng.uniform(0, 1) as usize, ())
+        }
+        fn execute(&self, _: &mut dyn Conn, _: &(), _: &mut ()) -> DbResult<()> {
+            std::thread::sleep(Duration::from_millis(1));
+            if self.fail {
+                return Err(DbError::other("no such table"));
+            }
+            Ok(())
+        }
+        fn deferred(&self, kind: usize) -> bool {
+            self.defer && kind == 1
+        }
+        fn workers(&self, _: usize) -> usize {
+            usize::from(self.defer)
+        }
+    }
+
+    fn config() -> DriverConfig {
+        DriverConfig {
+            terminals: 2,
+            duration: Duration::from_millis(2500),
+            warmup: Duration::from_millis(300),
+            warmup_auto: false,
+            seed: 1,
+            max_retries: 0,
+            record_spans: false,
+            start_at: None,
+        }
+    }
+
+    #[test]
+    fn the_seconds_add_up_to_the_totals() {
+        let w = Sleeper {
+            defer: false,
+            fail: false,
+        };
+        let (mut events, mut heard) = (Vec::new(), 0);
+        let o = drive(
+            &w,
+            &NoDb,
+            &config(),
+            &AtomicBool::new(false),
+            &mut |_| heard += 1,
+            &mut |e| events.push(e),
+        )
+        .unwrap();
+        assert_eq!(events, [Event::MeasureStart, Event::MeasureEnd]);
+        assert_eq!(heard, o.seconds.len());
+        assert_eq!(o.seconds.len(), 3, "two whole seconds and the last half");
+        for k in 0..2 {
+            let per_second: u64 = o.seconds.iter().map(|s| s.counts[k]).sum();
+            assert_eq!(per_second, o.tx[k].count, "kind {k}");
+            assert!(o.tx[k].count > 100, "{:?}", o.tx[k].count);
+        }
+        assert!((o.measured_s - 2.5).abs() < 0.2, "{}", o.measured_s);
+        assert!(
+            o.committed_all[0] >= o.tx[0].count,
+            "the warm-up's count too"
+        );
+    }
+
+    #[test]
+    fn deferred_requests_are_all_executed_after_the_window() {
+        let w = Sleeper {
+            defer: true,
+            fail: false,
+        };
+        let o = drive(
+            &w,
+            &NoDb,
+            &config(),
+            &AtomicBool::new(false),
+            &mut |_| {},
+            &mut |_| {},
+        )
+        .unwrap();
+        let d = &o.deferred;
+        assert!(d.queued > 100, "{d:?}");
+        assert_eq!(d.queued, o.tx[1].count);
+        assert_eq!(d.executed + d.errors, d.queued, "the queue drains");
+        assert_eq!(d.latency.count(), d.executed);
+    }
+
+    #[test]
+    fn a_run_in_which_every_transaction_fails_is_an_error() {
+        let w = Sleeper {
+            defer: false,
+            fail: true,
+        };
+        let Err(e) = drive(
+            &w,
+            &NoDb,
+            &config(),
+            &AtomicBool::new(false),
+            &mut |_| {},
+            &mut |_| {},
+        ) else {
+            panic!("a run without one completed transaction succeeded");
+        };
+        let msg = e.to_string();
+        assert!(msg.contains("every transaction failed"), "{msg}");
+        assert!(msg.contains("no such table"), "{msg}");
+    }
 
     #[test]
     fn a_rate_is_steady_once_two_ten_second_windows_agree() {
