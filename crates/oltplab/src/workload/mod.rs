@@ -27,6 +27,7 @@ use crate::brokerage::{Brokerage, BrokerageLoadArgs};
 use crate::orders::{Orders, OrdersLoadArgs, OrdersRunArgs};
 use crate::progress::Progress;
 use crate::schema::RunResult;
+use crate::tatp::{Tatp, TatpLoadArgs};
 use crate::tpcc::{Tpcc, TpccLoadArgs, TpccRunArgs};
 use crate::workload::target::{DbSpec, Engine};
 
@@ -52,7 +53,7 @@ pub trait Workload: Sync {
 }
 
 /// Every workload; the first is the default.
-pub static WORKLOADS: &[&dyn Workload] = &[&Tpcc, &Orders, &Brokerage];
+pub static WORKLOADS: &[&dyn Workload] = &[&Tpcc, &Orders, &Brokerage, &Tatp];
 
 fn names() -> PossibleValuesParser {
     PossibleValuesParser::new(WORKLOADS.iter().map(|w| w.name()))
@@ -262,6 +263,9 @@ pub struct LoadArgs {
 
     #[command(flatten)]
     pub brokerage: BrokerageLoadArgs,
+
+    #[command(flatten)]
+    pub tatp: TatpLoadArgs,
 }
 
 #[derive(Args, Debug)]
