@@ -60,8 +60,8 @@ impl TxType {
     }
 }
 
-/// The trace tag of [`TxType::GetSubscriberData`]; the seven take 31–37.
-pub const FIRST_TAG: u8 = 31;
+/// The trace tag of [`TxType::GetSubscriberData`]; the seven take 31–37, which traces name.
+pub const FIRST_TAG: u8 = oltplab_trace::TATP_FIRST_TAG;
 
 /// One transaction's input (TATP 4.1–4.7).
 #[derive(Clone, Debug)]
@@ -299,6 +299,7 @@ mod tests {
         const { assert!(FIRST_TAG > oltplab_trace::BROKERAGE_FIRST_TAG + 9) };
         for (t, n) in TxType::ALL.iter().zip(TxType::NAMES) {
             assert_eq!(t.name(), n);
+            assert_eq!(oltplab_trace::tag_name(t.tag()), n, "traces name the tag");
         }
     }
 }
