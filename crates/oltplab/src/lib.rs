@@ -22,6 +22,7 @@ pub mod progress;
 pub mod report;
 pub mod schema;
 pub mod study;
+pub mod tatp;
 pub mod tpcc;
 pub mod trace;
 pub mod workload;

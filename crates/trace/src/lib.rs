@@ -121,11 +121,28 @@ pub const BROKERAGE_TAG_NAMES: [&str; 10] = [
 /// The first tag of [`BROKERAGE_TAG_NAMES`].
 pub const BROKERAGE_FIRST_TAG: u8 = 11;
 
+/// TATP's transaction types, tags 31 to 37.
+pub const TATP_TAG_NAMES: [&str; 7] = [
+    "get_subscriber_data",
+    "get_new_destination",
+    "get_access_data",
+    "update_subscriber_data",
+    "update_location",
+    "insert_call_forwarding",
+    "delete_call_forwarding",
+];
+
+/// The first tag of [`TATP_TAG_NAMES`].
+pub const TATP_FIRST_TAG: u8 = 31;
+
 /// `new_order` for 1, `trade_result` for 19, `tag7` for a tag without a name.
 pub fn tag_name(tag: u8) -> String {
-    let name = match tag.checked_sub(BROKERAGE_FIRST_TAG) {
-        Some(i) => BROKERAGE_TAG_NAMES.get(i as usize),
-        None => TAG_NAMES.get(tag as usize),
+    let name = if tag >= TATP_FIRST_TAG {
+        TATP_TAG_NAMES.get((tag - TATP_FIRST_TAG) as usize)
+    } else if tag >= BROKERAGE_FIRST_TAG {
+        BROKERAGE_TAG_NAMES.get((tag - BROKERAGE_FIRST_TAG) as usize)
+    } else {
+        TAG_NAMES.get(tag as usize)
     };
     name.map_or_else(|| format!("tag{tag}"), |s| s.to_string())
 }

@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 
 use oltplab_metrics::cpu::CpuTime;
 
+use crate::random::Rng;
 use crate::sql::{Conn, DbResult, ErrorKind};
-use crate::tpcc::random::TpccRng;
 
 /// When one measured transaction ran, on which server process or thread: a server's I/O trace
 /// records the caller's thread id, so its records inside a span belong to that transaction.
@@ -78,7 +78,7 @@ pub fn attempt<O>(
     conn: &mut dyn Conn,
     tag: u8,
     retry: Retry,
-    rng: &mut TpccRng,
+    rng: &mut Rng,
     with_span: bool,
     mut tx: impl FnMut(&mut dyn Conn) -> DbResult<O>,
 ) -> Attempt<O> {
@@ -123,7 +123,7 @@ pub fn attempt<O>(
 }
 
 /// The pause before retry `n` (1-based): uniform in 0 … 200 µs × 2^(n-1), at most 25.6 ms.
-pub fn retry_pause(n: u32, rng: &mut TpccRng) -> Duration {
+pub fn retry_pause(n: u32, rng: &mut Rng) -> Duration {
     let range_us = 200u64 << (n.clamp(1, 8) - 1);
     Duration::from_micros(rng.uniform(0, range_us as i64) as u64)
 }

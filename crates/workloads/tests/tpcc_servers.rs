@@ -78,7 +78,7 @@ fn scenario(kind: ServerKind) {
         &meta,
         &cfg,
         &stop,
-        &mut |_, _| {},
+        &mut |_| {},
         &mut |_| {},
     )
     .unwrap();

@@ -56,7 +56,7 @@ fn load_drive_check() {
         home_warehouses: None,
         start_at: None,
     };
-    let out = drive(&connector, &meta, &cfg, &stop, &mut |_, _| {}, &mut |_| {}).unwrap();
+    let out = drive(&connector, &meta, &cfg, &stop, &mut |_| {}, &mut |_| {}).unwrap();
     for t in TxType::ALL {
         let s = &out.tx[t.index()];
         assert!(s.count > 0, "{t:?} never completed");

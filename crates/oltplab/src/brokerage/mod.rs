@@ -3,6 +3,7 @@
 //! `--no-check`, `--terminals`, `--duration`, `--warmup` and `--isolation` (TPC-C's), and adds
 //! `--days`.
 
+mod ramp;
 mod run;
 
 use std::path::PathBuf;
@@ -14,17 +15,17 @@ use oltplab_core::{Error, Result};
 use oltplab_workloads::brokerage::check::run_checks;
 use oltplab_workloads::brokerage::load::{planned_rows, LoadOptions, LoadReport};
 use oltplab_workloads::brokerage::{require_loaded, Scale, LOAD_UNIT};
+use oltplab_workloads::check::Condition;
+use oltplab_workloads::sql::db_failed;
 use oltplab_workloads::sql::Purpose;
-use oltplab_workloads::tpcc::check::Condition;
-use oltplab_workloads::tpcc::db_failed;
 use serde::Serialize;
 
+pub(crate) use ramp::brokerage_step_of;
 pub use run::run_with;
 
 use crate::schema::RunResult;
-use crate::tpcc::Warmup;
 use crate::workload::target::{self, DbSpec, Open, SQLITE_FILE};
-use crate::workload::{given, CheckArgs, LoadArgs, RunArgs, Workload};
+use crate::workload::{given, CheckArgs, LoadArgs, RunArgs, Warmup, Workload};
 use crate::STOP;
 
 /// The SQLite file of this workload in `--data-dir`.
@@ -70,7 +71,7 @@ impl Workload for Brokerage {
         if cfg.ramp.is_empty() {
             return Ok(RunResult::Brokerage(Box::new(run_with(&cfg, &STOP)?)));
         }
-        let o = crate::tpcc::RampOutput {
+        let o = crate::workload::ramp::RampOutput {
             workload: "brokerage",
             save: cfg.save,
             out: cfg.out.as_deref(),
@@ -78,7 +79,7 @@ impl Workload for Brokerage {
             force: cfg.force,
             quiet: cfg.quiet,
         };
-        let (doc, _) = crate::tpcc::ramp(&cfg.ramp, &o, &STOP, |terminals| {
+        let (doc, _) = crate::workload::ramp::ramp(&cfg.ramp, &o, &STOP, |terminals| {
             run_with(
                 &RunConfig {
                     terminals,

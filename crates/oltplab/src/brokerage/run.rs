@@ -13,6 +13,7 @@ use oltplab_metrics::schema::{now_rfc3339, rfc3339_micros};
 use oltplab_metrics::{Warning, WarningKind};
 use oltplab_workloads::brokerage::driver::{drive, market_workers, DriverConfig, Second};
 use oltplab_workloads::brokerage::tx::TxType;
+use oltplab_workloads::driver::Event;
 
 use super::{meta_of, RunConfig};
 use crate::output;
@@ -20,8 +21,8 @@ use crate::schema::{
     counts_by_kind, BrokerageInterval, BrokerageResult, BrokerageSummary, MixShare, TxSummary,
     OTHER_IO,
 };
-use crate::tpcc::{device_io, split_cpu, Edge};
 use crate::workload::capture::{Capture, CaptureRequest, RunEnd};
+use crate::workload::edges::{device_io, split_cpu, Edge};
 use crate::workload::procstat::{self, DiskCounters};
 use crate::workload::target::{self, Engine, Open};
 
@@ -95,7 +96,8 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<BrokerageResult> {
             pending.clear();
         }
     };
-    let mut on_event = |start: bool| {
+    let mut on_event = |e: Event| {
+        let start = e == Event::MeasureStart;
         let sample = (
             CpuTime::process(),
             procstat::pids_cpu_s(&db.server_pids()),

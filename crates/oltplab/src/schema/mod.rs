@@ -14,12 +14,14 @@ mod orders;
 mod profiles;
 mod run;
 mod study;
+mod tatp;
 
 pub use brokerage::*;
 pub use orders::*;
 pub use profiles::*;
 pub use run::*;
 pub use study::*;
+pub use tatp::*;
 
 use oltplab_devmodel::Fidelity;
 use serde::{Deserialize, Serialize};
@@ -36,6 +38,7 @@ pub enum RunResult {
     Tpcc(Box<TpccResult>),
     Orders(Box<OrdersResult>),
     Brokerage(Box<BrokerageResult>),
+    Tatp(Box<TatpResult>),
 }
 
 impl RunResult {
@@ -45,6 +48,7 @@ impl RunResult {
             RunResult::Tpcc(r) => r.summary.interrupted,
             RunResult::Orders(r) => r.summary.interrupted,
             RunResult::Brokerage(r) => r.summary.interrupted,
+            RunResult::Tatp(r) => r.summary.interrupted,
         }
     }
 }

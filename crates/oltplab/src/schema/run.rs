@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 
 use oltplab_metrics::LatencyNs;
 use oltplab_trace::stat::GroupIo;
+use oltplab_workloads::driver::TxStats;
 use oltplab_workloads::sql::ErrorKind;
-use oltplab_workloads::tpcc::driver::TxStats;
 use oltplab_workloads::tpcc::random::Constants;
 use serde::{Deserialize, Serialize};
 

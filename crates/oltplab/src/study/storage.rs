@@ -384,7 +384,7 @@ fn run_config(
             quiet: run_cfg.quiet,
         };
         crate::brokerage::run_with(&cfg, &STOP)
-            .map(|doc| (tpcc::brokerage_step_of(&doc), doc.warnings))
+            .map(|doc| (crate::brokerage::brokerage_step_of(&doc), doc.warnings))
     } else {
         tpcc::run_with(&run_cfg, &STOP).map(|o| (tpcc::step_of(&o.doc), o.doc.warnings))
     };

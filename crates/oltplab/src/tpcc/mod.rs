@@ -23,8 +23,8 @@ use serde::Serialize;
 use crate::workload::capture::{Capture, CaptureRequest, RunEnd};
 use crate::workload::target::{self, DbSpec, Engine, Open};
 // The in-process API `oltplab study` builds on.
-pub(crate) use ramp::{brokerage_step_of, ramp, step_of, RampOutput};
-pub(crate) use run::{device_io, split_cpu, Edge};
+pub use crate::workload::{warmup_arg, Warmup, AUTO_WARMUP_MAX};
+pub(crate) use ramp::step_of;
 pub use run::{run_with, RunOutcome};
 pub(crate) use scaleout::parse_start_at;
 use scaleout::WarehouseRange;
@@ -111,13 +111,6 @@ pub struct TpccRunArgs {
     pub isolation: Option<String>,
 }
 
-/// `--warmup`: a fixed time, or until the throughput is steady.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Warmup {
-    For(Duration),
-    Auto,
-}
-
 /// `--terminals`: one count, or the steps of a users ramp.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TerminalSteps(pub Vec<u32>);
@@ -168,16 +161,6 @@ fn terminals_arg(text: &str) -> std::result::Result<TerminalSteps, String> {
         ));
     }
     Ok(TerminalSteps(steps))
-}
-
-/// The longest `--warmup auto` waits for a steady rate.
-pub const AUTO_WARMUP_MAX: Duration = Duration::from_secs(20 * 60);
-
-fn warmup_arg(text: &str) -> std::result::Result<Warmup, String> {
-    match text {
-        "auto" => Ok(Warmup::Auto),
-        _ => duration_arg(text).map(Warmup::For),
-    }
 }
 
 /// TPC-C (spec 5.11): nine tables, five transactions, the twelve consistency conditions.

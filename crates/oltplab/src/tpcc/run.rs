@@ -12,8 +12,9 @@ use oltplab_core::{Error, Result};
 use oltplab_metrics::cpu::CpuTime;
 use oltplab_metrics::schema::{now_rfc3339, parse_time, rfc3339_micros};
 use oltplab_metrics::{Warning, WarningKind};
+use oltplab_workloads::driver::Event;
 use oltplab_workloads::tpcc::driver::{
-    delivery_workers, drive, DriverConfig, DriverOutcome, Event, Second, TxStats,
+    delivery_workers, drive, DriverConfig, DriverOutcome, Second,
 };
 use oltplab_workloads::tpcc::tx::{TxType, DELIVERY_DEFERRED_P90_LIMIT_S};
 
@@ -25,10 +26,11 @@ use oltplab_workloads::tpcc::{inspect, require_loaded, Meta, Purpose, TPMC_PER_W
 use super::RunConfig;
 use crate::output;
 use crate::schema::{
-    counts_by_kind, DeferredDeliverySummary, IoSummary, ResponseTimeLimit, ServerWaits,
-    SteadyState, TpccCpu, TpccInterval, TpccResult, TpccSummary, TxSummary, OTHER_IO,
+    counts_by_kind, DeferredDeliverySummary, ResponseTimeLimit, ServerWaits, SteadyState,
+    TpccInterval, TpccResult, TpccSummary, TxSummary, OTHER_IO,
 };
 use crate::workload::capture::{Capture, CaptureRequest, RunEnd};
+use crate::workload::edges::{device_io, split_cpu, Edge};
 use crate::workload::procstat::{self, DiskCounters};
 use crate::workload::target::{self, Engine, Open};
 
@@ -305,7 +307,7 @@ fn drive_window(
     let interval = cfg.report_interval_s.max(1.0) as usize;
     let mut pending: Vec<Second> = Vec::new();
     let quiet = cfg.quiet;
-    let mut on_second = |s: &Second, _totals: &[TxStats; 5]| {
+    let mut on_second = |s: &Second| {
         pending.push(s.clone());
         if !quiet && (pending.len() == interval) {
             eprintln!("{}", interval_line(&pending));
@@ -473,62 +475,6 @@ fn response_time_limits(outcome: &DriverOutcome) -> Vec<ResponseTimeLimit> {
             DELIVERY_DEFERRED_P90_LIMIT_S,
         )))
         .collect()
-}
-
-/// `summary.io` from the device's counters (the whole device), when no capture gives the
-/// engine's own I/O.
-pub(crate) fn device_io(device: Option<&str>, disk: &DiskCounters, measured_s: f64) -> IoSummary {
-    match device {
-        Some(d) => IoSummary {
-            reads: disk.reads,
-            writes: disk.writes,
-            syncs: disk.flushes,
-            read_bytes: disk.read_bytes,
-            written_bytes: disk.written_bytes,
-            iops: (disk.reads + disk.writes) as f64 / measured_s,
-            source: format!("diskstats:{}", d.trim_start_matches("/dev/")),
-            ..Default::default()
-        },
-        None => IoSummary {
-            source: "none".into(),
-            ..Default::default()
-        },
-    }
-}
-
-/// CPU at the window's edges: this process's, and the database processes' (user, system).
-pub(crate) type Edge = (CpuTime, (f64, f64), DiskCounters);
-
-/// The database's and the driver's CPU in the window, the emulator's spin taken out of the
-/// database's.
-pub(crate) fn split_cpu(
-    engine: Engine,
-    in_tx_cpu: CpuTime,
-    [start, end]: [&Edge; 2],
-    spin_s: f64,
-) -> TpccCpu {
-    let process = end.0.since(&start.0);
-    if engine == Engine::Sqlite {
-        // The engine runs on the terminals' threads: its CPU is their time inside transactions.
-        let inside = in_tx_cpu;
-        TpccCpu {
-            db_user_s: (inside.user_s - spin_s).max(0.0),
-            db_sys_s: inside.sys_s,
-            driver_user_s: (process.user_s - inside.user_s).max(0.0),
-            driver_sys_s: (process.sys_s - inside.sys_s).max(0.0),
-            emulator_spin_s: spin_s,
-            ..Default::default()
-        }
-    } else {
-        TpccCpu {
-            db_user_s: ((end.1 .0 - start.1 .0).max(0.0) - spin_s).max(0.0),
-            db_sys_s: (end.1 .1 - start.1 .1).max(0.0),
-            driver_user_s: process.user_s,
-            driver_sys_s: process.sys_s,
-            emulator_spin_s: spin_s,
-            ..Default::default()
-        }
-    }
 }
 
 /// What the figures of a run should be read with.

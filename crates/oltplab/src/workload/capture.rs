@@ -19,7 +19,7 @@ use oltplab_devmodel::{now_ns, parse_spec, DeviceCounts, Emulator, Fidelity};
 use oltplab_metrics::{Warning, WarningKind};
 use oltplab_trace::stat::{io_by_table, GroupIo, TagStat, TraceStat};
 use oltplab_trace::{TraceData, TraceMeta, TraceWriter};
-use oltplab_workloads::tpcc::driver::TxSpan;
+use oltplab_workloads::driver::TxSpan;
 
 use crate::emulate::session::files_under;
 use crate::emulate::{Backing, EmulationSession, SessionConfig};

@@ -6,8 +6,10 @@
 //! option group flattened into [`LoadArgs`] / [`RunArgs`], and one line in [`WORKLOADS`].
 
 pub mod capture;
+pub mod edges;
 pub mod layout;
 pub mod procstat;
+pub mod ramp;
 pub mod target;
 
 use std::path::PathBuf;
@@ -25,6 +27,7 @@ use crate::brokerage::{Brokerage, BrokerageLoadArgs};
 use crate::orders::{Orders, OrdersLoadArgs, OrdersRunArgs};
 use crate::progress::Progress;
 use crate::schema::RunResult;
+use crate::tatp::{Tatp, TatpLoadArgs};
 use crate::tpcc::{Tpcc, TpccLoadArgs, TpccRunArgs};
 use crate::workload::target::{DbSpec, Engine};
 
@@ -50,7 +53,7 @@ pub trait Workload: Sync {
 }
 
 /// Every workload; the first is the default.
-pub static WORKLOADS: &[&dyn Workload] = &[&Tpcc, &Orders, &Brokerage];
+pub static WORKLOADS: &[&dyn Workload] = &[&Tpcc, &Orders, &Brokerage, &Tatp];
 
 fn names() -> PossibleValuesParser {
     PossibleValuesParser::new(WORKLOADS.iter().map(|w| w.name()))
@@ -98,6 +101,23 @@ fn reject_foreign(owner: &str, workload: &dyn Workload, given: &[&str]) -> Resul
             "{name} is an option of the {owner} workload, not of {workload}: drop it, or run `{owner}`"
         ))),
         None => Ok(()),
+    }
+}
+
+/// `--warmup`: a fixed time, or until the throughput is steady.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Warmup {
+    For(Duration),
+    Auto,
+}
+
+/// The longest `--warmup auto` waits for a steady rate.
+pub const AUTO_WARMUP_MAX: Duration = Duration::from_secs(20 * 60);
+
+pub fn warmup_arg(text: &str) -> std::result::Result<Warmup, String> {
+    match text {
+        "auto" => Ok(Warmup::Auto),
+        _ => duration_arg(text).map(Warmup::For),
     }
 }
 
@@ -243,6 +263,9 @@ pub struct LoadArgs {
 
     #[command(flatten)]
     pub brokerage: BrokerageLoadArgs,
+
+    #[command(flatten)]
+    pub tatp: TatpLoadArgs,
 }
 
 #[derive(Args, Debug)]

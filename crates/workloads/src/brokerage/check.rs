@@ -3,8 +3,8 @@
 //! total, because SQLite keeps DECIMAL columns as binary floating point and sums them so.
 
 use super::Meta;
+use crate::check::{examples, Condition, EXAMPLES};
 use crate::sql::{Conn, DbResult};
-use crate::tpcc::check::{examples, Condition, EXAMPLES};
 
 fn checks(meta: &Meta) -> Vec<(u8, &'static str, &'static [&'static str], String)> {
     let broker_sums = "SELECT ca_b_id, COUNT(*) AS n, SUM(t_comm) AS c FROM trade \

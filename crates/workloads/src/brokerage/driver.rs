@@ -1,12 +1,11 @@
-//! The driver: terminals (customers) as threads, each with its own connection, drawing the eight
-//! customer transactions with EGen's weights; market workers running the Trade-Results and
-//! Market-Feeds the market emulator makes of their orders; warm-up excluded; retries bounded and
-//! counted by kind; one HdrHistogram per type; a per-second sample.
+//! The brokerage workload on the driver ([`crate::driver`]): terminals (customers) draw the eight
+//! customer transactions with EGen's weights; the driver's workers run the Trade-Results and
+//! Market-Feeds the market emulator makes of their orders (its background work, whose queueing
+//! counts in their response time). The clock, warm-up, retries and statistics are the driver's.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU8, AtomicUsize, Ordering};
-use std::sync::Mutex;
-use std::time::{Duration, Instant, SystemTime};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+use std::time::{Duration, SystemTime};
 
 use oltplab_core::Result;
 use oltplab_metrics::cpu::CpuTime;
@@ -16,10 +15,9 @@ use super::tx::{
     execute, Input, LookupBy, OrderInput, Outcome, Scratch, Statements, TxType, WatchBy,
 };
 use super::{gen, symbol_string, Meta, DAILY_MARKET_DAYS, DAY_US, FIRST_TRADING_DAY};
-use crate::attempt::{Attempt, Retry, TxSpan};
-use crate::sql::{Conn, Connector, ErrorKind, Purpose};
-use crate::tpcc::driver::{backend_tid, TxStats};
-use crate::tpcc::random::TpccRng;
+use crate::driver::{self, Background, Event, TxSpan, TxStats};
+use crate::random::Rng;
+use crate::sql::{Conn, Connector, DbResult, ErrorKind, Purpose};
 
 #[derive(Clone, Debug)]
 pub struct DriverConfig {
@@ -39,11 +37,6 @@ pub fn market_workers(terminals: usize) -> usize {
 }
 
 const TYPES: usize = 10;
-const PHASE_WARMUP: u8 = 0;
-const PHASE_MEASURE: u8 = 1;
-const PHASE_DONE: u8 = 2;
-/// A thread that fails this many transactions in a row stops: something is broken, not busy.
-const CONSECUTIVE_ERRORS_MAX: u32 = 100;
 
 /// One second of the measured window.
 #[derive(Clone, Debug, Default, serde::Serialize)]
@@ -53,6 +46,19 @@ pub struct Second {
     pub counts: [u64; TYPES],
     pub errors: u64,
     pub retries: u64,
+}
+
+impl From<&driver::Second> for Second {
+    fn from(s: &driver::Second) -> Second {
+        let mut counts = [0; TYPES];
+        counts.copy_from_slice(&s.counts);
+        Second {
+            t_s: s.t_s,
+            counts,
+            errors: s.errors,
+            retries: s.retries,
+        }
+    }
 }
 
 #[derive(Clone, Debug, Default)]
@@ -82,35 +88,6 @@ pub struct DriverOutcome {
     pub market_backlog_at_end: usize,
 }
 
-#[derive(Default)]
-struct Shared {
-    out: DriverOutcome,
-    second: [u64; TYPES],
-    second_errors: u64,
-    second_retries: u64,
-}
-
-#[derive(Clone, Copy)]
-struct Ctx<'a> {
-    st: &'a Statements,
-    cfg: &'a DriverConfig,
-    phase: &'a AtomicU8,
-    done: &'a AtomicBool,
-    shared: &'a Mutex<Shared>,
-    market: &'a Market,
-    next_trade_id: &'a AtomicI64,
-}
-
-impl Ctx<'_> {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Shared> {
-        self.shared.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    fn measuring(&self) -> bool {
-        self.phase.load(Ordering::Relaxed) == PHASE_MEASURE
-    }
-}
-
 /// Draws the customers' transactions.
 pub struct InputGen {
     pub meta: Meta,
@@ -118,29 +95,29 @@ pub struct InputGen {
 
 impl InputGen {
     /// A customer, skewed towards some as TPC-E's tiers are (NURand over the customers).
-    fn customer(&self, rng: &mut TpccRng) -> i64 {
+    fn customer(&self, rng: &mut Rng) -> i64 {
         let n = self.meta.scale.customers;
         let a = ((n / 4).max(1) as u64).next_power_of_two() as i64 - 1;
         rng.nurand(a, 1, n, 0)
     }
 
-    fn account(&self, rng: &mut TpccRng) -> i64 {
+    fn account(&self, rng: &mut Rng) -> i64 {
         (self.customer(rng) - 1) * super::ACCOUNTS_PER_CUSTOMER
             + rng.uniform(1, super::ACCOUNTS_PER_CUSTOMER)
     }
 
-    fn symbol(&self, rng: &mut TpccRng) -> String {
+    fn symbol(&self, rng: &mut Rng) -> String {
         symbol_string(rng.uniform(1, self.meta.scale.securities()))
     }
 
     /// A time inside the initial history, at least `span` µs before its end.
-    fn history_time(&self, span: i64, rng: &mut TpccRng) -> i64 {
+    fn history_time(&self, span: i64, rng: &mut Rng) -> i64 {
         let (start, end) = self.meta.scale.history_us();
         rng.uniform(start, (end - span).max(start))
     }
 
     /// A customer transaction type with EGen's weights.
-    pub fn draw_type(rng: &mut TpccRng) -> TxType {
+    pub fn draw_type(rng: &mut Rng) -> TxType {
         let total: u32 = TxType::CUSTOMER.iter().map(|t| t.weight_per_mille()).sum();
         let mut x = rng.uniform(1, total as i64) as u32;
         for t in TxType::CUSTOMER {
@@ -152,7 +129,7 @@ impl InputGen {
         TxType::TradeStatus
     }
 
-    pub fn draw(&self, kind: TxType, rng: &mut TpccRng) -> Input {
+    pub fn draw(&self, kind: TxType, rng: &mut Rng) -> Input {
         let scale = &self.meta.scale;
         match kind {
             TxType::BrokerVolume => {
@@ -236,296 +213,155 @@ impl InputGen {
 fn first_new_trade_id(conn: &mut dyn Conn) -> Result<i64> {
     let rows = conn
         .query("SELECT COALESCE(MAX(t_id), 0) FROM trade")
-        .map_err(|e| crate::tpcc::db_failed("cannot read the last trade id", e))?;
+        .map_err(|e| crate::sql::db_failed("cannot read the last trade id", e))?;
     Ok(rows.get(0, 0).i64() + 1)
 }
 
-fn attempt(
-    conn: &mut dyn Conn,
-    kind: TxType,
-    input: &Input,
-    scratch: &mut Scratch,
-    rng: &mut TpccRng,
-    ctx: Ctx,
-    with_span: bool,
-) -> Attempt<Outcome> {
-    let next_id = || ctx.next_trade_id.fetch_add(1, Ordering::Relaxed);
-    let retry = Retry {
-        max: ctx.cfg.max_retries,
-        give_up: ctx.done,
-    };
-    crate::attempt::attempt(conn, kind.tag(), retry, rng, with_span, |c| {
-        execute(c, ctx.st, input, &next_id, scratch)
-    })
+/// The brokerage as the driver runs it; the market is its background work.
+struct Brokerage {
+    st: Statements,
+    gen: InputGen,
+    market: Market,
+    next_trade_id: AtomicI64,
+    /// Limit orders Market-Feed triggered, whole run.
+    triggered: AtomicU64,
 }
 
-/// Books an attempt: its type's figures when measured, the whole-run counts always. Returns
-/// whether the thread should stop (a broken connection, or too many failures in a row).
-fn book(
-    ctx: Ctx,
-    kind: TxType,
-    a: &Attempt<Outcome>,
-    extra_latency_ns: u64,
-    measured: bool,
-    tid: Option<u32>,
-    consecutive_errors: &mut u32,
-) -> bool {
-    let mut s = ctx.lock();
-    let i = kind.index();
-    if let Ok(o) = &a.result {
-        if *o == Outcome::RolledBack {
-            s.out.rolled_back_all += 1;
-        } else {
-            s.out.committed_all[i] += 1;
-        }
-        if let Outcome::Triggered(t) = o {
-            s.out.triggered_all += t.len() as u64;
-        }
-    }
-    if measured {
-        let t = &mut s.out.tx[i];
-        t.retries += a.retries.len() as u64;
-        t.writer_lock_wait_ns += a.lock_wait_ns;
-        t.cpu_ns += a.cpu_ns;
-        match &a.result {
-            Ok(o) => {
-                t.count += 1;
-                if *o == Outcome::RolledBack {
-                    t.rollbacks += 1;
-                }
-                t.latency.record(a.latency_ns + extra_latency_ns);
-            }
-            Err(_) => t.errors += 1,
-        }
-        for k in &a.retries {
-            *s.out.retries_by_kind.entry(*k).or_default() += 1;
-        }
-        if let Err(e) = &a.result {
-            *s.out.errors_by_kind.entry(e.kind).or_default() += 1;
-        }
-        s.out.in_tx_cpu = s.out.in_tx_cpu.plus(&a.cpu);
-        s.out.spans.extend(a.tx_span(tid));
-    }
-    match &a.result {
-        Ok(_) => s.second[i] += 1,
-        Err(_) => s.second_errors += 1,
-    }
-    s.second_retries += a.retries.len() as u64;
-    match &a.result {
-        Err(e) => {
-            if s.out.first_error.is_none() {
-                s.out.first_error = Some(format!("{} failed: {e}", kind.name()));
-            }
-            *consecutive_errors += 1;
-            e.kind == ErrorKind::Connection || *consecutive_errors >= CONSECUTIVE_ERRORS_MAX
-        }
-        Ok(_) => {
-            *consecutive_errors = 0;
-            false
-        }
-    }
-}
+impl driver::Workload for Brokerage {
+    type Input = Input;
+    type Output = Outcome;
+    type Terminal = ();
+    type Scratch = Scratch;
 
-fn terminal(conn: &mut dyn Conn, gen: &InputGen, seed: u64, ctx: Ctx) {
-    let mut rng = TpccRng::new(seed);
-    let mut scratch = Scratch::default();
-    let tid = if ctx.cfg.record_spans {
-        backend_tid(conn)
-    } else {
-        None
-    };
-    if ctx.cfg.record_spans && tid.is_none() {
-        ctx.lock().out.terminals_without_backend += 1;
+    fn kinds(&self) -> &'static [&'static str] {
+        &TxType::NAMES
     }
-    let mut errors = 0;
-    while !ctx.done.load(Ordering::Relaxed) {
-        let kind = InputGen::draw_type(&mut rng);
-        let input = gen.draw(kind, &mut rng);
-        let at_start = ctx.measuring();
-        let a = attempt(
-            conn,
-            kind,
-            &input,
-            &mut scratch,
-            &mut rng,
-            ctx,
-            tid.is_some(),
-        );
-        let measured = at_start && ctx.measuring();
-        match &a.result {
-            Ok(Outcome::Submitted(order)) => ctx.market.submit(order.clone(), ctx.measuring()),
-            Ok(Outcome::Pending { t_id, symbol }) => ctx.market.pending(*t_id, symbol.clone()),
+
+    fn tag(&self, kind: usize) -> u8 {
+        TxType::ALL[kind].tag()
+    }
+
+    /// tpsE-like counts Trade-Results.
+    fn headline(&self) -> usize {
+        TxType::TradeResult.index()
+    }
+
+    fn terminal(&self, _i: usize, _terminals: usize) {}
+
+    fn next(&self, _t: &mut (), rng: &mut Rng) -> (usize, Input) {
+        let kind = InputGen::draw_type(rng);
+        (kind.index(), self.gen.draw(kind, rng))
+    }
+
+    fn execute(&self, conn: &mut dyn Conn, input: &Input, s: &mut Scratch) -> DbResult<Outcome> {
+        let next_id = || self.next_trade_id.fetch_add(1, Ordering::Relaxed);
+        execute(conn, &self.st, input, &next_id, s)
+    }
+
+    fn rolled_back(&self, out: &Outcome) -> bool {
+        *out == Outcome::RolledBack
+    }
+
+    fn workers(&self, terminals: usize) -> usize {
+        market_workers(terminals)
+    }
+
+    fn background(&self) -> Option<&dyn Background<Input>> {
+        Some(self)
+    }
+
+    fn completed(&self, _kind: usize, out: &Outcome, measured: bool, measuring: bool) {
+        match out {
+            Outcome::Submitted(order) => self.market.submit(order.clone(), measuring),
+            Outcome::Pending { t_id, symbol } => self.market.pending(*t_id, symbol.clone()),
+            Outcome::Executed(tick) => self.market.executed(tick.clone(), measured),
+            Outcome::Triggered(orders) => {
+                self.triggered
+                    .fetch_add(orders.len() as u64, Ordering::Relaxed);
+                self.market.triggered(orders.clone(), measured);
+            }
             _ => {}
         }
-        if book(ctx, kind, &a, 0, measured, tid, &mut errors) {
-            break;
-        }
     }
 }
 
-fn market_worker(conn: &mut dyn Conn, seed: u64, ctx: Ctx) {
-    let mut rng = TpccRng::new(seed);
-    let mut scratch = Scratch::default();
-    let tid = if ctx.cfg.record_spans {
-        backend_tid(conn)
-    } else {
-        None
-    };
-    let mut errors = 0;
-    while let Some(q) = ctx.market.next() {
+impl Background<Input> for Brokerage {
+    fn next(&self) -> Option<driver::Job<Input>> {
+        let q = self.market.next()?;
         let (kind, input) = match q.job {
             Job::Result(o) => (TxType::TradeResult, Input::TradeResult(o)),
             Job::Feed(t) => (TxType::MarketFeed, Input::MarketFeed(t)),
         };
-        let waited_ns = q.queued_at.elapsed().as_nanos() as u64;
-        let at_start = ctx.measuring();
-        let a = attempt(
-            conn,
-            kind,
-            &input,
-            &mut scratch,
-            &mut rng,
-            ctx,
-            tid.is_some(),
-        );
-        let measured = at_start && ctx.measuring();
-        match &a.result {
-            Ok(Outcome::Executed(tick)) => ctx.market.executed(tick.clone(), measured),
-            Ok(Outcome::Triggered(orders)) => ctx.market.triggered(orders.clone(), measured),
-            _ => {}
-        }
-        if book(ctx, kind, &a, waited_ns, measured, tid, &mut errors) {
-            break;
-        }
+        Some(driver::Job {
+            kind: kind.index(),
+            input,
+            queued_at: q.queued_at,
+        })
+    }
+
+    fn abandon(&self) -> usize {
+        let backlog = self.market.backlog();
+        self.market.abandon();
+        backlog
     }
 }
 
 /// Runs the workload: `warmup`, then `duration` measured (or until `stop`). `on_second` hears each
-/// measured second as it ends; `on_event(true)` comes at the start of the measured window,
-/// `on_event(false)` at its end.
+/// measured second as it ends, `on_event` the start and end of the measured window.
 pub fn drive(
     connector: &dyn Connector,
     meta: &Meta,
     cfg: &DriverConfig,
     stop: &AtomicBool,
     on_second: &mut dyn FnMut(&Second),
-    on_event: &mut dyn FnMut(bool),
+    on_event: &mut dyn FnMut(Event),
 ) -> Result<DriverOutcome> {
-    let st = Statements::new(connector.dialect());
-    let gen = InputGen { meta: meta.clone() };
-    let workers = market_workers(cfg.terminals);
-    let mut conns: Vec<Box<dyn Conn>> = Vec::with_capacity(cfg.terminals + workers);
-    for _ in 0..cfg.terminals + workers {
-        conns.push(connector.connect(Purpose::Run)?);
-    }
-    let next_trade_id = AtomicI64::new(first_new_trade_id(conns[0].as_mut())?);
-    let market = Market::new(cfg.seed, meta.scale.securities());
-    let shared = Mutex::new(Shared::default());
-    let phase = AtomicU8::new(PHASE_WARMUP);
-    let done = AtomicBool::new(false);
-    let alive = AtomicUsize::new(cfg.terminals);
-    let ctx = Ctx {
-        st: &st,
-        cfg,
-        phase: &phase,
-        done: &done,
-        shared: &shared,
-        market: &market,
-        next_trade_id: &next_trade_id,
+    let first_id = first_new_trade_id(connector.connect(Purpose::Run)?.as_mut())?;
+    let w = Brokerage {
+        st: Statements::new(connector.dialect()),
+        gen: InputGen { meta: meta.clone() },
+        market: Market::new(cfg.seed, meta.scale.securities()),
+        next_trade_id: AtomicI64::new(first_id),
+        triggered: AtomicU64::new(0),
     };
-    let mut measured_s = 0.0;
-    let mut seconds = Vec::new();
-    let mut measure_started_at = None;
-    let warmup_started = Instant::now();
-    let mut warmup_s = 0.0;
-    std::thread::scope(|scope| {
-        let mut terminals = Vec::new();
-        for (i, mut conn) in conns.into_iter().enumerate() {
-            let (gen, alive) = (&gen, &alive);
-            let seed = cfg.seed.wrapping_add(i as u64 * 0x9E37_79B9);
-            if i < cfg.terminals {
-                terminals.push(
-                    std::thread::Builder::new()
-                        .name(format!("customer-{i}"))
-                        .spawn_scoped(scope, move || {
-                            terminal(conn.as_mut(), gen, seed, ctx);
-                            alive.fetch_sub(1, Ordering::SeqCst);
-                        })
-                        .expect("spawning a terminal thread"),
-                );
-            } else {
-                std::thread::Builder::new()
-                    .name(format!("market-{}", i - cfg.terminals))
-                    .spawn_scoped(scope, move || market_worker(conn.as_mut(), seed, ctx))
-                    .expect("spawning a market thread");
-            }
-        }
-        let running = || !stop.load(Ordering::Relaxed) && alive.load(Ordering::Relaxed) > 0;
-        let warmup_end = Instant::now() + cfg.warmup;
-        while Instant::now() < warmup_end && running() {
-            std::thread::sleep((warmup_end - Instant::now()).min(Duration::from_millis(100)));
-        }
-        warmup_s = warmup_started.elapsed().as_secs_f64();
-        if running() {
-            {
-                let mut s = ctx.lock();
-                s.second = [0; TYPES];
-                s.second_errors = 0;
-                s.second_retries = 0;
-            }
-            on_event(true);
-            measure_started_at = Some(SystemTime::now());
-            let start = Instant::now();
-            phase.store(PHASE_MEASURE, Ordering::SeqCst);
-            let end = start + cfg.duration;
-            let mut tick = 1u64;
-            loop {
-                let next = (start + Duration::from_secs(tick)).min(end);
-                while Instant::now() < next && running() {
-                    std::thread::sleep((next - Instant::now()).min(Duration::from_millis(50)));
-                }
-                let now = Instant::now();
-                let sample = {
-                    let mut s = ctx.lock();
-                    let sample = Second {
-                        t_s: now.duration_since(start).as_secs_f64(),
-                        counts: std::mem::take(&mut s.second),
-                        errors: std::mem::take(&mut s.second_errors),
-                        retries: std::mem::take(&mut s.second_retries),
-                    };
-                    if now >= end || !running() {
-                        phase.store(PHASE_DONE, Ordering::SeqCst);
-                    }
-                    sample
-                };
-                on_second(&sample);
-                seconds.push(sample);
-                if phase.load(Ordering::SeqCst) == PHASE_DONE {
-                    measured_s = now.duration_since(start).as_secs_f64();
-                    break;
-                }
-                tick += 1;
-            }
-            on_event(false);
-        }
-        done.store(true, Ordering::SeqCst);
-        for t in terminals {
-            let _ = t.join();
-        }
-        // The customers have stopped; what the market still holds is dropped.
-        let backlog = market.backlog();
-        market.abandon();
-        ctx.lock().out.market_backlog_at_end = backlog;
-    });
-    let mut out = shared.into_inner().unwrap_or_else(|p| p.into_inner()).out;
-    out.seconds = seconds;
-    out.measured_s = measured_s;
-    out.warmup_s = warmup_s;
-    out.terminals = cfg.terminals;
-    out.market_workers = workers;
-    out.measure_started_at = measure_started_at;
-    out.interrupted = stop.load(Ordering::Relaxed);
-    Ok(out)
+    let driver_cfg = driver::DriverConfig {
+        terminals: cfg.terminals,
+        duration: cfg.duration,
+        warmup: cfg.warmup,
+        warmup_auto: false,
+        seed: cfg.seed,
+        max_retries: cfg.max_retries,
+        record_spans: cfg.record_spans,
+        start_at: None,
+    };
+    let o = driver::drive(
+        &w,
+        connector,
+        &driver_cfg,
+        stop,
+        &mut |s| on_second(&Second::from(s)),
+        on_event,
+    )?;
+    Ok(DriverOutcome {
+        tx: o.tx.try_into().expect("one TxStats per kind"),
+        errors_by_kind: o.errors_by_kind,
+        retries_by_kind: o.retries_by_kind,
+        seconds: o.seconds.iter().map(Second::from).collect(),
+        measured_s: o.measured_s,
+        warmup_s: o.warmup_s,
+        terminals: o.terminals,
+        market_workers: o.workers,
+        first_error: o.first_error,
+        in_tx_cpu: o.in_tx_cpu,
+        interrupted: o.interrupted,
+        spans: o.spans,
+        terminals_without_backend: o.terminals_without_backend,
+        measure_started_at: o.measure_started_at,
+        committed_all: o.committed_all.try_into().expect("one count per kind"),
+        rolled_back_all: o.rolled_back_all,
+        triggered_all: w.triggered.load(Ordering::Relaxed),
+        market_backlog_at_end: o.backlog_at_end,
+    })
 }
 
 #[cfg(test)]
@@ -534,7 +370,7 @@ mod tests {
 
     #[test]
     fn the_customer_mix_follows_egen_weights() {
-        let mut rng = TpccRng::new(3);
+        let mut rng = Rng::new(3);
         let mut counts = [0u32; TYPES];
         let n = 200_000;
         for _ in 0..n {

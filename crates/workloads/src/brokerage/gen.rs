@@ -10,8 +10,8 @@ use std::sync::atomic::{AtomicI64, Ordering};
 
 use super::schema::*;
 use super::*;
+use crate::random::{last_name, Rng};
 use crate::sql::Batch;
-use crate::tpcc::random::{last_name, TpccRng};
 
 /// A unit of the load: some customers with everything of theirs, or some securities.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -95,7 +95,7 @@ pub fn generate(chunk: Chunk, scale: &Scale, seed: u64, totals: &Totals) -> Vec<
     }
 }
 
-fn pad(rng: &mut TpccRng, len: usize, out: &mut String) {
+fn pad(rng: &mut Rng, len: usize, out: &mut String) {
     // Printable filler: a few random letters repeated, cheap and not compressible to nothing.
     let seed = rng.uniform(0, 25) as u8;
     for i in 0..len {
@@ -104,7 +104,7 @@ fn pad(rng: &mut TpccRng, len: usize, out: &mut String) {
 }
 
 fn securities(first: i64, count: i64, scale: &Scale, seed: u64) -> Vec<Batch> {
-    let mut rng = TpccRng::new(seed ^ 0x5ec0_0000 ^ first as u64);
+    let mut rng = Rng::new(seed ^ 0x5ec0_0000 ^ first as u64);
     let mut sec = Batch::new("security", SECURITY_COLS, count as usize);
     let mut lt = Batch::new("last_trade", LAST_TRADE_COLS, count as usize);
     let mut dm = Batch::new(
@@ -169,7 +169,7 @@ pub fn is_market(tt: &str) -> bool {
 }
 
 /// A trade type drawn with [`TRADE_TYPES`]' shares.
-pub fn draw_trade_type(rng: &mut TpccRng) -> &'static str {
+pub fn draw_trade_type(rng: &mut Rng) -> &'static str {
     let mut x = rng.uniform(1, 100);
     for (tt, pct) in TRADE_TYPES {
         if x <= pct {
@@ -214,7 +214,7 @@ pub fn match_lots(lots: &[Lot], qty: i64, lifo: bool) -> (Vec<(usize, i64, i64)>
 }
 
 fn customers(first: i64, count: i64, scale: &Scale, seed: u64, totals: &Totals) -> Vec<Batch> {
-    let mut rng = TpccRng::new(seed ^ 0xc057_0000 ^ (first as u64) << 8);
+    let mut rng = Rng::new(seed ^ 0xc057_0000 ^ (first as u64) << 8);
     let tpa = scale.trades_per_account();
     let trades = (count * ACCOUNTS_PER_CUSTOMER * tpa) as usize;
     let mut cust = Batch::new("customer", CUSTOMER_COLS, count as usize);

@@ -10,8 +10,8 @@ use crate::bulk::LoadTimes;
 
 use super::gen::{self, Chunk, Totals};
 use super::{schema, Scale};
+use crate::sql::db_failed;
 use crate::sql::{Connector, Dialect, Purpose, TxMode};
-use crate::tpcc::db_failed;
 
 #[derive(Clone, Debug)]
 pub struct LoadOptions {
@@ -46,8 +46,8 @@ pub fn load(
     let started = Instant::now();
     let dialect = connector.dialect();
     let mut main = connector.connect(Purpose::Load)?;
-    let state = crate::tpcc::inspect(main.as_mut())?;
-    if !state.is_empty() && !opts.force {
+    let tables = crate::sql::table_names(main.as_mut())?;
+    if !tables.is_empty() && !opts.force {
         return Err(Error::usage(format!(
             "{} already holds tables: choose another database, or add --force to drop and reload the brokerage tables",
             opts.location

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use super::gen::{base_price_cents, symbol_number};
 use super::tx::{Order, Tick};
-use crate::tpcc::random::TpccRng;
+use crate::random::Rng;
 
 /// Ticker entries per Market-Feed (TPC-E: 20).
 pub const TICKS_PER_FEED: usize = 20;
@@ -49,7 +49,7 @@ struct State {
 pub struct Market {
     state: Mutex<State>,
     ready: Condvar,
-    rng: Mutex<TpccRng>,
+    rng: Mutex<Rng>,
     securities: i64,
 }
 
@@ -59,7 +59,7 @@ impl Market {
         Market {
             state: Mutex::new(State::default()),
             ready: Condvar::new(),
-            rng: Mutex::new(TpccRng::new(seed ^ 0x3ee0_0000)),
+            rng: Mutex::new(Rng::new(seed ^ 0x3ee0_0000)),
             securities: securities.max(1),
         }
     }

@@ -14,8 +14,8 @@ pub mod tx;
 
 use oltplab_core::{Error, Result};
 
+use crate::sql::db_failed;
 use crate::sql::Conn;
-use crate::tpcc::db_failed;
 
 /// Customers come in load units of this many (TPC-E 2.6.1).
 pub const LOAD_UNIT: i64 = 1000;
@@ -148,9 +148,8 @@ pub struct Meta {
 
 /// Reads oltplab's record of the load; None when the database holds no brokerage load.
 pub fn read_meta(conn: &mut dyn Conn) -> Result<Option<Meta>> {
-    let tables = crate::tpcc::inspect(conn)?;
+    let tables = crate::sql::table_names(conn)?;
     if !tables
-        .other_tables
         .iter()
         .any(|t| t.eq_ignore_ascii_case(schema::META_TABLE))
     {

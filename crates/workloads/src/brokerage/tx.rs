@@ -61,19 +61,22 @@ impl TxType {
         self as u8 + oltplab_trace::BROKERAGE_FIRST_TAG
     }
 
+    /// The types' names, in [`TxType::ALL`] order (the driver's kinds).
+    pub const NAMES: [&'static str; 10] = [
+        "broker_volume",
+        "customer_position",
+        "market_watch",
+        "security_detail",
+        "trade_lookup",
+        "trade_order",
+        "trade_status",
+        "trade_update",
+        "trade_result",
+        "market_feed",
+    ];
+
     pub fn name(self) -> &'static str {
-        match self {
-            TxType::BrokerVolume => "broker_volume",
-            TxType::CustomerPosition => "customer_position",
-            TxType::MarketWatch => "market_watch",
-            TxType::SecurityDetail => "security_detail",
-            TxType::TradeLookup => "trade_lookup",
-            TxType::TradeOrder => "trade_order",
-            TxType::TradeStatus => "trade_status",
-            TxType::TradeUpdate => "trade_update",
-            TxType::TradeResult => "trade_result",
-            TxType::MarketFeed => "market_feed",
-        }
+        Self::NAMES[self as usize]
     }
 
     /// EGen's mix, per 1,000 transactions (Trade-Result and Market-Feed follow from the orders).

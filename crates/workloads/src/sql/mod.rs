@@ -572,6 +572,36 @@ pub trait Conn: Send {
     }
 }
 
+/// A failed statement outside a measured transaction: the database is unusable for the workload.
+pub fn db_failed(context: &str, e: DbError) -> oltplab_core::Error {
+    oltplab_core::Error::failed(format!("{context}: {e}"))
+}
+
+fn all_tables_sql(dialect: Dialect) -> &'static str {
+    match dialect {
+        Dialect::Sqlite => {
+            // Every database file's: a layout's placed tables live in attached files of their own.
+            "SELECT DISTINCT name FROM pragma_table_list WHERE schema <> 'temp' AND type = 'table' AND name NOT LIKE 'sqlite_%'"
+        }
+        Dialect::Postgres => {
+            "SELECT table_name::text FROM information_schema.tables WHERE table_schema = current_schema()"
+        }
+        Dialect::Mysql => {
+            "SELECT CAST(table_name AS CHAR) FROM information_schema.tables WHERE table_schema = DATABASE()"
+        }
+    }
+}
+
+/// The names of the database's tables (every attached file's, on SQLite).
+pub fn table_names(conn: &mut dyn Conn) -> oltplab_core::Result<Vec<String>> {
+    let rows = conn
+        .query(all_tables_sql(conn.dialect()))
+        .map_err(|e| db_failed("cannot list the database's tables", e))?;
+    Ok((0..rows.len())
+        .map(|r| rows.get(r, 0).str().to_string())
+        .collect())
+}
+
 /// The `name, value` rows of one of oltplab's record tables (`oltplab_tpcc`, …), as a map.
 pub fn name_values(
     conn: &mut dyn Conn,

@@ -2,30 +2,9 @@
 //! offending keys (none: the condition holds). Money compares within half a cent, because SQLite
 //! keeps DECIMAL columns as binary floating point.
 
-use serde::Serialize;
-
-use crate::sql::{Conn, DbResult, Rows, Val};
-
-/// Violations shown per condition.
-pub const EXAMPLES: usize = 5;
-
-#[derive(Clone, Debug, Serialize)]
-pub struct Condition {
-    pub number: u8,
-    pub rule: &'static str,
-    /// `holds`, `violated` or `not_applicable`.
-    pub status: &'static str,
-    /// The first offending rows, as `column=value` lists.
-    pub examples: Vec<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub note: Option<String>,
-}
-
-impl Condition {
-    pub fn holds(&self) -> bool {
-        self.status != "violated"
-    }
-}
+use crate::check::examples;
+pub use crate::check::{Condition, EXAMPLES};
+use crate::sql::{Conn, DbResult};
 
 const TOL: &str = "0.004";
 
@@ -90,28 +69,6 @@ fn checks() -> Vec<(u8, &'static str, &'static [&'static str], String)> {
              WHERE ABS(c_balance + c_ytd_payment - COALESCE(a.ol, 0)) > {TOL}"
         )),
     ]
-}
-
-fn show(v: &Val) -> String {
-    match v {
-        Val::I(i) => i.to_string(),
-        Val::F(f) => format!("{f:.2}"),
-        Val::S(s) => s.clone(),
-        Val::Null => "null".into(),
-    }
-}
-
-pub(crate) fn examples(rows: &Rows, names: &[&str]) -> Vec<String> {
-    (0..rows.len().min(EXAMPLES))
-        .map(|r| {
-            names
-                .iter()
-                .enumerate()
-                .map(|(c, n)| format!("{n}={}", show(rows.get(r, c))))
-                .collect::<Vec<_>>()
-                .join(" ")
-        })
-        .collect()
 }
 
 /// Runs all twelve conditions; `progress` hears each as it finishes.

@@ -12,17 +12,13 @@ pub mod tx;
 
 use oltplab_core::{Error, Result};
 
-use crate::sql::{Conn, DbError, Dialect};
+pub use crate::sql::db_failed;
+use crate::sql::Conn;
 pub use crate::sql::{Connector, Purpose};
 use random::Constants;
 
 /// tpmC per warehouse a spec-conforming run (keying and think times on) can reach at most.
 pub const TPMC_PER_WAREHOUSE_MAX: f64 = 12.86;
-
-/// A failed statement outside a measured transaction: the database is unusable for TPC-C.
-pub fn db_failed(context: &str, e: DbError) -> Error {
-    Error::failed(format!("{context}: {e}"))
-}
 
 /// oltplab's record of a load, in the `oltplab_tpcc` table.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
@@ -49,29 +45,10 @@ impl DbState {
     }
 }
 
-fn all_tables_sql(dialect: Dialect) -> &'static str {
-    match dialect {
-        Dialect::Sqlite => {
-            // Every database file's: a layout's placed tables live in attached files of their own.
-            "SELECT DISTINCT name FROM pragma_table_list WHERE schema <> 'temp' AND type = 'table' AND name NOT LIKE 'sqlite_%'"
-        }
-        Dialect::Postgres => {
-            "SELECT table_name::text FROM information_schema.tables WHERE table_schema = current_schema()"
-        }
-        Dialect::Mysql => {
-            "SELECT CAST(table_name AS CHAR) FROM information_schema.tables WHERE table_schema = DATABASE()"
-        }
-    }
-}
-
 /// Lists the database's tables and reads oltplab's record of the load, if any.
 pub fn inspect(conn: &mut dyn Conn) -> Result<DbState> {
-    let rows = conn
-        .query(all_tables_sql(conn.dialect()))
-        .map_err(|e| db_failed("cannot list the database's tables", e))?;
     let mut state = DbState::default();
-    for r in 0..rows.len() {
-        let name = rows.get(r, 0).str().to_string();
+    for name in crate::sql::table_names(conn)? {
         let lower = name.to_ascii_lowercase();
         if schema::TABLES.contains(&lower.as_str()) || lower == schema::META_TABLE {
             state.tpcc_tables.push(lower);

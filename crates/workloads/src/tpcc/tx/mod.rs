@@ -40,14 +40,17 @@ impl TxType {
         TxType::StockLevel,
     ];
 
+    /// The types' names, in [`TxType::ALL`] order (the driver's kinds).
+    pub const NAMES: [&'static str; 5] = [
+        "new_order",
+        "payment",
+        "order_status",
+        "delivery",
+        "stock_level",
+    ];
+
     pub fn name(self) -> &'static str {
-        match self {
-            TxType::NewOrder => "new_order",
-            TxType::Payment => "payment",
-            TxType::OrderStatus => "order_status",
-            TxType::Delivery => "delivery",
-            TxType::StockLevel => "stock_level",
-        }
+        Self::NAMES[self as usize]
     }
 
     pub fn index(self) -> usize {

@@ -1,0 +1,275 @@
+//! `oltplab load | run | check tatp`: TATP, the telecom benchmark (docs/tatp.md). It shares the
+//! database options, reads TPC-C's `--threads`, `--no-check`, `--terminals`, `--duration`,
+//! `--warmup` and `--isolation`, and adds `--subscribers`.
+
+mod run;
+
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+
+use clap::Args;
+use oltplab_core::units::format_count;
+use oltplab_core::{Error, Result};
+use oltplab_workloads::check::Condition;
+use oltplab_workloads::sql::{db_failed, Purpose};
+use oltplab_workloads::tatp::check::run_checks;
+use oltplab_workloads::tatp::load::{planned_rows, LoadOptions, LoadReport};
+use oltplab_workloads::tatp::{require_loaded, Meta, DEFAULT_SUBSCRIBERS};
+use serde::Serialize;
+
+pub use run::run_with;
+
+use crate::schema::RunResult;
+use crate::workload::target::{self, DbSpec, Open, SQLITE_FILE};
+use crate::workload::{given, CheckArgs, LoadArgs, RunArgs, Warmup, Workload, AUTO_WARMUP_MAX};
+use crate::STOP;
+
+/// The SQLite file of this workload in `--data-dir`.
+pub const SQLITE_TATP_FILE: &str = "tatp.sqlite";
+const RUN_TERMINALS: u32 = 4;
+
+/// `oltplab load tatp` options.
+#[derive(Args, Debug, Default)]
+#[command(next_help_heading = "TATP (load tatp)")]
+pub struct TatpLoadArgs {
+    /// Subscribers to load (TATP's population; the description's smallest is 100,000)
+    /// [default: 100000]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100_000_000))]
+    pub subscribers: Option<u32>,
+}
+
+/// TATP: a home location register of subscribers in four tables, seven short transactions.
+pub struct Tatp;
+
+impl Workload for Tatp {
+    fn name(&self) -> &'static str {
+        "tatp"
+    }
+
+    fn load(&self, args: LoadArgs) -> Result<()> {
+        let cfg = LoadConfig::from_args(args)?;
+        let conditions = load_with(&cfg, &STOP)?;
+        let violated = conditions.iter().filter(|c| !c.holds()).count();
+        if violated > 0 {
+            return Err(Error::failed(format!(
+                "{violated} TATP conditions are violated right after the load: this is a bug in oltplab or the engine"
+            )));
+        }
+        Ok(())
+    }
+
+    fn run(&self, args: RunArgs) -> Result<RunResult> {
+        let cfg = RunConfig::from_args(args)?;
+        Ok(RunResult::Tatp(Box::new(run_with(&cfg, &STOP)?)))
+    }
+
+    fn check(&self, args: CheckArgs) -> Result<()> {
+        let spec = tatp_spec(args.db.spec()?);
+        let db = target::open(&spec, Open::Existing, 1, None, Vec::new())?;
+        let conditions = check_db(&db, &spec, crate::output::quiet());
+        if let Some(server) = db.server {
+            server.stop()?;
+        }
+        let conditions = conditions?;
+        let violated = conditions.iter().filter(|c| !c.holds()).count();
+        if violated > 0 {
+            return Err(Error::failed(format!(
+                "{violated} of {} TATP conditions are violated",
+                conditions.len()
+            )));
+        }
+        Ok(())
+    }
+
+    fn load_options_given(&self, args: &LoadArgs) -> Vec<&'static str> {
+        given(&[("--subscribers", args.tatp.subscribers.is_some())])
+    }
+
+    fn run_options_given(&self, _args: &RunArgs) -> Vec<&'static str> {
+        Vec::new()
+    }
+
+    fn borrowed_options(&self) -> &'static [&'static str] {
+        &[
+            "--threads",
+            "--no-check",
+            "--terminals",
+            "--duration",
+            "--warmup",
+            "--isolation",
+        ]
+    }
+}
+
+/// The database spec with the workload's own SQLite file.
+fn tatp_spec(mut spec: DbSpec) -> DbSpec {
+    spec.workload = "tatp";
+    if spec.sqlite_path.as_deref() == Some(spec.data_dir.join(SQLITE_FILE).as_path()) {
+        spec.sqlite_path = Some(spec.data_dir.join(SQLITE_TATP_FILE));
+    }
+    spec
+}
+
+/// A validated load.
+#[derive(Clone, Debug, Serialize)]
+pub struct LoadConfig {
+    pub db: DbSpec,
+    pub subscribers: i64,
+    pub threads: u32,
+    pub seed: u64,
+    pub check: bool,
+    pub force: bool,
+    #[serde(skip)]
+    pub quiet: bool,
+}
+
+impl LoadConfig {
+    pub fn from_args(args: LoadArgs) -> Result<LoadConfig> {
+        if args.tpcc.emulate.is_some() {
+            return Err(Error::usage(
+                "--emulate is for `load tpcc`; load the TATP database without it and run with --emulate",
+            ));
+        }
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
+        Ok(LoadConfig {
+            db: tatp_spec(args.db.spec()?),
+            subscribers: args.tatp.subscribers.map_or(DEFAULT_SUBSCRIBERS, i64::from),
+            threads: args.tpcc.threads.unwrap_or(cores),
+            seed: args.seed,
+            check: !args.tpcc.no_check,
+            force: args.force,
+            quiet: crate::output::quiet(),
+        })
+    }
+}
+
+/// Loads the TATP database and (unless `cfg.check` is off) checks it; returns the conditions.
+pub fn load_with(cfg: &LoadConfig, stop: &AtomicBool) -> Result<Vec<Condition>> {
+    let db = target::open(
+        &cfg.db,
+        Open::Load { force: cfg.force },
+        cfg.threads as usize + 1,
+        None,
+        Vec::new(),
+    )?;
+    if !cfg.quiet {
+        eprintln!(
+            "oltplab load tatp — {} subscribers into {} ({}), {} thread{}",
+            format_count(cfg.subscribers as f64),
+            cfg.db.location(),
+            db.version,
+            cfg.threads,
+            if cfg.threads == 1 { "" } else { "s" }
+        );
+    }
+    let opts = LoadOptions {
+        subscribers: cfg.subscribers,
+        threads: cfg.threads as usize,
+        seed: cfg.seed,
+        force: cfg.force,
+        location: cfg.db.location(),
+    };
+    let loaded = crate::workload::load_with_progress(
+        cfg.quiet,
+        planned_rows(cfg.subscribers),
+        |r: &LoadReport| &r.times,
+        |progress| {
+            oltplab_workloads::tatp::load::load(db.connector.as_ref(), &opts, progress, stop)
+        },
+    );
+    let conditions = match loaded {
+        Ok(_) if cfg.check => check_db(&db, &cfg.db, cfg.quiet),
+        Ok(_) => Ok(Vec::new()),
+        Err(e) => Err(e),
+    };
+    if let Some(server) = db.server {
+        server.stop()?;
+    }
+    conditions
+}
+
+fn check_db(db: &target::Db, spec: &DbSpec, quiet: bool) -> Result<Vec<Condition>> {
+    let mut conn = db.connector.connect(Purpose::Check)?;
+    let meta = require_loaded(conn.as_mut(), &spec.location())?;
+    if !quiet {
+        eprintln!("TATP conditions:");
+    }
+    run_checks(conn.as_mut(), &meta, |c| {
+        if quiet {
+            return;
+        }
+        let status = if c.holds() { "holds" } else { "VIOLATED" };
+        eprintln!("  {}  {:<90} {status}", c.number, c.rule);
+        for e in &c.examples {
+            eprintln!("        {e}");
+        }
+    })
+    .map_err(|e| db_failed("a condition's query failed", e))
+}
+
+/// A validated run (see [`run_with`]).
+#[derive(Clone, Debug, Serialize)]
+pub struct RunConfig {
+    pub db: DbSpec,
+    pub terminals: u32,
+    pub duration_s: f64,
+    /// With `warmup_auto`, the longest the warm-up may take.
+    pub warmup_s: f64,
+    pub warmup_auto: bool,
+    pub report_interval_s: f64,
+    pub max_retries: u32,
+    pub seed: u64,
+    pub emulate: Option<String>,
+    pub trace: Option<PathBuf>,
+    pub backing: String,
+    pub json: Option<PathBuf>,
+    pub out: Option<PathBuf>,
+    pub force: bool,
+    #[serde(skip)]
+    pub save: bool,
+    #[serde(skip)]
+    pub quiet: bool,
+}
+
+impl RunConfig {
+    pub fn from_args(args: RunArgs) -> Result<RunConfig> {
+        let db = args.timed_run_db(tatp_spec(args.db.spec()?))?;
+        let t = &args.tpcc;
+        let terminals = match &t.terminals {
+            None => RUN_TERMINALS,
+            Some(steps) => steps.single().ok_or_else(|| {
+                Error::usage(
+                    "a users ramp (--terminals A,B,…) is for tpcc and brokerage; give TATP one count, e.g. --terminals 8",
+                )
+            })?,
+        };
+        let (warmup_s, warmup_auto) = match t.warmup {
+            Warmup::For(d) => (d.as_secs_f64(), false),
+            Warmup::Auto => (AUTO_WARMUP_MAX.as_secs_f64(), true),
+        };
+        Ok(RunConfig {
+            db,
+            terminals,
+            duration_s: t.duration.as_secs_f64(),
+            warmup_s,
+            warmup_auto,
+            report_interval_s: args.report_interval.as_secs_f64().round(),
+            max_retries: args.max_retries,
+            seed: args.seed,
+            emulate: args.emulate,
+            trace: args.trace,
+            backing: args.backing,
+            json: args.json,
+            out: args.out,
+            force: args.force,
+            save: true,
+            quiet: crate::output::quiet(),
+        })
+    }
+}
+
+/// The load record, read through a fresh connection of `db`.
+fn meta_of(db: &target::Db, spec: &DbSpec) -> Result<Meta> {
+    let mut conn = db.connector.connect(Purpose::Check)?;
+    require_loaded(conn.as_mut(), &spec.location())
+}

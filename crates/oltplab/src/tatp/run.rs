@@ -1,0 +1,356 @@
+//! `oltplab run tatp`: open the loaded database, drive it, sample CPU and device counters at the
+//! edges of the measured window, print a line per report interval and the summary, and return
+//! (and save) the result document.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use oltplab_core::units::{format_bytes, format_count, format_ns};
+use oltplab_core::Result;
+use oltplab_metrics::cpu::CpuTime;
+use oltplab_metrics::schema::{now_rfc3339, rfc3339_micros};
+use oltplab_metrics::{Warning, WarningKind};
+use oltplab_workloads::driver::{DriverConfig, Event, Second};
+use oltplab_workloads::tatp::driver::drive;
+use oltplab_workloads::tatp::tx::TxType;
+
+use super::{meta_of, RunConfig};
+use crate::output;
+use crate::schema::{
+    counts_by_kind, MixShare, TatpInterval, TatpResult, TatpSummary, TxSummary, OTHER_IO,
+};
+use crate::workload::capture::{Capture, CaptureRequest, RunEnd};
+use crate::workload::edges::{device_io, split_cpu, Edge};
+use crate::workload::procstat::{self, DiskCounters};
+use crate::workload::target::{self, Engine, Open};
+
+/// Runs TATP as `cfg` says; `stop` (Ctrl-C) ends the measured window early.
+pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<TatpResult> {
+    let capture = Capture::new(&CaptureRequest {
+        db: &cfg.db,
+        emulate: cfg.emulate.as_deref(),
+        trace: cfg.trace.as_deref(),
+        backing: &cfg.backing,
+        seed: cfg.seed,
+        force: cfg.force,
+    })?;
+    let started_at = now_rfc3339();
+    let connections = cfg.terminals as usize + 1;
+    let db = target::open(
+        &cfg.db,
+        Open::Existing,
+        connections,
+        capture.as_ref().and_then(Capture::sqlite_vfs),
+        capture
+            .as_ref()
+            .map(Capture::server_env)
+            .unwrap_or_default(),
+    )?;
+    let meta = meta_of(&db, &cfg.db)?;
+    db.check_connections(connections as u32)?;
+    let out_dir = if cfg.save {
+        Some(output::prepare_out_dir(
+            cfg.out.as_deref(),
+            "tatp",
+            &started_at,
+            cfg.force,
+        )?)
+    } else {
+        None
+    };
+    let env = db.env(&cfg.db);
+    let device = env.target_device.as_ref().map(|d| d.name.clone());
+    if !cfg.quiet {
+        eprintln!(
+            "oltplab run tatp — {} on {}, {} subscribers, {} terminal{}, {:.0} s measured after {}",
+            db.version,
+            cfg.db.location(),
+            format_count(meta.subscribers as f64),
+            cfg.terminals,
+            if cfg.terminals == 1 { "" } else { "s" },
+            cfg.duration_s,
+            if cfg.warmup_auto {
+                format!(
+                    "a warm-up until the rate is steady (at most {:.0} s)",
+                    cfg.warmup_s
+                )
+            } else {
+                format!("{:.0} s warm-up", cfg.warmup_s)
+            }
+        );
+    }
+    let driver_cfg = DriverConfig {
+        terminals: cfg.terminals as usize,
+        duration: Duration::from_secs_f64(cfg.duration_s),
+        warmup: Duration::from_secs_f64(cfg.warmup_s),
+        warmup_auto: cfg.warmup_auto,
+        seed: cfg.seed,
+        max_retries: cfg.max_retries,
+        record_spans: capture.as_ref().is_some_and(Capture::wants_spans),
+        start_at: None,
+    };
+    let mut edges: [Edge; 2] = [(CpuTime::process(), (0.0, 0.0), DiskCounters::default()); 2];
+    let interval = cfg.report_interval_s.max(1.0) as usize;
+    let mut pending: Vec<Second> = Vec::new();
+    let quiet = cfg.quiet;
+    let mut on_second = |s: &Second| {
+        pending.push(s.clone());
+        if !quiet && pending.len() == interval {
+            eprintln!("{}", interval_line(&pending));
+            pending.clear();
+        }
+    };
+    let mut on_event = |e: Event| {
+        let sample = (
+            CpuTime::process(),
+            procstat::pids_cpu_s(&db.server_pids()),
+            device
+                .as_deref()
+                .and_then(procstat::disk_counters)
+                .unwrap_or_default(),
+        );
+        let start = e == Event::MeasureStart;
+        if let Some(c) = &capture {
+            if start {
+                c.measure_start();
+            } else {
+                c.measure_end();
+            }
+        }
+        edges[usize::from(!start)] = sample;
+    };
+    let outcome = drive(
+        db.connector.as_ref(),
+        &meta,
+        &driver_cfg,
+        stop,
+        &mut on_second,
+        &mut on_event,
+    )?;
+    if !cfg.quiet && !pending.is_empty() {
+        eprintln!("{}", interval_line(&pending));
+    }
+    let mut db = db;
+    let (server_warnings, died) = db.stop_server();
+
+    let measured_s = outcome.measured_s.max(1e-9);
+    let mut summary = TatpSummary {
+        measured_s: outcome.measured_s,
+        warmup_s: outcome.warmup_s,
+        warmup_steady: outcome.warmup_steady,
+        measure_started_at: outcome.measure_started_at.map(rfc3339_micros),
+        subscribers: meta.subscribers,
+        terminals: cfg.terminals,
+        first_error: outcome.first_error.clone(),
+        interrupted: outcome.interrupted,
+        ..Default::default()
+    };
+    let mut histograms = BTreeMap::new();
+    let all: u64 = outcome.tx.iter().map(|t| t.count).sum();
+    let mut successful = 0;
+    for t in TxType::ALL {
+        let s = &outcome.tx[t.index()];
+        summary.tx.insert(
+            t.name().into(),
+            TxSummary::of(s, measured_s, cfg.db.engine == Engine::Sqlite),
+        );
+        summary.mix.insert(
+            t.name().into(),
+            MixShare {
+                measured_pct: 100.0 * s.count as f64 / all.max(1) as f64,
+                weight_pct: t.mix_pct() as f64,
+            },
+        );
+        if s.count > 0 {
+            summary.success_pct.insert(
+                t.name().into(),
+                100.0 * (s.count - s.rollbacks) as f64 / s.count as f64,
+            );
+        }
+        successful += s.count - s.rollbacks;
+        histograms.insert(t.name().to_string(), s.latency.to_base64());
+    }
+    summary.mqth = successful as f64 / measured_s;
+    summary.tps_total = all as f64 / measured_s;
+    summary.errors_by_kind = counts_by_kind(&outcome.errors_by_kind);
+    summary.retries_by_kind = counts_by_kind(&outcome.retries_by_kind);
+    let disk = edges[1].2.since(&edges[0].2);
+    summary.io = device_io(device.as_deref(), &disk, measured_s);
+    let mut warnings = Vec::new();
+    let mut spin_s = 0.0;
+    if let Some(c) = capture {
+        let tx_of_tag = |tag: u8| match TxType::ALL.iter().find(|x| x.tag() == tag) {
+            Some(x) => (x.name().to_string(), outcome.tx[x.index()].count),
+            None => (OTHER_IO.to_string(), 0),
+        };
+        let (io, capture_warnings, emulation) = c.finish(&RunEnd {
+            measured_s: outcome.measured_s,
+            spans: &outcome.spans,
+            tx_of_tag: &tx_of_tag,
+            terminals_without_backend: outcome.terminals_without_backend,
+        })?;
+        summary.io = io;
+        spin_s = emulation.as_ref().map_or(0.0, |e| e.fidelity.spin_cpu_s);
+        summary.emulation = emulation;
+        warnings.extend(capture_warnings);
+    }
+    summary.reads_per_write =
+        (summary.io.writes > 0).then(|| summary.io.reads as f64 / summary.io.writes as f64);
+    summary.cpu = split_cpu(
+        cfg.db.engine,
+        outcome.in_tx_cpu,
+        [&edges[0], &edges[1]],
+        spin_s,
+    );
+    summary.cpu.set_shares(measured_s, env.cores);
+    warnings.extend(run_warnings(cfg, &summary));
+    warnings.extend(server_warnings);
+    let intervals = outcome
+        .seconds
+        .iter()
+        .scan(0.0, |prev, s| {
+            let dt = (s.t_s - *prev).max(1e-9);
+            *prev = s.t_s;
+            Some(TatpInterval {
+                t_s: s.t_s,
+                tps_total: s.counts.iter().sum::<u64>() as f64 / dt,
+                errors: s.errors,
+                retries: s.retries,
+            })
+        })
+        .collect();
+    let mut config_json = serde_json::to_value(cfg).expect("config serialises");
+    config_json["workload"] = serde_json::json!("tatp");
+    let doc = TatpResult {
+        intervals,
+        histograms,
+        warnings,
+        ..output::new_doc("run", started_at, config_json, env, summary)
+    };
+    if let Some(dir) = &out_dir {
+        output::save(&doc, dir, cfg.json.as_deref())?;
+    }
+    if cfg.quiet {
+        output::print_warnings(&doc.warnings);
+    } else {
+        print_summary(&doc, out_dir.as_deref());
+    }
+    if let Some(e) = died {
+        return Err(e);
+    }
+    Ok(doc)
+}
+
+/// What the figures should be read with.
+fn run_warnings(cfg: &RunConfig, s: &TatpSummary) -> Vec<Warning> {
+    let mut warnings = Vec::new();
+    if s.interrupted {
+        warnings.push(Warning::new(
+            WarningKind::Interrupted,
+            format!(
+                "stopped by Ctrl-C after {:.1} s of the {:.0} s measured window; the figures cover only that",
+                s.measured_s, cfg.duration_s
+            ),
+        ));
+    }
+    if s.warmup_steady == Some(false) {
+        warnings.push(Warning::new(
+            WarningKind::NotSteady,
+            format!(
+                "the rate was not steady after the longest warm-up ({:.0} s): the figures may still be moving",
+                s.warmup_s
+            ),
+        ));
+    }
+    let completed: u64 = s.tx.values().map(|t| t.count).sum();
+    if completed < 10_000 {
+        warnings.push(Warning::new(
+            WarningKind::FewSamples,
+            format!("only {completed} transactions completed: the percentiles of the rarer types rest on few samples; use a longer --duration"),
+        ));
+    }
+    let driver_cores = (s.cpu.driver_user_s + s.cpu.driver_sys_s) / s.measured_s.max(1e-9);
+    if driver_cores > 0.5 {
+        warnings.push(Warning::new(
+            WarningKind::CpuBound,
+            format!("the driver used {driver_cores:.2} cores: on a small machine it competes with the database"),
+        ));
+    }
+    warnings
+}
+
+fn interval_line(seconds: &[Second]) -> String {
+    let last = seconds.last().map_or(0.0, |s| s.t_s);
+    let first = seconds.first().map_or(0.0, |s| s.t_s) - 1.0;
+    let span = (last - first).max(1e-9);
+    let all: u64 = seconds.iter().flat_map(|s| s.counts.iter()).sum();
+    format!(
+        "[{last:>5.0} s] tps {:>9.1}  errors {}  retries {}",
+        all as f64 / span,
+        seconds.iter().map(|s| s.errors).sum::<u64>(),
+        seconds.iter().map(|s| s.retries).sum::<u64>()
+    )
+}
+
+fn print_summary(doc: &TatpResult, out_dir: Option<&std::path::Path>) {
+    let s = &doc.summary;
+    eprintln!();
+    eprintln!(
+        "{:<24}{:>9}{:>8}{:>8}{:>10}{:>8}{:>10}{:>10}{:>10}{:>10}",
+        "transaction",
+        "count",
+        "mix %",
+        "weight",
+        "success %",
+        "retries",
+        "mean",
+        "p50",
+        "p90",
+        "p99"
+    );
+    for t in TxType::ALL {
+        if let (Some(x), Some(m)) = (s.tx.get(t.name()), s.mix.get(t.name())) {
+            eprintln!(
+                "{:<24}{:>9}{:>8.1}{:>8.1}{:>10}{:>8}{:>10}{:>10}{:>10}{:>10}",
+                t.name(),
+                x.count,
+                m.measured_pct,
+                m.weight_pct,
+                s.success_pct
+                    .get(t.name())
+                    .map_or("—".to_string(), |p| format!("{p:.1}")),
+                x.retries,
+                format_ns(x.lat_ns.mean),
+                format_ns(x.lat_ns.p50 as f64),
+                format_ns(x.lat_ns.p90 as f64),
+                format_ns(x.lat_ns.p99 as f64)
+            );
+        }
+    }
+    eprintln!(
+        "MQTh {:.1}  (successful transactions per second)  all transactions/s {:.1}  ({:.1} s measured)",
+        s.mqth, s.tps_total, s.measured_s
+    );
+    eprintln!(
+        "CPU: database {:.1} s, driver {:.1} s ({:.1} % of the run's CPU), machine {:.0} % busy",
+        s.cpu.db_user_s + s.cpu.db_sys_s,
+        s.cpu.driver_user_s + s.cpu.driver_sys_s,
+        100.0 * s.cpu.driver_share,
+        100.0 * s.cpu.utilisation
+    );
+    eprintln!(
+        "I/O ({}): {} reads, {} writes ({} read, {} written), {} IOPS",
+        s.io.source,
+        format_count(s.io.reads as f64),
+        format_count(s.io.writes as f64),
+        format_bytes(s.io.read_bytes),
+        format_bytes(s.io.written_bytes),
+        format_count(s.io.iops),
+    );
+    output::print_io_groups(&s.io);
+    output::print_warnings(&doc.warnings);
+    if let Some(dir) = out_dir {
+        eprintln!("result: {}", dir.join(output::RESULT_FILE).display());
+    }
+}
