@@ -177,9 +177,11 @@ fn profiles_study_measures_both_sets_at_every_depth() {
         // Both sets sit behind the controller's 1 GB write-back cache (issue 31): in a test
         // window its writes are acknowledged at the controller's command rate whatever the
         // drives, so the two sets' write IOPS agree (59,860 and 59,810 in one run) and neither
-        // is the drives' own (a 15k RAID5 does a few hundred).
+        // is the drives' own (a 15k RAID5 does a few hundred). The two are measured one after
+        // the other in real time, so a loaded machine moves them apart (33,500 and 28,570 at a
+        // load of 10): within 25 %, where the drives' own rates would differ several-fold.
         assert!(
-            (ssd.3 / hdd.3 - 1.0).abs() < 0.05 && hdd.3 > 20.0 * hdd.2.min(1_000.0),
+            (ssd.3 / hdd.3 - 1.0).abs() < 0.25 && hdd.3 > 20.0 * hdd.2.min(1_000.0),
             "{hdd:?} vs {ssd:?}"
         );
         let (small, large) = (&random[2 * i], &random[2 * i + 1]);
