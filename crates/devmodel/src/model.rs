@@ -1753,6 +1753,7 @@ impl Node {
                 backing,
                 size_bytes,
                 readahead_bytes,
+                ..
             } => {
                 let backing = Node::compile(backing, alloc);
                 Node::WbCache(Box::new(WriteBack::new(
