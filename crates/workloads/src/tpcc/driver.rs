@@ -42,6 +42,9 @@ pub struct DriverConfig {
     /// window: the measured window then starts at `start_at + warmup`, even if connecting took
     /// longer than the time left (the warm-up is then shorter). None: at once.
     pub start_at: Option<SystemTime>,
+    /// Keep the key of every New-Order whose COMMIT returned (warm-up included), for a check of
+    /// durability after a power cut.
+    pub record_new_orders: bool,
 }
 
 /// A terminal that fails this many transactions in a row stops: something is broken, not busy.
@@ -114,6 +117,7 @@ struct Shared {
     spans: Vec<TxSpan>,
     terminals_without_backend: usize,
     deferred: DeferredDelivery,
+    new_orders: Vec<(i64, i64, i64)>,
 }
 
 /// What the driver measured.
@@ -148,6 +152,8 @@ pub struct DriverOutcome {
     pub warmup_s: f64,
     /// With `warmup_auto`: whether the rate became steady before the warm-up's limit.
     pub warmup_steady: Option<bool>,
+    /// With `record_new_orders`: (w, d, o_id) of every New-Order acknowledged as committed.
+    pub new_orders: Vec<(i64, i64, i64)>,
 }
 
 /// A Delivery request waiting for a worker.
@@ -410,6 +416,7 @@ pub fn drive(
     outcome.spans = s.spans;
     outcome.terminals_without_backend = s.terminals_without_backend;
     outcome.deferred = s.deferred;
+    outcome.new_orders = s.new_orders;
     outcome.interrupted = stop.load(Ordering::Relaxed);
     if outcome.tx.iter().all(|t| t.count == 0) {
         if let Some(e) = &outcome.first_error {
@@ -475,6 +482,7 @@ fn terminal(conn: &mut dyn Conn, gen: &InputGen, home: Home, seed: u64, ctx: Ctx
         None
     };
     let mut spans = Vec::new();
+    let mut new_orders = Vec::new();
     while !done.load(Ordering::Relaxed) {
         let kind = deck.deal(&mut rng);
         if cfg.keying_think {
@@ -511,6 +519,9 @@ fn terminal(conn: &mut dyn Conn, gen: &InputGen, home: Home, seed: u64, ctx: Ctx
                 backend_tid.is_some(),
             )
         };
+        if cfg.record_new_orders && kind == TxType::NewOrder && a.result.is_ok() {
+            new_orders.extend(scratch.committed_order());
+        }
         let measured =
             phase_at_start == PHASE_MEASURE && phase.load(Ordering::Relaxed) == PHASE_MEASURE;
         if measured {
@@ -584,6 +595,7 @@ fn terminal(conn: &mut dyn Conn, gen: &InputGen, home: Home, seed: u64, ctx: Ctx
     let mut s = ctx.lock();
     s.in_tx_cpu = s.in_tx_cpu.plus(&in_tx_cpu);
     s.spans.append(&mut spans);
+    s.new_orders.append(&mut new_orders);
     if cfg.record_spans && backend_tid.is_none() {
         s.terminals_without_backend += 1;
     }
