@@ -10,12 +10,14 @@ pub use oltplab_metrics::schema::{
 pub use oltplab_trace::replay::{ReplayInterval, ReplaySummary};
 
 mod brokerage;
+mod crash;
 mod orders;
 mod profiles;
 mod run;
 mod study;
 
 pub use brokerage::*;
+pub use crash::*;
 pub use orders::*;
 pub use profiles::*;
 pub use run::*;
