@@ -183,12 +183,29 @@ impl Durability {
         }
     }
 
-    /// The canonical text, e.g. `cache=volatile,cache_bytes=16m,sector=512`.
+    /// One line on what a cut does, e.g. `cache=volatile (16m), sector=512: a cut loses the
+    /// writes not yet flushed, at most 16m`.
     pub fn describe(&self) -> String {
+        let size = crate::spec::format_size(self.cache_bytes);
+        let what = match self.cache {
+            CacheMode::Off => "a write is durable when it completes".to_string(),
+            CacheMode::Battery => "the cache survives a cut: nothing is lost".to_string(),
+            CacheMode::Volatile => {
+                format!("a cut loses the writes not yet flushed, at most {size}")
+            }
+            CacheMode::Lying => {
+                format!(
+                    "flushes make nothing durable: a cut loses the newest writes, at most {size}"
+                )
+            }
+        };
+        let cache = if self.cache_bytes > 0 {
+            format!("cache={} ({size})", self.cache)
+        } else {
+            format!("cache={}", self.cache)
+        };
         format!(
-            "cache={} ({} cache), sector={}",
-            self.cache,
-            crate::spec::format_size(self.cache_bytes),
+            "{cache}, sector={}: {what}",
             crate::spec::format_size(self.sector_bytes)
         )
     }

@@ -579,7 +579,13 @@ fn one_cut(
         let _ = std::fs::remove_dir_all(&cut_dir);
         return Ok(None);
     }
-    let outcome = outcome?;
+    let outcome = outcome.map_err(|e| {
+        Error::failed(format!(
+            "the run on {} committed nothing before the cut at {:.2}s ({e}): give a longer --duration",
+            spec.name(),
+            cut_at.as_secs_f64()
+        ))
+    })?;
     let acknowledged = outcome.new_orders;
     let files: Vec<(String, u32)> = vfs
         .files()
@@ -597,7 +603,9 @@ fn one_cut(
         // The last state takes the run's files themselves: one copy fewer.
         let last = k + 1 == states.len();
         materialise(&files, st, &state_dir, last)?;
+        let checked = Instant::now();
         let mut o = check_state(&state_dir.join("tpcc.sqlite"), &acknowledged);
+        o.check_s = checked.elapsed().as_secs_f64();
         o.cut = cut;
         o.state = k as u32;
         o.seed = st.seed;

@@ -82,6 +82,8 @@ pub struct CrashStateOutcome {
     pub torn_writes: u64,
     pub recovered: bool,
     pub recovery_ns: u64,
+    /// Recovery and every check of this state.
+    pub check_s: f64,
     pub acknowledged_commits: u64,
     pub commits_lost: u64,
     /// Conditions violated, by number (3.3.2.N).
