@@ -577,8 +577,12 @@ unsafe extern "C" fn x_truncate(file: *mut ffi::sqlite3_file, size: i64) -> c_in
         if crash.is_cut() {
             return ffi::SQLITE_IOERR_TRUNCATE;
         }
-        // File sizes are metadata, not modelled: the file's pending writes count as durable.
-        log.forget_file((*(file as *mut OlFile)).file_index);
+        // File sizes are metadata, not modelled: pending writes past the new end go with it.
+        let rc = (m.xTruncate.expect("xTruncate"))(real, size);
+        if rc == ffi::SQLITE_OK {
+            log.truncate((*(file as *mut OlFile)).file_index, size.max(0) as u64);
+        }
+        return rc;
     }
     (m.xTruncate.expect("xTruncate"))(real, size)
 }

@@ -325,9 +325,30 @@ impl CrashLog {
         self.pending_bytes[di] = 0;
     }
 
-    /// The file in `slot` was truncated or deleted: file system metadata, which is not modelled,
-    /// so its writes count as durable from here (none of them can be restored into a file that no
-    /// longer has their bytes).
+    /// The file in `slot` was cut to `size` bytes: its pending writes past that end went with it
+    /// (file sizes are metadata, which is not modelled); those before it can still be lost.
+    /// SQLite truncates the database to its size at the end of every full checkpoint, so this
+    /// must keep what lies below the new end.
+    pub fn truncate(&mut self, slot: u32, size: u64) {
+        let n = self.pending_bytes.len();
+        let mut freed = vec![0u64; n];
+        self.pending.retain_mut(|p| {
+            if p.file != slot || p.offset + p.new.len() as u64 <= size {
+                return true;
+            }
+            let keep = size.saturating_sub(p.offset) as usize;
+            freed[(p.device as usize).min(n - 1)] += (p.new.len() - keep) as u64;
+            p.new.truncate(keep);
+            p.old.truncate(keep);
+            keep > 0
+        });
+        for (b, f) in self.pending_bytes.iter_mut().zip(freed) {
+            *b -= f;
+        }
+    }
+
+    /// The file in `slot` was deleted: file system metadata, which is not modelled, so its writes
+    /// count as durable from here (none of them can be restored into a file that is gone).
     pub fn forget_file(&mut self, slot: u32) {
         let n = self.pending_bytes.len();
         let mut freed = vec![0u64; n];
@@ -715,6 +736,28 @@ mod tests {
             })
             .sum();
         assert_eq!(small.log.pending_writes(), newest);
+    }
+
+    #[test]
+    fn a_truncation_keeps_the_pending_writes_below_the_new_end() {
+        let mut w = Writer::new("sata-ssd-2010{cache=lying}");
+        w.write(0, 0, 4096);
+        w.write(0, 8192, 4096);
+        w.write(1, 0, 4096);
+        // SQLite's checkpoint cuts the database to its size: here through the second write.
+        w.log.truncate(slot(0, 0), 10240);
+        assert_eq!(w.log.pending_writes(), 3);
+        let undo: Vec<(u64, usize)> = w.log.states(1, 1)[0]
+            .patches
+            .iter()
+            .take(3)
+            .map(|p| (p.offset, p.data.len()))
+            .collect();
+        assert_eq!(undo, [(0, 4096), (8192, 2048), (0, 4096)]);
+        w.log.truncate(slot(0, 0), 0);
+        assert_eq!(w.log.pending_writes(), 1, "file 1's write stays");
+        w.log.forget_file(slot(0, 1));
+        assert_eq!(w.log.pending_writes(), 0);
     }
 
     #[test]

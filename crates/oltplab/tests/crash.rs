@@ -87,5 +87,14 @@ fn bad_input_is_refused_with_one_sentence() {
     assert_usage_error(&out, "orders");
     // Nothing was created by the refusals.
     assert!(!dir.join("oltplab-results").exists());
+    // A directory of someone else's inside --out is never written into, --force or not.
+    std::fs::create_dir_all(dir.join("theirs/load")).unwrap();
+    std::fs::write(dir.join("theirs/load/tpcc.sqlite"), b"not ours").unwrap();
+    let out = oltplab(&dir, &["crash", "tpcc", "--out", "theirs", "--force"]);
+    assert_one_line_usage_error(&out, "oltplab did not create it");
+    assert_eq!(
+        std::fs::read(dir.join("theirs/load/tpcc.sqlite")).unwrap(),
+        b"not ours"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -256,7 +256,7 @@ impl Promise {
 /// Loads once, then cuts `cfg.cuts` times per row; saves the result after every cut.
 pub fn crash_with(cfg: &CrashConfig, out: &Path, started_at: &str) -> Result<CrashResult> {
     let load_dir = out.join("load");
-    safety::ensure_own_dir(&load_dir, cfg.force)?;
+    own_subdir(&load_dir)?;
     let db = load_dir.join("tpcc.sqlite");
     say!(
         "oltplab crash tpcc: loading {} warehouse(s) into {}",
@@ -326,7 +326,7 @@ pub fn crash_with(cfg: &CrashConfig, out: &Path, started_at: &str) -> Result<Cra
             ..Default::default()
         });
         let row_dir = out.join(format!("{}-{}", file_name(&row.spec), row.synchronous));
-        safety::ensure_own_dir(&row_dir, cfg.force)?;
+        own_subdir(&row_dir)?;
         for cut in 0..cfg.cuts {
             if STOP.load(Ordering::Relaxed) {
                 doc.summary.interrupted = true;
@@ -396,6 +396,18 @@ pub fn crash_with(cfg: &CrashConfig, out: &Path, started_at: &str) -> Result<Cra
     }
     output::save(&doc, out, cfg.json.as_deref())?;
     Ok(doc)
+}
+
+/// A directory for oltplab's own files inside the output directory: new, or one oltplab made
+/// (cuts remove what they leave in it, so a foreign one is refused even with --force).
+fn own_subdir(dir: &Path) -> Result<()> {
+    if dir.exists() && !safety::is_own_dir(dir) {
+        return Err(Error::usage(format!(
+            "{} exists and oltplab did not create it: choose another --out",
+            dir.display()
+        )));
+    }
+    safety::ensure_own_dir(dir, false)
 }
 
 fn describe(o: &CrashStateOutcome) -> String {
