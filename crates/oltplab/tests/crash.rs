@@ -41,22 +41,24 @@ fn an_honest_cache_loses_nothing_and_a_lying_one_loses_commits() {
     for row in rows {
         assert_eq!(row["cuts"], 1, "{row:#}");
         assert_eq!(row["states"], 2, "{row:#}");
-        assert_eq!(
-            row["recoveries_ok"], 2,
-            "SQLite recovers every state: {row:#}"
-        );
         assert!(row["acknowledged_commits"].as_u64().unwrap() > 0, "{row:#}");
-        assert_eq!(row["invariants_broken"], 0, "{row:#}");
-        assert_eq!(row["corrupt_reports"], 0, "{row:#}");
     }
+    // Honest flushes and synchronous=FULL: SQLite's recovery finds every acknowledged commit
+    // and a consistent database. (A lying cache may also break it, if a checkpoint's pages
+    // were lost: no promise, so not asserted.)
+    assert_eq!(honest["recoveries_ok"], 2, "{honest:#}");
+    assert_eq!(honest["checks_failed"], 0, "{honest:#}");
+    assert_eq!(honest["invariants_broken"], 0, "{honest:#}");
+    assert_eq!(honest["corrupt_reports"], 0, "{honest:#}");
     assert_eq!(honest["commits_lost"], 0, "{honest:#}");
     assert_eq!(honest["unexpected_states"], 0, "{honest:#}");
     assert!(
         lying["commits_lost"].as_u64().unwrap() > 0,
         "a lying cache's cut lost no acknowledged commit: {lying:#}"
     );
-    // Nothing unexpected: only the lying cache lost, and nothing is kept.
+    // Nothing unexpected: what the lying cache did is allowed (no promise), so nothing is kept.
     assert_eq!(doc["warnings"].as_array().unwrap().len(), 0, "{doc:#}");
+    assert!(!dir.join("out/sata-ssd-2010-FULL/cut-0").exists());
     assert_eq!(doc["summary"]["states"].as_array().unwrap().len(), 4);
     std::fs::remove_dir_all(&dir).unwrap();
 }

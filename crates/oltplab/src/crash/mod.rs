@@ -244,7 +244,10 @@ impl Promise {
     }
 
     fn allows(self, s: &CrashStateOutcome) -> bool {
-        let broken = !s.recovered || !s.invariants_broken.is_empty() || s.corrupt_reports > 0;
+        let broken = !s.recovered
+            || !s.checks_ran
+            || !s.invariants_broken.is_empty()
+            || s.corrupt_reports > 0;
         match self {
             Promise::Durable => !broken && s.commits_lost == 0,
             Promise::Consistent => !broken,
@@ -424,6 +427,9 @@ fn describe(o: &CrashStateOutcome) -> String {
             o.commits_lost, o.acknowledged_commits
         ));
     }
+    if o.recovered && !o.checks_ran {
+        parts.push("could not run the consistency checks".to_string());
+    }
     if !o.invariants_broken.is_empty() {
         parts.push(format!("broke conditions {:?}", o.invariants_broken));
     }
@@ -446,6 +452,7 @@ fn add(sum: &mut CrashRow, o: &CrashStateOutcome) {
     sum.commits_lost += o.commits_lost;
     sum.states_losing_commits += u32::from(o.commits_lost > 0);
     sum.invariants_broken += o.invariants_broken.len() as u32;
+    sum.checks_failed += u32::from(o.recovered && !o.checks_ran);
     sum.corrupt_reports += o.corrupt_reports;
     sum.lost_writes += o.lost_writes;
     sum.torn_writes += o.torn_writes;
@@ -688,7 +695,9 @@ fn check_state(db: &Path, acknowledged: &[(i64, i64, i64)]) -> CrashStateOutcome
     }) {
         Ok(c) => c,
         Err(e) => {
+            // Nothing of it can be read: every acknowledged commit is lost with it.
             o.error = Some(format!("opening after the cut: {e}"));
+            o.commits_lost = acknowledged.len() as u64;
             return o;
         }
     };
@@ -738,16 +747,18 @@ fn check_state(db: &Path, acknowledged: &[(i64, i64, i64)]) -> CrashStateOutcome
         .and_then(|mut c| run_checks(c.as_mut(), |_| {}).map_err(|e| e.to_string()))
     {
         Ok(conds) => {
+            o.checks_ran = true;
             o.invariants_broken = conds
                 .iter()
                 .filter(|c| !c.holds())
                 .map(|c| c.number)
                 .collect()
         }
+        // Not counted as broken conditions: the engine could not answer (a malformed page, most
+        // often), which `checks_failed` counts.
         Err(e) => {
             o.error
                 .get_or_insert(format!("the consistency checks: {e}"));
-            o.invariants_broken = (1..=12).collect();
         }
     }
     o
@@ -761,7 +772,7 @@ fn write_state_note(dir: &Path, o: &CrashStateOutcome) -> Result<()> {
 fn print_table(s: &CrashSummary) {
     say!("");
     say!(
-        "{:<34} {:<9} {:<7} {:>5} {:>9} {:>10} {:>13} {:>9} {:>8} {:>8}",
+        "{:<34} {:<9} {:<7} {:>5} {:>9} {:>10} {:>13} {:>7} {:>9} {:>8} {:>8}",
         "device",
         "cache",
         "sync",
@@ -770,12 +781,13 @@ fn print_table(s: &CrashSummary) {
         "recovery",
         "commits lost",
         "broken",
+        "unchecked",
         "corrupt",
         "cycle"
     );
     for r in &s.rows {
         say!(
-            "{:<34} {:<9} {:<7} {:>5} {:>9} {:>10} {:>13} {:>9} {:>8} {:>7.1}s",
+            "{:<34} {:<9} {:<7} {:>5} {:>9} {:>10} {:>13} {:>7} {:>9} {:>8} {:>7.1}s",
             r.spec,
             r.cache,
             r.value,
@@ -784,6 +796,7 @@ fn print_table(s: &CrashSummary) {
             format_ns(r.recovery_ns_mean),
             format!("{}/{}", r.commits_lost, r.acknowledged_commits),
             r.invariants_broken,
+            r.checks_failed,
             r.corrupt_reports,
             r.cycle_s_mean
         );
@@ -805,6 +818,7 @@ mod tests {
         assert_eq!(Promise::of(CacheMode::Off, "OFF"), Promise::Nothing);
         let lost = CrashStateOutcome {
             recovered: true,
+            checks_ran: true,
             commits_lost: 1,
             ..Default::default()
         };
@@ -812,6 +826,7 @@ mod tests {
         assert!(Promise::Consistent.allows(&lost));
         let broken = CrashStateOutcome {
             recovered: true,
+            checks_ran: true,
             invariants_broken: vec![3],
             ..Default::default()
         };

@@ -47,12 +47,15 @@ pub struct CrashRow {
     pub recovery_ns_max: u64,
     /// New-Orders whose COMMIT returned before the cut, over all states.
     pub acknowledged_commits: u64,
-    /// Of those, missing after recovery.
+    /// Of those, missing after recovery (all of a state SQLite could not open).
     pub commits_lost: u64,
     /// States that lost at least one acknowledged commit.
     pub states_losing_commits: u32,
-    /// TPC-C consistency conditions violated, summed over states.
+    /// TPC-C consistency conditions violated, summed over states whose checks ran.
     pub invariants_broken: u32,
+    /// States SQLite opened but could not run the consistency checks on (it reported the
+    /// database malformed, most often).
+    pub checks_failed: u32,
     /// Problems the engine's own check reported (SQLite `PRAGMA quick_check`), summed.
     pub corrupt_reports: u32,
     /// Writes not yet durable at the cut, mean over cuts.
@@ -86,6 +89,8 @@ pub struct CrashStateOutcome {
     pub check_s: f64,
     pub acknowledged_commits: u64,
     pub commits_lost: u64,
+    /// The twelve consistency checks ran to the end.
+    pub checks_ran: bool,
     /// Conditions violated, by number (3.3.2.N).
     pub invariants_broken: Vec<u8>,
     pub corrupt_reports: u32,
