@@ -17,7 +17,8 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use oltplab_core::{Error, Result};
-use oltplab_devmodel::{slot, Emulator, IoKind, Role};
+use oltplab_devmodel::durability::{CrashLog, CrashState};
+use oltplab_devmodel::{slot, slot_device, Emulator, IoKind, Role, Spec};
 use oltplab_trace::{Op, Record, TraceWriter};
 use rusqlite::ffi;
 use serde::Serialize;
@@ -47,6 +48,52 @@ pub struct VfsOptions {
     /// Database files (full paths, as SQLite names them) that go on another device of the
     /// layout than the data's: the files of placed tables.
     pub placed_files: Vec<(String, u8)>,
+    /// Keep what a power cut could lose, and let the caller cut the power ([`CrashCapture`]).
+    pub crash: Option<Arc<CrashCapture>>,
+}
+
+/// A power cut on the emulated device: the log of writes a cut could lose (with what each
+/// replaced, read before it is overwritten), and the cut itself. After [`CrashCapture::cut`] no
+/// I/O reaches the files and every call fails, as if the process had died at that instant; the
+/// files then hold every write that completed before it, and [`CrashCapture::states`] says what
+/// the device would have kept of them.
+pub struct CrashCapture {
+    /// Writes take it around their real call, so a cut falls between two writes, never in one.
+    log: Mutex<CrashLog>,
+    cut: std::sync::atomic::AtomicBool,
+}
+
+impl CrashCapture {
+    pub fn new(spec: &Spec) -> Arc<CrashCapture> {
+        Arc::new(CrashCapture {
+            log: Mutex::new(CrashLog::new(spec)),
+            cut: std::sync::atomic::AtomicBool::new(false),
+        })
+    }
+
+    fn log(&self) -> std::sync::MutexGuard<'_, CrashLog> {
+        self.log.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Cuts the power: no later I/O reaches the files.
+    pub fn cut(&self) {
+        let _log = self.log();
+        self.cut.store(true, Ordering::SeqCst);
+    }
+
+    pub fn is_cut(&self) -> bool {
+        self.cut.load(Ordering::SeqCst)
+    }
+
+    /// Writes a cut now would find not yet durable.
+    pub fn pending_writes(&self) -> u64 {
+        self.log().pending_writes()
+    }
+
+    /// `n` states the device may have left (see [`CrashLog::states`]).
+    pub fn states(&self, seed: u64, n: usize) -> Vec<CrashState> {
+        self.log().states(seed, n)
+    }
 }
 
 /// I/O the VFS saw, since it was registered.
@@ -146,6 +193,7 @@ impl Vfs {
         vfs.zName = name.as_ptr();
         vfs.pAppData = Arc::as_ptr(&state) as *mut c_void;
         vfs.xOpen = Some(x_open);
+        vfs.xDelete = Some(x_delete);
         let vfs = Box::into_raw(Box::new(vfs));
         // SAFETY: `vfs` is a valid, fully initialised VFS that outlives its registration.
         let rc = unsafe { ffi::sqlite3_vfs_register(vfs, 0) };
@@ -189,6 +237,12 @@ impl Vfs {
     /// I/Os the real file system refused.
     pub fn failed_ios(&self) -> u32 {
         self.state.errors.load(Ordering::Relaxed)
+    }
+
+    /// Every file opened through this VFS (as SQLite named it) with its slot on the device.
+    pub fn files(&self) -> Vec<(String, u32)> {
+        let files = self.state.files.lock().unwrap_or_else(|p| p.into_inner());
+        files.iter().map(|(p, s)| (p.clone(), *s)).collect()
     }
 }
 
@@ -268,6 +322,33 @@ unsafe extern "C" fn x_open(
     (*ol).trace_file = trace_file;
     (*ol).base.pMethods = methods_for((*real).pMethods);
     rc
+}
+
+/// Deleting a file is file system metadata, which a cut does not model: its pending writes count as
+/// durable. After a cut nothing is deleted.
+unsafe extern "C" fn x_delete(
+    vfs: *mut ffi::sqlite3_vfs,
+    name: *const c_char,
+    sync_dir: c_int,
+) -> c_int {
+    let state = &*((*vfs).pAppData as *const State);
+    if let Some(crash) = state.options.crash.as_ref() {
+        let mut log = crash.log();
+        if crash.is_cut() {
+            return ffi::SQLITE_IOERR_DELETE;
+        }
+        if !name.is_null() {
+            let path = CStr::from_ptr(name).to_string_lossy();
+            let files = state.files.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(slot) = files.get(path.as_ref()) {
+                log.forget_file(*slot);
+            }
+        }
+        return ((*state.base).xDelete.expect("default VFS has xDelete"))(
+            state.base, name, sync_dir,
+        );
+    }
+    ((*state.base).xDelete.expect("default VFS has xDelete"))(state.base, name, sync_dir)
 }
 
 /// Our method table, of the same version as the wrapped one (SQLite checks iVersion before
@@ -404,9 +485,18 @@ unsafe extern "C" fn x_read(
     offset: i64,
 ) -> c_int {
     let (real, m) = real(file);
+    if crash_of(file).is_some_and(|c| c.is_cut()) {
+        return ffi::SQLITE_IOERR_READ;
+    }
     timed_io(file, IoKind::Read, offset as u64, amount as u64, || {
         (m.xRead.expect("xRead"))(real, buf, amount, offset)
     })
+}
+
+/// The power-cut capture of `file`'s VFS, if any.
+unsafe fn crash_of<'a>(file: *mut ffi::sqlite3_file) -> Option<&'a CrashCapture> {
+    let state = &*(*(file as *mut OlFile)).state;
+    state.options.crash.as_deref()
 }
 
 unsafe extern "C" fn x_write(
@@ -416,25 +506,84 @@ unsafe extern "C" fn x_write(
     offset: i64,
 ) -> c_int {
     let (real, m) = real(file);
-    timed_io(file, IoKind::Write, offset as u64, amount as u64, || {
-        (m.xWrite.expect("xWrite"))(real, buf, amount, offset)
-    })
+    let Some(crash) = crash_of(file) else {
+        return timed_io(file, IoKind::Write, offset as u64, amount as u64, || {
+            (m.xWrite.expect("xWrite"))(real, buf, amount, offset)
+        });
+    };
+    let slot = (*(file as *mut OlFile)).file_index;
+    let rc = timed_io(file, IoKind::Write, offset as u64, amount as u64, || {
+        let mut log = crash.log();
+        if crash.is_cut() {
+            return ffi::SQLITE_IOERR_WRITE;
+        }
+        // What the write replaces, read before it does (zeros past the end of the file: the unix
+        // VFS fills a short read with them).
+        let old = if log.keeps(slot) && amount > 0 {
+            let mut old = vec![0u8; amount as usize];
+            let rc = (m.xRead.expect("xRead"))(real, old.as_mut_ptr().cast(), amount, offset);
+            if rc != ffi::SQLITE_OK && rc != ffi::SQLITE_IOERR_SHORT_READ {
+                return rc;
+            }
+            Some(old)
+        } else {
+            None
+        };
+        let rc = (m.xWrite.expect("xWrite"))(real, buf, amount, offset);
+        if let (Some(old), ffi::SQLITE_OK) = (old, rc) {
+            let new = std::slice::from_raw_parts(buf.cast::<u8>(), amount as usize).to_vec();
+            log.write(slot, offset as u64, old, new);
+        }
+        rc
+    });
+    // A write still on its way to the device when the power went did not complete.
+    if crash.is_cut() {
+        return ffi::SQLITE_IOERR_WRITE;
+    }
+    rc
 }
 
 unsafe extern "C" fn x_sync(file: *mut ffi::sqlite3_file, flags: c_int) -> c_int {
     let (real, m) = real(file);
     let emulating = (*(*(file as *mut OlFile)).state).emulating;
-    timed_io(file, IoKind::Flush, 0, 0, || {
+    let crash = crash_of(file);
+    if crash.is_some_and(|c| c.is_cut()) {
+        return ffi::SQLITE_IOERR_FSYNC;
+    }
+    let rc = timed_io(file, IoKind::Flush, 0, 0, || {
         if emulating {
             ffi::SQLITE_OK
         } else {
             (m.xSync.expect("xSync"))(real, flags)
         }
-    })
+    });
+    // The flush is durable when the device completes it, if the power was still on then.
+    if let Some(crash) = crash {
+        let mut log = crash.log();
+        if crash.is_cut() {
+            return ffi::SQLITE_IOERR_FSYNC;
+        }
+        if rc == ffi::SQLITE_OK {
+            log.flush(slot_device((*(file as *mut OlFile)).file_index));
+        }
+    }
+    rc
 }
 
 unsafe extern "C" fn x_truncate(file: *mut ffi::sqlite3_file, size: i64) -> c_int {
     let (real, m) = real(file);
+    if let Some(crash) = crash_of(file) {
+        let mut log = crash.log();
+        if crash.is_cut() {
+            return ffi::SQLITE_IOERR_TRUNCATE;
+        }
+        // File sizes are metadata, not modelled: pending writes past the new end go with it.
+        let rc = (m.xTruncate.expect("xTruncate"))(real, size);
+        if rc == ffi::SQLITE_OK {
+            log.truncate((*(file as *mut OlFile)).file_index, size.max(0) as u64);
+        }
+        return rc;
+    }
     (m.xTruncate.expect("xTruncate"))(real, size)
 }
 

@@ -34,6 +34,7 @@ fn counts_and_trace_agree_and_are_tagged() {
         trace: Some(trace.clone()),
         emulator: None,
         placed_files: Vec::new(),
+        crash: None,
     })
     .unwrap();
     {
@@ -104,6 +105,7 @@ fn emulated_device_latency_is_realised() {
         trace: None,
         emulator: Some(emulator.clone()),
         placed_files: Vec::new(),
+        crash: None,
     })
     .unwrap();
     let started = Instant::now();
@@ -130,4 +132,84 @@ fn emulated_device_latency_is_realised() {
         "{fidelity:?}"
     );
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Commits on a device with a crash capture: an honest volatile cache leaves nothing pending
+/// after a commit's WAL sync, a lying one keeps every write pending; after the cut no I/O reaches
+/// the files, and the states undo exactly what the files gained since their durable point.
+#[test]
+fn a_cut_stops_io_and_its_states_undo_only_what_was_not_durable() {
+    use oltplab_dbs::vfs::CrashCapture;
+    for (spec, pending_after_commits) in [
+        ("sata-ssd-2010", false),
+        ("sata-ssd-2010{cache=lying}", true),
+    ] {
+        let dir = scratch(if pending_after_commits {
+            "cut-lying"
+        } else {
+            "cut-honest"
+        });
+        let spec = parse_spec(spec).unwrap();
+        let crash = CrashCapture::new(&spec);
+        let vfs = Vfs::register(VfsOptions {
+            trace: None,
+            emulator: Some(Arc::new(Emulator::new(&spec, 1).unwrap())),
+            placed_files: Vec::new(),
+            crash: Some(crash.clone()),
+        })
+        .unwrap();
+        let conn = open(&dir.join("db.sqlite"), &vfs);
+        conn.execute_batch("CREATE TABLE t(k INTEGER PRIMARY KEY, v BLOB)")
+            .unwrap();
+        for k in 0..30 {
+            conn.execute("INSERT INTO t VALUES (?1, zeroblob(2000))", [k])
+                .unwrap();
+        }
+        assert_eq!(crash.pending_writes() > 0, pending_after_commits, "{spec}");
+        crash.cut();
+        let wal = dir.join("db.sqlite-wal");
+        let before = std::fs::read(&wal).unwrap();
+        assert!(
+            conn.execute("INSERT INTO t VALUES (100, zeroblob(2000))", [])
+                .is_err(),
+            "{spec}: a commit after the cut succeeded"
+        );
+        assert_eq!(
+            std::fs::read(&wal).unwrap(),
+            before,
+            "{spec}: the WAL changed after the cut"
+        );
+        drop(conn);
+        assert_eq!(
+            std::fs::read(&wal).unwrap(),
+            before,
+            "{spec}: closing changed the WAL"
+        );
+        let files = vfs.files();
+        let wal_slot = files.iter().find(|(p, _)| p.ends_with("-wal")).unwrap().1;
+        for st in crash.states(5, 4) {
+            if !pending_after_commits {
+                assert!(st.patches.is_empty(), "{spec}: {st:?}");
+                continue;
+            }
+            // Applying the undo half alone gives the WAL before the first write: all zeros
+            // (SQLite created it empty), then the kept writes come back.
+            let mut w = before.clone();
+            for p in st.patches.iter().filter(|p| p.file == wal_slot) {
+                let end = p.offset as usize + p.data.len();
+                if w.len() < end {
+                    w.resize(end, 0);
+                }
+                w[p.offset as usize..end].copy_from_slice(&p.data);
+            }
+            assert_eq!(
+                st.lost_writes > 0,
+                w != before,
+                "{spec}: {} lost",
+                st.lost_writes
+            );
+        }
+        drop(vfs);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

@@ -9,6 +9,7 @@
 
 pub mod catalogue;
 pub mod diskvalid;
+pub mod durability;
 mod emulator;
 mod model;
 pub mod sim;
@@ -17,6 +18,7 @@ mod state;
 pub mod validation;
 
 pub use catalogue::{catalogue, CatalogueEntry, DeviceKind, Param};
+pub use durability::{CacheMode, Durability};
 pub use emulator::{
     fine_timer_slack, lateness_tolerance_ns, now_ns, slot, slot_device, spin_margin_ns,
     thread_spin_ns, wait_until, DeviceCounts, Emulator, Fidelity, FILE_SLOT_BYTES, LATE_TARGET_PCT,

@@ -1758,6 +1758,7 @@ impl Node {
                 backing,
                 size_bytes,
                 readahead_bytes,
+                ..
             } => {
                 let backing = Node::compile(backing, alloc);
                 Node::WbCache(Box::new(WriteBack::new(

@@ -3,7 +3,8 @@
 //! ```text
 //! spec    := name [ '{' key '=' number { ',' key '=' number } '}' ] [ '(' args ')' ]
 //! raid0(N,SPEC[,stripe=64k])  raid1(N,SPEC)  raid10(N,SPEC[,stripe=64k])  raid5(N,SPEC[,stripe=64k])
-//! wbcache(SPEC[,size=1g][,readahead=on|off|SIZE])  readcache(BACKING,CACHE[,size=…])  pagecache(SPEC,size=…)
+//! wbcache(SPEC[,size=1g][,readahead=on|off|SIZE][,cache=battery|volatile|lying])  readcache(BACKING,CACHE[,size=…])  pagecache(SPEC,size=…)
+//! name{cache=off|volatile|lying|battery,sector=512|4k}: what a power cut can lose (durability.rs)
 //! layout  := role '=' spec { ',' role '=' spec }     role := data | log | temp | table:NAME
 //! ```
 //! A layout puts a database's kinds of files on different devices (`data=raid10(16,hdd-15k),
@@ -14,6 +15,7 @@
 use std::fmt;
 
 use crate::catalogue::{self, CatalogueEntry, DeviceKind};
+use crate::durability::{self, CacheMode, CACHE_KEY, SECTOR_KEY};
 use crate::model;
 
 /// Longest spec text accepted; nobody types more, and it bounds the parser's work.
@@ -63,6 +65,8 @@ pub enum Spec {
         backing: Box<Spec>,
         size_bytes: u64,
         readahead_bytes: u64,
+        /// What a power cut does to the cache: battery-backed unless the spec says otherwise.
+        cache: CacheMode,
     },
     /// An SSD read cache that promotes frequently read blocks.
     ReadCache {
@@ -125,7 +129,11 @@ impl Spec {
                 } else {
                     let list: Vec<String> = overrides
                         .iter()
-                        .map(|(k, v)| format!("{k}={}", format_number(*v)))
+                        .map(|(k, v)| match *k {
+                            CACHE_KEY => format!("{k}={}", CacheMode::from_code(*v)),
+                            SECTOR_KEY => format!("{k}={}", format_size(*v as u64)),
+                            _ => format!("{k}={}", format_number(*v)),
+                        })
                         .collect();
                     format!("{}{{{}}}", entry.name, list.join(","))
                 }
@@ -148,12 +156,18 @@ impl Spec {
                 backing,
                 size_bytes,
                 readahead_bytes,
+                cache,
             } => format!(
-                "wbcache({},size={}{})",
+                "wbcache({},size={}{}{})",
                 backing.name(),
                 format_size(*size_bytes),
                 if *readahead_bytes > 0 {
                     format!(",readahead={}", format_size(*readahead_bytes))
+                } else {
+                    String::new()
+                },
+                if *cache != CacheMode::Battery {
+                    format!(",cache={cache}")
                 } else {
                     String::new()
                 }
@@ -628,6 +642,31 @@ impl Parser<'_> {
             self.pos += 1;
             loop {
                 let (key_at, key) = self.word("a parameter name")?;
+                if key == CACHE_KEY || key == SECTOR_KEY {
+                    let (k, value) = self.durability_arg(entry, key_at, &key)?;
+                    if overrides.iter().any(|(o, _)| *o == k) {
+                        return Err(self.error(key_at, format!("'{key}' is given twice")));
+                    }
+                    overrides.push((k, value));
+                    match self.peek() {
+                        Some(',') => {
+                            self.pos += 1;
+                            continue;
+                        }
+                        Some('}') => {
+                            self.pos += 1;
+                            break;
+                        }
+                        Some(c) => {
+                            return Err(
+                                self.error(self.pos, format!("expected ',' or '}}', found '{c}'"))
+                            )
+                        }
+                        None => {
+                            return Err(self.error(self.pos, "expected ',' or '}', found the end"))
+                        }
+                    }
+                }
                 let Some(param) = entry
                     .params
                     .iter()
@@ -672,13 +711,14 @@ impl Parser<'_> {
                     None => return Err(self.error(self.pos, "expected ',' or '}', found the end")),
                 }
             }
-            // Catalogue order, then the optional parameters.
+            // Catalogue order, then the optional parameters, then cache and sector.
             overrides.sort_by_key(|(k, _)| {
                 entry
                     .params
                     .iter()
                     .chain(optional_params(entry.kind))
                     .position(|p| p.key == *k)
+                    .unwrap_or(usize::MAX - usize::from(*k == CACHE_KEY))
             });
         }
         if self.peek() == Some('(') {
@@ -689,6 +729,41 @@ impl Parser<'_> {
             return Err(self.error(at, why));
         }
         Ok(spec)
+    }
+
+    /// `cache=MODE` or `sector=SIZE` of a device, with `key` read: the override it stores.
+    fn durability_arg(
+        &mut self,
+        entry: &CatalogueEntry,
+        key_at: usize,
+        key: &str,
+    ) -> Result<(&'static str, f64), SpecError> {
+        if entry.kind == DeviceKind::Host {
+            return Err(self.error(key_at, format!("host is the real device, so its '{key}' is the real one; emulate a device such as hdd-15k to choose it")));
+        }
+        self.expect('=', "'=' and a value")?;
+        if key == CACHE_KEY {
+            let (at, word) = self.word("a cache mode: off, volatile, lying or battery")?;
+            let Some(mode) = CacheMode::from_name(&word) else {
+                return Err(self.error(
+                    at,
+                    format!("unknown cache mode '{word}'; use off, volatile, lying or battery"),
+                ));
+            };
+            if entry.kind == DeviceKind::Ram && mode != CacheMode::Off {
+                return Err(self.error(at, format!("{} has no write cache to lose, so its cache is off; use a drive such as sata-ssd-2010 for cache={word}", entry.name)));
+            }
+            Ok((CACHE_KEY, mode.code()))
+        } else {
+            let (at, word) = self.word("a sector size: 512 or 4k")?;
+            match durability::parse_sector(&word) {
+                Some(v) => Ok((SECTOR_KEY, v as f64)),
+                None => Err(self.error(
+                    at,
+                    format!("a sector is 512 or 4k (the atomic unit of a write), not '{word}'"),
+                )),
+            }
+        }
     }
 
     /// `on` or `off` as 1 or 0, for switches such as an HDD's `write_cache`.
@@ -896,10 +971,15 @@ impl Parser<'_> {
                 ),
             ));
         }
+        let cache = match args.iter().find(|(k, _, _)| k == CACHE_KEY) {
+            Some((_, _, code)) => CacheMode::from_code(*code as f64),
+            None => CacheMode::Battery,
+        };
         Ok(Spec::WbCache {
             backing: Box::new(backing),
             size_bytes,
             readahead_bytes,
+            cache,
         })
     }
 
@@ -914,17 +994,25 @@ impl Parser<'_> {
                 }
                 Some(',') => {
                     self.pos += 1;
-                    let (at, key) = self.word("size or readahead")?;
-                    if key != "size" && key != "readahead" {
+                    let (at, key) = self.word("size, readahead or cache")?;
+                    if key != "size" && key != "readahead" && key != CACHE_KEY {
                         return Err(self.error(
                             at,
-                            format!("unknown argument '{key}'; expected size or readahead"),
+                            format!("unknown argument '{key}'; expected size, readahead or cache"),
                         ));
                     }
                     if out.iter().any(|(k, _, _)| *k == key) {
                         return Err(self.error(at, format!("'{key}' is given twice")));
                     }
-                    if key == "readahead" {
+                    if key == CACHE_KEY {
+                        self.expect('=', "'=' after cache")?;
+                        let (vat, word) = self.word("battery, volatile or lying")?;
+                        match CacheMode::from_name(&word) {
+                            Some(CacheMode::Off) => return Err(self.error(vat, "a write-back cache cannot be off; leave wbcache(…) out for a controller without one")),
+                            Some(mode) => out.push((key, vat, mode.code() as u64)),
+                            None => return Err(self.error(vat, format!("unknown cache mode '{word}'; a controller's cache is battery, volatile or lying"))),
+                        }
+                    } else if key == "readahead" {
                         let save = self.pos;
                         self.expect('=', "'=' after readahead")?;
                         let (vat, word) = self.word("on, off or a size such as 256k")?;
@@ -1127,7 +1215,7 @@ mod tests {
             ),
             ("wbcache(hdd-15k,readahead=on,readahead=off)", "given twice"),
             ("wbcache(hdd-15k,readahead=128m)", "at most 64m"),
-            ("wbcache(hdd-15k,prefetch=on)", "size or readahead"),
+            ("wbcache(hdd-15k,prefetch=on)", "size, readahead or cache"),
         ] {
             let e = err(text);
             assert!(e.to_string().contains(says), "{text}: {e}");

@@ -137,6 +137,9 @@ pub enum WarningKind {
     /// TPC-C: the measured window was not a steady state (throughput trending, or no checkpoint
     /// or write-back in it): its figures describe a transient.
     NotSteady,
+    /// A power cut lost acknowledged commits, broke a consistency condition or corrupted pages
+    /// where the device and the engine's setting promise neither: the state is kept for replay.
+    CrashUnexpected,
 }
 
 /// `summary` of a `device` result. For a single job the figures are that job's; with a queue-depth

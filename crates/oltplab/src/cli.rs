@@ -43,6 +43,8 @@ pub enum Command {
     Check(crate::workload::CheckArgs),
     /// Inspect, convert and replay I/O traces
     Trace(crate::trace::TraceArgs),
+    /// Cut the power of an emulated device during a workload; check what the engine recovers
+    Crash(crate::crash::CrashArgs),
     /// Re-run a reference study end to end: device, TPC-C with its trace, replay, α, report
     Study(crate::study::StudyArgs),
     /// Render saved results as one self-contained HTML report (or Markdown/CSV)
@@ -244,7 +246,7 @@ fn size_arg(text: &str) -> Result<u64, String> {
     units::parse_size(text)
 }
 
-fn duration_arg(text: &str) -> Result<Duration, String> {
+pub(crate) fn duration_arg(text: &str) -> Result<Duration, String> {
     units::parse_duration(text)
 }
 

@@ -13,6 +13,7 @@
 
 pub mod brokerage;
 pub mod cli;
+pub mod crash;
 pub mod device;
 pub mod devices;
 pub mod emulate;

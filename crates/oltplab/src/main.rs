@@ -4,7 +4,7 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use oltplab::{cli, device, devices, emulate, output, report, study, trace, workload};
+use oltplab::{cli, crash, device, devices, emulate, output, report, study, trace, workload};
 use oltplab_core::Error;
 
 fn main() -> ExitCode {
@@ -21,6 +21,7 @@ fn main() -> ExitCode {
         cli::Command::Run(args) => workload::run(args),
         cli::Command::Check(args) => workload::check(args),
         cli::Command::Trace(args) => trace::run(args),
+        cli::Command::Crash(args) => crash::run(args),
         cli::Command::Study(args) => study::run(args),
         cli::Command::Report(args) => report::run(args),
         cli::Command::Merge(args) => report::merge(args),

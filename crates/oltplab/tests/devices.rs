@@ -202,3 +202,29 @@ fn null_engine_gives_the_model_alone_and_writes_nothing() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Every device says what a power cut does to it: its catalogue default, or the spec's cache=.
+#[test]
+fn each_device_says_what_a_power_cut_loses() {
+    let dir = scratch("devices-power-cut");
+    let out = oltplab(
+        &dir,
+        &["devices", "sata-ssd-2010{cache=lying,sector=4k}", "--json"],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["durability"]["cache"], "lying", "{v}");
+    assert_eq!(v["durability"]["sector_bytes"], 4096, "{v}");
+    assert_eq!(v["durability"]["cache_bytes"], 16 << 20, "{v}");
+    let out = oltplab(&dir, &["devices", "pcie-flash-2012"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("power cut: cache=battery (64m), sector=512: the cache survives a cut"),
+        "{text}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

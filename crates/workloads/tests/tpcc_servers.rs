@@ -72,6 +72,7 @@ fn scenario(kind: ServerKind) {
         record_spans: false,
         home_warehouses: None,
         start_at: None,
+        record_new_orders: false,
     };
     let out = drive(
         connector.as_ref(),

@@ -55,6 +55,7 @@ fn load_drive_check() {
         record_spans: false,
         home_warehouses: None,
         start_at: None,
+        record_new_orders: false,
     };
     let out = drive(&connector, &meta, &cfg, &stop, &mut |_| {}, &mut |_| {}).unwrap();
     for t in TxType::ALL {

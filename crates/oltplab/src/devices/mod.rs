@@ -10,7 +10,7 @@ use clap::{Args, Subcommand};
 use oltplab_core::units::{format_count, format_ns};
 use oltplab_core::{Error, Result};
 use oltplab_devmodel::sim::ClosedLoop;
-use oltplab_devmodel::{catalogue, parse_spec, CatalogueEntry, DeviceKind};
+use oltplab_devmodel::{catalogue, parse_spec, CatalogueEntry, DeviceKind, Durability};
 use serde::Serialize;
 
 #[derive(Args, Debug)]
@@ -37,11 +37,13 @@ pub enum DevicesCommand {
 const AFTER_HELP: &str = "\
 Compose devices with:
   raid0(N,SPEC[,stripe=64k])  raid1(N,SPEC)  raid10(N,SPEC[,stripe=64k])  raid5(N,SPEC[,stripe=64k])
-  wbcache(SPEC[,size=1g][,readahead=on|off|SIZE])
+  wbcache(SPEC[,size=1g][,readahead=on|off|SIZE][,cache=battery|volatile|lying])
                                        a RAID controller: battery-backed write-back cache, read-ahead
   readcache(BACKING,CACHE[,size=…])    an SSD read cache that promotes blocks read twice
   pagecache(SPEC,size=…)               the operating system's page cache
   NAME{key=value,…}                    override parameters, e.g. hdd-15k{rpm=10000}
+  NAME{cache=off|volatile|lying|battery,sector=512|4k}
+                                       what a power cut loses (`oltplab crash`, docs/crash.md)
 Use a spec with `oltplab device --emulate SPEC`; make one for a real device with
 `oltplab devices fit TARGET`.";
 
@@ -61,6 +63,15 @@ struct JsonEntry<'a> {
     entry: &'a CatalogueEntry,
     #[serde(skip_serializing_if = "Option::is_none")]
     model: Option<Derived>,
+    /// What a power cut does to it (docs/crash.md).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    durability: Option<Durability>,
+}
+
+/// What a power cut does to the device `spec_text` names (None for `host`).
+fn durability(spec_text: &str) -> Option<Durability> {
+    let spec = parse_spec(spec_text).ok()?;
+    (!spec.is_host()).then(|| Durability::of(&spec, 0))
 }
 
 fn derive(spec_text: &str) -> Result<Option<Derived>> {
@@ -108,6 +119,7 @@ pub fn run(args: DevicesArgs) -> Result<()> {
                 Ok(JsonEntry {
                     entry: e,
                     model: derive(e.name)?,
+                    durability: durability(e.name),
                 })
             })
             .collect::<Result<Vec<_>>>()?;
@@ -129,11 +141,16 @@ fn print_composed(name: &str, json: bool) -> Result<()> {
         writeln!(
             out,
             "{}",
-            serde_json::json!({ "spec": name, "model": derived })
+            serde_json::json!({ "spec": name, "model": derived, "durability": durability(name) })
         )
     } else {
         match &derived {
-            Some(d) => writeln!(out, "{name}\n  model: {}", derived_line(d)),
+            Some(d) => writeln!(
+                out,
+                "{name}\n  model: {}\n  power cut: {}",
+                derived_line(d),
+                durability(name).map_or_else(String::new, |d| d.describe())
+            ),
             None => writeln!(out, "{name}: no emulation"),
         }
     };
@@ -182,6 +199,9 @@ fn print_text(out: &mut impl Write, entries: &[&CatalogueEntry]) -> std::io::Res
         }
         if let Ok(Some(d)) = derive(e.name) {
             writeln!(out, "  model: {}", derived_line(&d))?;
+        }
+        if let Some(d) = durability(e.name) {
+            writeln!(out, "  power cut: {}", d.describe())?;
         }
         writeln!(out)?;
     }

@@ -10,6 +10,7 @@ pub use oltplab_metrics::schema::{
 pub use oltplab_trace::replay::{ReplayInterval, ReplaySummary};
 
 mod brokerage;
+mod crash;
 mod orders;
 mod profiles;
 mod run;
@@ -17,6 +18,7 @@ mod study;
 mod tatp;
 
 pub use brokerage::*;
+pub use crash::*;
 pub use orders::*;
 pub use profiles::*;
 pub use run::*;

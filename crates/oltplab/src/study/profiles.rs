@@ -133,8 +133,10 @@ pub fn drive_of(spec: &Spec) -> Spec {
         Spec::WbCache {
             size_bytes,
             readahead_bytes,
+            cache,
             ..
         } => Spec::WbCache {
+            cache: *cache,
             size_bytes: (*size_bytes).min(drive.capacity_bytes()),
             readahead_bytes: if *readahead_bytes > 0 {
                 drive.full_stripe_bytes()

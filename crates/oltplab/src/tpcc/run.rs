@@ -300,6 +300,7 @@ fn drive_window(
         record_spans: capture.is_some_and(Capture::wants_spans),
         home_warehouses: cfg.warehouse_range.map(|r| r.home_warehouses()),
         start_at: cfg.start_at.as_deref().and_then(parse_time),
+        record_new_orders: false,
     };
     // Samples at the edges of the measured window.
     let mut cpu_start: Edge = (CpuTime::process(), (0.0, 0.0), DiskCounters::default());

@@ -163,6 +163,7 @@ impl SqliteCapture {
             trace: trace.clone(),
             emulator: emulator.clone(),
             placed_files,
+            crash: None,
         })?;
         // Nothing is traced until the measured window starts.
         vfs.trace_window(u64::MAX, u64::MAX);

@@ -41,6 +41,9 @@ pub struct DriverConfig {
     /// When the warm-up starts (wall clock), so that drivers on several machines measure the same
     /// window (see [`driver::DriverConfig::start_at`]). None: at once.
     pub start_at: Option<SystemTime>,
+    /// Keep the key of every New-Order whose COMMIT returned (warm-up included), for a check of
+    /// durability after a power cut.
+    pub record_new_orders: bool,
 }
 
 /// The deferred Delivery executions of requests queued in the measured window (spec 2.7.2):
@@ -119,6 +122,8 @@ pub struct DriverOutcome {
     pub warmup_s: f64,
     /// With `warmup_auto`: whether the rate became steady before the warm-up's limit.
     pub warmup_steady: Option<bool>,
+    /// With `record_new_orders`: (w, d, o_id) of every New-Order acknowledged as committed.
+    pub new_orders: Vec<(i64, i64, i64)>,
 }
 
 /// One Delivery worker per ten terminals (a warehouse's worth under keying times), at least one.
@@ -138,6 +143,8 @@ struct Tpcc {
     gen: InputGen,
     homes: (i64, i64),
     keying_think: bool,
+    /// With `record_new_orders`: every acknowledged New-Order's key.
+    new_orders: Option<std::sync::Mutex<Vec<(i64, i64, i64)>>>,
 }
 
 impl driver::Workload for Tpcc {
@@ -173,6 +180,9 @@ impl driver::Workload for Tpcc {
 
     fn execute(&self, conn: &mut dyn Conn, input: &Input, s: &mut Scratch) -> DbResult<Done> {
         let outcome = execute(conn, &self.statements, input, s)?;
+        if let (Some(keys), Some(key)) = (&self.new_orders, s.take_committed_order()) {
+            keys.lock().unwrap_or_else(|e| e.into_inner()).push(key);
+        }
         Ok(Done {
             outcome,
             skipped_districts: s.skipped_districts(),
@@ -255,6 +265,7 @@ pub fn drive(
         },
         homes,
         keying_think: cfg.keying_think,
+        new_orders: cfg.record_new_orders.then(Default::default),
     };
     let driver_cfg = driver::DriverConfig {
         terminals: cfg.terminals,
@@ -300,6 +311,10 @@ pub fn drive(
         delivery_workers: o.workers,
         warmup_s: o.warmup_s,
         warmup_steady: o.warmup_steady,
+        new_orders: w
+            .new_orders
+            .map(|k| k.into_inner().unwrap_or_else(|e| e.into_inner()))
+            .unwrap_or_default(),
     })
 }
 

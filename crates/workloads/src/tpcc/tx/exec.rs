@@ -28,12 +28,20 @@ pub struct Scratch {
     /// Districts the last Delivery found no undelivered order in (spec 2.7.4.2, reported per
     /// 5.4.5).
     pub(super) skipped_districts: u32,
+    /// The last New-Order's key (w, d, o_id), once its COMMIT returned.
+    pub(super) committed_order: Option<(i64, i64, i64)>,
 }
 
 impl Scratch {
     /// Districts the last Delivery skipped: they had no undelivered order.
     pub fn skipped_districts(&self) -> u32 {
         self.skipped_districts
+    }
+
+    /// The order (w, d, o_id) of the last New-Order whose COMMIT returned, once: what the
+    /// terminal saw acknowledged (None after the intended rollback, a failure, or a take).
+    pub fn take_committed_order(&mut self) -> Option<(i64, i64, i64)> {
+        self.committed_order.take()
     }
 }
 

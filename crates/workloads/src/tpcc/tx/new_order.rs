@@ -14,6 +14,7 @@ pub(super) fn new_order(
     s: &mut Scratch,
 ) -> DbResult<Outcome> {
     let now = crate::sql::now_us();
+    s.committed_order = None;
     conn.begin(TxMode::Write)?;
     // The district's next order id (taken) with the customer's discount and the warehouse's tax.
     let (o_id, c_discount, w_tax) = match st.dialect {
@@ -191,6 +192,7 @@ pub(super) fn new_order(
         return Ok(Outcome::RolledBack);
     }
     conn.commit()?;
+    s.committed_order = Some((w, d, o_id));
     Ok(Outcome::Committed)
 }
 

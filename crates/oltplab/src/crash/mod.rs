@@ -1,0 +1,848 @@
+//! `oltplab crash tpcc`: power cuts on an emulated device while TPC-C runs, and what survives.
+//!
+//! SQLite runs in oltplab's own process, so a cut is: stop every I/O of the VFS at the cut instant
+//! (no later write, sync, truncate or delete reaches the files; every call fails, as if the
+//! process had died), then, for each state the device model allows (`devmodel::durability`),
+//! copy the files and apply what the device would have lost. SQLite then opens each copy with its
+//! own recovery (the WAL's checksums decide which frames count), and the copy is checked: the
+//! twelve TPC-C consistency conditions, `PRAGMA quick_check`, and durability — every New-Order
+//! whose COMMIT returned before the cut must be there. docs/crash.md describes the model.
+
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use clap::Args;
+use oltplab_core::safety::{self, io_usage};
+use oltplab_core::units::format_ns;
+use oltplab_core::{Error, Result};
+use oltplab_dbs::sqlite::SqliteOptions;
+use oltplab_dbs::vfs::{CrashCapture, Vfs, VfsOptions};
+use oltplab_devmodel::durability::{CacheMode, CrashState, Durability};
+use oltplab_devmodel::{parse_spec, Emulator, Spec};
+use oltplab_metrics::env::Env;
+use oltplab_metrics::schema::now_rfc3339;
+use oltplab_metrics::{Warning, WarningKind};
+use oltplab_workloads::tpcc::check::run_checks;
+use oltplab_workloads::tpcc::connect::SqliteConnector;
+use oltplab_workloads::tpcc::driver::{drive, DriverConfig};
+use oltplab_workloads::tpcc::load::{load, LoadOptions};
+use oltplab_workloads::tpcc::{inspect, require_loaded, Connector, Meta, Purpose};
+use serde::Serialize;
+
+use crate::output::{self, say};
+use crate::schema::{CrashResult, CrashRow, CrashStateOutcome, CrashSummary};
+use crate::STOP;
+
+const AFTER_CRASH_HELP: &str = "\
+Examples:
+  oltplab crash tpcc --emulate sata-ssd-2010 --cuts 5
+  oltplab crash tpcc --emulate 'sata-ssd-2010{cache=lying}' --emulate pcie-flash-2012 \\
+      --sqlite-synchronous FULL,NORMAL,OFF --cuts 10 --seed 7
+
+Each cut: a copy of the loaded database, TPC-C on the emulated device until a random moment of
+--duration, the power cut there, SQLite's recovery on each state the device could have left, and
+the checks. Device specs take cache=off|volatile|lying|battery and sector=512|4k (docs/devices.md).
+States whose outcome SQLite's documentation does not allow are kept in the output directory.";
+
+#[derive(Args, Debug, Clone)]
+#[command(after_help = AFTER_CRASH_HELP)]
+pub struct CrashArgs {
+    /// The workload to cut the power under (brokerage and orders are still to come)
+    #[arg(value_parser = ["tpcc"])]
+    pub workload: String,
+
+    /// Database engine (the servers' side, kill -9 and restart, is still to come)
+    #[arg(long, default_value = "sqlite", value_parser = ["sqlite", "postgres", "mariadb"])]
+    pub engine: String,
+
+    /// Emulated device, with its cache (repeat for several: one table row each)
+    #[arg(long, value_name = "SPEC", default_values_t = vec!["sata-ssd-2010".to_string()])]
+    pub emulate: Vec<String>,
+
+    /// SQLite's synchronous setting(s) to run each device with, comma-separated
+    #[arg(long, value_name = "LIST", value_delimiter = ',', default_value = "FULL",
+          value_parser = clap::builder::PossibleValuesParser::new(["OFF", "NORMAL", "FULL", "off", "normal", "full"]))]
+    pub sqlite_synchronous: Vec<String>,
+
+    /// Power cuts per device and setting
+    #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub cuts: u32,
+
+    /// On-disk states checked per cut (each a different draw of what the device lost)
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub states: u32,
+
+    /// Seed of the cut times, the device models and the states: the same seed draws the same cuts
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+
+    /// Warehouses to load
+    #[arg(long, value_name = "W", default_value_t = 1, value_parser = clap::value_parser!(i64).range(1..=100))]
+    pub warehouses: i64,
+
+    /// Terminals driving TPC-C (no keying or think times)
+    #[arg(long, value_name = "T", default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=256))]
+    pub terminals: u32,
+
+    /// The longest run before a cut: each cut comes at a random moment between a quarter of it and all of it
+    #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = crate::cli::duration_arg)]
+    pub duration: Duration,
+
+    /// Keep every state checked, not only those with an outcome the engine does not document
+    #[arg(long)]
+    pub keep_states: bool,
+
+    /// Output directory [default: ./oltplab-results/crash-<UTC time>]
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+
+    /// Also write the result here (`-`: standard output)
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+
+    /// Write into a non-empty directory or over a file oltplab did not create
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// One device × setting.
+#[derive(Clone, Debug, Serialize)]
+pub struct CrashConfigRow {
+    pub spec: String,
+    pub synchronous: String,
+}
+
+/// The validated command.
+#[derive(Clone, Debug, Serialize)]
+pub struct CrashConfig {
+    pub workload: String,
+    pub engine: String,
+    pub rows: Vec<CrashConfigRow>,
+    pub cuts: u32,
+    pub states: u32,
+    pub seed: u64,
+    pub warehouses: i64,
+    pub terminals: u32,
+    pub duration_s: f64,
+    pub keep_states: bool,
+    #[serde(skip)]
+    pub specs: Vec<Spec>,
+    pub out: Option<PathBuf>,
+    pub json: Option<PathBuf>,
+    pub force: bool,
+}
+
+impl CrashConfig {
+    pub fn from_args(args: &CrashArgs) -> Result<CrashConfig> {
+        if args.engine != "sqlite" {
+            return Err(Error::usage(format!(
+                "oltplab crash runs on SQLite so far; the {} side (kill -9 the server, apply the lost writes, restart) is still to come: use --engine sqlite",
+                args.engine
+            )));
+        }
+        if args.duration < Duration::from_millis(400) {
+            return Err(Error::usage(
+                "--duration must be at least 400ms, so that the run commits something before the cut: give e.g. 5s",
+            ));
+        }
+        let mut specs = Vec::new();
+        for text in &args.emulate {
+            let spec = parse_spec(text).map_err(|e| {
+                Error::usage(format!("{e}; see `oltplab devices` and docs/devices.md"))
+            })?;
+            if spec.is_host() {
+                return Err(Error::usage(
+                    "--emulate host is the real device, whose cache oltplab cannot cut: give an emulated device such as sata-ssd-2010",
+                ));
+            }
+            specs.push(spec);
+        }
+        let mut syncs: Vec<String> = Vec::new();
+        for s in &args.sqlite_synchronous {
+            let s = s.to_ascii_uppercase();
+            if !syncs.contains(&s) {
+                syncs.push(s);
+            }
+        }
+        let rows = specs
+            .iter()
+            .flat_map(|spec| {
+                syncs.iter().map(move |s| CrashConfigRow {
+                    spec: spec.name(),
+                    synchronous: s.clone(),
+                })
+            })
+            .collect();
+        if let Some(json) = &args.json {
+            output::check_json_path(json, args.force)?;
+        }
+        Ok(CrashConfig {
+            workload: args.workload.clone(),
+            engine: args.engine.clone(),
+            rows,
+            cuts: args.cuts,
+            states: args.states,
+            seed: args.seed,
+            warehouses: args.warehouses,
+            terminals: args.terminals,
+            duration_s: args.duration.as_secs_f64(),
+            keep_states: args.keep_states,
+            specs,
+            out: args.out.clone(),
+            json: args.json.clone(),
+            force: args.force,
+        })
+    }
+}
+
+/// The command: run, print the table, save the result.
+pub fn run(args: CrashArgs) -> Result<()> {
+    let cfg = CrashConfig::from_args(&args)?;
+    let started_at = now_rfc3339();
+    let out = output::prepare_out_dir(cfg.out.as_deref(), "crash", &started_at, cfg.force)?;
+    let doc = crash_with(&cfg, &out, &started_at)?;
+    print_table(&doc.summary);
+    output::print_warnings(&doc.warnings);
+    say!("result: {}", out.join(output::RESULT_FILE).display());
+    if doc.summary.interrupted {
+        return Err(Error::Interrupted);
+    }
+    Ok(())
+}
+
+/// What SQLite's documentation promises for a device's cache and a synchronous setting.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Promise {
+    /// Nothing acknowledged is lost, nothing breaks.
+    Durable,
+    /// Acknowledged commits may be lost, but the database stays consistent (WAL with NORMAL:
+    /// "a transaction committed in WAL mode with synchronous=NORMAL might roll back following a
+    /// power loss").
+    Consistent,
+    /// Anything may happen: the device or the setting breaks SQLite's assumptions.
+    Nothing,
+}
+
+impl Promise {
+    fn of(cache: CacheMode, synchronous: &str) -> Promise {
+        match (cache, synchronous) {
+            (CacheMode::Lying, _) | (_, "OFF") => Promise::Nothing,
+            (_, "NORMAL") => Promise::Consistent,
+            _ => Promise::Durable,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Promise::Durable => "nothing lost, nothing broken",
+            Promise::Consistent => "commits may be lost, nothing broken",
+            Promise::Nothing => "no promise",
+        }
+    }
+
+    fn allows(self, s: &CrashStateOutcome) -> bool {
+        let broken = !s.recovered
+            || !s.checks_ran
+            || !s.invariants_broken.is_empty()
+            || s.corrupt_reports > 0;
+        match self {
+            Promise::Durable => !broken && s.commits_lost == 0,
+            Promise::Consistent => !broken,
+            Promise::Nothing => true,
+        }
+    }
+}
+
+/// Loads once, then cuts `cfg.cuts` times per row; saves the result after every cut.
+pub fn crash_with(cfg: &CrashConfig, out: &Path, started_at: &str) -> Result<CrashResult> {
+    let load_dir = out.join("load");
+    own_subdir(&load_dir)?;
+    let db = load_dir.join("tpcc.sqlite");
+    say!(
+        "oltplab crash tpcc: loading {} warehouse(s) into {}",
+        cfg.warehouses,
+        db.display()
+    );
+    let load_started = Instant::now();
+    for f in sqlite_files(&db) {
+        // A load left by an earlier run into this directory (ours: it is marked).
+        let _ = std::fs::remove_file(f);
+    }
+    let connector = SqliteConnector {
+        path: db.clone(),
+        opts: SqliteOptions::default(),
+        load_cache_bytes: 256 << 20,
+        writer_lock: true,
+    };
+    let opts = LoadOptions {
+        warehouses: cfg.warehouses,
+        threads: 2,
+        seed: cfg.seed,
+        force: false,
+        location: db.display().to_string(),
+    };
+    load(&connector, &opts, &|_, _| {}, &STOP)?;
+    let meta = {
+        let mut conn = connector.connect(Purpose::Check)?;
+        let meta = require_loaded(&inspect(conn.as_mut())?, &db.display().to_string())?;
+        // Every copy starts from one file: nothing left in the WAL.
+        conn.batch("PRAGMA wal_checkpoint(TRUNCATE)")
+            .map_err(|e| Error::failed(format!("cannot checkpoint the loaded database: {e}")))?;
+        meta
+    };
+    let load_s = load_started.elapsed().as_secs_f64();
+    say!("  loaded in {load_s:.1}s");
+
+    let mut doc: CrashResult = output::new_doc(
+        "crash",
+        started_at.to_string(),
+        serde_json::to_value(cfg).expect("the config serialises"),
+        Env::collect(Some(out)),
+        CrashSummary {
+            workload: cfg.workload.clone(),
+            engine: cfg.engine.clone(),
+            warehouses: cfg.warehouses,
+            load_s,
+            ..Default::default()
+        },
+    );
+    for (r, row) in cfg.rows.iter().enumerate() {
+        let spec = cfg
+            .specs
+            .iter()
+            .find(|s| s.name() == row.spec)
+            .expect("every row's spec was parsed")
+            .clone();
+        let durability = Durability::of(&spec, 0);
+        let promise = Promise::of(durability.cache, &row.synchronous);
+        doc.summary.rows.push(CrashRow {
+            spec: row.spec.clone(),
+            cache: durability.cache.name().to_string(),
+            cache_bytes: durability.cache_bytes,
+            sector_bytes: durability.sector_bytes,
+            setting: "synchronous".into(),
+            value: row.synchronous.clone(),
+            expected: promise.name().into(),
+            ..Default::default()
+        });
+        let row_dir = out.join(format!("{}-{}", file_name(&row.spec), row.synchronous));
+        own_subdir(&row_dir)?;
+        for cut in 0..cfg.cuts {
+            if STOP.load(Ordering::Relaxed) {
+                doc.summary.interrupted = true;
+                break;
+            }
+            let seed = mix(cfg.seed, r as u64, cut as u64);
+            let cycle_started = Instant::now();
+            let outcomes = one_cut(
+                cfg,
+                &spec,
+                &row.synchronous,
+                &db,
+                &meta,
+                &row_dir,
+                cut,
+                seed,
+                promise,
+            )?;
+            let Some(outcomes) = outcomes else {
+                doc.summary.interrupted = true;
+                break;
+            };
+            let cycle_s = cycle_started.elapsed().as_secs_f64();
+            let sum = &mut doc.summary.rows[r];
+            sum.cycle_s_mean =
+                (sum.cycle_s_mean * sum.cuts as f64 + cycle_s) / (sum.cuts + 1) as f64;
+            sum.pending_writes_mean = (sum.pending_writes_mean * sum.cuts as f64
+                + outcomes.first().map_or(0, |o| o.pending_writes) as f64)
+                / (sum.cuts + 1) as f64;
+            sum.cuts += 1;
+            for mut o in outcomes {
+                o.row = r;
+                add(sum, &o);
+                if !promise.allows(&o) {
+                    sum.unexpected_states += 1;
+                    doc.warnings.push(Warning::new(
+                        WarningKind::CrashUnexpected,
+                        format!(
+                            "{} with synchronous={}: cut {} state {} {} where SQLite promises {}; the state is kept in {}",
+                            row.spec,
+                            row.synchronous,
+                            o.cut,
+                            o.state,
+                            describe(&o),
+                            promise.name(),
+                            o.kept.as_deref().unwrap_or("?")
+                        ),
+                    ));
+                }
+                doc.summary.states.push(o);
+            }
+            output::save(&doc, out, cfg.json.as_deref())?;
+        }
+        let sum = &doc.summary.rows[r];
+        say!(
+            "  {} synchronous={}: {} cut(s), {} of {} acknowledged commits lost, {} invariant(s) broken",
+            sum.spec,
+            sum.value,
+            sum.cuts,
+            sum.commits_lost,
+            sum.acknowledged_commits,
+            sum.invariants_broken
+        );
+        if doc.summary.interrupted {
+            break;
+        }
+    }
+    output::save(&doc, out, cfg.json.as_deref())?;
+    Ok(doc)
+}
+
+/// A directory for oltplab's own files inside the output directory: new, or one oltplab made
+/// (cuts remove what they leave in it, so a foreign one is refused even with --force).
+fn own_subdir(dir: &Path) -> Result<()> {
+    if dir.exists() && !safety::is_own_dir(dir) {
+        return Err(Error::usage(format!(
+            "{} exists and oltplab did not create it: choose another --out",
+            dir.display()
+        )));
+    }
+    safety::ensure_own_dir(dir, false)
+}
+
+fn describe(o: &CrashStateOutcome) -> String {
+    let mut parts = Vec::new();
+    if !o.recovered {
+        parts.push(format!(
+            "did not recover ({})",
+            o.error.as_deref().unwrap_or("no error given")
+        ));
+    }
+    if o.commits_lost > 0 {
+        parts.push(format!(
+            "lost {} of {} acknowledged commits",
+            o.commits_lost, o.acknowledged_commits
+        ));
+    }
+    if o.recovered && !o.checks_ran {
+        parts.push("could not run the consistency checks".to_string());
+    }
+    if !o.invariants_broken.is_empty() {
+        parts.push(format!("broke conditions {:?}", o.invariants_broken));
+    }
+    if o.corrupt_reports > 0 {
+        parts.push(format!("had {} quick_check report(s)", o.corrupt_reports));
+    }
+    parts.join(", ")
+}
+
+fn add(sum: &mut CrashRow, o: &CrashStateOutcome) {
+    sum.states += 1;
+    if o.recovered {
+        sum.recovery_ns_mean = (sum.recovery_ns_mean * sum.recoveries_ok as f64
+            + o.recovery_ns as f64)
+            / (sum.recoveries_ok + 1) as f64;
+        sum.recoveries_ok += 1;
+        sum.recovery_ns_max = sum.recovery_ns_max.max(o.recovery_ns);
+    }
+    sum.acknowledged_commits += o.acknowledged_commits;
+    sum.commits_lost += o.commits_lost;
+    sum.states_losing_commits += u32::from(o.commits_lost > 0);
+    sum.invariants_broken += o.invariants_broken.len() as u32;
+    sum.checks_failed += u32::from(o.recovered && !o.checks_ran);
+    sum.corrupt_reports += o.corrupt_reports;
+    sum.lost_writes += o.lost_writes;
+    sum.torn_writes += o.torn_writes;
+}
+
+/// SplitMix64's finaliser over the seed, the row and the cut: each cut its own draw.
+fn mix(seed: u64, row: u64, cut: u64) -> u64 {
+    let mut z = seed
+        .wrapping_add(row.wrapping_mul(0x9E37_79B9_7F4A_7C15))
+        .wrapping_add(cut.wrapping_mul(0xD1B5_4A32_D192_ED03));
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// A database file and the journal files SQLite may keep beside it.
+fn sqlite_files(db: &Path) -> Vec<PathBuf> {
+    ["", "-wal", "-shm", "-journal"]
+        .iter()
+        .map(|s| {
+            let mut n = db.as_os_str().to_os_string();
+            n.push(s);
+            PathBuf::from(n)
+        })
+        .collect()
+}
+
+/// A device spec as a directory name: `sata-ssd-2010{cache=lying}` → `sata-ssd-2010_cache_lying`.
+fn file_name(spec: &str) -> String {
+    let mut s: String = spec
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    while s.ends_with('_') {
+        s.pop();
+    }
+    s
+}
+
+/// One cut: run on a copy until the cut, then each state's recovery and checks. None after Ctrl-C.
+#[allow(clippy::too_many_arguments)]
+fn one_cut(
+    cfg: &CrashConfig,
+    spec: &Spec,
+    synchronous: &str,
+    loaded: &Path,
+    meta: &Meta,
+    row_dir: &Path,
+    cut: u32,
+    seed: u64,
+    promise: Promise,
+) -> Result<Option<Vec<CrashStateOutcome>>> {
+    let cut_dir = row_dir.join(format!("cut-{cut}"));
+    let run_dir = cut_dir.join("run");
+    let _ = std::fs::remove_dir_all(&cut_dir);
+    std::fs::create_dir_all(&run_dir).map_err(|e| io_usage(&run_dir, "create", &e))?;
+    let db = run_dir.join("tpcc.sqlite");
+    std::fs::copy(loaded, &db).map_err(|e| io_usage(&db, "copy the loaded database to", &e))?;
+
+    let emulator = Arc::new(
+        Emulator::new(spec, seed)
+            .map_err(|e| Error::failed(format!("cannot emulate {}: {e}", spec.name())))?,
+    );
+    let crash = CrashCapture::new(spec);
+    let vfs = Vfs::register(VfsOptions {
+        trace: None,
+        emulator: Some(emulator),
+        placed_files: Vec::new(),
+        crash: Some(crash.clone()),
+    })?;
+    let connector = SqliteConnector {
+        path: db.clone(),
+        opts: SqliteOptions {
+            vfs: Some(vfs.name().to_string()),
+            synchronous: match synchronous {
+                "OFF" => "OFF",
+                "NORMAL" => "NORMAL",
+                _ => "FULL",
+            },
+            ..SqliteOptions::default()
+        },
+        load_cache_bytes: 64 << 20,
+        writer_lock: true,
+    };
+    // The cut comes at a moment drawn from the seed, between a quarter of --duration and all of it.
+    let unit = (mix(seed, 1, 0) >> 11) as f64 / (1u64 << 53) as f64;
+    let cut_after = Duration::from_secs_f64(cfg.duration_s * (0.25 + 0.75 * unit));
+    let stop = AtomicBool::new(false);
+    let interrupted = AtomicBool::new(false);
+    let driver_cfg = DriverConfig {
+        terminals: cfg.terminals as usize,
+        // Longer than any cut: the cut ends the run.
+        duration: Duration::from_secs_f64(cfg.duration_s + 3600.0),
+        warmup: Duration::ZERO,
+        warmup_auto: false,
+        keying_think: false,
+        seed,
+        max_retries: 10,
+        record_spans: false,
+        home_warehouses: None,
+        start_at: None,
+        record_new_orders: true,
+    };
+    let started = Instant::now();
+    let (outcome, cut_at) = std::thread::scope(|scope| {
+        let cutter = scope.spawn(|| {
+            let until = Instant::now() + cut_after;
+            while Instant::now() < until {
+                if STOP.load(Ordering::Relaxed) {
+                    interrupted.store(true, Ordering::SeqCst);
+                    break;
+                }
+                std::thread::sleep((until - Instant::now()).min(Duration::from_millis(20)));
+            }
+            crash.cut();
+            let at = started.elapsed();
+            stop.store(true, Ordering::SeqCst);
+            at
+        });
+        let outcome = drive(
+            &connector,
+            meta,
+            &driver_cfg,
+            &stop,
+            &mut |_| {},
+            &mut |_| {},
+        );
+        // The driver ends only at the cut (or when it could not run at all).
+        stop.store(true, Ordering::SeqCst);
+        (
+            outcome,
+            cutter.join().expect("the cut thread does not panic"),
+        )
+    });
+    if interrupted.load(Ordering::SeqCst) {
+        drop(vfs);
+        let _ = std::fs::remove_dir_all(&cut_dir);
+        return Ok(None);
+    }
+    let outcome = outcome.map_err(|e| {
+        Error::failed(format!(
+            "the run on {} committed nothing before the cut at {:.2}s ({e}): give a longer --duration",
+            spec.name(),
+            cut_at.as_secs_f64()
+        ))
+    })?;
+    let acknowledged = outcome.new_orders;
+    let files: Vec<(String, u32)> = vfs
+        .files()
+        .into_iter()
+        .filter(|(p, _)| Path::new(p).is_file())
+        .collect();
+    let states = crash.states(seed, cfg.states as usize);
+    drop(connector);
+    drop(vfs);
+
+    let mut outcomes = Vec::new();
+    for (k, st) in states.iter().enumerate() {
+        let state_dir = cut_dir.join(format!("state-{k}"));
+        std::fs::create_dir_all(&state_dir).map_err(|e| io_usage(&state_dir, "create", &e))?;
+        // The last state takes the run's files themselves: one copy fewer.
+        let last = k + 1 == states.len();
+        materialise(&files, st, &state_dir, last)?;
+        let checked = Instant::now();
+        let mut o = check_state(&state_dir.join("tpcc.sqlite"), &acknowledged);
+        o.check_s = checked.elapsed().as_secs_f64();
+        o.cut = cut;
+        o.state = k as u32;
+        o.seed = st.seed;
+        o.cut_at_s = cut_at.as_secs_f64();
+        o.pending_writes = st.pending_writes;
+        o.lost_writes = st.lost_writes;
+        o.torn_writes = st.torn_writes;
+        if cfg.keep_states || !promise.allows(&o) {
+            write_state_note(&state_dir, &o)?;
+            o.kept = Some(state_dir.display().to_string());
+        } else {
+            let _ = std::fs::remove_dir_all(&state_dir);
+        }
+        outcomes.push(o);
+    }
+    let _ = std::fs::remove_dir_all(&run_dir);
+    if !outcomes.iter().any(|o| o.kept.is_some()) {
+        let _ = std::fs::remove_dir_all(&cut_dir);
+    }
+    Ok(Some(outcomes))
+}
+
+/// Puts the files as the cut left them into `dir` (moved when `take`, else copied) and applies
+/// the state's patches: what the device lost.
+fn materialise(files: &[(String, u32)], st: &CrashState, dir: &Path, take: bool) -> Result<()> {
+    let mut placed: Vec<(u32, PathBuf)> = Vec::new();
+    for (path, slot) in files {
+        let from = Path::new(path);
+        let Some(name) = from.file_name() else {
+            continue;
+        };
+        let to = dir.join(name);
+        if take {
+            std::fs::rename(from, &to).map_err(|e| io_usage(&to, "move the cut's file to", &e))?;
+        } else {
+            std::fs::copy(from, &to).map_err(|e| io_usage(&to, "copy the cut's file to", &e))?;
+        }
+        placed.push((*slot, to));
+    }
+    for p in &st.patches {
+        let Some((_, path)) = placed.iter().find(|(s, _)| *s == p.file) else {
+            continue;
+        };
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(path)
+            .map_err(|e| io_usage(path, "open", &e))?;
+        f.write_all_at(&p.data, p.offset)
+            .map_err(|e| io_usage(path, "write the crash state into", &e))?;
+    }
+    Ok(())
+}
+
+/// What SQLite's recovery made of a state: opened and read, its own check, TPC-C's conditions,
+/// and the acknowledged New-Orders that are missing.
+fn check_state(db: &Path, acknowledged: &[(i64, i64, i64)]) -> CrashStateOutcome {
+    let mut o = CrashStateOutcome {
+        acknowledged_commits: acknowledged.len() as u64,
+        ..Default::default()
+    };
+    let started = Instant::now();
+    // SQLite's default VFS: the engine as it would start after the power came back. Its first
+    // read runs the recovery (the WAL's frames are checked and replayed into the index).
+    let conn = match oltplab_dbs::sqlite::open(db, &SqliteOptions::default()).and_then(|c| {
+        c.query_row("SELECT count(*) FROM warehouse", [], |r| r.get::<_, i64>(0))
+            .map(|_| c)
+            .map_err(|e| Error::failed(e.to_string()))
+    }) {
+        Ok(c) => c,
+        Err(e) => {
+            // Nothing of it can be read: every acknowledged commit is lost with it.
+            o.error = Some(format!("opening after the cut: {e}"));
+            o.commits_lost = acknowledged.len() as u64;
+            return o;
+        }
+    };
+    o.recovery_ns = started.elapsed().as_nanos() as u64;
+    o.recovered = true;
+    match conn.prepare("PRAGMA quick_check(100)").and_then(|mut s| {
+        s.query_map([], |r| r.get::<_, String>(0))
+            .and_then(|rows| rows.collect::<std::result::Result<Vec<String>, _>>())
+    }) {
+        Ok(lines) => o.corrupt_reports = lines.iter().filter(|l| *l != "ok").count() as u32,
+        Err(e) => {
+            o.corrupt_reports = 1;
+            o.error = Some(format!("quick_check: {e}"));
+        }
+    }
+    let mut lost = 0u64;
+    match conn.prepare("SELECT 1 FROM orders WHERE o_w_id = ?1 AND o_d_id = ?2 AND o_id = ?3") {
+        Ok(mut stmt) => {
+            for &(w, d, id) in acknowledged {
+                match stmt.exists([w, d, id]) {
+                    Ok(true) => {}
+                    Ok(false) => lost += 1,
+                    Err(e) => {
+                        o.error
+                            .get_or_insert(format!("looking up order {w}/{d}/{id}: {e}"));
+                        lost += 1;
+                    }
+                }
+            }
+        }
+        Err(e) => {
+            o.error.get_or_insert(format!("reading the orders: {e}"));
+            lost = acknowledged.len() as u64;
+        }
+    }
+    o.commits_lost = lost;
+    drop(conn);
+    let connector = SqliteConnector {
+        path: db.to_path_buf(),
+        opts: SqliteOptions::default(),
+        load_cache_bytes: 64 << 20,
+        writer_lock: false,
+    };
+    match connector
+        .connect(Purpose::Check)
+        .map_err(|e| e.to_string())
+        .and_then(|mut c| run_checks(c.as_mut(), |_| {}).map_err(|e| e.to_string()))
+    {
+        Ok(conds) => {
+            o.checks_ran = true;
+            o.invariants_broken = conds
+                .iter()
+                .filter(|c| !c.holds())
+                .map(|c| c.number)
+                .collect()
+        }
+        // Not counted as broken conditions: the engine could not answer (a malformed page, most
+        // often), which `checks_failed` counts.
+        Err(e) => {
+            o.error
+                .get_or_insert(format!("the consistency checks: {e}"));
+        }
+    }
+    o
+}
+
+fn write_state_note(dir: &Path, o: &CrashStateOutcome) -> Result<()> {
+    let text = serde_json::to_string_pretty(o).expect("a state serialises");
+    output::write_atomic(&dir.join("state.json"), &text)
+}
+
+fn print_table(s: &CrashSummary) {
+    say!("");
+    say!(
+        "{:<34} {:<9} {:<7} {:>5} {:>9} {:>10} {:>13} {:>7} {:>9} {:>8} {:>8}",
+        "device",
+        "cache",
+        "sync",
+        "cuts",
+        "recovered",
+        "recovery",
+        "commits lost",
+        "broken",
+        "unchecked",
+        "corrupt",
+        "cycle"
+    );
+    for r in &s.rows {
+        say!(
+            "{:<34} {:<9} {:<7} {:>5} {:>9} {:>10} {:>13} {:>7} {:>9} {:>8} {:>7.1}s",
+            r.spec,
+            r.cache,
+            r.value,
+            r.cuts,
+            format!("{}/{}", r.recoveries_ok, r.states),
+            format_ns(r.recovery_ns_mean),
+            format!("{}/{}", r.commits_lost, r.acknowledged_commits),
+            r.invariants_broken,
+            r.checks_failed,
+            r.corrupt_reports,
+            r.cycle_s_mean
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_promise_follows_the_cache_and_the_setting() {
+        assert_eq!(Promise::of(CacheMode::Volatile, "FULL"), Promise::Durable);
+        assert_eq!(
+            Promise::of(CacheMode::Battery, "NORMAL"),
+            Promise::Consistent
+        );
+        assert_eq!(Promise::of(CacheMode::Lying, "FULL"), Promise::Nothing);
+        assert_eq!(Promise::of(CacheMode::Off, "OFF"), Promise::Nothing);
+        let lost = CrashStateOutcome {
+            recovered: true,
+            checks_ran: true,
+            commits_lost: 1,
+            ..Default::default()
+        };
+        assert!(!Promise::Durable.allows(&lost));
+        assert!(Promise::Consistent.allows(&lost));
+        let broken = CrashStateOutcome {
+            recovered: true,
+            checks_ran: true,
+            invariants_broken: vec![3],
+            ..Default::default()
+        };
+        assert!(!Promise::Consistent.allows(&broken));
+        assert!(Promise::Nothing.allows(&broken));
+    }
+
+    #[test]
+    fn spec_names_become_directory_names() {
+        assert_eq!(
+            file_name("sata-ssd-2010{cache=lying}"),
+            "sata-ssd-2010_cache_lying"
+        );
+        assert_eq!(
+            file_name("wbcache(raid5(4,hdd-15k))"),
+            "wbcache_raid5_4_hdd-15k"
+        );
+    }
+}

@@ -1,0 +1,103 @@
+//! `crash` results: power cuts on an emulated device during a workload, and what the engine's
+//! recovery made of each state the device could have left.
+
+use serde::{Deserialize, Serialize};
+
+use super::ResultDoc;
+
+/// A `crash` result.
+/// No intervals: a crash result's records are its states (`summary.states`).
+pub type CrashResult = ResultDoc<CrashSummary, serde_json::Value>;
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct CrashSummary {
+    pub workload: String,
+    pub engine: String,
+    pub warehouses: i64,
+    /// Loading the database every cut starts from a copy of.
+    pub load_s: f64,
+    /// One row per device × engine setting.
+    pub rows: Vec<CrashRow>,
+    /// Every state of every cut, in order.
+    pub states: Vec<CrashStateOutcome>,
+    /// True when Ctrl-C ended the command early; the rows hold the finished cuts.
+    pub interrupted: bool,
+}
+
+/// One device × engine setting: every state of every cut, summed.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct CrashRow {
+    /// The device spec, canonical.
+    pub spec: String,
+    /// Its (data device's) cache as a cut sees it: off, volatile, lying, battery.
+    pub cache: String,
+    pub cache_bytes: u64,
+    pub sector_bytes: u64,
+    /// The engine setting that trades durability (SQLite's `synchronous`).
+    pub setting: String,
+    pub value: String,
+    /// What the engine's documentation promises for this device and setting.
+    pub expected: String,
+    pub cuts: u32,
+    /// On-disk states checked (cuts × states per cut).
+    pub states: u32,
+    /// States the engine opened and read after its own recovery.
+    pub recoveries_ok: u32,
+    pub recovery_ns_mean: f64,
+    pub recovery_ns_max: u64,
+    /// New-Orders whose COMMIT returned before the cut, over all states.
+    pub acknowledged_commits: u64,
+    /// Of those, missing after recovery (all of a state SQLite could not open).
+    pub commits_lost: u64,
+    /// States that lost at least one acknowledged commit.
+    pub states_losing_commits: u32,
+    /// TPC-C consistency conditions violated, summed over states whose checks ran.
+    pub invariants_broken: u32,
+    /// States SQLite opened but could not run the consistency checks on (it reported the
+    /// database malformed, most often).
+    pub checks_failed: u32,
+    /// Problems the engine's own check reported (SQLite `PRAGMA quick_check`), summed.
+    pub corrupt_reports: u32,
+    /// Writes not yet durable at the cut, mean over cuts.
+    pub pending_writes_mean: f64,
+    /// Of the pending writes, lost and torn, summed over states.
+    pub lost_writes: u64,
+    pub torn_writes: u64,
+    /// One cut, recovery and check, mean (the run before the cut included).
+    pub cycle_s_mean: f64,
+    /// States whose outcome the documentation does not allow, kept for replay.
+    pub unexpected_states: u32,
+}
+
+/// `summary.states[]`: one state of one cut.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct CrashStateOutcome {
+    /// Index of the row in `summary.rows`.
+    pub row: usize,
+    pub cut: u32,
+    pub state: u32,
+    /// The draw that chose the lost writes (with the cut's log, it gives the state again).
+    pub seed: u64,
+    /// When the power went, from the start of the run.
+    pub cut_at_s: f64,
+    pub pending_writes: u64,
+    pub lost_writes: u64,
+    pub torn_writes: u64,
+    pub recovered: bool,
+    pub recovery_ns: u64,
+    /// Recovery and every check of this state.
+    pub check_s: f64,
+    pub acknowledged_commits: u64,
+    pub commits_lost: u64,
+    /// The twelve consistency checks ran to the end.
+    pub checks_ran: bool,
+    /// Conditions violated, by number (3.3.2.N).
+    pub invariants_broken: Vec<u8>,
+    pub corrupt_reports: u32,
+    /// What the engine said when recovery or a check failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Where the state was kept (unexpected, or `--keep-states`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kept: Option<String>,
+}
