@@ -16,6 +16,7 @@
 
 mod binaries;
 pub mod connect;
+pub mod galera;
 mod mariadb;
 mod postgres;
 pub mod process;
@@ -665,6 +666,35 @@ fn prepare_dirs(cfg: &ServerConfig, layout: &Layout, account: Option<&Account>) 
         }
     }
     Ok(())
+}
+
+/// Copies a stopped server's cluster directory, keeping each file's owner and mode (the server
+/// runs as its own account); sockets and links are not data and are left out.
+pub fn copy_cluster(from: &Path, to: &Path) -> Result<()> {
+    use std::os::unix::fs::{chown, MetadataExt};
+    let fail = |p: &Path, e: std::io::Error| {
+        Error::failed(format!(
+            "cannot copy {} to {}: {} at {}",
+            from.display(),
+            to.display(),
+            e,
+            p.display()
+        ))
+    };
+    let meta = fs::symlink_metadata(from).map_err(|e| fail(from, e))?;
+    if meta.is_dir() {
+        fs::create_dir(to).map_err(|e| fail(to, e))?;
+        for entry in fs::read_dir(from).map_err(|e| fail(from, e))? {
+            let entry = entry.map_err(|e| fail(from, e))?;
+            copy_cluster(&entry.path(), &to.join(entry.file_name()))?;
+        }
+    } else if meta.is_file() {
+        fs::copy(from, to).map_err(|e| fail(to, e))?;
+    } else {
+        return Ok(());
+    }
+    fs::set_permissions(to, fs::Permissions::from_mode(meta.mode())).map_err(|e| fail(to, e))?;
+    chown(to, Some(meta.uid()), Some(meta.gid())).map_err(|e| fail(to, e))
 }
 
 fn remove_dir(dir: &Path) -> Result<()> {

@@ -228,9 +228,7 @@ pub fn load_with(cfg: &LoadConfig, stop: &AtomicBool) -> Result<LoadOutcome> {
         Vec::new()
     };
     let version = db.version.clone();
-    if let Some(server) = db.server {
-        server.stop()?;
-    }
+    db.close()?;
     Ok(LoadOutcome {
         report,
         engine_version: version,
@@ -242,9 +240,7 @@ pub fn load_with(cfg: &LoadConfig, stop: &AtomicBool) -> Result<LoadOutcome> {
 pub fn check_with(spec: &DbSpec, quiet: bool) -> Result<Vec<Condition>> {
     let db = target::open(spec, Open::Existing, 1, None, Vec::new())?;
     let conditions = check_db(&db, spec, quiet)?;
-    if let Some(server) = db.server {
-        server.stop()?;
-    }
+    db.close()?;
     Ok(conditions)
 }
 

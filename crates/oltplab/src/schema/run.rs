@@ -312,4 +312,28 @@ pub struct ServerWaits {
     pub row_lock_waits: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub row_lock_wait_s: Option<f64>,
+    /// Galera: each node's replication counters, node 1 first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub wsrep_nodes: Vec<WsrepNode>,
+}
+
+/// `summary.server_waits.wsrep_nodes[]`: one Galera node's own account of what replication cost
+/// it. Counts and pause time are differences over the measured window; the windows are the
+/// server's averages since the node started (warm-up included), as `wsrep_*_window` are kept.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct WsrepNode {
+    /// 1-based.
+    pub node: u32,
+    /// Local transactions that failed certification (`wsrep_local_cert_failures`).
+    pub local_cert_failures: u64,
+    /// Local transactions aborted by a replicated one (`wsrep_local_bf_aborts`).
+    pub local_bf_aborts: u64,
+    /// Time replication was paused by flow control (`wsrep_flow_control_paused_ns`).
+    pub flow_control_paused_s: f64,
+    /// That time over the measured window.
+    pub flow_control_paused_share: f64,
+    /// Mean writesets applied in parallel (`wsrep_apply_window`).
+    pub apply_window: f64,
+    /// Mean writesets committed in parallel (`wsrep_commit_window`).
+    pub commit_window: f64,
 }

@@ -320,7 +320,7 @@ fn drive_window(
     let mut on_event = |e: Event| {
         match e {
             Event::MeasureStart => {
-                sampler = WaitSampler::start(db.connector.as_ref());
+                sampler = WaitSampler::start(db.connector.as_ref(), &db.node_urls);
                 if cfg.db.engine != Engine::Sqlite {
                     counters = db.connector.connect(Purpose::Check).ok();
                 }
@@ -567,7 +567,9 @@ fn run_warnings(
         ));
     }
     warnings.extend(spec_warnings(summary));
-    if summary.io.source.starts_with("diskstats") && cfg.db.engine != Engine::Mariadb {
+    if summary.io.source.starts_with("diskstats")
+        && !matches!(cfg.db.engine, Engine::Mariadb | Engine::Galera)
+    {
         warnings.push(Warning::new(
             WarningKind::PageCache,
             format!(

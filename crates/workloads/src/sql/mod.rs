@@ -177,6 +177,9 @@ pub enum ErrorKind {
     Serialization,
     /// A deadlock (PostgreSQL 40P01, MySQL 1213): retried.
     Deadlock,
+    /// A multi-primary cluster (Galera) refused the transaction at its commit: another node's
+    /// transaction certified first on the same rows (MySQL 1213 from COMMIT): retried.
+    CertificationConflict,
     /// A lock wait timed out (MySQL 1205, PostgreSQL 55P03): retried.
     LockTimeout,
     /// SQLite's database is locked by another writer (SQLITE_BUSY): retried.
@@ -193,6 +196,7 @@ impl ErrorKind {
             self,
             ErrorKind::Serialization
                 | ErrorKind::Deadlock
+                | ErrorKind::CertificationConflict
                 | ErrorKind::LockTimeout
                 | ErrorKind::Busy
         )
@@ -202,6 +206,7 @@ impl ErrorKind {
         match self {
             ErrorKind::Serialization => "serialization",
             ErrorKind::Deadlock => "deadlock",
+            ErrorKind::CertificationConflict => "certification_conflict",
             ErrorKind::LockTimeout => "lock_timeout",
             ErrorKind::Busy => "busy",
             ErrorKind::Connection => "connection",

@@ -101,3 +101,54 @@ impl Connector for MyConnector {
         Ok(Box::new(conn))
     }
 }
+
+/// The nodes of a multi-primary cluster (Galera): the terminals' connections go to the nodes in
+/// turn; the loader and the checker use the first node.
+pub struct ClusterConnector {
+    pub nodes: Vec<MyConnector>,
+    next: std::sync::atomic::AtomicUsize,
+}
+
+impl ClusterConnector {
+    pub fn new(nodes: Vec<MyConnector>) -> ClusterConnector {
+        assert!(!nodes.is_empty(), "a cluster has a node");
+        ClusterConnector {
+            nodes,
+            next: std::sync::atomic::AtomicUsize::new(0),
+        }
+    }
+
+    /// The node the next run connection goes to (0-based), advancing the turn.
+    fn turn(&self) -> usize {
+        self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % self.nodes.len()
+    }
+}
+
+impl Connector for ClusterConnector {
+    fn dialect(&self) -> Dialect {
+        Dialect::Mysql
+    }
+
+    fn connect(&self, purpose: Purpose) -> Result<Box<dyn Conn>> {
+        match purpose {
+            Purpose::Run => self.nodes[self.turn()].connect(purpose),
+            Purpose::Load | Purpose::Check => self.nodes[0].connect(purpose),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_connections_go_to_the_nodes_in_turn() {
+        let node = |i: usize| MyConnector {
+            url: format!("mysql://root@127.0.0.1:{}/x", 1000 + i),
+            isolation: Isolation::RepeatableRead,
+        };
+        let c = ClusterConnector::new((0..3).map(node).collect());
+        let turns: Vec<usize> = (0..7).map(|_| c.turn()).collect();
+        assert_eq!(turns, [0, 1, 2, 0, 1, 2, 0]);
+    }
+}

@@ -1,0 +1,148 @@
+//! What a Galera cluster adds to a run and a check: each node's replication counters over the
+//! measured window, and whether the nodes hold the same data (`CHECKSUM TABLE` on each).
+
+use std::time::Instant;
+
+use oltplab_core::{Error, Result};
+use oltplab_dbs::server::galera::{self, StatusProbe, WsrepStatus};
+
+use crate::schema::WsrepNode;
+
+/// Each node's counters at the window's start, on connections kept for its end.
+pub struct WsrepSampler {
+    nodes: Vec<(StatusProbe, WsrepStatus)>,
+    started: Instant,
+}
+
+impl WsrepSampler {
+    /// `None` when a node cannot be read (the run goes on without the figures).
+    pub fn start(node_urls: &[String]) -> Option<WsrepSampler> {
+        let mut nodes = Vec::new();
+        for url in node_urls {
+            let mut probe = StatusProbe::open(url).ok()?;
+            let at_start = probe.read()?;
+            nodes.push((probe, at_start));
+        }
+        Some(WsrepSampler {
+            nodes,
+            started: Instant::now(),
+        })
+    }
+
+    /// The differences since [`WsrepSampler::start`]; a node that cannot be read any more (it
+    /// died) is left out.
+    pub fn finish(self) -> Vec<WsrepNode> {
+        let window_s = self.started.elapsed().as_secs_f64().max(1e-9);
+        let mut out = Vec::new();
+        for (i, (mut probe, start)) in self.nodes.into_iter().enumerate() {
+            let Some(end) = probe.read() else {
+                continue;
+            };
+            let paused_s = end
+                .flow_control_paused_ns
+                .saturating_sub(start.flow_control_paused_ns) as f64
+                / 1e9;
+            out.push(WsrepNode {
+                node: i as u32 + 1,
+                local_cert_failures: end
+                    .local_cert_failures
+                    .saturating_sub(start.local_cert_failures),
+                local_bf_aborts: end.local_bf_aborts.saturating_sub(start.local_bf_aborts),
+                flow_control_paused_s: paused_s,
+                flow_control_paused_share: (paused_s / window_s).min(1.0),
+                apply_window: end.apply_window,
+                commit_window: end.commit_window,
+            });
+        }
+        out
+    }
+}
+
+/// One table's checksum on each node, node 1 first.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TableChecksums {
+    pub table: String,
+    pub by_node: Vec<Option<u64>>,
+}
+
+impl TableChecksums {
+    pub fn equal(&self) -> bool {
+        self.by_node.windows(2).all(|w| w[0] == w[1]) && self.by_node.iter().all(Option::is_some)
+    }
+}
+
+/// `CHECKSUM TABLE` of `tables` on every node.
+pub fn table_checksums(node_urls: &[String], tables: &[&str]) -> Result<Vec<TableChecksums>> {
+    let mut out: Vec<TableChecksums> = tables
+        .iter()
+        .map(|t| TableChecksums {
+            table: t.to_string(),
+            by_node: Vec::new(),
+        })
+        .collect();
+    for url in node_urls {
+        for (t, sum) in out.iter_mut().zip(galera::table_checksums(url, tables)?) {
+            t.by_node.push(sum);
+        }
+    }
+    Ok(out)
+}
+
+/// Prints the comparison and fails (exit code 1) when a table differs between nodes.
+pub fn require_equal(sums: &[TableChecksums], quiet: bool) -> Result<()> {
+    if !quiet {
+        eprintln!(
+            "table checksums on {} nodes:",
+            sums.first().map_or(0, |s| s.by_node.len())
+        );
+        for s in sums {
+            eprintln!(
+                "  {:<12} {}",
+                s.table,
+                if s.equal() {
+                    "equal".to_string()
+                } else {
+                    format!(
+                        "DIFFER ({})",
+                        s.by_node
+                            .iter()
+                            .map(|v| v.map_or("none".to_string(), |v| v.to_string()))
+                            .collect::<Vec<_>>()
+                            .join(" / ")
+                    )
+                }
+            );
+        }
+    }
+    let differ: Vec<&str> = sums
+        .iter()
+        .filter(|s| !s.equal())
+        .map(|s| s.table.as_str())
+        .collect();
+    if differ.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::failed(format!(
+            "the cluster's nodes hold different data in {}: replication lost or reordered a change; keep the data directory and its node logs for a bug report",
+            differ.join(", ")
+        )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn checksums_are_equal_only_when_every_node_has_the_same() {
+        let t = |v: Vec<Option<u64>>| TableChecksums {
+            table: "stock".into(),
+            by_node: v,
+        };
+        assert!(t(vec![Some(1), Some(1), Some(1)]).equal());
+        assert!(!t(vec![Some(1), Some(2), Some(1)]).equal());
+        assert!(!t(vec![Some(1), None]).equal());
+        assert!(require_equal(&[t(vec![Some(1), Some(2)])], true).is_err());
+        assert!(require_equal(&[t(vec![Some(3), Some(3)])], true).is_ok());
+    }
+}
