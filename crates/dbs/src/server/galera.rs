@@ -171,7 +171,7 @@ impl ManagedCluster {
             seed: fresh.then(|| (cfg.server.clone(), nodes)),
             account,
         };
-        for k in 1..=running {
+        let node_cfg = |k: u32| {
             let mut node = cfg.server.clone();
             node.data_dir = node_dir(&root, k);
             node.init = if fresh {
@@ -180,23 +180,53 @@ impl ManagedCluster {
                 DataInit::Reuse
             };
             node.force = true;
-            if k == 1 && !fresh {
-                allow_bootstrap(&node_dir(&root, 1))?;
-            }
-            let peers: Vec<String> = ports[..k as usize - 1]
-                .iter()
-                .map(|p| format!("127.0.0.1:{}", p.group))
+            // Node 1 bootstraps (no peers); a joiner knows every other node.
+            let peers: Vec<String> = (1..=running)
+                .filter(|&j| k > 1 && j != k)
+                .map(|j| format!("127.0.0.1:{}", ports[j as usize - 1].group))
                 .collect();
             let mut settings =
                 node_settings(&root, &provider, &name, k, ports[k as usize - 1], &peers);
             settings.append(&mut node.extra_settings);
             node.extra_settings = settings;
             node.extra_env.push(("PATH".into(), server_path(&root)));
-            let server = ManagedServer::start(&node).map_err(|e| node_error(k, e))?;
-            cluster.nodes.push(server);
-            cluster
-                .wait_synced(k, node.start_timeout)
-                .map_err(|e| node_error(k, e))?;
+            node
+        };
+        if !fresh {
+            allow_bootstrap(&node_dir(&root, 1))?;
+        }
+        let first = node_cfg(1);
+        cluster
+            .nodes
+            .push(start_synced(&first, 1).map_err(|e| node_error(1, e))?);
+        // The joiners at once: most of a join is the group protocol's waiting, not work.
+        let joined: Vec<Result<ManagedServer>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (2..=running)
+                .map(|k| {
+                    let node = node_cfg(k);
+                    scope.spawn(move || start_synced(&node, k).map_err(|e| node_error(k, e)))
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join()
+                        .unwrap_or_else(|_| Err(Error::failed("a node's start panicked")))
+                })
+                .collect()
+        });
+        let mut first_error = None;
+        for r in joined {
+            match r {
+                Ok(server) => cluster.nodes.push(server),
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+        if let Some(e) = first_error {
+            // Dropping the cluster stops the nodes that did start.
+            return Err(e);
         }
         Ok(cluster)
     }
@@ -233,41 +263,27 @@ impl ManagedCluster {
             .find_map(|(i, n)| n.died().map(|what| format!("node {}: {what}", i + 1)))
     }
 
-    fn wait_synced(&self, k: u32, timeout: Duration) -> Result<()> {
-        let server = &self.nodes[k as usize - 1];
-        let started = Instant::now();
-        loop {
-            let state = mariadb::wsrep_state(server);
-            if state.as_deref() == Some("Synced") {
-                return Ok(());
-            }
-            if interrupt::requested() {
-                return Err(Error::Interrupted);
-            }
-            if started.elapsed() >= timeout {
-                return Err(Error::failed(format!(
-                    "it did not become synced with the cluster within {} s (its state: {}); see {}",
-                    timeout.as_secs(),
-                    state.unwrap_or_else(|| "unknown".into()),
-                    server.log_path().display()
-                )));
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-
     /// Stops the nodes, the joiners first and node 1 last (so that node 1 holds the last state and
     /// bootstraps the next start), and after a load copies node 1's data to the other nodes.
     pub fn stop(mut self) -> Result<()> {
-        let mut first_error = None;
-        while let Some(node) = self.nodes.pop() {
-            if let Err(e) = node.stop() {
-                first_error.get_or_insert(e);
-            }
+        let joiners: Vec<ManagedServer> = self.nodes.drain(1..).collect();
+        let mut results: Vec<Result<()>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = joiners
+                .into_iter()
+                .map(|n| scope.spawn(move || n.stop()))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join()
+                        .unwrap_or_else(|_| Err(Error::failed("a node's stop panicked")))
+                })
+                .collect()
+        });
+        if let Some(first) = self.nodes.pop() {
+            results.push(first.stop());
         }
-        if let Some(e) = first_error {
-            return Err(e);
-        }
+        results.into_iter().collect::<Result<Vec<()>>>()?;
         if let Some((template, nodes)) = self.seed.take() {
             for k in 2..=nodes {
                 seed_node(&template, &self.root, k, self.account.as_ref())?;
@@ -283,6 +299,30 @@ impl Drop for ManagedCluster {
         while let Some(node) = self.nodes.pop() {
             drop(node);
         }
+    }
+}
+
+/// Starts a node and waits until it is synced with the group.
+fn start_synced(cfg: &ServerConfig, k: u32) -> Result<ManagedServer> {
+    let server = ManagedServer::start(cfg)?;
+    let started = Instant::now();
+    loop {
+        let state = mariadb::wsrep_state(&server);
+        if state.as_deref() == Some("Synced") {
+            return Ok(server);
+        }
+        if interrupt::requested() {
+            return Err(Error::Interrupted);
+        }
+        if started.elapsed() >= cfg.start_timeout {
+            return Err(Error::failed(format!(
+                "node {k} did not become synced with the cluster within {} s (its state: {}); see {}",
+                cfg.start_timeout.as_secs(),
+                state.unwrap_or_else(|| "unknown".into()),
+                server.log_path().display()
+            )));
+        }
+        std::thread::sleep(Duration::from_millis(50));
     }
 }
 

@@ -152,11 +152,6 @@ impl DbSpec {
                 spec.sqlite_path = Some(PathBuf::from(path));
             }
             (Engine::Sqlite, None) => spec.sqlite_path = Some(data_dir.join(SQLITE_FILE)),
-            (Engine::Galera, Some(_)) => {
-                return Err(Error::usage(
-                    "--engine galera is a cluster oltplab starts itself: drop --url, or reach a running cluster with --url mysql://… and no --engine",
-                ))
-            }
             (_, Some(u)) => {
                 // PGPASSWORD, ~/.pgpass or MYSQL_PWD when the URL has no password: as the
                 // engines' own clients, so that it need not be on the command line.

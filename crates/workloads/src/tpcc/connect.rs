@@ -103,7 +103,7 @@ impl Connector for MyConnector {
 }
 
 /// The nodes of a multi-primary cluster (Galera): the terminals' connections go to the nodes in
-/// turn; the loader and the checker use the first node.
+/// turn; the loader (without replication) and the checker use the first node.
 pub struct ClusterConnector {
     pub nodes: Vec<MyConnector>,
     next: std::sync::atomic::AtomicUsize,
@@ -132,7 +132,16 @@ impl Connector for ClusterConnector {
     fn connect(&self, purpose: Purpose) -> Result<Box<dyn Conn>> {
         match purpose {
             Purpose::Run => self.nodes[self.turn()].connect(purpose),
-            Purpose::Load | Purpose::Check => self.nodes[0].connect(purpose),
+            Purpose::Check => self.nodes[0].connect(purpose),
+            Purpose::Load => {
+                // Node 1 loads alone and its files are copied to the other nodes, so the load
+                // need not pass through replication (certification, the writeset cache).
+                let mut conn = self.nodes[0].connect(purpose)?;
+                conn.batch("SET SESSION wsrep_on = OFF").map_err(|e| {
+                    Error::failed(format!("cannot load past the cluster's replication: {e}"))
+                })?;
+                Ok(conn)
+            }
         }
     }
 }
