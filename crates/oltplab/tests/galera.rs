@@ -68,7 +68,7 @@ fn galera_usage_errors_name_the_fix() {
         &dir,
         &["load", "orders", "--engine", "galera", "--data-dir", data],
     );
-    assert_usage_error(&out, "TPC-C so far");
+    assert_usage_error(&out, "not orders");
     let out = oltplab(
         &dir,
         &["run", "tpcc", "--engine", "galera", "--data-dir", data],

@@ -16,7 +16,6 @@ use clap::Args;
 use oltplab_core::units::format_ns;
 use oltplab_core::{Error, Result};
 use oltplab_workloads::tpcc::check::{run_checks, Condition};
-use oltplab_workloads::tpcc::connect::MyConnector;
 use oltplab_workloads::tpcc::load::{LoadOptions, LoadReport};
 use oltplab_workloads::tpcc::schema::TABLES;
 use oltplab_workloads::tpcc::{db_failed, Connector, Purpose};
@@ -559,39 +558,16 @@ fn check(args: CheckArgs) -> Result<()> {
 /// the nodes' table checksums (a difference is exit code 1).
 pub fn check_with(cfg: &CheckConfig) -> Result<Vec<Condition>> {
     let db = target::open(&cfg.db, Open::Existing, 1, None, Vec::new())?;
-    let mut conditions = check_db(&db, cfg.quiet)?;
-    let mut same_data = Ok(());
-    if db.node_urls.len() > 1 {
-        for (i, url) in db.node_urls.iter().enumerate().skip(1) {
-            let node = MyConnector {
-                url: url.clone(),
-                isolation: cfg.db.isolation(),
-            };
-            if !cfg.quiet {
-                eprintln!("node {}:", i + 1);
-            }
-            let on_node = check_conditions(&node, cfg.quiet)?;
-            for (all, this) in conditions.iter_mut().zip(on_node) {
-                if all.holds() && !this.holds() {
-                    *all = Condition {
-                        note: Some(format!("on node {}", i + 1)),
-                        ..this
-                    };
-                }
-            }
-        }
-        same_data = cluster::table_checksums(&db.node_urls, &TABLES)
-            .and_then(|sums| cluster::require_equal(&sums, cfg.quiet));
-    }
+    let (conditions, same_data) =
+        cluster::check_every_node(&db, &cfg.db, &TABLES, cfg.quiet, |c| {
+            check_conditions(c, cfg.quiet)
+        })?;
     db.close()?;
     same_data?;
     Ok(conditions)
 }
 
 fn check_db(db: &target::Db, quiet: bool) -> Result<Vec<Condition>> {
-    if !quiet && db.node_urls.len() > 1 {
-        eprintln!("node 1:");
-    }
     check_conditions(db.connector.as_ref(), quiet)
 }
 

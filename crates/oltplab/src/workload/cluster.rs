@@ -6,7 +6,12 @@ use std::time::Instant;
 use oltplab_core::{Error, Result};
 use oltplab_dbs::server::galera::{self, StatusProbe, WsrepStatus};
 
+use oltplab_workloads::tpcc::check::Condition;
+use oltplab_workloads::tpcc::connect::MyConnector;
+use oltplab_workloads::tpcc::Connector;
+
 use crate::schema::WsrepNode;
+use crate::workload::target::{Db, DbSpec};
 
 /// Each node's counters at the window's start, on connections kept for its end.
 pub struct WsrepSampler {
@@ -58,6 +63,46 @@ impl WsrepSampler {
     }
 }
 
+/// A workload's checks on every node of a cluster: `check` on node 1 (through `db`'s connector)
+/// and on each further node, a condition violated on any node counting as violated (naming the
+/// node); then the nodes' checksums of `tables`. Returns the conditions, and whether the nodes
+/// hold the same data (an error to return after the cluster is stopped). On a single server:
+/// `check` alone.
+pub fn check_every_node(
+    db: &Db,
+    spec: &DbSpec,
+    tables: &[&str],
+    quiet: bool,
+    check: impl Fn(&dyn Connector) -> Result<Vec<Condition>>,
+) -> Result<(Vec<Condition>, Result<()>)> {
+    if db.node_urls.len() < 2 {
+        return Ok((check(db.connector.as_ref())?, Ok(())));
+    }
+    if !quiet {
+        eprintln!("node 1:");
+    }
+    let mut conditions = check(db.connector.as_ref())?;
+    for (i, url) in db.node_urls.iter().enumerate().skip(1) {
+        let node = MyConnector {
+            url: url.clone(),
+            isolation: spec.isolation(),
+        };
+        if !quiet {
+            eprintln!("node {}:", i + 1);
+        }
+        for (all, this) in conditions.iter_mut().zip(check(&node)?) {
+            if all.holds() && !this.holds() {
+                *all = Condition {
+                    note: Some(format!("on node {}", i + 1)),
+                    ..this
+                };
+            }
+        }
+    }
+    let same = table_checksums(&db.node_urls, tables).and_then(|sums| require_equal(&sums, quiet));
+    Ok((conditions, same))
+}
+
 /// One table's checksum on each node, node 1 first.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TableChecksums {
@@ -97,7 +142,7 @@ pub fn require_equal(sums: &[TableChecksums], quiet: bool) -> Result<()> {
         );
         for s in sums {
             eprintln!(
-                "  {:<12} {}",
+                "  {:<18} {}",
                 s.table,
                 if s.equal() {
                     "equal".to_string()

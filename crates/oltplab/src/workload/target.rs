@@ -549,6 +549,8 @@ fn open_cluster(
                 isolation: spec.isolation(),
             })
             .collect(),
+        // Brokerage's market settles trades that terminals on other nodes ordered.
+        spec.workload == "brokerage",
     );
     Ok(Db {
         engine: spec.engine,

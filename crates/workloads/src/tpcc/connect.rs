@@ -107,14 +107,19 @@ impl Connector for MyConnector {
 pub struct ClusterConnector {
     pub nodes: Vec<MyConnector>,
     next: std::sync::atomic::AtomicUsize,
+    /// Reads wait until the node has applied what the cluster committed before them
+    /// (`wsrep_sync_wait = 1`): for workloads whose transactions act on another terminal's
+    /// commits, which another node may not have applied yet.
+    causal_reads: bool,
 }
 
 impl ClusterConnector {
-    pub fn new(nodes: Vec<MyConnector>) -> ClusterConnector {
+    pub fn new(nodes: Vec<MyConnector>, causal_reads: bool) -> ClusterConnector {
         assert!(!nodes.is_empty(), "a cluster has a node");
         ClusterConnector {
             nodes,
             next: std::sync::atomic::AtomicUsize::new(0),
+            causal_reads,
         }
     }
 
@@ -131,7 +136,15 @@ impl Connector for ClusterConnector {
 
     fn connect(&self, purpose: Purpose) -> Result<Box<dyn Conn>> {
         match purpose {
-            Purpose::Run => self.nodes[self.turn()].connect(purpose),
+            Purpose::Run => {
+                let mut conn = self.nodes[self.turn()].connect(purpose)?;
+                if self.causal_reads {
+                    conn.batch("SET SESSION wsrep_sync_wait = 1").map_err(|e| {
+                        Error::failed(format!("cannot ask the node for causal reads: {e}"))
+                    })?;
+                }
+                Ok(conn)
+            }
             Purpose::Check => self.nodes[0].connect(purpose),
             Purpose::Load => {
                 // Node 1 loads alone and its files are copied to the other nodes, so the load
@@ -156,7 +169,7 @@ mod tests {
             url: format!("mysql://root@127.0.0.1:{}/x", 1000 + i),
             isolation: Isolation::RepeatableRead,
         };
-        let c = ClusterConnector::new((0..3).map(node).collect());
+        let c = ClusterConnector::new((0..3).map(node).collect(), false);
         let turns: Vec<usize> = (0..7).map(|_| c.turn()).collect();
         assert_eq!(turns, [0, 1, 2, 0, 1, 2, 0]);
     }
