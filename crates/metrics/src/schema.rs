@@ -137,6 +137,10 @@ pub enum WarningKind {
     /// TPC-C: the measured window was not a steady state (throughput trending, or no checkpoint
     /// or write-back in it): its figures describe a transient.
     NotSteady,
+    /// A node of a managed cluster went away during the run; its connections moved to the other
+    /// nodes and the run went on (when, and whether acknowledged commits survived, is in the
+    /// message and in `summary.cluster`).
+    NodeDied,
 }
 
 /// `summary` of a `device` result. For a single job the figures are that job's; with a queue-depth

@@ -255,12 +255,25 @@ impl ManagedCluster {
         self.nodes.iter().flat_map(|n| n.pids()).collect()
     }
 
-    /// `Some(what happened)` if a node exited by itself.
+    /// `Some(what happened)` if every node exited by itself: the cluster is gone. A cluster that
+    /// lost some nodes goes on; [`ManagedCluster::dead_nodes`] names them.
     pub fn died(&mut self) -> Option<String> {
+        let dead = self.dead_nodes();
+        (!dead.is_empty() && dead.len() == self.nodes.len()).then(|| {
+            dead.into_iter()
+                .map(|(i, what)| format!("node {}: {what}", i + 1))
+                .collect::<Vec<_>>()
+                .join("; ")
+        })
+    }
+
+    /// The nodes (0-based) that exited by themselves, with what their exit and log say.
+    pub fn dead_nodes(&mut self) -> Vec<(usize, String)> {
         self.nodes
             .iter_mut()
             .enumerate()
-            .find_map(|(i, n)| n.died().map(|what| format!("node {}: {what}", i + 1)))
+            .filter_map(|(i, n)| n.died().map(|what| (i, what)))
+            .collect()
     }
 
     /// Stops the nodes, the joiners first and node 1 last (so that node 1 holds the last state and

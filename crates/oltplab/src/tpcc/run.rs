@@ -59,6 +59,7 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<RunOutcome> {
         .and_then(Capture::sqlite_vfs)
         .or_else(|| cfg.sqlite_vfs.clone());
     let started_at = now_rfc3339();
+    let run_started = std::time::SystemTime::now();
     let Loaded {
         db,
         meta,
@@ -116,6 +117,7 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<RunOutcome> {
     )?;
     // The server's work is done; stopping it ends its trace parts and the emulation session.
     let mut db = db;
+    let cluster_run = crate::workload::cluster::verify_run(&mut db, &cfg.db, run_started)?;
     let (server_warnings, died) = db.stop_server();
 
     let measured_s = outcome.measured_s.max(1e-9);
@@ -157,6 +159,17 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<RunOutcome> {
         device.as_deref(),
     ));
     warnings.extend(server_warnings);
+    let mut lost = None;
+    if let Some((run, node_warnings)) = cluster_run {
+        if run.missing_new_orders > 0 {
+            lost = Some(Error::failed(format!(
+                "a running node lacks {} of the {} New-Orders whose commit the driver saw succeed: the cluster lost acknowledged commits",
+                run.missing_new_orders, run.acknowledged_new_orders
+            )));
+        }
+        warnings.extend(node_warnings);
+        summary.cluster = Some(run);
+    }
     let intervals = intervals(&outcome);
     if outcome.warmup_steady == Some(false) && !outcome.interrupted {
         warnings.push(Warning::new(
@@ -187,7 +200,7 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<RunOutcome> {
     } else {
         print_summary(&doc, out_dir.as_deref());
     }
-    if let Some(e) = died {
+    if let Some(e) = died.or(lost) {
         return Err(e);
     }
     Ok(RunOutcome { doc, out_dir })

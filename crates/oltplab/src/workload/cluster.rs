@@ -1,16 +1,18 @@
 //! What a Galera cluster adds to a run and a check: each node's replication counters over the
 //! measured window, and whether the nodes hold the same data (`CHECKSUM TABLE` on each).
 
-use std::time::Instant;
+use std::time::{Instant, SystemTime};
 
 use oltplab_core::{Error, Result};
 use oltplab_dbs::server::galera::{self, StatusProbe, WsrepStatus};
 
+use oltplab_metrics::schema::rfc3339_micros;
+use oltplab_metrics::{Warning, WarningKind};
 use oltplab_workloads::tpcc::check::Condition;
 use oltplab_workloads::tpcc::connect::MyConnector;
-use oltplab_workloads::tpcc::Connector;
+use oltplab_workloads::tpcc::{Connector, Purpose};
 
-use crate::schema::WsrepNode;
+use crate::schema::{ClusterFailover, ClusterRun, WsrepNode};
 use crate::workload::target::{Db, DbSpec};
 
 /// Each node's counters at the window's start, on connections kept for its end.
@@ -101,6 +103,132 @@ pub fn check_every_node(
     }
     let same = table_checksums(&db.node_urls, tables).and_then(|sums| require_equal(&sums, quiet));
     Ok((conditions, same))
+}
+
+/// After a cluster's run, before it stops: which nodes went away and when (a `node_died` warning
+/// each), where their connections went, and whether every acknowledged New-Order is on each node
+/// still running (read with causal reads, so a node's apply lag is not taken for a loss).
+pub fn verify_run(
+    db: &mut Db,
+    spec: &DbSpec,
+    run_started: SystemTime,
+) -> Result<Option<(ClusterRun, Vec<Warning>)>> {
+    let (Some(handle), Some(cluster)) = (db.cluster_log.clone(), db.cluster.as_mut()) else {
+        return Ok(None);
+    };
+    let log = handle.log();
+    let nodes = cluster.nodes().len();
+    let dead = cluster.dead_nodes();
+    let alive: Vec<usize> = (0..nodes)
+        .filter(|i| !dead.iter().any(|(d, _)| d == i))
+        .collect();
+    let mut missing = 0u64;
+    for &i in &alive {
+        missing = missing.max(missing_orders(
+            &db.node_urls[i],
+            spec,
+            &log.acknowledged_new_orders,
+        )?);
+    }
+    let t_of = |at: SystemTime| {
+        at.duration_since(run_started)
+            .map_or(0.0, |d| d.as_secs_f64())
+    };
+    let failovers: Vec<ClusterFailover> = log
+        .failovers
+        .iter()
+        .map(|f| ClusterFailover {
+            from_node: f.from_node as u32 + 1,
+            to_node: f.to_node as u32 + 1,
+            at: rfc3339_micros(f.at),
+            t_s: t_of(f.at),
+        })
+        .collect();
+    let names = |v: &[usize]| {
+        v.iter()
+            .map(|i| (i + 1).to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let warnings = dead
+        .iter()
+        .map(|(i, what)| {
+            let moved: Vec<&ClusterFailover> =
+                failovers.iter().filter(|f| f.from_node as usize == i + 1).collect();
+            let seen = match moved.first() {
+                Some(f) => format!(
+                    "first seen by a connection {:.1} s into the run ({}); {} connection{} moved to other nodes",
+                    f.t_s,
+                    f.at,
+                    moved.len(),
+                    if moved.len() == 1 { "" } else { "s" }
+                ),
+                None => "no connection noticed".to_string(),
+            };
+            Warning::new(
+                WarningKind::NodeDied,
+                format!(
+                    "node {} of {nodes} went away during the run ({what}), {seen}; the run went on against node{} {}, {}",
+                    i + 1,
+                    if alive.len() == 1 { "" } else { "s" },
+                    names(&alive),
+                    if missing == 0 {
+                        format!(
+                            "which hold all {} acknowledged New-Orders",
+                            log.acknowledged_new_orders.len()
+                        )
+                    } else {
+                        format!(
+                            "which lack {missing} of the {} acknowledged New-Orders",
+                            log.acknowledged_new_orders.len()
+                        )
+                    }
+                ),
+            )
+        })
+        .collect();
+    Ok(Some((
+        ClusterRun {
+            nodes: nodes as u32,
+            nodes_alive_at_end: alive.iter().map(|i| *i as u32 + 1).collect(),
+            failovers,
+            acknowledged_new_orders: log.acknowledged_new_orders.len() as u64,
+            missing_new_orders: missing,
+        },
+        warnings,
+    )))
+}
+
+/// How many of `keys` (w_id, d_id, o_id) the node at `url` has no ORDER row for.
+fn missing_orders(url: &str, spec: &DbSpec, keys: &[(i64, i64, i64)]) -> Result<u64> {
+    let node = MyConnector {
+        url: url.to_string(),
+        isolation: spec.isolation(),
+    };
+    let mut conn = node.connect(Purpose::Check)?;
+    let failed = |e: oltplab_workloads::sql::DbError| {
+        Error::failed(format!(
+            "cannot look up the acknowledged New-Orders on a node: {e}"
+        ))
+    };
+    conn.batch("SET SESSION wsrep_sync_wait = 1")
+        .map_err(failed)?;
+    let mut found = 0u64;
+    for chunk in keys.chunks(500) {
+        let list = chunk
+            .iter()
+            .map(|(w, d, o)| format!("({w},{d},{o})"))
+            .collect::<Vec<_>>()
+            .join(",");
+        let rows = conn
+            .query(&format!(
+                "SELECT COUNT(*) FROM orders WHERE (o_w_id, o_d_id, o_id) IN ({list})"
+            ))
+            .map_err(failed)?;
+        found += rows.get(0, 0).i64().max(0) as u64;
+    }
+    conn.rollback().map_err(failed)?;
+    Ok(keys.len() as u64 - found.min(keys.len() as u64))
 }
 
 /// One table's checksum on each node, node 1 first.

@@ -18,7 +18,7 @@ use oltplab_metrics::env::Env;
 use oltplab_metrics::{Warning, WarningKind};
 use oltplab_workloads::sql::{Dialect, Isolation};
 use oltplab_workloads::tpcc::connect::{
-    ClusterConnector, MyConnector, PgConnector, SqliteConnector,
+    ClusterConnector, ClusterHandle, MyConnector, PgConnector, SqliteConnector,
 };
 use oltplab_workloads::tpcc::Connector;
 use serde::Serialize;
@@ -202,6 +202,8 @@ pub struct Db {
     pub cluster: Option<ManagedCluster>,
     /// Each node's URL of a cluster, node 1 first (for per-node counters and checks).
     pub node_urls: Vec<String>,
+    /// A cluster's run connections' log: moves to other nodes, acknowledged New-Orders.
+    pub cluster_log: Option<ClusterHandle>,
     pub version: String,
     pub settings: BTreeMap<String, String>,
     /// The path whose device /proc/diskstats is read for.
@@ -395,6 +397,7 @@ pub fn open(
                 server: None,
                 cluster: None,
                 node_urls: Vec::new(),
+                cluster_log: None,
                 version: sq::version(),
                 settings,
                 data_path: path,
@@ -473,6 +476,7 @@ pub fn open(
                 server,
                 cluster: None,
                 node_urls: Vec::new(),
+                cluster_log: None,
                 version,
                 settings,
                 data_path,
@@ -554,6 +558,7 @@ fn open_cluster(
     );
     Ok(Db {
         engine: spec.engine,
+        cluster_log: Some(connector.handle()),
         connector: Box::new(connector),
         data_path: first.cluster_dir().to_path_buf(),
         url: Some(node_urls[0].clone()),

@@ -191,6 +191,7 @@ pub(super) fn new_order(
         return Ok(Outcome::RolledBack);
     }
     conn.commit()?;
+    conn.acknowledged_new_order(w, d, o_id);
     Ok(Outcome::Committed)
 }
 
