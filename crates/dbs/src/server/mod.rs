@@ -378,7 +378,10 @@ impl ManagedServer {
             _socket_guard: socket_guard,
         };
         if let Err(e) = server.wait_ready(cfg.start_timeout) {
-            server.halt();
+            // A server that never became ready has nothing to flush, and may not answer: a
+            // mariadbd still joining a Galera cluster keeps SIGTERM blocked (seen pending for
+            // minutes). Its next start recovers.
+            server.halt_within(Some(Duration::from_secs(10)));
             return Err(e);
         }
         let (version, mut settings) = match cfg.kind {
@@ -547,6 +550,11 @@ impl ManagedServer {
     }
 
     fn halt(&mut self) -> bool {
+        self.halt_within(None)
+    }
+
+    /// Stops the server, killing it after its kind's grace, or after `cap` if shorter.
+    fn halt_within(&mut self, cap: Option<Duration>) -> bool {
         let clean = match self.process.take() {
             Some(mut p) => {
                 let (signal, grace) = match self.kind {
@@ -555,7 +563,7 @@ impl ManagedServer {
                     // SIGTERM: normal shutdown; InnoDB may flush a large buffer pool first.
                     ServerKind::Mariadb => (libc::SIGTERM, Duration::from_secs(120)),
                 };
-                p.stop(signal, grace)
+                p.stop(signal, cap.map_or(grace, |c| grace.min(c)))
             }
             None => true,
         };
