@@ -13,6 +13,8 @@ need losetup mount
 need chromium chromium
 need initdb postgresql
 need mariadbd mariadb-server
+# The managed Galera cluster's certificates (galera-4 comes with mariadb-server).
+need openssl openssl
 if [ ${#missing[@]} -gt 0 ]; then
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"

@@ -140,6 +140,10 @@ pub enum WarningKind {
     /// A power cut lost acknowledged commits, broke a consistency condition or corrupted pages
     /// where the device and the engine's setting promise neither: the state is kept for replay.
     CrashUnexpected,
+    /// A node of a managed cluster went away during the run; its connections moved to the other
+    /// nodes and the run went on (when, and whether acknowledged commits survived, is in the
+    /// message and in `summary.cluster`).
+    NodeDied,
 }
 
 /// `summary` of a `device` result. For a single job the figures are that job's; with a queue-depth

@@ -124,7 +124,7 @@ pub(super) fn launch(
     })
 }
 
-fn admin_opts(server: &ManagedServer, db: Option<&str>) -> mysql::Opts {
+pub(super) fn admin_opts(server: &ManagedServer, db: Option<&str>) -> mysql::Opts {
     mysql::OptsBuilder::new()
         .socket(Some(
             server
@@ -141,10 +141,33 @@ fn admin_opts(server: &ManagedServer, db: Option<&str>) -> mysql::Opts {
         .into()
 }
 
+/// Ready when it accepts connections and, a Galera node, when it says `wsrep_ready`: it accepts
+/// connections before it has its state, and refuses queries until then.
 pub(super) fn ping(server: &ManagedServer) -> std::result::Result<(), String> {
-    mysql::Conn::new(admin_opts(server, None))
-        .map(|_| ())
-        .map_err(|e| e.to_string())
+    let mut conn = mysql::Conn::new(admin_opts(server, None)).map_err(|e| e.to_string())?;
+    // No row from a server built without Galera, OFF from one not in a cluster.
+    let wsrep_on: Option<(String, String)> = conn
+        .query_first("SHOW GLOBAL VARIABLES LIKE 'wsrep_on'")
+        .map_err(|e| e.to_string())?;
+    if !wsrep_on.is_some_and(|(_, v)| v.eq_ignore_ascii_case("ON")) {
+        return Ok(());
+    }
+    let ready: Option<(String, String)> = conn
+        .query_first("SHOW GLOBAL STATUS LIKE 'wsrep_ready'")
+        .map_err(|e| e.to_string())?;
+    match ready {
+        Some((_, v)) if v.eq_ignore_ascii_case("ON") => Ok(()),
+        _ => Err("the Galera node is not ready yet".into()),
+    }
+}
+
+/// A Galera node's `wsrep_local_state_comment` (`Synced`, `Joined`, `Donor/Desynced` …).
+pub(super) fn wsrep_state(server: &ManagedServer) -> Option<String> {
+    let mut conn = mysql::Conn::new(admin_opts(server, None)).ok()?;
+    conn.query_first::<(String, String), _>("SHOW GLOBAL STATUS LIKE 'wsrep_local_state_comment'")
+        .ok()
+        .flatten()
+        .map(|(_, v)| v)
 }
 
 /// Creates the `oltplab` database if needed and reads the version and settings.

@@ -16,6 +16,7 @@
 
 mod binaries;
 pub mod connect;
+pub mod galera;
 mod mariadb;
 mod postgres;
 pub mod process;
@@ -377,7 +378,10 @@ impl ManagedServer {
             _socket_guard: socket_guard,
         };
         if let Err(e) = server.wait_ready(cfg.start_timeout) {
-            server.halt();
+            // A server that never became ready has nothing to flush, and may not answer: a
+            // mariadbd still joining a Galera cluster keeps SIGTERM blocked (seen pending for
+            // minutes). Its next start recovers.
+            server.halt_within(Some(Duration::from_secs(10)));
             return Err(e);
         }
         let (version, mut settings) = match cfg.kind {
@@ -546,6 +550,11 @@ impl ManagedServer {
     }
 
     fn halt(&mut self) -> bool {
+        self.halt_within(None)
+    }
+
+    /// Stops the server, killing it after its kind's grace, or after `cap` if shorter.
+    fn halt_within(&mut self, cap: Option<Duration>) -> bool {
         let clean = match self.process.take() {
             Some(mut p) => {
                 let (signal, grace) = match self.kind {
@@ -554,7 +563,7 @@ impl ManagedServer {
                     // SIGTERM: normal shutdown; InnoDB may flush a large buffer pool first.
                     ServerKind::Mariadb => (libc::SIGTERM, Duration::from_secs(120)),
                 };
-                p.stop(signal, grace)
+                p.stop(signal, cap.map_or(grace, |c| grace.min(c)))
             }
             None => true,
         };
@@ -665,6 +674,35 @@ fn prepare_dirs(cfg: &ServerConfig, layout: &Layout, account: Option<&Account>) 
         }
     }
     Ok(())
+}
+
+/// Copies a stopped server's cluster directory, keeping each file's owner and mode (the server
+/// runs as its own account); sockets and links are not data and are left out.
+pub fn copy_cluster(from: &Path, to: &Path) -> Result<()> {
+    use std::os::unix::fs::{chown, MetadataExt};
+    let fail = |p: &Path, e: std::io::Error| {
+        Error::failed(format!(
+            "cannot copy {} to {}: {} at {}",
+            from.display(),
+            to.display(),
+            e,
+            p.display()
+        ))
+    };
+    let meta = fs::symlink_metadata(from).map_err(|e| fail(from, e))?;
+    if meta.is_dir() {
+        fs::create_dir(to).map_err(|e| fail(to, e))?;
+        for entry in fs::read_dir(from).map_err(|e| fail(from, e))? {
+            let entry = entry.map_err(|e| fail(from, e))?;
+            copy_cluster(&entry.path(), &to.join(entry.file_name()))?;
+        }
+    } else if meta.is_file() {
+        fs::copy(from, to).map_err(|e| fail(to, e))?;
+    } else {
+        return Ok(());
+    }
+    fs::set_permissions(to, fs::Permissions::from_mode(meta.mode())).map_err(|e| fail(to, e))?;
+    chown(to, Some(meta.uid()), Some(meta.gid())).map_err(|e| fail(to, e))
 }
 
 fn remove_dir(dir: &Path) -> Result<()> {

@@ -14,16 +14,17 @@ use oltplab_core::units::format_count;
 use oltplab_core::{Error, Result};
 use oltplab_workloads::brokerage::check::run_checks;
 use oltplab_workloads::brokerage::load::{planned_rows, LoadOptions, LoadReport};
+use oltplab_workloads::brokerage::schema::TABLES;
 use oltplab_workloads::brokerage::{require_loaded, Scale, LOAD_UNIT};
 use oltplab_workloads::check::Condition;
-use oltplab_workloads::sql::db_failed;
-use oltplab_workloads::sql::Purpose;
+use oltplab_workloads::sql::{db_failed, Connector, Purpose};
 use serde::Serialize;
 
 pub(crate) use ramp::brokerage_step_of;
 pub use run::run_with;
 
 use crate::schema::RunResult;
+use crate::workload::cluster;
 use crate::workload::target::{self, DbSpec, Open, SQLITE_FILE};
 use crate::workload::{given, CheckArgs, LoadArgs, RunArgs, Warmup, Workload};
 use crate::STOP;
@@ -229,9 +230,7 @@ pub fn load_with(cfg: &LoadConfig, stop: &AtomicBool) -> Result<LoadOutcome> {
         Vec::new()
     };
     let version = db.version.clone();
-    if let Some(server) = db.server {
-        server.stop()?;
-    }
+    db.close()?;
     Ok(LoadOutcome {
         report,
         engine_version: version,
@@ -242,15 +241,19 @@ pub fn load_with(cfg: &LoadConfig, stop: &AtomicBool) -> Result<LoadOutcome> {
 /// Checks the invariants of an existing brokerage database.
 pub fn check_with(spec: &DbSpec, quiet: bool) -> Result<Vec<Condition>> {
     let db = target::open(spec, Open::Existing, 1, None, Vec::new())?;
-    let conditions = check_db(&db, spec, quiet)?;
-    if let Some(server) = db.server {
-        server.stop()?;
-    }
+    let (conditions, same_data) =
+        cluster::check_every_node(&db, spec, &TABLES, quiet, |c| check_on(c, spec, quiet))?;
+    db.close()?;
+    same_data?;
     Ok(conditions)
 }
 
 fn check_db(db: &target::Db, spec: &DbSpec, quiet: bool) -> Result<Vec<Condition>> {
-    let mut conn = db.connector.connect(Purpose::Check)?;
+    check_on(db.connector.as_ref(), spec, quiet)
+}
+
+fn check_on(connector: &dyn Connector, spec: &DbSpec, quiet: bool) -> Result<Vec<Condition>> {
+    let mut conn = connector.connect(Purpose::Check)?;
     let meta = require_loaded(conn.as_mut(), &spec.location())?;
     if !quiet {
         eprintln!("brokerage invariants:");

@@ -419,9 +419,7 @@ pub fn load_with(cfg: &OrdersLoadConfig, stop: &AtomicBool) -> Result<OrdersLoad
         }
     }
     let version = db.version.clone();
-    if let Some(server) = db.server {
-        server.stop()?;
-    }
+    db.close()?;
     Ok(OrdersLoadOutcome {
         rows: total,
         elapsed_s,
@@ -433,7 +431,7 @@ pub fn load_with(cfg: &OrdersLoadConfig, stop: &AtomicBool) -> Result<OrdersLoad
 pub fn durability_caveat(engine: Engine) -> &'static str {
     match engine {
         Engine::Postgres => "UNLOGGED tables are not written to the WAL: a crash (or an immediate shutdown) empties them, and they are not replicated",
-        Engine::Mariadb => "MEMORY tables live only in the server's memory and use table locks without transactions: every restart empties them (oltplab refills them from the load's recipe before a run), and a crash loses what was committed",
+        Engine::Mariadb | Engine::Galera => "MEMORY tables live only in the server's memory and use table locks without transactions: every restart empties them (oltplab refills them from the load's recipe before a run), and a crash loses what was committed",
         Engine::Sqlite => "the in-memory database lives only in the oltplab process: it is filled with the loaded rows (regenerated from the load's seed and scale) when each point starts and gone when it ends",
     }
 }
@@ -536,9 +534,7 @@ fn check(args: CheckArgs) -> Result<()> {
         }
         target.inconsistent_orders()
     })();
-    if let Some(server) = db.server {
-        server.stop()?;
-    }
+    db.close()?;
     let bad = result?;
     if bad > 0 {
         return Err(Error::failed(format!(

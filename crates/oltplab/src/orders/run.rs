@@ -501,7 +501,7 @@ fn durability_of(
 ) -> Durability {
     let (name, default) = match engine {
         Engine::Postgres => ("synchronous_commit", "on"),
-        Engine::Mariadb => ("innodb_flush_log_at_trx_commit", "1"),
+        Engine::Mariadb | Engine::Galera => ("innodb_flush_log_at_trx_commit", "1"),
         Engine::Sqlite => ("synchronous", "2"),
     };
     Durability {

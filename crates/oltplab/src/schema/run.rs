@@ -180,6 +180,10 @@ pub struct TpccSummary {
     /// Servers: where their sessions waited in the measured window, as the server tells it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_waits: Option<ServerWaits>,
+    /// A managed cluster (`--engine galera`): its nodes' fate in the run and the check that every
+    /// acknowledged New-Order is on each node still running.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<ClusterRun>,
     /// A users ramp (`--terminals 8,32,64`): each step's figures, in the order run; the rest of
     /// the summary is the last step's.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -312,4 +316,54 @@ pub struct ServerWaits {
     pub row_lock_waits: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub row_lock_wait_s: Option<f64>,
+    /// Galera: each node's replication counters, node 1 first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub wsrep_nodes: Vec<WsrepNode>,
+}
+
+/// `summary.cluster`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ClusterRun {
+    pub nodes: u32,
+    /// 1-based, the nodes still running when the window ended.
+    pub nodes_alive_at_end: Vec<u32>,
+    /// Connections that lost their node and moved to another, in order.
+    pub failovers: Vec<ClusterFailover>,
+    /// New-Orders whose commit succeeded, warm-up included.
+    pub acknowledged_new_orders: u64,
+    /// Of those, the most any running node lacks (0: none was lost).
+    pub missing_new_orders: u64,
+}
+
+/// `summary.cluster.failovers[]`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ClusterFailover {
+    /// 1-based.
+    pub from_node: u32,
+    pub to_node: u32,
+    /// RFC 3339, UTC.
+    pub at: String,
+    /// Seconds since the run started (the cluster was up).
+    pub t_s: f64,
+}
+
+/// `summary.server_waits.wsrep_nodes[]`: one Galera node's own account of what replication cost
+/// it. Counts and pause time are differences over the measured window; the windows are the
+/// server's averages since the node started (warm-up included), as `wsrep_*_window` are kept.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct WsrepNode {
+    /// 1-based.
+    pub node: u32,
+    /// Local transactions that failed certification (`wsrep_local_cert_failures`).
+    pub local_cert_failures: u64,
+    /// Local transactions aborted by a replicated one (`wsrep_local_bf_aborts`).
+    pub local_bf_aborts: u64,
+    /// Time replication was paused by flow control (`wsrep_flow_control_paused_ns`).
+    pub flow_control_paused_s: f64,
+    /// That time over the measured window.
+    pub flow_control_paused_share: f64,
+    /// Mean writesets applied in parallel (`wsrep_apply_window`).
+    pub apply_window: f64,
+    /// Mean writesets committed in parallel (`wsrep_commit_window`).
+    pub commit_window: f64,
 }

@@ -483,7 +483,7 @@ impl Database {
                 safety::ensure_own_dir(&to, false)?;
                 std::fs::remove_dir_all(&to).map_err(|e| safety::io_usage(&to, "remove", &e))?;
             }
-            copy_tree(&self.base, &to)?;
+            oltplab_dbs::server::copy_cluster(&self.base, &to)?;
             Ok(to)
         } else {
             let to = self.data_dir.join(format!("run-{name}.sqlite"));
@@ -867,37 +867,6 @@ fn copy_database(base: &Path, to: &Path) -> Result<()> {
     safety::write_file_marker(to, safety::FileMarker { filled_bytes: 0 })
         .map_err(|e| safety::io_usage(to, "mark", &e))?;
     Ok(())
-}
-
-/// Copies a managed server's data directory (the server stopped), keeping each file's owner and
-/// mode: the server runs as its own account.
-fn copy_tree(from: &Path, to: &Path) -> Result<()> {
-    use std::os::unix::fs::{chown, MetadataExt, PermissionsExt};
-    let fail = |p: &Path, e: std::io::Error| {
-        Error::failed(format!(
-            "cannot copy {} to {}: {} at {}",
-            from.display(),
-            to.display(),
-            e,
-            p.display()
-        ))
-    };
-    let meta = std::fs::symlink_metadata(from).map_err(|e| fail(from, e))?;
-    if meta.is_dir() {
-        std::fs::create_dir(to).map_err(|e| fail(to, e))?;
-        for entry in std::fs::read_dir(from).map_err(|e| fail(from, e))? {
-            let entry = entry.map_err(|e| fail(from, e))?;
-            copy_tree(&entry.path(), &to.join(entry.file_name()))?;
-        }
-    } else if meta.is_file() {
-        std::fs::copy(from, to).map_err(|e| fail(to, e))?;
-    } else {
-        // Sockets and links of a stopped server are not part of its data.
-        return Ok(());
-    }
-    std::fs::set_permissions(to, std::fs::Permissions::from_mode(meta.mode()))
-        .map_err(|e| fail(to, e))?;
-    chown(to, Some(meta.uid()), Some(meta.gid())).map_err(|e| fail(to, e))
 }
 
 struct TraceTotals {

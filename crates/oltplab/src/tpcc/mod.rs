@@ -17,10 +17,12 @@ use oltplab_core::units::format_ns;
 use oltplab_core::{Error, Result};
 use oltplab_workloads::tpcc::check::{run_checks, Condition};
 use oltplab_workloads::tpcc::load::{LoadOptions, LoadReport};
-use oltplab_workloads::tpcc::{db_failed, Purpose};
+use oltplab_workloads::tpcc::schema::TABLES;
+use oltplab_workloads::tpcc::{db_failed, Connector, Purpose};
 use serde::Serialize;
 
 use crate::workload::capture::{Capture, CaptureRequest, RunEnd};
+use crate::workload::cluster;
 use crate::workload::target::{self, DbSpec, Engine, Open};
 // The in-process API `oltplab study` builds on.
 pub use crate::workload::{warmup_arg, Warmup, AUTO_WARMUP_MAX};
@@ -476,9 +478,7 @@ pub fn load_with(cfg: &LoadConfig, stop: &AtomicBool) -> Result<LoadOutcome> {
         Vec::new()
     };
     let version = db.version.clone();
-    if let Some(server) = db.server {
-        server.stop()?;
-    }
+    db.close()?;
     // The connections are closed: what the emulated device did for the load and the check.
     let emulation = match capture {
         None => None,
@@ -536,18 +536,26 @@ fn check(args: CheckArgs) -> Result<()> {
     Ok(())
 }
 
-/// Runs the twelve consistency conditions on an existing database.
+/// Runs the twelve consistency conditions on an existing database; on a cluster on every node
+/// (a condition violated on any node is reported violated, naming the node), and then compares
+/// the nodes' table checksums (a difference is exit code 1).
 pub fn check_with(cfg: &CheckConfig) -> Result<Vec<Condition>> {
     let db = target::open(&cfg.db, Open::Existing, 1, None, Vec::new())?;
-    let conditions = check_db(&db, cfg.quiet)?;
-    if let Some(server) = db.server {
-        server.stop()?;
-    }
+    let (conditions, same_data) =
+        cluster::check_every_node(&db, &cfg.db, &TABLES, cfg.quiet, |c| {
+            check_conditions(c, cfg.quiet)
+        })?;
+    db.close()?;
+    same_data?;
     Ok(conditions)
 }
 
 fn check_db(db: &target::Db, quiet: bool) -> Result<Vec<Condition>> {
-    let mut conn = db.connector.connect(Purpose::Check)?;
+    check_conditions(db.connector.as_ref(), quiet)
+}
+
+fn check_conditions(connector: &dyn Connector, quiet: bool) -> Result<Vec<Condition>> {
+    let mut conn = connector.connect(Purpose::Check)?;
     let state = oltplab_workloads::tpcc::inspect(conn.as_mut())?;
     if state.tpcc_tables.len() < 9 {
         return Err(Error::usage(format!(

@@ -61,6 +61,7 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<RunOutcome> {
         .and_then(Capture::sqlite_vfs)
         .or_else(|| cfg.sqlite_vfs.clone());
     let started_at = now_rfc3339();
+    let run_started = std::time::SystemTime::now();
     let Loaded {
         db,
         meta,
@@ -118,6 +119,7 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<RunOutcome> {
     )?;
     // The server's work is done; stopping it ends its trace parts and the emulation session.
     let mut db = db;
+    let cluster_run = crate::workload::cluster::verify_run(&mut db, &cfg.db, run_started)?;
     let (server_warnings, died) = db.stop_server();
 
     let measured_s = outcome.measured_s.max(1e-9);
@@ -159,6 +161,17 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<RunOutcome> {
         device.as_deref(),
     ));
     warnings.extend(server_warnings);
+    let mut lost = None;
+    if let Some((run, node_warnings)) = cluster_run {
+        if run.missing_new_orders > 0 {
+            lost = Some(Error::failed(format!(
+                "a running node lacks {} of the {} New-Orders whose commit the driver saw succeed: the cluster lost acknowledged commits",
+                run.missing_new_orders, run.acknowledged_new_orders
+            )));
+        }
+        warnings.extend(node_warnings);
+        summary.cluster = Some(run);
+    }
     let intervals = intervals(&outcome);
     if outcome.warmup_steady == Some(false) && !outcome.interrupted {
         warnings.push(Warning::new(
@@ -189,7 +202,7 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<RunOutcome> {
     } else {
         print_summary(&doc, out_dir.as_deref());
     }
-    if let Some(e) = died {
+    if let Some(e) = died.or(lost) {
         return Err(e);
     }
     Ok(RunOutcome { doc, out_dir })
@@ -323,7 +336,7 @@ fn drive_window(
     let mut on_event = |e: Event| {
         match e {
             Event::MeasureStart => {
-                sampler = WaitSampler::start(db.connector.as_ref());
+                sampler = WaitSampler::start(db.connector.as_ref(), &db.node_urls);
                 if cfg.db.engine != Engine::Sqlite {
                     counters = db.connector.connect(Purpose::Check).ok();
                 }
@@ -514,7 +527,9 @@ fn run_warnings(
         ));
     }
     warnings.extend(spec_warnings(summary));
-    if summary.io.source.starts_with("diskstats") && cfg.db.engine != Engine::Mariadb {
+    if summary.io.source.starts_with("diskstats")
+        && !matches!(cfg.db.engine, Engine::Mariadb | Engine::Galera)
+    {
         warnings.push(Warning::new(
             WarningKind::PageCache,
             format!(

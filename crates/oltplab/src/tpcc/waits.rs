@@ -1,7 +1,8 @@
 //! The server's own account of where its sessions waited in the measured window, so that the
 //! study names measured waits instead of inferring them from what I/O and CPU leave over:
 //! PostgreSQL's wait events, sampled from `pg_stat_activity`; InnoDB's row-lock waits, from the
-//! difference of `SHOW GLOBAL STATUS` at the window's edges.
+//! difference of `SHOW GLOBAL STATUS` at the window's edges; a Galera cluster's replication
+//! counters on every node, the same way.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -10,6 +11,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use crate::schema::ServerWaits;
+use crate::workload::cluster::WsrepSampler;
 use oltplab_workloads::sql::{Conn, Dialect};
 use oltplab_workloads::tpcc::{Connector, Purpose};
 
@@ -43,13 +45,15 @@ pub enum WaitSampler {
     Mariadb {
         conn: Box<dyn Conn>,
         at_start: (u64, f64),
+        /// A Galera cluster's nodes' replication counters.
+        wsrep: Option<WsrepSampler>,
     },
 }
 
 impl WaitSampler {
     /// `None` for SQLite (its writer lock is measured by the driver) or when the server refuses
     /// the extra connection (the run goes on without the figures).
-    pub fn start(connector: &dyn Connector) -> Option<WaitSampler> {
+    pub fn start(connector: &dyn Connector, node_urls: &[String]) -> Option<WaitSampler> {
         match connector.dialect() {
             Dialect::Postgres => {
                 let mut conn = connector.connect(Purpose::Check).ok()?;
@@ -68,7 +72,14 @@ impl WaitSampler {
             Dialect::Mysql => {
                 let mut conn = connector.connect(Purpose::Check).ok()?;
                 let at_start = innodb_row_locks(conn.as_mut())?;
-                Some(WaitSampler::Mariadb { conn, at_start })
+                let wsrep = (!node_urls.is_empty())
+                    .then(|| WsrepSampler::start(node_urls))
+                    .flatten();
+                Some(WaitSampler::Mariadb {
+                    conn,
+                    at_start,
+                    wsrep,
+                })
             }
             Dialect::Sqlite => None,
         }
@@ -90,12 +101,17 @@ impl WaitSampler {
                     ..ServerWaits::default()
                 })
             }
-            WaitSampler::Mariadb { mut conn, at_start } => {
+            WaitSampler::Mariadb {
+                mut conn,
+                at_start,
+                wsrep,
+            } => {
                 let at_end = innodb_row_locks(conn.as_mut())?;
                 Some(ServerWaits {
                     source: "innodb_status".into(),
                     row_lock_waits: Some(at_end.0.saturating_sub(at_start.0)),
                     row_lock_wait_s: Some((at_end.1 - at_start.1).max(0.0)),
+                    wsrep_nodes: wsrep.map(WsrepSampler::finish).unwrap_or_default(),
                     ..ServerWaits::default()
                 })
             }

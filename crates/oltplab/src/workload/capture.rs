@@ -78,6 +78,11 @@ impl Capture {
             return Ok(None);
         }
         Ok(match req.db.engine {
+            Engine::Galera => {
+                return Err(Error::usage(
+                    "--emulate, --layout and --trace do not yet reach the nodes of a Galera cluster: drop them, or run --engine mariadb",
+                ))
+            }
             Engine::Sqlite => SqliteCapture::new(req)?.map(|c| Capture::Sqlite(Box::new(c))),
             _ => ServerCapture::new(req)?.map(|c| Capture::Server(Box::new(c))),
         })

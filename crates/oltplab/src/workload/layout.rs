@@ -86,7 +86,7 @@ pub fn server_table_files(db: &DbSpec, cluster: &Path) -> Result<TableFiles> {
                 files.insert(path, table);
             }
         }
-        Engine::Mariadb => {
+        Engine::Mariadb | Engine::Galera => {
             let dir = cluster.join(DATABASE);
             for entry in std::fs::read_dir(&dir)
                 .map_err(|e| oltplab_core::safety::io_usage(&dir, "read", &e))?

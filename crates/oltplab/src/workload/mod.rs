@@ -6,6 +6,7 @@
 //! option group flattened into [`LoadArgs`] / [`RunArgs`], and one line in [`WORKLOADS`].
 
 pub mod capture;
+pub mod cluster;
 pub mod edges;
 pub mod layout;
 pub mod procstat;
@@ -70,6 +71,7 @@ fn find(name: &str) -> Result<&'static dyn Workload> {
 
 pub fn load(args: LoadArgs) -> Result<()> {
     let w = find(&args.db.workload)?;
+    args.db.check_cluster(w)?;
     for other in WORKLOADS.iter().filter(|o| o.name() != w.name()) {
         reject_foreign(other.name(), w, &other.load_options_given(&args))?;
     }
@@ -79,6 +81,7 @@ pub fn load(args: LoadArgs) -> Result<()> {
 /// `oltplab run NAME`: Ctrl-C during the run is exit code 130, the partial result saved.
 pub fn run(args: RunArgs) -> Result<()> {
     let w = find(&args.db.workload)?;
+    args.db.check_cluster(w)?;
     for other in WORKLOADS.iter().filter(|o| o.name() != w.name()) {
         reject_foreign(other.name(), w, &other.run_options_given(&args))?;
     }
@@ -89,7 +92,9 @@ pub fn run(args: RunArgs) -> Result<()> {
 }
 
 pub fn check(args: CheckArgs) -> Result<()> {
-    find(&args.db.workload)?.check(args)
+    let w = find(&args.db.workload)?;
+    args.db.check_cluster(w)?;
+    w.check(args)
 }
 
 /// A usage error naming the first option of `owner` given to `workload` that it does not borrow.
@@ -226,18 +231,43 @@ pub struct DbArgs {
     /// Let a managed server go through the page cache (default: O_DIRECT where the engine has it)
     #[arg(long)]
     pub buffered: bool,
+
+    /// Nodes of a managed Galera cluster (--engine galera) [default: 3 for a load, as loaded
+    /// for run and check]
+    #[arg(long, value_name = "N")]
+    pub nodes: Option<u32>,
 }
 
 impl DbArgs {
     pub fn spec(&self) -> Result<DbSpec> {
-        DbSpec::resolve(
+        let mut spec = DbSpec::resolve(
             self.engine.as_deref(),
             self.url.as_deref(),
             &self.data_dir,
             self.buffer_pool,
             self.wal_dir.as_deref(),
             !self.buffered,
-        )
+        )?;
+        spec.nodes = self.nodes;
+        Ok(spec)
+    }
+
+    /// `--nodes` only with `--engine galera`, and the cluster (for now) only for TPC-C.
+    fn check_cluster(&self, w: &dyn Workload) -> Result<()> {
+        let galera = self.engine.as_deref() == Some("galera");
+        if self.nodes.is_some() && !galera {
+            return Err(Error::usage(
+                "--nodes is the size of a managed Galera cluster: add --engine galera, or drop --nodes",
+            ));
+        }
+        // Order entry opens its own single-server connections (and its MEMORY tables are not
+        // replicated by Galera).
+        if galera && w.name() == "orders" {
+            return Err(Error::usage(
+                "--engine galera runs TPC-C and brokerage so far, not orders: run tpcc or brokerage, or use --engine mariadb",
+            ));
+        }
+        Ok(())
     }
 }
 

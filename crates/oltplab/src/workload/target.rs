@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use oltplab_core::safety::{self, io_usage, FileMarker, TargetKind};
 use oltplab_core::{Error, Result};
 use oltplab_dbs::server::connect::{external_settings, kind_of_url};
+use oltplab_dbs::server::galera::{self, ClusterConfig, ManagedCluster};
 use oltplab_dbs::server::{
     connect_check, redact_url, with_password_from_env, DataInit, ManagedServer, ServerConfig,
     ServerKind,
@@ -16,7 +17,9 @@ use oltplab_dbs::sqlite::{self as sq, SqliteOptions};
 use oltplab_metrics::env::Env;
 use oltplab_metrics::{Warning, WarningKind};
 use oltplab_workloads::sql::{Dialect, Isolation};
-use oltplab_workloads::tpcc::connect::{MyConnector, PgConnector, SqliteConnector};
+use oltplab_workloads::tpcc::connect::{
+    ClusterConnector, ClusterHandle, MyConnector, PgConnector, SqliteConnector,
+};
 use oltplab_workloads::tpcc::Connector;
 use serde::Serialize;
 
@@ -28,15 +31,18 @@ pub enum Engine {
     Sqlite,
     Postgres,
     Mariadb,
+    /// A managed MariaDB Galera cluster (`--nodes N`).
+    Galera,
 }
 
 impl Engine {
-    pub const NAMES: [&'static str; 3] = ["sqlite", "postgres", "mariadb"];
+    pub const NAMES: [&'static str; 4] = ["sqlite", "postgres", "mariadb", "galera"];
 
     pub fn parse(name: &str) -> Engine {
         match name {
             "postgres" => Engine::Postgres,
             "mariadb" => Engine::Mariadb,
+            "galera" => Engine::Galera,
             _ => Engine::Sqlite,
         }
     }
@@ -46,6 +52,7 @@ impl Engine {
             Engine::Sqlite => "sqlite",
             Engine::Postgres => "postgres",
             Engine::Mariadb => "mariadb",
+            Engine::Galera => "galera",
         }
     }
 
@@ -53,7 +60,7 @@ impl Engine {
         match self {
             Engine::Sqlite => Dialect::Sqlite,
             Engine::Postgres => Dialect::Postgres,
-            Engine::Mariadb => Dialect::Mysql,
+            Engine::Mariadb | Engine::Galera => Dialect::Mysql,
         }
     }
 }
@@ -85,6 +92,9 @@ pub struct DbSpec {
     /// ([`Isolation::default_for`]). SQLite is always serializable.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub isolation: Option<Isolation>,
+    /// A Galera cluster's nodes (`--nodes`); None: 3 for a load, as loaded for a run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nodes: Option<u32>,
 }
 
 impl DbSpec {
@@ -129,6 +139,7 @@ impl DbSpec {
             direct_io,
             server_settings: Vec::new(),
             isolation: None,
+            nodes: None,
         };
         match (engine, url) {
             (Engine::Sqlite, Some(u)) => {
@@ -163,6 +174,9 @@ impl DbSpec {
         match (&self.sqlite_path, &self.url_shown) {
             (Some(p), _) => p.display().to_string(),
             (_, Some(u)) => u.clone(),
+            _ if self.engine == Engine::Galera => {
+                format!("the managed Galera cluster in {}", self.data_dir.display())
+            }
             _ => format!(
                 "the managed {} server in {}",
                 self.engine.name(),
@@ -173,7 +187,7 @@ impl DbSpec {
 
     pub fn server_kind(&self) -> ServerKind {
         match self.engine {
-            Engine::Mariadb => ServerKind::Mariadb,
+            Engine::Mariadb | Engine::Galera => ServerKind::Mariadb,
             _ => ServerKind::Postgres,
         }
     }
@@ -184,6 +198,12 @@ impl DbSpec {
 pub struct Db {
     pub connector: Box<dyn Connector>,
     pub server: Option<ManagedServer>,
+    /// A managed Galera cluster (then `server` is None); stopped on drop.
+    pub cluster: Option<ManagedCluster>,
+    /// Each node's URL of a cluster, node 1 first (for per-node counters and checks).
+    pub node_urls: Vec<String>,
+    /// A cluster's run connections' log: moves to other nodes, acknowledged New-Orders.
+    pub cluster_log: Option<ClusterHandle>,
     pub version: String,
     pub settings: BTreeMap<String, String>,
     /// The path whose device /proc/diskstats is read for.
@@ -197,16 +217,24 @@ impl Db {
     /// PIDs of the database's processes, for CPU accounting: a managed server's, an external
     /// server's found by name on this machine (none if it runs elsewhere), none for SQLite.
     pub fn server_pids(&self) -> Vec<u32> {
+        if let Some(c) = &self.cluster {
+            return c.pids();
+        }
         match (&self.server, self.engine) {
             (Some(s), _) => s.pids(),
             (None, Engine::Sqlite) => Vec::new(),
             (None, Engine::Postgres) => super::procstat::pids_named(&["postgres"]),
-            (None, Engine::Mariadb) => super::procstat::pids_named(&["mariadbd", "mysqld"]),
+            (None, Engine::Mariadb | Engine::Galera) => {
+                super::procstat::pids_named(&["mariadbd", "mysqld"])
+            }
         }
     }
 
     /// Whether a managed server died: the sentence that says so (exit status, log tail).
     pub fn server_died(&mut self) -> Option<String> {
+        if let Some(c) = self.cluster.as_mut() {
+            return c.died();
+        }
         self.server.as_mut().and_then(|s| s.died())
     }
 
@@ -214,7 +242,9 @@ impl Db {
     /// waiting up to a second for it — a killed server's sockets close before its exit can be
     /// seen, so a client can meet the reset first.
     pub fn server_died_after_error(&mut self) -> Option<String> {
-        self.server.as_ref()?;
+        if self.server.is_none() && self.cluster.is_none() {
+            return None;
+        }
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(1);
         loop {
             if let Some(what) = self.server_died() {
@@ -246,12 +276,29 @@ impl Db {
                 warnings.push(Warning::new(WarningKind::ServerShutdownSlow, e.to_string()));
             }
         }
+        if let Some(cluster) = self.cluster.take() {
+            if let Err(e) = cluster.stop() {
+                warnings.push(Warning::new(WarningKind::ServerShutdownSlow, e.to_string()));
+            }
+        }
         let error = died.map(|what| {
             Error::failed(format!(
                 "the server died during the run ({what}); the result holds what was measured before"
             ))
         });
         (warnings, error)
+    }
+
+    /// Stops what oltplab started, cleanly: the managed server, or the cluster (whose load then
+    /// copies node 1's data to the other nodes).
+    pub fn close(mut self) -> Result<()> {
+        if let Some(server) = self.server.take() {
+            server.stop()?;
+        }
+        if let Some(cluster) = self.cluster.take() {
+            cluster.stop()?;
+        }
+        Ok(())
     }
 
     /// The environment a run's result records: the machine, the engine's version and settings,
@@ -348,12 +395,16 @@ pub fn open(
                 engine: spec.engine,
                 connector: Box::new(connector),
                 server: None,
+                cluster: None,
+                node_urls: Vec::new(),
+                cluster_log: None,
                 version: sq::version(),
                 settings,
                 data_path: path,
                 url: None,
             })
         }
+        Engine::Galera => open_cluster(spec, how, connections, extra_env),
         Engine::Postgres | Engine::Mariadb => {
             let (url, server) = match &spec.url {
                 Some(u) => (u.clone(), None),
@@ -423,6 +474,9 @@ pub fn open(
                 engine: spec.engine,
                 connector,
                 server,
+                cluster: None,
+                node_urls: Vec::new(),
+                cluster_log: None,
                 version,
                 settings,
                 data_path,
@@ -430,6 +484,90 @@ pub fn open(
             })
         }
     }
+}
+
+/// Starts the managed Galera cluster of `spec`: for a load node 1 alone (the others are copied
+/// from it when it stops), else every node; terminals connect to the nodes in turn.
+fn open_cluster(
+    spec: &DbSpec,
+    how: Open,
+    connections: usize,
+    extra_env: Vec<(String, String)>,
+) -> Result<Db> {
+    let loaded = galera::loaded_nodes(&spec.data_dir);
+    match (how, loaded) {
+        (Open::Load { force: false }, Some(_)) => {
+            return Err(Error::usage(format!(
+                "{} already holds a Galera cluster: use it with `oltplab run {} --engine galera`, or add --force to replace it",
+                spec.data_dir.display(),
+                spec.workload
+            )))
+        }
+        (Open::Existing, None) => {
+            return Err(Error::usage(format!(
+                "{} holds no Galera cluster: create one with `oltplab load {} --engine galera --data-dir {}` first",
+                spec.data_dir.display(),
+                spec.workload,
+                spec.data_dir.display()
+            )))
+        }
+        _ => {}
+    }
+    if !extra_env.is_empty() {
+        return Err(Error::usage(
+            "--emulate and --trace do not yet reach the nodes of a Galera cluster: drop them, or run --engine mariadb",
+        ));
+    }
+    let mut server = ServerConfig::new(ServerKind::Mariadb, &spec.data_dir);
+    server.init = match how {
+        Open::Load { .. } => DataInit::Fresh,
+        Open::Existing => DataInit::Reuse,
+    };
+    server.buffer_pool_bytes = spec.buffer_pool_bytes;
+    server.wal_dir = spec.wal_dir.clone();
+    server.direct_io = spec.direct_io;
+    server.max_connections = (connections as u32 + 10).max(100);
+    server.extra_settings = spec.server_settings.clone();
+    if let Open::Load { force } = how {
+        server.force = force;
+    }
+    let cluster = ManagedCluster::start(&ClusterConfig {
+        server,
+        nodes: spec.nodes,
+    })?;
+    let node_urls: Vec<String> = cluster.nodes().iter().map(|n| n.url()).collect();
+    let first = &cluster.nodes()[0];
+    let mut settings = first.settings();
+    settings.insert("galera_nodes".into(), cluster.nodes().len().to_string());
+    let version = format!(
+        "{} (Galera, {} node{})",
+        first.version(),
+        cluster.nodes().len(),
+        if cluster.nodes().len() == 1 { "" } else { "s" }
+    );
+    let connector = ClusterConnector::new(
+        node_urls
+            .iter()
+            .map(|url| MyConnector {
+                url: url.clone(),
+                isolation: spec.isolation(),
+            })
+            .collect(),
+        // Brokerage's market settles trades that terminals on other nodes ordered.
+        spec.workload == "brokerage",
+    );
+    Ok(Db {
+        engine: spec.engine,
+        cluster_log: Some(connector.handle()),
+        connector: Box::new(connector),
+        data_path: first.cluster_dir().to_path_buf(),
+        url: Some(node_urls[0].clone()),
+        node_urls,
+        server: None,
+        cluster: Some(cluster),
+        version,
+        settings,
+    })
 }
 
 /// The SQLite file may be created (load) or must exist (run, check); oltplab's own files are

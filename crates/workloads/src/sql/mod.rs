@@ -177,6 +177,11 @@ pub enum ErrorKind {
     Serialization,
     /// A deadlock (PostgreSQL 40P01, MySQL 1213): retried.
     Deadlock,
+    /// A multi-primary cluster (Galera) refused the transaction at its commit: another node's
+    /// transaction certified first on the same rows (MySQL 1213 from COMMIT): retried.
+    CertificationConflict,
+    /// A cluster's node went away and the connection moved to another node: retried there.
+    NodeFailover,
     /// A lock wait timed out (MySQL 1205, PostgreSQL 55P03): retried.
     LockTimeout,
     /// SQLite's database is locked by another writer (SQLITE_BUSY): retried.
@@ -193,6 +198,8 @@ impl ErrorKind {
             self,
             ErrorKind::Serialization
                 | ErrorKind::Deadlock
+                | ErrorKind::CertificationConflict
+                | ErrorKind::NodeFailover
                 | ErrorKind::LockTimeout
                 | ErrorKind::Busy
         )
@@ -202,6 +209,8 @@ impl ErrorKind {
         match self {
             ErrorKind::Serialization => "serialization",
             ErrorKind::Deadlock => "deadlock",
+            ErrorKind::CertificationConflict => "certification_conflict",
+            ErrorKind::NodeFailover => "node_failover",
             ErrorKind::LockTimeout => "lock_timeout",
             ErrorKind::Busy => "busy",
             ErrorKind::Connection => "connection",
@@ -570,6 +579,9 @@ pub trait Conn: Send {
     fn writer_lock_wait_ns(&self) -> u64 {
         0
     }
+    /// A New-Order's key, called once its commit succeeded: a cluster's connections keep them, to
+    /// check after the run that a node's failure lost none.
+    fn acknowledged_new_order(&mut self, _w_id: i64, _d_id: i64, _o_id: i64) {}
 }
 
 /// A failed statement outside a measured transaction: the database is unusable for the workload.

@@ -167,7 +167,15 @@ impl Conn for MyConn {
 
     fn commit(&mut self) -> DbResult<()> {
         self.in_tx = false;
-        self.conn.query_drop("COMMIT").map_err(|e| classify(&e))
+        self.conn.query_drop("COMMIT").map_err(|e| {
+            // InnoDB takes its locks in the statements, so a deadlock reported by COMMIT itself
+            // is Galera's certification failing against another node's transaction.
+            let mut err = classify(&e);
+            if err.kind == ErrorKind::Deadlock {
+                err.kind = ErrorKind::CertificationConflict;
+            }
+            err
+        })
     }
 
     fn rollback(&mut self) -> DbResult<()> {

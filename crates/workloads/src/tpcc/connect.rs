@@ -10,7 +10,12 @@ use super::{Connector, Purpose};
 use crate::sql::mysql::MyConn;
 use crate::sql::postgres::PgConn;
 use crate::sql::sqlite::{writer_lock, SqliteConn};
-use crate::sql::{Conn, Dialect, Isolation};
+use crate::sql::{
+    Batch, Conn, DbError, DbResult, Dialect, ErrorKind, Isolation, Rows, Stmt, TxMode, P,
+};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
 
 /// Embedded SQLite in one file.
 pub struct SqliteConnector {
@@ -99,5 +104,217 @@ impl Connector for MyConnector {
         let conn = MyConn::new(conn, self.isolation)
             .map_err(|e| Error::failed(format!("cannot set up the MySQL connection: {e}")))?;
         Ok(Box::new(conn))
+    }
+}
+
+/// The nodes of a multi-primary cluster (Galera): the terminals' connections go to the nodes in
+/// turn and move to another node when theirs goes away; the loader (without replication) and the
+/// checker use the first node.
+pub struct ClusterConnector {
+    shared: Arc<ClusterShared>,
+    next: AtomicUsize,
+}
+
+struct ClusterShared {
+    nodes: Vec<MyConnector>,
+    /// Reads wait until the node has applied what the cluster committed before them
+    /// (`wsrep_sync_wait = 1`): for workloads whose transactions act on another terminal's
+    /// commits, which another node may not have applied yet.
+    causal_reads: bool,
+    log: Mutex<ClusterLog>,
+}
+
+/// What the run connections of a cluster saw: moves to another node, and every New-Order whose
+/// commit succeeded.
+#[derive(Clone, Debug, Default)]
+pub struct ClusterLog {
+    pub failovers: Vec<Failover>,
+    /// (w_id, d_id, o_id).
+    pub acknowledged_new_orders: Vec<(i64, i64, i64)>,
+}
+
+/// Reads a [`ClusterConnector`]'s log.
+#[derive(Clone)]
+pub struct ClusterHandle(Arc<ClusterShared>);
+
+impl ClusterHandle {
+    /// A copy of what the run connections saw so far.
+    pub fn log(&self) -> ClusterLog {
+        self.0.lock().clone()
+    }
+}
+
+/// A connection that lost its node and moved to another.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Failover {
+    /// 0-based.
+    pub from_node: usize,
+    pub to_node: usize,
+    pub at: SystemTime,
+}
+
+impl ClusterConnector {
+    pub fn new(nodes: Vec<MyConnector>, causal_reads: bool) -> ClusterConnector {
+        assert!(!nodes.is_empty(), "a cluster has a node");
+        ClusterConnector {
+            shared: Arc::new(ClusterShared {
+                nodes,
+                causal_reads,
+                log: Mutex::new(ClusterLog::default()),
+            }),
+            next: AtomicUsize::new(0),
+        }
+    }
+
+    /// A handle that reads what the run connections saw, kept by whoever owns the cluster.
+    pub fn handle(&self) -> ClusterHandle {
+        ClusterHandle(self.shared.clone())
+    }
+
+    /// The node the next run connection goes to (0-based), advancing the turn.
+    fn turn(&self) -> usize {
+        self.next.fetch_add(1, Ordering::Relaxed) % self.shared.nodes.len()
+    }
+}
+
+impl ClusterShared {
+    fn lock(&self) -> std::sync::MutexGuard<'_, ClusterLog> {
+        self.log.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn connect_run(&self, node: usize) -> Result<Box<dyn Conn>> {
+        let mut conn = self.nodes[node].connect(Purpose::Run)?;
+        if self.causal_reads {
+            conn.batch("SET SESSION wsrep_sync_wait = 1")
+                .map_err(|e| Error::failed(format!("cannot ask the node for causal reads: {e}")))?;
+        }
+        Ok(conn)
+    }
+}
+
+impl Connector for ClusterConnector {
+    fn dialect(&self) -> Dialect {
+        Dialect::Mysql
+    }
+
+    fn connect(&self, purpose: Purpose) -> Result<Box<dyn Conn>> {
+        match purpose {
+            Purpose::Run => {
+                let node = self.turn();
+                Ok(Box::new(FailoverConn {
+                    inner: self.shared.connect_run(node)?,
+                    node,
+                    shared: self.shared.clone(),
+                }))
+            }
+            Purpose::Check => self.shared.nodes[0].connect(purpose),
+            Purpose::Load => {
+                // Node 1 loads alone and its files are copied to the other nodes, so the load
+                // need not pass through replication (certification, the writeset cache).
+                let mut conn = self.shared.nodes[0].connect(purpose)?;
+                conn.batch("SET SESSION wsrep_on = OFF").map_err(|e| {
+                    Error::failed(format!("cannot load past the cluster's replication: {e}"))
+                })?;
+                Ok(conn)
+            }
+        }
+    }
+}
+
+/// A run connection to one node that, when the node goes away, moves to the next node that
+/// answers and reports the failed statement as [`ErrorKind::NodeFailover`] (retried there).
+struct FailoverConn {
+    inner: Box<dyn Conn>,
+    node: usize,
+    shared: Arc<ClusterShared>,
+}
+
+impl FailoverConn {
+    fn check<T>(&mut self, r: DbResult<T>) -> DbResult<T> {
+        match r {
+            Err(e) if e.kind == ErrorKind::Connection => Err(self.fail_over(e)),
+            other => other,
+        }
+    }
+
+    fn fail_over(&mut self, lost: DbError) -> DbError {
+        let n = self.shared.nodes.len();
+        for step in 1..n {
+            let to = (self.node + step) % n;
+            if let Ok(conn) = self.shared.connect_run(to) {
+                self.inner = conn;
+                self.shared.lock().failovers.push(Failover {
+                    from_node: self.node,
+                    to_node: to,
+                    at: SystemTime::now(),
+                });
+                let from = std::mem::replace(&mut self.node, to);
+                return DbError::new(
+                    ErrorKind::NodeFailover,
+                    format!(
+                        "node {} went away ({lost}); the connection moved to node {}",
+                        from + 1,
+                        to + 1
+                    ),
+                );
+            }
+        }
+        lost
+    }
+}
+
+impl Conn for FailoverConn {
+    fn dialect(&self) -> Dialect {
+        Dialect::Mysql
+    }
+    fn begin(&mut self, mode: TxMode) -> DbResult<()> {
+        let r = self.inner.begin(mode);
+        self.check(r)
+    }
+    fn commit(&mut self) -> DbResult<()> {
+        let r = self.inner.commit();
+        self.check(r)
+    }
+    fn rollback(&mut self) -> DbResult<()> {
+        let r = self.inner.rollback();
+        self.check(r)
+    }
+    fn run(&mut self, stmt: &Stmt, params: &[P], out: &mut Rows) -> DbResult<u64> {
+        let r = self.inner.run(stmt, params, out);
+        self.check(r)
+    }
+    fn batch(&mut self, sql: &str) -> DbResult<()> {
+        let r = self.inner.batch(sql);
+        self.check(r)
+    }
+    fn query(&mut self, sql: &str) -> DbResult<Rows> {
+        let r = self.inner.query(sql);
+        self.check(r)
+    }
+    fn load(&mut self, batch: &Batch) -> DbResult<()> {
+        let r = self.inner.load(batch);
+        self.check(r)
+    }
+    fn acknowledged_new_order(&mut self, w_id: i64, d_id: i64, o_id: i64) {
+        self.shared
+            .lock()
+            .acknowledged_new_orders
+            .push((w_id, d_id, o_id));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_connections_go_to_the_nodes_in_turn() {
+        let node = |i: usize| MyConnector {
+            url: format!("mysql://root@127.0.0.1:{}/x", 1000 + i),
+            isolation: Isolation::RepeatableRead,
+        };
+        let c = ClusterConnector::new((0..3).map(node).collect(), false);
+        let turns: Vec<usize> = (0..7).map(|_| c.turn()).collect();
+        assert_eq!(turns, [0, 1, 2, 0, 1, 2, 0]);
     }
 }
