@@ -224,6 +224,7 @@ fn galera_conflicts_node_kill_and_equal_nodes() {
         .as_u64()
         .unwrap_or(0);
     assert!(conflicts > 0, "no certification conflict counted: {err}");
+    eprintln!("retries by kind: {}", s["retries_by_kind"]);
     let nodes = s["server_waits"]["wsrep_nodes"].as_array().unwrap();
     assert!(nodes.len() >= 2, "{}", s["server_waits"]);
     let cert_failures: u64 = nodes

@@ -182,6 +182,9 @@ pub enum ErrorKind {
     CertificationConflict,
     /// A cluster's node went away and the connection moved to another node: retried there.
     NodeFailover,
+    /// A cluster's node rolled the transaction back between its statements without saying so
+    /// (found at COMMIT, see `sql::mysql`): retried.
+    AbortedUnreported,
     /// A lock wait timed out (MySQL 1205, PostgreSQL 55P03): retried.
     LockTimeout,
     /// SQLite's database is locked by another writer (SQLITE_BUSY): retried.
@@ -200,6 +203,7 @@ impl ErrorKind {
                 | ErrorKind::Deadlock
                 | ErrorKind::CertificationConflict
                 | ErrorKind::NodeFailover
+                | ErrorKind::AbortedUnreported
                 | ErrorKind::LockTimeout
                 | ErrorKind::Busy
         )
@@ -211,6 +215,7 @@ impl ErrorKind {
             ErrorKind::Deadlock => "deadlock",
             ErrorKind::CertificationConflict => "certification_conflict",
             ErrorKind::NodeFailover => "node_failover",
+            ErrorKind::AbortedUnreported => "aborted_unreported",
             ErrorKind::LockTimeout => "lock_timeout",
             ErrorKind::Busy => "busy",
             ErrorKind::Connection => "connection",
