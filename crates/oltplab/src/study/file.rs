@@ -18,8 +18,8 @@ use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
 use super::{
-    file_name, new_study_doc, save, secs, split_devices, study_device, tree_bytes, warn,
-    write_report, Database, Scale, StudyArgs, REPORT_FILE, RESULTS_FILE, S1_POOL_SHARE,
+    file_name, new_study_doc, save, secs, split_devices, study_device, study_runs, tree_bytes,
+    warn, write_report, Database, Scale, StudyArgs, REPORT_FILE, RESULTS_FILE, S1_POOL_SHARE,
     SERVER_POOL_BYTES_MIN,
 };
 use crate::output;
@@ -208,7 +208,7 @@ fn parse(path: &Path, text: &str) -> Result<FileStudy> {
         }
         for c in &file.cell {
             let c = c.get_ref();
-            let spec = device(&src, &c.device)?;
+            let spec = device(&src, "device", &c.device)?;
             let engine_index = match &c.engine {
                 None => 0,
                 Some(e) => engines
@@ -260,7 +260,7 @@ fn parse(path: &Path, text: &str) -> Result<FileStudy> {
         let specs = devices
             .get_ref()
             .iter()
-            .map(|d| device(&src, d))
+            .map(|d| device(&src, "devices", d))
             .collect::<Result<Vec<_>>>()?;
         let terminal_counts: Vec<Option<u32>> = match &file.terminals {
             None => vec![None],
@@ -423,16 +423,16 @@ fn setting(src: &Source, s: &Spanned<String>) -> Result<(String, String)> {
     Ok((key.to_string(), value.to_string()))
 }
 
-fn device(src: &Source, d: &Spanned<String>) -> Result<Spec> {
+fn device(src: &Source, key: &str, d: &Spanned<String>) -> Result<Spec> {
     let text = d.get_ref().trim();
     // One spec per entry: a comma at the top level is two devices in one string.
     if split_devices(text).map(|v| v.len()).unwrap_or(0) != 1 {
         return Err(src.error(
             d.span(),
-            format!("\"{text}\" is not one device spec: give each device as its own string"),
+            format!("{key}: \"{text}\" is not one device spec: give each device as its own string"),
         ));
     }
-    parse_spec(text).map_err(|e| src.error(d.span(), format!("unknown device \"{text}\": {e}")))
+    parse_spec(text).map_err(|e| src.error(d.span(), format!("{key}: {e}")))
 }
 
 fn terminals(src: &Source, t: &Spanned<u32>) -> Result<u32> {
@@ -545,10 +545,37 @@ fn fnv1a(bytes: &[u8]) -> u64 {
 
 /// The seconds a cell takes at its scale: the device step (two queue depths), then per
 /// repetition the run and its replay (at most as long as the run when α ≤ 1).
-fn estimate_s(cell: &CellPlan, repeat: u32) -> f64 {
+fn estimate_s(cell: &CellPlan, repeat: u32, device_step: bool) -> f64 {
     let s = &cell.scale;
-    2.0 * (s.device_ramp_s + s.device_runtime_s)
-        + repeat as f64 * (s.warmup_s + s.duration_s + s.duration_s)
+    let device_s = if device_step {
+        2.0 * (s.device_ramp_s + s.device_runtime_s)
+    } else {
+        0.0
+    };
+    device_s + repeat as f64 * (s.warmup_s + s.duration_s + s.duration_s)
+}
+
+/// Each cell's estimate, with its device step counted for the first cell of the device that no
+/// finished cell measured; 0 for the finished cells.
+fn estimates_s(study: &FileStudy, done: &[Option<CellResult>]) -> Vec<f64> {
+    let mut measured: Vec<&str> = done
+        .iter()
+        .flatten()
+        .map(|r| r.axes.device_name.as_str())
+        .collect();
+    study
+        .cells
+        .iter()
+        .zip(done)
+        .map(|(c, d)| {
+            if d.is_some() {
+                return 0.0;
+            }
+            let first = !measured.contains(&c.axes.device_name.as_str());
+            measured.push(&c.axes.device_name);
+            estimate_s(c, study.repeat, first)
+        })
+        .collect()
 }
 
 fn duration(s: f64) -> String {
@@ -627,15 +654,7 @@ pub fn run(args: &StudyArgs) -> Result<()> {
         study.scale.name,
         study.scale.warehouses,
         if study.scale.warehouses == 1 { "" } else { "s" },
-        duration(
-            study
-                .cells
-                .iter()
-                .zip(&results)
-                .filter(|(_, r)| r.is_none())
-                .map(|(c, _)| estimate_s(c, study.repeat))
-                .sum()
-        ),
+        duration(estimates_s(&study, &results).iter().sum()),
         out.display()
     );
 
@@ -690,17 +709,39 @@ pub fn run(args: &StudyArgs) -> Result<()> {
             load_s += started.elapsed().as_secs_f64();
         }
         let (database, engine_version) = loaded[cell.engine_index].as_ref().expect("loaded above");
+        remove_stopped_traces(&out, &cell.id, study.repeat)?;
         let mut warnings = Vec::new();
-        let measured = study_device(
-            &cell.spec,
-            &cell.id,
-            &cell.scale,
-            study.repeat,
-            database,
-            &args.data_dir,
-            &out,
-            &mut warnings,
-        );
+        // A device is measured once: its figures do not depend on the engine or the load.
+        let measured = match device_known(&results, &cell.axes.device_name) {
+            Some(device) => {
+                output::note!(
+                    "  device: {} measured for an earlier cell ({} IOPS at QD 32)",
+                    cell.axes.device,
+                    format_count(device.1)
+                );
+                study_runs(
+                    &cell.spec,
+                    &cell.id,
+                    device,
+                    &cell.scale,
+                    study.repeat,
+                    database,
+                    &args.data_dir,
+                    &out,
+                    &mut warnings,
+                )
+            }
+            None => study_device(
+                &cell.spec,
+                &cell.id,
+                &cell.scale,
+                study.repeat,
+                database,
+                &args.data_dir,
+                &out,
+                &mut warnings,
+            ),
+        };
         // A cell stopped by Ctrl-C is not finished, even if some repetitions were: it reruns.
         let figures = match measured {
             Ok(_) | Err(Error::Interrupted) if STOP.load(Ordering::Relaxed) => {
@@ -762,6 +803,31 @@ pub fn run(args: &StudyArgs) -> Result<()> {
         return Err(Error::Interrupted);
     }
     Ok(())
+}
+
+/// A cell stopped by Ctrl-C left its partial traces (`<id>.trace`, `<id>-r<n>.trace`); its rerun
+/// writes them anew, and a trace is never overwritten, so they go first — only oltplab's traces.
+fn remove_stopped_traces(out: &Path, id: &str, repeat: u32) -> Result<()> {
+    let names = std::iter::once(format!("{id}.trace"))
+        .chain((2..=repeat).map(|r| format!("{id}-r{r}.trace")));
+    for name in names {
+        let path = out.join(name);
+        if path.is_file() {
+            oltplab_trace::writer::refuse_foreign(&path)?;
+            output::note!("  removing {}, left by the stopped run", path.display());
+            std::fs::remove_file(&path).map_err(|e| safety::io_usage(&path, "remove", &e))?;
+        }
+    }
+    Ok(())
+}
+
+/// The device figures (QD 1 mean latency ns, QD 32 IOPS) a finished cell measured for `device`.
+fn device_known(results: &[Option<CellResult>], device: &str) -> Option<(f64, f64)> {
+    results
+        .iter()
+        .flatten()
+        .find(|r| r.axes.device_name == device && r.figures.randread16k_iops > 0.0)
+        .map(|r| (r.figures.randread16k_lat_ns, r.figures.randread16k_iops))
 }
 
 fn describe_engine(axes: &CellAxes) -> String {
@@ -906,14 +972,12 @@ fn print_plan(study: &FileStudy, done: &[Option<CellResult>]) {
         if study.repeat == 1 { "" } else { "s" },
         study.baseline.as_deref().unwrap_or("none")
     );
-    let mut total_s = 0.0;
-    for (i, (c, d)) in study.cells.iter().zip(done).enumerate() {
-        let est = estimate_s(c, study.repeat);
+    let estimates = estimates_s(study, done);
+    for (i, ((c, d), est)) in study.cells.iter().zip(done).zip(&estimates).enumerate() {
         let state = if d.is_some() {
             "finished, kept".to_string()
         } else {
-            total_s += est;
-            format!("~{}", duration(est))
+            format!("~{}", duration(*est))
         };
         output::say!(
             "{:>3}. {:<40} {:<24} {:<22} {:>4} terminals  pacing {:<5} {}",
@@ -926,12 +990,34 @@ fn print_plan(study: &FileStudy, done: &[Option<CellResult>]) {
             state
         );
     }
+    // Each engine with a cell to run loads its database once.
+    let to_load: Vec<&str> = study
+        .engines
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| {
+            study
+                .cells
+                .iter()
+                .zip(done)
+                .any(|(c, d)| c.engine_index == *i && d.is_none())
+        })
+        .map(|(_, e)| e.name.as_str())
+        .collect();
+    let loads = if to_load.is_empty() {
+        String::new()
+    } else {
+        format!(
+            ", plus a TPC-C load of {} warehouse{} for each of {}",
+            study.scale.warehouses,
+            if study.scale.warehouses == 1 { "" } else { "s" },
+            to_load.join(", ")
+        )
+    };
     output::say!(
-        "estimate: ~{} for the cells to run, plus one TPC-C load of {} warehouse{} per engine ({}); nothing was run",
-        duration(total_s),
-        study.scale.warehouses,
-        if study.scale.warehouses == 1 { "" } else { "s" },
-        study.engines.iter().map(|e| e.name.as_str()).collect::<Vec<_>>().join(", ")
+        "estimate: ~{} for the {} cells to run{loads}; nothing was run",
+        duration(estimates.iter().sum()),
+        done.iter().filter(|d| d.is_none()).count()
     );
 }
 
@@ -1009,6 +1095,29 @@ mod tests {
         let c = parse_text("scale = \"quick\"\ndevices = [\"hdd-10k\"]\n").unwrap();
         assert_eq!(a.cells[0].result_file(), b.cells[1].result_file());
         assert_ne!(a.cells[0].hash, c.cells[0].hash);
+    }
+
+    /// studies/s1.toml is `oltplab study --scale quick`: S1's devices in order, the quick scale's
+    /// terminals, SQLite, no pacing, one repetition, hdd-10k the baseline.
+    #[test]
+    fn the_shipped_s1_file_is_the_quick_s1_study() {
+        let text = include_str!("../../../../studies/s1.toml");
+        let s = parse(Path::new("studies/s1.toml"), text).unwrap();
+        let devices: Vec<String> = s.cells.iter().map(|c| c.axes.device.clone()).collect();
+        assert_eq!(
+            devices,
+            split_devices(super::super::DEFAULT_DEVICES).unwrap()
+        );
+        let quick = Scale::named("quick");
+        assert_eq!(s.scale.name, "quick");
+        assert_eq!(s.repeat, 1);
+        assert_eq!(s.baseline.as_deref(), Some("hdd-10k"));
+        for c in &s.cells {
+            assert_eq!(c.axes.engine, "sqlite");
+            assert_eq!(c.axes.pacing, "none");
+            assert_eq!(c.scale.terminals, quick.terminals);
+            assert!(c.axes.server_settings.is_empty());
+        }
     }
 
     #[test]

@@ -276,6 +276,21 @@ pub fn run(args: StudyArgs) -> Result<()> {
         }
     }
     let scale = Scale::named(&args.scale).paced(&args.pacing);
+    if args.scenario == "s1"
+        && args.engine == "sqlite"
+        && args.devices == DEFAULT_DEVICES
+        && args.pacing == "none"
+        && args.repeat == 1
+    {
+        // The same cells as the shipped study file (its results under `summary.cells`).
+        let scale_note = match args.scale.as_str() {
+            "quick" => String::new(),
+            other => format!(" with scale = \"{other}\""),
+        };
+        output::note!(
+            "(S1's cells are those of the study file studies/s1.toml{scale_note}: `oltplab study --file studies/s1.toml` runs the same measurement)"
+        );
+    }
     let config = StudyConfig {
         scenario: args.scenario.clone(),
         engine: args.engine.clone(),
@@ -546,7 +561,26 @@ fn study_device(
     output::note!("  device: 16 KiB random reads at QD 1 and 32");
     let device = device_figures(spec, name, scale, data_dir, out)?;
     interrupted()?;
+    study_runs(
+        spec, name, device, scale, repeat, database, data_dir, out, warnings,
+    )
+}
 
+/// Steps 2–4 of a device's measurement — TPC-C with its trace, the replays, α and what limited
+/// the run, `repeat` times — given its device figures (QD 1 mean latency ns, QD 32 IOPS): what a
+/// study file's cell runs when an earlier cell already measured its device.
+#[allow(clippy::too_many_arguments)]
+fn study_runs(
+    spec: &Spec,
+    name: &str,
+    device: (f64, f64),
+    scale: &Scale,
+    repeat: u32,
+    database: &Database,
+    data_dir: &Path,
+    out: &Path,
+    warnings: &mut Vec<Warning>,
+) -> Result<DeviceFigures> {
     // 2–4, once per repetition, each on a fresh copy: the first keeps the plain file names.
     let mut runs = Vec::new();
     for r in 1..=repeat {
