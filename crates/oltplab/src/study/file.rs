@@ -320,7 +320,10 @@ fn parse(path: &Path, text: &str) -> Result<FileStudy> {
     }
     let baseline = match &file.baseline {
         Some(b) => {
-            let name = file_name(b.get_ref());
+            // As written, or as resolved (`raid10(4,hdd-15k)` is `raid10(4,hdd-15k,stripe=64k)`).
+            let name = parse_spec(b.get_ref())
+                .map(|s| file_name(&s.name()))
+                .unwrap_or_else(|_| file_name(b.get_ref()));
             if !cells.iter().any(|c| c.axes.device_name == name) {
                 return Err(src.error(
                     b.span(),
@@ -973,6 +976,19 @@ fn print_plan(study: &FileStudy, done: &[Option<CellResult>]) {
         study.baseline.as_deref().unwrap_or("none")
     );
     let estimates = estimates_s(study, done);
+    let width = |f: &dyn Fn(&CellPlan) -> String| {
+        study
+            .cells
+            .iter()
+            .map(|c| f(c).chars().count())
+            .max()
+            .unwrap_or(0)
+    };
+    let (w_id, w_engine, w_device) = (
+        width(&|c| c.id.clone()),
+        width(&|c| describe_engine(&c.axes)),
+        width(&|c| c.axes.device.clone()),
+    );
     for (i, ((c, d), est)) in study.cells.iter().zip(done).zip(&estimates).enumerate() {
         let state = if d.is_some() {
             "finished, kept".to_string()
@@ -980,7 +996,7 @@ fn print_plan(study: &FileStudy, done: &[Option<CellResult>]) {
             format!("~{}", duration(*est))
         };
         output::say!(
-            "{:>3}. {:<40} {:<24} {:<22} {:>4} terminals  pacing {:<5} {}",
+            "{:>3}. {:<w_id$}  {:<w_engine$}  {:<w_device$}  {:>4} terminals  pacing {:<5} {}",
             i + 1,
             c.id,
             describe_engine(&c.axes),
@@ -1008,7 +1024,7 @@ fn print_plan(study: &FileStudy, done: &[Option<CellResult>]) {
         String::new()
     } else {
         format!(
-            ", plus a TPC-C load of {} warehouse{} for each of {}",
+            ", plus a TPC-C load of {} warehouse{} for {}",
             study.scale.warehouses,
             if study.scale.warehouses == 1 { "" } else { "s" },
             to_load.join(", ")
