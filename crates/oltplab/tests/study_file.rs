@@ -123,6 +123,26 @@ fn bad_study_files_fail_before_anything_runs_naming_key_and_line() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// A server setting the installed server does not know is refused before anything starts, from
+/// the server's own list of its settings.
+#[test]
+fn a_misspelt_server_setting_fails_before_anything_runs() {
+    if !common::server_installed("initdb") {
+        return;
+    }
+    let dir = scratch("setting");
+    std::fs::write(
+        dir.join("pg.toml"),
+        "scale = \"test\"\ndevices = [\"hdd-10k\"]\n[[engines]]\nengine = \"postgres\"\nserver_settings = [\n  \"synchronous_commit=off\",\n  \"synchronous_comit=off\",\n]\n",
+    )
+    .unwrap();
+    let out = oltplab(&dir, &["study", "--file", "pg.toml"]);
+    assert_one_line_usage_error(&out, "line 7");
+    assert_one_line_usage_error(&out, "synchronous_comit");
+    assert_nothing_made(&dir, &["pg.toml"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// The ids of the cells a run measured and of those it kept, from its progress lines
 /// (`[2/4] id (…)` and `[1/4] id: finished earlier, kept`).
 fn cells_in(err: &str) -> (Vec<String>, Vec<String>) {

@@ -122,6 +122,8 @@ struct EngineDef {
     name: String,
     engine: String,
     settings: Vec<(String, String)>,
+    /// Where each setting stands in the file.
+    setting_spans: Vec<Range<usize>>,
 }
 
 /// One cell, resolved: its axes, the scale it runs at, and the names of its files.
@@ -359,6 +361,7 @@ fn engines(src: &Source, entries: &[Spanned<EngineEntry>]) -> Result<Vec<EngineD
             name: "sqlite".into(),
             engine: "sqlite".into(),
             settings: Vec::new(),
+            setting_spans: Vec::new(),
         }]);
     }
     let mut out: Vec<EngineDef> = Vec::new();
@@ -398,9 +401,53 @@ fn engines(src: &Source, entries: &[Spanned<EngineEntry>]) -> Result<Vec<EngineD
             name,
             engine,
             settings,
+            setting_spans: e.server_settings.iter().map(Spanned::span).collect(),
         });
     }
     Ok(out)
+}
+
+/// Refuses, before anything starts, a server setting the installed server does not know (its own
+/// list: `postgres --describe-config`, `mariadbd --verbose --help`). PostgreSQL's dotted names are
+/// an extension's, which the server accepts as placeholders. `Ok(false)`: a server is not
+/// installed, so the settings could not be checked (the run would then stop at its load).
+fn check_settings(study: &FileStudy) -> Result<bool> {
+    let src = Source {
+        path: &study.path,
+        text: &study.text,
+    };
+    let mut checked = true;
+    for kind in ["postgres", "mariadb"] {
+        let entries: Vec<&EngineDef> = study
+            .engines
+            .iter()
+            .filter(|e| e.engine == kind && !e.settings.is_empty())
+            .collect();
+        if entries.is_empty() {
+            continue;
+        }
+        let known = match oltplab_dbs::server::setting_names(kind) {
+            Ok(k) => k,
+            Err(Error::Usage(_)) => {
+                checked = false;
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        for e in entries {
+            for ((key, _), span) in e.settings.iter().zip(&e.setting_spans) {
+                let name = key.to_ascii_lowercase().replace('-', "_");
+                let placeholder = kind == "postgres" && name.contains('.');
+                if !placeholder && !known.contains(&name) {
+                    return Err(src.error(
+                        span.clone(),
+                        format!("server_settings: the installed {kind} has no setting `{key}`: check its spelling against its documentation"),
+                    ));
+                }
+            }
+        }
+    }
+    Ok(checked)
 }
 
 /// `KEY=VALUE`, as `--server-setting` takes it (passed to the managed server as given).
@@ -623,8 +670,12 @@ pub fn run(args: &StudyArgs) -> Result<()> {
         .as_deref()
         .map(|dir| finished(dir, &study))
         .unwrap_or_else(|| vec![None; study.cells.len()]);
+    let settings_checked = check_settings(&study)?;
     if args.dry_run {
         print_plan(&study, &done_before);
+        if !settings_checked {
+            output::say!("(server settings not checked: the server is not installed)");
+        }
         return Ok(());
     }
     if let Some(json) = &args.json {
