@@ -142,6 +142,9 @@ Examples:
                                                    S2: HDD RAID, + SSD read cache, SSD RAID, PCIe flash
   oltplab study --scenario placement --engine postgres --scale quick
                                                    S3: log+temp, the hottest table, or all on flash
+  oltplab study --file studies/s1.toml --dry-run   your own study file: its cells and their time
+  oltplab study --file my.toml --out my-study      run it; each finished cell is kept
+  oltplab study --resume my-study                  after Ctrl-C: only the cells not finished
 
 For each device: 16 KiB random reads at QD 1 (latency) and QD 32 (IOPS); a TPC-C run with its I/O
 trace captured (warm-up excluded); the trace replayed as fast as the device allows; α = run IOPS /
