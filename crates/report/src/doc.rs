@@ -213,6 +213,9 @@ impl<'a> Doc<'a> {
                         if n == 1 { "" } else { "s" }
                     );
                 }
+                if scenario == "file" {
+                    return crate::cells::label(self);
+                }
                 if scenario == "cache-tiers" || scenario == "placement" {
                     return crate::storage::label(self);
                 }

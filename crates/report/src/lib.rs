@@ -6,6 +6,7 @@
 //! gives its own report; several give a side-by-side comparison (ratios against the first) followed
 //! by each result. Every exporter serialises the same [`model::Report`], so they agree on every figure.
 
+mod cells;
 mod common;
 mod csv;
 mod device;

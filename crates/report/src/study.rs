@@ -171,6 +171,9 @@ fn explanation(v: &Value) -> Option<&str> {
 }
 
 pub fn section(doc: &Doc, index: usize, charts: bool) -> Section {
+    if crate::cells::is_cells(doc) {
+        return crate::cells::section(doc, index, charts);
+    }
     if crate::in_memory::is_in_memory(doc) {
         return crate::in_memory::section(doc, index, charts);
     }

@@ -260,6 +260,45 @@ fn cache_tiers_study() {
     assert!(!html.contains("The hottest table"), "S2 has no hot table");
 }
 
+/// A study file's result (`study --file`, two devices × two terminal counts on SQLite at the test
+/// scale, as measured): a row per cell with its axes, its ratios against the baseline device's
+/// cell of the same terminals, and its warnings beside its numbers.
+#[test]
+fn study_file_cells() {
+    let study = fixture("study-file.json");
+    all_formats("study-file", std::slice::from_ref(&study), false);
+    let md = oltplab_report::markdown(std::slice::from_ref(&study)).unwrap();
+    assert!(
+        md.contains("study file, 4 cells (baseline sata-ssd-2010)"),
+        "{md}"
+    );
+    let cells = study["summary"]["cells"].as_array().unwrap();
+    for c in cells {
+        let id = c["id"].as_str().unwrap();
+        let row = md_row(&md, "| cell | engine", id);
+        assert_eq!(row["device"], c["device"].as_str().unwrap(), "{md}");
+        assert_eq!(row["terminals"], c["terminals"].to_string(), "{md}");
+        // The baseline's own cells are 1×; the others their tpmC over the baseline's.
+        let base = cells
+            .iter()
+            .find(|b| b["device"] == "sata-ssd-2010" && b["terminals"] == c["terminals"])
+            .unwrap();
+        let want =
+            c["figures"]["tpmc"].as_f64().unwrap() / base["figures"]["tpmc"].as_f64().unwrap();
+        assert_eq!(row["tpmC ×"], format!("{want:.2}×"), "{id}: {md}");
+        // Every warning of the cell stands in its row.
+        for w in c["warnings"].as_array().unwrap() {
+            let kind = w["kind"].as_str().unwrap();
+            assert!(
+                row["warnings"].contains(kind),
+                "{id}: {kind} missing from {row:?}"
+            );
+        }
+    }
+    let html = oltplab_report::html(&[study]).unwrap();
+    assert!(html.contains("tpmC per cell") && html.contains("Storage utilisation α per cell"));
+}
+
 /// The cells of the row of `first` in the Markdown table whose header row starts with `header`,
 /// by column name.
 fn md_row(md: &str, header: &str, first: &str) -> std::collections::BTreeMap<String, String> {

@@ -128,6 +128,64 @@ fn searched(only: Option<&Path>) -> String {
     }
 }
 
+/// The setting names the installed server accepts, lower case with `_`, so that a study can refuse
+/// a misspelt one before it starts anything: PostgreSQL's from `postgres --describe-config`,
+/// MariaDB's from the variables `mariadbd --verbose --help` lists (`-` read as `_`). Neither
+/// starts a server.
+pub fn setting_names(engine: &str) -> Result<Vec<String>> {
+    let (program, args, from_line): (PathBuf, &[&str], Option<&str>) = match engine {
+        "postgres" => (postgres(None)?.postgres, &["--describe-config"], None),
+        "mariadb" => (
+            mariadb(None)?.mariadbd,
+            // --no-defaults: the machine's my.cnf must not decide what is known.
+            &["--no-defaults", "--verbose", "--help"],
+            Some("Variables (--variable-name=value)"),
+        ),
+        other => {
+            return Err(Error::usage(format!(
+                "{other} has no server settings: give them to postgres or mariadb"
+            )))
+        }
+    };
+    let out = std::process::Command::new(&program)
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| {
+            Error::failed(format!(
+                "cannot run {} to list its settings: {e}",
+                program.display()
+            ))
+        })?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let lines: Box<dyn Iterator<Item = &str>> = match from_line {
+        Some(header) => Box::new(
+            text.lines()
+                .skip_while(move |l| !l.starts_with(header))
+                .skip(1),
+        ),
+        None => Box::new(text.lines()),
+    };
+    let names: Vec<String> = lines
+        .filter_map(|l| l.split(['\t', ' ']).next())
+        .filter(|n| {
+            !n.is_empty()
+                && n.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.')
+        })
+        .map(|n| n.to_ascii_lowercase().replace('-', "_"))
+        .collect();
+    if names.is_empty() {
+        return Err(Error::failed(format!(
+            "{} {} listed no settings (exit {}): this is a bug in oltplab or an unusual installation",
+            program.display(),
+            args.join(" "),
+            out.status
+        )));
+    }
+    Ok(names)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

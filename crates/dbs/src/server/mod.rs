@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 
 use oltplab_core::{interrupt, safety, Error, Result};
 
-pub use binaries::{find as find_program, MariadbBinaries, PostgresBinaries};
+pub use binaries::{find as find_program, setting_names, MariadbBinaries, PostgresBinaries};
 pub use connect::{connect_check, redact_url, with_password_from_env, ServerInfo};
 pub use process::Account;
 

@@ -7,10 +7,13 @@ use oltplab_devmodel::Fidelity;
 use oltplab_trace::replay::sim::ReplayOrder;
 use serde::{Deserialize, Serialize};
 
+use oltplab_metrics::Warning;
+
 use super::{ServerWaits, TxIo};
 
 /// One device's figures: `summary.devices[]` of an S1 study (docs/studies.md).
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct DeviceFigures {
     pub name: String,
     pub spec: String,
@@ -73,7 +76,8 @@ pub struct DeviceFigures {
 }
 
 /// The figures of a device's repeated runs, each with its mean and 95 % confidence interval.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Repeats {
     pub runs: u32,
     pub tpmc: Interval,
@@ -86,7 +90,8 @@ pub struct Repeats {
 
 /// A sample's mean and the half-width of its two-sided 95 % confidence interval (Student's t with
 /// n − 1 degrees of freedom): the mean lies in `mean ± ci95` with 95 % confidence.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Interval {
     pub mean: f64,
     pub ci95: f64,
@@ -131,7 +136,8 @@ impl Repeats {
     }
 }
 
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Ratios {
     pub randread16k_iops: f64,
     pub randread16k_lat_ns: f64,
@@ -150,9 +156,52 @@ pub struct StudySummary {
     pub devices: Vec<DeviceFigures>,
     pub load_s: f64,
     pub interrupted: bool,
+    /// A study file's (`study --file`, scenario `file`): its finished cells, in the file's order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub cells: Vec<CellResult>,
 }
 
-#[derive(Clone, Debug, Default, Serialize)]
+/// What a cell of a study file varies (docs/studies.md, "Your own study: --file").
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CellAxes {
+    /// sqlite, postgres or mariadb.
+    pub engine: String,
+    /// The `[[engines]]` entry's name (the engine's, unless the file names it).
+    pub engine_name: String,
+    /// `KEY=VALUE`, as given to the managed server.
+    pub server_settings: Vec<String>,
+    /// The device spec, as resolved.
+    pub device: String,
+    /// The spec as a file name: what `summary.baseline` names.
+    pub device_name: String,
+    pub terminals: u32,
+    /// none or spec.
+    pub pacing: String,
+}
+
+/// One finished cell of a study file: `summary.cells[]`, and `cells/<id>-<hash>.json` on its own.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CellResult {
+    /// The slug of its axes, e.g. `sqlite_hdd-10k_t4`: names its traces and runs.
+    pub id: String,
+    /// A hash of its resolved configuration (axes, scale, repeats).
+    pub config_hash: String,
+    #[serde(flatten)]
+    pub axes: CellAxes,
+    pub finished_at: String,
+    pub engine_version: String,
+    pub buffer_pool_bytes: u64,
+    /// S1's figures for the cell, under S1's names; `vs_baseline` against the baseline device's
+    /// cell of the same engine, terminals and pacing.
+    pub figures: DeviceFigures,
+    /// The cell's own warnings (also in the study's `warnings`).
+    pub warnings: Vec<Warning>,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Breakdown {
     /// The terminals' seconds inside transactions (terminals × the window if not known).
     pub terminal_s: f64,
@@ -215,7 +264,7 @@ pub struct Breakdown {
 }
 
 /// What limited a run (`breakdown.limit`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Limit {
     /// α above 1.05 (`ALPHA_VALID_MAX`): the replay was no bound, so nothing is said.

@@ -6,6 +6,7 @@
 //! interrupted study keeps what it finished.
 
 mod explain;
+mod file;
 mod in_memory;
 mod profiles;
 mod storage;
@@ -101,6 +102,22 @@ pub struct StudyArgs {
     /// Use an output or data directory that oltplab did not create
     #[arg(long)]
     pub force: bool,
+
+    /// Run your own study from a TOML file: devices, engines with server settings, terminal
+    /// counts, pacing, scale, repeats and a baseline, as a matrix or a list of cells
+    /// (docs/studies.md, "Your own study: --file"); it replaces --scenario, --devices, --engine,
+    /// --scale, --pacing and --repeat
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["scenario", "devices", "engine", "scale", "pacing", "repeat", "workload"])]
+    pub file: Option<PathBuf>,
+
+    /// With --file: list the cells in order with an estimate of their time, and run nothing
+    #[arg(long)]
+    pub dry_run: bool,
+
+    /// Continue the --file study whose output directory is DIR: its finished cells are kept, the
+    /// others (new in the file, or stopped) run; without --file, DIR's copy of the file is used
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["out", "scenario", "devices", "engine", "scale", "pacing", "repeat", "workload"])]
+    pub resume: Option<PathBuf>,
 }
 
 /// `--scale`'s values; `test` (hidden) is the profiles scenario's for its integration test.
@@ -125,6 +142,9 @@ Examples:
                                                    S2: HDD RAID, + SSD read cache, SSD RAID, PCIe flash
   oltplab study --scenario placement --engine postgres --scale quick
                                                    S3: log+temp, the hottest table, or all on flash
+  oltplab study --file studies/s1.toml --dry-run   your own study file: its cells and their time
+  oltplab study --file my.toml --out my-study      run it; each finished cell is kept
+  oltplab study --resume my-study                  after Ctrl-C: only the cells not finished
 
 For each device: 16 KiB random reads at QD 1 (latency) and QD 32 (IOPS); a TPC-C run with its I/O
 trace captured (warm-up excluded); the trace replayed as fast as the device allows; α = run IOPS /
@@ -217,6 +237,14 @@ struct StudyConfig {
 }
 
 pub fn run(args: StudyArgs) -> Result<()> {
+    if args.file.is_some() || args.resume.is_some() {
+        return file::run(&args);
+    }
+    if args.dry_run {
+        return Err(Error::usage(
+            "--dry-run lists the cells of a study file: add --file FILE",
+        ));
+    }
     if args.scale == "test" && args.scenario == "in-memory" {
         return Err(Error::usage(
             "--scale test belongs to the other scenarios: use quick, default, s1 or paper",
@@ -251,6 +279,21 @@ pub fn run(args: StudyArgs) -> Result<()> {
         }
     }
     let scale = Scale::named(&args.scale).paced(&args.pacing);
+    if args.scenario == "s1"
+        && args.engine == "sqlite"
+        && args.devices == DEFAULT_DEVICES
+        && args.pacing == "none"
+        && args.repeat == 1
+    {
+        // The same cells as the shipped study file (its results under `summary.cells`).
+        let scale_note = match args.scale.as_str() {
+            "quick" => String::new(),
+            other => format!(" with scale = \"{other}\""),
+        };
+        output::note!(
+            "(S1's cells are those of the study file studies/s1.toml{scale_note}: `oltplab study --file studies/s1.toml` runs the same measurement)"
+        );
+    }
     let config = StudyConfig {
         scenario: args.scenario.clone(),
         engine: args.engine.clone(),
@@ -401,6 +444,8 @@ struct Database {
     base: PathBuf,
     data_dir: PathBuf,
     buffer_pool_bytes: u64,
+    /// Servers: settings of the study file's engine entry (`KEY=VALUE`), for the load and runs.
+    server_settings: Vec<(String, String)>,
 }
 
 /// The smallest buffer pool a managed server accepts (see `ServerConfig`).
@@ -420,6 +465,7 @@ impl Database {
             base,
             data_dir: data_dir.to_path_buf(),
             buffer_pool_bytes,
+            server_settings: Vec::new(),
         }
     }
 
@@ -431,14 +477,16 @@ impl Database {
     /// it, as S1 ran) in that data directory.
     fn spec(&self, at: &Path) -> Result<DbSpec> {
         if self.is_server() {
-            DbSpec::resolve(
+            let mut spec = DbSpec::resolve(
                 Some(&self.engine),
                 None,
                 at,
                 self.buffer_pool_bytes,
                 None,
                 true,
-            )
+            )?;
+            spec.server_settings = self.server_settings.clone();
+            Ok(spec)
         } else {
             DbSpec::resolve(
                 Some("sqlite"),
@@ -516,7 +564,26 @@ fn study_device(
     output::note!("  device: 16 KiB random reads at QD 1 and 32");
     let device = device_figures(spec, name, scale, data_dir, out)?;
     interrupted()?;
+    study_runs(
+        spec, name, device, scale, repeat, database, data_dir, out, warnings,
+    )
+}
 
+/// Steps 2–4 of a device's measurement — TPC-C with its trace, the replays, α and what limited
+/// the run, `repeat` times — given its device figures (QD 1 mean latency ns, QD 32 IOPS): what a
+/// study file's cell runs when an earlier cell already measured its device.
+#[allow(clippy::too_many_arguments)]
+fn study_runs(
+    spec: &Spec,
+    name: &str,
+    device: (f64, f64),
+    scale: &Scale,
+    repeat: u32,
+    database: &Database,
+    data_dir: &Path,
+    out: &Path,
+    warnings: &mut Vec<Warning>,
+) -> Result<DeviceFigures> {
     // 2–4, once per repetition, each on a fresh copy: the first keeps the plain file names.
     let mut runs = Vec::new();
     for r in 1..=repeat {
@@ -595,7 +662,8 @@ fn run_and_replay(
         secs(scale.duration_s)
     );
     let mut db = database.spec(&db_path)?;
-    if db.engine == Engine::Postgres && scale.name != "quick" {
+    let user_set = |key: &str| db.server_settings.iter().any(|(k, _)| k == key);
+    if db.engine == Engine::Postgres && scale.name != "quick" && !user_set("checkpoint_timeout") {
         // A checkpoint inside the measured window, so that the trace and α include the
         // engine's write-back (PostgreSQL's default, 5 min, may fall outside a short window).
         let timeout_s = (scale.duration_s / 2.0).clamp(30.0, 300.0).round();

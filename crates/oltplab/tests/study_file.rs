@@ -1,0 +1,334 @@
+//! `oltplab study --file`: every shipped study file parses and dry-runs; bad files are refused
+//! before anything runs with one sentence naming the key and the line; and a two-device ×
+//! two-terminal-count SQLite study at the hidden test scale, stopped by Ctrl-C in its second cell
+//! and given a new device, resumes running only the stopped and the new cells, then holds every
+//! cell's figures and renders them in its report.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{assert_ok, assert_one_line_usage_error, json, oltplab, scratch, stderr};
+use serde_json::Value;
+
+fn studies_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../studies")
+}
+
+/// Nothing but the test's own files: a refused or dry study makes no directory.
+fn assert_nothing_made(dir: &Path, keep: &[&str]) {
+    let made: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| !keep.contains(&n.as_str()))
+        .collect();
+    assert!(made.is_empty(), "made {made:?}");
+}
+
+#[test]
+fn shipped_study_files_parse_and_dry_run() {
+    let dir = scratch("shipped");
+    let files: Vec<PathBuf> = std::fs::read_dir(studies_dir())
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    assert!(!files.is_empty(), "no study files in {:?}", studies_dir());
+    for f in &files {
+        let out = oltplab(&dir, &["study", "--file", f.to_str().unwrap(), "--dry-run"]);
+        assert_ok(&out);
+        let listing = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            listing.contains("estimate: ~") && listing.contains("nothing was run"),
+            "{}: {listing}",
+            f.display()
+        );
+    }
+    // S1's file lists S1's four devices in S1's order, each with its estimate.
+    let out = oltplab(
+        &dir,
+        &[
+            "study",
+            "--file",
+            studies_dir().join("s1.toml").to_str().unwrap(),
+            "--dry-run",
+        ],
+    );
+    let listing = String::from_utf8_lossy(&out.stdout);
+    let ids: Vec<&str> = listing
+        .lines()
+        .filter_map(|l| l.trim_start().split_once(". ").map(|(_, rest)| rest))
+        .filter_map(|rest| rest.split_whitespace().next())
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            "sqlite_host_t4",
+            "sqlite_hdd-10k_t4",
+            "sqlite_sata-ssd-2010_t4",
+            "sqlite_pcie-flash-2012_t4"
+        ],
+        "{listing}"
+    );
+    assert!(listing.contains("baseline hdd-10k"), "{listing}");
+    assert_nothing_made(&dir, &[]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn bad_study_files_fail_before_anything_runs_naming_key_and_line() {
+    let dir = scratch("bad");
+    let cases = [
+        // An unknown key, on line 3.
+        (
+            "scale = \"test\"\ndevices = [\"hdd-10k\"]\nterminal = [2]\n",
+            ["line 3", "terminal"],
+        ),
+        // An unknown device, on the list's second line.
+        (
+            "scale = \"test\"\ndevices = [\"hdd-10k\",\n  \"floppy-1995\"]\n",
+            ["line 3", "floppy-1995"],
+        ),
+        // A bad value: terminals must be whole numbers.
+        (
+            "devices = [\"hdd-10k\"]\n\nterminals = [\"many\"]\n",
+            ["line 3", "terminals"],
+        ),
+        // A setting SQLite cannot take.
+        (
+            "devices = [\"hdd-10k\"]\n[[engines]]\nengine = \"sqlite\"\nserver_settings = [\"synchronous_commit=off\"]\n",
+            ["line 4", "server_settings"],
+        ),
+        // An unknown engine.
+        (
+            "devices = [\"hdd-10k\"]\n[[engines]]\nengine = \"oracle\"\n",
+            ["line 3", "engine"],
+        ),
+    ];
+    for (text, expected) in cases {
+        std::fs::write(dir.join("bad.toml"), text).unwrap();
+        let out = oltplab(&dir, &["study", "--file", "bad.toml"]);
+        for e in expected {
+            assert_one_line_usage_error(&out, e);
+        }
+        assert!(stderr(&out).contains("bad.toml"), "{}", stderr(&out));
+        assert_nothing_made(&dir, &["bad.toml"]);
+    }
+    let out = oltplab(&dir, &["study", "--file", "missing.toml"]);
+    assert_one_line_usage_error(&out, "missing.toml");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A server setting the installed server does not know is refused before anything starts, from
+/// the server's own list of its settings.
+#[test]
+fn a_misspelt_server_setting_fails_before_anything_runs() {
+    if !common::server_installed("initdb") {
+        return;
+    }
+    let dir = scratch("setting");
+    std::fs::write(
+        dir.join("pg.toml"),
+        "scale = \"test\"\ndevices = [\"hdd-10k\"]\n[[engines]]\nengine = \"postgres\"\nserver_settings = [\n  \"synchronous_commit=off\",\n  \"synchronous_comit=off\",\n]\n",
+    )
+    .unwrap();
+    let out = oltplab(&dir, &["study", "--file", "pg.toml"]);
+    assert_one_line_usage_error(&out, "line 7");
+    assert_one_line_usage_error(&out, "synchronous_comit");
+    assert_nothing_made(&dir, &["pg.toml"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The ids of the cells a run measured and of those it kept, from its progress lines
+/// (`[2/4] id (…)` and `[1/4] id: finished earlier, kept`).
+fn cells_in(err: &str) -> (Vec<String>, Vec<String>) {
+    let (mut ran, mut kept) = (Vec::new(), Vec::new());
+    for line in err.lines().filter(|l| l.starts_with('[')) {
+        let Some((_, rest)) = line.split_once("] ") else {
+            continue;
+        };
+        if let Some(id) = rest.strip_suffix(": finished earlier, kept") {
+            kept.push(id.to_string());
+        } else if let Some((id, _)) = rest.split_once(" (") {
+            ran.push(id.to_string());
+        }
+    }
+    (ran, kept)
+}
+
+fn cell_files(out: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(out.join("cells"))
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.ends_with(".json"))
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+#[test]
+fn interrupted_study_resumes_only_the_stopped_and_new_cells_and_reports_every_cell() {
+    let dir = scratch("resume");
+    let res = dir.join("res");
+    std::fs::write(
+        dir.join("mine.toml"),
+        "scale = \"test\"\ndevices = [\"sata-ssd-2010\"]\nterminals = [1, 2]\n",
+    )
+    .unwrap();
+
+    // 1. Ctrl-C in the second cell, once the first is saved.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_oltplab"))
+        .current_dir(&dir)
+        .args(["study", "--file", "mine.toml", "--out", "res"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while cell_files(&res).is_empty() {
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "no cell finished in 2 minutes"
+        );
+        if child.try_wait().unwrap().is_some() {
+            let out = child.wait_with_output().unwrap();
+            panic!("the study ended before its first cell: {}", stderr(&out));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_millis(1500));
+    // SAFETY: signalling our own child process.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(err.contains("oltplab study --resume"), "{err}");
+    let first = cell_files(&res);
+    assert_eq!(first.len(), 1, "{first:?}");
+    assert!(
+        first[0].starts_with("sqlite_sata-ssd-2010_t1-"),
+        "{first:?}"
+    );
+    let stopped = json(&res.join("results.json"));
+    assert_eq!(stopped["summary"]["interrupted"], true);
+    assert_eq!(stopped["summary"]["cells"].as_array().unwrap().len(), 1);
+    assert!(stopped["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|w| w["kind"] == "interrupted"));
+    let kept_cell = json(&res.join("cells").join(&first[0]));
+
+    // 2. A second device in the file, and resume: the stopped cell and the new device's run.
+    std::fs::write(
+        dir.join("mine.toml"),
+        "scale = \"test\"\ndevices = [\"sata-ssd-2010\", \"pcie-flash-2012\"]\nterminals = [1, 2]\n",
+    )
+    .unwrap();
+    let dry = oltplab(
+        &dir,
+        &[
+            "study",
+            "--file",
+            "mine.toml",
+            "--resume",
+            "res",
+            "--dry-run",
+        ],
+    );
+    assert_ok(&dry);
+    let listing = String::from_utf8_lossy(&dry.stdout);
+    assert_eq!(listing.matches("finished, kept").count(), 1, "{listing}");
+    assert!(listing.contains("for the 3 cells to run"), "{listing}");
+
+    let out = oltplab(&dir, &["study", "--file", "mine.toml", "--resume", "res"]);
+    assert_ok(&out);
+    let (ran, kept) = cells_in(&stderr(&out));
+    assert_eq!(kept, ["sqlite_sata-ssd-2010_t1"]);
+    assert_eq!(
+        ran,
+        [
+            "sqlite_pcie-flash-2012_t1",
+            "sqlite_sata-ssd-2010_t2",
+            "sqlite_pcie-flash-2012_t2"
+        ]
+    );
+    // The kept cell's file is the one the first run wrote.
+    assert_eq!(json(&res.join("cells").join(&first[0])), kept_cell);
+    assert_eq!(cell_files(&res).len(), 4);
+
+    // 3. The combined result: every cell in the file's order, S1's figures under S1's names, the
+    //    ratios against the first emulated device's cell of the same terminals.
+    let doc = json(&res.join("results.json"));
+    assert_eq!(doc["kind"], "study");
+    assert_eq!(doc["summary"]["scenario"], "file");
+    assert_eq!(doc["summary"]["interrupted"], false);
+    assert_eq!(doc["summary"]["baseline"], "sata-ssd-2010");
+    let cells = doc["summary"]["cells"].as_array().unwrap();
+    let ids: Vec<&str> = cells.iter().map(|c| c["id"].as_str().unwrap()).collect();
+    assert_eq!(
+        ids,
+        [
+            "sqlite_sata-ssd-2010_t1",
+            "sqlite_pcie-flash-2012_t1",
+            "sqlite_sata-ssd-2010_t2",
+            "sqlite_pcie-flash-2012_t2"
+        ]
+    );
+    let fig = |c: &Value, f: &str| c["figures"][f].as_f64().unwrap_or(0.0);
+    for c in cells {
+        for f in [
+            "randread16k_iops",
+            "randread16k_lat_ns",
+            "tpmc",
+            "run_iops",
+            "replay_iops",
+            "alpha",
+        ] {
+            assert!(fig(c, f) > 0.0, "{}.{f} = {}", c["id"], fig(c, f));
+        }
+        assert!(
+            fig(c, "alpha") <= 1.05,
+            "{}: α {}",
+            c["id"],
+            fig(c, "alpha")
+        );
+        assert_eq!(c["engine"], "sqlite");
+        assert!(res
+            .join(format!("{}.trace", c["id"].as_str().unwrap()))
+            .is_file());
+    }
+    for (i, terminals) in [(0, 1), (1, 1), (2, 2), (3, 2)] {
+        assert_eq!(cells[i]["terminals"], terminals);
+        let base = &cells[i / 2 * 2];
+        for f in ["tpmc", "alpha", "randread16k_iops"] {
+            let got = cells[i]["figures"]["vs_baseline"][f].as_f64().unwrap();
+            let want = fig(&cells[i], f) / fig(base, f);
+            assert!(
+                (got - want).abs() < 1e-9 * want.max(1.0),
+                "{i}.{f}: {got} vs {want}"
+            );
+        }
+    }
+    // The flash does more random reads than the SATA SSD, measured once per device.
+    assert!(fig(&cells[1], "randread16k_iops") > fig(&cells[0], "randread16k_iops"));
+    assert_eq!(
+        fig(&cells[0], "randread16k_iops"),
+        fig(&cells[2], "randread16k_iops")
+    );
+
+    // 4. The report: a row per cell with its axes and ratios.
+    let report = std::fs::read_to_string(res.join("report.html")).unwrap();
+    assert!(report.contains("Cells (× against the sata-ssd-2010 cell"));
+    for id in ids {
+        assert!(report.contains(id), "{id} missing from the report");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
