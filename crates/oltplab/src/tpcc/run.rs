@@ -119,7 +119,8 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<RunOutcome> {
     )?;
     // The server's work is done; stopping it ends its trace parts and the emulation session.
     let mut db = db;
-    let cluster_run = crate::workload::cluster::verify_run(&mut db, &cfg.db, run_started)?;
+    let cluster_run =
+        crate::workload::cluster::verify_run(&mut db, &cfg.db, run_started, &outcome.new_orders)?;
     let (server_warnings, died) = db.stop_server();
 
     let measured_s = outcome.measured_s.max(1e-9);
@@ -313,7 +314,8 @@ fn drive_window(
         record_spans: capture.is_some_and(Capture::wants_spans),
         home_warehouses: cfg.warehouse_range.map(|r| r.home_warehouses()),
         start_at: cfg.start_at.as_deref().and_then(parse_time),
-        record_new_orders: false,
+        // A cluster's run checks that every acknowledged New-Order survived a node's failure.
+        record_new_orders: db.cluster.is_some(),
     };
     // Samples at the edges of the measured window.
     let mut cpu_start: Edge = (CpuTime::process(), (0.0, 0.0), DiskCounters::default());
