@@ -27,8 +27,9 @@ use crate::schema::{
     ConnectionsPoint, Durability, OrdersCpu, OrdersInterval, OrdersResult, OrdersSummary, TxIo,
     WaitsInfo,
 };
-use crate::workload::capture::{Capture, CaptureRequest, RunEnd};
+use crate::workload::capture::{Capture, RunEnd};
 use crate::workload::procstat;
+use crate::workload::scaffold::IntervalLines;
 use crate::workload::target::{Engine, Open};
 
 pub struct RunOutcome {
@@ -45,24 +46,8 @@ pub fn run_with(cfg: &OrdersRunConfig, stop: &AtomicBool) -> Result<RunOutcome> 
     ensure_open_files(max_connections, cfg.db.engine)?;
     check_external_limit(&cfg.db, max_connections)?;
     let started_at = now_rfc3339();
-    let out_dir = if cfg.save {
-        Some(output::prepare_out_dir(
-            cfg.out.as_deref(),
-            "orders",
-            &started_at,
-            cfg.force,
-        )?)
-    } else {
-        None
-    };
-    let capture = Capture::new(&CaptureRequest {
-        db: &cfg.db,
-        emulate: cfg.emulate.as_deref(),
-        trace: cfg.trace.as_deref(),
-        backing: &cfg.backing,
-        seed: cfg.seed,
-        force: cfg.force,
-    })?;
+    let out_dir = cfg.output.out_dir("orders", &started_at)?;
+    let capture = cfg.capture.start(&cfg.db, cfg.seed, cfg.output.force)?;
     let mut db = open_captured(&cfg.db, Open::Existing, max_connections, capture.as_ref())?;
     let probe = OrdersTarget::of(&cfg.db, &db, Tables::Disk);
     let meta = probe.read_meta()?.ok_or_else(|| not_loaded(&cfg.db))?;
@@ -95,7 +80,7 @@ pub fn run_with(cfg: &OrdersRunConfig, stop: &AtomicBool) -> Result<RunOutcome> 
     let config_json = serde_json::to_value(cfg).expect("config serialises");
     let durability = durability_of(cfg.db.engine, meta.tables, &env.engine_settings);
 
-    if !cfg.quiet {
+    if !cfg.output.quiet {
         print_header(cfg, &db.version, meta.tables, refilled_rows);
     }
 
@@ -125,7 +110,7 @@ pub fn run_with(cfg: &OrdersRunConfig, stop: &AtomicBool) -> Result<RunOutcome> 
             max_retries: cfg.max_retries,
             seed: cfg.seed.wrapping_add(connections as u64),
         };
-        if !cfg.quiet {
+        if !cfg.output.quiet {
             eprintln!(
                 "{connections} connections: connecting and warming up ({} transactions each) …",
                 cfg.warmup_tx_per_connection
@@ -141,16 +126,10 @@ pub fn run_with(cfg: &OrdersRunConfig, stop: &AtomicBool) -> Result<RunOutcome> 
                 _ => {}
             }
         };
-        let interval = cfg.report_interval_s.max(1.0) as usize;
-        let mut pending: Vec<Second> = Vec::new();
-        let quiet = cfg.quiet;
-        let mut on_second = |s: &Second| {
-            pending.push(s.clone());
-            if !quiet && pending.len() == interval {
-                eprintln!("{}", interval_line(connections, &pending));
-                pending.clear();
-            }
-        };
+        let mut lines = IntervalLines::new(cfg.report_interval_s, cfg.output.quiet, |s| {
+            interval_line(connections, s)
+        });
+        let mut on_second = |s: &Second| lines.second(s);
         let outcome = match &target {
             OrdersTarget::Sqlite(t) => {
                 osq::run_point(t, &meta, &point_cfg, stop, &mut on_second, &mut on_event)
@@ -165,23 +144,21 @@ pub fn run_with(cfg: &OrdersRunConfig, stop: &AtomicBool) -> Result<RunOutcome> 
             Err(_) if db.server_died_after_error().is_some() => break,
             other => other?,
         };
-        if !cfg.quiet && !pending.is_empty() {
-            eprintln!("{}", interval_line(connections, &pending));
-        }
+        lines.finish();
         let cpu = point_cpu(&edges, &outcome, cores);
         doc.intervals
             .extend(intervals(&outcome.seconds, connections, t_offset));
         t_offset += outcome.elapsed_s;
         doc.histograms
             .insert(format!("tx_c{connections}"), outcome.latency.to_base64());
-        if !cfg.quiet {
+        if !cfg.output.quiet {
             print_point(&outcome, &cpu);
         }
         outcomes.push(outcome);
         cpus.push(cpu);
         summarise(&mut doc, &outcomes, &cpus, cfg, cores);
         if let Some(dir) = &out_dir {
-            output::save(&doc, dir, cfg.json.as_deref())?;
+            output::save(&doc, dir, cfg.output.json.as_deref())?;
         }
         if stop.load(std::sync::atomic::Ordering::Relaxed) {
             break;
@@ -200,14 +177,8 @@ pub fn run_with(cfg: &OrdersRunConfig, stop: &AtomicBool) -> Result<RunOutcome> 
             _ => {}
         }
     }
-    if let Some(dir) = &out_dir {
-        output::save(&doc, dir, cfg.json.as_deref())?;
-    }
-    if cfg.quiet {
-        output::print_warnings(&doc.warnings);
-    } else {
-        print_summary(&doc, out_dir.as_deref());
-    }
+    cfg.output
+        .publish(&doc, out_dir.as_deref(), print_summary)?;
     if let Some(e) = died {
         return Err(e);
     }
