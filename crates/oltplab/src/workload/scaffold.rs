@@ -408,3 +408,106 @@ pub fn print_cpu(cpu: &TpccCpu) {
         100.0 * cpu.utilisation
     );
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::RefCell;
+
+    fn output() -> OutputConfig {
+        OutputConfig {
+            json: Some("run.json".into()),
+            out: Some("results".into()),
+            force: true,
+            save: true,
+            quiet: false,
+        }
+    }
+
+    #[test]
+    fn a_run_config_keeps_its_json_field_names() {
+        let db = DbSpec::resolve(None, None, Path::new("data"), 1 << 20, None, true).unwrap();
+        let cfg = crate::tatp::RunConfig {
+            db,
+            terminals: 2,
+            duration_s: 1.0,
+            warmup_s: 0.0,
+            warmup_auto: false,
+            report_interval_s: 1.0,
+            max_retries: 0,
+            seed: 1,
+            capture: CaptureConfig {
+                emulate: Some("ssd".into()),
+                trace: None,
+                backing: "ram".into(),
+            },
+            output: output(),
+        };
+        let v = serde_json::to_value(&cfg).unwrap();
+        assert_eq!(v["emulate"], "ssd");
+        assert_eq!(v["backing"], "ram");
+        assert!(v["trace"].is_null() && v.get("trace").is_some());
+        assert_eq!(v["json"], "run.json");
+        assert_eq!(v["out"], "results");
+        assert_eq!(v["force"], true);
+        for gone in ["capture", "output", "save", "quiet"] {
+            assert!(v.get(gone).is_none(), "{gone} in {v}");
+        }
+    }
+
+    #[test]
+    fn a_step_saves_nothing_and_keeps_the_rest() {
+        let step = output().step();
+        assert!(!step.save && step.json.is_none());
+        assert_eq!(step.out.as_deref(), Some(Path::new("results")));
+        assert!(step.force && !step.quiet);
+        assert_eq!(
+            step.out_dir("tpcc", "now").unwrap(),
+            None,
+            "no directory made"
+        );
+    }
+
+    #[test]
+    fn a_line_per_report_interval_and_one_for_the_rest() {
+        let seen = RefCell::new(Vec::new());
+        let mut lines = IntervalLines::new(3.0, false, |s: &[u32]| {
+            seen.borrow_mut().push(s.to_vec());
+            String::new()
+        });
+        for i in 1..=7 {
+            lines.second(&i);
+        }
+        lines.finish();
+        lines.finish();
+        assert_eq!(*seen.borrow(), [vec![1, 2, 3], vec![4, 5, 6], vec![7]]);
+        let quiet = RefCell::new(0);
+        let mut lines = IntervalLines::new(1.0, true, |_: &[u32]| {
+            *quiet.borrow_mut() += 1;
+            String::new()
+        });
+        lines.second(&1);
+        lines.finish();
+        assert_eq!(*quiet.borrow(), 0);
+    }
+
+    #[test]
+    fn the_shared_warnings_say_what_happened() {
+        assert!(interrupted_warning(false, 1.0, 60.0).is_none());
+        let w = interrupted_warning(true, 12.34, 60.0).unwrap();
+        assert_eq!(w.kind, WarningKind::Interrupted);
+        assert!(w.message.contains("12.3 s of the 60 s"), "{}", w.message);
+        let cpu = |driver_s: f64| TpccCpu {
+            driver_user_s: driver_s,
+            ..Default::default()
+        };
+        assert!(
+            driver_cpu_warning(&cpu(4.0), 10.0, "").is_none(),
+            "0.4 cores"
+        );
+        let w = driver_cpu_warning(&cpu(6.0), 10.0, "; fewer terminals").unwrap();
+        assert_eq!(w.kind, WarningKind::CpuBound);
+        assert!(w.message.contains("0.60 cores"), "{}", w.message);
+        assert!(w.message.ends_with("; fewer terminals"), "{}", w.message);
+    }
+}
