@@ -8,7 +8,6 @@ use std::sync::atomic::AtomicBool;
 
 use oltplab_core::units::{format_count, format_ns};
 use oltplab_core::{Error, Result};
-use oltplab_metrics::cpu::CpuTime;
 use oltplab_metrics::env::Env;
 use oltplab_metrics::latency::LatencyHistogram;
 use oltplab_metrics::schema::now_rfc3339;
@@ -28,8 +27,8 @@ use crate::schema::{
     WaitsInfo,
 };
 use crate::workload::capture::{Capture, RunEnd};
-use crate::workload::procstat;
-use crate::workload::scaffold::IntervalLines;
+use crate::workload::edges::Edge;
+use crate::workload::scaffold::{EdgeSamples, IntervalLines};
 use crate::workload::target::{Engine, Open};
 
 pub struct RunOutcome {
@@ -116,16 +115,9 @@ pub fn run_with(cfg: &OrdersRunConfig, stop: &AtomicBool) -> Result<RunOutcome> 
                 cfg.warmup_tx_per_connection
             );
         }
-        let mut edges = [(CpuTime::default(), (0.0, 0.0)); 2];
-        let mut on_event = |e: Event| {
-            let sample = (CpuTime::process(), procstat::pids_cpu_s(&db.server_pids()));
-            edges[usize::from(e == Event::MeasureEnd)] = sample;
-            match (e, &capture) {
-                (Event::MeasureStart, Some(c)) => c.measure_start(),
-                (Event::MeasureEnd, Some(c)) => c.measure_end(),
-                _ => {}
-            }
-        };
+        // No device counters: a point's I/O comes from the capture, if any.
+        let mut samples = EdgeSamples::new(&db, None, capture.as_ref());
+        let mut on_event = |e: Event| samples.take(e == Event::MeasureStart);
         let mut lines = IntervalLines::new(cfg.report_interval_s, cfg.output.quiet, |s| {
             interval_line(connections, s)
         });
@@ -138,6 +130,7 @@ pub fn run_with(cfg: &OrdersRunConfig, stop: &AtomicBool) -> Result<RunOutcome> 
                 server::run_point(t, &point_cfg, stop, &mut on_second, &mut on_event)
             }
         };
+        let edges = samples.edges;
         let outcome = match outcome {
             Err(Error::Interrupted) => break,
             // A managed server that died ends the sweep; what was measured before is kept.
@@ -302,7 +295,7 @@ fn intervals(
 }
 
 /// Database and driver CPU of one point's measured work.
-fn point_cpu(edges: &[(CpuTime, (f64, f64)); 2], o: &PointOutcome, cores: f64) -> OrdersCpu {
+fn point_cpu(edges: &[Edge; 2], o: &PointOutcome, cores: f64) -> OrdersCpu {
     let process = edges[1].0.since(&edges[0].0);
     let (db_user_s, db_sys_s, driver) = match o.engine_cpu {
         // SQLite runs on the driver's threads: their time is the engine's, the rest the driver's.
