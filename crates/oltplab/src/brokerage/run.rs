@@ -143,10 +143,7 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<BrokerageResult> {
         ..output::new_doc("run", started_at, config_json, env, summary)
     };
     cfg.output
-        .publish(&doc, out_dir.as_deref(), print_summary)?;
-    if let Some(e) = died {
-        return Err(e);
-    }
+        .publish(&doc, out_dir.as_deref(), print_summary, died)?;
     Ok(doc)
 }
 

@@ -171,10 +171,7 @@ pub fn run_with(cfg: &OrdersRunConfig, stop: &AtomicBool) -> Result<RunOutcome> 
         }
     }
     cfg.output
-        .publish(&doc, out_dir.as_deref(), print_summary)?;
-    if let Some(e) = died {
-        return Err(e);
-    }
+        .publish(&doc, out_dir.as_deref(), print_summary, died)?;
     Ok(RunOutcome { doc, out_dir })
 }
 

@@ -150,10 +150,7 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<RunOutcome> {
         ..output::new_doc("run", started_at, config_json, env, summary)
     };
     cfg.output
-        .publish(&doc, out_dir.as_deref(), print_summary)?;
-    if let Some(e) = died.or(lost) {
-        return Err(e);
-    }
+        .publish(&doc, out_dir.as_deref(), print_summary, died.or(lost))?;
     Ok(RunOutcome { doc, out_dir })
 }
 

@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use oltplab_core::Result;
+use oltplab_core::{Error, Result};
 use oltplab_metrics::cpu::CpuTime;
 use oltplab_metrics::WarningKind;
 use serde::Serialize;
@@ -106,12 +106,14 @@ impl OutputConfig {
     }
 
     /// Saves the result (when there is an output directory) and prints its summary, or only
-    /// its warnings when quiet.
+    /// its warnings when quiet; then returns `failure` (a server that died, commits a cluster
+    /// lost), if any, as the run's error: what was measured is kept either way.
     pub fn publish<S: Serialize, I: Serialize>(
         &self,
         doc: &ResultDoc<S, I>,
         out_dir: Option<&Path>,
         print_summary: impl FnOnce(&ResultDoc<S, I>, Option<&Path>),
+        failure: Option<Error>,
     ) -> Result<()> {
         if let Some(dir) = out_dir {
             output::save(doc, dir, self.json.as_deref())?;
@@ -121,7 +123,7 @@ impl OutputConfig {
         } else {
             print_summary(doc, out_dir);
         }
-        Ok(())
+        failure.map_or(Ok(()), Err)
     }
 }
 
