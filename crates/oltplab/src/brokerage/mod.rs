@@ -6,7 +6,6 @@
 mod ramp;
 mod run;
 
-use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 
 use clap::Args;
@@ -25,6 +24,7 @@ pub use run::run_with;
 
 use crate::schema::RunResult;
 use crate::workload::cluster;
+use crate::workload::scaffold::{CaptureConfig, OutputConfig};
 use crate::workload::target::{self, DbSpec, Open, SQLITE_FILE};
 use crate::workload::{given, CheckArgs, LoadArgs, RunArgs, Warmup, Workload};
 use crate::STOP;
@@ -72,25 +72,17 @@ impl Workload for Brokerage {
         if cfg.ramp.is_empty() {
             return Ok(RunResult::Brokerage(Box::new(run_with(&cfg, &STOP)?)));
         }
-        let o = crate::workload::ramp::RampOutput {
-            workload: "brokerage",
-            save: cfg.save,
-            out: cfg.out.as_deref(),
-            json: cfg.json.as_deref(),
-            force: cfg.force,
-            quiet: cfg.quiet,
-        };
-        let (doc, _) = crate::workload::ramp::ramp(&cfg.ramp, &o, &STOP, |terminals| {
-            run_with(
-                &RunConfig {
-                    terminals,
-                    save: false,
-                    json: None,
-                    ..cfg.clone()
-                },
-                &STOP,
-            )
-        })?;
+        let (doc, _) =
+            crate::workload::ramp::ramp(&cfg.ramp, "brokerage", &cfg.output, &STOP, |terminals| {
+                run_with(
+                    &RunConfig {
+                        terminals,
+                        output: cfg.output.step(),
+                        ..cfg.clone()
+                    },
+                    &STOP,
+                )
+            })?;
         Ok(RunResult::Brokerage(Box::new(doc)))
     }
 
@@ -180,12 +172,7 @@ impl LoadConfig {
     }
 }
 
-#[derive(Clone, Debug, Serialize)]
-pub struct LoadOutcome {
-    pub report: LoadReport,
-    pub engine_version: String,
-    pub conditions: Vec<Condition>,
-}
+pub type LoadOutcome = crate::workload::LoadOutcome<LoadReport>;
 
 /// Loads the brokerage database and (unless `cfg.check` is off) checks its invariants.
 pub fn load_with(cfg: &LoadConfig, stop: &AtomicBool) -> Result<LoadOutcome> {
@@ -235,6 +222,7 @@ pub fn load_with(cfg: &LoadConfig, stop: &AtomicBool) -> Result<LoadOutcome> {
         report,
         engine_version: version,
         conditions,
+        emulation: None,
     })
 }
 
@@ -284,22 +272,18 @@ pub struct RunConfig {
     pub report_interval_s: f64,
     pub max_retries: u32,
     pub seed: u64,
-    pub emulate: Option<String>,
-    pub trace: Option<PathBuf>,
-    pub backing: String,
-    pub json: Option<PathBuf>,
-    pub out: Option<PathBuf>,
-    pub force: bool,
-    #[serde(skip)]
-    pub save: bool,
-    #[serde(skip)]
-    pub quiet: bool,
+    /// `--emulate`, `--trace`, `--backing`.
+    #[serde(flatten)]
+    pub capture: CaptureConfig,
+    /// `--json`, `--out`, `--force`; whether it saves and prints.
+    #[serde(flatten)]
+    pub output: OutputConfig,
 }
 
 impl RunConfig {
     pub fn from_args(args: RunArgs) -> Result<RunConfig> {
         let db = args.timed_run_db(brokerage_spec(args.db.spec()?))?;
-        let t = args.tpcc;
+        let t = &args.tpcc;
         let warmup = match t.warmup {
             Warmup::For(d) => d,
             Warmup::Auto => {
@@ -330,14 +314,8 @@ impl RunConfig {
             report_interval_s: args.report_interval.as_secs_f64().round(),
             max_retries: args.max_retries,
             seed: args.seed,
-            emulate: args.emulate,
-            trace: args.trace,
-            backing: args.backing,
-            json: args.json,
-            out: args.out,
-            force: args.force,
-            save: true,
-            quiet: crate::output::quiet(),
+            capture: args.capture_config(),
+            output: args.output_config(),
         })
     }
 }

@@ -8,7 +8,6 @@ use std::time::Duration;
 
 use oltplab_core::units::{format_bytes, format_count, format_ns};
 use oltplab_core::Result;
-use oltplab_metrics::cpu::CpuTime;
 use oltplab_metrics::schema::{now_rfc3339, rfc3339_micros};
 use oltplab_metrics::{Warning, WarningKind};
 use oltplab_workloads::brokerage::driver::{drive, market_workers, DriverConfig, Second};
@@ -19,51 +18,26 @@ use super::{meta_of, RunConfig};
 use crate::output;
 use crate::schema::{
     counts_by_kind, BrokerageInterval, BrokerageResult, BrokerageSummary, MixShare, TxSummary,
-    OTHER_IO,
 };
-use crate::workload::capture::{Capture, CaptureRequest, RunEnd};
-use crate::workload::edges::{device_io, split_cpu, Edge};
-use crate::workload::procstat::{self, DiskCounters};
-use crate::workload::target::{self, Engine, Open};
+use crate::workload::capture::Capture;
+use crate::workload::scaffold::{
+    driver_cpu_warning, interrupted_warning, open_for_run, print_cpu, EdgeSamples, IntervalLines,
+};
+use crate::workload::target::Engine;
 
 /// Runs the brokerage workload as `cfg` says; `stop` (Ctrl-C) ends the measured window early.
 pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<BrokerageResult> {
-    let capture = Capture::new(&CaptureRequest {
-        db: &cfg.db,
-        emulate: cfg.emulate.as_deref(),
-        trace: cfg.trace.as_deref(),
-        backing: &cfg.backing,
-        seed: cfg.seed,
-        force: cfg.force,
-    })?;
+    let capture = cfg.capture.start(&cfg.db, cfg.seed, cfg.output.force)?;
     let started_at = now_rfc3339();
     let terminals = cfg.terminals as usize;
     let connections = terminals + market_workers(terminals) + 1;
-    let db = target::open(
-        &cfg.db,
-        Open::Existing,
-        connections,
-        capture.as_ref().and_then(Capture::sqlite_vfs),
-        capture
-            .as_ref()
-            .map(Capture::server_env)
-            .unwrap_or_default(),
-    )?;
+    let db = open_for_run(&cfg.db, connections, capture.as_ref(), None)?;
     let meta = meta_of(&db, &cfg.db)?;
     db.check_connections(connections as u32)?;
-    let out_dir = if cfg.save {
-        Some(output::prepare_out_dir(
-            cfg.out.as_deref(),
-            "brokerage",
-            &started_at,
-            cfg.force,
-        )?)
-    } else {
-        None
-    };
+    let out_dir = cfg.output.out_dir("brokerage", &started_at)?;
     let env = db.env(&cfg.db);
     let device = env.target_device.as_ref().map(|d| d.name.clone());
-    if !cfg.quiet {
+    if !cfg.output.quiet {
         eprintln!(
             "oltplab run brokerage — {} on {}, {} customers with {} days of history, {terminals} terminal{} and {} market workers, {:.0} s measured after {:.0} s warm-up",
             db.version,
@@ -85,37 +59,9 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<BrokerageResult> {
         max_retries: cfg.max_retries,
         record_spans: capture.as_ref().is_some_and(Capture::wants_spans),
     };
-    let mut edges: [Edge; 2] = [(CpuTime::process(), (0.0, 0.0), DiskCounters::default()); 2];
-    let interval = cfg.report_interval_s.max(1.0) as usize;
-    let mut pending: Vec<Second> = Vec::new();
-    let quiet = cfg.quiet;
-    let mut on_second = |s: &Second| {
-        pending.push(s.clone());
-        if !quiet && pending.len() == interval {
-            eprintln!("{}", interval_line(&pending));
-            pending.clear();
-        }
-    };
-    let mut on_event = |e: Event| {
-        let start = e == Event::MeasureStart;
-        let sample = (
-            CpuTime::process(),
-            procstat::pids_cpu_s(&db.server_pids()),
-            device
-                .as_deref()
-                .and_then(procstat::disk_counters)
-                .unwrap_or_default(),
-        );
-        if let Some(c) = &capture {
-            if start {
-                c.measure_start();
-            } else {
-                c.measure_end();
-            }
-        }
-        edges[usize::from(!start)] = sample;
-    };
-    if !cfg.quiet && cfg.warmup_s > 0.0 {
+    let mut samples = EdgeSamples::new(&db, device.as_deref(), capture.as_ref());
+    let mut lines = IntervalLines::new(cfg.report_interval_s, cfg.output.quiet, interval_line);
+    if !cfg.output.quiet && cfg.warmup_s > 0.0 {
         eprintln!("warming up for {:.0} s …", cfg.warmup_s);
     }
     let outcome = drive(
@@ -123,12 +69,11 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<BrokerageResult> {
         &meta,
         &driver_cfg,
         stop,
-        &mut on_second,
-        &mut on_event,
+        &mut |s| lines.second(s),
+        &mut |e| samples.take(e == Event::MeasureStart),
     )?;
-    if !cfg.quiet && !pending.is_empty() {
-        eprintln!("{}", interval_line(&pending));
-    }
+    lines.finish();
+    let edges = samples.done();
     let mut db = db;
     let (server_warnings, died) = db.stop_server();
 
@@ -168,35 +113,10 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<BrokerageResult> {
     summary.tps_total = all as f64 / measured_s;
     summary.errors_by_kind = counts_by_kind(&outcome.errors_by_kind);
     summary.retries_by_kind = counts_by_kind(&outcome.retries_by_kind);
-    let disk = edges[1].2.since(&edges[0].2);
-    summary.io = device_io(device.as_deref(), &disk, measured_s);
-    let mut warnings = Vec::new();
-    let mut spin_s = 0.0;
-    if let Some(c) = capture {
-        let tx_of_tag = |tag: u8| match TxType::ALL.iter().find(|x| x.tag() == tag) {
-            Some(x) => (x.name().to_string(), outcome.tx[x.index()].count),
-            None => (OTHER_IO.to_string(), 0),
-        };
-        let (io, capture_warnings, emulation) = c.finish(&RunEnd {
-            measured_s: outcome.measured_s,
-            spans: &outcome.spans,
-            tx_of_tag: &tx_of_tag,
-            terminals_without_backend: outcome.terminals_without_backend,
-        })?;
-        summary.io = io;
-        spin_s = emulation.as_ref().map_or(0.0, |e| e.fidelity.spin_cpu_s);
-        summary.emulation = emulation;
-        warnings.extend(capture_warnings);
-    }
+    let kinds = TxType::ALL.map(|t| (t.tag(), t.name()));
+    let mut warnings = edges.figures(capture, &outcome, &kinds, env.cores, &mut summary)?;
     summary.reads_per_write =
         (summary.io.writes > 0).then(|| summary.io.reads as f64 / summary.io.writes as f64);
-    summary.cpu = split_cpu(
-        cfg.db.engine,
-        outcome.in_tx_cpu,
-        [&edges[0], &edges[1]],
-        spin_s,
-    );
-    summary.cpu.set_shares(measured_s, env.cores);
     warnings.extend(run_warnings(cfg, &summary, outcome.interrupted));
     warnings.extend(server_warnings);
     let intervals = outcome
@@ -222,32 +142,19 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<BrokerageResult> {
         warnings,
         ..output::new_doc("run", started_at, config_json, env, summary)
     };
-    if let Some(dir) = &out_dir {
-        output::save(&doc, dir, cfg.json.as_deref())?;
-    }
-    if cfg.quiet {
-        output::print_warnings(&doc.warnings);
-    } else {
-        print_summary(&doc, out_dir.as_deref());
-    }
-    if let Some(e) = died {
-        return Err(e);
-    }
+    cfg.output
+        .publish(&doc, out_dir.as_deref(), print_summary, died)?;
     Ok(doc)
 }
 
 /// What the figures should be read with.
 fn run_warnings(cfg: &RunConfig, s: &BrokerageSummary, interrupted: bool) -> Vec<Warning> {
     let mut warnings = Vec::new();
-    if interrupted {
-        warnings.push(Warning::new(
-            WarningKind::Interrupted,
-            format!(
-                "stopped by Ctrl-C after {:.1} s of the {:.0} s measured window; the figures cover only that",
-                s.measured_s, cfg.duration_s
-            ),
-        ));
-    }
+    warnings.extend(interrupted_warning(
+        interrupted,
+        s.measured_s,
+        cfg.duration_s,
+    ));
     let results = s.tx.get(TxType::TradeResult.name()).map_or(0, |t| t.count);
     if results < 1000 {
         warnings.push(Warning::new(
@@ -255,13 +162,7 @@ fn run_warnings(cfg: &RunConfig, s: &BrokerageSummary, interrupted: bool) -> Vec
             format!("only {results} Trade-Results completed: tpsE-like and the percentiles rest on few samples; use a longer --duration"),
         ));
     }
-    let driver_cores = (s.cpu.driver_user_s + s.cpu.driver_sys_s) / s.measured_s.max(1e-9);
-    if driver_cores > 0.5 {
-        warnings.push(Warning::new(
-            WarningKind::CpuBound,
-            format!("the driver used {driver_cores:.2} cores: on a small machine it competes with the database"),
-        ));
-    }
+    warnings.extend(driver_cpu_warning(&s.cpu, s.measured_s, ""));
     warnings
 }
 
@@ -309,13 +210,7 @@ fn print_summary(doc: &BrokerageResult, out_dir: Option<&std::path::Path>) {
         "tpsE-like {:.1}  (Trade-Results per second; not comparable with audited TPC-E)  all transactions/s {:.1}  ({:.1} s measured)",
         s.tpse_like, s.tps_total, s.measured_s
     );
-    eprintln!(
-        "CPU: database {:.1} s, driver {:.1} s ({:.1} % of the run's CPU), machine {:.0} % busy",
-        s.cpu.db_user_s + s.cpu.db_sys_s,
-        s.cpu.driver_user_s + s.cpu.driver_sys_s,
-        100.0 * s.cpu.driver_share,
-        100.0 * s.cpu.utilisation
-    );
+    print_cpu(&s.cpu);
     eprintln!(
         "I/O ({}): {} reads, {} writes ({} read, {} written), {} IOPS, {} reads per write",
         s.io.source,

@@ -5,7 +5,6 @@
 
 mod run;
 
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use clap::Args;
@@ -23,6 +22,7 @@ pub use run::run_with;
 use crate::progress::Progress;
 use crate::schema::RunResult;
 use crate::workload::capture::Capture;
+use crate::workload::scaffold::{CaptureConfig, OutputConfig};
 use crate::workload::target::{self, DbSpec, Engine, Open, SQLITE_FILE};
 use crate::workload::{given, CheckArgs, LoadArgs, RunArgs, Workload};
 use crate::STOP;
@@ -453,19 +453,12 @@ pub struct OrdersRunConfig {
     pub max_retries: u32,
     pub seed: u64,
     pub report_interval_s: f64,
-    /// The emulated device the database runs on (`--emulate`).
-    pub emulate: Option<String>,
-    /// Where the database's own I/O of the measured work is captured (`--trace`).
-    pub trace: Option<PathBuf>,
-    /// Managed servers under `--emulate`: auto, ram or disk.
-    pub backing: String,
-    pub json: Option<PathBuf>,
-    pub out: Option<PathBuf>,
-    pub force: bool,
-    #[serde(skip)]
-    pub save: bool,
-    #[serde(skip)]
-    pub quiet: bool,
+    /// `--emulate`, `--trace`, `--backing`.
+    #[serde(flatten)]
+    pub capture: CaptureConfig,
+    /// `--json`, `--out`, `--force`; whether it saves and prints.
+    #[serde(flatten)]
+    pub output: OutputConfig,
 }
 
 impl OrdersRunConfig {
@@ -507,14 +500,8 @@ impl OrdersRunConfig {
             max_retries: args.max_retries,
             seed: args.seed,
             report_interval_s: args.report_interval.as_secs_f64().round(),
-            emulate: args.emulate,
-            trace: args.trace,
-            backing: args.backing,
-            json: args.json,
-            out: args.out,
-            force: args.force,
-            save: true,
-            quiet: crate::output::quiet(),
+            capture: args.capture_config(),
+            output: args.output_config(),
         })
     }
 }

@@ -8,7 +8,6 @@ use std::sync::atomic::AtomicBool;
 
 use oltplab_core::units::{format_count, format_ns};
 use oltplab_core::{Error, Result};
-use oltplab_metrics::cpu::CpuTime;
 use oltplab_metrics::env::Env;
 use oltplab_metrics::latency::LatencyHistogram;
 use oltplab_metrics::schema::now_rfc3339;
@@ -27,8 +26,9 @@ use crate::schema::{
     ConnectionsPoint, Durability, OrdersCpu, OrdersInterval, OrdersResult, OrdersSummary, TxIo,
     WaitsInfo,
 };
-use crate::workload::capture::{Capture, CaptureRequest, RunEnd};
-use crate::workload::procstat;
+use crate::workload::capture::{Capture, RunEnd};
+use crate::workload::edges::Edge;
+use crate::workload::scaffold::{EdgeSamples, IntervalLines};
 use crate::workload::target::{Engine, Open};
 
 pub struct RunOutcome {
@@ -45,24 +45,8 @@ pub fn run_with(cfg: &OrdersRunConfig, stop: &AtomicBool) -> Result<RunOutcome> 
     ensure_open_files(max_connections, cfg.db.engine)?;
     check_external_limit(&cfg.db, max_connections)?;
     let started_at = now_rfc3339();
-    let out_dir = if cfg.save {
-        Some(output::prepare_out_dir(
-            cfg.out.as_deref(),
-            "orders",
-            &started_at,
-            cfg.force,
-        )?)
-    } else {
-        None
-    };
-    let capture = Capture::new(&CaptureRequest {
-        db: &cfg.db,
-        emulate: cfg.emulate.as_deref(),
-        trace: cfg.trace.as_deref(),
-        backing: &cfg.backing,
-        seed: cfg.seed,
-        force: cfg.force,
-    })?;
+    let out_dir = cfg.output.out_dir("orders", &started_at)?;
+    let capture = cfg.capture.start(&cfg.db, cfg.seed, cfg.output.force)?;
     let mut db = open_captured(&cfg.db, Open::Existing, max_connections, capture.as_ref())?;
     let probe = OrdersTarget::of(&cfg.db, &db, Tables::Disk);
     let meta = probe.read_meta()?.ok_or_else(|| not_loaded(&cfg.db))?;
@@ -95,7 +79,7 @@ pub fn run_with(cfg: &OrdersRunConfig, stop: &AtomicBool) -> Result<RunOutcome> 
     let config_json = serde_json::to_value(cfg).expect("config serialises");
     let durability = durability_of(cfg.db.engine, meta.tables, &env.engine_settings);
 
-    if !cfg.quiet {
+    if !cfg.output.quiet {
         print_header(cfg, &db.version, meta.tables, refilled_rows);
     }
 
@@ -125,32 +109,19 @@ pub fn run_with(cfg: &OrdersRunConfig, stop: &AtomicBool) -> Result<RunOutcome> 
             max_retries: cfg.max_retries,
             seed: cfg.seed.wrapping_add(connections as u64),
         };
-        if !cfg.quiet {
+        if !cfg.output.quiet {
             eprintln!(
                 "{connections} connections: connecting and warming up ({} transactions each) …",
                 cfg.warmup_tx_per_connection
             );
         }
-        let mut edges = [(CpuTime::default(), (0.0, 0.0)); 2];
-        let mut on_event = |e: Event| {
-            let sample = (CpuTime::process(), procstat::pids_cpu_s(&db.server_pids()));
-            edges[usize::from(e == Event::MeasureEnd)] = sample;
-            match (e, &capture) {
-                (Event::MeasureStart, Some(c)) => c.measure_start(),
-                (Event::MeasureEnd, Some(c)) => c.measure_end(),
-                _ => {}
-            }
-        };
-        let interval = cfg.report_interval_s.max(1.0) as usize;
-        let mut pending: Vec<Second> = Vec::new();
-        let quiet = cfg.quiet;
-        let mut on_second = |s: &Second| {
-            pending.push(s.clone());
-            if !quiet && pending.len() == interval {
-                eprintln!("{}", interval_line(connections, &pending));
-                pending.clear();
-            }
-        };
+        // No device counters: a point's I/O comes from the capture, if any.
+        let mut samples = EdgeSamples::new(&db, None, capture.as_ref());
+        let mut on_event = |e: Event| samples.take(e == Event::MeasureStart);
+        let mut lines = IntervalLines::new(cfg.report_interval_s, cfg.output.quiet, |s| {
+            interval_line(connections, s)
+        });
+        let mut on_second = |s: &Second| lines.second(s);
         let outcome = match &target {
             OrdersTarget::Sqlite(t) => {
                 osq::run_point(t, &meta, &point_cfg, stop, &mut on_second, &mut on_event)
@@ -159,29 +130,28 @@ pub fn run_with(cfg: &OrdersRunConfig, stop: &AtomicBool) -> Result<RunOutcome> 
                 server::run_point(t, &point_cfg, stop, &mut on_second, &mut on_event)
             }
         };
+        let edges = samples.edges;
         let outcome = match outcome {
             Err(Error::Interrupted) => break,
             // A managed server that died ends the sweep; what was measured before is kept.
             Err(_) if db.server_died_after_error().is_some() => break,
             other => other?,
         };
-        if !cfg.quiet && !pending.is_empty() {
-            eprintln!("{}", interval_line(connections, &pending));
-        }
+        lines.finish();
         let cpu = point_cpu(&edges, &outcome, cores);
         doc.intervals
             .extend(intervals(&outcome.seconds, connections, t_offset));
         t_offset += outcome.elapsed_s;
         doc.histograms
             .insert(format!("tx_c{connections}"), outcome.latency.to_base64());
-        if !cfg.quiet {
+        if !cfg.output.quiet {
             print_point(&outcome, &cpu);
         }
         outcomes.push(outcome);
         cpus.push(cpu);
         summarise(&mut doc, &outcomes, &cpus, cfg, cores);
         if let Some(dir) = &out_dir {
-            output::save(&doc, dir, cfg.json.as_deref())?;
+            output::save(&doc, dir, cfg.output.json.as_deref())?;
         }
         if stop.load(std::sync::atomic::Ordering::Relaxed) {
             break;
@@ -200,17 +170,8 @@ pub fn run_with(cfg: &OrdersRunConfig, stop: &AtomicBool) -> Result<RunOutcome> 
             _ => {}
         }
     }
-    if let Some(dir) = &out_dir {
-        output::save(&doc, dir, cfg.json.as_deref())?;
-    }
-    if cfg.quiet {
-        output::print_warnings(&doc.warnings);
-    } else {
-        print_summary(&doc, out_dir.as_deref());
-    }
-    if let Some(e) = died {
-        return Err(e);
-    }
+    cfg.output
+        .publish(&doc, out_dir.as_deref(), print_summary, died)?;
     Ok(RunOutcome { doc, out_dir })
 }
 
@@ -331,7 +292,7 @@ fn intervals(
 }
 
 /// Database and driver CPU of one point's measured work.
-fn point_cpu(edges: &[(CpuTime, (f64, f64)); 2], o: &PointOutcome, cores: f64) -> OrdersCpu {
+fn point_cpu(edges: &[Edge; 2], o: &PointOutcome, cores: f64) -> OrdersCpu {
     let process = edges[1].0.since(&edges[0].0);
     let (db_user_s, db_sys_s, driver) = match o.engine_cpu {
         // SQLite runs on the driver's threads: their time is the engine's, the rest the driver's.

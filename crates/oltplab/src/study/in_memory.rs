@@ -19,6 +19,7 @@ use super::{StudyArgs, DEFAULT_DEVICES, REPORT_FILE, RESULTS_FILE};
 use crate::orders::{self, OrdersLoadConfig, OrdersRunConfig};
 use crate::output;
 use crate::schema::{ConnectionsPoint, OrdersSummary};
+use crate::workload::scaffold::{CaptureConfig, OutputConfig};
 use crate::workload::target::DbSpec;
 use crate::STOP;
 
@@ -208,14 +209,15 @@ pub fn run(args: &StudyArgs) -> Result<()> {
                 max_retries: 10,
                 seed: config.seed,
                 report_interval_s: 10.0,
-                emulate: None,
-                trace: None,
-                backing: "auto".into(),
-                json: None,
-                out: None,
-                force: false,
-                save: false,
-                quiet: output::quiet(),
+                capture: CaptureConfig::none(),
+                // The study writes each variant's result itself.
+                output: OutputConfig {
+                    json: None,
+                    out: None,
+                    force: false,
+                    save: false,
+                    quiet: output::quiet(),
+                },
             };
             let outcome = match orders::run_with(&run_cfg, &STOP) {
                 Ok(o) => o,

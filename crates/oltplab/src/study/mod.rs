@@ -31,6 +31,7 @@ use crate::cli::DeviceArgs;
 use crate::device;
 use crate::schema::{DeviceSummary, ReplayResult};
 use crate::trace::replay::{replay, ReplayConfig};
+use crate::workload::scaffold::{CaptureConfig, OutputConfig};
 use oltplab_devmodel::Fidelity;
 use std::time::Duration;
 
@@ -1051,16 +1052,14 @@ fn study_run(
         seed: 1,
         warehouse_range: None,
         start_at: None,
-        emulate,
-        trace,
-        // As the device step: a model's times must not wait for this machine's disk.
-        backing: "ram".into(),
+        capture: CaptureConfig {
+            emulate,
+            trace,
+            // As the device step: a model's times must not wait for this machine's disk.
+            backing: "ram".into(),
+        },
         sqlite_vfs: None,
-        json: None,
-        out: Some(out.to_path_buf()),
-        force: false,
-        save: true,
-        quiet: output::quiet(),
+        output: OutputConfig::saved(None, Some(out.to_path_buf()), false),
     }
 }
 

@@ -374,14 +374,8 @@ fn run_config(
             report_interval_s: run_cfg.report_interval_s,
             max_retries: run_cfg.max_retries,
             seed: run_cfg.seed,
-            emulate: run_cfg.emulate.clone(),
-            trace: run_cfg.trace.clone(),
-            backing: run_cfg.backing.clone(),
-            json: None,
-            out: run_cfg.out.clone(),
-            force: false,
-            save: true,
-            quiet: run_cfg.quiet,
+            capture: run_cfg.capture.clone(),
+            output: run_cfg.output.clone(),
         };
         crate::brokerage::run_with(&cfg, &STOP)
             .map(|doc| (crate::brokerage::brokerage_step_of(&doc), doc.warnings))

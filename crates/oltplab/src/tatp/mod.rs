@@ -4,7 +4,6 @@
 
 mod run;
 
-use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 
 use clap::Args;
@@ -20,6 +19,7 @@ use serde::Serialize;
 pub use run::run_with;
 
 use crate::schema::RunResult;
+use crate::workload::scaffold::{CaptureConfig, OutputConfig};
 use crate::workload::target::{self, DbSpec, Open, SQLITE_FILE};
 use crate::workload::{given, CheckArgs, LoadArgs, RunArgs, Warmup, Workload, AUTO_WARMUP_MAX};
 use crate::STOP;
@@ -219,16 +219,12 @@ pub struct RunConfig {
     pub report_interval_s: f64,
     pub max_retries: u32,
     pub seed: u64,
-    pub emulate: Option<String>,
-    pub trace: Option<PathBuf>,
-    pub backing: String,
-    pub json: Option<PathBuf>,
-    pub out: Option<PathBuf>,
-    pub force: bool,
-    #[serde(skip)]
-    pub save: bool,
-    #[serde(skip)]
-    pub quiet: bool,
+    /// `--emulate`, `--trace`, `--backing`.
+    #[serde(flatten)]
+    pub capture: CaptureConfig,
+    /// `--json`, `--out`, `--force`; whether it saves and prints.
+    #[serde(flatten)]
+    pub output: OutputConfig,
 }
 
 impl RunConfig {
@@ -256,14 +252,8 @@ impl RunConfig {
             report_interval_s: args.report_interval.as_secs_f64().round(),
             max_retries: args.max_retries,
             seed: args.seed,
-            emulate: args.emulate,
-            trace: args.trace,
-            backing: args.backing,
-            json: args.json,
-            out: args.out,
-            force: args.force,
-            save: true,
-            quiet: crate::output::quiet(),
+            capture: args.capture_config(),
+            output: args.output_config(),
         })
     }
 }

@@ -8,7 +8,6 @@ use std::time::Duration;
 
 use oltplab_core::units::{format_bytes, format_count, format_ns};
 use oltplab_core::Result;
-use oltplab_metrics::cpu::CpuTime;
 use oltplab_metrics::schema::{now_rfc3339, rfc3339_micros};
 use oltplab_metrics::{Warning, WarningKind};
 use oltplab_workloads::driver::{DriverConfig, Event, Second};
@@ -17,51 +16,25 @@ use oltplab_workloads::tatp::tx::TxType;
 
 use super::{meta_of, RunConfig};
 use crate::output;
-use crate::schema::{
-    counts_by_kind, MixShare, TatpInterval, TatpResult, TatpSummary, TxSummary, OTHER_IO,
+use crate::schema::{counts_by_kind, MixShare, TatpInterval, TatpResult, TatpSummary, TxSummary};
+use crate::workload::capture::Capture;
+use crate::workload::scaffold::{
+    driver_cpu_warning, interrupted_warning, open_for_run, print_cpu, EdgeSamples, IntervalLines,
 };
-use crate::workload::capture::{Capture, CaptureRequest, RunEnd};
-use crate::workload::edges::{device_io, split_cpu, Edge};
-use crate::workload::procstat::{self, DiskCounters};
-use crate::workload::target::{self, Engine, Open};
+use crate::workload::target::Engine;
 
 /// Runs TATP as `cfg` says; `stop` (Ctrl-C) ends the measured window early.
 pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<TatpResult> {
-    let capture = Capture::new(&CaptureRequest {
-        db: &cfg.db,
-        emulate: cfg.emulate.as_deref(),
-        trace: cfg.trace.as_deref(),
-        backing: &cfg.backing,
-        seed: cfg.seed,
-        force: cfg.force,
-    })?;
+    let capture = cfg.capture.start(&cfg.db, cfg.seed, cfg.output.force)?;
     let started_at = now_rfc3339();
     let connections = cfg.terminals as usize + 1;
-    let db = target::open(
-        &cfg.db,
-        Open::Existing,
-        connections,
-        capture.as_ref().and_then(Capture::sqlite_vfs),
-        capture
-            .as_ref()
-            .map(Capture::server_env)
-            .unwrap_or_default(),
-    )?;
+    let db = open_for_run(&cfg.db, connections, capture.as_ref(), None)?;
     let meta = meta_of(&db, &cfg.db)?;
     db.check_connections(connections as u32)?;
-    let out_dir = if cfg.save {
-        Some(output::prepare_out_dir(
-            cfg.out.as_deref(),
-            "tatp",
-            &started_at,
-            cfg.force,
-        )?)
-    } else {
-        None
-    };
+    let out_dir = cfg.output.out_dir("tatp", &started_at)?;
     let env = db.env(&cfg.db);
     let device = env.target_device.as_ref().map(|d| d.name.clone());
-    if !cfg.quiet {
+    if !cfg.output.quiet {
         eprintln!(
             "oltplab run tatp — {} on {}, {} subscribers, {} terminal{}, {:.0} s measured after {}",
             db.version,
@@ -90,47 +63,18 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<TatpResult> {
         record_spans: capture.as_ref().is_some_and(Capture::wants_spans),
         start_at: None,
     };
-    let mut edges: [Edge; 2] = [(CpuTime::process(), (0.0, 0.0), DiskCounters::default()); 2];
-    let interval = cfg.report_interval_s.max(1.0) as usize;
-    let mut pending: Vec<Second> = Vec::new();
-    let quiet = cfg.quiet;
-    let mut on_second = |s: &Second| {
-        pending.push(s.clone());
-        if !quiet && pending.len() == interval {
-            eprintln!("{}", interval_line(&pending));
-            pending.clear();
-        }
-    };
-    let mut on_event = |e: Event| {
-        let sample = (
-            CpuTime::process(),
-            procstat::pids_cpu_s(&db.server_pids()),
-            device
-                .as_deref()
-                .and_then(procstat::disk_counters)
-                .unwrap_or_default(),
-        );
-        let start = e == Event::MeasureStart;
-        if let Some(c) = &capture {
-            if start {
-                c.measure_start();
-            } else {
-                c.measure_end();
-            }
-        }
-        edges[usize::from(!start)] = sample;
-    };
+    let mut samples = EdgeSamples::new(&db, device.as_deref(), capture.as_ref());
+    let mut lines = IntervalLines::new(cfg.report_interval_s, cfg.output.quiet, interval_line);
     let outcome = drive(
         db.connector.as_ref(),
         &meta,
         &driver_cfg,
         stop,
-        &mut on_second,
-        &mut on_event,
+        &mut |s| lines.second(s),
+        &mut |e| samples.take(e == Event::MeasureStart),
     )?;
-    if !cfg.quiet && !pending.is_empty() {
-        eprintln!("{}", interval_line(&pending));
-    }
+    lines.finish();
+    let edges = samples.done();
     let mut db = db;
     let (server_warnings, died) = db.stop_server();
 
@@ -175,35 +119,10 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<TatpResult> {
     summary.tps_total = all as f64 / measured_s;
     summary.errors_by_kind = counts_by_kind(&outcome.errors_by_kind);
     summary.retries_by_kind = counts_by_kind(&outcome.retries_by_kind);
-    let disk = edges[1].2.since(&edges[0].2);
-    summary.io = device_io(device.as_deref(), &disk, measured_s);
-    let mut warnings = Vec::new();
-    let mut spin_s = 0.0;
-    if let Some(c) = capture {
-        let tx_of_tag = |tag: u8| match TxType::ALL.iter().find(|x| x.tag() == tag) {
-            Some(x) => (x.name().to_string(), outcome.tx[x.index()].count),
-            None => (OTHER_IO.to_string(), 0),
-        };
-        let (io, capture_warnings, emulation) = c.finish(&RunEnd {
-            measured_s: outcome.measured_s,
-            spans: &outcome.spans,
-            tx_of_tag: &tx_of_tag,
-            terminals_without_backend: outcome.terminals_without_backend,
-        })?;
-        summary.io = io;
-        spin_s = emulation.as_ref().map_or(0.0, |e| e.fidelity.spin_cpu_s);
-        summary.emulation = emulation;
-        warnings.extend(capture_warnings);
-    }
+    let kinds = TxType::ALL.map(|t| (t.tag(), t.name()));
+    let mut warnings = edges.figures(capture, &outcome, &kinds, env.cores, &mut summary)?;
     summary.reads_per_write =
         (summary.io.writes > 0).then(|| summary.io.reads as f64 / summary.io.writes as f64);
-    summary.cpu = split_cpu(
-        cfg.db.engine,
-        outcome.in_tx_cpu,
-        [&edges[0], &edges[1]],
-        spin_s,
-    );
-    summary.cpu.set_shares(measured_s, env.cores);
     warnings.extend(run_warnings(cfg, &summary));
     warnings.extend(server_warnings);
     let intervals = outcome
@@ -228,32 +147,19 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<TatpResult> {
         warnings,
         ..output::new_doc("run", started_at, config_json, env, summary)
     };
-    if let Some(dir) = &out_dir {
-        output::save(&doc, dir, cfg.json.as_deref())?;
-    }
-    if cfg.quiet {
-        output::print_warnings(&doc.warnings);
-    } else {
-        print_summary(&doc, out_dir.as_deref());
-    }
-    if let Some(e) = died {
-        return Err(e);
-    }
+    cfg.output
+        .publish(&doc, out_dir.as_deref(), print_summary, died)?;
     Ok(doc)
 }
 
 /// What the figures should be read with.
 fn run_warnings(cfg: &RunConfig, s: &TatpSummary) -> Vec<Warning> {
     let mut warnings = Vec::new();
-    if s.interrupted {
-        warnings.push(Warning::new(
-            WarningKind::Interrupted,
-            format!(
-                "stopped by Ctrl-C after {:.1} s of the {:.0} s measured window; the figures cover only that",
-                s.measured_s, cfg.duration_s
-            ),
-        ));
-    }
+    warnings.extend(interrupted_warning(
+        s.interrupted,
+        s.measured_s,
+        cfg.duration_s,
+    ));
     if s.warmup_steady == Some(false) {
         warnings.push(Warning::new(
             WarningKind::NotSteady,
@@ -270,13 +176,7 @@ fn run_warnings(cfg: &RunConfig, s: &TatpSummary) -> Vec<Warning> {
             format!("only {completed} transactions completed: the percentiles of the rarer types rest on few samples; use a longer --duration"),
         ));
     }
-    let driver_cores = (s.cpu.driver_user_s + s.cpu.driver_sys_s) / s.measured_s.max(1e-9);
-    if driver_cores > 0.5 {
-        warnings.push(Warning::new(
-            WarningKind::CpuBound,
-            format!("the driver used {driver_cores:.2} cores: on a small machine it competes with the database"),
-        ));
-    }
+    warnings.extend(driver_cpu_warning(&s.cpu, s.measured_s, ""));
     warnings
 }
 
@@ -332,13 +232,7 @@ fn print_summary(doc: &TatpResult, out_dir: Option<&std::path::Path>) {
         "MQTh {:.1}  (successful transactions per second)  all transactions/s {:.1}  ({:.1} s measured)",
         s.mqth, s.tps_total, s.measured_s
     );
-    eprintln!(
-        "CPU: database {:.1} s, driver {:.1} s ({:.1} % of the run's CPU), machine {:.0} % busy",
-        s.cpu.db_user_s + s.cpu.db_sys_s,
-        s.cpu.driver_user_s + s.cpu.driver_sys_s,
-        100.0 * s.cpu.driver_share,
-        100.0 * s.cpu.utilisation
-    );
+    print_cpu(&s.cpu);
     eprintln!(
         "I/O ({}): {} reads, {} writes ({} read, {} written), {} IOPS",
         s.io.source,

@@ -8,7 +8,6 @@ mod scaleout;
 pub mod steady;
 pub mod waits;
 
-use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
@@ -23,6 +22,7 @@ use serde::Serialize;
 
 use crate::workload::capture::{Capture, CaptureRequest, RunEnd};
 use crate::workload::cluster;
+use crate::workload::scaffold::{CaptureConfig, OutputConfig};
 use crate::workload::target::{self, DbSpec, Engine, Open};
 // The in-process API `oltplab study` builds on.
 pub use crate::workload::{warmup_arg, Warmup, AUTO_WARMUP_MAX};
@@ -242,15 +242,7 @@ pub struct LoadConfig {
     pub quiet: bool,
 }
 
-#[derive(Clone, Debug, Serialize)]
-pub struct LoadOutcome {
-    pub report: LoadReport,
-    pub engine_version: String,
-    pub conditions: Vec<Condition>,
-    /// Under `--emulate` (SQLite): the load's and check's I/O on the emulated device, and the
-    /// emulation's fidelity.
-    pub emulation: Option<(crate::schema::IoSummary, crate::schema::EmulationSummary)>,
-}
+pub type LoadOutcome = crate::workload::LoadOutcome<LoadReport>;
 
 /// A validated check.
 #[derive(Clone, Debug)]
@@ -283,26 +275,20 @@ pub struct RunConfig {
     pub warehouse_range: Option<WarehouseRange>,
     /// When the warm-up starts (RFC 3339, UTC); None: at once.
     pub start_at: Option<String>,
-    pub emulate: Option<String>,
-    pub trace: Option<PathBuf>,
-    /// Managed servers under --emulate: auto, ram or disk.
-    pub backing: String,
+    /// `--emulate`, `--trace`, `--backing`.
+    #[serde(flatten)]
+    pub capture: CaptureConfig,
     /// A registered SQLite VFS to open every connection through (trace capture, emulation).
     pub sqlite_vfs: Option<String>,
-    pub json: Option<PathBuf>,
-    pub out: Option<PathBuf>,
-    pub force: bool,
-    /// Save result.json into an output directory (`out` or ./oltplab-results/tpcc-<time>).
-    #[serde(skip)]
-    pub save: bool,
-    #[serde(skip)]
-    pub quiet: bool,
+    /// `--json`, `--out`, `--force`; whether it saves and prints.
+    #[serde(flatten)]
+    pub output: OutputConfig,
 }
 
 impl RunConfig {
     pub fn from_args(args: RunArgs) -> Result<RunConfig> {
         let db = args.timed_run_db(args.db.spec()?)?;
-        let t = args.tpcc;
+        let t = &args.tpcc;
         let warehouse_range = t
             .warehouse_range
             .as_deref()
@@ -365,15 +351,9 @@ impl RunConfig {
             seed: args.seed,
             warehouse_range,
             start_at,
-            emulate: args.emulate,
-            trace: args.trace,
-            backing: args.backing,
+            capture: args.capture_config(),
             sqlite_vfs: None,
-            json: args.json,
-            out: args.out,
-            force: args.force,
-            save: true,
-            quiet: crate::output::quiet(),
+            output: args.output_config(),
         })
     }
 }

@@ -8,7 +8,7 @@ use oltplab_core::Result;
 use super::run::{run_with, RunOutcome};
 use super::RunConfig;
 use crate::schema::{RampStep, TpccInterval, TpccResult, TpccSummary};
-use crate::workload::ramp::{common_figures, ramp, RampOutput, RampSummary};
+use crate::workload::ramp::{common_figures, ramp, RampSummary};
 
 impl RampSummary for TpccSummary {
     type Interval = TpccInterval;
@@ -25,19 +25,10 @@ impl RampSummary for TpccSummary {
 
 /// TPC-C's users ramp (`cfg.ramp`).
 pub fn run_ramp(cfg: &RunConfig, stop: &AtomicBool) -> Result<RunOutcome> {
-    let o = RampOutput {
-        workload: "tpcc",
-        save: cfg.save,
-        out: cfg.out.as_deref(),
-        json: cfg.json.as_deref(),
-        force: cfg.force,
-        quiet: cfg.quiet,
-    };
-    let (doc, out_dir) = ramp(&cfg.ramp, &o, stop, |terminals| {
+    let (doc, out_dir) = ramp(&cfg.ramp, "tpcc", &cfg.output, stop, |terminals| {
         let step_cfg = RunConfig {
             terminals: Some(terminals),
-            save: false,
-            json: None,
+            output: cfg.output.step(),
             ..cfg.clone()
         };
         Ok(run_with(&step_cfg, stop)?.doc)

@@ -9,7 +9,6 @@ use std::time::Duration;
 
 use oltplab_core::units::{format_bytes, format_count, format_ns};
 use oltplab_core::{Error, Result};
-use oltplab_metrics::cpu::CpuTime;
 use oltplab_metrics::schema::{now_rfc3339, parse_time, rfc3339_micros};
 use oltplab_metrics::{Warning, WarningKind};
 use oltplab_workloads::driver::Event;
@@ -29,10 +28,12 @@ use crate::schema::{
     counts_by_kind, DeferredDeliverySummary, ResponseTimeLimit, ServerWaits, SteadyState,
     TpccInterval, TpccResult, TpccSummary, TxSummary, OTHER_IO,
 };
-use crate::workload::capture::{Capture, CaptureRequest, RunEnd};
-use crate::workload::edges::{device_io, split_cpu, Edge};
-use crate::workload::procstat::{self, DiskCounters};
-use crate::workload::target::{self, Engine, Open};
+use crate::workload::capture::Capture;
+use crate::workload::scaffold::{
+    driver_cpu_warning, interrupted_warning, open_for_run, print_cpu, EdgeSamples, IntervalLines,
+    WindowEdges,
+};
+use crate::workload::target::{self, Engine};
 
 pub struct RunOutcome {
     pub doc: TpccResult,
@@ -47,19 +48,8 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<RunOutcome> {
     // A VFS of the caller's (the study's lead) already captures what it needs.
     let capture = match (cfg.db.engine, &cfg.sqlite_vfs) {
         (Engine::Sqlite, Some(_)) => None,
-        _ => Capture::new(&CaptureRequest {
-            db: &cfg.db,
-            emulate: cfg.emulate.as_deref(),
-            trace: cfg.trace.as_deref(),
-            backing: &cfg.backing,
-            seed: cfg.seed,
-            force: cfg.force,
-        })?,
+        _ => cfg.capture.start(&cfg.db, cfg.seed, cfg.output.force)?,
     };
-    let sqlite_vfs = capture
-        .as_ref()
-        .and_then(Capture::sqlite_vfs)
-        .or_else(|| cfg.sqlite_vfs.clone());
     let started_at = now_rfc3339();
     let run_started = std::time::SystemTime::now();
     let Loaded {
@@ -68,18 +58,9 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<RunOutcome> {
         warehouses,
         driven,
         terminals,
-    } = open_loaded(cfg, capture.as_ref(), sqlite_vfs)?;
+    } = open_loaded(cfg, capture.as_ref())?;
     // After the checks above, so that a refused run leaves no output directory behind.
-    let out_dir = if cfg.save {
-        Some(output::prepare_out_dir(
-            cfg.out.as_deref(),
-            "tpcc",
-            &started_at,
-            cfg.force,
-        )?)
-    } else {
-        None
-    };
+    let out_dir = cfg.output.out_dir("tpcc", &started_at)?;
 
     let env = db.env(&cfg.db);
     let device = env.target_device.as_ref().map(|d| d.name.clone());
@@ -87,7 +68,7 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<RunOutcome> {
     config_json["terminals"] = serde_json::json!(terminals);
     config_json["warehouses"] = serde_json::json!(warehouses);
 
-    if !cfg.quiet {
+    if !cfg.output.quiet {
         eprintln!(
             "oltplab run tpcc — {} on {}, {}, {terminals} terminal{}, {:.0} s measured after {:.0} s warm-up, keying/think {}",
             db.version,
@@ -105,7 +86,7 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<RunOutcome> {
 
     let Window {
         outcome,
-        edges: [cpu_start, cpu_end],
+        edges,
         server_waits,
         write_back,
     } = drive_window(
@@ -119,39 +100,13 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<RunOutcome> {
     )?;
     // The server's work is done; stopping it ends its trace parts and the emulation session.
     let mut db = db;
-    let cluster_run = crate::workload::cluster::verify_run(&mut db, &cfg.db, run_started)?;
+    let cluster_run =
+        crate::workload::cluster::verify_run(&mut db, &cfg.db, run_started, &outcome.new_orders)?;
     let (server_warnings, died) = db.stop_server();
 
-    let measured_s = outcome.measured_s.max(1e-9);
     let (mut summary, histograms) = tx_figures(cfg, &outcome, &meta, driven, terminals);
-    let disk = cpu_end.2.since(&cpu_start.2);
-    summary.io = device_io(device.as_deref(), &disk, measured_s);
-    let mut warnings = Vec::new();
-    // CPU the emulator spent spinning to deadlines inside the database's threads.
-    let mut spin_s = 0.0;
-    if let Some(c) = capture {
-        let tx_of_tag = |tag: u8| match TxType::ALL.iter().find(|x| x.tag() == tag) {
-            Some(x) => (x.name().to_string(), outcome.tx[x.index()].count),
-            None => (OTHER_IO.to_string(), 0),
-        };
-        let (io, capture_warnings, emulation) = c.finish(&RunEnd {
-            measured_s: outcome.measured_s,
-            spans: &outcome.spans,
-            tx_of_tag: &tx_of_tag,
-            terminals_without_backend: outcome.terminals_without_backend,
-        })?;
-        summary.io = io;
-        spin_s = emulation.as_ref().map_or(0.0, |e| e.fidelity.spin_cpu_s);
-        summary.emulation = emulation;
-        warnings.extend(capture_warnings);
-    }
-    summary.cpu = split_cpu(
-        cfg.db.engine,
-        outcome.in_tx_cpu,
-        [&cpu_start, &cpu_end],
-        spin_s,
-    );
-    summary.cpu.set_shares(measured_s, env.cores);
+    let kinds = TxType::ALL.map(|t| (t.tag(), t.name()));
+    let mut warnings = edges.figures(capture, &outcome, &kinds, env.cores, &mut summary)?;
     summary.server_waits = server_waits;
     warnings.extend(run_warnings(
         cfg,
@@ -194,17 +149,8 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<RunOutcome> {
         warnings,
         ..output::new_doc("run", started_at, config_json, env, summary)
     };
-    if let Some(dir) = &out_dir {
-        output::save(&doc, dir, cfg.json.as_deref())?;
-    }
-    if cfg.quiet {
-        output::print_warnings(&doc.warnings);
-    } else {
-        print_summary(&doc, out_dir.as_deref());
-    }
-    if let Some(e) = died.or(lost) {
-        return Err(e);
-    }
+    cfg.output
+        .publish(&doc, out_dir.as_deref(), print_summary, died.or(lost))?;
     Ok(RunOutcome { doc, out_dir })
 }
 
@@ -221,11 +167,7 @@ struct Loaded {
 
 /// Opens the database for the run, checks that TPC-C is loaded at the scale `cfg` expects, and
 /// resolves the terminals.
-fn open_loaded(
-    cfg: &RunConfig,
-    capture: Option<&Capture>,
-    sqlite_vfs: Option<String>,
-) -> Result<Loaded> {
+fn open_loaded(cfg: &RunConfig, capture: Option<&Capture>) -> Result<Loaded> {
     // SQLite's per-connection cache depends on the terminal count; 10 × W is known after opening,
     // so a keying/think run without --terminals assumes the given or loaded scale below.
     let guess_terminals = match cfg.terminals {
@@ -238,12 +180,11 @@ fn open_loaded(
     };
     // Each terminal's connection, the Delivery workers' and the waits sampler's.
     let connections = |terminals: usize| terminals + delivery_workers(terminals) + 1;
-    let db = target::open(
+    let db = open_for_run(
         &cfg.db,
-        Open::Existing,
         connections(guess_terminals),
-        sqlite_vfs,
-        capture.map(Capture::server_env).unwrap_or_default(),
+        capture,
+        cfg.sqlite_vfs.clone(),
     )?;
     let meta = {
         let mut conn = db.connector.connect(Purpose::Check)?;
@@ -285,7 +226,7 @@ fn open_loaded(
 /// and the server's account of its waits in the window.
 struct Window {
     outcome: DriverOutcome,
-    edges: [Edge; 2],
+    edges: WindowEdges,
     server_waits: Option<ServerWaits>,
     /// The server's write-back counters at the window's start and end.
     write_back: Option<(WriteBack, WriteBack)>,
@@ -313,21 +254,11 @@ fn drive_window(
         record_spans: capture.is_some_and(Capture::wants_spans),
         home_warehouses: cfg.warehouse_range.map(|r| r.home_warehouses()),
         start_at: cfg.start_at.as_deref().and_then(parse_time),
-        record_new_orders: false,
+        // A cluster's run checks that every acknowledged New-Order survived a node's failure.
+        record_new_orders: db.cluster.is_some(),
     };
-    // Samples at the edges of the measured window.
-    let mut cpu_start: Edge = (CpuTime::process(), (0.0, 0.0), DiskCounters::default());
-    let mut cpu_end = cpu_start;
-    let interval = cfg.report_interval_s.max(1.0) as usize;
-    let mut pending: Vec<Second> = Vec::new();
-    let quiet = cfg.quiet;
-    let mut on_second = |s: &Second| {
-        pending.push(s.clone());
-        if !quiet && (pending.len() == interval) {
-            eprintln!("{}", interval_line(&pending));
-            pending.clear();
-        }
-    };
+    let mut samples = EdgeSamples::new(db, device, capture);
+    let mut lines = IntervalLines::new(cfg.report_interval_s, cfg.output.quiet, interval_line);
     let mut sampler: Option<WaitSampler> = None;
     let mut server_waits: Option<ServerWaits> = None;
     let mut counters: Option<Box<dyn Conn>> = None;
@@ -352,35 +283,17 @@ fn drive_window(
                 write_back = write_back_start.zip(end);
             }
         }
-        let sample = (
-            CpuTime::process(),
-            procstat::pids_cpu_s(&db.server_pids()),
-            device.and_then(procstat::disk_counters).unwrap_or_default(),
-        );
-        match e {
-            Event::MeasureStart => {
-                cpu_start = sample;
-                if let Some(c) = capture {
-                    c.measure_start();
-                }
-            }
-            Event::MeasureEnd => {
-                cpu_end = sample;
-                if let Some(c) = capture {
-                    c.measure_end();
-                }
-            }
-        }
+        samples.take(e == Event::MeasureStart);
     };
-    if let (false, Some(t)) = (cfg.quiet, &cfg.start_at) {
+    if let (false, Some(t)) = (cfg.output.quiet, &cfg.start_at) {
         eprintln!("waiting to start the warm-up at {t} …");
     }
-    if !cfg.quiet && cfg.warmup_auto {
+    if !cfg.output.quiet && cfg.warmup_auto {
         eprintln!(
             "warming up until the New-Order rate is steady (at most {:.0} s) …",
             cfg.warmup_s
         );
-    } else if !cfg.quiet && cfg.warmup_s > 0.0 {
+    } else if !cfg.output.quiet && cfg.warmup_s > 0.0 {
         eprintln!("warming up for {:.0} s …", cfg.warmup_s);
     }
     let outcome = drive(
@@ -388,19 +301,17 @@ fn drive_window(
         meta,
         &driver_cfg,
         stop,
-        &mut on_second,
+        &mut |s| lines.second(s),
         &mut on_event,
     )?;
-    if !cfg.quiet && !pending.is_empty() {
-        eprintln!("{}", interval_line(&pending));
-    }
+    lines.finish();
     // Stopped before the window's end (Ctrl-C): what was sampled so far.
     if let Some(s) = sampler.take() {
         server_waits = s.finish();
     }
     Ok(Window {
         outcome,
-        edges: [cpu_start, cpu_end],
+        edges: samples.done(),
         server_waits,
         write_back,
     })
@@ -500,15 +411,11 @@ fn run_warnings(
     device: Option<&str>,
 ) -> Vec<Warning> {
     let mut warnings = Vec::new();
-    if outcome.interrupted {
-        warnings.push(Warning::new(
-            WarningKind::Interrupted,
-            format!(
-                "stopped by Ctrl-C after {:.1} s of the {:.0} s measured window; the figures cover only that",
-                outcome.measured_s, cfg.duration_s
-            ),
-        ));
-    }
+    warnings.extend(interrupted_warning(
+        outcome.interrupted,
+        outcome.measured_s,
+        cfg.duration_s,
+    ));
     let new_orders = outcome.tx[TxType::NewOrder.index()].count;
     if new_orders < 1000 && !cfg.keying_think {
         warnings.push(Warning::new(
@@ -516,16 +423,11 @@ fn run_warnings(
             format!("only {new_orders} New-Orders completed: the percentiles rest on few samples; use a longer --duration"),
         ));
     }
-    let driver_cores =
-        (summary.cpu.driver_user_s + summary.cpu.driver_sys_s) / outcome.measured_s.max(1e-9);
-    if driver_cores > 0.5 {
-        warnings.push(Warning::new(
-            WarningKind::CpuBound,
-            format!(
-                "the driver used {driver_cores:.2} cores: on a small machine it competes with the database; fewer terminals may give a higher tpmC"
-            ),
-        ));
-    }
+    warnings.extend(driver_cpu_warning(
+        &summary.cpu,
+        outcome.measured_s,
+        "; fewer terminals may give a higher tpmC",
+    ));
     warnings.extend(spec_warnings(summary));
     if summary.io.source.starts_with("diskstats")
         && !matches!(cfg.db.engine, Engine::Mariadb | Engine::Galera)
@@ -707,13 +609,7 @@ fn print_summary(doc: &TpccResult, out_dir: Option<&std::path::Path>) {
             format_ns(l.limit_ns as f64)
         );
     }
-    eprintln!(
-        "CPU: database {:.1} s, driver {:.1} s ({:.0} % of the run's CPU), machine {:.0} % busy",
-        s.cpu.db_user_s + s.cpu.db_sys_s,
-        s.cpu.driver_user_s + s.cpu.driver_sys_s,
-        100.0 * s.cpu.driver_share,
-        100.0 * s.cpu.utilisation
-    );
+    print_cpu(&s.cpu);
     eprintln!(
         "I/O ({}): {} reads, {} writes ({} read, {} written), {} flushes, {} IOPS",
         s.io.source,

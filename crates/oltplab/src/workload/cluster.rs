@@ -108,10 +108,12 @@ pub fn check_every_node(
 /// After a cluster's run, before it stops: which nodes went away and when (a `node_died` warning
 /// each), where their connections went, and whether every acknowledged New-Order is on each node
 /// still running (read with causal reads, so a node's apply lag is not taken for a loss).
+/// `acknowledged`: the driver's record of New-Orders whose commit returned, (w_id, d_id, o_id).
 pub fn verify_run(
     db: &mut Db,
     spec: &DbSpec,
     run_started: SystemTime,
+    acknowledged: &[(i64, i64, i64)],
 ) -> Result<Option<(ClusterRun, Vec<Warning>)>> {
     let (Some(handle), Some(cluster)) = (db.cluster_log.clone(), db.cluster.as_mut()) else {
         return Ok(None);
@@ -124,11 +126,7 @@ pub fn verify_run(
         .collect();
     let mut missing = 0u64;
     for &i in &alive {
-        missing = missing.max(missing_orders(
-            &db.node_urls[i],
-            spec,
-            &log.acknowledged_new_orders,
-        )?);
+        missing = missing.max(missing_orders(&db.node_urls[i], spec, acknowledged)?);
     }
     let t_of = |at: SystemTime| {
         at.duration_since(run_started)
@@ -175,12 +173,12 @@ pub fn verify_run(
                     if missing == 0 {
                         format!(
                             "which hold all {} acknowledged New-Orders",
-                            log.acknowledged_new_orders.len()
+                            acknowledged.len()
                         )
                     } else {
                         format!(
                             "which lack {missing} of the {} acknowledged New-Orders",
-                            log.acknowledged_new_orders.len()
+                            acknowledged.len()
                         )
                     }
                 ),
@@ -192,7 +190,7 @@ pub fn verify_run(
             nodes: nodes as u32,
             nodes_alive_at_end: alive.iter().map(|i| *i as u32 + 1).collect(),
             failovers,
-            acknowledged_new_orders: log.acknowledged_new_orders.len() as u64,
+            acknowledged_new_orders: acknowledged.len() as u64,
             missing_new_orders: missing,
         },
         warnings,

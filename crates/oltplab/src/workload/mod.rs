@@ -11,6 +11,7 @@ pub mod edges;
 pub mod layout;
 pub mod procstat;
 pub mod ramp;
+pub mod scaffold;
 pub mod target;
 
 use std::path::PathBuf;
@@ -22,12 +23,14 @@ use oltplab_core::units;
 use oltplab_core::{Error, Result};
 
 use oltplab_workloads::bulk::LoadTimes;
+use oltplab_workloads::check::Condition;
 use oltplab_workloads::sql::Isolation;
+use serde::Serialize;
 
 use crate::brokerage::{Brokerage, BrokerageLoadArgs};
 use crate::orders::{Orders, OrdersLoadArgs, OrdersRunArgs};
 use crate::progress::Progress;
-use crate::schema::RunResult;
+use crate::schema::{EmulationSummary, IoSummary, RunResult};
 use crate::tatp::{Tatp, TatpLoadArgs};
 use crate::tpcc::{Tpcc, TpccLoadArgs, TpccRunArgs};
 use crate::workload::target::{DbSpec, Engine};
@@ -107,6 +110,17 @@ fn reject_foreign(owner: &str, workload: &dyn Workload, given: &[&str]) -> Resul
         ))),
         None => Ok(()),
     }
+}
+
+/// What a workload's load did: the loader's report `R`, the engine's version, the conditions
+/// checked right after it (none with `--no-check`), and under `--emulate` (TPC-C on SQLite) the
+/// load's and check's I/O on the emulated device with the emulation's fidelity.
+#[derive(Clone, Debug, Serialize)]
+pub struct LoadOutcome<R> {
+    pub report: R,
+    pub engine_version: String,
+    pub conditions: Vec<Condition>,
+    pub emulation: Option<(IoSummary, EmulationSummary)>,
 }
 
 /// `--warmup`: a fixed time, or until the throughput is steady.
@@ -361,6 +375,20 @@ pub struct CheckArgs {
 }
 
 impl RunArgs {
+    /// `--emulate`, `--trace`, `--backing` as a run's config keeps them.
+    pub fn capture_config(&self) -> scaffold::CaptureConfig {
+        scaffold::CaptureConfig {
+            emulate: self.emulate.clone(),
+            trace: self.trace.clone(),
+            backing: self.backing.clone(),
+        }
+    }
+
+    /// `--json`, `--out`, `--force` as a run's config keeps them: saved, as loud as `--quiet` says.
+    pub fn output_config(&self) -> scaffold::OutputConfig {
+        scaffold::OutputConfig::saved(self.json.clone(), self.out.clone(), self.force)
+    }
+
     /// The checks a timed run (TPC-C, brokerage) shares: `--isolation` only for the servers, a
     /// `--duration` above 0, a `--report-interval` of at least 1 s, a `--json` file that may be
     /// written; returns `db` with the servers' isolation level set.

@@ -5,7 +5,7 @@
 //! after each step, so Ctrl-C keeps the steps that finished. Every workload with a timed run uses
 //! it: it gives its summary's row ([`RampSummary`]) and a function that runs one step.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use oltplab_core::units::format_count;
@@ -15,6 +15,7 @@ use serde::Serialize;
 
 use crate::output;
 use crate::schema::{IoSummary, RampStep, ResultDoc, Warning};
+use crate::workload::scaffold::OutputConfig;
 
 /// The summary of a run that can be a step of a users ramp.
 pub trait RampSummary: Serialize + Sized {
@@ -29,22 +30,13 @@ pub trait RampSummary: Serialize + Sized {
 /// A workload's whole run result, its summary being `S`.
 pub type RunDoc<S> = ResultDoc<S, <S as RampSummary>::Interval>;
 
-/// Where a ramp's result goes: the options of the run it stands for.
-pub struct RampOutput<'a> {
-    /// `tpcc` or `brokerage`: the output directory's kind.
-    pub workload: &'static str,
-    pub save: bool,
-    pub out: Option<&'a Path>,
-    pub json: Option<&'a Path>,
-    pub force: bool,
-    pub quiet: bool,
-}
-
 /// Runs `run_step(terminals)` for each count in turn (each step's own saving off); the last
-/// step's result holds every step in `summary.ramp` and is saved after each step.
+/// step's result holds every step in `summary.ramp` and is saved after each step, as `o` (the
+/// options of the run it stands for) says, into an output directory of `workload`'s.
 pub fn ramp<S: RampSummary>(
     counts: &[u32],
-    o: &RampOutput,
+    workload: &'static str,
+    o: &OutputConfig,
     stop: &AtomicBool,
     mut run_step: impl FnMut(u32) -> Result<RunDoc<S>>,
 ) -> Result<(RunDoc<S>, Option<PathBuf>)> {
@@ -67,16 +59,11 @@ pub fn ramp<S: RampSummary>(
         steps.push(S::step(&doc));
         doc.summary.set_ramp(steps.clone());
         // After the first step: a refused run leaves no output directory behind.
-        if o.save && out_dir.is_none() {
-            out_dir = Some(output::prepare_out_dir(
-                o.out,
-                o.workload,
-                &doc.started_at,
-                o.force,
-            )?);
+        if out_dir.is_none() {
+            out_dir = o.out_dir(workload, &doc.started_at)?;
         }
         if let Some(dir) = &out_dir {
-            output::save(&doc, dir, o.json)?;
+            output::save(&doc, dir, o.json.as_deref())?;
         }
         let interrupted = doc.summary.interrupted();
         last = Some(doc);

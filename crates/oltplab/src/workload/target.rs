@@ -202,7 +202,7 @@ pub struct Db {
     pub cluster: Option<ManagedCluster>,
     /// Each node's URL of a cluster, node 1 first (for per-node counters and checks).
     pub node_urls: Vec<String>,
-    /// A cluster's run connections' log: moves to other nodes, acknowledged New-Orders.
+    /// A cluster's run connections' log: moves to other nodes.
     pub cluster_log: Option<ClusterHandle>,
     pub version: String,
     pub settings: BTreeMap<String, String>,

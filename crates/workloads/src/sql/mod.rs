@@ -584,9 +584,6 @@ pub trait Conn: Send {
     fn writer_lock_wait_ns(&self) -> u64 {
         0
     }
-    /// A New-Order's key, called once its commit succeeded: a cluster's connections keep them, to
-    /// check after the run that a node's failure lost none.
-    fn acknowledged_new_order(&mut self, _w_id: i64, _d_id: i64, _o_id: i64) {}
 }
 
 /// A failed statement outside a measured transaction: the database is unusable for the workload.

@@ -124,13 +124,11 @@ struct ClusterShared {
     log: Mutex<ClusterLog>,
 }
 
-/// What the run connections of a cluster saw: moves to another node, and every New-Order whose
-/// commit succeeded.
+/// What the run connections of a cluster saw: moves to another node. (The New-Orders whose commit
+/// succeeded are the driver's record: `DriverConfig::record_new_orders`.)
 #[derive(Clone, Debug, Default)]
 pub struct ClusterLog {
     pub failovers: Vec<Failover>,
-    /// (w_id, d_id, o_id).
-    pub acknowledged_new_orders: Vec<(i64, i64, i64)>,
 }
 
 /// Reads a [`ClusterConnector`]'s log.
@@ -294,12 +292,6 @@ impl Conn for FailoverConn {
     fn load(&mut self, batch: &Batch) -> DbResult<()> {
         let r = self.inner.load(batch);
         self.check(r)
-    }
-    fn acknowledged_new_order(&mut self, w_id: i64, d_id: i64, o_id: i64) {
-        self.shared
-            .lock()
-            .acknowledged_new_orders
-            .push((w_id, d_id, o_id));
     }
 }
 

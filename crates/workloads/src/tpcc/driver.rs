@@ -42,7 +42,8 @@ pub struct DriverConfig {
     /// window (see [`driver::DriverConfig::start_at`]). None: at once.
     pub start_at: Option<SystemTime>,
     /// Keep the key of every New-Order whose COMMIT returned (warm-up included), for a check of
-    /// durability after a power cut.
+    /// durability after a power cut (`oltplab crash`) or a cluster node's failure. The one
+    /// record of acknowledged commits: [`Scratch::take_committed_order`] after each execution.
     pub record_new_orders: bool,
 }
 

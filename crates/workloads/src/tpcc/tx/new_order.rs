@@ -193,7 +193,6 @@ pub(super) fn new_order(
     }
     conn.commit()?;
     s.committed_order = Some((w, d, o_id));
-    conn.acknowledged_new_order(w, d, o_id);
     Ok(Outcome::Committed)
 }
 
