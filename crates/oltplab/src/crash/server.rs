@@ -198,6 +198,17 @@ pub(super) fn one_cut(
         ))
     })?;
     let acknowledged = outcome.new_orders;
+    // A process that could not keep its undo would make the states wrong, not just fewer.
+    let run_log = run_dir.join("postgres.log");
+    if std::fs::read_to_string(&run_log)
+        .is_ok_and(|t| t.contains("the crash states of this run are incomplete"))
+    {
+        return Err(Error::failed(format!(
+            "a server process could not write the undo log {} (see {}): check the free space there",
+            undo_log.display(),
+            run_log.display()
+        )));
+    }
     let replayed =
         undo::replay(&undo_log, spec).map_err(|e| io_usage(&undo_log, "read the undo log", &e))?;
     let _ = std::fs::remove_file(&undo_log);
