@@ -76,8 +76,30 @@ fn bad_input_is_refused_with_one_sentence() {
     );
     let out = oltplab(&dir, &["crash", "tpcc", "--emulate", "hdd-15k{sector=1k}"]);
     assert_one_line_usage_error(&out, "a sector is 512 or 4k");
-    let out = oltplab(&dir, &["crash", "tpcc", "--engine", "mariadb"]);
-    assert_one_line_usage_error(&out, "the MariaDB side is still to come");
+    let out = oltplab(
+        &dir,
+        &[
+            "crash",
+            "tpcc",
+            "--engine",
+            "mariadb",
+            "--server-setting",
+            "synchronous_commit=off",
+        ],
+    );
+    assert_one_line_usage_error(&out, "knows what MariaDB promises for");
+    let out = oltplab(
+        &dir,
+        &[
+            "crash",
+            "tpcc",
+            "--engine",
+            "postgres",
+            "--sqlite-synchronous",
+            "OFF",
+        ],
+    );
+    assert_one_line_usage_error(&out, "--sqlite-synchronous is SQLite's");
     let out = oltplab(
         &dir,
         &[
@@ -87,7 +109,7 @@ fn bad_input_is_refused_with_one_sentence() {
             "synchronous_commit=off",
         ],
     );
-    assert_one_line_usage_error(&out, "--server-setting is for --engine postgres");
+    assert_one_line_usage_error(&out, "--server-setting is for --engine postgres or mariadb");
     let out = oltplab(
         &dir,
         &[

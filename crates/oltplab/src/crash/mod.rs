@@ -63,8 +63,8 @@ pub struct CrashArgs {
     #[arg(value_parser = ["tpcc"])]
     pub workload: String,
 
-    /// Database engine: SQLite in oltplab's process, or a managed PostgreSQL server killed at the
-    /// cut (MariaDB is still to come)
+    /// Database engine: SQLite in oltplab's process, or a managed PostgreSQL or MariaDB server
+    /// killed at the cut
     #[arg(long, default_value = "sqlite", value_parser = ["sqlite", "postgres", "mariadb"])]
     pub engine: String,
 
@@ -78,7 +78,8 @@ pub struct CrashArgs {
     pub sqlite_synchronous: Vec<String>,
 
     /// A server setting to run each device with, NAME=VALUE, or `default` (repeat: one table row
-    /// each): PostgreSQL synchronous_commit, fsync, full_page_writes, wal_sync_method
+    /// each): PostgreSQL synchronous_commit, fsync, full_page_writes, wal_sync_method; MariaDB
+    /// innodb_flush_log_at_trx_commit, innodb_doublewrite
     #[arg(long, value_name = "NAME=VALUE", default_values_t = vec!["default".to_string()])]
     pub server_setting: Vec<String>,
 
@@ -150,7 +151,9 @@ impl CrashConfigRow {
     }
 }
 
-/// PostgreSQL settings that trade durability, with the values they take (docs/crash.md).
+/// Server settings that trade durability, with the values they take (docs/crash.md).
+type Settings = [(&'static str, &'static [&'static str])];
+
 const POSTGRES_SETTINGS: [(&str, &[&str]); 4] = [
     (
         "synchronous_commit",
@@ -164,12 +167,21 @@ const POSTGRES_SETTINGS: [(&str, &[&str]); 4] = [
     ),
 ];
 
-/// `default` or NAME=VALUE of [`POSTGRES_SETTINGS`], as (setting, value).
-fn parse_server_setting(text: &str) -> Result<(String, String)> {
+const MARIADB_SETTINGS: [(&str, &[&str]); 2] = [
+    ("innodb_flush_log_at_trx_commit", &["0", "1", "2"]),
+    ("innodb_doublewrite", &["on", "off"]),
+];
+
+/// `default` or NAME=VALUE of the engine's settings, as (setting, value).
+fn parse_server_setting(engine: &str, text: &str) -> Result<(String, String)> {
     if text == "default" {
         return Ok(("default".into(), "default".into()));
     }
-    let names: Vec<&str> = POSTGRES_SETTINGS.iter().map(|(n, _)| *n).collect();
+    let (known, product): (&Settings, &str) = match engine {
+        "mariadb" => (&MARIADB_SETTINGS, "MariaDB"),
+        _ => (&POSTGRES_SETTINGS, "PostgreSQL"),
+    };
+    let names: Vec<&str> = known.iter().map(|(n, _)| *n).collect();
     let Some((name, value)) = text.split_once('=') else {
         return Err(Error::usage(format!(
             "--server-setting {text}: give NAME=VALUE (one of {}) or default",
@@ -177,9 +189,9 @@ fn parse_server_setting(text: &str) -> Result<(String, String)> {
         )));
     };
     let (name, value) = (name.trim(), value.trim().to_ascii_lowercase());
-    let Some((_, values)) = POSTGRES_SETTINGS.iter().find(|(n, _)| *n == name) else {
+    let Some((_, values)) = known.iter().find(|(n, _)| *n == name) else {
         return Err(Error::usage(format!(
-            "--server-setting {text}: oltplab crash knows what PostgreSQL promises for {} only; give one of them",
+            "--server-setting {text}: oltplab crash knows what {product} promises for {} only; give one of them",
             names.join(", ")
         )));
     };
@@ -214,11 +226,6 @@ pub struct CrashConfig {
 
 impl CrashConfig {
     pub fn from_args(args: &CrashArgs) -> Result<CrashConfig> {
-        if args.engine == "mariadb" {
-            return Err(Error::usage(
-                "oltplab crash runs on SQLite and PostgreSQL so far; the MariaDB side is still to come: use --engine sqlite or postgres",
-            ));
-        }
         let server = args.engine != "sqlite";
         let default_sync = args.sqlite_synchronous.len() == 1
             && args.sqlite_synchronous[0].eq_ignore_ascii_case("FULL");
@@ -229,7 +236,7 @@ impl CrashConfig {
         }
         if !server && args.server_setting != ["default"] {
             return Err(Error::usage(
-                "--server-setting is for --engine postgres: on SQLite give --sqlite-synchronous",
+                "--server-setting is for --engine postgres or mariadb: on SQLite give --sqlite-synchronous",
             ));
         }
         if args.duration < Duration::from_millis(400) {
@@ -257,7 +264,7 @@ impl CrashConfig {
         let mut settings: Vec<(String, String)> = Vec::new();
         if server {
             for text in &args.server_setting {
-                let s = parse_server_setting(text)?;
+                let s = parse_server_setting(&args.engine, text)?;
                 if !settings.contains(&s) {
                     settings.push(s);
                 }
@@ -340,13 +347,21 @@ impl Promise {
         }
     }
 
-    /// The engine's promise for a row: SQLite's for `synchronous`, PostgreSQL's otherwise.
+    /// The engine's promise for a row: SQLite's for `synchronous`, the server's otherwise
+    /// (PostgreSQL's and InnoDB's setting names do not overlap).
     fn of_row(cache: CacheMode, row: &CrashConfigRow) -> Promise {
         if row.setting == "synchronous" {
             return Promise::of(cache, &row.value);
         }
         match (cache, row.setting.as_str(), row.value.as_str()) {
             (CacheMode::Lying, _, _) => Promise::Nothing,
+            // "only an operating system crash or a power outage can erase the last second of
+            // transactions" (2); "any mysqld process crash can erase the last second" (0);
+            // InnoDB's crash recovery works regardless.
+            (_, "innodb_flush_log_at_trx_commit", "0" | "2") => Promise::Consistent,
+            // Without the doublewrite buffer a page torn by the cut cannot be restored: InnoDB's
+            // 16 KiB pages are larger than any atomic unit here.
+            (_, "innodb_doublewrite", "off") => Promise::Nothing,
             // "can result in unrecoverable data corruption" (runtime-config-wal, fsync).
             (_, "fsync", "off") => Promise::Nothing,
             // Torn pages are not repaired from the WAL: "might lead to either unrecoverable data
@@ -442,6 +457,7 @@ pub fn crash_with(cfg: &CrashConfig, out: &Path, started_at: &str) -> Result<Cra
     say!("  loaded in {load_s:.1}s");
     let product = match cfg.engine.as_str() {
         "sqlite" => "SQLite",
+        "mariadb" => "MariaDB",
         _ => "PostgreSQL",
     };
 
@@ -1013,7 +1029,7 @@ mod tests {
     #[test]
     fn postgres_settings_parse_and_carry_what_postgres_promises() {
         let row = |text: &str| {
-            let (setting, value) = parse_server_setting(text).unwrap();
+            let (setting, value) = parse_server_setting("postgres", text).unwrap();
             CrashConfigRow {
                 spec: "sata-ssd-2010".into(),
                 setting,
@@ -1054,10 +1070,31 @@ mod tests {
             ("work_mem=4MB", "knows what PostgreSQL promises"),
             ("fsync=maybe", "fsync takes on, off"),
         ] {
-            let e = parse_server_setting(bad).unwrap_err();
+            let e = parse_server_setting("postgres", bad).unwrap_err();
             assert_eq!(e.exit_code(), 2);
             assert!(e.to_string().contains(says), "{bad}: {e}");
         }
+        // InnoDB's, which PostgreSQL does not have and the other way round.
+        let (setting, value) =
+            parse_server_setting("mariadb", "innodb_flush_log_at_trx_commit=2").unwrap();
+        let row = CrashConfigRow {
+            spec: "sata-ssd-2010".into(),
+            setting,
+            value,
+        };
+        assert_eq!(
+            Promise::of_row(CacheMode::Volatile, &row),
+            Promise::Consistent
+        );
+        let (setting, value) = parse_server_setting("mariadb", "innodb_doublewrite=OFF").unwrap();
+        let row = CrashConfigRow {
+            spec: "sata-ssd-2010".into(),
+            setting,
+            value,
+        };
+        assert_eq!(Promise::of_row(CacheMode::Volatile, &row), Promise::Nothing);
+        assert!(parse_server_setting("mariadb", "fsync=off").is_err());
+        assert!(parse_server_setting("postgres", "innodb_doublewrite=off").is_err());
     }
 
     #[test]

@@ -1,11 +1,13 @@
-//! Power cuts on a managed PostgreSQL server (docs/crash.md, "How a cut is made (PostgreSQL)").
+//! Power cuts on a managed PostgreSQL or MariaDB server (docs/crash.md, "How a cut is made
+//! (servers)").
 //!
 //! Each cut starts the server on a copy of the loaded data directory under the emulating shim,
 //! which keeps the undo log (`oltplab_devmodel::undo`) in the cut's directory. At the cut every
 //! process of the server is killed (SIGSTOP, then SIGKILL: none is left halfway through an
 //! append), the log is replayed into the device model's [`CrashLog`], and each state it draws is
-//! made from a copy of the files as the processes left them. PostgreSQL then starts on the state,
-//! without emulation, and runs its own crash recovery (WAL replay from the last checkpoint).
+//! made from a copy of the files as the processes left them. The server then starts on the state,
+//! without emulation, and runs its own crash recovery (PostgreSQL's WAL replay from the last
+//! checkpoint, InnoDB's redo log applied to its pages).
 //!
 //! [`CrashLog`]: oltplab_devmodel::durability::CrashLog
 
@@ -21,8 +23,9 @@ use oltplab_core::{Error, Result};
 use oltplab_dbs::server::{self, DataInit, ManagedServer, ServerConfig, ServerKind};
 use oltplab_devmodel::durability::CrashState;
 use oltplab_devmodel::{undo, Spec};
+use oltplab_workloads::sql::Isolation;
 use oltplab_workloads::tpcc::check::run_checks;
-use oltplab_workloads::tpcc::connect::PgConnector;
+use oltplab_workloads::tpcc::connect::{MyConnector, PgConnector};
 use oltplab_workloads::tpcc::driver::{drive, DriverConfig};
 use oltplab_workloads::tpcc::{inspect, require_loaded, Connector, Purpose};
 
@@ -34,13 +37,20 @@ use crate::tpcc::{self, LoadConfig};
 use crate::workload::target::DbSpec;
 use crate::STOP;
 
-const KIND: ServerKind = ServerKind::Postgres;
-/// shared_buffers: small, so that the run writes data pages as well as WAL before its cut.
+/// shared_buffers / innodb_buffer_pool_size: small, so that the run writes data pages as well as
+/// its log before the cut.
 const BUFFER_POOL_BYTES: u64 = 64 << 20;
 
-fn db_spec(data_dir: &Path) -> Result<DbSpec> {
+fn kind_of(cfg: &CrashConfig) -> ServerKind {
+    match cfg.engine.as_str() {
+        "mariadb" => ServerKind::Mariadb,
+        _ => ServerKind::Postgres,
+    }
+}
+
+fn db_spec(kind: ServerKind, data_dir: &Path) -> Result<DbSpec> {
     DbSpec::resolve(
-        Some(KIND.name()),
+        Some(kind.name()),
         None,
         data_dir,
         BUFFER_POOL_BYTES,
@@ -49,17 +59,26 @@ fn db_spec(data_dir: &Path) -> Result<DbSpec> {
     )
 }
 
+fn connector(kind: ServerKind, url: String, isolation: Isolation) -> Box<dyn Connector> {
+    match kind {
+        ServerKind::Postgres => Box::new(PgConnector { url, isolation }),
+        ServerKind::Mariadb => Box::new(MyConnector { url, isolation }),
+    }
+}
+
 /// Loads TPC-C into a managed server in `load_dir`, which stops cleanly (a shutdown checkpoint):
 /// every cut starts from a copy of it.
 pub(super) fn load(cfg: &CrashConfig, load_dir: &Path) -> Result<Loaded> {
+    let kind = kind_of(cfg);
     say!(
-        "oltplab crash tpcc: loading {} warehouse(s) into a PostgreSQL server in {}",
+        "oltplab crash tpcc: loading {} warehouse(s) into a {} server in {}",
         cfg.warehouses,
+        kind.product(),
         load_dir.display()
     );
     tpcc::load_with(
         &LoadConfig {
-            db: db_spec(load_dir)?,
+            db: db_spec(kind, load_dir)?,
             warehouses: cfg.warehouses as u32,
             threads: 2,
             seed: cfg.seed,
@@ -89,12 +108,13 @@ pub(super) fn one_cut(
     seed: u64,
     promise: Promise,
 ) -> Result<Option<Vec<CrashStateOutcome>>> {
+    let kind = kind_of(cfg);
     let cut_dir = row_dir.join(format!("cut-{cut}"));
     let run_dir = cut_dir.join("run");
     let _ = std::fs::remove_dir_all(&cut_dir);
     std::fs::create_dir_all(&cut_dir).map_err(|e| io_usage(&cut_dir, "create", &e))?;
     server::copy_cluster(loaded, &run_dir)?;
-    let cluster = run_dir.join(KIND.name());
+    let cluster = run_dir.join(kind.name());
     let undo_log = cut_dir.join("undo.log");
     let session = EmulationSession::start(&SessionConfig {
         spec: spec.clone(),
@@ -104,21 +124,18 @@ pub(super) fn one_cut(
         backing: Backing::Ram,
         trace: None,
         seed,
-        account: server::server_account(KIND)?,
+        account: server::server_account(kind)?,
         places: Vec::new(),
         undo: Some(undo_log.clone()),
     })?;
-    let mut server_cfg = ServerConfig::new(KIND, &run_dir);
+    let mut server_cfg = ServerConfig::new(kind, &run_dir);
     server_cfg.init = DataInit::Reuse;
     server_cfg.buffer_pool_bytes = BUFFER_POOL_BYTES;
     server_cfg.max_connections = (cfg.terminals + 10).max(100);
     server_cfg.extra_env = session.env();
     server_cfg.extra_settings = settings.to_vec();
     let running = ManagedServer::start(&server_cfg)?;
-    let connector = PgConnector {
-        url: running.url(),
-        isolation: db_spec(&run_dir)?.isolation(),
-    };
+    let connector = connector(kind, running.url(), db_spec(kind, &run_dir)?.isolation());
     let meta = {
         let mut conn = connector.connect(Purpose::Check)?;
         require_loaded(&inspect(conn.as_mut())?, &running.url())?
@@ -164,7 +181,7 @@ pub(super) fn one_cut(
             started.elapsed()
         });
         let outcome = drive(
-            &connector,
+            connector.as_ref(),
             &meta,
             &driver_cfg,
             &stop,
@@ -185,9 +202,10 @@ pub(super) fn one_cut(
     }
     if processes == 0 {
         return Err(Error::failed(format!(
-            "PostgreSQL never loaded oltplab's shim, so nothing ran on the emulated {}: check the server log {} for a failed LD_PRELOAD",
+            "{} never loaded oltplab's shim, so nothing ran on the emulated {}: check the server log {} for a failed LD_PRELOAD",
+            kind.product(),
             spec.name(),
-            run_dir.join("postgres.log").display()
+            run_dir.join(format!("{}.log", kind.name())).display()
         )));
     }
     let outcome = outcome.map_err(|e| {
@@ -199,7 +217,7 @@ pub(super) fn one_cut(
     })?;
     let acknowledged = outcome.new_orders;
     // A process that could not keep its undo would make the states wrong, not just fewer.
-    let run_log = run_dir.join("postgres.log");
+    let run_log = run_dir.join(format!("{}.log", kind.name()));
     if std::fs::read_to_string(&run_log)
         .is_ok_and(|t| t.contains("the crash states of this run are incomplete"))
     {
@@ -233,8 +251,8 @@ pub(super) fn one_cut(
         } else {
             server::copy_cluster(&run_dir, &state_dir)?;
         }
-        apply(st, &paths, &state_dir.join(KIND.name()))?;
-        let mut o = check_state(&state_dir, cfg.terminals, &acknowledged);
+        apply(st, &paths, &state_dir.join(kind.name()))?;
+        let mut o = check_state(kind, &state_dir, cfg.terminals, &acknowledged);
         o.cut = cut;
         o.state = k as u32;
         o.seed = st.seed;
@@ -312,16 +330,34 @@ fn apply(st: &CrashState, paths: &BTreeMap<u32, PathBuf>, cluster: &Path) -> Res
 
 /// Server log lines by which PostgreSQL reports a damaged data page. (A WAL record that fails
 /// its checksum is how recovery finds the end of the WAL, not damage: it is not counted.)
-const CORRUPT_MARKERS: [&str; 4] = [
+const POSTGRES_CORRUPT: [&str; 4] = [
     "invalid page in block",
     "page verification failed",
     "could not read block",
     "unexpected zero page",
 ];
 
-/// What PostgreSQL's recovery made of a state: started (its crash recovery runs before it accepts
+/// Error log lines by which InnoDB reports a damaged page, or a page newer than the redo log
+/// that should describe it (its changes' log was lost).
+const INNODB_CORRUPT: [&str; 5] = [
+    "Database page corruption",
+    "is corrupted",
+    "checksum mismatch",
+    "is in the future",
+    "Page read from tablespace is corrupted",
+];
+
+fn corrupt_markers(kind: ServerKind) -> &'static [&'static str] {
+    match kind {
+        ServerKind::Postgres => &POSTGRES_CORRUPT,
+        ServerKind::Mariadb => &INNODB_CORRUPT,
+    }
+}
+
+/// What the server's recovery made of a state: started (its crash recovery runs before it accepts
 /// connections), the acknowledged New-Orders present, TPC-C's conditions, corruption it logged.
 fn check_state(
+    kind: ServerKind,
     data_dir: &Path,
     terminals: u32,
     acknowledged: &[(i64, i64, i64)],
@@ -330,9 +366,9 @@ fn check_state(
         acknowledged_commits: acknowledged.len() as u64,
         ..Default::default()
     };
-    let log = data_dir.join("postgres.log");
+    let log = data_dir.join(format!("{}.log", kind.name()));
     let log_from = std::fs::metadata(&log).map_or(0, |m| m.len());
-    let mut cfg = ServerConfig::new(KIND, data_dir);
+    let mut cfg = ServerConfig::new(kind, data_dir);
     cfg.init = DataInit::Reuse;
     cfg.buffer_pool_bytes = BUFFER_POOL_BYTES;
     cfg.max_connections = (terminals + 10).max(100);
@@ -342,17 +378,18 @@ fn check_state(
         Err(e) => {
             o.error = Some(format!("starting after the cut: {e}"));
             o.commits_lost = acknowledged.len() as u64;
-            o.corrupt_reports = corrupt_lines(&log, log_from);
+            o.corrupt_reports = corrupt_lines(kind, &log, log_from);
             return o;
         }
     };
     o.recovery_ns = started.elapsed().as_nanos() as u64;
     o.recovered = true;
-    let connector = PgConnector {
-        url: running.url(),
-        isolation: oltplab_workloads::sql::Isolation::default_for(
-            oltplab_workloads::sql::Dialect::Postgres,
-        ),
+    let connector = match db_spec(kind, data_dir) {
+        Ok(spec) => connector(kind, running.url(), spec.isolation()),
+        Err(e) => {
+            o.error = Some(e.to_string());
+            return o;
+        }
     };
     match connector.connect(Purpose::Check) {
         Ok(mut conn) => {
@@ -386,7 +423,7 @@ fn check_state(
     if let Err(e) = running.stop() {
         o.error.get_or_insert(e.to_string());
     }
-    o.corrupt_reports = corrupt_lines(&log, log_from);
+    o.corrupt_reports = corrupt_lines(kind, &log, log_from);
     o
 }
 
@@ -415,12 +452,12 @@ fn present(
 }
 
 /// Lines of the server log after byte `from` that report corruption.
-fn corrupt_lines(log: &Path, from: u64) -> u32 {
+fn corrupt_lines(kind: ServerKind, log: &Path, from: u64) -> u32 {
     let Ok(text) = std::fs::read(log) else {
         return 0;
     };
     let text = String::from_utf8_lossy(&text[(from as usize).min(text.len())..]).into_owned();
     text.lines()
-        .filter(|l| CORRUPT_MARKERS.iter().any(|m| l.contains(m)))
+        .filter(|l| corrupt_markers(kind).iter().any(|m| l.contains(m)))
         .count() as u32
 }
