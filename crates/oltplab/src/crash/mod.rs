@@ -8,7 +8,7 @@
 //! twelve TPC-C consistency conditions, `PRAGMA quick_check`, and durability — every New-Order
 //! whose COMMIT returned before the cut must be there. docs/crash.md describes the model.
 //!
-//! A managed PostgreSQL server runs under the emulating shim instead ([`server`]): the shim keeps
+//! A managed PostgreSQL or MariaDB server runs under the emulating shim instead ([`server`]): the shim keeps
 //! the undo log, the cut is kill -9 of the server's processes, and the engine restarts on each
 //! state with its own crash recovery.
 
