@@ -338,13 +338,14 @@ const POSTGRES_CORRUPT: [&str; 4] = [
 ];
 
 /// Error log lines by which InnoDB reports a damaged page, or a page newer than the redo log
-/// that should describe it (its changes' log was lost).
-const INNODB_CORRUPT: [&str; 5] = [
-    "Database page corruption",
+/// that should describe it (its changes' log was lost). Matched without regard to case.
+const INNODB_CORRUPT: [&str; 6] = [
+    "database page corruption",
     "is corrupted",
+    "corrupted page",
+    "corrupted file",
     "checksum mismatch",
     "is in the future",
-    "Page read from tablespace is corrupted",
 ];
 
 fn corrupt_markers(kind: ServerKind) -> &'static [&'static str] {
@@ -458,6 +459,9 @@ fn corrupt_lines(kind: ServerKind, log: &Path, from: u64) -> u32 {
     };
     let text = String::from_utf8_lossy(&text[(from as usize).min(text.len())..]).into_owned();
     text.lines()
-        .filter(|l| corrupt_markers(kind).iter().any(|m| l.contains(m)))
+        .filter(|l| {
+            let l = l.to_lowercase();
+            corrupt_markers(kind).iter().any(|m| l.contains(m))
+        })
         .count() as u32
 }
