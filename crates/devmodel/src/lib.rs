@@ -15,6 +15,7 @@ mod model;
 pub mod sim;
 pub mod spec;
 mod state;
+pub mod undo;
 pub mod validation;
 
 pub use catalogue::{catalogue, CatalogueEntry, DeviceKind, Param};

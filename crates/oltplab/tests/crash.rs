@@ -76,8 +76,76 @@ fn bad_input_is_refused_with_one_sentence() {
     );
     let out = oltplab(&dir, &["crash", "tpcc", "--emulate", "hdd-15k{sector=1k}"]);
     assert_one_line_usage_error(&out, "a sector is 512 or 4k");
-    let out = oltplab(&dir, &["crash", "tpcc", "--engine", "postgres"]);
-    assert_one_line_usage_error(&out, "runs on SQLite so far");
+    let out = oltplab(
+        &dir,
+        &[
+            "crash",
+            "tpcc",
+            "--engine",
+            "mariadb",
+            "--server-setting",
+            "synchronous_commit=off",
+        ],
+    );
+    assert_one_line_usage_error(&out, "knows what MariaDB promises for");
+    let out = oltplab(
+        &dir,
+        &[
+            "crash",
+            "tpcc",
+            "--engine",
+            "postgres",
+            "--sqlite-synchronous",
+            "OFF",
+        ],
+    );
+    assert_one_line_usage_error(&out, "--sqlite-synchronous is SQLite's");
+    let out = oltplab(
+        &dir,
+        &[
+            "crash",
+            "tpcc",
+            "--server-setting",
+            "synchronous_commit=off",
+        ],
+    );
+    assert_one_line_usage_error(&out, "--server-setting is for --engine postgres or mariadb");
+    let out = oltplab(
+        &dir,
+        &[
+            "crash",
+            "tpcc",
+            "--engine",
+            "postgres",
+            "--server-setting",
+            "work_mem=4MB",
+        ],
+    );
+    assert_one_line_usage_error(&out, "knows what PostgreSQL promises for");
+    let out = oltplab(
+        &dir,
+        &[
+            "crash",
+            "tpcc",
+            "--engine",
+            "postgres",
+            "--server-setting",
+            "fsync=maybe",
+        ],
+    );
+    assert_one_line_usage_error(&out, "fsync takes on, off");
+    let out = oltplab(
+        &dir,
+        &[
+            "crash",
+            "tpcc",
+            "--engine",
+            "postgres",
+            "--emulate",
+            "data=hdd-15k,log=sata-ssd-2010",
+        ],
+    );
+    assert_one_line_usage_error(&out, "a layout is not cut on a server yet");
     let out = oltplab(&dir, &["crash", "tpcc", "--emulate", "host"]);
     assert_one_line_usage_error(&out, "whose cache oltplab cannot cut");
     let out = oltplab(

@@ -6,7 +6,7 @@
 //! ```text
 //! word 0  magic "OLTPFIL1"        word 1  next file number
 //! word 2  processes attached (loaded the library or forked from one that did)
-//! word 3  reserved
+//! word 3  the undo log's sequence counter (see oltplab_devmodel::undo)
 //! then SLOTS × (key, number + 1)  open addressing; key = mix(dev, ino) | 1, never 0
 //! ```
 //! `oltplab emulate` reads word 2 to tell whether the shim was loaded at all.
@@ -19,6 +19,7 @@ const HEADER_WORDS: usize = 4;
 pub const TABLE_BYTES: usize = (HEADER_WORDS + 2 * SLOTS) * 8;
 pub const W_NEXT: usize = 1;
 pub const W_ATTACHED: usize = 2;
+pub const W_SEQ: usize = 3;
 
 pub struct FileTable {
     words: &'static [AtomicU64],
@@ -76,6 +77,11 @@ impl FileTable {
 
     pub fn attach(&self) {
         self.words[W_ATTACHED].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The next number of the undo log's one order over every process.
+    pub fn next_seq(&self) -> u64 {
+        self.words[W_SEQ].fetch_add(1, Ordering::AcqRel)
     }
 
     /// The file number of (dev, ino): the existing one, or the next free one. Lock-free.

@@ -12,11 +12,14 @@ use oltplab_devmodel::{now_ns, IoKind};
 use oltplab_trace::{Op, Record, TraceMeta, TraceWriter};
 
 use crate::real::{self, errno, f, set_errno, OpenKind};
+use crate::undo::{self, Src};
 use crate::{files, Shim, SHIM};
 
 /// Descriptors above this are never tracked (databases stay far below it).
 const MAX_FDS: usize = 1 << 16;
 static FDS: [AtomicU32; MAX_FDS] = [const { AtomicU32::new(0) }; MAX_FDS];
+/// Tracked descriptors opened O_DSYNC (or O_SYNC): each completed write is also a flush.
+static DSYNC: [AtomicBool; MAX_FDS] = [const { AtomicBool::new(false) }; MAX_FDS];
 
 thread_local! {
     /// Set while the shim itself does work, so that its own I/O is never emulated.
@@ -51,12 +54,25 @@ fn tracked(fd: c_int) -> Option<u32> {
 fn set_tracked(fd: c_int, number: Option<u32>) {
     if fd >= 0 && (fd as usize) < MAX_FDS {
         FDS[fd as usize].store(number.map_or(0, |n| n + 1), Ordering::Relaxed);
+        if number.is_none() {
+            DSYNC[fd as usize].store(false, Ordering::Relaxed);
+        }
+    }
+}
+
+fn dsync(fd: c_int) -> bool {
+    fd >= 0 && (fd as usize) < MAX_FDS && DSYNC[fd as usize].load(Ordering::Relaxed)
+}
+
+fn set_dsync(fd: c_int, on: bool) {
+    if fd >= 0 && (fd as usize) < MAX_FDS {
+        DSYNC[fd as usize].store(on, Ordering::Relaxed);
     }
 }
 
 /// Runs `work` unless the shim is already working on this thread; restores errno afterwards.
 #[inline]
-fn guarded(work: impl FnOnce()) {
+pub(crate) fn guarded(work: impl FnOnce()) {
     let saved = errno();
     let entered = BUSY
         .try_with(|b| {
@@ -148,6 +164,9 @@ fn classify(fd: c_int) {
             shim.files.number(st.st_dev, st.st_ino),
         );
         set_tracked(fd, Some(number));
+        // SAFETY: fcntl on a descriptor we just checked.
+        let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+        set_dsync(fd, flags >= 0 && flags & libc::O_DSYNC != 0);
         if shim.ram && kind == libc::S_IFREG {
             // The backing is the page cache: O_DIRECT would send the I/O to the real disk.
             // SAFETY: fcntl on a descriptor we just checked.
@@ -180,7 +199,31 @@ fn emulate_data(fd: c_int, number: u32, write: bool, offset: u64, t0: u64, ret: 
         let t1 = shim.emu.complete(t0, deadline);
         let op = if write { Op::Write } else { Op::Read };
         trace(shim, fd, number, op, offset, len, t0, t1);
+        // An O_DSYNC write returns once the device made it (and what came before) durable.
+        if write && dsync(fd) {
+            if let Some(u) = &shim.undo {
+                if let Some(seq) = u.flush_seq(&shim.files, number) {
+                    u.record_flush(seq, number);
+                }
+            }
+        }
     });
+}
+
+/// Before a data write proceeds: its undo record, if the run keeps them and its device can lose
+/// it. `offset` None: the descriptor's position.
+#[inline]
+fn before_write(fd: c_int, offset: Option<i64>, src: Src) {
+    let Some(number) = tracked(fd) else {
+        return;
+    };
+    let Some(shim) = SHIM.get() else {
+        return;
+    };
+    let Some(u) = shim.undo.as_ref().filter(|u| u.keeps(number)) else {
+        return;
+    };
+    guarded(|| u.record_write(&shim.files, fd, number, offset, src));
 }
 
 /// After a successful real (or, with RAM backing, skipped) sync.
@@ -201,6 +244,11 @@ fn emulate_flush(fd: c_int, number: u32, op: Op, t0: u64) {
 
 /// Bumped in a forked child: a writer or cached value from another generation is the parent's.
 static FORK_GEN: AtomicU64 = AtomicU64::new(1);
+
+/// This process's fork generation (a forked child has a new one).
+pub(crate) fn fork_gen() -> u64 {
+    FORK_GEN.load(Ordering::Acquire)
+}
 static WRITER: AtomicPtr<TraceWriter> = AtomicPtr::new(std::ptr::null_mut());
 static WRITER_GEN: AtomicU64 = AtomicU64::new(0);
 static WRITER_LOCK: AtomicBool = AtomicBool::new(false);
@@ -421,6 +469,7 @@ pub unsafe extern "C" fn creat64(path: *const c_char, mode: mode_t) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn close(fd: c_int) -> c_int {
     set_tracked(fd, None);
+    undo::forget_fd(fd);
     unsafe { f::close(fd) }
 }
 
@@ -429,24 +478,29 @@ pub unsafe extern "C" fn dup(fd: c_int) -> c_int {
     let new = unsafe { f::dup(fd) };
     if new >= 0 {
         set_tracked(new, tracked(fd));
+        set_dsync(new, dsync(fd));
     }
     new
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn dup2(fd: c_int, new: c_int) -> c_int {
+    undo::forget_fd(new);
     let r = unsafe { f::dup2(fd, new) };
     if r >= 0 {
         set_tracked(r, tracked(fd));
+        set_dsync(r, dsync(fd));
     }
     r
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn dup3(fd: c_int, new: c_int, flags: c_int) -> c_int {
+    undo::forget_fd(new);
     let r = unsafe { f::dup3(fd, new, flags) };
     if r >= 0 {
         set_tracked(r, tracked(fd));
+        set_dsync(r, dsync(fd));
     }
     r
 }
@@ -503,6 +557,7 @@ pub unsafe extern "C" fn __read_chk(
 }
 #[no_mangle]
 pub unsafe extern "C" fn write(fd: c_int, buf: *const c_void, n: size_t) -> ssize_t {
+    before_write(fd, None, Src::Buf(buf.cast(), n));
     sequential!(fd, true, f::write(fd, buf, n))
 }
 #[no_mangle]
@@ -535,6 +590,7 @@ pub unsafe extern "C" fn __pread64_chk(
 }
 #[no_mangle]
 pub unsafe extern "C" fn pwrite(fd: c_int, buf: *const c_void, n: size_t, off: off_t) -> ssize_t {
+    before_write(fd, Some(off), Src::Buf(buf.cast(), n));
     positional!(fd, off, true, f::pwrite(fd, buf, n, off))
 }
 #[no_mangle]
@@ -544,6 +600,7 @@ pub unsafe extern "C" fn pwrite64(
     n: size_t,
     off: off64_t,
 ) -> ssize_t {
+    before_write(fd, Some(off), Src::Buf(buf.cast(), n));
     positional!(fd, off, true, f::pwrite64(fd, buf, n, off))
 }
 #[no_mangle]
@@ -561,6 +618,7 @@ pub unsafe extern "C" fn preadv64(
 }
 #[no_mangle]
 pub unsafe extern "C" fn pwritev(fd: c_int, iov: *const iovec, cnt: c_int, off: off_t) -> ssize_t {
+    before_write(fd, Some(off), Src::Iov(iov, cnt));
     positional!(fd, off, true, f::pwritev(fd, iov, cnt, off))
 }
 #[no_mangle]
@@ -570,6 +628,7 @@ pub unsafe extern "C" fn pwritev64(
     cnt: c_int,
     off: off64_t,
 ) -> ssize_t {
+    before_write(fd, Some(off), Src::Iov(iov, cnt));
     positional!(fd, off, true, f::pwritev64(fd, iov, cnt, off))
 }
 
@@ -612,6 +671,7 @@ pub unsafe extern "C" fn pwritev2(
     off: off_t,
     flags: c_int,
 ) -> ssize_t {
+    before_write(fd, Some(off), Src::Iov(iov, cnt));
     v2!(fd, off, true, f::pwritev2(fd, iov, cnt, off, flags))
 }
 #[no_mangle]
@@ -622,6 +682,7 @@ pub unsafe extern "C" fn pwritev64v2(
     off: off64_t,
     flags: c_int,
 ) -> ssize_t {
+    before_write(fd, Some(off), Src::Iov(iov, cnt));
     v2!(fd, off, true, f::pwritev64v2(fd, iov, cnt, off, flags))
 }
 
@@ -632,10 +693,18 @@ macro_rules! flush {
         match (tracked($fd), SHIM.get()) {
             (Some(number), Some(shim)) => {
                 let t0 = call_start();
+                // Numbered when it begins: it makes durable the writes issued before it.
+                let seq = shim
+                    .undo
+                    .as_ref()
+                    .and_then(|u| u.flush_seq(&shim.files, number));
                 // With RAM backing the page cache is the medium: nothing to make durable.
                 let ret = if shim.ram { 0 } else { unsafe { $call } };
                 if ret == 0 {
                     emulate_flush($fd, number, $op, t0);
+                    if let (Some(u), Some(seq)) = (&shim.undo, seq) {
+                        guarded(|| u.record_flush(seq, number));
+                    }
                 }
                 ret
             }
@@ -654,7 +723,8 @@ pub unsafe extern "C" fn fdatasync(fd: c_int) -> c_int {
 }
 
 /// Traced but not delayed: PostgreSQL and InnoDB use it to start write-back early, and in the model
-/// every write already reached the device when its call returned.
+/// every write already reached the device when its call returned. Nor a flush for the undo log:
+/// it writes the page cache out but does not flush the drive's cache (sync_file_range(2)).
 #[no_mangle]
 pub unsafe extern "C" fn sync_file_range(
     fd: c_int,

@@ -18,6 +18,8 @@
 //! - `OLTPLAB_SHIM_PLACES` for a layout: lines `DEVICE<TAB>MATCH<TAB>PATH` putting files under the
 //!   directory on the layout's other devices; MATCH `=` takes PATH and what is under it, `*` every
 //!   path that begins with PATH; the longest matching PATH wins, anything else is on device 0
+//! - `OLTPLAB_SHIM_UNDO` if set, the undo log of a run that may be cut (see [`undo`]): what each
+//!   write to a device whose cache can lose it replaced, and which flushes completed
 //!
 //! Rules the code keeps, because it runs inside someone else's process: the real functions come
 //! from `dlsym(RTLD_NEXT)`, resolved at load time; `errno` is what the real call left; the
@@ -30,6 +32,7 @@
 mod files;
 mod hooks;
 mod real;
+mod undo;
 
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStringExt;
@@ -45,6 +48,7 @@ pub const ENV_DIR: &str = "OLTPLAB_SHIM_DIR";
 pub const ENV_BACKING: &str = "OLTPLAB_SHIM_BACKING";
 pub const ENV_TRACE_DIR: &str = "OLTPLAB_SHIM_TRACE_DIR";
 pub const ENV_PLACES: &str = "OLTPLAB_SHIM_PLACES";
+pub const ENV_UNDO: &str = "OLTPLAB_SHIM_UNDO";
 
 /// A rule of a layout: files matching `path` are on layout device `device`.
 pub(crate) struct Place {
@@ -90,6 +94,7 @@ pub(crate) struct Shim {
     places: Vec<Place>,
     ram: bool,
     trace_dir: Option<PathBuf>,
+    undo: Option<undo::Undo>,
 }
 
 pub(crate) static SHIM: OnceLock<Shim> = OnceLock::new();
@@ -133,6 +138,7 @@ extern "C" fn init() {
     let places = std::env::var_os(ENV_PLACES)
         .map(|p| parse_places(&p.into_vec()))
         .unwrap_or_default();
+    let undo = std::env::var_os(ENV_UNDO).map(|p| undo::Undo::new(p.into_vec(), emu.spec()));
     files.attach();
     let _ = SHIM.set(Shim {
         emu,
@@ -141,6 +147,7 @@ extern "C" fn init() {
         places,
         ram,
         trace_dir,
+        undo,
     });
     // SAFETY: registering plain extern "C" callbacks.
     unsafe {

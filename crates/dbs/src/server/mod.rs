@@ -549,6 +549,22 @@ impl ManagedServer {
         }
     }
 
+    /// Cuts the power under the server: SIGKILL for every process of it (see
+    /// [`process::ServerProcess::kill_tree`]), no shutdown of any kind. Its files stay as the
+    /// processes left them; the next start on them runs the engine's crash recovery.
+    pub fn power_cut(mut self) -> Vec<u32> {
+        let pids = match self.process.as_mut() {
+            Some(p) => p.kill_tree(),
+            None => Vec::new(),
+        };
+        self.process = None;
+        if self.kind == ServerKind::Postgres {
+            postgres::remove_orphaned_segment(&self.cluster);
+        }
+        let _ = fs::remove_dir_all(&self.socket_dir);
+        pids
+    }
+
     fn halt(&mut self) -> bool {
         self.halt_within(None)
     }

@@ -201,3 +201,30 @@ pub(super) fn after_start(
     );
     Ok((format!("PostgreSQL {version}"), settings))
 }
+
+/// After every process of a cluster was killed, its System V shared memory segment (the small
+/// one PostgreSQL keeps to detect a running postmaster) outlives them: removed here, if it is
+/// the one the cluster's `postmaster.pid` names and no process is attached to it.
+pub(super) fn remove_orphaned_segment(cluster: &Path) {
+    let Ok(text) = std::fs::read_to_string(cluster.join("postmaster.pid")) else {
+        return;
+    };
+    // Line 7: the segment's key and id.
+    let mut words = text.lines().nth(6).unwrap_or("").split_whitespace();
+    let (Some(key), Some(id)) = (
+        words.next().and_then(|k| k.parse::<i64>().ok()),
+        words.next().and_then(|i| i.parse::<libc::c_int>().ok()),
+    ) else {
+        return;
+    };
+    // SAFETY: shmctl with a zeroed struct we own; IPC_RMID takes no buffer.
+    unsafe {
+        let mut ds: libc::shmid_ds = std::mem::zeroed();
+        if libc::shmctl(id, libc::IPC_STAT, &mut ds) == 0
+            && ds.shm_perm.__key as i64 == key
+            && ds.shm_nattch == 0
+        {
+            libc::shmctl(id, libc::IPC_RMID, std::ptr::null_mut());
+        }
+    }
+}

@@ -205,6 +205,36 @@ impl ServerProcess {
         }
     }
 
+    /// A power cut: every process of the server (this child and its descendants, nothing else)
+    /// is stopped first, so that none is left mid-write while the others die, then killed with
+    /// SIGKILL and the child reaped. Returns the pids it killed.
+    pub fn kill_tree(&mut self) -> Vec<u32> {
+        // Stopped processes fork no more; list again until no new one appeared.
+        let mut pids: Vec<u32> = Vec::new();
+        loop {
+            let now = process_tree(self.child.id());
+            let new: Vec<u32> = now.into_iter().filter(|p| !pids.contains(p)).collect();
+            if new.is_empty() {
+                break;
+            }
+            for &pid in &new {
+                send_signal(pid, libc::SIGSTOP);
+            }
+            pids.extend(new);
+        }
+        for &pid in &pids {
+            send_signal(pid, libc::SIGKILL);
+        }
+        let _ = self.child.wait();
+        // The forked children are reparented when their parent dies; wait until they are gone.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while pids.iter().any(|&p| alive(p)) && Instant::now() < deadline {
+            thread::sleep(Duration::from_millis(5));
+        }
+        self.stop(libc::SIGKILL, Duration::ZERO);
+        pids
+    }
+
     /// Asks the server to stop with `signal`, escalates to `SIGKILL` after `grace`, and reaps it.
     /// Returns whether it stopped by itself within `grace`.
     pub fn stop(&mut self, signal: i32, grace: Duration) -> bool {

@@ -7,6 +7,12 @@
 //! own recovery (the WAL's checksums decide which frames count), and the copy is checked: the
 //! twelve TPC-C consistency conditions, `PRAGMA quick_check`, and durability — every New-Order
 //! whose COMMIT returned before the cut must be there. docs/crash.md describes the model.
+//!
+//! A managed PostgreSQL or MariaDB server runs under the emulating shim instead ([`server`]): the shim keeps
+//! the undo log, the cut is kill -9 of the server's processes, and the engine restarts on each
+//! state with its own crash recovery.
+
+mod server;
 
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
@@ -41,10 +47,13 @@ Examples:
   oltplab crash tpcc --emulate sata-ssd-2010 --cuts 5
   oltplab crash tpcc --emulate 'sata-ssd-2010{cache=lying}' --emulate pcie-flash-2012 \\
       --sqlite-synchronous FULL,NORMAL,OFF --cuts 10 --seed 7
+  oltplab crash tpcc --engine postgres --emulate sata-ssd-2010 \\
+      --server-setting default --server-setting synchronous_commit=off --cuts 3
 
 Each cut: a copy of the loaded database, TPC-C on the emulated device until a random moment of
 --duration, the power cut there, SQLite's recovery on each state the device could have left, and
-the checks. Device specs take cache=off|volatile|lying|battery and sector=512|4k (docs/devices.md).
+the checks (a managed server: kill -9 at the cut, restarted on each state). Device specs take
+cache=off|volatile|lying|battery and sector=512|4k (docs/devices.md).
 States whose outcome SQLite's documentation does not allow are kept in the output directory.";
 
 #[derive(Args, Debug, Clone)]
@@ -54,7 +63,8 @@ pub struct CrashArgs {
     #[arg(value_parser = ["tpcc"])]
     pub workload: String,
 
-    /// Database engine (the servers' side, kill -9 and restart, is still to come)
+    /// Database engine: SQLite in oltplab's process, or a managed PostgreSQL or MariaDB server
+    /// killed at the cut
     #[arg(long, default_value = "sqlite", value_parser = ["sqlite", "postgres", "mariadb"])]
     pub engine: String,
 
@@ -66,6 +76,12 @@ pub struct CrashArgs {
     #[arg(long, value_name = "LIST", value_delimiter = ',', default_value = "FULL",
           value_parser = clap::builder::PossibleValuesParser::new(["OFF", "NORMAL", "FULL", "off", "normal", "full"]))]
     pub sqlite_synchronous: Vec<String>,
+
+    /// A server setting to run each device with, NAME=VALUE, or `default` (repeat: one table row
+    /// each): PostgreSQL synchronous_commit, fsync, full_page_writes, wal_sync_method; MariaDB
+    /// innodb_flush_log_at_trx_commit, innodb_doublewrite
+    #[arg(long, value_name = "NAME=VALUE", default_values_t = vec!["default".to_string()])]
+    pub server_setting: Vec<String>,
 
     /// Power cuts per device and setting
     #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
@@ -108,11 +124,84 @@ pub struct CrashArgs {
     pub force: bool,
 }
 
-/// One device × setting.
+/// One device × engine setting.
 #[derive(Clone, Debug, Serialize)]
 pub struct CrashConfigRow {
     pub spec: String,
-    pub synchronous: String,
+    /// `synchronous` (SQLite), a server setting's name, or `default` (the server as configured).
+    pub setting: String,
+    pub value: String,
+}
+
+impl CrashConfigRow {
+    /// The server settings the row adds (none for `default`).
+    fn server_settings(&self) -> Vec<(String, String)> {
+        match self.setting.as_str() {
+            "synchronous" | "default" => Vec::new(),
+            name => vec![(name.to_string(), self.value.clone())],
+        }
+    }
+
+    /// How the table and the directories name the setting.
+    fn label(&self) -> String {
+        match self.setting.as_str() {
+            "synchronous" | "default" => self.value.clone(),
+            name => format!("{name}={}", self.value),
+        }
+    }
+}
+
+/// Server settings that trade durability, with the values they take (docs/crash.md).
+type Settings = [(&'static str, &'static [&'static str])];
+
+const POSTGRES_SETTINGS: [(&str, &[&str]); 4] = [
+    (
+        "synchronous_commit",
+        &["on", "off", "local", "remote_write", "remote_apply"],
+    ),
+    ("fsync", &["on", "off"]),
+    ("full_page_writes", &["on", "off"]),
+    (
+        "wal_sync_method",
+        &["fdatasync", "fsync", "open_datasync", "open_sync"],
+    ),
+];
+
+const MARIADB_SETTINGS: [(&str, &[&str]); 2] = [
+    ("innodb_flush_log_at_trx_commit", &["0", "1", "2"]),
+    ("innodb_doublewrite", &["on", "off"]),
+];
+
+/// `default` or NAME=VALUE of the engine's settings, as (setting, value).
+fn parse_server_setting(engine: &str, text: &str) -> Result<(String, String)> {
+    if text == "default" {
+        return Ok(("default".into(), "default".into()));
+    }
+    let (known, product): (&Settings, &str) = match engine {
+        "mariadb" => (&MARIADB_SETTINGS, "MariaDB"),
+        _ => (&POSTGRES_SETTINGS, "PostgreSQL"),
+    };
+    let names: Vec<&str> = known.iter().map(|(n, _)| *n).collect();
+    let Some((name, value)) = text.split_once('=') else {
+        return Err(Error::usage(format!(
+            "--server-setting {text}: give NAME=VALUE (one of {}) or default",
+            names.join(", ")
+        )));
+    };
+    let (name, value) = (name.trim(), value.trim().to_ascii_lowercase());
+    let Some((_, values)) = known.iter().find(|(n, _)| *n == name) else {
+        return Err(Error::usage(format!(
+            "--server-setting {text}: oltplab crash knows what {product} promises for {} only; give one of them",
+            names.join(", ")
+        )));
+    };
+    if !values.contains(&value.as_str()) {
+        return Err(Error::usage(format!(
+            "--server-setting {text}: {name} takes {}",
+            values.join(", ")
+        )));
+    }
+    Ok((name.to_string(), value))
 }
 
 /// The validated command.
@@ -137,11 +226,18 @@ pub struct CrashConfig {
 
 impl CrashConfig {
     pub fn from_args(args: &CrashArgs) -> Result<CrashConfig> {
-        if args.engine != "sqlite" {
-            return Err(Error::usage(format!(
-                "oltplab crash runs on SQLite so far; the {} side (kill -9 the server, apply the lost writes, restart) is still to come: use --engine sqlite",
-                args.engine
-            )));
+        let server = args.engine != "sqlite";
+        let default_sync = args.sqlite_synchronous.len() == 1
+            && args.sqlite_synchronous[0].eq_ignore_ascii_case("FULL");
+        if server && !default_sync {
+            return Err(Error::usage(
+                "--sqlite-synchronous is SQLite's: for a server give --server-setting (e.g. synchronous_commit=off)",
+            ));
+        }
+        if !server && args.server_setting != ["default"] {
+            return Err(Error::usage(
+                "--server-setting is for --engine postgres or mariadb: on SQLite give --sqlite-synchronous",
+            ));
         }
         if args.duration < Duration::from_millis(400) {
             return Err(Error::usage(
@@ -158,21 +254,36 @@ impl CrashConfig {
                     "--emulate host is the real device, whose cache oltplab cannot cut: give an emulated device such as sata-ssd-2010",
                 ));
             }
+            if server && spec.is_layout() {
+                return Err(Error::usage(format!(
+                    "--emulate {text}: a layout is not cut on a server yet; give one device",
+                )));
+            }
             specs.push(spec);
         }
-        let mut syncs: Vec<String> = Vec::new();
-        for s in &args.sqlite_synchronous {
-            let s = s.to_ascii_uppercase();
-            if !syncs.contains(&s) {
-                syncs.push(s);
+        let mut settings: Vec<(String, String)> = Vec::new();
+        if server {
+            for text in &args.server_setting {
+                let s = parse_server_setting(&args.engine, text)?;
+                if !settings.contains(&s) {
+                    settings.push(s);
+                }
+            }
+        } else {
+            for s in &args.sqlite_synchronous {
+                let s = ("synchronous".to_string(), s.to_ascii_uppercase());
+                if !settings.contains(&s) {
+                    settings.push(s);
+                }
             }
         }
         let rows = specs
             .iter()
             .flat_map(|spec| {
-                syncs.iter().map(move |s| CrashConfigRow {
+                settings.iter().map(move |(setting, value)| CrashConfigRow {
                     spec: spec.name(),
-                    synchronous: s.clone(),
+                    setting: setting.clone(),
+                    value: value.clone(),
                 })
             })
             .collect();
@@ -227,10 +338,38 @@ enum Promise {
 }
 
 impl Promise {
+    /// SQLite's promise for its `synchronous` setting on a device with `cache`.
     fn of(cache: CacheMode, synchronous: &str) -> Promise {
         match (cache, synchronous) {
             (CacheMode::Lying, _) | (_, "OFF") => Promise::Nothing,
             (_, "NORMAL") => Promise::Consistent,
+            _ => Promise::Durable,
+        }
+    }
+
+    /// The engine's promise for a row: SQLite's for `synchronous`, the server's otherwise
+    /// (PostgreSQL's and InnoDB's setting names do not overlap).
+    fn of_row(cache: CacheMode, row: &CrashConfigRow) -> Promise {
+        if row.setting == "synchronous" {
+            return Promise::of(cache, &row.value);
+        }
+        match (cache, row.setting.as_str(), row.value.as_str()) {
+            (CacheMode::Lying, _, _) => Promise::Nothing,
+            // "only an operating system crash or a power outage can erase the last second of
+            // transactions" (2); "any mysqld process crash can erase the last second" (0);
+            // InnoDB's crash recovery works regardless.
+            (_, "innodb_flush_log_at_trx_commit", "0" | "2") => Promise::Consistent,
+            // Without the doublewrite buffer a page torn by the cut cannot be restored: InnoDB's
+            // 16 KiB pages are larger than any atomic unit here.
+            (_, "innodb_doublewrite", "off") => Promise::Nothing,
+            // "can result in unrecoverable data corruption" (runtime-config-wal, fsync).
+            (_, "fsync", "off") => Promise::Nothing,
+            // Torn pages are not repaired from the WAL: "might lead to either unrecoverable data
+            // corruption, or silent data corruption" on a device whose atomic unit is below 8 KiB.
+            (_, "full_page_writes", "off") => Promise::Nothing,
+            // "a window between when a transaction is reported committed and when it is really
+            // safe … the database will be consistent" (wal-async-commit).
+            (_, "synchronous_commit", "off") => Promise::Consistent,
             _ => Promise::Durable,
         }
     }
@@ -256,17 +395,26 @@ impl Promise {
     }
 }
 
-/// Loads once, then cuts `cfg.cuts` times per row; saves the result after every cut.
-pub fn crash_with(cfg: &CrashConfig, out: &Path, started_at: &str) -> Result<CrashResult> {
-    let load_dir = out.join("load");
-    own_subdir(&load_dir)?;
+/// What every cut starts from a copy of.
+enum Loaded {
+    Sqlite {
+        db: PathBuf,
+        meta: Meta,
+    },
+    /// A stopped managed server's data directory.
+    Server {
+        data_dir: PathBuf,
+    },
+}
+
+/// Loads TPC-C into one SQLite file, checkpointed (every copy starts from one file).
+fn load_sqlite(cfg: &CrashConfig, load_dir: &Path) -> Result<Loaded> {
     let db = load_dir.join("tpcc.sqlite");
     say!(
         "oltplab crash tpcc: loading {} warehouse(s) into {}",
         cfg.warehouses,
         db.display()
     );
-    let load_started = Instant::now();
     for f in sqlite_files(&db) {
         // A load left by an earlier run into this directory (ours: it is marked).
         let _ = std::fs::remove_file(f);
@@ -293,8 +441,25 @@ pub fn crash_with(cfg: &CrashConfig, out: &Path, started_at: &str) -> Result<Cra
             .map_err(|e| Error::failed(format!("cannot checkpoint the loaded database: {e}")))?;
         meta
     };
+    Ok(Loaded::Sqlite { db, meta })
+}
+
+/// Loads once, then cuts `cfg.cuts` times per row; saves the result after every cut.
+pub fn crash_with(cfg: &CrashConfig, out: &Path, started_at: &str) -> Result<CrashResult> {
+    let load_dir = out.join("load");
+    own_subdir(&load_dir)?;
+    let load_started = Instant::now();
+    let loaded = match cfg.engine.as_str() {
+        "sqlite" => load_sqlite(cfg, &load_dir)?,
+        _ => server::load(cfg, &load_dir)?,
+    };
     let load_s = load_started.elapsed().as_secs_f64();
     say!("  loaded in {load_s:.1}s");
+    let product = match cfg.engine.as_str() {
+        "sqlite" => "SQLite",
+        "mariadb" => "MariaDB",
+        _ => "PostgreSQL",
+    };
 
     let mut doc: CrashResult = output::new_doc(
         "crash",
@@ -317,18 +482,22 @@ pub fn crash_with(cfg: &CrashConfig, out: &Path, started_at: &str) -> Result<Cra
             .expect("every row's spec was parsed")
             .clone();
         let durability = Durability::of(&spec, 0);
-        let promise = Promise::of(durability.cache, &row.synchronous);
+        let promise = Promise::of_row(durability.cache, row);
         doc.summary.rows.push(CrashRow {
             spec: row.spec.clone(),
             cache: durability.cache.name().to_string(),
             cache_bytes: durability.cache_bytes,
             sector_bytes: durability.sector_bytes,
-            setting: "synchronous".into(),
-            value: row.synchronous.clone(),
+            setting: row.setting.clone(),
+            value: row.value.clone(),
             expected: promise.name().into(),
             ..Default::default()
         });
-        let row_dir = out.join(format!("{}-{}", file_name(&row.spec), row.synchronous));
+        let row_dir = out.join(format!(
+            "{}-{}",
+            file_name(&row.spec),
+            file_name(&row.label())
+        ));
         own_subdir(&row_dir)?;
         for cut in 0..cfg.cuts {
             if STOP.load(Ordering::Relaxed) {
@@ -337,17 +506,21 @@ pub fn crash_with(cfg: &CrashConfig, out: &Path, started_at: &str) -> Result<Cra
             }
             let seed = mix(cfg.seed, r as u64, cut as u64);
             let cycle_started = Instant::now();
-            let outcomes = one_cut(
-                cfg,
-                &spec,
-                &row.synchronous,
-                &db,
-                &meta,
-                &row_dir,
-                cut,
-                seed,
-                promise,
-            )?;
+            let outcomes = match &loaded {
+                Loaded::Sqlite { db, meta } => one_cut(
+                    cfg, &spec, &row.value, db, meta, &row_dir, cut, seed, promise,
+                )?,
+                Loaded::Server { data_dir } => server::one_cut(
+                    cfg,
+                    &spec,
+                    &row.server_settings(),
+                    data_dir,
+                    &row_dir,
+                    cut,
+                    seed,
+                    promise,
+                )?,
+            };
             let Some(outcomes) = outcomes else {
                 doc.summary.interrupted = true;
                 break;
@@ -368,9 +541,9 @@ pub fn crash_with(cfg: &CrashConfig, out: &Path, started_at: &str) -> Result<Cra
                     doc.warnings.push(Warning::new(
                         WarningKind::CrashUnexpected,
                         format!(
-                            "{} with synchronous={}: cut {} state {} {} where SQLite promises {}; the state is kept in {}",
+                            "{} with {}: cut {} state {} {} where {product} promises {}; the state is kept in {}",
                             row.spec,
-                            row.synchronous,
+                            row.label(),
                             o.cut,
                             o.state,
                             describe(&o),
@@ -385,9 +558,9 @@ pub fn crash_with(cfg: &CrashConfig, out: &Path, started_at: &str) -> Result<Cra
         }
         let sum = &doc.summary.rows[r];
         say!(
-            "  {} synchronous={}: {} cut(s), {} of {} acknowledged commits lost, {} invariant(s) broken",
+            "  {} {}: {} cut(s), {} of {} acknowledged commits lost, {} invariant(s) broken",
             sum.spec,
-            sum.value,
+            row.label(),
             sum.cuts,
             sum.commits_lost,
             sum.acknowledged_commits,
@@ -434,7 +607,10 @@ fn describe(o: &CrashStateOutcome) -> String {
         parts.push(format!("broke conditions {:?}", o.invariants_broken));
     }
     if o.corrupt_reports > 0 {
-        parts.push(format!("had {} quick_check report(s)", o.corrupt_reports));
+        parts.push(format!(
+            "had {} report(s) of corruption from the engine",
+            o.corrupt_reports
+        ));
     }
     parts.join(", ")
 }
@@ -770,12 +946,28 @@ fn write_state_note(dir: &Path, o: &CrashStateOutcome) -> Result<()> {
 }
 
 fn print_table(s: &CrashSummary) {
+    // SQLite's synchronous values are short; a server setting is NAME=VALUE.
+    let setting = |r: &CrashRow| match r.setting.as_str() {
+        "synchronous" | "default" => r.value.clone(),
+        name => format!("{name}={}", r.value),
+    };
+    let width = s
+        .rows
+        .iter()
+        .map(|r| setting(r).len())
+        .max()
+        .unwrap_or(0)
+        .max(7);
+    let (head, setting_head) = match s.engine.as_str() {
+        "sqlite" => ("sync", 7),
+        _ => ("setting", width),
+    };
     say!("");
     say!(
-        "{:<34} {:<9} {:<7} {:>5} {:>9} {:>10} {:>13} {:>7} {:>9} {:>8} {:>8}",
+        "{:<34} {:<9} {:<setting_head$} {:>5} {:>9} {:>10} {:>13} {:>7} {:>9} {:>8} {:>8}",
         "device",
         "cache",
-        "sync",
+        head,
         "cuts",
         "recovered",
         "recovery",
@@ -787,10 +979,10 @@ fn print_table(s: &CrashSummary) {
     );
     for r in &s.rows {
         say!(
-            "{:<34} {:<9} {:<7} {:>5} {:>9} {:>10} {:>13} {:>7} {:>9} {:>8} {:>7.1}s",
+            "{:<34} {:<9} {:<setting_head$} {:>5} {:>9} {:>10} {:>13} {:>7} {:>9} {:>8} {:>7.1}s",
             r.spec,
             r.cache,
-            r.value,
+            setting(r),
             r.cuts,
             format!("{}/{}", r.recoveries_ok, r.states),
             format_ns(r.recovery_ns_mean),
@@ -832,6 +1024,77 @@ mod tests {
         };
         assert!(!Promise::Consistent.allows(&broken));
         assert!(Promise::Nothing.allows(&broken));
+    }
+
+    #[test]
+    fn postgres_settings_parse_and_carry_what_postgres_promises() {
+        let row = |text: &str| {
+            let (setting, value) = parse_server_setting("postgres", text).unwrap();
+            CrashConfigRow {
+                spec: "sata-ssd-2010".into(),
+                setting,
+                value,
+            }
+        };
+        let default = row("default");
+        assert!(default.server_settings().is_empty());
+        assert_eq!(default.label(), "default");
+        let off = row("synchronous_commit=OFF");
+        assert_eq!(
+            off.server_settings(),
+            [("synchronous_commit".to_string(), "off".to_string())]
+        );
+        assert_eq!(off.label(), "synchronous_commit=off");
+        assert_eq!(
+            Promise::of_row(CacheMode::Volatile, &default),
+            Promise::Durable
+        );
+        assert_eq!(
+            Promise::of_row(CacheMode::Volatile, &off),
+            Promise::Consistent
+        );
+        assert_eq!(
+            Promise::of_row(CacheMode::Battery, &row("fsync=off")),
+            Promise::Nothing
+        );
+        assert_eq!(
+            Promise::of_row(CacheMode::Off, &row("full_page_writes=off")),
+            Promise::Nothing
+        );
+        assert_eq!(
+            Promise::of_row(CacheMode::Lying, &default),
+            Promise::Nothing
+        );
+        for (bad, says) in [
+            ("fsync", "give NAME=VALUE"),
+            ("work_mem=4MB", "knows what PostgreSQL promises"),
+            ("fsync=maybe", "fsync takes on, off"),
+        ] {
+            let e = parse_server_setting("postgres", bad).unwrap_err();
+            assert_eq!(e.exit_code(), 2);
+            assert!(e.to_string().contains(says), "{bad}: {e}");
+        }
+        // InnoDB's, which PostgreSQL does not have and the other way round.
+        let (setting, value) =
+            parse_server_setting("mariadb", "innodb_flush_log_at_trx_commit=2").unwrap();
+        let row = CrashConfigRow {
+            spec: "sata-ssd-2010".into(),
+            setting,
+            value,
+        };
+        assert_eq!(
+            Promise::of_row(CacheMode::Volatile, &row),
+            Promise::Consistent
+        );
+        let (setting, value) = parse_server_setting("mariadb", "innodb_doublewrite=OFF").unwrap();
+        let row = CrashConfigRow {
+            spec: "sata-ssd-2010".into(),
+            setting,
+            value,
+        };
+        assert_eq!(Promise::of_row(CacheMode::Volatile, &row), Promise::Nothing);
+        assert!(parse_server_setting("mariadb", "fsync=off").is_err());
+        assert!(parse_server_setting("postgres", "innodb_doublewrite=off").is_err());
     }
 
     #[test]

@@ -131,6 +131,7 @@ pub fn run(args: EmulateArgs) -> Result<()> {
         seed: args.seed,
         account,
         places: Vec::new(),
+        undo: None,
     })?;
 
     let program = &args.command[0];

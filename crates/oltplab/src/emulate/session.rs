@@ -36,6 +36,7 @@ const ENV_DIR: &str = "OLTPLAB_SHIM_DIR";
 const ENV_BACKING: &str = "OLTPLAB_SHIM_BACKING";
 const ENV_TRACE_DIR: &str = "OLTPLAB_SHIM_TRACE_DIR";
 const ENV_PLACES: &str = "OLTPLAB_SHIM_PLACES";
+const ENV_UNDO: &str = "OLTPLAB_SHIM_UNDO";
 /// Word 2 of the file table counts the processes that loaded the shim (crates/shim/src/files.rs).
 const FILES_ATTACHED_WORD: usize = 2;
 const SESSION_PREFIX: &str = "oltplab-emu-";
@@ -78,6 +79,9 @@ pub struct SessionConfig {
     pub account: Option<Account>,
     /// For a layout: which files under `dir` are on which of its devices (the rest on the first).
     pub places: Vec<PlaceRule>,
+    /// The undo log of a run that may be cut (`oltplab crash`): created empty here and handed to
+    /// the account; every process appends to it (crates/shim/src/undo.rs).
+    pub undo: Option<PathBuf>,
 }
 
 /// Files under the emulated directory that a layout puts on one of its devices.
@@ -156,10 +160,20 @@ impl EmulationSession {
             };
             let state = session_dir.join("device.state");
             let emulator = Emulator::create_shared(&config.spec, config.seed, &state)?;
+            if let Some(undo) = &config.undo {
+                fs::File::create(undo).map_err(|e| fail(undo, e))?;
+                fs::set_permissions(undo, fs::Permissions::from_mode(0o600))
+                    .map_err(|e| fail(undo, e))?;
+            }
             if let Some(a) = &config.account {
-                for path in [Some(&files), Some(&state), parts.as_ref()]
-                    .into_iter()
-                    .flatten()
+                for path in [
+                    Some(&files),
+                    Some(&state),
+                    parts.as_ref(),
+                    config.undo.as_ref(),
+                ]
+                .into_iter()
+                .flatten()
                 {
                     std::os::unix::fs::chown(path, Some(a.uid), Some(a.gid))
                         .map_err(|e| safety::io_usage(path, "hand over", &e))?;
@@ -213,6 +227,11 @@ impl EmulationSession {
         ];
         if let Some(parts) = &self.parts {
             env.push((ENV_TRACE_DIR.to_string(), parts.display().to_string()));
+        }
+        if let Some(undo) = &self.config.undo {
+            // The server runs in another directory (PostgreSQL in its data directory).
+            let undo = std::path::absolute(undo).unwrap_or_else(|_| undo.clone());
+            env.push((ENV_UNDO.to_string(), undo.display().to_string()));
         }
         if !self.config.places.is_empty() {
             let lines: Vec<String> = self
@@ -496,6 +515,7 @@ mod tests {
         let session = EmulationSession::start(&SessionConfig {
             spec: oltplab_devmodel::parse_spec("hdd-10k").unwrap(),
             places: Vec::new(),
+            undo: None,
             dir: dir.clone(),
             backing: Backing::Disk,
             trace: Some(dir.join("t.trace")),
@@ -529,6 +549,7 @@ mod tests {
         let session = EmulationSession::start(&SessionConfig {
             spec: oltplab_devmodel::parse_spec("sata-ssd-2010").unwrap(),
             places: Vec::new(),
+            undo: None,
             dir: dir.clone(),
             backing: Backing::Disk,
             trace: None,
@@ -593,6 +614,7 @@ mod tests {
         let session = EmulationSession::start(&SessionConfig {
             spec: oltplab_devmodel::parse_spec("hdd-10k").unwrap(),
             places: Vec::new(),
+            undo: None,
             dir: dir.clone(),
             backing: Backing::Disk,
             trace: Some(

@@ -33,7 +33,8 @@ pub struct CrashRow {
     pub cache: String,
     pub cache_bytes: u64,
     pub sector_bytes: u64,
-    /// The engine setting that trades durability (SQLite's `synchronous`).
+    /// The engine setting that trades durability: SQLite's `synchronous`, a server setting's name
+    /// (`synchronous_commit`, `innodb_flush_log_at_trx_commit` …), or `default`.
     pub setting: String,
     pub value: String,
     /// What the engine's documentation promises for this device and setting.
@@ -47,7 +48,7 @@ pub struct CrashRow {
     pub recovery_ns_max: u64,
     /// New-Orders whose COMMIT returned before the cut, over all states.
     pub acknowledged_commits: u64,
-    /// Of those, missing after recovery (all of a state SQLite could not open).
+    /// Of those, missing after recovery (all of a state the engine could not open or start on).
     pub commits_lost: u64,
     /// States that lost at least one acknowledged commit.
     pub states_losing_commits: u32,
@@ -56,7 +57,8 @@ pub struct CrashRow {
     /// States SQLite opened but could not run the consistency checks on (it reported the
     /// database malformed, most often).
     pub checks_failed: u32,
-    /// Problems the engine's own check reported (SQLite `PRAGMA quick_check`), summed.
+    /// Problems the engine reported (SQLite `PRAGMA quick_check`; a server's log lines about
+    /// damaged pages), summed.
     pub corrupt_reports: u32,
     /// Writes not yet durable at the cut, mean over cuts.
     pub pending_writes_mean: f64,

@@ -355,6 +355,7 @@ impl ServerCapture {
             // A server started by root runs as its own account, which gets the shared state.
             account: oltplab_dbs::server::server_account(cfg.db.server_kind())?,
             places,
+            undo: None,
         })?;
         Ok(Some(ServerCapture {
             session,

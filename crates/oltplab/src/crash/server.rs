@@ -1,0 +1,467 @@
+//! Power cuts on a managed PostgreSQL or MariaDB server (docs/crash.md, "How a cut is made
+//! (servers)").
+//!
+//! Each cut starts the server on a copy of the loaded data directory under the emulating shim,
+//! which keeps the undo log (`oltplab_devmodel::undo`) in the cut's directory. At the cut every
+//! process of the server is killed (SIGSTOP, then SIGKILL: none is left halfway through an
+//! append), the log is replayed into the device model's [`CrashLog`], and each state it draws is
+//! made from a copy of the files as the processes left them. The server then starts on the state,
+//! without emulation, and runs its own crash recovery (PostgreSQL's WAL replay from the last
+//! checkpoint, InnoDB's redo log applied to its pages).
+//!
+//! [`CrashLog`]: oltplab_devmodel::durability::CrashLog
+
+use std::collections::{BTreeMap, HashSet};
+use std::os::unix::fs::{FileExt, MetadataExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use oltplab_core::safety::io_usage;
+use oltplab_core::{Error, Result};
+use oltplab_dbs::server::{self, DataInit, ManagedServer, ServerConfig, ServerKind};
+use oltplab_devmodel::durability::CrashState;
+use oltplab_devmodel::{undo, Spec};
+use oltplab_workloads::sql::Isolation;
+use oltplab_workloads::tpcc::check::run_checks;
+use oltplab_workloads::tpcc::connect::{MyConnector, PgConnector};
+use oltplab_workloads::tpcc::driver::{drive, DriverConfig};
+use oltplab_workloads::tpcc::{inspect, require_loaded, Connector, Purpose};
+
+use super::{mix, write_state_note, CrashConfig, Loaded, Promise};
+use crate::emulate::{Backing, EmulationSession, SessionConfig};
+use crate::output::say;
+use crate::schema::CrashStateOutcome;
+use crate::tpcc::{self, LoadConfig};
+use crate::workload::target::DbSpec;
+use crate::STOP;
+
+/// shared_buffers / innodb_buffer_pool_size: small, so that the run writes data pages as well as
+/// its log before the cut.
+const BUFFER_POOL_BYTES: u64 = 64 << 20;
+
+fn kind_of(cfg: &CrashConfig) -> ServerKind {
+    match cfg.engine.as_str() {
+        "mariadb" => ServerKind::Mariadb,
+        _ => ServerKind::Postgres,
+    }
+}
+
+fn db_spec(kind: ServerKind, data_dir: &Path) -> Result<DbSpec> {
+    DbSpec::resolve(
+        Some(kind.name()),
+        None,
+        data_dir,
+        BUFFER_POOL_BYTES,
+        None,
+        false,
+    )
+}
+
+fn connector(kind: ServerKind, url: String, isolation: Isolation) -> Box<dyn Connector> {
+    match kind {
+        ServerKind::Postgres => Box::new(PgConnector { url, isolation }),
+        ServerKind::Mariadb => Box::new(MyConnector { url, isolation }),
+    }
+}
+
+/// Loads TPC-C into a managed server in `load_dir`, which stops cleanly (a shutdown checkpoint):
+/// every cut starts from a copy of it.
+pub(super) fn load(cfg: &CrashConfig, load_dir: &Path) -> Result<Loaded> {
+    let kind = kind_of(cfg);
+    say!(
+        "oltplab crash tpcc: loading {} warehouse(s) into a {} server in {}",
+        cfg.warehouses,
+        kind.product(),
+        load_dir.display()
+    );
+    tpcc::load_with(
+        &LoadConfig {
+            db: db_spec(kind, load_dir)?,
+            warehouses: cfg.warehouses as u32,
+            threads: 2,
+            seed: cfg.seed,
+            check: false,
+            force: true,
+            emulate: None,
+            sqlite_vfs: None,
+            quiet: true,
+        },
+        &STOP,
+    )?;
+    Ok(Loaded::Server {
+        data_dir: load_dir.to_path_buf(),
+    })
+}
+
+/// One cut: the server on a copy until the cut, kill -9, then each state's recovery and checks.
+/// None after Ctrl-C.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn one_cut(
+    cfg: &CrashConfig,
+    spec: &Spec,
+    settings: &[(String, String)],
+    loaded: &Path,
+    row_dir: &Path,
+    cut: u32,
+    seed: u64,
+    promise: Promise,
+) -> Result<Option<Vec<CrashStateOutcome>>> {
+    let kind = kind_of(cfg);
+    let cut_dir = row_dir.join(format!("cut-{cut}"));
+    let run_dir = cut_dir.join("run");
+    let _ = std::fs::remove_dir_all(&cut_dir);
+    std::fs::create_dir_all(&cut_dir).map_err(|e| io_usage(&cut_dir, "create", &e))?;
+    server::copy_cluster(loaded, &run_dir)?;
+    let cluster = run_dir.join(kind.name());
+    let undo_log = cut_dir.join("undo.log");
+    let session = EmulationSession::start(&SessionConfig {
+        spec: spec.clone(),
+        dir: cluster.clone(),
+        // The crash state comes from the files and the undo log, not from the host's disk: the
+        // page cache is the medium, and only the model's time is spent.
+        backing: Backing::Ram,
+        trace: None,
+        seed,
+        account: server::server_account(kind)?,
+        places: Vec::new(),
+        undo: Some(undo_log.clone()),
+    })?;
+    let mut server_cfg = ServerConfig::new(kind, &run_dir);
+    server_cfg.init = DataInit::Reuse;
+    server_cfg.buffer_pool_bytes = BUFFER_POOL_BYTES;
+    server_cfg.max_connections = (cfg.terminals + 10).max(100);
+    server_cfg.extra_env = session.env();
+    server_cfg.extra_settings = settings.to_vec();
+    let running = ManagedServer::start(&server_cfg)?;
+    let connector = connector(kind, running.url(), db_spec(kind, &run_dir)?.isolation());
+    let meta = {
+        let mut conn = connector.connect(Purpose::Check)?;
+        require_loaded(&inspect(conn.as_mut())?, &running.url())?
+    };
+
+    // The cut comes at a moment drawn from the seed, between a quarter of --duration and all of it.
+    let unit = (mix(seed, 1, 0) >> 11) as f64 / (1u64 << 53) as f64;
+    let cut_after = Duration::from_secs_f64(cfg.duration_s * (0.25 + 0.75 * unit));
+    let stop = AtomicBool::new(false);
+    let interrupted = AtomicBool::new(false);
+    let driver_cfg = DriverConfig {
+        terminals: cfg.terminals as usize,
+        // Longer than any cut: the cut ends the run.
+        duration: Duration::from_secs_f64(cfg.duration_s + 3600.0),
+        warmup: Duration::ZERO,
+        warmup_auto: false,
+        keying_think: false,
+        seed,
+        max_retries: 10,
+        record_spans: false,
+        home_warehouses: None,
+        start_at: None,
+        record_new_orders: true,
+    };
+    let running = Mutex::new(Some(running));
+    let started = Instant::now();
+    let (outcome, cut_at) = std::thread::scope(|scope| {
+        let cutter = scope.spawn(|| {
+            let until = Instant::now() + cut_after;
+            while Instant::now() < until {
+                if STOP.load(Ordering::Relaxed) {
+                    interrupted.store(true, Ordering::SeqCst);
+                    break;
+                }
+                std::thread::sleep((until - Instant::now()).min(Duration::from_millis(20)));
+            }
+            // The driver stops first, so that no terminal retries against the dead server; a
+            // COMMIT answered before the kill is acknowledged all the same.
+            stop.store(true, Ordering::SeqCst);
+            if let Some(s) = running.lock().unwrap_or_else(|p| p.into_inner()).take() {
+                s.power_cut();
+            }
+            started.elapsed()
+        });
+        let outcome = drive(
+            connector.as_ref(),
+            &meta,
+            &driver_cfg,
+            &stop,
+            &mut |_| {},
+            &mut |_| {},
+        );
+        stop.store(true, Ordering::SeqCst);
+        (
+            outcome,
+            cutter.join().expect("the cut thread does not panic"),
+        )
+    });
+    let processes = session.processes();
+    drop(session);
+    if interrupted.load(Ordering::SeqCst) {
+        let _ = std::fs::remove_dir_all(&cut_dir);
+        return Ok(None);
+    }
+    if processes == 0 {
+        return Err(Error::failed(format!(
+            "{} never loaded oltplab's shim, so nothing ran on the emulated {}: check the server log {} for a failed LD_PRELOAD",
+            kind.product(),
+            spec.name(),
+            run_dir.join(format!("{}.log", kind.name())).display()
+        )));
+    }
+    let outcome = outcome.map_err(|e| {
+        Error::failed(format!(
+            "the run on {} committed nothing before the cut at {:.2}s ({e}): give a longer --duration",
+            spec.name(),
+            cut_at.as_secs_f64()
+        ))
+    })?;
+    let acknowledged = outcome.new_orders;
+    // A process that could not keep its undo would make the states wrong, not just fewer.
+    let run_log = run_dir.join(format!("{}.log", kind.name()));
+    if std::fs::read_to_string(&run_log)
+        .is_ok_and(|t| t.contains("the crash states of this run are incomplete"))
+    {
+        return Err(Error::failed(format!(
+            "a server process could not write the undo log {} (see {}): check the free space there",
+            undo_log.display(),
+            run_log.display()
+        )));
+    }
+    let replayed =
+        undo::replay(&undo_log, spec).map_err(|e| io_usage(&undo_log, "read the undo log", &e))?;
+    let _ = std::fs::remove_file(&undo_log);
+    // Which file each slot is now: files are found by inode, so a WAL segment PostgreSQL
+    // renamed for reuse is still found; one it removed is gone, and its writes with it.
+    let by_inode = files_by_inode(&cluster);
+    let paths: BTreeMap<u32, PathBuf> = replayed
+        .files
+        .iter()
+        .filter_map(|(slot, id)| by_inode.get(id).map(|p| (*slot, p.clone())))
+        .collect();
+    let states = replayed.log.states(seed, cfg.states as usize);
+    drop(replayed);
+
+    let mut outcomes = Vec::new();
+    for (k, st) in states.iter().enumerate() {
+        let state_dir = cut_dir.join(format!("state-{k}"));
+        // The last state takes the run's files themselves: one copy fewer.
+        if k + 1 == states.len() {
+            std::fs::rename(&run_dir, &state_dir)
+                .map_err(|e| io_usage(&state_dir, "move the cut's files to", &e))?;
+        } else {
+            server::copy_cluster(&run_dir, &state_dir)?;
+        }
+        apply(st, &paths, &state_dir.join(kind.name()))?;
+        let mut o = check_state(kind, &state_dir, cfg.terminals, &acknowledged);
+        o.cut = cut;
+        o.state = k as u32;
+        o.seed = st.seed;
+        o.cut_at_s = cut_at.as_secs_f64();
+        o.pending_writes = st.pending_writes;
+        o.lost_writes = st.lost_writes;
+        o.torn_writes = st.torn_writes;
+        if cfg.keep_states || !promise.allows(&o) {
+            write_state_note(&state_dir, &o)?;
+            o.kept = Some(state_dir.display().to_string());
+        } else {
+            let _ = std::fs::remove_dir_all(&state_dir);
+        }
+        outcomes.push(o);
+    }
+    let _ = std::fs::remove_dir_all(&run_dir);
+    if !outcomes.iter().any(|o| o.kept.is_some()) {
+        let _ = std::fs::remove_dir_all(&cut_dir);
+    }
+    Ok(Some(outcomes))
+}
+
+/// Every regular file under `dir` by (device, inode), relative to `dir`.
+fn files_by_inode(dir: &Path) -> BTreeMap<(u64, u64), PathBuf> {
+    let mut out = BTreeMap::new();
+    let mut todo = vec![PathBuf::new()];
+    while let Some(rel) = todo.pop() {
+        let Ok(entries) = std::fs::read_dir(dir.join(&rel)) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let Ok(meta) = entry.metadata() else {
+                continue;
+            };
+            let path = rel.join(entry.file_name());
+            if meta.is_dir() {
+                todo.push(path);
+            } else if meta.is_file() {
+                out.insert((meta.dev(), meta.ino()), path);
+            }
+        }
+    }
+    out
+}
+
+/// Applies a state's patches to the copy in `cluster`. File sizes are metadata, which the model
+/// leaves alone: a patch past a file's end now (it was truncated) is cut to that end.
+fn apply(st: &CrashState, paths: &BTreeMap<u32, PathBuf>, cluster: &Path) -> Result<()> {
+    let mut open: BTreeMap<u32, (std::fs::File, u64)> = BTreeMap::new();
+    for p in &st.patches {
+        let Some(rel) = paths.get(&p.file) else {
+            continue;
+        };
+        let (f, len) = &*match open.entry(p.file) {
+            std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::btree_map::Entry::Vacant(e) => {
+                let path = cluster.join(rel);
+                let f = std::fs::OpenOptions::new()
+                    .write(true)
+                    .open(&path)
+                    .map_err(|e| io_usage(&path, "open", &e))?;
+                let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+                e.insert((f, len))
+            }
+        };
+        if p.offset >= *len {
+            continue;
+        }
+        let n = (p.data.len() as u64).min(len - p.offset) as usize;
+        f.write_all_at(&p.data[..n], p.offset)
+            .map_err(|e| io_usage(&cluster.join(rel), "write the crash state into", &e))?;
+    }
+    Ok(())
+}
+
+/// Server log lines by which PostgreSQL reports a damaged data page. (A WAL record that fails
+/// its checksum is how recovery finds the end of the WAL, not damage: it is not counted.)
+const POSTGRES_CORRUPT: [&str; 4] = [
+    "invalid page in block",
+    "page verification failed",
+    "could not read block",
+    "unexpected zero page",
+];
+
+/// Error log lines by which InnoDB reports a damaged page, or a page newer than the redo log
+/// that should describe it (its changes' log was lost). Matched without regard to case.
+const INNODB_CORRUPT: [&str; 6] = [
+    "database page corruption",
+    "is corrupted",
+    "corrupted page",
+    "corrupted file",
+    "checksum mismatch",
+    "is in the future",
+];
+
+fn corrupt_markers(kind: ServerKind) -> &'static [&'static str] {
+    match kind {
+        ServerKind::Postgres => &POSTGRES_CORRUPT,
+        ServerKind::Mariadb => &INNODB_CORRUPT,
+    }
+}
+
+/// What the server's recovery made of a state: started (its crash recovery runs before it accepts
+/// connections), the acknowledged New-Orders present, TPC-C's conditions, corruption it logged.
+fn check_state(
+    kind: ServerKind,
+    data_dir: &Path,
+    terminals: u32,
+    acknowledged: &[(i64, i64, i64)],
+) -> CrashStateOutcome {
+    let mut o = CrashStateOutcome {
+        acknowledged_commits: acknowledged.len() as u64,
+        ..Default::default()
+    };
+    let log = data_dir.join(format!("{}.log", kind.name()));
+    let log_from = std::fs::metadata(&log).map_or(0, |m| m.len());
+    let mut cfg = ServerConfig::new(kind, data_dir);
+    cfg.init = DataInit::Reuse;
+    cfg.buffer_pool_bytes = BUFFER_POOL_BYTES;
+    cfg.max_connections = (terminals + 10).max(100);
+    let started = Instant::now();
+    let running = match ManagedServer::start(&cfg) {
+        Ok(s) => s,
+        Err(e) => {
+            o.error = Some(format!("starting after the cut: {e}"));
+            o.commits_lost = acknowledged.len() as u64;
+            o.corrupt_reports = corrupt_lines(kind, &log, log_from);
+            return o;
+        }
+    };
+    o.recovery_ns = started.elapsed().as_nanos() as u64;
+    o.recovered = true;
+    let connector = match db_spec(kind, data_dir) {
+        Ok(spec) => connector(kind, running.url(), spec.isolation()),
+        Err(e) => {
+            o.error = Some(e.to_string());
+            return o;
+        }
+    };
+    match connector.connect(Purpose::Check) {
+        Ok(mut conn) => {
+            o.commits_lost = match present(conn.as_mut(), acknowledged) {
+                Ok(found) => acknowledged.iter().filter(|k| !found.contains(k)).count() as u64,
+                Err(e) => {
+                    o.error = Some(format!("reading the orders: {e}"));
+                    acknowledged.len() as u64
+                }
+            };
+            match run_checks(conn.as_mut(), |_| {}) {
+                Ok(conds) => {
+                    o.checks_ran = true;
+                    o.invariants_broken = conds
+                        .iter()
+                        .filter(|c| !c.holds())
+                        .map(|c| c.number)
+                        .collect();
+                }
+                Err(e) => {
+                    o.error
+                        .get_or_insert(format!("the consistency checks: {e}"));
+                }
+            }
+        }
+        Err(e) => {
+            o.error = Some(format!("connecting after recovery: {e}"));
+            o.commits_lost = acknowledged.len() as u64;
+        }
+    }
+    if let Err(e) = running.stop() {
+        o.error.get_or_insert(e.to_string());
+    }
+    o.corrupt_reports = corrupt_lines(kind, &log, log_from);
+    o
+}
+
+/// The acknowledged New-Orders' keys that are in `orders`.
+fn present(
+    conn: &mut dyn oltplab_workloads::sql::Conn,
+    acknowledged: &[(i64, i64, i64)],
+) -> std::result::Result<HashSet<(i64, i64, i64)>, String> {
+    let Some(first) = acknowledged.iter().map(|k| k.2).min() else {
+        return Ok(HashSet::new());
+    };
+    let rows = conn
+        .query(&format!(
+            "SELECT o_w_id, o_d_id, o_id FROM orders WHERE o_id >= {first}"
+        ))
+        .map_err(|e| e.to_string())?;
+    Ok((0..rows.len())
+        .map(|r| {
+            (
+                rows.get(r, 0).i64(),
+                rows.get(r, 1).i64(),
+                rows.get(r, 2).i64(),
+            )
+        })
+        .collect())
+}
+
+/// Lines of the server log after byte `from` that report corruption.
+fn corrupt_lines(kind: ServerKind, log: &Path, from: u64) -> u32 {
+    let Ok(text) = std::fs::read(log) else {
+        return 0;
+    };
+    let text = String::from_utf8_lossy(&text[(from as usize).min(text.len())..]).into_owned();
+    text.lines()
+        .filter(|l| {
+            let l = l.to_lowercase();
+            corrupt_markers(kind).iter().any(|m| l.contains(m))
+        })
+        .count() as u32
+}

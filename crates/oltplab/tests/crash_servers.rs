@@ -1,0 +1,178 @@
+//! `oltplab crash tpcc --engine postgres|mariadb`: a managed server under the emulating shim,
+//! killed at each cut and restarted on what the device kept. With honest flushes (a volatile
+//! cache that honours them) nothing acknowledged is lost and nothing breaks, with
+//! synchronous_commit=off (innodb_flush_log_at_trx_commit=2) the data stays consistent, and a
+//! lying cache loses acknowledged commits. The servers are started by oltplab on private sockets
+//! and stopped; where one is not installed the test says so and passes (fails under CI and
+//! scripts/test.sh).
+
+mod common;
+
+use common::{assert_ok, json, oltplab, scratch, server_installed};
+
+#[test]
+fn postgres_keeps_every_acknowledged_commit_on_honest_flushes_and_loses_some_on_a_lying_cache() {
+    if !server_installed("initdb") {
+        return;
+    }
+    let dir = scratch("crash-postgres");
+    let out = oltplab(
+        &dir,
+        &[
+            "crash",
+            "tpcc",
+            "--engine",
+            "postgres",
+            "--emulate",
+            "sata-ssd-2010",
+            "--emulate",
+            "sata-ssd-2010{cache=lying}",
+            "--server-setting",
+            "default",
+            "--server-setting",
+            "synchronous_commit=off",
+            "--cuts",
+            "2",
+            "--states",
+            "2",
+            "--duration",
+            "3s",
+            "--seed",
+            "5",
+            "--out",
+            "out",
+        ],
+    );
+    assert_ok(&out);
+    let doc = json(&dir.join("out/result.json"));
+    assert_eq!(doc["summary"]["engine"], "postgres");
+    let rows = doc["summary"]["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 4, "{doc:#}");
+    let row = |cache: &str, setting: &str| {
+        rows.iter()
+            .find(|r| r["cache"] == cache && r["setting"] == setting)
+            .unwrap_or_else(|| panic!("no {cache} × {setting} row: {doc:#}"))
+    };
+    for r in rows {
+        assert_eq!(r["cuts"], 2, "{r:#}");
+        assert_eq!(r["states"], 4, "{r:#}");
+        assert!(r["acknowledged_commits"].as_u64().unwrap() > 0, "{r:#}");
+        // PostgreSQL recovered every state: the WAL it needs is fsynced before any data page
+        // that depends on it, or lost with it.
+        assert_eq!(r["recoveries_ok"], 4, "{r:#}");
+    }
+    // Honest flushes and synchronous_commit=on: what PostgreSQL documents, nothing lost, nothing
+    // broken — over writes the model could have lost (the undo log caught them).
+    let honest = row("volatile", "default");
+    for field in [
+        "commits_lost",
+        "invariants_broken",
+        "checks_failed",
+        "corrupt_reports",
+        "unexpected_states",
+    ] {
+        assert_eq!(honest[field], 0, "{field}: {honest:#}");
+    }
+    assert_eq!(honest["expected"], "nothing lost, nothing broken");
+    // synchronous_commit=off: commits may be lost (the WAL writer flushes later), never the
+    // consistency of the data.
+    let async_commit = row("volatile", "synchronous_commit");
+    assert_eq!(async_commit["value"], "off");
+    assert_eq!(async_commit["invariants_broken"], 0, "{async_commit:#}");
+    assert_eq!(async_commit["unexpected_states"], 0, "{async_commit:#}");
+    assert_eq!(
+        async_commit["expected"],
+        "commits may be lost, nothing broken"
+    );
+    // A lying cache: its flushes made nothing durable, so the run's newest writes, the WAL
+    // of acknowledged commits among them, were lost.
+    let lying = row("lying", "default");
+    assert!(
+        lying["pending_writes_mean"].as_f64().unwrap() > 0.0,
+        "{lying:#}"
+    );
+    assert!(lying["lost_writes"].as_u64().unwrap() > 0, "{lying:#}");
+    assert!(
+        lying["commits_lost"].as_u64().unwrap() > 0,
+        "a lying cache's cuts lost no acknowledged commit: {lying:#}"
+    );
+    assert_eq!(lying["expected"], "no promise");
+    // Nothing outside a promise, so no state kept; the cut's copies are gone.
+    assert_eq!(doc["warnings"].as_array().unwrap().len(), 0, "{doc:#}");
+    assert!(!dir.join("out/sata-ssd-2010-default/cut-0").exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn mariadb_keeps_every_acknowledged_commit_on_honest_flushes_and_loses_some_on_a_lying_cache() {
+    if !server_installed("mariadbd") {
+        return;
+    }
+    let dir = scratch("crash-mariadb");
+    let out = oltplab(
+        &dir,
+        &[
+            "crash",
+            "tpcc",
+            "--engine",
+            "mariadb",
+            "--emulate",
+            "sata-ssd-2010",
+            "--emulate",
+            "sata-ssd-2010{cache=lying}",
+            "--server-setting",
+            "default",
+            "--server-setting",
+            "innodb_flush_log_at_trx_commit=2",
+            "--cuts",
+            "1",
+            "--states",
+            "2",
+            "--duration",
+            "3s",
+            "--seed",
+            "5",
+            "--out",
+            "out",
+        ],
+    );
+    assert_ok(&out);
+    let doc = json(&dir.join("out/result.json"));
+    assert_eq!(doc["summary"]["engine"], "mariadb");
+    let rows = doc["summary"]["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 4, "{doc:#}");
+    let row = |cache: &str, setting: &str| {
+        rows.iter()
+            .find(|r| r["cache"] == cache && r["setting"] == setting)
+            .unwrap_or_else(|| panic!("no {cache} × {setting} row: {doc:#}"))
+    };
+    for r in rows {
+        assert_eq!(r["states"], 2, "{r:#}");
+        assert!(r["acknowledged_commits"].as_u64().unwrap() > 0, "{r:#}");
+    }
+    let honest = row("volatile", "default");
+    for field in [
+        "commits_lost",
+        "invariants_broken",
+        "checks_failed",
+        "corrupt_reports",
+        "unexpected_states",
+    ] {
+        assert_eq!(honest[field], 0, "{field}: {honest:#}");
+    }
+    assert_eq!(honest["recoveries_ok"], 2, "{honest:#}");
+    let relaxed = row("volatile", "innodb_flush_log_at_trx_commit");
+    assert_eq!(relaxed["value"], "2");
+    assert_eq!(relaxed["expected"], "commits may be lost, nothing broken");
+    assert_eq!(relaxed["unexpected_states"], 0, "{relaxed:#}");
+    // A lying cache: InnoDB loses acknowledged commits (or cannot start at all, its redo log
+    // behind its pages: every acknowledged commit lost with it).
+    let lying = row("lying", "default");
+    assert!(lying["lost_writes"].as_u64().unwrap() > 0, "{lying:#}");
+    assert!(
+        lying["commits_lost"].as_u64().unwrap() > 0,
+        "a lying cache's cut lost no acknowledged commit: {lying:#}"
+    );
+    assert_eq!(doc["warnings"].as_array().unwrap().len(), 0, "{doc:#}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
