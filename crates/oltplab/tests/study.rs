@@ -221,6 +221,26 @@ fn bad_device_lists_are_refused_before_anything_runs() {
         (vec!["study", "--scale", "huge"], "huge"),
         (vec!["study", "--repeat", "0"], "--repeat"),
         (vec!["study", "--pacing", "fast"], "fast"),
+        (
+            vec!["study", "--server-setting", "synchronous_commit=off"],
+            "add --engine postgres or mariadb",
+        ),
+        (
+            vec!["study", "--engine", "postgres", "--server-setting", "fsync"],
+            "is not KEY=VALUE",
+        ),
+        (
+            vec![
+                "study",
+                "--scenario",
+                "profiles",
+                "--engine",
+                "postgres",
+                "--server-setting",
+                "fsync=off",
+            ],
+            "is for --scenario s1",
+        ),
     ] {
         let out = oltplab(&dir, &args);
         let err = String::from_utf8_lossy(&out.stderr);

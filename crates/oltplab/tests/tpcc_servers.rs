@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{oltplab, scratch, stderr};
+use common::{assert_one_line_usage_error, oltplab, scratch, stderr};
 use oltplab_dbs::server;
 use serde_json::Value;
 use std::path::Path;
@@ -84,4 +84,70 @@ fn postgres_load_run_check() {
 #[test]
 fn mariadb_load_run_check() {
     load_run_check("mariadb", &["mariadbd", "mysqld"]);
+}
+
+/// `--server-setting` reaches the managed server: PostgreSQL started with synchronous_commit=off
+/// reports it in the result's engine settings, and without the option its own default (on); a
+/// name the installed server does not know stops the command before anything starts.
+#[test]
+fn postgres_server_setting_reaches_the_server() {
+    if server::find_program(&["postgres"], None).is_none() {
+        oltplab_core::testing::skip(
+            oltplab_core::testing::Need::Server,
+            "postgres is not installed",
+        );
+        return;
+    }
+    let dir = scratch("server-setting-postgres");
+    let data = dir.join("data");
+    let db = ["--engine", "postgres", "--data-dir", data.to_str().unwrap()];
+    let off = ["--server-setting", "synchronous_commit=off"];
+
+    let out = oltplab(
+        &dir,
+        &[
+            &["run", "tpcc"],
+            &db[..],
+            &["--server-setting", "synchronous_comit=off"],
+        ]
+        .concat(),
+    );
+    assert_one_line_usage_error(&out, "has no setting `synchronous_comit`");
+    assert!(!data.exists(), "nothing may start for a misspelt setting");
+
+    let out = oltplab(
+        &dir,
+        &[
+            &["load", "tpcc"],
+            &db[..],
+            &["--warehouses", "1", "--threads", "2"],
+            &off[..],
+        ]
+        .concat(),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let synchronous_commit = |with: &[&str], name: &str| -> String {
+        let result = dir.join(name);
+        let out = oltplab(
+            &dir,
+            &[
+                &["run", "tpcc"],
+                &db[..],
+                &["--terminals", "2", "--warmup", "1s", "--duration", "3s"],
+                &["--out", result.to_str().unwrap()],
+                with,
+            ]
+            .concat(),
+        );
+        assert!(out.status.success(), "{}", stderr(&out));
+        let doc: Value =
+            serde_json::from_slice(&std::fs::read(result.join("result.json")).unwrap()).unwrap();
+        doc["env"]["engine_settings"]["synchronous_commit"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no synchronous_commit in {}", doc["env"]))
+            .to_string()
+    };
+    assert_eq!(synchronous_commit(&off, "off"), "off");
+    assert_eq!(synchronous_commit(&[], "default"), "on");
+    let _ = std::fs::remove_dir_all(&dir);
 }
