@@ -561,6 +561,9 @@ pub fn bars(
     Some(finish(out, title, frame, height, marks))
 }
 
+/// A point to draw: x, y and its index in the series' `points`.
+type Point = (f64, f64, usize);
+
 /// Lines through (x, y) points, one per series, with a dot at each point when there are few.
 pub fn lines(
     id: &str,
@@ -572,7 +575,7 @@ pub fn lines(
     reference: Option<&Reference>,
 ) -> Option<Svg> {
     // Each drawable point with the index it had, to find its warnings.
-    let usable = |s: &Series| -> Vec<(f64, f64, usize)> {
+    let usable = |s: &Series| -> Vec<Point> {
         s.points
             .iter()
             .enumerate()
@@ -585,7 +588,7 @@ pub fn lines(
             })
             .collect()
     };
-    let cleaned: Vec<(usize, Vec<(f64, f64, usize)>)> = series
+    let cleaned: Vec<(usize, Vec<Point>)> = series
         .iter()
         .enumerate()
         .map(|(i, s)| (i, usable(s)))
