@@ -86,33 +86,38 @@ fn mariadb_load_run_check() {
     load_run_check("mariadb", &["mariadbd", "mysqld"]);
 }
 
-/// `--server-setting` reaches the managed server: PostgreSQL started with synchronous_commit=off
-/// reports it in the result's engine settings, and without the option its own default (on); a
-/// name the installed server does not know stops the command before anything starts.
-#[test]
-fn postgres_server_setting_reaches_the_server() {
-    if server::find_program(&["postgres"], None).is_none() {
+/// `--server-setting` reaches the managed server: started with `name=value` it reports `value` in
+/// the result's engine settings, and without the option its own `default`; a name the installed
+/// server does not know stops the command before anything starts.
+fn server_setting_reaches_the_server(
+    engine: &str,
+    programs: &[&str],
+    (name, value, default): (&str, &str, &str),
+) {
+    if server::find_program(programs, None).is_none() {
         oltplab_core::testing::skip(
             oltplab_core::testing::Need::Server,
-            "postgres is not installed",
+            &format!("{engine} is not installed"),
         );
         return;
     }
-    let dir = scratch("server-setting-postgres");
+    let dir = scratch(&format!("server-setting-{engine}"));
     let data = dir.join("data");
-    let db = ["--engine", "postgres", "--data-dir", data.to_str().unwrap()];
-    let off = ["--server-setting", "synchronous_commit=off"];
+    let db = ["--engine", engine, "--data-dir", data.to_str().unwrap()];
+    let setting = format!("{name}={value}");
+    let given = ["--server-setting", setting.as_str()];
+    let misspelt = format!("{name}x={value}");
 
     let out = oltplab(
         &dir,
         &[
             &["run", "tpcc"],
             &db[..],
-            &["--server-setting", "synchronous_comit=off"],
+            &["--server-setting", misspelt.as_str()],
         ]
         .concat(),
     );
-    assert_one_line_usage_error(&out, "has no setting `synchronous_comit`");
+    assert_one_line_usage_error(&out, &format!("has no setting `{name}x`"));
     assert!(!data.exists(), "nothing may start for a misspelt setting");
 
     let out = oltplab(
@@ -121,13 +126,13 @@ fn postgres_server_setting_reaches_the_server() {
             &["load", "tpcc"],
             &db[..],
             &["--warehouses", "1", "--threads", "2"],
-            &off[..],
+            &given[..],
         ]
         .concat(),
     );
     assert!(out.status.success(), "{}", stderr(&out));
-    let synchronous_commit = |with: &[&str], name: &str| -> String {
-        let result = dir.join(name);
+    let reported = |with: &[&str], out_dir: &str| -> String {
+        let result = dir.join(out_dir);
         let out = oltplab(
             &dir,
             &[
@@ -142,12 +147,30 @@ fn postgres_server_setting_reaches_the_server() {
         assert!(out.status.success(), "{}", stderr(&out));
         let doc: Value =
             serde_json::from_slice(&std::fs::read(result.join("result.json")).unwrap()).unwrap();
-        doc["env"]["engine_settings"]["synchronous_commit"]
+        doc["env"]["engine_settings"][name]
             .as_str()
-            .unwrap_or_else(|| panic!("no synchronous_commit in {}", doc["env"]))
+            .unwrap_or_else(|| panic!("no {name} in {}", doc["env"]))
             .to_string()
     };
-    assert_eq!(synchronous_commit(&off, "off"), "off");
-    assert_eq!(synchronous_commit(&[], "default"), "on");
+    assert_eq!(reported(&given, "given"), value);
+    assert_eq!(reported(&[], "default"), default);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn postgres_server_setting_reaches_the_server() {
+    server_setting_reaches_the_server(
+        "postgres",
+        &["postgres"],
+        ("synchronous_commit", "off", "on"),
+    );
+}
+
+#[test]
+fn mariadb_server_setting_reaches_the_server() {
+    server_setting_reaches_the_server(
+        "mariadb",
+        &["mariadbd", "mysqld"],
+        ("innodb_flush_log_at_trx_commit", "2", "1"),
+    );
 }

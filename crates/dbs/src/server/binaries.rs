@@ -238,6 +238,27 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_server_setting_is_key_equals_value() {
+        assert_eq!(
+            parse_setting(" synchronous_commit = off ").unwrap(),
+            ("synchronous_commit".into(), "off".into())
+        );
+        assert_eq!(
+            parse_setting("innodb-flush-log-at-trx-commit=2").unwrap().0,
+            "innodb-flush-log-at-trx-commit"
+        );
+        for bad in ["fsync", "=off", "fsync=", "1st=2", "a b=1"] {
+            let e = parse_setting(bad).unwrap_err();
+            assert!(e.contains("is not KEY=VALUE"), "{bad}: {e}");
+        }
+        let known = vec!["synchronous_commit".to_string()];
+        assert!(knows_setting("postgres", &known, "Synchronous-Commit"));
+        assert!(knows_setting("postgres", &known, "pg_stat_statements.max"));
+        assert!(!knows_setting("mariadb", &known, "x.y"));
+        assert!(!knows_setting("postgres", &known, "synchronous_comit"));
+    }
+
+    #[test]
     fn an_empty_directory_names_the_package_to_install() {
         let dir = std::env::temp_dir().join(format!("oltplab-nobin-{}", std::process::id()));
         fs::create_dir_all(&dir).unwrap();

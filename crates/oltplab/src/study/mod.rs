@@ -143,6 +143,7 @@ Examples:
   oltplab study --scale quick                      S1 on SQLite: host and three emulated devices, ~2 min
   oltplab study                                    the same at the default scale, under 10 min
   oltplab study --devices hdd-15k,raid10(4,hdd-15k),nvme-gen4
+  oltplab study --engine postgres --server-setting synchronous_commit=off   S1 with a server setting
   oltplab study --scenario in-memory --engine postgres   S5: disk vs memory tables, connection sweep
   oltplab study --scenario profiles --scale quick  S4: server profiles, HDD vs SSD RAID5, ~2.5 min
   oltplab study --scenario cache-tiers --workload brokerage --scale quick
@@ -152,6 +153,7 @@ Examples:
   oltplab study --file studies/s1.toml --dry-run   your own study file: its cells and their time
   oltplab study --file my.toml --out my-study      run it; each finished cell is kept
   oltplab study --resume my-study                  after Ctrl-C: only the cells not finished
+  oltplab report my-study --by terminals,device    its charts along terminals, a line per device
 
 For each device: 16 KiB random reads at QD 1 (latency) and QD 32 (IOPS); a TPC-C run with its I/O
 trace captured (warm-up excluded); the trace replayed as fast as the device allows; α = run IOPS /
