@@ -286,3 +286,51 @@ fn completions_and_man_page_come_from_the_command_line_definition() {
     assert!(page.contains("Examples:"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `oltplab report DIR --by AXIS[,AXIS]` on a study file's stored results: the charts run along the
+/// axes named; a bad axis, or --by on a result without cells, is one sentence and exit code 2.
+#[test]
+fn report_by_picks_a_study_files_chart_axes() {
+    let dir = scratch("by");
+    let study = dir.join("study");
+    std::fs::create_dir_all(&study).unwrap();
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../report/tests/fixtures/study-file.json");
+    std::fs::copy(&fixture, study.join("results.json")).unwrap();
+    let run =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../report/tests/fixtures/run-tpcc-ramp.json");
+    std::fs::copy(&run, dir.join("run.json")).unwrap();
+
+    let out = oltplab(
+        &dir,
+        &[
+            "report",
+            "study",
+            "--by",
+            "terminals,device",
+            "-o",
+            "by.html",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let html = std::fs::read_to_string(dir.join("by.html")).unwrap();
+    assert!(html.contains(">tpmC by terminals</title>"), "{html}");
+    assert!(html.contains(">device pcie-flash-2012</text>"), "{html}");
+    let out = oltplab(&dir, &["report", "study", "-o", "default.html"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let html = std::fs::read_to_string(dir.join("default.html")).unwrap();
+    assert!(html.contains(">tpmC by device</title>"), "{html}");
+
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["report", "study", "--by", "users"],
+            "`users` is not an axis",
+        ),
+        (&["report", "study", "--by", "device,device"], "named twice"),
+        (&["report", "run.json", "--by", "device"], "drop --by"),
+    ];
+    for (args, expected) in cases {
+        assert_usage_error(&oltplab(&dir, args), expected);
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

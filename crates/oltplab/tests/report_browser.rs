@@ -244,6 +244,28 @@ fn reports_render_every_chart_with_data_in_chromium() {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../report/tests/fixtures/study-in-memory.json");
     run(&["report", s5.to_str().unwrap(), "-o", "in-memory.html"]);
     check_report(&chrome, &dir, &dir.join("in-memory.html"), "in-memory", 4);
+
+    // A study file's cells (two devices × two terminal counts, measured), charted along device
+    // (bars) and, with --by, along terminals (lines).
+    let cells =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../report/tests/fixtures/study-file.json");
+    run(&["report", cells.to_str().unwrap(), "-o", "study-file.html"]);
+    check_report(&chrome, &dir, &dir.join("study-file.html"), "study-file", 4);
+    run(&[
+        "report",
+        cells.to_str().unwrap(),
+        "--by",
+        "terminals,device",
+        "-o",
+        "study-file-by.html",
+    ]);
+    check_report(
+        &chrome,
+        &dir,
+        &dir.join("study-file-by.html"),
+        "study-file-by",
+        4,
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -221,6 +221,26 @@ fn bad_device_lists_are_refused_before_anything_runs() {
         (vec!["study", "--scale", "huge"], "huge"),
         (vec!["study", "--repeat", "0"], "--repeat"),
         (vec!["study", "--pacing", "fast"], "fast"),
+        (
+            vec!["study", "--server-setting", "synchronous_commit=off"],
+            "add --engine postgres or mariadb",
+        ),
+        (
+            vec!["study", "--engine", "postgres", "--server-setting", "fsync"],
+            "is not KEY=VALUE",
+        ),
+        (
+            vec![
+                "study",
+                "--scenario",
+                "profiles",
+                "--engine",
+                "postgres",
+                "--server-setting",
+                "fsync=off",
+            ],
+            "is for --scenario s1",
+        ),
     ] {
         let out = oltplab(&dir, &args);
         let err = String::from_utf8_lossy(&out.stderr);
@@ -235,6 +255,54 @@ fn bad_device_lists_are_refused_before_anything_runs() {
     assert!(
         !dir.join("oltplab-data").exists(),
         "nothing written for bad input"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// S1 on a managed PostgreSQL with `--server-setting synchronous_commit=off` at the test scale: the
+/// setting reaches the server of the load and of the run (its `env.engine_settings` reports it) and
+/// the study's configuration records it.
+#[test]
+fn s1_server_setting_reaches_the_managed_server() {
+    if oltplab_dbs::server::find_program(&["postgres"], None).is_none() {
+        oltplab_core::testing::skip(
+            oltplab_core::testing::Need::Server,
+            "postgres is not installed",
+        );
+        return;
+    }
+    let dir = scratch("s1-server-setting");
+    let out = oltplab(
+        &dir,
+        &[
+            "study",
+            "--engine",
+            "postgres",
+            "--scale",
+            "test",
+            "--devices",
+            "sata-ssd-2010",
+            "--server-setting",
+            "synchronous_commit=off",
+            "--out",
+            "res",
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "stderr: {stderr}");
+    let read = |p: &str| -> Value {
+        serde_json::from_str(&std::fs::read_to_string(dir.join(p)).unwrap()).unwrap()
+    };
+    let study = read("res/results.json");
+    assert_eq!(
+        study["config"]["server_settings"],
+        serde_json::json!(["synchronous_commit=off"])
+    );
+    let run = read("res/run-sata-ssd-2010/result.json");
+    assert_eq!(
+        run["env"]["engine_settings"]["synchronous_commit"], "off",
+        "{}",
+        run["env"]
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }

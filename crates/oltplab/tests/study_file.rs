@@ -330,5 +330,16 @@ fn interrupted_study_resumes_only_the_stopped_and_new_cells_and_reports_every_ce
     for id in ids {
         assert!(report.contains(id), "{id} missing from the report");
     }
+    // Its charts run along device, a series per terminal count (`report --by`'s default).
+    for chart in [
+        ">tpmC by device</title>",
+        ">Storage utilisation α by device</title>",
+    ] {
+        assert!(report.contains(chart), "{chart} missing from the report");
+    }
+    assert!(
+        report.contains(">terminals 2</text>"),
+        "no series per terminal count"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }

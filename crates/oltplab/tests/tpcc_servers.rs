@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{oltplab, scratch, stderr};
+use common::{assert_one_line_usage_error, oltplab, scratch, stderr};
 use oltplab_dbs::server;
 use serde_json::Value;
 use std::path::Path;
@@ -84,4 +84,93 @@ fn postgres_load_run_check() {
 #[test]
 fn mariadb_load_run_check() {
     load_run_check("mariadb", &["mariadbd", "mysqld"]);
+}
+
+/// `--server-setting` reaches the managed server: started with `name=value` it reports `value` in
+/// the result's engine settings, and without the option its own `default`; a name the installed
+/// server does not know stops the command before anything starts.
+fn server_setting_reaches_the_server(
+    engine: &str,
+    programs: &[&str],
+    (name, value, default): (&str, &str, &str),
+) {
+    if server::find_program(programs, None).is_none() {
+        oltplab_core::testing::skip(
+            oltplab_core::testing::Need::Server,
+            &format!("{engine} is not installed"),
+        );
+        return;
+    }
+    let dir = scratch(&format!("server-setting-{engine}"));
+    let data = dir.join("data");
+    let db = ["--engine", engine, "--data-dir", data.to_str().unwrap()];
+    let setting = format!("{name}={value}");
+    let given = ["--server-setting", setting.as_str()];
+    let misspelt = format!("{name}x={value}");
+
+    let out = oltplab(
+        &dir,
+        &[
+            &["run", "tpcc"],
+            &db[..],
+            &["--server-setting", misspelt.as_str()],
+        ]
+        .concat(),
+    );
+    assert_one_line_usage_error(&out, &format!("has no setting `{name}x`"));
+    assert!(!data.exists(), "nothing may start for a misspelt setting");
+
+    let out = oltplab(
+        &dir,
+        &[
+            &["load", "tpcc"],
+            &db[..],
+            &["--warehouses", "1", "--threads", "2"],
+            &given[..],
+        ]
+        .concat(),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let reported = |with: &[&str], out_dir: &str| -> String {
+        let result = dir.join(out_dir);
+        let out = oltplab(
+            &dir,
+            &[
+                &["run", "tpcc"],
+                &db[..],
+                &["--terminals", "2", "--warmup", "1s", "--duration", "3s"],
+                &["--out", result.to_str().unwrap()],
+                with,
+            ]
+            .concat(),
+        );
+        assert!(out.status.success(), "{}", stderr(&out));
+        let doc: Value =
+            serde_json::from_slice(&std::fs::read(result.join("result.json")).unwrap()).unwrap();
+        doc["env"]["engine_settings"][name]
+            .as_str()
+            .unwrap_or_else(|| panic!("no {name} in {}", doc["env"]))
+            .to_string()
+    };
+    assert_eq!(reported(&given, "given"), value);
+    assert_eq!(reported(&[], "default"), default);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn postgres_server_setting_reaches_the_server() {
+    server_setting_reaches_the_server(
+        "postgres",
+        &["postgres"],
+        ("synchronous_commit", "off", "on"),
+    );
+}
+
+#[test]
+fn mariadb_server_setting_reaches_the_server() {
+    server_setting_reaches_the_server(
+        "mariadb",
+        &["mariadbd", "mysqld"],
+        ("innodb_flush_log_at_trx_commit", "2", "1"),
+    );
 }

@@ -274,6 +274,27 @@ fn bad_input_is_one_sentence_and_exit_code_2() {
     assert_usage_error(
         &oltplab(
             &dir,
+            &["load", "tpcc", "--server-setting", "synchronous_commit=off"],
+        ),
+        "add --engine postgres or mariadb",
+    );
+    assert_usage_error(
+        &oltplab(
+            &dir,
+            &[
+                "run",
+                "tpcc",
+                "--url",
+                "postgres://u@127.0.0.1:1/x",
+                "--server-setting",
+                "synchronous_commit=off",
+            ],
+        ),
+        "not one named by --url",
+    );
+    assert_usage_error(
+        &oltplab(
+            &dir,
             &["run", "tpcc", "--url", "sqlite:/nonexistent/dir/x.sqlite"],
         ),
         "does not exist",

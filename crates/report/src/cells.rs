@@ -1,15 +1,73 @@
 //! A study file's results (`study --file`, scenario `file`): a row per cell with its axes
 //! (engine and settings, device, terminals, pacing), S1's figures, the ratios against the
 //! baseline device's cell of the same engine, terminals and pacing, and the cell's warnings beside
-//! its numbers; bars of tpmC and α per cell.
+//! its numbers; charts of tpmC, run IOPS, α and the emulated p99 along the axes the user picks
+//! (`oltplab report DIR --by AXIS[,AXIS]`), each warned cell marked.
 
 use serde_json::Value;
 
 use crate::common::{self, Ids};
 use crate::doc::{num, Doc};
-use crate::fmt::{si, Unit};
+use crate::fmt::{ns_short, si, Unit};
 use crate::model::{Cell, Column, Section, Table};
 use crate::svg::{self, Axis, Reference, Scale, Series};
+
+/// An axis of a study file's cells that charts can run along.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CellAxis {
+    Device,
+    Engine,
+    Terminals,
+    Pacing,
+}
+
+impl CellAxis {
+    pub const NAMES: [&'static str; 4] = ["device", "engine", "terminals", "pacing"];
+    const ALL: [CellAxis; 4] = [
+        CellAxis::Device,
+        CellAxis::Engine,
+        CellAxis::Terminals,
+        CellAxis::Pacing,
+    ];
+
+    pub fn name(self) -> &'static str {
+        Self::NAMES[self as usize]
+    }
+
+    /// `device,terminals` → the axes, or why not as one sentence (the caller names the option).
+    pub fn parse_list(text: &str) -> Result<Vec<CellAxis>, String> {
+        let mut axes = Vec::new();
+        for name in text.split(',').map(str::trim) {
+            let Some(axis) = Self::ALL.into_iter().find(|a| a.name() == name) else {
+                return Err(format!(
+                    "`{name}` is not an axis of a study's cells: choose one or two of {}, e.g. device,terminals",
+                    Self::NAMES.join(", ")
+                ));
+            };
+            if axes.contains(&axis) {
+                return Err(format!("`{name}` is named twice: name each axis once"));
+            }
+            axes.push(axis);
+        }
+        if axes.len() > 2 {
+            return Err(format!(
+                "{} axes were named: a chart runs along one axis with a series per value of a second, so name one or two",
+                axes.len()
+            ));
+        }
+        Ok(axes)
+    }
+
+    /// The cell's value on this axis, as shown.
+    fn value(self, c: &Value) -> String {
+        match self {
+            CellAxis::Device => text(c, "/device"),
+            CellAxis::Engine => text(c, "/engine_name"),
+            CellAxis::Terminals => text(c, "/terminals"),
+            CellAxis::Pacing => text(c, "/pacing"),
+        }
+    }
+}
 
 pub fn is_cells(doc: &Doc) -> bool {
     doc.str("/summary/scenario") == Some("file")
@@ -112,7 +170,229 @@ fn cells_table(cells: &[Value], baseline: Option<&str>) -> Table {
     t
 }
 
-pub fn section(doc: &Doc, index: usize, charts: bool) -> Section {
+/// The axes charts run along when the user names none: device, and terminals when they vary (else
+/// the first other axis that varies) as the series.
+fn default_axes(cells: &[Value]) -> Vec<CellAxis> {
+    let mut axes = vec![CellAxis::Device];
+    if let Some(second) = [CellAxis::Terminals, CellAxis::Engine, CellAxis::Pacing]
+        .into_iter()
+        .find(|a| varies(cells, *a))
+    {
+        axes.push(second);
+    }
+    axes
+}
+
+fn varies(cells: &[Value], axis: CellAxis) -> bool {
+    cells.iter().any(|c| axis.value(c) != axis.value(&cells[0]))
+}
+
+/// Values in the order the cells first show them (terminals in numeric order).
+fn axis_values(cells: &[Value], axis: CellAxis) -> Vec<String> {
+    let mut values: Vec<String> = Vec::new();
+    for c in cells {
+        let v = axis.value(c);
+        if !values.contains(&v) {
+            values.push(v);
+        }
+    }
+    if axis == CellAxis::Terminals {
+        values.sort_by_key(|v| v.parse::<u64>().unwrap_or(u64::MAX));
+    }
+    values
+}
+
+/// A figure charted along the axes.
+struct Metric {
+    pointer: &'static str,
+    title: &'static str,
+    desc: &'static str,
+    label: &'static str,
+    fmt: fn(f64) -> String,
+    reference: Option<(f64, &'static str)>,
+    caption: &'static str,
+}
+
+const METRICS: [Metric; 4] = [
+    Metric {
+        pointer: "/figures/tpmc",
+        title: "tpmC",
+        desc: "New-Order transactions per minute of each cell's TPC-C run.",
+        label: "tpmC",
+        fmt: si,
+        reference: None,
+        caption: "Throughput of each cell; the table gives it against the baseline device's cell.",
+    },
+    Metric {
+        pointer: "/figures/run_iops",
+        title: "IOPS in the TPC-C run",
+        desc: "I/O operations per second the database issued during each cell's TPC-C run.",
+        label: "IOPS",
+        fmt: si,
+        reference: None,
+        caption: "What the database asked of the device during the run; α divides it by what the replay of the same trace got.",
+    },
+    Metric {
+        pointer: "/figures/alpha",
+        title: "Storage utilisation α",
+        desc: "α = IOPS during TPC-C / IOPS of the trace replay, per cell.",
+        label: "α",
+        fmt: si,
+        reference: Some((1.0, "α = 1: the device is kept busy")),
+        caption: "α near 1: the database keeps the device busy; low: something else (CPU, locks, the driver) limits it. Above 1.05 a replay was no bound.",
+    },
+    Metric {
+        pointer: "/figures/run_fidelity/realised_lat_ns_p99",
+        title: "I/O latency p99 on the emulated device",
+        desc: "The 99th percentile of the I/O latency the emulated device gave during each cell's TPC-C run.",
+        label: "latency p99",
+        fmt: ns_short,
+        reference: None,
+        caption: "The tail the database met on the emulated device; host devices have no such figure.",
+    },
+];
+
+/// The charts of every metric along `axes[0]`, one series per value of `axes[1]` (and of any other
+/// axis that varies, so that no cell hides another).
+fn axis_charts(s: &mut Section, cells: &[Value], axes: &[CellAxis]) {
+    let x_axis = axes[0];
+    let mut series_axes: Vec<CellAxis> = axes[1..].to_vec();
+    series_axes.extend(
+        CellAxis::ALL
+            .into_iter()
+            .filter(|a| !axes.contains(a) && varies(cells, *a)),
+    );
+    let key = |c: &Value| -> String {
+        series_axes
+            .iter()
+            .map(|a| format!("{} {}", a.name(), a.value(c)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let xs = axis_values(cells, x_axis);
+    // Series in order of first appearance; a cell whose (x, series) another already holds (the
+    // axes do not tell them apart) gets a series of its own, named by its id.
+    let mut series: Vec<(String, Vec<Option<&Value>>)> = Vec::new();
+    for c in cells {
+        let x = xs
+            .iter()
+            .position(|v| *v == x_axis.value(c))
+            .expect("listed");
+        let mut name = key(c);
+        let taken = |name: &str, series: &[(String, Vec<Option<&Value>>)]| {
+            series.iter().any(|(n, row)| n == name && row[x].is_some())
+        };
+        if taken(&name, &series) {
+            name = format!("cell {}", id(c));
+        }
+        let row = match series.iter().position(|(n, _)| *n == name) {
+            Some(i) => &mut series[i].1,
+            None => {
+                series.push((name, vec![None; xs.len()]));
+                &mut series.last_mut().expect("pushed").1
+            }
+        };
+        row[x] = Some(c);
+    }
+    let what = if series_axes.is_empty() {
+        String::new()
+    } else {
+        format!(
+            ", one series per {}",
+            series_axes
+                .iter()
+                .map(|a| a.name())
+                .collect::<Vec<_>>()
+                .join(" and ")
+        )
+    };
+    s.notes.push(format!(
+        "Charts along {}{what}; a triangle marks a cell with warnings (`oltplab report DIR --by AXIS[,AXIS]` picks the axes: {}).",
+        x_axis.name(),
+        CellAxis::NAMES.join(", ")
+    ));
+    let mut ids = Ids::new(&s.id);
+    for m in &METRICS {
+        if cells.iter().all(|c| num(c, m.pointer).is_none()) {
+            continue;
+        }
+        let y_axis = Axis::new(m.label, Scale::Linear, m.fmt);
+        let reference = m.reference.map(|(value, label)| Reference {
+            value,
+            label: label.into(),
+        });
+        let title = format!("{} by {}", m.title, x_axis.name());
+        let make =
+            |name: &str, row: &[Option<&Value>]| -> (String, Vec<Option<f64>>, Vec<String>) {
+                let label = if name.is_empty() {
+                    m.label.to_string()
+                } else {
+                    name.to_string()
+                };
+                let values = row
+                    .iter()
+                    .map(|c| c.and_then(|c| num(c, m.pointer)))
+                    .collect();
+                let warnings = row
+                    .iter()
+                    .map(|c| c.map(warnings_text).unwrap_or_default())
+                    .collect();
+                (label, values, warnings)
+            };
+        let svg = if x_axis == CellAxis::Terminals {
+            // A count: lines through the terminal counts, on a numeric axis.
+            let lines: Vec<Series> = series
+                .iter()
+                .map(|(name, row)| {
+                    let (label, values, warnings) = make(name, row);
+                    let (points, warnings): (Vec<(f64, f64)>, Vec<String>) = xs
+                        .iter()
+                        .zip(values)
+                        .zip(warnings)
+                        .filter_map(|((x, v), w)| Some(((x.parse::<f64>().ok()?, v?), w)))
+                        .unzip();
+                    Series::line(label, points).with_warnings(warnings)
+                })
+                .collect();
+            svg::lines(
+                &ids.next(),
+                &title,
+                m.desc,
+                &lines,
+                // Ticks at the counts the study ran, not at fractions of a terminal.
+                &Axis::new("terminals", Scale::Linear, si).with_ticks(
+                    xs.iter()
+                        .filter_map(|x| Some((x.parse::<f64>().ok()?, x.clone())))
+                        .collect(),
+                ),
+                &y_axis,
+                reference.as_ref(),
+            )
+        } else {
+            let bars: Vec<Series> = series
+                .iter()
+                .map(|(name, row)| {
+                    let (label, values, warnings) = make(name, row);
+                    Series::bars(label, values).with_warnings(warnings)
+                })
+                .collect();
+            svg::bars(
+                &ids.next(),
+                &title,
+                m.desc,
+                &xs,
+                &bars,
+                &y_axis,
+                false,
+                reference.as_ref(),
+            )
+        };
+        s.chart(svg, m.caption);
+    }
+}
+
+/// The section of a study-file study; charts along `by` (None: [`default_axes`]).
+pub fn section(doc: &Doc, index: usize, charts: bool, by: Option<&[CellAxis]>) -> Section {
     let mut s = Section::new(
         format!("r{}", index + 1),
         format!("Study: {}", doc.label),
@@ -129,39 +409,8 @@ pub fn section(doc: &Doc, index: usize, charts: bool) -> Section {
         s.notes.push("Interrupted: the table holds the cells that finished; `oltplab study --resume DIR` runs the rest.".into());
     }
     if charts && !cells.is_empty() {
-        let mut ids = Ids::new(&s.id);
-        let names: Vec<String> = cells.iter().map(id).collect();
-        let tpmc: Vec<Option<f64>> = cells.iter().map(|c| num(c, "/figures/tpmc")).collect();
-        s.chart(
-            svg::bars(
-                &ids.next(),
-                "tpmC per cell",
-                "New-Order transactions per minute of each cell's TPC-C run.",
-                &names,
-                &[Series::bars("tpmC", tpmc)],
-                &Axis::new("tpmC", Scale::Linear, si),
-                false,
-                None,
-            ),
-            "Throughput of each cell; the table gives it against the baseline device's cell.",
-        );
-        let alpha: Vec<Option<f64>> = cells.iter().map(|c| num(c, "/figures/alpha")).collect();
-        s.chart(
-            svg::bars(
-                &ids.next(),
-                "Storage utilisation α per cell",
-                "α = IOPS during TPC-C / IOPS of the trace replay, per cell.",
-                &names,
-                &[Series::bars("α", alpha)],
-                &Axis::new("α", Scale::Linear, si),
-                false,
-                Some(&Reference {
-                    value: 1.0,
-                    label: "α = 1: the device is kept busy".into(),
-                }),
-            ),
-            "α near 1: the database keeps the device busy; low: something else (CPU, locks, the driver) limits it. Above 1.05 a replay was no bound.",
-        );
+        let axes = by.map_or_else(|| default_axes(cells), <[CellAxis]>::to_vec);
+        axis_charts(&mut s, cells, &axes);
     }
     s.table(cells_table(cells, doc.str("/summary/baseline")));
     common::warnings(&mut s, doc);

@@ -26,6 +26,7 @@ pub mod svg;
 
 use serde_json::Value;
 
+pub use cells::CellAxis;
 pub use doc::{validate, Kind};
 pub use merge::merge;
 
@@ -40,6 +41,16 @@ pub enum ReportError {
     Invalid { index: usize, reason: String },
     #[error("{0}")]
     Merge(String),
+    #[error("--by picks the axes of a study file's cells (`oltplab study --file`), and no result given is one: drop --by")]
+    NoCells,
+}
+
+/// Choices of how a report is drawn.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// The axes a study file's charts run along (the first; a series per value of the second);
+    /// None: device, then terminals if they vary.
+    pub by: Option<Vec<CellAxis>>,
 }
 
 /// The output formats of `oltplab report`.
@@ -90,7 +101,17 @@ pub fn csv(results: &[Value]) -> Result<String, ReportError> {
 /// Like [`html`], [`markdown`] and [`csv`], with a label per result (e.g. its file name) used in
 /// headings, legends and tables; results without a label are named by what they measured.
 pub fn render(results: &[Value], labels: &[String], format: Format) -> Result<String, ReportError> {
-    let report = build(results, labels, format == Format::Html)?;
+    render_with(results, labels, format, &Options::default())
+}
+
+/// Like [`render`], drawn as `options` say.
+pub fn render_with(
+    results: &[Value],
+    labels: &[String],
+    format: Format,
+    options: &Options,
+) -> Result<String, ReportError> {
+    let report = build_with(results, labels, format == Format::Html, options)?;
     Ok(match format {
         Format::Html => html::write(&report),
         Format::Markdown => markdown::write(&report),
@@ -104,7 +125,20 @@ pub fn build(
     labels: &[String],
     charts: bool,
 ) -> Result<model::Report, ReportError> {
+    build_with(results, labels, charts, &Options::default())
+}
+
+/// Like [`build`], drawn as `options` say.
+pub fn build_with(
+    results: &[Value],
+    labels: &[String],
+    charts: bool,
+    options: &Options,
+) -> Result<model::Report, ReportError> {
     let docs = doc::docs(results, labels)?;
+    if options.by.is_some() && !docs.iter().any(cells::is_cells) {
+        return Err(ReportError::NoCells);
+    }
     // Results are grouped by kind, in the order the kinds first appear.
     let mut kinds: Vec<Kind> = Vec::new();
     for d in &docs {
@@ -129,7 +163,7 @@ pub fn build(
             Kind::Device => device::section(d, i, charts),
             Kind::Run => run::section(d, i, charts),
             Kind::Replay => replay::section(d, i, charts),
-            Kind::Study => study::section(d, i, charts),
+            Kind::Study => study::section(d, i, charts, options.by.as_deref()),
         };
         if d.is_merge() {
             s.notes.insert(0, merge::describe(d.v));

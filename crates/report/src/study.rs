@@ -170,9 +170,15 @@ fn explanation(v: &Value) -> Option<&str> {
         .filter(|s| !s.trim().is_empty())
 }
 
-pub fn section(doc: &Doc, index: usize, charts: bool) -> Section {
+/// A study's section; `by` picks the axes of a study file's charts (other studies have fixed ones).
+pub fn section(
+    doc: &Doc,
+    index: usize,
+    charts: bool,
+    by: Option<&[crate::cells::CellAxis]>,
+) -> Section {
     if crate::cells::is_cells(doc) {
-        return crate::cells::section(doc, index, charts);
+        return crate::cells::section(doc, index, charts, by);
     }
     if crate::in_memory::is_in_memory(doc) {
         return crate::in_memory::section(doc, index, charts);

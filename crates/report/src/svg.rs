@@ -52,11 +52,14 @@ pub fn count_axis(label: &str) -> Axis {
     Axis::new(label, Scale::Linear, si)
 }
 
-/// A data series: bars take `values` by category, lines take `points` (x, y).
+/// A data series: bars take `values` by category, lines take `points` (x, y). `warnings` (by
+/// category or point; empty or missing: none) mark a value that comes with warnings: a hollow
+/// triangle over it whose tooltip lists them.
 pub struct Series {
     pub name: String,
     pub values: Vec<Option<f64>>,
     pub points: Vec<(f64, f64)>,
+    pub warnings: Vec<String>,
 }
 
 impl Series {
@@ -65,6 +68,7 @@ impl Series {
             name: name.into(),
             values,
             points: Vec::new(),
+            warnings: Vec::new(),
         }
     }
 
@@ -73,8 +77,53 @@ impl Series {
             name: name.into(),
             values: Vec::new(),
             points,
+            warnings: Vec::new(),
         }
     }
+
+    /// The warnings of each value or point, in their order.
+    pub fn with_warnings(mut self, warnings: Vec<String>) -> Self {
+        self.warnings = warnings;
+        self
+    }
+
+    fn warning(&self, i: usize) -> Option<&str> {
+        self.warnings
+            .get(i)
+            .map(String::as_str)
+            .filter(|w| !w.is_empty())
+    }
+}
+
+/// The marker of a value with warnings: a hollow triangle with its tip at (x, y), whose tooltip
+/// names the value and its warnings.
+fn warning_marker(out: &mut String, x: f64, y: f64, color: &str, what: &str, warnings: &str) {
+    let _ = write!(
+        out,
+        r##"<path class="warned" d="M{:.1} {:.1} L{:.1} {:.1} L{x:.1} {y:.1} Z" fill="#fff" stroke="{color}" stroke-width="2"><title>{} — warnings: {}</title></path>"##,
+        x - 5.0,
+        y - 9.0,
+        x + 5.0,
+        y - 9.0,
+        esc(what),
+        esc(warnings)
+    );
+}
+
+/// The key of the warning marker, under the plot at `y`.
+fn warning_key(out: &mut String, y: f64) {
+    let _ = write!(
+        out,
+        r##"<g class="legend-item"><path d="M{:.1} {:.1} L{:.1} {:.1} L{:.1} {:.1} Z" fill="#fff" stroke="#000" stroke-width="2"/><text x="{:.1}" y="{:.1}">the cell has warnings: hover the triangle for them</text></g>"##,
+        LEFT,
+        y - 8.0,
+        LEFT + 10.0,
+        y - 8.0,
+        LEFT + 5.0,
+        y + 1.0,
+        LEFT + 16.0,
+        y
+    );
 }
 
 /// A horizontal reference line, e.g. the geometric mean or the baseline's 1×.
@@ -430,6 +479,7 @@ pub fn bars(
     };
     let base = y.px(base_v);
     let mut marks = 0;
+    let mut warned = 0;
     let groups = if stacked { 1 } else { series.len() };
     let bar_w = (slot * 0.8 / groups as f64).min(48.0);
     for (c, cat) in categories.iter().enumerate() {
@@ -466,6 +516,11 @@ pub fn bars(
                 esc(&(y_axis_def.fmt)(v))
             );
             marks += 1;
+            if let Some(w) = ser.warning(c) {
+                let what = format!("{who}: {}", (y_axis_def.fmt)(v));
+                warning_marker(&mut out, x + bar_w / 2.0, y_top - 2.0, color, &what, w);
+                warned += 1;
+            }
         }
         let label = trim_label(cat, 22);
         let cx = LEFT + slot * (c as f64 + 0.5);
@@ -497,8 +552,17 @@ pub fn bars(
     if marks == 0 {
         return None;
     }
+    let height = if warned > 0 {
+        warning_key(&mut out, height + 8.0);
+        height + 26.0
+    } else {
+        height
+    };
     Some(finish(out, title, frame, height, marks))
 }
+
+/// A point to draw: x, y and its index in the series' `points`.
+type Point = (f64, f64, usize);
 
 /// Lines through (x, y) points, one per series, with a dot at each point when there are few.
 pub fn lines(
@@ -510,11 +574,13 @@ pub fn lines(
     y_axis_def: &Axis,
     reference: Option<&Reference>,
 ) -> Option<Svg> {
-    let usable = |s: &Series| -> Vec<(f64, f64)> {
+    // Each drawable point with the index it had, to find its warnings.
+    let usable = |s: &Series| -> Vec<Point> {
         s.points
             .iter()
-            .copied()
-            .filter(|(x, y)| {
+            .enumerate()
+            .map(|(k, (x, y))| (*x, *y, k))
+            .filter(|(x, y, _)| {
                 x.is_finite()
                     && y.is_finite()
                     && (x_axis.scale == Scale::Linear || *x > 0.0)
@@ -522,7 +588,7 @@ pub fn lines(
             })
             .collect()
     };
-    let cleaned: Vec<(usize, Vec<(f64, f64)>)> = series
+    let cleaned: Vec<(usize, Vec<Point>)> = series
         .iter()
         .enumerate()
         .map(|(i, s)| (i, usable(s)))
@@ -549,7 +615,7 @@ pub fn lines(
     let frame = frame(id, title, desc, &names, &mut out);
     let top = frame.top + 8.0;
     let bottom = top + 230.0;
-    let height = bottom + 46.0;
+    let mut height = bottom + 46.0;
     let plot_right = W - RIGHT;
     let x = Mapper {
         scale: x_axis.scale,
@@ -593,10 +659,11 @@ pub fn lines(
         reference_line(&mut out, &y, r, plot_right);
     }
     let mut marks = 0;
+    let mut warned = 0;
     for (i, points) in &cleaned {
         let (color, dash) = style(*i);
         let mut d = String::new();
-        for (k, (px, py)) in points.iter().enumerate() {
+        for (k, (px, py, _)) in points.iter().enumerate() {
             let _ = write!(
                 d,
                 "{}{:.1} {:.1}",
@@ -613,7 +680,7 @@ pub fn lines(
         );
         marks += 1;
         if points.len() <= 24 {
-            for (px, py) in points {
+            for (px, py, _) in points {
                 let _ = write!(
                     out,
                     r#"<circle class="dot" cx="{:.1}" cy="{:.1}" r="3" fill="{color}"><title>{}{}: {}</title></circle>"#,
@@ -629,6 +696,26 @@ pub fn lines(
                 );
             }
         }
+        for (px, py, k) in points {
+            if let Some(w) = series[*i].warning(*k) {
+                let what = format!(
+                    "{}{}: {}",
+                    if series.len() > 1 {
+                        format!("{name}, ")
+                    } else {
+                        String::new()
+                    },
+                    (x_axis.fmt)(*px),
+                    (y_axis_def.fmt)(*py)
+                );
+                warning_marker(&mut out, x.px(*px), y.px(*py) - 4.0, color, &what, w);
+                warned += 1;
+            }
+        }
+    }
+    if warned > 0 {
+        warning_key(&mut out, height + 8.0);
+        height += 26.0;
     }
     Some(finish(out, title, frame, height, marks))
 }

@@ -295,8 +295,128 @@ fn study_file_cells() {
             );
         }
     }
+    // Without --by: along device, one series per terminal count (they vary in this study).
     let html = oltplab_report::html(&[study]).unwrap();
-    assert!(html.contains("tpmC per cell") && html.contains("Storage utilisation α per cell"));
+    let tpmc = chart(&html, "tpmC by device");
+    assert_eq!(marks(tpmc, "rect", "mark").len(), 4, "{tpmc}");
+    assert!(tpmc.contains(">terminals 1</text>") && tpmc.contains(">terminals 2</text>"));
+    for title in [
+        "IOPS in the TPC-C run by device",
+        "Storage utilisation α by device",
+        "I/O latency p99 on the emulated device by device",
+    ] {
+        chart(&html, title);
+    }
+}
+
+/// The SVG of the chart titled `title` in a report page.
+fn chart<'a>(html: &'a str, title: &str) -> &'a str {
+    let at = html
+        .find(&format!("\">{title}</title>"))
+        .unwrap_or_else(|| panic!("no chart {title}"));
+    let start = html[..at].rfind("<svg").unwrap();
+    let end = at + html[at..].find("</svg>").unwrap();
+    &html[start..end]
+}
+
+/// The tooltips of the `<tag class="class…">` elements of a chart.
+fn marks(svg: &str, tag: &str, class: &str) -> Vec<String> {
+    svg.split(&format!("<{tag} class=\"{class}"))
+        .skip(1)
+        .map(|m| {
+            let from = m.find("<title>").unwrap() + "<title>".len();
+            m[from..from + m[from..].find("</title>").unwrap()].to_string()
+        })
+        .collect()
+}
+
+/// `report --by terminals,device` on the study file: a line per device along the terminal counts,
+/// each point the cell's figure, each cell with warnings marked by a triangle whose tooltip lists
+/// them; and the axis names are checked.
+#[test]
+fn study_file_by_axes() {
+    use oltplab_report::{render_with, CellAxis, Options};
+    let study = fixture("study-file.json");
+    let by = CellAxis::parse_list("terminals,device").unwrap();
+    let options = Options { by: Some(by) };
+    let html = render_with(std::slice::from_ref(&study), &[], Format::Html, &options).unwrap();
+    let cells = study["summary"]["cells"].as_array().unwrap();
+    for (title, pointer, fmt) in [
+        (
+            "tpmC by terminals",
+            "/figures/tpmc",
+            oltplab_report::fmt::si as fn(f64) -> String,
+        ),
+        (
+            "IOPS in the TPC-C run by terminals",
+            "/figures/run_iops",
+            oltplab_report::fmt::si,
+        ),
+        (
+            "Storage utilisation α by terminals",
+            "/figures/alpha",
+            oltplab_report::fmt::si,
+        ),
+        (
+            "I/O latency p99 on the emulated device by terminals",
+            "/figures/run_fidelity/realised_lat_ns_p99",
+            oltplab_report::fmt::ns_short,
+        ),
+    ] {
+        let svg = chart(&html, title);
+        assert_eq!(marks(svg, "path", "mark line").len(), 2, "{title}: {svg}");
+        let dots = marks(svg, "circle", "dot");
+        let warned = marks(svg, "path", "warned");
+        assert_eq!(dots.len(), 4, "{title}: {svg}");
+        for c in cells {
+            let device = c["device"].as_str().unwrap();
+            let v = c.pointer(pointer).unwrap().as_f64().unwrap();
+            let point = format!("device {device}, {}: {}", c["terminals"], fmt(v));
+            assert!(dots.contains(&point), "{title}: no {point} in {dots:?}");
+            // The cell's triangle names the point and every warning of the cell.
+            let tip = warned
+                .iter()
+                .find(|w| w.starts_with(&point))
+                .unwrap_or_else(|| panic!("{title}: {point} is not marked: {warned:?}"));
+            for w in c["warnings"].as_array().unwrap() {
+                let message = w["message"].as_str().unwrap();
+                let shown = oltplab_report::fmt::esc(message);
+                assert!(
+                    tip.contains(&shown),
+                    "{title}: {message} missing from {tip}"
+                );
+            }
+        }
+    }
+    // The α chart keeps its α = 1 line.
+    assert!(chart(&html, "Storage utilisation α by terminals").contains("α = 1"));
+
+    // A cell without warnings gets no triangle.
+    let mut quiet = study.clone();
+    quiet["summary"]["cells"][0]["warnings"] = serde_json::json!([]);
+    let html = render_with(&[quiet], &[], Format::Html, &options).unwrap();
+    assert_eq!(
+        marks(chart(&html, "tpmC by terminals"), "path", "warned").len(),
+        3
+    );
+
+    // Bad axes and --by on a result without cells: one sentence each.
+    for (text, want) in [
+        ("users", "`users` is not an axis"),
+        ("device,device", "named twice"),
+        ("device,terminals,pacing", "name one or two"),
+    ] {
+        let e = CellAxis::parse_list(text).unwrap_err();
+        assert!(e.contains(want), "{text}: {e}");
+    }
+    let e = render_with(
+        &[fixture("run-tpcc-ramp.json")],
+        &[],
+        Format::Html,
+        &options,
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("drop --by"), "{e}");
 }
 
 /// The cells of the row of `first` in the Markdown table whose header row starts with `header`,

@@ -186,9 +186,77 @@ pub fn setting_names(engine: &str) -> Result<Vec<String>> {
     Ok(names)
 }
 
+/// A server setting as `--server-setting` and a study file's `server_settings` take it, `KEY=VALUE`
+/// (passed to the managed server as given); `Err` is why not, to follow the caller's own words.
+pub fn parse_setting(text: &str) -> std::result::Result<(String, String), String> {
+    let bad = || format!("\"{text}\" is not KEY=VALUE: write e.g. \"synchronous_commit=off\"");
+    let (key, value) = text.split_once('=').ok_or_else(bad)?;
+    let (key, value) = (key.trim(), value.trim());
+    let key_ok = key.starts_with(|c: char| c.is_ascii_alphabetic())
+        && key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.' || c == '-');
+    if !key_ok || value.is_empty() {
+        return Err(bad());
+    }
+    Ok((key.to_string(), value.to_string()))
+}
+
+/// Whether the installed `engine` knows setting `key`, checked against `known`
+/// ([`setting_names`]); PostgreSQL's dotted names are an extension's, which the server accepts as
+/// placeholders.
+pub fn knows_setting(engine: &str, known: &[String], key: &str) -> bool {
+    let name = key.to_ascii_lowercase().replace('-', "_");
+    (engine == "postgres" && name.contains('.')) || known.contains(&name)
+}
+
+/// Refuses a setting the installed `engine` does not know, before anything starts, with one
+/// sentence naming it. `Ok(false)`: the server is not installed, so nothing could be checked (its
+/// start will say so).
+pub fn check_settings(engine: &str, settings: &[(String, String)]) -> Result<bool> {
+    if settings.is_empty() {
+        return Ok(true);
+    }
+    let known = match setting_names(engine) {
+        Ok(k) => k,
+        Err(Error::Usage(_)) => return Ok(false),
+        Err(e) => return Err(e),
+    };
+    if let Some((key, _)) = settings
+        .iter()
+        .find(|(key, _)| !knows_setting(engine, &known, key))
+    {
+        return Err(Error::usage(format!(
+            "--server-setting {key}: the installed {engine} has no setting `{key}`: check its spelling against its documentation"
+        )));
+    }
+    Ok(true)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_server_setting_is_key_equals_value() {
+        assert_eq!(
+            parse_setting(" synchronous_commit = off ").unwrap(),
+            ("synchronous_commit".into(), "off".into())
+        );
+        assert_eq!(
+            parse_setting("innodb-flush-log-at-trx-commit=2").unwrap().0,
+            "innodb-flush-log-at-trx-commit"
+        );
+        for bad in ["fsync", "=off", "fsync=", "1st=2", "a b=1"] {
+            let e = parse_setting(bad).unwrap_err();
+            assert!(e.contains("is not KEY=VALUE"), "{bad}: {e}");
+        }
+        let known = vec!["synchronous_commit".to_string()];
+        assert!(knows_setting("postgres", &known, "Synchronous-Commit"));
+        assert!(knows_setting("postgres", &known, "pg_stat_statements.max"));
+        assert!(!knows_setting("mariadb", &known, "x.y"));
+        assert!(!knows_setting("postgres", &known, "synchronous_comit"));
+    }
 
     #[test]
     fn an_empty_directory_names_the_package_to_install() {

@@ -29,7 +29,10 @@ use std::time::{Duration, Instant};
 
 use oltplab_core::{interrupt, safety, Error, Result};
 
-pub use binaries::{find as find_program, setting_names, MariadbBinaries, PostgresBinaries};
+pub use binaries::{
+    check_settings, find as find_program, knows_setting, parse_setting, setting_names,
+    MariadbBinaries, PostgresBinaries,
+};
 pub use connect::{connect_check, redact_url, with_password_from_env, ServerInfo};
 pub use process::Account;
 

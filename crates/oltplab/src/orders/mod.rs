@@ -157,6 +157,8 @@ pub(crate) fn orders_spec(mut spec: DbSpec) -> DbSpec {
         spec.sqlite_path = Some(spec.data_dir.join(SQLITE_ORDERS_FILE));
     }
     if spec.engine == Engine::Mariadb {
+        // The user's --server-setting come after, so that theirs win.
+        let user = std::mem::take(&mut spec.server_settings);
         spec.server_settings = vec![
             ("performance_schema".into(), "ON".into()),
             (
@@ -168,6 +170,7 @@ pub(crate) fn orders_spec(mut spec: DbSpec) -> DbSpec {
                 MEMORY_TABLE_MAX_BYTES.to_string(),
             ),
         ];
+        spec.server_settings.extend(user);
     }
     spec
 }

@@ -19,6 +19,8 @@ Examples:
   oltplab report study-out/ -o study.html                      a study's results.json
   oltplab report run/result.json --format md                   Markdown tables on stdout (CI logs)
   oltplab report run/result.json -o run.csv                    CSV for a spreadsheet (format from -o)
+  oltplab report study-out/ --by terminals,device              a study file's charts along terminals,
+                                                               one line per device
 
 A RESULT is a result JSON file or a directory holding result.json (or a study's results.json).
 The report is built only from the saved results, so any result can be rendered again later; the HTML
@@ -57,6 +59,12 @@ pub struct ReportArgs {
     /// Overwrite FILE even if oltplab did not write it
     #[arg(long)]
     pub force: bool,
+
+    /// A study file's charts (`oltplab study --file`): along the first axis, one series per value
+    /// of the second; axes: device, engine, terminals, pacing [default: device, then terminals if
+    /// they vary]
+    #[arg(long, value_name = "AXIS[,AXIS]")]
+    pub by: Option<String>,
 }
 
 #[derive(Args, Debug)]
@@ -194,6 +202,14 @@ fn is_own_report(path: &Path) -> bool {
 }
 
 pub fn run(args: ReportArgs) -> Result<()> {
+    let by = args
+        .by
+        .as_deref()
+        .map(|text| {
+            oltplab_report::CellAxis::parse_list(text)
+                .map_err(|why| Error::usage(format!("--by {text}: {why}")))
+        })
+        .transpose()?;
     let from_ext = args
         .output
         .as_ref()
@@ -219,7 +235,8 @@ pub fn run(args: ReportArgs) -> Result<()> {
         labels(&paths)
     };
     let text =
-        oltplab_report::render(&values, &labels, format).map_err(|e| report_error(e, &paths))?;
+        oltplab_report::render_with(&values, &labels, format, &oltplab_report::Options { by })
+            .map_err(|e| report_error(e, &paths))?;
     match output {
         Some(out) => {
             output::write_atomic(&out, &text)?;

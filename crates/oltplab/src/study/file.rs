@@ -408,8 +408,7 @@ fn engines(src: &Source, entries: &[Spanned<EngineEntry>]) -> Result<Vec<EngineD
 }
 
 /// Refuses, before anything starts, a server setting the installed server does not know (its own
-/// list: `postgres --describe-config`, `mariadbd --verbose --help`). PostgreSQL's dotted names are
-/// an extension's, which the server accepts as placeholders. `Ok(false)`: a server is not
+/// list: `postgres --describe-config`, `mariadbd --verbose --help`), naming its line. `Ok(false)`: a server is not
 /// installed, so the settings could not be checked (the run would then stop at its load).
 fn check_settings(study: &FileStudy) -> Result<bool> {
     let src = Source {
@@ -436,9 +435,7 @@ fn check_settings(study: &FileStudy) -> Result<bool> {
         };
         for e in entries {
             for ((key, _), span) in e.settings.iter().zip(&e.setting_spans) {
-                let name = key.to_ascii_lowercase().replace('-', "_");
-                let placeholder = kind == "postgres" && name.contains('.');
-                if !placeholder && !known.contains(&name) {
+                if !oltplab_dbs::server::knows_setting(kind, &known, key) {
                     return Err(src.error(
                         span.clone(),
                         format!("server_settings: the installed {kind} has no setting `{key}`: check its spelling against its documentation"),
@@ -450,27 +447,10 @@ fn check_settings(study: &FileStudy) -> Result<bool> {
     Ok(checked)
 }
 
-/// `KEY=VALUE`, as `--server-setting` takes it (passed to the managed server as given).
+/// `KEY=VALUE`, as `--server-setting` takes it.
 fn setting(src: &Source, s: &Spanned<String>) -> Result<(String, String)> {
-    let text = s.get_ref();
-    let bad = || {
-        src.error(
-            s.span(),
-            format!(
-                "server setting \"{text}\" is not KEY=VALUE: write e.g. \"synchronous_commit=off\""
-            ),
-        )
-    };
-    let (key, value) = text.split_once('=').ok_or_else(bad)?;
-    let (key, value) = (key.trim(), value.trim());
-    let key_ok = key.starts_with(|c: char| c.is_ascii_alphabetic())
-        && key
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.');
-    if !key_ok || value.is_empty() {
-        return Err(bad());
-    }
-    Ok((key.to_string(), value.to_string()))
+    oltplab_dbs::server::parse_setting(s.get_ref())
+        .map_err(|why| src.error(s.span(), format!("server setting {why}")))
 }
 
 fn device(src: &Source, key: &str, d: &Spanned<String>) -> Result<Spec> {

@@ -115,6 +115,12 @@ pub struct StudyArgs {
     #[arg(long)]
     pub dry_run: bool,
 
+    /// A setting for S1's PostgreSQL or MariaDB server, NAME=VALUE (repeat for more), e.g.
+    /// synchronous_commit=off; names are checked against the installed server (a study file gives
+    /// them per engine as server_settings)
+    #[arg(long, value_name = "NAME=VALUE", conflicts_with_all = ["file", "resume"])]
+    pub server_setting: Vec<String>,
+
     /// Continue the --file study whose output directory is DIR: its finished cells are kept, the
     /// others (new in the file, or stopped) run; without --file, DIR's copy of the file is used
     #[arg(long, value_name = "DIR", conflicts_with_all = ["out", "scenario", "devices", "engine", "scale", "pacing", "repeat", "workload"])]
@@ -137,6 +143,7 @@ Examples:
   oltplab study --scale quick                      S1 on SQLite: host and three emulated devices, ~2 min
   oltplab study                                    the same at the default scale, under 10 min
   oltplab study --devices hdd-15k,raid10(4,hdd-15k),nvme-gen4
+  oltplab study --engine postgres --server-setting synchronous_commit=off   S1 with a server setting
   oltplab study --scenario in-memory --engine postgres   S5: disk vs memory tables, connection sweep
   oltplab study --scenario profiles --scale quick  S4: server profiles, HDD vs SSD RAID5, ~2.5 min
   oltplab study --scenario cache-tiers --workload brokerage --scale quick
@@ -146,6 +153,7 @@ Examples:
   oltplab study --file studies/s1.toml --dry-run   your own study file: its cells and their time
   oltplab study --file my.toml --out my-study      run it; each finished cell is kept
   oltplab study --resume my-study                  after Ctrl-C: only the cells not finished
+  oltplab report my-study --by terminals,device    its charts along terminals, a line per device
 
 For each device: 16 KiB random reads at QD 1 (latency) and QD 32 (IOPS); a TPC-C run with its I/O
 trace captured (warm-up excluded); the trace replayed as fast as the device allows; α = run IOPS /
@@ -235,6 +243,30 @@ struct StudyConfig {
     seed: u64,
     /// Runs and replays per device (`--repeat`).
     repeat: u32,
+    /// The managed server's `--server-setting`s, for the load and every run.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    server_settings: Vec<String>,
+}
+
+/// S1's `--server-setting`s: for its managed server only, each name known to the installed server.
+fn s1_server_settings(args: &StudyArgs) -> Result<Vec<(String, String)>> {
+    if args.server_setting.is_empty() {
+        return Ok(Vec::new());
+    }
+    if args.scenario != "s1" {
+        return Err(Error::usage(format!(
+            "--server-setting is for --scenario s1 (and study files' server_settings); the {} scenario sets its own server: drop it",
+            args.scenario
+        )));
+    }
+    if args.engine == "sqlite" {
+        return Err(Error::usage(
+            "--server-setting is for a PostgreSQL or MariaDB server: add --engine postgres or mariadb, or drop it",
+        ));
+    }
+    let settings = crate::workload::parse_server_settings(&args.server_setting)?;
+    oltplab_dbs::server::check_settings(&args.engine, &settings)?;
+    Ok(settings)
 }
 
 pub fn run(args: StudyArgs) -> Result<()> {
@@ -246,6 +278,7 @@ pub fn run(args: StudyArgs) -> Result<()> {
             "--dry-run lists the cells of a study file: add --file FILE",
         ));
     }
+    let server_settings = s1_server_settings(&args)?;
     if args.scale == "test" && args.scenario == "in-memory" {
         return Err(Error::usage(
             "--scale test belongs to the other scenarios: use quick, default, s1 or paper",
@@ -303,6 +336,7 @@ pub fn run(args: StudyArgs) -> Result<()> {
         data_dir: args.data_dir.clone(),
         seed: 1,
         repeat: args.repeat,
+        server_settings: args.server_setting.clone(),
     };
     let (started_at, out) = prepare(&args)?;
     let summary = StudySummary {
@@ -330,6 +364,7 @@ pub fn run(args: StudyArgs) -> Result<()> {
 
     // One load, copied for each device, so that every run starts from the same database.
     let mut database = Database::new(&args.engine, &args.data_dir, &scale);
+    database.server_settings = server_settings;
     let load_started = std::time::Instant::now();
     let engine_version = database.load_tpcc(scale.warehouses, config.seed)?;
     doc.summary.load_s = load_started.elapsed().as_secs_f64();

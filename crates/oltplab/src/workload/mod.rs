@@ -63,6 +63,17 @@ fn names() -> PossibleValuesParser {
     PossibleValuesParser::new(WORKLOADS.iter().map(|w| w.name()))
 }
 
+/// `--server-setting NAME=VALUE` options, each as the study file's `server_settings` take it.
+pub fn parse_server_settings(texts: &[String]) -> Result<Vec<(String, String)>> {
+    texts
+        .iter()
+        .map(|t| {
+            oltplab_dbs::server::parse_setting(t)
+                .map_err(|why| Error::usage(format!("--server-setting {why}")))
+        })
+        .collect()
+}
+
 /// The workload named `name` (clap has checked it).
 fn find(name: &str) -> Result<&'static dyn Workload> {
     WORKLOADS
@@ -74,7 +85,7 @@ fn find(name: &str) -> Result<&'static dyn Workload> {
 
 pub fn load(args: LoadArgs) -> Result<()> {
     let w = find(&args.db.workload)?;
-    args.db.check_cluster(w)?;
+    args.db.check_db_options(w)?;
     for other in WORKLOADS.iter().filter(|o| o.name() != w.name()) {
         reject_foreign(other.name(), w, &other.load_options_given(&args))?;
     }
@@ -84,7 +95,7 @@ pub fn load(args: LoadArgs) -> Result<()> {
 /// `oltplab run NAME`: Ctrl-C during the run is exit code 130, the partial result saved.
 pub fn run(args: RunArgs) -> Result<()> {
     let w = find(&args.db.workload)?;
-    args.db.check_cluster(w)?;
+    args.db.check_db_options(w)?;
     for other in WORKLOADS.iter().filter(|o| o.name() != w.name()) {
         reject_foreign(other.name(), w, &other.run_options_given(&args))?;
     }
@@ -96,7 +107,7 @@ pub fn run(args: RunArgs) -> Result<()> {
 
 pub fn check(args: CheckArgs) -> Result<()> {
     let w = find(&args.db.workload)?;
-    args.db.check_cluster(w)?;
+    args.db.check_db_options(w)?;
     w.check(args)
 }
 
@@ -250,6 +261,12 @@ pub struct DbArgs {
     /// for run and check]
     #[arg(long, value_name = "N")]
     pub nodes: Option<u32>,
+
+    /// A setting for the PostgreSQL or MariaDB server oltplab starts, NAME=VALUE (repeat for
+    /// more), e.g. synchronous_commit=off or innodb_flush_log_at_trx_commit=2; names are checked
+    /// against the installed server, and the result's engine settings show what the server used
+    #[arg(long, value_name = "NAME=VALUE")]
+    pub server_setting: Vec<String>,
 }
 
 impl DbArgs {
@@ -263,11 +280,35 @@ impl DbArgs {
             !self.buffered,
         )?;
         spec.nodes = self.nodes;
+        spec.server_settings = parse_server_settings(&self.server_setting)?;
+        if !spec.server_settings.is_empty() && spec.engine == Engine::Sqlite {
+            return Err(Error::usage(
+                "--server-setting is for a PostgreSQL or MariaDB server oltplab starts: add --engine postgres or mariadb, or drop it",
+            ));
+        }
+        if !spec.server_settings.is_empty() && !spec.managed {
+            return Err(Error::usage(
+                "--server-setting configures a server oltplab starts, not one named by --url: set it on that server (ALTER SYSTEM, SET GLOBAL), or drop --url",
+            ));
+        }
         Ok(spec)
     }
 
-    /// `--nodes` only with `--engine galera`, and the cluster (for now) only for TPC-C.
-    fn check_cluster(&self, w: &dyn Workload) -> Result<()> {
+    /// Refuses, before anything starts, a --server-setting the installed server does not know.
+    fn check_server_settings(&self) -> Result<()> {
+        let spec = self.spec()?;
+        let kind = match spec.engine {
+            Engine::Sqlite => return Ok(()),
+            Engine::Postgres => "postgres",
+            Engine::Mariadb | Engine::Galera => "mariadb",
+        };
+        oltplab_dbs::server::check_settings(kind, &spec.server_settings).map(|_| ())
+    }
+
+    /// `--nodes` only with `--engine galera`, and the cluster (for now) only for TPC-C; and the
+    /// --server-setting names.
+    fn check_db_options(&self, w: &dyn Workload) -> Result<()> {
+        self.check_server_settings()?;
         let galera = self.engine.as_deref() == Some("galera");
         if self.nodes.is_some() && !galera {
             return Err(Error::usage(
