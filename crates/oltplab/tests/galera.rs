@@ -140,7 +140,6 @@ fn node_pid(data: &Path, k: u32) -> Option<u32> {
 /// a warning, and every New-Order the driver saw committed is on both; then the check re-copies
 /// node 3 and finds the conditions holding and the checksums equal on all three.
 #[test]
-#[ignore = "known bug (issue 35): in 1 of about 6 runs the check after the node kill found TPC-C conditions 8 and 9 violated on all three nodes (one Payment's history and customer rows without its warehouse and district updates); docs/cluster.md, Known bug"]
 fn galera_conflicts_node_kill_and_equal_nodes() {
     if !installed() {
         return;
