@@ -18,6 +18,16 @@ use oltplab_metrics::Warning;
 use serde::Serialize;
 
 pub const RESULT_FILE: &str = "result.json";
+/// The HTML report a study or crash writes beside its result (`oltplab report` renders it again).
+pub const REPORT_FILE: &str = "report.html";
+
+/// `report.html` in the output directory, from the result `doc`.
+pub fn write_report<T: Serialize>(doc: &T, out: &Path) -> Result<()> {
+    let report = oltplab_report::html(&[serde_json::to_value(doc).expect("serialises")])
+        .map_err(|e| Error::failed(format!("writing the report failed: {e}")))?;
+    let path = out.join(REPORT_FILE);
+    std::fs::write(&path, report).map_err(|e| io_usage(&path, "write", &e))
+}
 
 /// `--quiet`, set once by `main`.
 static QUIET: AtomicBool = AtomicBool::new(false);

@@ -60,6 +60,19 @@ fn an_honest_cache_loses_nothing_and_a_lying_one_loses_commits() {
     assert_eq!(doc["warnings"].as_array().unwrap().len(), 0, "{doc:#}");
     assert!(!dir.join("out/sata-ssd-2010-FULL/cut-0").exists());
     assert_eq!(doc["summary"]["states"].as_array().unwrap().len(), 4);
+    // The run's own report, and `oltplab report` on its directory: the rows with their promises.
+    let html = std::fs::read_to_string(dir.join("out/report.html")).unwrap();
+    assert!(
+        html.contains("oltplab crash report") && html.contains("Power cuts per device"),
+        "report.html does not render the crash result"
+    );
+    let report = oltplab(&dir, &["report", "out", "--format", "md"]);
+    assert_ok(&report);
+    let md = String::from_utf8_lossy(&report.stdout);
+    assert!(
+        md.contains("| sata-ssd-2010 | volatile | synchronous=FULL | nothing lost, nothing broken | as promised |"),
+        "{md}"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -15,6 +15,7 @@ pub enum Kind {
     Run,
     Replay,
     Study,
+    Crash,
 }
 
 impl Kind {
@@ -24,6 +25,7 @@ impl Kind {
             Kind::Run => "run",
             Kind::Replay => "replay",
             Kind::Study => "study",
+            Kind::Crash => "crash",
         }
     }
 
@@ -33,6 +35,7 @@ impl Kind {
             "run" => Kind::Run,
             "replay" => Kind::Replay,
             "study" => Kind::Study,
+            "crash" => Kind::Crash,
             _ => return None,
         })
     }
@@ -66,7 +69,7 @@ pub fn validate(result: &Value) -> Result<Kind, String> {
     }
     Kind::parse(kind).ok_or_else(|| {
         format!(
-            "has kind '{kind}', which reports do not know (device, run, replay, study or merge)"
+            "has kind '{kind}', which reports do not know (device, run, replay, study, crash or merge)"
         )
     })
 }
@@ -199,6 +202,15 @@ impl<'a> Doc<'a> {
                     text.push_str(&format!(" emulating {d}"));
                 }
                 text
+            }
+            Kind::Crash => {
+                let rows = self.array("/summary/rows").len();
+                format!(
+                    "crash {} on {}, {rows} row{}",
+                    self.str("/summary/workload").unwrap_or("workload"),
+                    self.str("/summary/engine").unwrap_or("?"),
+                    if rows == 1 { "" } else { "s" }
+                )
             }
             Kind::Study => {
                 let scenario = self

@@ -8,6 +8,7 @@
 
 mod cells;
 mod common;
+mod crash;
 mod csv;
 mod device;
 mod doc;
@@ -155,6 +156,7 @@ pub fn build_with(
                 Kind::Run => run::comparison(&group, charts),
                 Kind::Replay => replay::comparison(&group, charts),
                 Kind::Study => study::comparison(&group, charts),
+                Kind::Crash => crash::comparison(&group, charts),
             });
         }
     }
@@ -164,6 +166,7 @@ pub fn build_with(
             Kind::Run => run::section(d, i, charts),
             Kind::Replay => replay::section(d, i, charts),
             Kind::Study => study::section(d, i, charts, options.by.as_deref()),
+            Kind::Crash => crash::section(d, i, charts),
         };
         if d.is_merge() {
             s.notes.insert(0, merge::describe(d.v));

@@ -593,6 +593,12 @@ pub fn merge(results: &[Value]) -> Result<Value, ReportError> {
                 reason: "is a study, which cannot be merged: merge the run results of one device instead".into(),
             });
         }
+        if k == Kind::Crash {
+            return Err(ReportError::Invalid {
+                index: i,
+                reason: "is a crash result, which cannot be merged: report the results side by side instead".into(),
+            });
+        }
         match kind {
             None => kind = Some(k),
             Some(first) if first != k => {

@@ -632,3 +632,119 @@ fn mixed_kinds_get_a_section_each() {
     assert_eq!(headings.len(), 3, "{headings:?}");
     assert!(!md.contains("## Comparison"));
 }
+
+/// A real `oltplab crash tpcc --engine postgres` result (bench/crash-overhead/runs/2026-11-26-vm-servers):
+/// three devices × four server settings, three cuts of two states each.
+#[test]
+fn crash_on_postgres() {
+    let crash = fixture("crash-postgres.json");
+    all_formats("crash-postgres", std::slice::from_ref(&crash), true);
+    let md = oltplab_report::markdown(std::slice::from_ref(&crash)).unwrap();
+    assert!(md.contains("# oltplab crash report"), "{md}");
+    let row = md_row(&md, "| device | cache |", "sata-ssd-2010");
+    assert_eq!(row["setting"], "default");
+    assert_eq!(row["promise"], "nothing lost, nothing broken");
+    assert_eq!(row["verdict"], "as promised");
+    assert_eq!(row["commits acknowledged"], "922");
+    assert_eq!(row["commits lost"], "0");
+    let html = oltplab_report::html(&[crash]).unwrap();
+    assert!(
+        html.contains("Acknowledged commits lost, per row"),
+        "no loss chart"
+    );
+    assert!(html.contains("Recovery time, per row"), "no recovery chart");
+}
+
+/// A real `oltplab crash tpcc` on SQLite (made for this test: sata-ssd-2010 honest and lying ×
+/// synchronous FULL and NORMAL, two cuts of two states each, seed 7): NORMAL's documented losses.
+#[test]
+fn crash_on_sqlite() {
+    let crash = fixture("crash-sqlite.json");
+    all_formats("crash-sqlite", std::slice::from_ref(&crash), false);
+    let md = oltplab_report::markdown(&[crash]).unwrap();
+    let row = md_row(&md, "| row | cut |", "sata-ssd-2010 · synchronous=NORMAL");
+    assert_eq!(row["recovered"], "yes");
+    assert_eq!(row["invariants broken"], "none");
+}
+
+/// Every figure of a crash row is a column of the report: a figure the table dropped fails here
+/// even after the snapshots were rewritten.
+#[test]
+fn crash_report_keeps_every_row_figure() {
+    for name in ["crash-postgres.json", "crash-sqlite.json"] {
+        let crash = fixture(name);
+        let csv = oltplab_report::csv(std::slice::from_ref(&crash)).unwrap();
+        let first = crash["summary"]["rows"][0].as_object().unwrap();
+        let spec = first["spec"].as_str().unwrap();
+        assert!(
+            csv.contains(&format!(",crash,rows,{spec} · ")),
+            "{name}: the rows are not named by their device"
+        );
+        for key in first.keys() {
+            // The spec names the row (checked above); the setting's value is in `setting`.
+            let column = match key.as_str() {
+                "spec" => continue,
+                "value" => "setting",
+                other => other,
+            };
+            assert!(
+                csv.lines().any(
+                    |l| (l.contains(",crash,rows,") || l.contains(",crash,writes,"))
+                        && l.contains(&format!(",{column},"))
+                ),
+                "{name}: summary.rows[].{key} is not in the report's CSV"
+            );
+        }
+        let first_state = crash["summary"]["states"][0].as_object().unwrap();
+        for key in first_state.keys() {
+            // Which row, cut and state: the row's key; `recovered`: text; `check_s`, `checks_ran`:
+            // how the checks went, shown per row as `unchecked`.
+            if ["row", "check_s", "checks_ran"].contains(&key.as_str()) {
+                continue;
+            }
+            assert!(
+                csv.lines()
+                    .any(|l| l.contains(",crash,states,") && l.contains(&format!(",{key},"))),
+                "{name}: summary.states[].{key} is not in the report's CSV"
+            );
+        }
+    }
+}
+
+/// A row whose states broke its promise is marked, with how many; the others say they kept it.
+#[test]
+fn crash_rows_outside_their_promise_are_marked() {
+    let mut crash = fixture("crash-postgres.json");
+    crash["summary"]["rows"][1]["unexpected_states"] = 2.into();
+    let md = oltplab_report::markdown(&[crash]).unwrap();
+    let marked: Vec<&str> = md.lines().filter(|l| l.contains("⚠ unexpected")).collect();
+    assert_eq!(marked.len(), 1, "{md}");
+    assert!(
+        marked[0].contains("synchronous_commit=off") && marked[0].contains("2 of 6 states"),
+        "{}",
+        marked[0]
+    );
+    assert_eq!(md.matches("| as promised |").count(), 11, "{md}");
+}
+
+/// Two crash results: every row of both side by side, and crash results refuse to merge.
+#[test]
+fn crash_results_compare_and_do_not_merge() {
+    let a = fixture("crash-sqlite.json");
+    let b = fixture("crash-postgres.json");
+    let md = oltplab_report::markdown(&[a.clone(), b.clone()]).unwrap();
+    assert!(md.contains("Comparison of 2 crash results"), "{md}");
+    let rows = a["summary"]["rows"].as_array().unwrap().len()
+        + b["summary"]["rows"].as_array().unwrap().len();
+    let section = md
+        .split("\n## ")
+        .find(|s| s.starts_with("Comparison"))
+        .unwrap();
+    assert_eq!(
+        section.lines().filter(|l| l.starts_with("| #")).count(),
+        rows,
+        "{section}"
+    );
+    let err = oltplab_report::merge(&[a, b]).unwrap_err().to_string();
+    assert!(err.contains("cannot be merged"), "{err}");
+}

@@ -317,7 +317,11 @@ pub fn run(args: CrashArgs) -> Result<()> {
     let doc = crash_with(&cfg, &out, &started_at)?;
     print_table(&doc.summary);
     output::print_warnings(&doc.warnings);
-    say!("result: {}", out.join(output::RESULT_FILE).display());
+    say!(
+        "result: {}, report: {}",
+        out.join(output::RESULT_FILE).display(),
+        out.join(output::REPORT_FILE).display()
+    );
     if doc.summary.interrupted {
         return Err(Error::Interrupted);
     }
@@ -571,6 +575,7 @@ pub fn crash_with(cfg: &CrashConfig, out: &Path, started_at: &str) -> Result<Cra
         }
     }
     output::save(&doc, out, cfg.json.as_deref())?;
+    output::write_report(&doc, out)?;
     Ok(doc)
 }
 

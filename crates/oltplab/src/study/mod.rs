@@ -44,7 +44,7 @@ use explain::explain;
 use oltplab_workloads::tpcc::tx::TxType;
 
 pub const RESULTS_FILE: &str = "results.json";
-pub const REPORT_FILE: &str = "report.html";
+pub use crate::output::{write_report, REPORT_FILE};
 /// S1's device list: the machine's own storage, then its three devices, emulated.
 const DEFAULT_DEVICES: &str = "host,hdd-10k,sata-ssd-2010,pcie-flash-2012";
 
@@ -1096,14 +1096,6 @@ fn study_run(
         sqlite_vfs: None,
         output: OutputConfig::saved(None, Some(out.to_path_buf()), false),
     }
-}
-
-/// `report.html` in the output directory, from the study's result.
-fn write_report<T: Serialize>(doc: &T, out: &Path) -> Result<()> {
-    let report = oltplab_report::html(&[serde_json::to_value(doc).expect("serialises")])
-        .map_err(|e| Error::failed(format!("writing the report failed: {e}")))?;
-    let path = out.join(REPORT_FILE);
-    std::fs::write(&path, report).map_err(|e| safety::io_usage(&path, "write", &e))
 }
 
 /// `results.json` in the output directory, and the `--json` copy (or standard output).

@@ -1,0 +1,346 @@
+//! `crash` results (`oltplab crash`, docs/crash.md): per device × cache × engine setting, what the
+//! power cuts left — recoveries, acknowledged commits lost, broken invariants, corrupt pages — beside
+//! the promise the engine documents for that row, and every state drawn.
+
+use serde_json::Value;
+
+use crate::common::{self, Ids};
+use crate::doc::{num, Doc};
+use crate::fmt::{ns_short, Unit};
+use crate::model::{Cell, Column, Section, Table};
+use crate::svg::{self, Axis, Scale, Series};
+
+/// A row's setting as a reader names it: `synchronous=FULL`, `synchronous_commit=off`, `default`.
+fn setting(row: &Value) -> String {
+    let name = row.get("setting").and_then(Value::as_str).unwrap_or("");
+    let value = row.get("value").and_then(Value::as_str).unwrap_or("");
+    match (name, value) {
+        ("", "") => String::new(),
+        ("default", _) => "default".into(),
+        (n, "") => n.into(),
+        (n, v) => format!("{n}={v}"),
+    }
+}
+
+fn spec(row: &Value) -> &str {
+    row.get("spec").and_then(Value::as_str).unwrap_or("")
+}
+
+/// `sata-ssd-2010 · synchronous=FULL`: unique within a result (one row per device × setting).
+fn row_label(row: &Value) -> String {
+    format!("{} · {}", spec(row), setting(row))
+}
+
+fn text(row: &Value, key: &str) -> Cell {
+    Cell::text(row.get(key).and_then(Value::as_str).unwrap_or(""))
+}
+
+fn n(row: &Value, key: &str) -> Cell {
+    Cell::Num(num(row, &format!("/{key}")))
+}
+
+/// The share of acknowledged commits the states lost (none acknowledged: no share).
+fn lost_share(row: &Value) -> Option<f64> {
+    let acked = num(row, "/acknowledged_commits")?;
+    let lost = num(row, "/commits_lost")?;
+    (acked > 0.0).then(|| lost / acked)
+}
+
+/// Whether the row's states kept its promise: marked where a reader must look.
+fn verdict(row: &Value) -> String {
+    match (num(row, "/unexpected_states"), num(row, "/states")) {
+        (Some(u), Some(s)) if u > 0.0 => format!("⚠ unexpected: {u} of {s} states"),
+        (Some(u), None) if u > 0.0 => format!("⚠ unexpected: {u} states"),
+        (Some(_), _) => "as promised".into(),
+        (None, _) => String::new(),
+    }
+}
+
+fn outcome_columns(first: Column) -> Vec<Column> {
+    vec![
+        first,
+        Column::new("cache", "cache", Unit::Text),
+        Column::new("setting", "setting", Unit::Text),
+        Column::new("expected", "promise", Unit::Text),
+        Column::new("verdict", "verdict", Unit::Text),
+        Column::new("cuts", "cuts", Unit::Count),
+        Column::new("states", "states", Unit::Count),
+        Column::new("recoveries_ok", "recovered", Unit::Count),
+        Column::new("recovery_ns_mean", "recovery mean", Unit::Ns),
+        Column::new("recovery_ns_max", "recovery max", Unit::Ns),
+        Column::new("acknowledged_commits", "commits acknowledged", Unit::Count),
+        Column::new("commits_lost", "commits lost", Unit::Count),
+        Column::new("commits_lost_share", "lost share", Unit::Share),
+        Column::new(
+            "states_losing_commits",
+            "states losing commits",
+            Unit::Count,
+        ),
+        Column::new("invariants_broken", "invariants broken", Unit::Count),
+        Column::new("checks_failed", "unchecked", Unit::Count),
+        Column::new("corrupt_reports", "corrupt reports", Unit::Count),
+        Column::new("unexpected_states", "unexpected states", Unit::Count),
+    ]
+}
+
+fn outcome_cells(row: &Value) -> Vec<Cell> {
+    vec![
+        text(row, "cache"),
+        Cell::text(setting(row)),
+        text(row, "expected"),
+        Cell::text(verdict(row)),
+        n(row, "cuts"),
+        n(row, "states"),
+        n(row, "recoveries_ok"),
+        n(row, "recovery_ns_mean"),
+        n(row, "recovery_ns_max"),
+        n(row, "acknowledged_commits"),
+        n(row, "commits_lost"),
+        Cell::Num(lost_share(row)),
+        n(row, "states_losing_commits"),
+        n(row, "invariants_broken"),
+        n(row, "checks_failed"),
+        n(row, "corrupt_reports"),
+        n(row, "unexpected_states"),
+    ]
+}
+
+fn outcome_table(doc: &Doc) -> Table {
+    let mut t = Table::new(
+        "rows",
+        "Power cuts per device × cache × setting",
+        outcome_columns(Column::new("device", "device", Unit::Text)),
+    );
+    for row in doc.array("/summary/rows") {
+        let mut cells = vec![Cell::text(spec(row))];
+        cells.extend(outcome_cells(row));
+        t.push(cells);
+        *t.row_keys.last_mut().expect("just pushed") = Some(row_label(row));
+    }
+    t
+}
+
+fn writes_table(doc: &Doc) -> Table {
+    let mut t = Table::new(
+        "writes",
+        "Writes at the cut, and the time of a cycle",
+        vec![
+            Column::new("device", "device", Unit::Text),
+            Column::new("setting", "setting", Unit::Text),
+            Column::new("cache_bytes", "cache size", Unit::Bytes),
+            Column::new("sector_bytes", "atomic unit", Unit::Bytes),
+            Column::new("pending_writes_mean", "pending writes, mean", Unit::Number),
+            Column::new("lost_writes", "writes lost", Unit::Count),
+            Column::new("torn_writes", "writes torn", Unit::Count),
+            Column::new("cycle_s_mean", "cycle, mean", Unit::Seconds),
+        ],
+    );
+    for row in doc.array("/summary/rows") {
+        t.push(vec![
+            Cell::text(spec(row)),
+            Cell::text(setting(row)),
+            n(row, "cache_bytes"),
+            n(row, "sector_bytes"),
+            n(row, "pending_writes_mean"),
+            n(row, "lost_writes"),
+            n(row, "torn_writes"),
+            n(row, "cycle_s_mean"),
+        ]);
+        *t.row_keys.last_mut().expect("just pushed") = Some(row_label(row));
+    }
+    t
+}
+
+/// Every state drawn: the seed replays it (`summary.states[].seed`, docs/crash.md).
+fn states_table(doc: &Doc) -> Table {
+    let rows = doc.array("/summary/rows");
+    let mut t = Table::new(
+        "states",
+        "Every state",
+        vec![
+            Column::new("row", "row", Unit::Text),
+            Column::new("cut", "cut", Unit::Count),
+            Column::new("state", "state", Unit::Count),
+            // Text: a 64-bit seed does not survive a float.
+            Column::new("seed", "seed", Unit::Text),
+            Column::new("cut_at_s", "cut at", Unit::Seconds),
+            Column::new("pending_writes", "pending writes", Unit::Count),
+            Column::new("lost_writes", "writes lost", Unit::Count),
+            Column::new("torn_writes", "writes torn", Unit::Count),
+            Column::new("recovered", "recovered", Unit::Text),
+            Column::new("recovery_ns", "recovery", Unit::Ns),
+            Column::new("acknowledged_commits", "commits acknowledged", Unit::Count),
+            Column::new("commits_lost", "commits lost", Unit::Count),
+            Column::new("invariants_broken", "invariants broken", Unit::Text),
+            Column::new("corrupt_reports", "corrupt reports", Unit::Count),
+        ],
+    );
+    for st in doc.array("/summary/states") {
+        let index = st.get("row").and_then(Value::as_u64);
+        let label = index
+            .and_then(|i| rows.get(i as usize))
+            .map(row_label)
+            .unwrap_or_default();
+        let seed = st.get("seed").map(|s| s.to_string()).unwrap_or_default();
+        let recovered = match st.get("recovered").and_then(Value::as_bool) {
+            Some(true) => "yes",
+            Some(false) => "no",
+            None => "",
+        };
+        let broken = match st.get("invariants_broken").and_then(Value::as_array) {
+            Some(list) if list.is_empty() => "none".to_string(),
+            Some(list) => list
+                .iter()
+                .map(|c| c.as_str().map_or_else(|| c.to_string(), str::to_string))
+                .collect::<Vec<_>>()
+                .join(", "),
+            None => String::new(),
+        };
+        t.push(vec![
+            Cell::text(label),
+            n(st, "cut"),
+            n(st, "state"),
+            Cell::text(seed),
+            n(st, "cut_at_s"),
+            n(st, "pending_writes"),
+            n(st, "lost_writes"),
+            n(st, "torn_writes"),
+            Cell::text(recovered),
+            n(st, "recovery_ns"),
+            n(st, "acknowledged_commits"),
+            n(st, "commits_lost"),
+            Cell::text(broken),
+            n(st, "corrupt_reports"),
+        ]);
+        *t.row_keys.last_mut().expect("just pushed") = Some(format!(
+            "row{}/cut{}/state{}",
+            index.map_or(String::new(), |i| i.to_string()),
+            st.get("cut").map(Value::to_string).unwrap_or_default(),
+            st.get("state").map(Value::to_string).unwrap_or_default(),
+        ));
+    }
+    t
+}
+
+/// What was cut, how often, for the section's first note.
+fn describe_run(doc: &Doc) -> String {
+    let mut parts = vec![format!(
+        "{} on {}",
+        doc.str("/summary/workload")
+            .or(doc.str("/config/workload"))
+            .unwrap_or("workload"),
+        doc.str("/summary/engine")
+            .or(doc.str("/config/engine"))
+            .unwrap_or("?")
+    )];
+    if let Some(w) = doc.num("/summary/warehouses") {
+        parts.push(format!("{w} warehouse{}", if w == 1.0 { "" } else { "s" }));
+    }
+    if let (Some(c), Some(s)) = (doc.num("/config/cuts"), doc.num("/config/states")) {
+        parts.push(format!("{c} cuts per row, {s} states per cut"));
+    }
+    if let Some(seed) = doc.v.pointer("/config/seed") {
+        parts.push(format!("seed {seed}"));
+    }
+    let mut text = format!("Power cuts: {}.", parts.join(", "));
+    text.push_str(
+        " Each row's promise is what the engine documents for that cache and setting; a state outside it is counted in \"unexpected states\" and named in the warnings.",
+    );
+    text
+}
+
+pub fn section(doc: &Doc, index: usize, charts: bool) -> Section {
+    let mut s = Section::new(
+        format!("r{}", index + 1),
+        format!("Crash: {}", doc.label),
+        doc.label.clone(),
+        "crash",
+    );
+    s.notes.push(describe_run(doc));
+    if doc
+        .v
+        .pointer("/summary/interrupted")
+        .and_then(Value::as_bool)
+        == Some(true)
+    {
+        s.notes.push(
+            "Interrupted: the rows hold the cuts finished before Ctrl-C, fewer than asked.".into(),
+        );
+    }
+    if charts {
+        let rows = doc.array("/summary/rows");
+        let labels: Vec<String> = rows.iter().map(row_label).collect();
+        let mut ids = Ids::new(&s.id);
+        s.chart(
+            svg::bars(
+                &ids.next(),
+                "Acknowledged commits lost, per row",
+                "The share of the commits the driver saw acknowledged before the cut that the recovered states did not have, summed over each row's states.",
+                &labels,
+                &[Series::bars(
+                    "commits lost",
+                    rows.iter().map(lost_share).collect(),
+                )],
+                &Axis::new("commits lost", Scale::Linear, |v| {
+                    format!("{:.0} %", v * 100.0)
+                }),
+                false,
+                None,
+            ),
+            "A row whose promise is \"nothing lost\" must stay at 0 %; a state the engine could not start on counts every acknowledged commit as lost.",
+        );
+        s.chart(
+            svg::bars(
+                &ids.next(),
+                "Recovery time, per row",
+                "Mean and longest time from opening or starting the engine on a state to its first answer.",
+                &labels,
+                &[
+                    Series::bars(
+                        "mean",
+                        rows.iter().map(|r| num(r, "/recovery_ns_mean")).collect(),
+                    ),
+                    Series::bars(
+                        "max",
+                        rows.iter().map(|r| num(r, "/recovery_ns_max")).collect(),
+                    ),
+                ],
+                &Axis::new("recovery", Scale::Log, ns_short),
+                false,
+                None,
+            ),
+            "The engine's own crash recovery on what survived, on a logarithmic axis; on a server it includes the process start.",
+        );
+    }
+    s.table(outcome_table(doc));
+    s.table(writes_table(doc));
+    s.table(states_table(doc));
+    common::warnings(&mut s, doc);
+    common::context(&mut s, &[doc]);
+    s
+}
+
+/// Several crash results: every row of each, side by side (each result's section follows).
+pub fn comparison(docs: &[&Doc], _charts: bool) -> Section {
+    let mut s = Section::new(
+        "cmp-crash".into(),
+        format!("Comparison of {} crash results", docs.len()),
+        "comparison".into(),
+        "crash",
+    );
+    let mut columns = vec![Column::new("result", "result", Unit::Text)];
+    columns.extend(outcome_columns(Column::new("device", "device", Unit::Text)));
+    let mut t = Table::new("comparison", "Every row of every result", columns);
+    for d in docs {
+        for row in d.array("/summary/rows") {
+            let mut cells = vec![Cell::text(d.label.clone()), Cell::text(spec(row))];
+            cells.extend(outcome_cells(row));
+            t.push(cells);
+            *t.row_keys.last_mut().expect("just pushed") =
+                Some(format!("{} · {}", d.label, row_label(row)));
+        }
+    }
+    s.table(t);
+    common::context(&mut s, docs);
+    s
+}
