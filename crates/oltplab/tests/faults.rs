@@ -43,6 +43,8 @@ fn loaded() -> Option<&'static Path> {
                 ],
             );
             assert!(out.status.success(), "{}", stderr(&out));
+            // SAFETY: registers a plain function, run once when the test process exits.
+            unsafe { libc::atexit(remove_loaded) };
             Some(data)
         })
         .as_deref()
@@ -53,6 +55,14 @@ fn loaded() -> Option<&'static Path> {
             );
             None
         })
+}
+
+/// At the test process's exit: the shared cluster's scratch directory (every oltplab command
+/// stopped its server when it ended, so nothing runs in it).
+extern "C" fn remove_loaded() {
+    if let Some(Some(data)) = LOADED.get() {
+        let _ = std::fs::remove_dir_all(data.parent().unwrap_or(data));
+    }
 }
 
 /// oltplab running in its own process group (as in a terminal), its stderr read line by line.
