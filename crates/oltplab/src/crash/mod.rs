@@ -806,26 +806,61 @@ fn one_cut(
         let checked = Instant::now();
         let mut o = check_state(&state_dir.join("tpcc.sqlite"), &acknowledged);
         o.check_s = checked.elapsed().as_secs_f64();
-        o.cut = cut;
-        o.state = k as u32;
-        o.seed = st.seed;
-        o.cut_at_s = cut_at.as_secs_f64();
-        o.pending_writes = st.pending_writes;
-        o.lost_writes = st.lost_writes;
-        o.torn_writes = st.torn_writes;
-        if cfg.keep_states || !promise.allows(&o) {
-            write_state_note(&state_dir, &o)?;
-            o.kept = Some(state_dir.display().to_string());
-        } else {
-            let _ = std::fs::remove_dir_all(&state_dir);
-        }
-        outcomes.push(o);
+        let place = StatePlace {
+            cut,
+            state: k as u32,
+            cut_at,
+            dir: &state_dir,
+        };
+        outcomes.push(finish_state(o, st, &place, cfg.keep_states, promise)?);
     }
-    let _ = std::fs::remove_dir_all(&run_dir);
+    Ok(Some(end_cut(&run_dir, &cut_dir, outcomes)))
+}
+
+/// Where a state was drawn: its cut, its number, the cut's time and its directory.
+struct StatePlace<'a> {
+    cut: u32,
+    state: u32,
+    cut_at: Duration,
+    dir: &'a Path,
+}
+
+/// A checked state's outcome with where it came from and what the device lost; its directory
+/// kept (with a note) when asked or when the outcome is outside the row's promise, else removed.
+fn finish_state(
+    mut o: CrashStateOutcome,
+    st: &CrashState,
+    at: &StatePlace,
+    keep_states: bool,
+    promise: Promise,
+) -> Result<CrashStateOutcome> {
+    o.cut = at.cut;
+    o.state = at.state;
+    o.seed = st.seed;
+    o.cut_at_s = at.cut_at.as_secs_f64();
+    o.pending_writes = st.pending_writes;
+    o.lost_writes = st.lost_writes;
+    o.torn_writes = st.torn_writes;
+    if keep_states || !promise.allows(&o) {
+        write_state_note(at.dir, &o)?;
+        o.kept = Some(at.dir.display().to_string());
+    } else {
+        let _ = std::fs::remove_dir_all(at.dir);
+    }
+    Ok(o)
+}
+
+/// After a cut's states: its run files go, and its directory too unless a state was kept.
+fn end_cut(
+    run_dir: &Path,
+    cut_dir: &Path,
+    outcomes: Vec<CrashStateOutcome>,
+) -> Vec<CrashStateOutcome> {
+    let _ = std::fs::remove_dir_all(run_dir);
     if !outcomes.iter().any(|o| o.kept.is_some()) {
-        let _ = std::fs::remove_dir_all(&cut_dir);
+        let _ = std::fs::remove_dir_all(cut_dir);
     }
-    Ok(Some(outcomes))
+    outcomes
 }
 
 /// Puts the files as the cut left them into `dir` (moved when `take`, else copied) and applies

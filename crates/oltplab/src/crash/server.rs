@@ -29,7 +29,7 @@ use oltplab_workloads::tpcc::connect::{MyConnector, PgConnector};
 use oltplab_workloads::tpcc::driver::{drive, DriverConfig};
 use oltplab_workloads::tpcc::{inspect, require_loaded, Connector, Purpose};
 
-use super::{mix, write_state_note, CrashConfig, Loaded, Promise};
+use super::{end_cut, finish_state, mix, CrashConfig, Loaded, Promise, StatePlace};
 use crate::emulate::{Backing, EmulationSession, SessionConfig};
 use crate::output::say;
 use crate::schema::CrashStateOutcome;
@@ -252,27 +252,16 @@ pub(super) fn one_cut(
             server::copy_cluster(&run_dir, &state_dir)?;
         }
         apply(st, &paths, &state_dir.join(kind.name()))?;
-        let mut o = check_state(kind, &state_dir, cfg.terminals, &acknowledged);
-        o.cut = cut;
-        o.state = k as u32;
-        o.seed = st.seed;
-        o.cut_at_s = cut_at.as_secs_f64();
-        o.pending_writes = st.pending_writes;
-        o.lost_writes = st.lost_writes;
-        o.torn_writes = st.torn_writes;
-        if cfg.keep_states || !promise.allows(&o) {
-            write_state_note(&state_dir, &o)?;
-            o.kept = Some(state_dir.display().to_string());
-        } else {
-            let _ = std::fs::remove_dir_all(&state_dir);
-        }
-        outcomes.push(o);
+        let o = check_state(kind, &state_dir, cfg.terminals, &acknowledged);
+        let place = StatePlace {
+            cut,
+            state: k as u32,
+            cut_at,
+            dir: &state_dir,
+        };
+        outcomes.push(finish_state(o, st, &place, cfg.keep_states, promise)?);
     }
-    let _ = std::fs::remove_dir_all(&run_dir);
-    if !outcomes.iter().any(|o| o.kept.is_some()) {
-        let _ = std::fs::remove_dir_all(&cut_dir);
-    }
-    Ok(Some(outcomes))
+    Ok(Some(end_cut(&run_dir, &cut_dir, outcomes)))
 }
 
 /// Every regular file under `dir` by (device, inode), relative to `dir`.
