@@ -27,6 +27,8 @@ use crate::device;
 use crate::device::config::{self as device_config, Workload};
 use crate::output;
 
+use super::trace_fit::{self, TraceFitSummary, TraceTarget};
+
 #[derive(Args, Debug)]
 #[command(after_help = FIT_AFTER_HELP)]
 pub struct FitArgs {
@@ -82,6 +84,30 @@ pub struct FitArgs {
     /// Fit again to the measurements of an earlier fit (its --results DIR) instead of measuring
     #[arg(long, value_name = "DIR", conflicts_with_all = ["target", "emulate", "rw", "bs", "sweep_qd", "runtime", "ramp", "size"])]
     pub refit: Option<PathBuf>,
+
+    /// Also fit to a window of a database's own I/O: a trace of a run on the device measured
+    /// (`oltplab run … --emulate host --trace FILE`), replayed open loop on each candidate; its
+    /// read, write and sync latency quantiles join the curves in the objective
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
+
+    /// Compare the fitted spec with this trace too (a second run's, not fitted to): the check of
+    /// the fit on I/O it was not tuned to
+    #[arg(long, value_name = "FILE")]
+    pub validate_trace: Option<PathBuf>,
+
+    /// Length of the trace window fitted to (and of the validation trace's window)
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = trace_fit::window_arg)]
+    pub trace_window: f64,
+
+    /// Where the window starts, from the trace's first I/O [default: the trace's middle]
+    #[arg(long, value_name = "DURATION", value_parser = trace_fit::window_arg)]
+    pub trace_start: Option<f64>,
+
+    /// How much the trace counts against the curves: 1 weighs its quantiles as much as all the
+    /// curves' figures together
+    #[arg(long, value_name = "W", default_value_t = 1.0)]
+    pub trace_weight: f64,
 
     /// Also write the fitted spec (one line) to FILE
     #[arg(long, value_name = "FILE")]
@@ -224,6 +250,12 @@ pub struct FitSummary {
     pub fit_s: f64,
     /// The `device` results the fit rests on, relative to this result's directory.
     pub measurements: Vec<String>,
+    /// The trace window fitted to (`--trace`): recorded against fitted latency quantiles.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace: Option<TraceFitSummary>,
+    /// The fitted spec against a trace it was not fitted to (`--validate-trace`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub validation: Option<TraceFitSummary>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -250,6 +282,12 @@ struct FitConfig {
     base: String,
     sim_ios: u64,
     max_evals: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    trace: Option<PathBuf>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    validate_trace: Option<PathBuf>,
+    trace_window_s: f64,
+    trace_weight: f64,
 }
 
 pub fn run(args: FitArgs) -> Result<()> {
@@ -295,7 +333,25 @@ pub fn run(args: FitArgs) -> Result<()> {
         base: base.name.to_string(),
         sim_ios: args.sim_ios,
         max_evals: args.max_evals,
+        trace: args.trace.clone(),
+        validate_trace: args.validate_trace.clone(),
+        trace_window_s: args.trace_window,
+        trace_weight: args.trace_weight,
     };
+    if !(args.trace_weight.is_finite() && args.trace_weight > 0.0) {
+        return Err(Error::usage(format!(
+            "--trace-weight {} is not a positive number: give e.g. 1 (the trace counts as much as the curves)",
+            args.trace_weight
+        )));
+    }
+    // The traces are read before anything is measured, so that a bad one costs nothing.
+    let load_trace = |path: &Option<PathBuf>| {
+        path.as_deref()
+            .map(|p| TraceTarget::load(p, args.trace_start, args.trace_window))
+            .transpose()
+    };
+    let trace = load_trace(&args.trace)?;
+    let validation = load_trace(&args.validate_trace)?;
 
     // Stage two of `oltplab device` checks the shared options (size, direct I/O, buffers, spec).
     let device_args = |profile: Option<&str>, qd: Option<&str>| DeviceArgs {
@@ -393,10 +449,26 @@ pub fn run(args: FitArgs) -> Result<()> {
         points.len()
     );
     let t0 = Instant::now();
-    let fit = fit(base, &points, &config_sim(&config), config.max_evals)?;
+    let fit = fit(
+        base,
+        &points,
+        &config_sim(&config),
+        config.max_evals,
+        trace.as_ref().map(|t| (t, config.trace_weight)),
+    )?;
     let fit_s = t0.elapsed().as_secs_f64();
-    let summary = summarise(&fit, &points, base, emulated.as_ref(), fit_s, measurements);
+    let mut summary = summarise(&fit, &points, base, emulated.as_ref(), fit_s, measurements);
     print_table(&summary);
+    if let Some(t) = &trace {
+        let s = t.summary(&t.simulate(&fit.spec)?);
+        trace_fit::print("fitted to the trace", &s);
+        summary.trace = Some(s);
+    }
+    if let Some(t) = &validation {
+        let s = t.summary(&t.simulate(&fit.spec)?);
+        trace_fit::print("validated on a trace not fitted to", &s);
+        summary.validation = Some(s);
+    }
 
     let mut doc: FitResult = output::new_doc(
         "devices-fit",
@@ -1051,12 +1123,25 @@ pub fn fit(
     points: &[(PointDef, Figures)],
     c: &SimConfig,
     max_evals: u64,
+    trace: Option<(&TraceTarget, f64)>,
 ) -> Result<Fit> {
+    // The trace's quantiles weigh `weight` times as much, all together, as the curves' figures.
+    let curve_terms: f64 = points
+        .iter()
+        .map(|(p, _)| {
+            2.0 * if p.op == Op::Commit {
+                COMMIT_WEIGHT
+            } else {
+                1.0
+            }
+        })
+        .sum();
     let mut ev = Evaluator {
         base,
         points,
         defs: points.iter().map(|(p, _)| *p).collect(),
         c,
+        trace: trace.map(|(t, w)| (t, w * curve_terms / t.terms().max(1) as f64)),
         seen: Vec::new(),
         evaluations: 0,
     };
@@ -1086,6 +1171,8 @@ struct Evaluator<'a> {
     points: &'a [(PointDef, Figures)],
     defs: Vec<PointDef>,
     c: &'a SimConfig,
+    /// The trace window and the weight of each of its terms.
+    trace: Option<(&'a TraceTarget, f64)>,
     seen: Vec<(Vec<(&'static str, f64)>, f64)>,
     evaluations: u64,
 }
@@ -1099,7 +1186,10 @@ impl Evaluator<'_> {
         self.evaluations += 1;
         let spec = cand.spec(self.base)?;
         let fitted = simulate_all(&spec, &self.defs, self.c)?;
-        let f = objective(self.points, &fitted);
+        let mut f = objective(self.points, &fitted);
+        if let Some((t, w)) = self.trace {
+            f += w * t.objective(&t.simulate(&spec)?);
+        }
         if self.seen.len() > 4096 {
             self.seen.clear();
         }
@@ -1270,6 +1360,8 @@ fn summarise(
         evaluations: fit.evaluations,
         fit_s,
         measurements,
+        trace: None,
+        validation: None,
     }
 }
 
@@ -1376,7 +1468,7 @@ mod tests {
             .ok()
             .and_then(|v| v.parse().ok())
             .unwrap_or(400);
-        let fit = fit(base, &points, &c, budget).unwrap();
+        let fit = fit(base, &points, &c, budget, None).unwrap();
         let e = fit_error(&points, &fit.fitted);
         for ((p, m), f) in points.iter().zip(&fit.fitted) {
             eprintln!("{} {:?} {:?} evals {}", p.label(), m, f, fit.evaluations);

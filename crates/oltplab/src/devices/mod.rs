@@ -3,6 +3,7 @@
 //! `oltplab devices fit TARGET`, which measures a device and fits the flash model to it (`fit.rs`).
 
 pub mod fit;
+pub mod trace_fit;
 
 use std::io::Write;
 

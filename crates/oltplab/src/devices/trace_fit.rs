@@ -1,0 +1,460 @@
+//! `oltplab devices fit --trace`: the database's own I/O as a target of the fit.
+//!
+//! A fit to pure curves (random reads, writes, a 70/30 mix, commits) misses what a database does
+//! to a device: bursts of page-cleaner writes among its reads, depths that change from moment to
+//! moment, flushes behind large writes. A trace of a real run on the device holds exactly that,
+//! with the time each call took. Here a window of such a trace is replayed open loop on a
+//! candidate model in virtual time — each I/O submitted at the time the database submitted it —
+//! and the model's latency distribution of reads, writes and syncs is compared with the one the
+//! trace recorded, quantile by quantile (Ruemmler & Wilkes' way of comparing a model with a
+//! drive's trace: the distributions' horizontal distance, here in log terms so that a 50 µs read
+//! and a 5 ms flush count alike).
+//!
+//! Open loop is what makes the comparison fair: the arrivals are the real run's, so the model is
+//! judged on the same load the device had. What the trace's times hold besides the device — the
+//! thread's wait for a core after its I/O completed — is in them too; docs/devices.md says what
+//! that means for an emulated run.
+
+use std::path::{Path, PathBuf};
+
+use oltplab_core::units::{format_ns, parse_duration};
+use oltplab_core::{Error, Result};
+use oltplab_devmodel::{Emulator, IoKind, Spec};
+use oltplab_trace::{Op, TraceData};
+use serde::Serialize;
+
+use crate::output;
+
+/// The quantiles compared (each counts once per class in the objective).
+pub const QUANTILES: [f64; 6] = [0.25, 0.5, 0.75, 0.9, 0.95, 0.99];
+
+/// The I/O classes compared: a database waits differently for each.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Class {
+    Read,
+    Write,
+    Sync,
+}
+
+const CLASSES: [Class; 3] = [Class::Read, Class::Write, Class::Sync];
+
+impl Class {
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// One I/O of the window, as the model takes it.
+#[derive(Clone, Copy, Debug)]
+struct TraceIo {
+    submit_ns: u64,
+    kind: IoKind,
+    slot: u32,
+    offset: u64,
+    len: u64,
+    /// Counted in the comparison (not one of the warm-up's).
+    counted: bool,
+}
+
+/// A trace window to fit to: its I/Os and the latencies the trace recorded for them.
+#[derive(Clone, Debug)]
+pub struct TraceTarget {
+    pub path: PathBuf,
+    ios: Vec<TraceIo>,
+    span_bytes: u64,
+    /// Per class, the recorded latencies of the counted I/Os at [`QUANTILES`] (ns); `None` for a
+    /// class with too few I/Os to compare.
+    measured: [Option<[f64; QUANTILES.len()]>; 3],
+    counts: [u64; 3],
+    pub window_start_s: f64,
+    pub window_s: f64,
+}
+
+/// Fewer counted I/Os than this in a class and its quantiles are not compared: a p99 needs a
+/// hundred I/Os to exist, and a few hundred to mean something.
+const MIN_CLASS_IOS: u64 = 500;
+
+/// Latencies below a system call's own time are not told apart (a model's flush with nothing
+/// to write takes no time; a traced call never does).
+const FLOOR_NS: f64 = 1_000.0;
+
+/// The model runs this long on the window's I/Os before it counts, so that its write buffer and
+/// queues hold what the device held when the window began.
+const WARM_NS: u64 = 2_000_000_000;
+
+impl TraceTarget {
+    /// Reads the window `[start, start + length)` (seconds from the trace's first I/O; by default
+    /// the middle `length` of the trace) of an oltplab trace, after [`WARM_NS`] of warm-up before
+    /// it.
+    pub fn load(path: &Path, start: Option<f64>, length_s: f64) -> Result<TraceTarget> {
+        let data = TraceData::load(path).map_err(|e| {
+            Error::usage(format!(
+                "--trace {}: {e}; give a trace that `oltplab run … --trace FILE` wrote",
+                path.display()
+            ))
+        })?;
+        Self::from_data(&data, path, start, length_s)
+    }
+
+    /// [`TraceTarget::load`] of a trace in memory.
+    pub fn from_data(
+        data: &TraceData,
+        path: &Path,
+        start: Option<f64>,
+        length_s: f64,
+    ) -> Result<TraceTarget> {
+        let first = data.records.first().map_or(0, |r| r.submit_ns);
+        let last = data.records.last().map_or(0, |r| r.submit_ns);
+        let total_s = (last - first) as f64 / 1e9;
+        let start_s = start.unwrap_or(((total_s - length_s) / 2.0).max(0.0));
+        if start_s + length_s > total_s + 0.5 || length_s <= 0.0 {
+            return Err(Error::usage(format!(
+                "--trace-window {:.1}s from {:.1}s does not fit in {} ({:.1} s of I/O): give a shorter --trace-window or an earlier --trace-start",
+                length_s,
+                start_s,
+                path.display(),
+                total_s
+            )));
+        }
+        let lo = first + (start_s * 1e9) as u64;
+        let hi = lo + (length_s * 1e9) as u64;
+        let warm_lo = lo.saturating_sub(WARM_NS);
+        let mut ios = Vec::new();
+        let mut recorded: [Vec<f64>; 3] = Default::default();
+        let mut max_slot = 0u32;
+        for r in data
+            .records
+            .iter()
+            .filter(|r| r.submit_ns >= warm_lo && r.submit_ns < hi)
+        {
+            let (kind, class) = match r.kind() {
+                Op::Read => (IoKind::Read, Class::Read),
+                Op::Write => (IoKind::Write, Class::Write),
+                // As in the run and the replays: sync_file_range flushes no device cache.
+                Op::SyncRange => continue,
+                o if o.is_sync() => (IoKind::Flush, Class::Sync),
+                _ => continue,
+            };
+            let slot = data.device_slot(r.file);
+            max_slot = max_slot.max(slot);
+            let counted = r.submit_ns >= lo;
+            if counted {
+                recorded[class.index()].push((r.latency_ns as f64).max(FLOOR_NS));
+            }
+            ios.push(TraceIo {
+                submit_ns: r.submit_ns,
+                kind,
+                slot,
+                offset: r.offset,
+                len: r.len as u64,
+                counted,
+            });
+        }
+        let counts = recorded.each_ref().map(|v| v.len() as u64);
+        if counts.iter().all(|&n| n < MIN_CLASS_IOS) {
+            return Err(Error::usage(format!(
+                "{} holds fewer than {MIN_CLASS_IOS} reads, writes or syncs in the window of {:.1} s from {:.1} s: give a longer --trace-window or a trace of a longer run",
+                path.display(),
+                length_s,
+                start_s
+            )));
+        }
+        let measured = recorded.map(|v| (v.len() as u64 >= MIN_CLASS_IOS).then(|| quantiles(v)));
+        Ok(TraceTarget {
+            path: path.to_path_buf(),
+            ios,
+            // The emulator puts slot N at N GiB.
+            span_bytes: (u64::from(max_slot) + 1) << 30,
+            measured,
+            counts,
+            window_start_s: start_s,
+            window_s: length_s,
+        })
+    }
+
+    /// The model's latencies of the counted I/Os at [`QUANTILES`], per class: the window replayed
+    /// open loop, each I/O submitted when the trace says the database submitted it.
+    pub fn simulate(&self, spec: &Spec) -> Result<[Option<[f64; QUANTILES.len()]>; 3]> {
+        let e = Emulator::new(spec, 1)?;
+        e.set_span_bytes(self.span_bytes);
+        let mut lat: [Vec<f64>; 3] = self.counts.map(|n| Vec::with_capacity(n as usize));
+        for io in &self.ios {
+            let done = e.submit(io.submit_ns, io.kind, e.place(io.slot, io.offset), io.len);
+            if io.counted {
+                let class = match io.kind {
+                    IoKind::Read => Class::Read,
+                    IoKind::Write => Class::Write,
+                    IoKind::Flush => Class::Sync,
+                };
+                lat[class.index()].push((done.saturating_sub(io.submit_ns) as f64).max(FLOOR_NS));
+            }
+        }
+        Ok(std::array::from_fn(|i| {
+            self.measured[i].map(|_| quantiles(std::mem::take(&mut lat[i])))
+        }))
+    }
+
+    /// The terms compared: (class, quantile) pairs with a measured figure.
+    pub fn terms(&self) -> usize {
+        self.measured.iter().flatten().count() * QUANTILES.len()
+    }
+
+    /// Σ ln(model ÷ recorded)² over every compared quantile of every class.
+    pub fn objective(&self, fitted: &[Option<[f64; QUANTILES.len()]>; 3]) -> f64 {
+        self.measured
+            .iter()
+            .zip(fitted)
+            .filter_map(|(m, f)| Some((m.as_ref()?, f.as_ref()?)))
+            .flat_map(|(m, f)| m.iter().zip(f).map(|(m, f)| (f / m).ln().powi(2)))
+            .sum()
+    }
+
+    /// The comparison as the result holds it.
+    pub fn summary(&self, fitted: &[Option<[f64; QUANTILES.len()]>; 3]) -> TraceFitSummary {
+        let classes = CLASSES
+            .iter()
+            .filter_map(|&c| {
+                let m = self.measured[c.index()]?;
+                let f = fitted[c.index()]?;
+                Some(TraceClassRow {
+                    class: c,
+                    ios: self.counts[c.index()],
+                    measured: Quantiles::from(&m),
+                    fitted: Quantiles::from(&f),
+                })
+            })
+            .collect();
+        let n = self.terms().max(1) as f64;
+        let rms = (self.objective(fitted) / n).sqrt();
+        TraceFitSummary {
+            trace: self.path.display().to_string(),
+            window_start_s: self.window_start_s,
+            window_s: self.window_s,
+            classes,
+            rms_pct: (rms.exp() - 1.0) * 100.0,
+        }
+    }
+}
+
+/// Values of `v` at [`QUANTILES`] (the smallest value whose empirical distribution reaches each).
+fn quantiles(mut v: Vec<f64>) -> [f64; QUANTILES.len()] {
+    v.sort_unstable_by(f64::total_cmp);
+    QUANTILES.map(|q| {
+        let i = ((q * v.len() as f64).ceil() as usize).clamp(1, v.len()) - 1;
+        v[i]
+    })
+}
+
+/// Latency quantiles of one class (ns).
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct Quantiles {
+    pub lat_ns_p25: f64,
+    pub lat_ns_p50: f64,
+    pub lat_ns_p75: f64,
+    pub lat_ns_p90: f64,
+    pub lat_ns_p95: f64,
+    pub lat_ns_p99: f64,
+}
+
+impl From<&[f64; QUANTILES.len()]> for Quantiles {
+    fn from(q: &[f64; QUANTILES.len()]) -> Self {
+        Quantiles {
+            lat_ns_p25: q[0],
+            lat_ns_p50: q[1],
+            lat_ns_p75: q[2],
+            lat_ns_p90: q[3],
+            lat_ns_p95: q[4],
+            lat_ns_p99: q[5],
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct TraceClassRow {
+    pub class: Class,
+    /// Counted I/Os of the class in the window.
+    pub ios: u64,
+    /// What the trace recorded.
+    pub measured: Quantiles,
+    /// What the fitted model gave for the same I/Os at the same submit times.
+    pub fitted: Quantiles,
+}
+
+/// How a spec compares with a trace window (`summary.trace` and `summary.validation` of a
+/// `devices-fit` result).
+#[derive(Clone, Debug, Serialize)]
+pub struct TraceFitSummary {
+    pub trace: String,
+    pub window_start_s: f64,
+    pub window_s: f64,
+    pub classes: Vec<TraceClassRow>,
+    /// Root mean square of ln(model ÷ recorded) over every compared quantile, as a percentage.
+    pub rms_pct: f64,
+}
+
+/// `--trace-window`'s value.
+pub fn window_arg(text: &str) -> std::result::Result<f64, String> {
+    parse_duration(text).map(|d| d.as_secs_f64())
+}
+
+pub fn print(title: &str, s: &TraceFitSummary) {
+    output::note!(
+        "{title}: {} ({:.1} s from {:.1} s), open loop at the recorded submit times",
+        s.trace,
+        s.window_s,
+        s.window_start_s
+    );
+    output::note!(
+        "{:<6} {:>9}   {:>9} {:>9} {:>9}   {:>9} {:>9} {:>9}",
+        "class",
+        "I/Os",
+        "p50",
+        "p90",
+        "p99",
+        "fit p50",
+        "fit p90",
+        "fit p99"
+    );
+    for r in &s.classes {
+        let name = match r.class {
+            Class::Read => "read",
+            Class::Write => "write",
+            Class::Sync => "sync",
+        };
+        output::note!(
+            "{:<6} {:>9}   {:>9} {:>9} {:>9}   {:>9} {:>9} {:>9}",
+            name,
+            r.ios,
+            format_ns(r.measured.lat_ns_p50),
+            format_ns(r.measured.lat_ns_p90),
+            format_ns(r.measured.lat_ns_p99),
+            format_ns(r.fitted.lat_ns_p50),
+            format_ns(r.fitted.lat_ns_p90),
+            format_ns(r.fitted.lat_ns_p99)
+        );
+    }
+    output::note!(
+        "trace error: {:.1} % RMS over the quantiles p25…p99 of each class",
+        s.rms_pct
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::devices::fit::{fit, simulate_all, Figures, Op as PointOp, PointDef, SimConfig};
+    use oltplab_devmodel::{catalogue, parse_spec};
+    use oltplab_trace::Record;
+
+    /// A database-like open-loop arrival process on one file — 16 KiB reads, bursts of writes,
+    /// fdatasyncs — timed by `truth` as a traced run on that device would have recorded it.
+    fn traced_on(truth: &Spec, seconds: u64) -> TraceData {
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let mut rand = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let e = Emulator::new(truth, 1).unwrap();
+        e.set_span_bytes(1 << 30);
+        let mut records = Vec::new();
+        let mut t = 0u64;
+        while t < seconds * 1_000_000_000 {
+            // 500 calls per second on average; every 500 ms a burst of 16 writes.
+            let gap = 1 + rand() % 4_000_000;
+            let burst = (t / 500_000_000) != ((t + gap) / 500_000_000);
+            t += gap;
+            let ops: Vec<u8> = if burst {
+                vec![Op::Write as u8; 16]
+            } else {
+                match rand() % 100 {
+                    0..=69 => vec![Op::Read as u8],
+                    70..=84 => vec![Op::Write as u8],
+                    _ => vec![Op::Fdatasync as u8],
+                }
+            };
+            for op in ops {
+                let offset = (rand() % (1 << 16)) * 16384;
+                let len = if op == Op::Fdatasync as u8 { 0 } else { 16384 };
+                let kind = match op {
+                    o if o == Op::Read as u8 => IoKind::Read,
+                    o if o == Op::Write as u8 => IoKind::Write,
+                    _ => IoKind::Flush,
+                };
+                let done = e.submit(t, kind, e.place(0, offset), len);
+                records.push(Record {
+                    submit_ns: t,
+                    latency_ns: (done - t) as u32,
+                    offset,
+                    len: len as u32,
+                    file: 0,
+                    op,
+                    tag: 0,
+                    tid: 1,
+                    cpu: None,
+                });
+            }
+        }
+        TraceData {
+            files: vec!["data".into()],
+            records,
+            complete: true,
+            ..TraceData::default()
+        }
+    }
+
+    /// The trace's spec matches its own trace exactly; another device does not.
+    #[test]
+    fn a_trace_tells_its_device_apart() {
+        let truth = parse_spec("sata-ssd-2010").unwrap();
+        let data = traced_on(&truth, 14);
+        let t = TraceTarget::from_data(&data, Path::new("synthetic"), None, 10.0).unwrap();
+        assert_eq!(t.terms(), 3 * QUANTILES.len());
+        let own = t.summary(&t.simulate(&truth).unwrap());
+        assert!(own.rms_pct < 0.5, "{own:?}");
+        let other = t.summary(&t.simulate(&parse_spec("pcie-flash-2012").unwrap()).unwrap());
+        assert!(other.rms_pct > 30.0, "{other:?}");
+    }
+
+    /// Fitted to curves that cannot tell the device's write behaviour (reads only), the model
+    /// misses the trace's writes and syncs; with the trace in the objective it finds them.
+    #[test]
+    fn the_trace_pulls_the_fit_towards_the_database_s_io() {
+        let truth = parse_spec("sata-ssd-2010").unwrap();
+        let t = TraceTarget::from_data(&traced_on(&truth, 14), Path::new("t"), None, 10.0).unwrap();
+        let c = SimConfig {
+            ios: 1000,
+            warm_ns: 50_000_000,
+            run_ns: 200_000_000,
+            region_bytes: 256 << 20,
+            seed: 1,
+        };
+        let defs: Vec<PointDef> = [1, 8]
+            .iter()
+            .map(|&qd| PointDef {
+                op: PointOp::Randread,
+                block_size_bytes: 16 << 10,
+                qd,
+            })
+            .collect();
+        let points: Vec<(PointDef, Figures)> = defs
+            .iter()
+            .copied()
+            .zip(simulate_all(&truth, &defs, &c).unwrap())
+            .collect();
+        // The truth's own entry as the base: what the fit does not fit stays the truth's.
+        let base = catalogue::lookup("sata-ssd-2010").unwrap();
+        let error = |trace| {
+            let f = fit(base, &points, &c, 600, trace).unwrap();
+            t.summary(&t.simulate(&f.spec).unwrap()).rms_pct
+        };
+        let (without, with) = (error(None), error(Some((&t, 1.0))));
+        eprintln!("trace error {with:.1} % with the trace in the fit, {without:.1} % without");
+        assert!(
+            with < 25.0 && with < without / 2.0,
+            "trace error {with:.1} % with the trace in the fit, {without:.1} % without"
+        );
+    }
+}
