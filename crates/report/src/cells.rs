@@ -19,10 +19,14 @@ pub enum CellAxis {
     Engine,
     Terminals,
     Pacing,
+    /// The storage axis by its other name: a study's devices and layouts are one axis (a layout
+    /// names its devices), charted as `layout` when the user asks so.
+    Layout,
 }
 
 impl CellAxis {
-    pub const NAMES: [&'static str; 4] = ["device", "engine", "terminals", "pacing"];
+    pub const NAMES: [&'static str; 5] = ["device", "engine", "terminals", "pacing", "layout"];
+    /// The distinct axes (layout is the device axis).
     const ALL: [CellAxis; 4] = [
         CellAxis::Device,
         CellAxis::Engine,
@@ -34,18 +38,37 @@ impl CellAxis {
         Self::NAMES[self as usize]
     }
 
+    /// The axis itself, whatever it was called.
+    fn same(self) -> CellAxis {
+        match self {
+            CellAxis::Layout => CellAxis::Device,
+            a => a,
+        }
+    }
+
     /// `device,terminals` → the axes, or why not as one sentence (the caller names the option).
     pub fn parse_list(text: &str) -> Result<Vec<CellAxis>, String> {
         let mut axes = Vec::new();
         for name in text.split(',').map(str::trim) {
-            let Some(axis) = Self::ALL.into_iter().find(|a| a.name() == name) else {
+            let Some(axis) = Self::ALL
+                .into_iter()
+                .chain([CellAxis::Layout])
+                .find(|a| a.name() == name)
+            else {
                 return Err(format!(
                     "`{name}` is not an axis of a study's cells: choose one or two of {}, e.g. device,terminals",
                     Self::NAMES.join(", ")
                 ));
             };
-            if axes.contains(&axis) {
-                return Err(format!("`{name}` is named twice: name each axis once"));
+            if let Some(other) = axes.iter().find(|a: &&CellAxis| a.same() == axis.same()) {
+                return Err(if other.name() == name {
+                    format!("`{name}` is named twice: name each axis once")
+                } else {
+                    format!(
+                        "`{}` and `{name}` are one axis (a study's devices and layouts): name one of them",
+                        other.name()
+                    )
+                });
             }
             axes.push(axis);
         }
@@ -61,7 +84,7 @@ impl CellAxis {
     /// The cell's value on this axis, as shown.
     fn value(self, c: &Value) -> String {
         match self {
-            CellAxis::Device => text(c, "/device"),
+            CellAxis::Device | CellAxis::Layout => text(c, "/device"),
             CellAxis::Engine => text(c, "/engine_name"),
             CellAxis::Terminals => text(c, "/terminals"),
             CellAxis::Pacing => text(c, "/pacing"),
@@ -173,7 +196,13 @@ fn cells_table(cells: &[Value], baseline: Option<&str>) -> Table {
 /// The axes charts run along when the user names none: device, and terminals when they vary (else
 /// the first other axis that varies) as the series.
 fn default_axes(cells: &[Value]) -> Vec<CellAxis> {
-    let mut axes = vec![CellAxis::Device];
+    // A layout's spec names its roles (`data=…`): the axis is then called layout.
+    let storage = if cells.iter().any(|c| text(c, "/device").contains('=')) {
+        CellAxis::Layout
+    } else {
+        CellAxis::Device
+    };
+    let mut axes = vec![storage];
     if let Some(second) = [CellAxis::Terminals, CellAxis::Engine, CellAxis::Pacing]
         .into_iter()
         .find(|a| varies(cells, *a))
@@ -196,7 +225,7 @@ fn axis_values(cells: &[Value], axis: CellAxis) -> Vec<String> {
             values.push(v);
         }
     }
-    if axis == CellAxis::Terminals {
+    if axis.same() == CellAxis::Terminals {
         values.sort_by_key(|v| v.parse::<u64>().unwrap_or(u64::MAX));
     }
     values
@@ -260,7 +289,7 @@ fn axis_charts(s: &mut Section, cells: &[Value], axes: &[CellAxis]) {
     series_axes.extend(
         CellAxis::ALL
             .into_iter()
-            .filter(|a| !axes.contains(a) && varies(cells, *a)),
+            .filter(|a| !axes.iter().any(|x| x.same() == *a) && varies(cells, *a)),
     );
     let key = |c: &Value| -> String {
         series_axes

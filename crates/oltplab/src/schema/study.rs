@@ -193,6 +193,9 @@ pub struct CellResult {
     pub finished_at: String,
     pub engine_version: String,
     pub buffer_pool_bytes: u64,
+    /// The device whose 16 KiB random reads are the cell's `randread16k_*` figures: the cell's
+    /// device, or its layout's data device.
+    pub randread16k_device: String,
     /// S1's figures for the cell, under S1's names; `vs_baseline` against the baseline device's
     /// cell of the same engine, terminals and pacing.
     pub figures: DeviceFigures,
