@@ -76,6 +76,42 @@ fn shipped_study_files_parse_and_dry_run() {
     );
     assert!(listing.contains("baseline hdd-10k"), "{listing}");
     assert_nothing_made(&dir, &[]);
+
+    // Each scenario a file expresses prints that file, whose cells are the shipped file's.
+    for (scenario, file) in [
+        ("s1", "s1.toml"),
+        ("cache-tiers", "s2.toml"),
+        ("placement", "s3.toml"),
+    ] {
+        let out = oltplab(
+            &dir,
+            &[
+                "study",
+                "--scenario",
+                scenario,
+                "--scale",
+                "quick",
+                "--dry-run",
+            ],
+        );
+        assert_ok(&out);
+        std::fs::write(dir.join("printed.toml"), &out.stdout).unwrap();
+        let cells = |path: &str| {
+            let out = oltplab(&dir, &["study", "--file", path, "--dry-run"]);
+            assert_ok(&out);
+            String::from_utf8_lossy(&out.stdout)
+                .lines()
+                .skip(1)
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        let shipped = cells(studies_dir().join(file).to_str().unwrap());
+        assert_eq!(cells("printed.toml"), shipped, "{scenario}");
+        assert!(shipped.contains("4. sqlite_"), "{scenario}: {shipped}");
+    }
+    let out = oltplab(&dir, &["study", "--scenario", "profiles", "--dry-run"]);
+    assert_one_line_usage_error(&out, "profiles scenario has no study file");
+    assert_nothing_made(&dir, &["printed.toml"]);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

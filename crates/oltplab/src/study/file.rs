@@ -172,7 +172,7 @@ pub fn load(path: &Path) -> Result<FileStudy> {
     parse(path, &text)
 }
 
-fn parse(path: &Path, text: &str) -> Result<FileStudy> {
+pub(super) fn parse(path: &Path, text: &str) -> Result<FileStudy> {
     let src = Source { path, text };
     let file: StudyFile = toml::from_str(text).map_err(|e| src.parse_error(&e))?;
 
