@@ -1,14 +1,14 @@
 //! A study file's results (`study --file`, scenario `file`): a row per cell with its axes
-//! (engine and settings, device, terminals, pacing), S1's figures, the ratios against the
-//! baseline device's cell of the same engine, terminals and pacing, and the cell's warnings beside
-//! its numbers; charts of tpmC, run IOPS, α and the emulated p99 along the axes the user picks
-//! (`oltplab report DIR --by AXIS[,AXIS]`), each warned cell marked.
+//! (engine and settings, device or layout, terminals, pacing), S1's figures, the ratios against
+//! the baseline's cell of the same engine, terminals and pacing, and the cell's warnings beside
+//! its numbers; charts of tpmC, run IOPS, α, the emulated p99 and the tpmC and α ratios along the
+//! axes the user picks (`oltplab report DIR --by AXIS[,AXIS]`), each warned cell marked.
 
 use serde_json::Value;
 
 use crate::common::{self, Ids};
 use crate::doc::{num, Doc};
-use crate::fmt::{ns_short, si, Unit};
+use crate::fmt::{ns_short, ratio_short, si, Unit};
 use crate::model::{Cell, Column, Section, Table};
 use crate::svg::{self, Axis, Reference, Scale, Series};
 
@@ -242,7 +242,7 @@ struct Metric {
     caption: &'static str,
 }
 
-const METRICS: [Metric; 4] = [
+const METRICS: [Metric; 6] = [
     Metric {
         pointer: "/figures/tpmc",
         title: "tpmC",
@@ -269,6 +269,24 @@ const METRICS: [Metric; 4] = [
         fmt: si,
         reference: Some((1.0, "α = 1: the device is kept busy")),
         caption: "α near 1: the database keeps the device busy; low: something else (CPU, locks, the driver) limits it. Above 1.05 a replay was no bound.",
+    },
+    Metric {
+        pointer: "/figures/vs_baseline/tpmc",
+        title: "tpmC against the baseline",
+        desc: "Each cell's tpmC divided by the baseline cell's (same engine, terminals and pacing).",
+        label: "tpmC ×",
+        fmt: ratio_short,
+        reference: Some((1.0, "the baseline")),
+        caption: "Above 1: the cell's storage did more New-Orders than the baseline's; cells with no baseline cell of their engine, terminals and pacing are missing.",
+    },
+    Metric {
+        pointer: "/figures/vs_baseline/alpha",
+        title: "α against the baseline",
+        desc: "Each cell's storage utilisation α divided by the baseline cell's (same engine, terminals and pacing).",
+        label: "α ×",
+        fmt: ratio_short,
+        reference: Some((1.0, "the baseline")),
+        caption: "Below 1: the database used less of this storage's capability than of the baseline's.",
     },
     Metric {
         pointer: "/figures/run_fidelity/realised_lat_ns_p99",
