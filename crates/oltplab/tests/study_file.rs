@@ -444,6 +444,15 @@ fn a_two_layout_sqlite_study_runs_each_cell_on_its_layout_and_reports_by_layout(
             .collect();
         assert_eq!(devices.len(), 2, "{devices:?}");
         assert!(devices[0].starts_with("data="), "{devices:?}");
+        // The cell keeps the run's S2/S3 figures: the same devices, their busy shares.
+        let kept: Vec<&str> = c["run"]["devices"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(kept, devices);
+        assert_eq!(c["run"]["throughput"], run["summary"]["tpmc"]);
     }
     // The data disk is measured once, for the first cell.
     assert_eq!(

@@ -154,6 +154,8 @@ fn cells_table(cells: &[Value], baseline: Option<&str>) -> Table {
         Column::new("tpmc_ratio", "tpmC ×", Unit::Ratio),
         Column::new("run_iops", "IOPS in TPC-C", Unit::Count),
         Column::new("replay_iops", "IOPS in replay", Unit::Count),
+        Column::new("lat_ns_p90", "response p90", Unit::Ns),
+        Column::new("device_busy", "device busy (read-cache hits)", Unit::Text),
         Column::new("alpha", "α", Unit::Number),
         Column::new("alpha_ratio", "α ×", Unit::Ratio),
         Column::new("randread16k_iops_ratio", "IOPS ×", Unit::Ratio),
@@ -183,6 +185,8 @@ fn cells_table(cells: &[Value], baseline: Option<&str>) -> Table {
             Cell::Num(num(f, "/vs_baseline/tpmc")),
             Cell::Num(num(f, "/run_iops")),
             Cell::Num(num(f, "/replay_iops")),
+            Cell::Num(num(c, "/run/lat_ns/p90")),
+            Cell::Text(busy_text(c)),
             Cell::Num(num(f, "/alpha")),
             Cell::Num(num(f, "/vs_baseline/alpha")),
             Cell::Num(num(f, "/vs_baseline/randread16k_iops")),
@@ -191,6 +195,30 @@ fn cells_table(cells: &[Value], baseline: Option<&str>) -> Table {
         ]);
     }
     t
+}
+
+/// Each emulated device's busy share in the cell's run (S3's 100 − idle), a layout's by its
+/// roles, with the read cache's hit ratio where there is one.
+fn busy_text(c: &Value) -> String {
+    let devices = c.pointer("/run/devices").and_then(Value::as_array);
+    let devices = devices.map(Vec::as_slice).unwrap_or_default();
+    devices
+        .iter()
+        .map(|d| {
+            let name = d["name"].as_str().unwrap_or("?");
+            // `log+temp=SPEC` → `log+temp`; a single device's spec is long and in its own column.
+            let name = match name.split_once('=') {
+                Some((roles, _)) if !roles.contains('(') => roles,
+                _ => "device",
+            };
+            let busy = d["busy_pct"].as_f64().unwrap_or(0.0);
+            match d["read_cache_hit_pct"].as_f64() {
+                Some(h) => format!("{name} {busy:.0} % ({h:.0} %)"),
+                None => format!("{name} {busy:.0} %"),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The axes charts run along when the user names none: device, and terminals when they vary (else

@@ -338,6 +338,38 @@ fn study_file_cells() {
     }
 }
 
+/// A study file of two layouts (`study --file`, S3's disks with the log and temp, or the stock
+/// table, on flash; SQLite at the test scale, as measured): each row has its run's response time
+/// and each device's busy share by role, and the charts run along the layouts.
+#[test]
+fn study_file_layouts() {
+    let study = fixture("study-file-layouts.json");
+    all_formats("study-file-layouts", std::slice::from_ref(&study), false);
+    let md = oltplab_report::markdown(std::slice::from_ref(&study)).unwrap();
+    let cells = study["summary"]["cells"].as_array().unwrap();
+    for (c, placed) in cells.iter().zip(["log+temp", "table:stock"]) {
+        let id = c["id"].as_str().unwrap();
+        let row = md_row(&md, "| cell | engine", id);
+        let busy = &row["device busy (read-cache hits)"];
+        let data = c["run"]["devices"][0]["busy_pct"].as_f64().unwrap();
+        assert!(
+            busy.starts_with(&format!("data {data:.0} %, {placed} ")),
+            "{busy}"
+        );
+        assert_ne!(row["response p90"], "—", "{row:?}");
+    }
+    let html = oltplab_report::html(std::slice::from_ref(&study)).unwrap();
+    for title in [
+        "tpmC by layout",
+        "Storage utilisation α by layout",
+        "tpmC against the baseline by layout",
+        "α against the baseline by layout",
+    ] {
+        let svg = chart(&html, title);
+        assert_eq!(marks(svg, "rect", "mark").len(), 2, "{title}: {svg}");
+    }
+}
+
 /// A ratio as the charts' values show it (`1×`, `9.64×`, `1/2.01×`), back to a number.
 fn parse_ratio(text: &str) -> f64 {
     let text = text.trim_end_matches('×');

@@ -880,6 +880,8 @@ pub fn run(args: &StudyArgs) -> Result<()> {
             Ok(f) => f,
             Err(e) => return Err(e),
         };
+        let mut figures = figures;
+        let run = figures.run.take();
         let result = CellResult {
             id: cell.id.clone(),
             config_hash: cell.hash.clone(),
@@ -888,6 +890,7 @@ pub fn run(args: &StudyArgs) -> Result<()> {
             engine_version: engine_version.clone(),
             buffer_pool_bytes: database.buffer_pool_bytes,
             randread16k_device: probe.name(),
+            run,
             figures: DeviceFigures {
                 name: cell.axes.device_name.clone(),
                 ..figures

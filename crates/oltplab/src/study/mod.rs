@@ -785,6 +785,7 @@ fn run_and_replay(
         &out.join(format!("run-{tag}")),
     );
     let outcome = tpcc::run_with(&run_cfg, &STOP)?;
+    figures.run = Some(tpcc::step_of(&outcome.doc));
     let run = &outcome.doc.summary;
     figures.tpmc = run.tpmc;
     figures.tpm_total = run.tpm_total;

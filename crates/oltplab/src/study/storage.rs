@@ -125,7 +125,7 @@ pub fn run(args: &StudyArgs) -> Result<()> {
             ("S2", "studies/s2.toml")
         };
         output::note!(
-            "({study}'s configurations as a study file: {file}, printed by `oltplab study --scenario {} --dry-run`; a file's cells get S1's figures instead of these)",
+            "({study}'s configurations as a study file: {file}, printed by `oltplab study --scenario {} --dry-run`; a file's cells get S1's figures beside these)",
             args.scenario
         );
     }
