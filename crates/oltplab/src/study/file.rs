@@ -487,6 +487,14 @@ fn setting(src: &Source, s: &Spanned<String>) -> Result<(String, String)> {
 
 fn device(src: &Source, key: &str, d: &Spanned<String>) -> Result<Spec> {
     let text = d.get_ref().trim();
+    // `ROLE=SPEC` before any bracket: a layout, whose commas separate its roles.
+    if text
+        .split(['(', '{'])
+        .next()
+        .is_some_and(|head| head.contains('='))
+    {
+        return layout(src, key, d);
+    }
     // One spec per entry: a comma at the top level is two devices in one string.
     if split_devices(text).map(|v| v.len()).unwrap_or(0) != 1 {
         return Err(src.error(
@@ -494,11 +502,7 @@ fn device(src: &Source, key: &str, d: &Spanned<String>) -> Result<Spec> {
             format!("{key}: \"{text}\" is not one device spec: give each device as its own string"),
         ));
     }
-    let spec = parse_spec(text).map_err(|e| src.error(d.span(), format!("{key}: {e}")))?;
-    if spec.is_layout() {
-        return layout(src, key, d);
-    }
-    Ok(spec)
+    parse_spec(text).map_err(|e| src.error(d.span(), format!("{key}: {e}")))
 }
 
 /// A layout: roles on devices (`data=…,log=…,temp=…,table:NAME=…`, docs/layouts.md), or a plain
@@ -1292,6 +1296,14 @@ mod tests {
         assert_eq!(s.cells.len(), 2);
         assert!(s.cells[1].spec.is_layout());
         assert_eq!(s.cells[1].scale.terminals, 3);
+        // A layout given among the devices is a layout too, checked as one.
+        let s = parse_text("devices = [\"hdd-10k\", \"data=hdd-10k,log=nvme-gen4\"]\n").unwrap();
+        assert!(s.cells[1].spec.is_layout());
+        let e = parse_text("devices = [\"data=hdd-10k,table:nope=nvme-gen4\"]\n")
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("table:nope") && e.contains("line 1"), "{e}");
     }
 
     #[test]
