@@ -76,6 +76,42 @@ fn shipped_study_files_parse_and_dry_run() {
     );
     assert!(listing.contains("baseline hdd-10k"), "{listing}");
     assert_nothing_made(&dir, &[]);
+
+    // Each scenario a file expresses prints that file, whose cells are the shipped file's.
+    for (scenario, file) in [
+        ("s1", "s1.toml"),
+        ("cache-tiers", "s2.toml"),
+        ("placement", "s3.toml"),
+    ] {
+        let out = oltplab(
+            &dir,
+            &[
+                "study",
+                "--scenario",
+                scenario,
+                "--scale",
+                "quick",
+                "--dry-run",
+            ],
+        );
+        assert_ok(&out);
+        std::fs::write(dir.join("printed.toml"), &out.stdout).unwrap();
+        let cells = |path: &str| {
+            let out = oltplab(&dir, &["study", "--file", path, "--dry-run"]);
+            assert_ok(&out);
+            String::from_utf8_lossy(&out.stdout)
+                .lines()
+                .skip(1)
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        let shipped = cells(studies_dir().join(file).to_str().unwrap());
+        assert_eq!(cells("printed.toml"), shipped, "{scenario}");
+        assert!(shipped.contains("4. sqlite_"), "{scenario}: {shipped}");
+    }
+    let out = oltplab(&dir, &["study", "--scenario", "profiles", "--dry-run"]);
+    assert_one_line_usage_error(&out, "profiles scenario has no study file");
+    assert_nothing_made(&dir, &["printed.toml"]);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -118,6 +154,17 @@ fn bad_study_files_fail_before_anything_runs_naming_key_and_line() {
         assert!(stderr(&out).contains("bad.toml"), "{}", stderr(&out));
         assert_nothing_made(&dir, &["bad.toml"]);
     }
+    // A layout with a role no database has, on the list's third line: the key and the line.
+    std::fs::write(
+        dir.join("bad.toml"),
+        "scale = \"test\"\nlayouts = [\n  \"data=hdd-10k,log=nvme-gen4\",\n  \"data=hdd-10k,wal=nvme-gen4\",\n]\n",
+    )
+    .unwrap();
+    let out = oltplab(&dir, &["study", "--file", "bad.toml"]);
+    for e in ["bad.toml line 4", "layouts", "wal"] {
+        assert_one_line_usage_error(&out, e);
+    }
+    assert_nothing_made(&dir, &["bad.toml"]);
     let out = oltplab(&dir, &["study", "--file", "missing.toml"]);
     assert_one_line_usage_error(&out, "missing.toml");
     std::fs::remove_dir_all(&dir).unwrap();
@@ -341,5 +388,101 @@ fn interrupted_study_resumes_only_the_stopped_and_new_cells_and_reports_every_ce
         report.contains(">terminals 2</text>"),
         "no series per terminal count"
     );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Two layouts of one disk and one flash card, end to end on SQLite: each cell runs on its layout
+/// (the log, or the stock table, on the flash), its device figures are the data disk's (measured
+/// once), its ratios are against the baseline layout, and the report charts along `--by layout`.
+#[test]
+fn a_two_layout_sqlite_study_runs_each_cell_on_its_layout_and_reports_by_layout() {
+    let dir = scratch("layouts");
+    let res = dir.join("res");
+    std::fs::write(
+        dir.join("two.toml"),
+        "scale = \"test\"\nlayouts = [\"data=hdd-15k,log=pcie-flash-2012\", \"data=hdd-15k,table:stock=pcie-flash-2012\"]\n",
+    )
+    .unwrap();
+    let out = oltplab(&dir, &["study", "--file", "two.toml", "--out", "res"]);
+    assert_ok(&out);
+    let doc = json(&res.join("results.json"));
+    assert_eq!(
+        doc["summary"]["baseline"],
+        "data_hdd-15k_log_pcie-flash-2012"
+    );
+    let cells = doc["summary"]["cells"].as_array().unwrap();
+    let ids: Vec<&str> = cells.iter().map(|c| c["id"].as_str().unwrap()).collect();
+    assert_eq!(
+        ids,
+        [
+            "sqlite_data_hdd-15k_log_pcie-flash-2012_t2",
+            "sqlite_data_hdd-15k_table_stock_pcie-flash-2012_t2"
+        ]
+    );
+    let fig = |c: &Value, f: &str| c["figures"][f].as_f64().unwrap_or(0.0);
+    for c in cells {
+        assert_eq!(c["randread16k_device"], "hdd-15k");
+        for f in [
+            "randread16k_iops",
+            "tpmc",
+            "run_iops",
+            "replay_iops",
+            "alpha",
+        ] {
+            assert!(fig(c, f) > 0.0, "{}.{f} = {}", c["id"], fig(c, f));
+        }
+        // The run was on the layout: its result names each device by its roles.
+        let run = json(
+            &res.join(format!("run-{}", c["id"].as_str().unwrap()))
+                .join("result.json"),
+        );
+        let devices: Vec<&str> = run["summary"]["io"]["by_device"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(devices.len(), 2, "{devices:?}");
+        assert!(devices[0].starts_with("data="), "{devices:?}");
+        // The cell keeps the run's S2/S3 figures: the same devices, their busy shares.
+        let kept: Vec<&str> = c["run"]["devices"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(kept, devices);
+        assert_eq!(c["run"]["throughput"], run["summary"]["tpmc"]);
+    }
+    // The data disk is measured once, for the first cell.
+    assert_eq!(
+        fig(&cells[0], "randread16k_iops"),
+        fig(&cells[1], "randread16k_iops")
+    );
+    assert!(res.join(format!("device-{}", ids[0])).is_dir());
+    assert!(!res.join(format!("device-{}", ids[1])).exists());
+    for f in ["tpmc", "alpha"] {
+        let got = cells[1]["figures"]["vs_baseline"][f].as_f64().unwrap();
+        let want = fig(&cells[1], f) / fig(&cells[0], f);
+        assert!(
+            (got - want).abs() < 1e-9 * want.max(1.0),
+            "{f}: {got} vs {want}"
+        );
+        assert_eq!(cells[0]["figures"]["vs_baseline"][f], 1.0);
+    }
+    // The report, along the layouts.
+    let out = oltplab(&dir, &["report", "res", "--by", "layout", "-o", "by.html"]);
+    assert_ok(&out);
+    let report = std::fs::read_to_string(dir.join("by.html")).unwrap();
+    assert!(
+        report.contains(">tpmC by layout</title>"),
+        "no tpmC chart by layout"
+    );
+    assert!(report.contains(">Storage utilisation α by layout</title>"));
+    for id in ids {
+        assert!(report.contains(id), "{id} missing from the report");
+    }
+    let out = oltplab(&dir, &["report", "res", "--by", "layout,device"]);
+    assert_one_line_usage_error(&out, "one axis");
     std::fs::remove_dir_all(&dir).unwrap();
 }

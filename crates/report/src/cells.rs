@@ -1,14 +1,14 @@
 //! A study file's results (`study --file`, scenario `file`): a row per cell with its axes
-//! (engine and settings, device, terminals, pacing), S1's figures, the ratios against the
-//! baseline device's cell of the same engine, terminals and pacing, and the cell's warnings beside
-//! its numbers; charts of tpmC, run IOPS, α and the emulated p99 along the axes the user picks
-//! (`oltplab report DIR --by AXIS[,AXIS]`), each warned cell marked.
+//! (engine and settings, device or layout, terminals, pacing), S1's figures, the ratios against
+//! the baseline's cell of the same engine, terminals and pacing, and the cell's warnings beside
+//! its numbers; charts of tpmC, run IOPS, α, the emulated p99 and the tpmC and α ratios along the
+//! axes the user picks (`oltplab report DIR --by AXIS[,AXIS]`), each warned cell marked.
 
 use serde_json::Value;
 
 use crate::common::{self, Ids};
 use crate::doc::{num, Doc};
-use crate::fmt::{ns_short, si, Unit};
+use crate::fmt::{ns_short, ratio_short, si, Unit};
 use crate::model::{Cell, Column, Section, Table};
 use crate::svg::{self, Axis, Reference, Scale, Series};
 
@@ -19,10 +19,14 @@ pub enum CellAxis {
     Engine,
     Terminals,
     Pacing,
+    /// The storage axis by its other name: a study's devices and layouts are one axis (a layout
+    /// names its devices), charted as `layout` when the user asks so.
+    Layout,
 }
 
 impl CellAxis {
-    pub const NAMES: [&'static str; 4] = ["device", "engine", "terminals", "pacing"];
+    pub const NAMES: [&'static str; 5] = ["device", "engine", "terminals", "pacing", "layout"];
+    /// The distinct axes (layout is the device axis).
     const ALL: [CellAxis; 4] = [
         CellAxis::Device,
         CellAxis::Engine,
@@ -34,18 +38,37 @@ impl CellAxis {
         Self::NAMES[self as usize]
     }
 
+    /// The axis itself, whatever it was called.
+    fn same(self) -> CellAxis {
+        match self {
+            CellAxis::Layout => CellAxis::Device,
+            a => a,
+        }
+    }
+
     /// `device,terminals` → the axes, or why not as one sentence (the caller names the option).
     pub fn parse_list(text: &str) -> Result<Vec<CellAxis>, String> {
         let mut axes = Vec::new();
         for name in text.split(',').map(str::trim) {
-            let Some(axis) = Self::ALL.into_iter().find(|a| a.name() == name) else {
+            let Some(axis) = Self::ALL
+                .into_iter()
+                .chain([CellAxis::Layout])
+                .find(|a| a.name() == name)
+            else {
                 return Err(format!(
                     "`{name}` is not an axis of a study's cells: choose one or two of {}, e.g. device,terminals",
                     Self::NAMES.join(", ")
                 ));
             };
-            if axes.contains(&axis) {
-                return Err(format!("`{name}` is named twice: name each axis once"));
+            if let Some(other) = axes.iter().find(|a: &&CellAxis| a.same() == axis.same()) {
+                return Err(if other.name() == name {
+                    format!("`{name}` is named twice: name each axis once")
+                } else {
+                    format!(
+                        "`{}` and `{name}` are one axis (a study's devices and layouts): name one of them",
+                        other.name()
+                    )
+                });
             }
             axes.push(axis);
         }
@@ -61,7 +84,7 @@ impl CellAxis {
     /// The cell's value on this axis, as shown.
     fn value(self, c: &Value) -> String {
         match self {
-            CellAxis::Device => text(c, "/device"),
+            CellAxis::Device | CellAxis::Layout => text(c, "/device"),
             CellAxis::Engine => text(c, "/engine_name"),
             CellAxis::Terminals => text(c, "/terminals"),
             CellAxis::Pacing => text(c, "/pacing"),
@@ -131,6 +154,8 @@ fn cells_table(cells: &[Value], baseline: Option<&str>) -> Table {
         Column::new("tpmc_ratio", "tpmC ×", Unit::Ratio),
         Column::new("run_iops", "IOPS in TPC-C", Unit::Count),
         Column::new("replay_iops", "IOPS in replay", Unit::Count),
+        Column::new("lat_ns_p90", "response p90", Unit::Ns),
+        Column::new("device_busy", "device busy (read-cache hits)", Unit::Text),
         Column::new("alpha", "α", Unit::Number),
         Column::new("alpha_ratio", "α ×", Unit::Ratio),
         Column::new("randread16k_iops_ratio", "IOPS ×", Unit::Ratio),
@@ -160,6 +185,8 @@ fn cells_table(cells: &[Value], baseline: Option<&str>) -> Table {
             Cell::Num(num(f, "/vs_baseline/tpmc")),
             Cell::Num(num(f, "/run_iops")),
             Cell::Num(num(f, "/replay_iops")),
+            Cell::Num(num(c, "/run/lat_ns/p90")),
+            Cell::Text(busy_text(c)),
             Cell::Num(num(f, "/alpha")),
             Cell::Num(num(f, "/vs_baseline/alpha")),
             Cell::Num(num(f, "/vs_baseline/randread16k_iops")),
@@ -170,10 +197,40 @@ fn cells_table(cells: &[Value], baseline: Option<&str>) -> Table {
     t
 }
 
+/// Each emulated device's busy share in the cell's run (S3's 100 − idle), a layout's by its
+/// roles, with the read cache's hit ratio where there is one.
+fn busy_text(c: &Value) -> String {
+    let devices = c.pointer("/run/devices").and_then(Value::as_array);
+    let devices = devices.map(Vec::as_slice).unwrap_or_default();
+    devices
+        .iter()
+        .map(|d| {
+            let name = d["name"].as_str().unwrap_or("?");
+            // `log+temp=SPEC` → `log+temp`; a single device's spec is long and in its own column.
+            let name = match name.split_once('=') {
+                Some((roles, _)) if !roles.contains('(') => roles,
+                _ => "device",
+            };
+            let busy = d["busy_pct"].as_f64().unwrap_or(0.0);
+            match d["read_cache_hit_pct"].as_f64() {
+                Some(h) => format!("{name} {busy:.0} % ({h:.0} %)"),
+                None => format!("{name} {busy:.0} %"),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// The axes charts run along when the user names none: device, and terminals when they vary (else
 /// the first other axis that varies) as the series.
 fn default_axes(cells: &[Value]) -> Vec<CellAxis> {
-    let mut axes = vec![CellAxis::Device];
+    // A layout's spec names its roles (`data=…`): the axis is then called layout.
+    let storage = if cells.iter().any(|c| text(c, "/device").contains('=')) {
+        CellAxis::Layout
+    } else {
+        CellAxis::Device
+    };
+    let mut axes = vec![storage];
     if let Some(second) = [CellAxis::Terminals, CellAxis::Engine, CellAxis::Pacing]
         .into_iter()
         .find(|a| varies(cells, *a))
@@ -196,7 +253,7 @@ fn axis_values(cells: &[Value], axis: CellAxis) -> Vec<String> {
             values.push(v);
         }
     }
-    if axis == CellAxis::Terminals {
+    if axis.same() == CellAxis::Terminals {
         values.sort_by_key(|v| v.parse::<u64>().unwrap_or(u64::MAX));
     }
     values
@@ -213,7 +270,7 @@ struct Metric {
     caption: &'static str,
 }
 
-const METRICS: [Metric; 4] = [
+const METRICS: [Metric; 6] = [
     Metric {
         pointer: "/figures/tpmc",
         title: "tpmC",
@@ -242,6 +299,24 @@ const METRICS: [Metric; 4] = [
         caption: "α near 1: the database keeps the device busy; low: something else (CPU, locks, the driver) limits it. Above 1.05 a replay was no bound.",
     },
     Metric {
+        pointer: "/figures/vs_baseline/tpmc",
+        title: "tpmC against the baseline",
+        desc: "Each cell's tpmC divided by the baseline cell's (same engine, terminals and pacing).",
+        label: "tpmC ×",
+        fmt: ratio_short,
+        reference: Some((1.0, "the baseline")),
+        caption: "Above 1: the cell's storage did more New-Orders than the baseline's; cells with no baseline cell of their engine, terminals and pacing are missing.",
+    },
+    Metric {
+        pointer: "/figures/vs_baseline/alpha",
+        title: "α against the baseline",
+        desc: "Each cell's storage utilisation α divided by the baseline cell's (same engine, terminals and pacing).",
+        label: "α ×",
+        fmt: ratio_short,
+        reference: Some((1.0, "the baseline")),
+        caption: "Below 1: the database used less of this storage's capability than of the baseline's.",
+    },
+    Metric {
         pointer: "/figures/run_fidelity/realised_lat_ns_p99",
         title: "I/O latency p99 on the emulated device",
         desc: "The 99th percentile of the I/O latency the emulated device gave during each cell's TPC-C run.",
@@ -260,7 +335,7 @@ fn axis_charts(s: &mut Section, cells: &[Value], axes: &[CellAxis]) {
     series_axes.extend(
         CellAxis::ALL
             .into_iter()
-            .filter(|a| !axes.contains(a) && varies(cells, *a)),
+            .filter(|a| !axes.iter().any(|x| x.same() == *a) && varies(cells, *a)),
     );
     let key = |c: &Value| -> String {
         series_axes

@@ -296,7 +296,7 @@ fn study_file_cells() {
         }
     }
     // Without --by: along device, one series per terminal count (they vary in this study).
-    let html = oltplab_report::html(&[study]).unwrap();
+    let html = oltplab_report::html(std::slice::from_ref(&study)).unwrap();
     let tpmc = chart(&html, "tpmC by device");
     assert_eq!(marks(tpmc, "rect", "mark").len(), 4, "{tpmc}");
     assert!(tpmc.contains(">terminals 1</text>") && tpmc.contains(">terminals 2</text>"));
@@ -306,6 +306,76 @@ fn study_file_cells() {
         "I/O latency p99 on the emulated device by device",
     ] {
         chart(&html, title);
+    }
+    // The ratios against the baseline: the baseline's bars at 1×, every warned cell marked.
+    for (title, field) in [
+        ("tpmC against the baseline by device", "tpmc"),
+        ("α against the baseline by device", "alpha"),
+    ] {
+        let svg = chart(&html, title);
+        let bars = marks(svg, "rect", "mark");
+        assert_eq!(bars.len(), 4, "{svg}");
+        // The baseline's own cells stand at 1×, the others at their ratio.
+        for c in cells {
+            let ratio = c["figures"]["vs_baseline"][field].as_f64().unwrap();
+            let key = format!(
+                "{}, terminals {}: ",
+                c["device"].as_str().unwrap(),
+                c["terminals"]
+            );
+            let bar = bars
+                .iter()
+                .find_map(|b| b.strip_prefix(&key))
+                .unwrap_or_else(|| panic!("{key} not in {bars:?}"));
+            let shown = parse_ratio(bar);
+            assert!((shown / ratio - 1.0).abs() < 0.005, "{key}{bar} vs {ratio}");
+        }
+        let warned = cells
+            .iter()
+            .filter(|c| !c["warnings"].as_array().unwrap().is_empty())
+            .count();
+        assert_eq!(marks(svg, "path", "warned").len(), warned, "{svg}");
+    }
+}
+
+/// A study file of two layouts (`study --file`, S3's disks with the log and temp, or the stock
+/// table, on flash; SQLite at the test scale, as measured): each row has its run's response time
+/// and each device's busy share by role, and the charts run along the layouts.
+#[test]
+fn study_file_layouts() {
+    let study = fixture("study-file-layouts.json");
+    all_formats("study-file-layouts", std::slice::from_ref(&study), false);
+    let md = oltplab_report::markdown(std::slice::from_ref(&study)).unwrap();
+    let cells = study["summary"]["cells"].as_array().unwrap();
+    for (c, placed) in cells.iter().zip(["log+temp", "table:stock"]) {
+        let id = c["id"].as_str().unwrap();
+        let row = md_row(&md, "| cell | engine", id);
+        let busy = &row["device busy (read-cache hits)"];
+        let data = c["run"]["devices"][0]["busy_pct"].as_f64().unwrap();
+        assert!(
+            busy.starts_with(&format!("data {data:.0} %, {placed} ")),
+            "{busy}"
+        );
+        assert_ne!(row["response p90"], "—", "{row:?}");
+    }
+    let html = oltplab_report::html(std::slice::from_ref(&study)).unwrap();
+    for title in [
+        "tpmC by layout",
+        "Storage utilisation α by layout",
+        "tpmC against the baseline by layout",
+        "α against the baseline by layout",
+    ] {
+        let svg = chart(&html, title);
+        assert_eq!(marks(svg, "rect", "mark").len(), 2, "{title}: {svg}");
+    }
+}
+
+/// A ratio as the charts' values show it (`1×`, `9.64×`, `1/2.01×`), back to a number.
+fn parse_ratio(text: &str) -> f64 {
+    let text = text.trim_end_matches('×');
+    match text.strip_prefix("1/") {
+        Some(d) => 1.0 / d.parse::<f64>().unwrap(),
+        None => text.parse().unwrap(),
     }
 }
 

@@ -73,6 +73,10 @@ pub struct DeviceFigures {
     /// the first repetition's.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub repeats: Option<Repeats>,
+    /// The first run's S2/S3 figures, handed to a study file's cell (`CellResult::run`); not part
+    /// of S1's result.
+    #[serde(skip)]
+    pub run: Option<super::RampStep>,
 }
 
 /// The figures of a device's repeated runs, each with its mean and 95 % confidence interval.
@@ -193,6 +197,14 @@ pub struct CellResult {
     pub finished_at: String,
     pub engine_version: String,
     pub buffer_pool_bytes: u64,
+    /// The device whose 16 KiB random reads are the cell's `randread16k_*` figures: the cell's
+    /// device, or its layout's data device.
+    pub randread16k_device: String,
+    /// The cell's (first) TPC-C run as S2 and S3 report a configuration: throughput, transactions
+    /// per second, response time over every type, CPU, IOPS, each emulated device's I/O and busy
+    /// share (a layout's by role, with read-cache hits) and the I/O by table.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run: Option<super::RampStep>,
     /// S1's figures for the cell, under S1's names; `vs_baseline` against the baseline device's
     /// cell of the same engine, terminals and pacing.
     pub figures: DeviceFigures,

@@ -11,14 +11,15 @@ use std::sync::atomic::Ordering;
 
 use oltplab_core::units::{format_bytes, format_count};
 use oltplab_core::{safety, Error, Result};
-use oltplab_devmodel::{parse_spec, Spec};
+use oltplab_devmodel::{parse_spec, Role, Spec};
 use oltplab_metrics::schema::now_rfc3339;
 use oltplab_metrics::{Warning, WarningKind};
+use oltplab_workloads::tpcc::schema::TABLES as TPCC_TABLES;
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
 use super::{
-    file_name, new_study_doc, save, secs, split_devices, study_device, study_runs, tree_bytes,
+    device_figures, file_name, new_study_doc, save, secs, split_devices, study_runs, tree_bytes,
     warn, write_report, Database, Scale, StudyArgs, REPORT_FILE, RESULTS_FILE, S1_POOL_SHARE,
     SERVER_POOL_BYTES_MIN,
 };
@@ -48,6 +49,7 @@ struct StudyFile {
     repeat: Option<Spanned<u32>>,
     baseline: Option<Spanned<String>>,
     devices: Option<Spanned<Vec<Spanned<String>>>>,
+    layouts: Option<Spanned<Vec<Spanned<String>>>>,
     terminals: Option<Spanned<Vec<Spanned<u32>>>>,
     pacing: Option<Spanned<Vec<Spanned<String>>>>,
     #[serde(default)]
@@ -70,7 +72,8 @@ struct EngineEntry {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct CellEntry {
-    device: Spanned<String>,
+    device: Option<Spanned<String>>,
+    layout: Option<Spanned<String>>,
     engine: Option<Spanned<String>>,
     terminals: Option<Spanned<u32>>,
     pacing: Option<Spanned<String>>,
@@ -169,7 +172,7 @@ pub fn load(path: &Path) -> Result<FileStudy> {
     parse(path, &text)
 }
 
-fn parse(path: &Path, text: &str) -> Result<FileStudy> {
+pub(super) fn parse(path: &Path, text: &str) -> Result<FileStudy> {
     let src = Source { path, text };
     let file: StudyFile = toml::from_str(text).map_err(|e| src.parse_error(&e))?;
 
@@ -198,19 +201,35 @@ fn parse(path: &Path, text: &str) -> Result<FileStudy> {
         // An explicit list: the matrix's axes would be ignored, so they are refused.
         for (key, span) in [
             ("devices", file.devices.as_ref().map(Spanned::span)),
+            ("layouts", file.layouts.as_ref().map(Spanned::span)),
             ("terminals", file.terminals.as_ref().map(Spanned::span)),
             ("pacing", file.pacing.as_ref().map(Spanned::span)),
         ] {
             if let Some(span) = span {
                 return Err(src.error(
                     span,
-                    format!("`{key}` is a matrix axis and the file lists its cells with [[cell]]: give {key} in each [[cell]] or drop the [[cell]] tables"),
+                    format!("`{key}` is a matrix axis and the file lists its cells with [[cell]]: give {} in each [[cell]] or drop the [[cell]] tables", cell_key(key)),
                 ));
             }
         }
-        for c in &file.cell {
-            let c = c.get_ref();
-            let spec = device(&src, "device", &c.device)?;
+        for entry in &file.cell {
+            let c = entry.get_ref();
+            let spec = match (&c.device, &c.layout) {
+                (Some(d), None) => device(&src, "device", d)?,
+                (None, Some(l)) => layout(&src, "layout", l)?,
+                (Some(_), Some(l)) => {
+                    return Err(src.error(
+                        l.span(),
+                        "a [[cell]] gives both device and layout: give one (a layout names its devices itself)",
+                    ))
+                }
+                (None, None) => {
+                    return Err(src.error(
+                        entry.span(),
+                        "a [[cell]] gives neither device nor layout: add device = \"…\" or layout = \"data=…,log=…\"",
+                    ))
+                }
+            };
             let engine_index = match &c.engine {
                 None => 0,
                 Some(e) => engines
@@ -247,23 +266,36 @@ fn parse(path: &Path, text: &str) -> Result<FileStudy> {
             ));
         }
     } else {
-        let Some(devices) = &file.devices else {
+        if file.devices.is_none() && file.layouts.is_none() {
             return Err(Error::usage(format!(
-                "{} names no devices: add e.g. devices = [\"hdd-10k\", \"nvme-gen4\"] or [[cell]] tables; {DOCS}",
+                "{} names no devices or layouts: add e.g. devices = [\"hdd-10k\", \"nvme-gen4\"], layouts = [\"data=hdd-10k,log=nvme-gen4\"] or [[cell]] tables; {DOCS}",
                 path.display()
             )));
-        };
-        if devices.get_ref().is_empty() {
-            return Err(src.error(
-                devices.span(),
-                "devices = [] is empty: give at least one device spec (see `oltplab devices`)",
-            ));
         }
-        let specs = devices
-            .get_ref()
-            .iter()
-            .map(|d| device(&src, "devices", d))
-            .collect::<Result<Vec<_>>>()?;
+        // The storage axis: the devices, then the layouts (each a spec of several devices).
+        let mut specs = Vec::new();
+        if let Some(devices) = &file.devices {
+            if devices.get_ref().is_empty() {
+                return Err(src.error(
+                    devices.span(),
+                    "devices = [] is empty: give at least one device spec (see `oltplab devices`), or drop the key",
+                ));
+            }
+            for d in devices.get_ref() {
+                specs.push(device(&src, "devices", d)?);
+            }
+        }
+        if let Some(layouts) = &file.layouts {
+            if layouts.get_ref().is_empty() {
+                return Err(src.error(
+                    layouts.span(),
+                    "layouts = [] is empty: give at least one layout, e.g. [\"data=hdd-10k,log=nvme-gen4\"], or drop the key",
+                ));
+            }
+            for l in layouts.get_ref() {
+                specs.push(layout(&src, "layouts", l)?);
+            }
+        }
         let terminal_counts: Vec<Option<u32>> = match &file.terminals {
             None => vec![None],
             Some(t) if t.get_ref().is_empty() => {
@@ -314,7 +346,7 @@ fn parse(path: &Path, text: &str) -> Result<FileStudy> {
     for (i, c) in cells.iter().enumerate() {
         if cells[..i].iter().any(|o| o.id == c.id) {
             return Err(Error::usage(format!(
-                "{} lists the cell {} twice (same engine, device, terminals and pacing): give each cell once",
+                "{} lists the cell {} twice (same engine, device or layout, terminals and pacing): give each cell once",
                 path.display(),
                 c.id
             )));
@@ -330,7 +362,7 @@ fn parse(path: &Path, text: &str) -> Result<FileStudy> {
                 return Err(src.error(
                     b.span(),
                     format!(
-                        "baseline = \"{}\" is none of the study's devices: give one of {}",
+                        "baseline = \"{}\" is none of the study's devices or layouts: give one of {}",
                         b.get_ref(),
                         names(unique(cells.iter().map(|c| c.axes.device.as_str())))
                     ),
@@ -455,6 +487,14 @@ fn setting(src: &Source, s: &Spanned<String>) -> Result<(String, String)> {
 
 fn device(src: &Source, key: &str, d: &Spanned<String>) -> Result<Spec> {
     let text = d.get_ref().trim();
+    // `ROLE=SPEC` before any bracket: a layout, whose commas separate its roles.
+    if text
+        .split(['(', '{'])
+        .next()
+        .is_some_and(|head| head.contains('='))
+    {
+        return layout(src, key, d);
+    }
     // One spec per entry: a comma at the top level is two devices in one string.
     if split_devices(text).map(|v| v.len()).unwrap_or(0) != 1 {
         return Err(src.error(
@@ -463,6 +503,43 @@ fn device(src: &Source, key: &str, d: &Spanned<String>) -> Result<Spec> {
         ));
     }
     parse_spec(text).map_err(|e| src.error(d.span(), format!("{key}: {e}")))
+}
+
+/// A layout: roles on devices (`data=…,log=…,temp=…,table:NAME=…`, docs/layouts.md), or a plain
+/// emulated device (the layout of one device, so a file can list "all on one device" beside
+/// placements). A placed table must be one of TPC-C's, which every cell runs.
+fn layout(src: &Source, key: &str, l: &Spanned<String>) -> Result<Spec> {
+    let text = l.get_ref().trim();
+    let spec = parse_spec(text).map_err(|e| src.error(l.span(), format!("{key}: {e}")))?;
+    if spec.is_host() {
+        return Err(src.error(
+            l.span(),
+            format!("{key}: \"{text}\" is this machine's own storage, which cannot be placed by role: put host in devices, or give a layout of emulated devices such as \"data=hdd-10k,log=nvme-gen4\""),
+        ));
+    }
+    for (role, _) in spec.roles() {
+        if let Role::Table(t) = role {
+            if !TPCC_TABLES.contains(&t.as_str()) {
+                return Err(src.error(
+                    l.span(),
+                    format!(
+                        "{key}: \"{text}\" places table:{t}, which TPC-C has not: give one of {}",
+                        names(TPCC_TABLES.iter().copied())
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(spec)
+}
+
+/// The `[[cell]]` key of a matrix axis.
+fn cell_key(axis: &str) -> &str {
+    match axis {
+        "devices" => "device",
+        "layouts" => "layout",
+        other => other,
+    }
 }
 
 fn terminals(src: &Source, t: &Spanned<u32>) -> Result<u32> {
@@ -588,10 +665,13 @@ fn estimate_s(cell: &CellPlan, repeat: u32, device_step: bool) -> f64 {
 /// Each cell's estimate, with its device step counted for the first cell of the device that no
 /// finished cell measured; 0 for the finished cells.
 fn estimates_s(study: &FileStudy, done: &[Option<CellResult>]) -> Vec<f64> {
-    let mut measured: Vec<&str> = done
+    let mut measured: Vec<String> = done
         .iter()
         .flatten()
-        .map(|r| r.axes.device_name.as_str())
+        .map(|r| match r.randread16k_device.as_str() {
+            "" => r.axes.device.clone(),
+            d => d.to_string(),
+        })
         .collect();
     study
         .cells
@@ -601,8 +681,9 @@ fn estimates_s(study: &FileStudy, done: &[Option<CellResult>]) -> Vec<f64> {
             if d.is_some() {
                 return 0.0;
             }
-            let first = !measured.contains(&c.axes.device_name.as_str());
-            measured.push(&c.axes.device_name);
+            let probe = probed_device(&c.spec).name();
+            let first = !measured.contains(&probe);
+            measured.push(probe);
             estimate_s(c, study.repeat, first)
         })
         .collect()
@@ -745,8 +826,10 @@ pub fn run(args: &StudyArgs) -> Result<()> {
         let (database, engine_version) = loaded[cell.engine_index].as_ref().expect("loaded above");
         remove_stopped_traces(&out, &cell.id, study.repeat)?;
         let mut warnings = Vec::new();
-        // A device is measured once: its figures do not depend on the engine or the load.
-        let measured = match device_known(&results, &cell.axes.device_name) {
+        // A device is measured once: its figures do not depend on the engine or the load. A
+        // layout's are its data device's (`oltplab device` has no log or tables to place).
+        let probe = probed_device(&cell.spec);
+        let measured = match device_known(&results, &probe.name()) {
             Some(device) => {
                 output::note!(
                     "  device: {} measured for an earlier cell ({} IOPS at QD 32)",
@@ -765,16 +848,32 @@ pub fn run(args: &StudyArgs) -> Result<()> {
                     &mut warnings,
                 )
             }
-            None => study_device(
-                &cell.spec,
-                &cell.id,
-                &cell.scale,
-                study.repeat,
-                database,
-                &args.data_dir,
-                &out,
-                &mut warnings,
-            ),
+            None => {
+                output::note!(
+                    "  device: 16 KiB random reads at QD 1 and 32{}",
+                    if cell.spec.is_layout() {
+                        format!(" on the layout's data device, {}", probe.name())
+                    } else {
+                        String::new()
+                    }
+                );
+                device_figures(&probe, &cell.id, &cell.scale, &args.data_dir, &out).and_then(
+                    |device| {
+                        super::interrupted()?;
+                        study_runs(
+                            &cell.spec,
+                            &cell.id,
+                            device,
+                            &cell.scale,
+                            study.repeat,
+                            database,
+                            &args.data_dir,
+                            &out,
+                            &mut warnings,
+                        )
+                    },
+                )
+            }
         };
         // A cell stopped by Ctrl-C is not finished, even if some repetitions were: it reruns.
         let figures = match measured {
@@ -785,6 +884,8 @@ pub fn run(args: &StudyArgs) -> Result<()> {
             Ok(f) => f,
             Err(e) => return Err(e),
         };
+        let mut figures = figures;
+        let run = figures.run.take();
         let result = CellResult {
             id: cell.id.clone(),
             config_hash: cell.hash.clone(),
@@ -792,6 +893,8 @@ pub fn run(args: &StudyArgs) -> Result<()> {
             finished_at: now_rfc3339(),
             engine_version: engine_version.clone(),
             buffer_pool_bytes: database.buffer_pool_bytes,
+            randread16k_device: probe.name(),
+            run,
             figures: DeviceFigures {
                 name: cell.axes.device_name.clone(),
                 ..figures
@@ -855,13 +958,27 @@ fn remove_stopped_traces(out: &Path, id: &str, repeat: u32) -> Result<()> {
     Ok(())
 }
 
-/// The device figures (QD 1 mean latency ns, QD 32 IOPS) a finished cell measured for `device`.
+/// The device figures (QD 1 mean latency ns, QD 32 IOPS) a finished cell measured for `device`
+/// (a spec's canonical name).
 fn device_known(results: &[Option<CellResult>], device: &str) -> Option<(f64, f64)> {
     results
         .iter()
         .flatten()
-        .find(|r| r.axes.device_name == device && r.figures.randread16k_iops > 0.0)
+        .find(|r| {
+            // Cells saved before layouts named no probed device: theirs was their own.
+            let probed = match r.randread16k_device.as_str() {
+                "" => r.axes.device.as_str(),
+                d => d,
+            };
+            probed == device && r.figures.randread16k_iops > 0.0
+        })
         .map(|r| (r.figures.randread16k_lat_ns, r.figures.randread16k_iops))
+}
+
+/// The device whose 16 KiB random reads stand for a cell's storage: the device itself, or a
+/// layout's data device (the first of its devices).
+fn probed_device(spec: &Spec) -> Spec {
+    spec.devices()[0].clone()
 }
 
 fn describe_engine(axes: &CellAxes) -> String {
@@ -1069,9 +1186,17 @@ fn print_plan(study: &FileStudy, done: &[Option<CellResult>]) {
 }
 
 fn print_cells(summary: &StudySummary, out: &Path) {
+    // A layout's id is long: the column fits the longest.
+    let w = summary
+        .cells
+        .iter()
+        .map(|c| c.id.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(4);
     output::say!("");
     output::say!(
-        "{:<40} {:>11} {:>9} {:>10} {:>10} {:>7}  vs baseline (tpmC, α)",
+        "{:<w$} {:>11} {:>9} {:>10} {:>10} {:>7}  vs baseline (tpmC, α)",
         "cell",
         "16k IOPS",
         "tpmC",
@@ -1085,7 +1210,7 @@ fn print_cells(summary: &StudySummary, out: &Path) {
             format!("{:.2}×, {:.2}×", r.tpmc, r.alpha)
         });
         output::say!(
-            "{:<40} {:>11} {:>9.0} {:>10.0} {:>10.0} {:>7.2}  {}",
+            "{:<w$} {:>11} {:>9.0} {:>10.0} {:>10.0} {:>7.2}  {}",
             c.id,
             format_count(f.randread16k_iops),
             f.tpmc,
@@ -1136,6 +1261,52 @@ mod tests {
     }
 
     #[test]
+    fn layouts_are_the_storage_axis_after_the_devices() {
+        let s = parse_text(
+            "scale = \"test\"\ndevices = [\"hdd-10k\"]\nlayouts = [\n  \"data=hdd-10k,log=nvme-gen4\",\n  \"data=hdd-10k,table:stock=nvme-gen4\",\n  \"nvme-gen4\",\n]\nterminals = [1, 2]\nbaseline = \"data=hdd-10k,log=nvme-gen4\"\n",
+        )
+        .unwrap();
+        let ids: Vec<&str> = s.cells.iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(
+            ids[..4],
+            [
+                "sqlite_hdd-10k_t1",
+                "sqlite_data_hdd-10k_log_nvme-gen4_t1",
+                "sqlite_data_hdd-10k_table_stock_nvme-gen4_t1",
+                "sqlite_nvme-gen4_t1",
+            ]
+        );
+        assert_eq!(s.cells.len(), 8);
+        assert_eq!(s.baseline.as_deref(), Some("data_hdd-10k_log_nvme-gen4"));
+        assert!(s.cells[1].spec.is_layout());
+        // A layout's device figures are its data device's, measured once with the plain device's.
+        assert_eq!(probed_device(&s.cells[1].spec).name(), "hdd-10k");
+        let est = estimates_s(&s, &vec![None; s.cells.len()]);
+        assert!(est[0] > est[1] && est[3] > est[1], "{est:?}");
+        // Layouts change the cell's hash: a different placement is a different cell.
+        assert_ne!(s.cells[1].hash, s.cells[2].hash);
+    }
+
+    #[test]
+    fn a_list_of_cells_takes_a_device_or_a_layout() {
+        let s = parse_text(
+            "scale = \"test\"\n[[cell]]\ndevice = \"hdd-10k\"\n[[cell]]\nlayout = \"data=hdd-10k,log=nvme-gen4,temp=nvme-gen4\"\nterminals = 3\n",
+        )
+        .unwrap();
+        assert_eq!(s.cells.len(), 2);
+        assert!(s.cells[1].spec.is_layout());
+        assert_eq!(s.cells[1].scale.terminals, 3);
+        // A layout given among the devices is a layout too, checked as one.
+        let s = parse_text("devices = [\"hdd-10k\", \"data=hdd-10k,log=nvme-gen4\"]\n").unwrap();
+        assert!(s.cells[1].spec.is_layout());
+        let e = parse_text("devices = [\"data=hdd-10k,table:nope=nvme-gen4\"]\n")
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("table:nope") && e.contains("line 1"), "{e}");
+    }
+
+    #[test]
     fn the_hash_follows_the_configuration_not_the_position() {
         let a = parse_text("scale = \"test\"\ndevices = [\"hdd-10k\"]\n").unwrap();
         let b = parse_text("scale = \"test\"\ndevices = [\"nvme-gen4\", \"hdd-10k\"]\n").unwrap();
@@ -1178,6 +1349,14 @@ mod tests {
             ("devices = [\"hdd-10k\"]\n[[engines]]\nengine = \"postgres\"\nserver_settings = [\"fsync\"]\n", "line 4", "KEY=VALUE"),
             ("devices = [\"hdd-10k\"]\nbaseline = \"nvme-gen4\"\n", "line 2", "baseline"),
             ("devices = [\"hdd-10k\"]\n[[cell]]\ndevice = \"hdd-10k\"\n", "line 1", "devices"),
+            ("scale = \"test\"\nlayouts = [\n  \"data=hdd-10k,log=nvme-gen4\",\n  \"data=hdd-10k,wal=nvme-gen4\",\n]\n", "line 4", "layouts"),
+            ("layouts = [\"data=hdd-10k,table:stocks=nvme-gen4\"]\n", "line 1", "table:stocks"),
+            ("layouts = [\"log=nvme-gen4\"]\n", "line 1", "layouts"),
+            ("layouts = [\"host\"]\n", "line 1", "layouts"),
+            ("layouts = []\n", "line 1", "layouts"),
+            ("scale = \"test\"\n[[cell]]\ndevice = \"hdd-10k\"\nlayout = \"data=hdd-10k,log=nvme-gen4\"\n", "line 4", "layout"),
+            ("scale = \"test\"\n[[cell]]\nterminals = 2\n", "line 2", "layout"),
+            ("layouts = [\"data=hdd-10k,log=nvme-gen4\"]\n[[cell]]\ndevice = \"hdd-10k\"\n", "line 1", "layouts"),
         ];
         for (text, line, key) in cases {
             let e = parse_text(text)

@@ -111,7 +111,8 @@ pub struct StudyArgs {
     #[arg(long, value_name = "FILE", conflicts_with_all = ["scenario", "devices", "engine", "scale", "pacing", "repeat", "workload"])]
     pub file: Option<PathBuf>,
 
-    /// With --file: list the cells in order with an estimate of their time, and run nothing
+    /// With --file: list the cells in order with an estimate of their time, and run nothing;
+    /// with --scenario s1, cache-tiers or placement: print the scenario as a study file
     #[arg(long)]
     pub dry_run: bool,
 
@@ -274,9 +275,9 @@ pub fn run(args: StudyArgs) -> Result<()> {
         return file::run(&args);
     }
     if args.dry_run {
-        return Err(Error::usage(
-            "--dry-run lists the cells of a study file: add --file FILE",
-        ));
+        // A reference study's cells as a study file: printed, nothing run.
+        output::say!("{}", equivalent_file(&args)?);
+        return Ok(());
     }
     let server_settings = s1_server_settings(&args)?;
     if args.scale == "test" && args.scenario == "in-memory" {
@@ -426,6 +427,76 @@ pub fn run(args: StudyArgs) -> Result<()> {
         return Err(Error::Interrupted);
     }
     Ok(())
+}
+
+/// The shipped study files of the reference studies that a study file can express.
+const SHIPPED_FILES: [(&str, &str, &str); 3] = [
+    (
+        "s1",
+        "studies/s1.toml",
+        include_str!("../../../../studies/s1.toml"),
+    ),
+    (
+        "cache-tiers",
+        "studies/s2.toml",
+        include_str!("../../../../studies/s2.toml"),
+    ),
+    (
+        "placement",
+        "studies/s3.toml",
+        include_str!("../../../../studies/s3.toml"),
+    ),
+];
+
+/// `--scenario NAME --dry-run`: the scenario's cells as a study file, its scale and engine as
+/// given; what a file cannot say is refused with the reason.
+fn equivalent_file(args: &StudyArgs) -> Result<String> {
+    let Some((_, path, text)) = SHIPPED_FILES.iter().find(|(s, ..)| *s == args.scenario) else {
+        return Err(Error::usage(format!(
+            "--dry-run prints the study file of the s1, cache-tiers and placement scenarios or lists a study file's cells; the {} scenario has no study file yet: drop --dry-run, or add --file FILE",
+            args.scenario
+        )));
+    };
+    let mut fixed = Vec::new();
+    if args.devices != DEFAULT_DEVICES {
+        fixed.push("--devices (edit the file's devices or layouts)");
+    }
+    if args.workload != "tpcc" {
+        fixed.push("--workload (a study file runs TPC-C)");
+    }
+    if args.repeat != 1 && args.scenario == "s1" {
+        fixed.push("--repeat (set repeat = N in the file)");
+    }
+    if args.pacing != "none" {
+        fixed.push("--pacing (set pacing = [\"spec\"] in the file)");
+    }
+    if !args.server_setting.is_empty() {
+        fixed.push("--server-setting (give server_settings in the file's [[engines]])");
+    }
+    if !fixed.is_empty() {
+        return Err(Error::usage(format!(
+            "--dry-run prints {path} as shipped, with --scale and --engine applied; it does not apply {}: drop them",
+            fixed.join(", ")
+        )));
+    }
+    let mut out = format!(
+        "# oltplab study --scenario {} --engine {} --scale {} as a study file ({path}, with the scale and engine given)\n",
+        args.scenario, args.engine, args.scale
+    );
+    if args.scenario == "cache-tiers" && (args.engine != "sqlite" || args.scale != "quick") {
+        out.push_str("# note: the scenario sizes the SSD read cache at half of the database it loads; size=40m below is the quick SQLite load's\n");
+    }
+    for line in text.lines() {
+        if line.starts_with("scale = ") {
+            out.push_str(&format!("scale = \"{}\"\n", args.scale));
+        } else if line.starts_with("engine = ") {
+            out.push_str(&format!("engine = \"{}\"\n", args.engine));
+        } else {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    Ok(out.trim_end().to_string())
 }
 
 /// Splits the device list at top-level commas: `raid5(4,hdd-15k),host` is two devices.
@@ -714,6 +785,7 @@ fn run_and_replay(
         &out.join(format!("run-{tag}")),
     );
     let outcome = tpcc::run_with(&run_cfg, &STOP)?;
+    figures.run = Some(tpcc::step_of(&outcome.doc));
     let run = &outcome.doc.summary;
     figures.tpmc = run.tpmc;
     figures.tpm_total = run.tpm_total;

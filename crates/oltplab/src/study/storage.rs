@@ -118,6 +118,17 @@ pub fn run(args: &StudyArgs) -> Result<()> {
         secs(scale.duration_s),
         out.display()
     );
+    if given.is_none() && !brokerage {
+        let (study, file) = if placement {
+            ("S3", "studies/s3.toml")
+        } else {
+            ("S2", "studies/s2.toml")
+        };
+        output::note!(
+            "({study}'s configurations as a study file: {file}, printed by `oltplab study --scenario {} --dry-run`; a file's cells get S1's figures beside these)",
+            args.scenario
+        );
+    }
     let load_started = std::time::Instant::now();
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
     let engine_version = if brokerage {
@@ -152,22 +163,7 @@ pub fn run(args: &StudyArgs) -> Result<()> {
     }
 
     let plan = match placement_devices {
-        Some((slow, fast)) => {
-            let layout =
-                |roles: &str| -> Result<Spec> { parse(&format!("data={},{roles}", slow.name())) };
-            vec![
-                Planned::Ready("nothing on flash".into(), slow.clone()),
-                Planned::Ready(
-                    "log and temp on flash".into(),
-                    layout(&format!("log={f},temp={f}", f = fast.name()))?,
-                ),
-                Planned::HotTable {
-                    slow: slow.clone(),
-                    fast: fast.clone(),
-                },
-                Planned::Ready("everything on flash".into(), fast),
-            ]
-        }
+        Some((slow, fast)) => placement_plan(slow, fast)?,
         None => match given_tiers {
             Some(specs) => specs,
             None => cache_tiers(database_bytes)?,
@@ -262,6 +258,26 @@ pub fn run(args: &StudyArgs) -> Result<()> {
         return Err(Error::Interrupted);
     }
     Ok(())
+}
+
+/// S3's four configurations of a slow device and a flash device, in S3's order.
+fn placement_plan(slow: Spec, fast: Spec) -> Result<Vec<Planned>> {
+    let layout = |roles: &str| -> Result<Spec> {
+        let t = format!("data={},{roles}", slow.name());
+        parse_spec(&t).map_err(|e| Error::usage(format!("--devices: `{t}`: {e}")))
+    };
+    Ok(vec![
+        Planned::Ready("nothing on flash".into(), slow.clone()),
+        Planned::Ready(
+            "log and temp on flash".into(),
+            layout(&format!("log={f},temp={f}", f = fast.name()))?,
+        ),
+        Planned::HotTable {
+            slow: slow.clone(),
+            fast: fast.clone(),
+        },
+        Planned::Ready("everything on flash".into(), fast),
+    ])
 }
 
 /// `--devices SLOW,FAST` for placement, or its defaults.
@@ -480,5 +496,69 @@ fn short(name: &str) -> String {
         Some((roles, _)) if !roles.contains('(') => roles.to_string(),
         _ if name.chars().count() > 40 => name.chars().take(39).collect::<String>() + "…",
         _ => name.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    /// The storage axis of a shipped study file, as resolved specs.
+    fn file_specs(name: &str, text: &str) -> Vec<String> {
+        let study = super::super::file::parse(Path::new(name), text).unwrap();
+        let quick = Scale::named("quick");
+        assert_eq!(study.scale.name, "quick");
+        assert_eq!(study.repeat, 1);
+        for c in &study.cells {
+            assert_eq!(c.axes.engine, "sqlite");
+            assert_eq!(c.axes.pacing, "none");
+            assert_eq!(c.axes.terminals, quick.terminals);
+        }
+        assert_eq!(
+            study.baseline.as_deref(),
+            Some(super::super::file_name(&study.cells[0].axes.device).as_str()),
+            "the first configuration is the baseline, as the scenario's `vs first`"
+        );
+        study.cells.iter().map(|c| c.axes.device.clone()).collect()
+    }
+
+    /// studies/s3.toml is `--scenario placement --scale quick`'s four configurations in order,
+    /// with the hottest table every measured run found (stock) named.
+    #[test]
+    fn the_shipped_s3_file_is_the_placement_scenario() {
+        let parse = |t: &str| parse_spec(t).unwrap();
+        let (slow, fast) = two_devices(None, PLACEMENT_DEVICES, &|t| Ok(parse(t))).unwrap();
+        let scenario: Vec<String> = placement_plan(slow, fast)
+            .unwrap()
+            .into_iter()
+            .map(|p| match p {
+                Planned::Ready(_, s) => s.name(),
+                Planned::HotTable { slow, fast } => {
+                    parse(&format!("data={},table:stock={}", slow.name(), fast.name())).name()
+                }
+            })
+            .collect();
+        let file = file_specs(
+            "studies/s3.toml",
+            include_str!("../../../../studies/s3.toml"),
+        );
+        assert_eq!(file, scenario);
+    }
+
+    /// studies/s2.toml is `--scenario cache-tiers --scale quick`'s four systems in order, the
+    /// read cache sized as the scenario sizes it for the quick SQLite load (half of ~80 MiB).
+    #[test]
+    fn the_shipped_s2_file_is_the_cache_tiers_scenario() {
+        let scenario: Vec<String> = cache_tiers(80 << 20)
+            .unwrap()
+            .into_iter()
+            .map(|(_, s)| s.name())
+            .collect();
+        let file = file_specs(
+            "studies/s2.toml",
+            include_str!("../../../../studies/s2.toml"),
+        );
+        assert_eq!(file, scenario);
     }
 }
