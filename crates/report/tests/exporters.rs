@@ -215,6 +215,34 @@ fn placement_study() {
     }
 }
 
+/// The cluster study (`--scenario cluster`): a real quick-scale run — one MariaDB and three
+/// Galera nodes on each of three devices, a row per run with the cluster's cost against the one
+/// server, a row per node with its own I/O, and the two charts.
+#[test]
+fn cluster_study() {
+    let study = fixture("study-cluster.json");
+    all_formats("study-cluster", std::slice::from_ref(&study), true);
+    let html = oltplab_report::html(std::slice::from_ref(&study)).unwrap();
+    for view in [
+        "Study (what a cluster costs)",
+        "New-Orders per minute: one server and the cluster",
+        "New-Order&#39;s 99th-percentile response time",
+        "not scale-out",
+    ] {
+        assert!(html.contains(view), "{view} missing");
+    }
+    let md = oltplab_report::markdown(&[study]).unwrap();
+    for row in [
+        "study cluster, 3 nodes vs one MariaDB on 3 devices",
+        "| hdd-10k | galera | 3 | 96.0 | 0.640× |",
+        "| pcie-flash-2012 | mariadb | 1 | 6,240 | — |",
+        "### Each node on its own device",
+        "| sata-ssd-2010 | 3 | 2,743 |",
+    ] {
+        assert!(md.contains(row), "{row} missing: {md}");
+    }
+}
+
 /// S2 (`cache-tiers`) with the brokerage workload: its throughput unit, its customers and a read
 /// cache's hit share — the placement study reshaped as S2's four systems.
 #[test]
