@@ -110,6 +110,23 @@ fn orders_run_with_connection_sweep() {
     all_formats("run-orders", &[orders_run()], false);
 }
 
+/// A real TPC-C run on a 3-node Galera cluster (the cluster study's, on sata-ssd-2010): a row per
+/// node with its own I/O on its own emulated device.
+#[test]
+fn tpcc_run_on_galera_nodes() {
+    let run = fixture("run-tpcc-galera.json");
+    all_formats("run-tpcc-galera", std::slice::from_ref(&run), false);
+    let md = oltplab_report::markdown(&[run]).unwrap();
+    for row in [
+        "I/O by Galera node (each on its own device)",
+        "| 1 | sata-ssd-2010 | 2,682 |",
+        "| 3 | sata-ssd-2010 | 2,743 |",
+        "node3:sata-ssd-2010",
+    ] {
+        assert!(md.contains(row), "{row} missing: {md}");
+    }
+}
+
 /// A real brokerage run on PostgreSQL: its headline is tpsE-like, never a tpmC.
 #[test]
 fn brokerage_run_on_postgres() {
