@@ -60,6 +60,18 @@ fn galera_usage_errors_name_the_fix() {
     assert_usage_error(&out, "--engine galera");
     let out = oltplab(
         &dir,
+        &[
+            "run",
+            "tpcc",
+            "--emulate",
+            "shared:hdd-10k",
+            "--data-dir",
+            data,
+        ],
+    );
+    assert_usage_error(&out, "--engine galera");
+    let out = oltplab(
+        &dir,
         &["load", "orders", "--engine", "galera", "--data-dir", data],
     );
     assert_usage_error(&out, "not orders");
@@ -392,6 +404,56 @@ fn galera_nodes_each_on_their_own_emulated_device() {
             .iter()
             .any(|d| d["name"].as_str().unwrap().starts_with("node2:")),
         "{io}"
+    );
+    let per_node = |nodes: &[serde_json::Value]| {
+        nodes
+            .iter()
+            .map(|n| (ops(n), n["syncs"].as_u64().unwrap()))
+            .collect::<Vec<_>>()
+    };
+    eprintln!(
+        "own devices, per node (reads + writes, syncs): {:?}",
+        per_node(nodes)
+    );
+
+    // Asked for, the nodes share one device: one model counts every node's I/O, and the trace
+    // still tells each node's apart.
+    let result = dir.join("shared");
+    let out = oltplab(
+        Path::new("/"),
+        &[
+            &["run", "tpcc"][..],
+            &db,
+            &["--emulate", "shared:pcie-flash-2012", "--terminals", "4"],
+            &["--warmup", "1s", "--duration", "3s"],
+            &["--out", result.to_str().unwrap()],
+        ]
+        .concat(),
+    );
+    assert_ok(&out);
+    let doc = json(&result.join("result.json"));
+    let io = &doc["summary"]["io"];
+    let shared = io["by_node"].as_array().expect("summary.io.by_node");
+    assert_eq!(shared.len(), 2, "{io}");
+    for n in shared {
+        assert!(ops(n) > 0 && n["syncs"].as_u64().unwrap() > 0, "{n}");
+        assert_eq!(n["device"], "shared:pcie-flash-2012", "{n}");
+    }
+    let devices = io["by_device"].as_array().unwrap();
+    assert_eq!(devices.len(), 1, "one device: {io}");
+    let modelled = devices[0]["reads"].as_u64().unwrap() + devices[0]["writes"].as_u64().unwrap();
+    let traced: u64 = shared.iter().map(ops).sum();
+    assert!(
+        (modelled as f64 - traced as f64).abs() <= 0.2 * traced as f64 + 50.0,
+        "the shared model counted {modelled}, the nodes' traces {traced}: {io}"
+    );
+    assert!(
+        modelled as f64 > 1.2 * shared.iter().map(ops).max().unwrap() as f64,
+        "the shared model saw more than one node's I/O: {io}"
+    );
+    eprintln!(
+        "shared device, per node (reads + writes, syncs): {:?}",
+        per_node(shared)
     );
     eprintln!(
         "per node (reads, writes, syncs, iops): {:?}",

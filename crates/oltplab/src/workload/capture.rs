@@ -82,9 +82,12 @@ impl Capture {
         Ok(match req.db.engine {
             Engine::Galera => ClusterCapture::new(req)?.map(|c| Capture::Cluster(Box::new(c))),
             Engine::Sqlite => {
-                if req.emulate.is_some_and(node_form) {
+                if req
+                    .emulate
+                    .is_some_and(|t| node_form(t) || t.trim_start().starts_with(SHARED))
+                {
                     return Err(Error::usage(
-                        "a per-node --emulate/--layout (`node1:…;node2:…`) is for a Galera cluster's nodes: add --engine galera, or give one spec",
+                        "a per-node or shared --emulate/--layout (`node1:…;node2:…`, `shared:…`) is for a Galera cluster's nodes: add --engine galera, or give one spec",
                     ));
                 }
                 SqliteCapture::new(req)?.map(|c| Capture::Sqlite(Box::new(c)))
@@ -112,7 +115,7 @@ impl Capture {
     /// Each node's environment of a cluster (its own shim session), node 1 first.
     pub fn node_envs(&self) -> Vec<Vec<(String, String)>> {
         match self {
-            Capture::Cluster(c) => c.nodes.iter().map(|n| n.session.env()).collect(),
+            Capture::Cluster(c) => c.envs(),
             _ => Vec::new(),
         }
     }
@@ -326,24 +329,40 @@ impl ServerCapture {
                 "--emulate `{text}` gives each Galera node its own device, but this run has one server: add --engine galera, or give one spec"
             )));
         }
+        if text.trim_start().starts_with(SHARED) {
+            return Err(Error::usage(format!(
+                "--emulate `{text}` puts a Galera cluster's nodes on one shared device, but this run has one server: add --engine galera, or drop `{SHARED}`"
+            )));
+        }
         let spec = parse_one(text)?;
         let backing = resolve_backing(cfg.backing, &spec, std::slice::from_ref(&cluster));
-        ServerCapture::on(cfg, cluster, spec, cfg.trace, backing, cfg.seed).map(Some)
+        // Which files are whose: for the layout's places, and for I/O per table.
+        let tables = layout::server_table_files(cfg.db, &cluster)?;
+        let places = layout::server_places(cfg.db.engine, &spec, &cluster, &tables)?;
+        let on = OnDir {
+            dir: cluster,
+            spec,
+            tables,
+            places,
+        };
+        ServerCapture::on(cfg, on, cfg.trace, backing, cfg.seed).map(Some)
     }
 
     /// A session on the server whose cluster (data directory) is `cluster`, on `spec`, with the
     /// trace merged into `trace` (else a temporary file).
     fn on(
         cfg: &CaptureRequest,
-        cluster: PathBuf,
-        spec: oltplab_devmodel::Spec,
+        on: OnDir,
         trace: Option<&Path>,
         backing: Backing,
         seed: u64,
     ) -> Result<ServerCapture> {
-        // Which files are whose: for the layout's places, and for I/O per table.
-        let tables = layout::server_table_files(cfg.db, &cluster)?;
-        let places = layout::server_places(cfg.db.engine, &spec, &cluster, &tables)?;
+        let OnDir {
+            dir: cluster,
+            spec,
+            tables,
+            places,
+        } = on;
         if let Some(trace) = trace {
             crate::emulate::check_trace_path(trace, &cluster, cfg.force)?;
         }
@@ -503,8 +522,18 @@ impl ServerCapture {
             emulation,
             lat_ns: [stat.read_lat_ns, stat.write_lat_ns, stat.sync_lat_ns],
             device: self.spec.name(),
+            trace,
         })
     }
+}
+
+/// What an emulation session covers: the directory, its device, and which of its files are
+/// which table and on which of a layout's devices (paths relative to the directory).
+struct OnDir {
+    dir: PathBuf,
+    spec: oltplab_devmodel::Spec,
+    tables: layout::TableFiles,
+    places: Vec<crate::emulate::PlaceRule>,
 }
 
 /// What one server's capture gives: its I/O, warnings and emulation figures, and its trace's
@@ -515,6 +544,8 @@ struct NodeFigures {
     emulation: Option<EmulationSummary>,
     lat_ns: [LatencyNs; 3],
     device: String,
+    /// The window's trace (a shared device's is split by node).
+    trace: TraceData,
 }
 
 /// `--trace` and `--emulate` need a server oltplab starts.
@@ -558,6 +589,9 @@ fn resolve_backing(choice: &str, spec: &oltplab_devmodel::Spec, dirs: &[PathBuf]
         }
     }
 }
+
+/// The prefix that puts every node of a cluster on one shared device: `shared:SPEC`.
+const SHARED: &str = "shared:";
 
 /// Whether `text` is the per-node form `nodeK:SPEC;nodeJ:SPEC…`.
 fn node_form(text: &str) -> bool {
@@ -633,8 +667,10 @@ pub fn node_trace_path(path: &Path, k: u32) -> PathBuf {
 /// A managed Galera cluster's capture: every node on its own emulated device (its own model
 /// state, so nodes never queue behind each other's I/O) and with its own trace.
 pub struct ClusterCapture {
-    /// Node 1 first.
+    /// Node 1 first; with a shared device one session for them all.
     nodes: Vec<ServerCapture>,
+    /// `shared:SPEC`: how many nodes share the one session's device.
+    shared_by: Option<u32>,
 }
 
 impl ClusterCapture {
@@ -645,7 +681,11 @@ impl ClusterCapture {
             return Ok(None);
         };
         let nodes = cfg.db.nodes.unwrap_or(loaded);
-        let texts = node_specs(cfg.emulate.unwrap_or("host"), nodes)?;
+        let text = cfg.emulate.unwrap_or("host");
+        if let Some(shared) = text.trim_start().strip_prefix(SHARED) {
+            return ClusterCapture::shared(cfg, shared, nodes).map(Some);
+        }
+        let texts = node_specs(text, nodes)?;
         let specs: Vec<oltplab_devmodel::Spec> =
             texts.iter().map(|t| parse_one(t)).collect::<Result<_>>()?;
         let dirs: Vec<PathBuf> = (1..=nodes)
@@ -673,16 +713,126 @@ impl ClusterCapture {
             };
             // Each node's model draws its own numbers: identical devices, not one device.
             let seed = cfg.seed.wrapping_add(i as u64);
-            captures.push(ServerCapture::on(
-                cfg,
+            let tables = layout::server_table_files(cfg.db, &dir)?;
+            let places = layout::server_places(cfg.db.engine, &spec, &dir, &tables)?;
+            let on = OnDir {
                 dir,
                 spec,
+                tables,
+                places,
+            };
+            captures.push(ServerCapture::on(
+                cfg,
+                on,
                 traces[i].as_deref(),
                 backing,
                 seed,
             )?);
         }
-        Ok(Some(ClusterCapture { nodes: captures }))
+        Ok(Some(ClusterCapture {
+            nodes: captures,
+            shared_by: None,
+        }))
+    }
+
+    /// `shared:SPEC`: every node on one device (one model, one queue), as when the nodes of this
+    /// machine share its disk: one session over the cluster's directory, each node's files placed
+    /// and mapped to tables under `nodeK/`, one trace split by node at the end.
+    fn shared(cfg: &CaptureRequest, text: &str, nodes: u32) -> Result<ClusterCapture> {
+        if node_form(text) {
+            return Err(Error::usage(format!(
+                "--emulate `{SHARED}{text}`: one shared device takes one spec, not one per node; give `{SHARED}SPEC`, or drop `{SHARED}` to give each node its own"
+            )));
+        }
+        let spec = parse_one(text)?;
+        let root = cfg.db.data_dir.join(oltplab_dbs::server::galera::DIR);
+        let mut tables = layout::TableFiles::default();
+        let mut places = Vec::new();
+        let mut dirs = Vec::new();
+        for k in 1..=nodes {
+            let dir = oltplab_dbs::server::galera::node_cluster_dir(&cfg.db.data_dir, k);
+            let t = layout::server_table_files(cfg.db, &dir)?;
+            let under = format!(
+                "node{k}/{}/",
+                oltplab_dbs::server::ServerKind::Mariadb.name()
+            );
+            for mut p in layout::server_places(cfg.db.engine, &spec, &dir, &t)? {
+                p.path = format!("{under}{}", p.path);
+                places.push(p);
+            }
+            for (path, table) in t.files {
+                tables.files.insert(format!("{under}{path}"), table);
+            }
+            dirs.push(dir);
+        }
+        let backing = resolve_backing(cfg.backing, &spec, &dirs);
+        let on = OnDir {
+            dir: root,
+            spec,
+            tables,
+            places,
+        };
+        Ok(ClusterCapture {
+            nodes: vec![ServerCapture::on(cfg, on, cfg.trace, backing, cfg.seed)?],
+            shared_by: Some(nodes),
+        })
+    }
+
+    /// Each node's environment, node 1 first (the one session's for every node when shared).
+    fn envs(&self) -> Vec<Vec<(String, String)>> {
+        match self.shared_by {
+            Some(n) => vec![self.nodes[0].session.env(); n as usize],
+            None => self.nodes.iter().map(|c| c.session.env()).collect(),
+        }
+    }
+
+    /// One shared device: the run's figures as one server's, and each node's I/O from its part
+    /// of the trace (its files are under `nodeK/`); the device's counts and fidelity are the one
+    /// device's, so no node has its own.
+    fn finish_shared(
+        mut self,
+        nodes: u32,
+        outcome: &RunEnd,
+    ) -> Result<(IoSummary, Vec<Warning>, Option<EmulationSummary>)> {
+        let capture = self.nodes.remove(0);
+        let n = capture.finish_node(outcome)?;
+        let mut io = n.io;
+        for k in 1..=nodes {
+            let under = format!("node{k}/");
+            let mine: Vec<bool> = n
+                .trace
+                .files
+                .iter()
+                .map(|f| f.starts_with(&under))
+                .collect();
+            let part = TraceData {
+                records: n
+                    .trace
+                    .records
+                    .iter()
+                    .filter(|r| mine.get(r.file as usize).copied().unwrap_or(false))
+                    .cloned()
+                    .collect(),
+                ..n.trace.clone()
+            };
+            let stat = TraceStat::compute(&part);
+            io.by_node.push(NodeIo {
+                node: k,
+                device: format!("{SHARED}{}", n.device),
+                reads: stat.ops.read,
+                writes: stat.ops.write,
+                syncs: stat.ops.syncs(),
+                read_bytes: stat.read_bytes,
+                written_bytes: stat.written_bytes,
+                iops: (stat.ops.read + stat.ops.write) as f64 / outcome.measured_s.max(1e-9),
+                read_lat_ns: stat.read_lat_ns,
+                write_lat_ns: stat.write_lat_ns,
+                sync_lat_ns: stat.sync_lat_ns,
+                by_device: Vec::new(),
+                emulation: None,
+            });
+        }
+        Ok((io, n.warnings, n.emulation))
     }
 
     /// Every node's figures (`summary.io.by_node`), their sums as the run's `summary.io`, and
@@ -691,6 +841,9 @@ impl ClusterCapture {
         self,
         outcome: &RunEnd,
     ) -> Result<(IoSummary, Vec<Warning>, Option<EmulationSummary>)> {
+        if let Some(nodes) = self.shared_by {
+            return self.finish_shared(nodes, outcome);
+        }
         let mut io = IoSummary {
             source: "trace".into(),
             ..IoSummary::default()
