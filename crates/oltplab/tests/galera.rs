@@ -338,7 +338,7 @@ fn galera_nodes_each_on_their_own_emulated_device() {
                 "--warmup",
                 "1s",
                 "--duration",
-                "5s",
+                "4s",
                 "--out",
                 result.to_str().unwrap(),
             ],
@@ -425,7 +425,7 @@ fn galera_nodes_each_on_their_own_emulated_device() {
             &["run", "tpcc"][..],
             &db,
             &["--emulate", "shared:pcie-flash-2012", "--terminals", "4"],
-            &["--warmup", "1s", "--duration", "3s"],
+            &["--warmup", "1s", "--duration", "2s"],
             &["--out", result.to_str().unwrap()],
         ]
         .concat(),
