@@ -680,7 +680,8 @@ impl ClusterCapture {
         let Some(loaded) = oltplab_dbs::server::galera::loaded_nodes(&cfg.db.data_dir) else {
             return Ok(None);
         };
-        let nodes = cfg.db.nodes.unwrap_or(loaded);
+        // The loaded size: a different --nodes is refused by the cluster's start, with its fix.
+        let nodes = loaded;
         let text = cfg.emulate.unwrap_or("host");
         if let Some(shared) = text.trim_start().strip_prefix(SHARED) {
             return ClusterCapture::shared(cfg, shared, nodes).map(Some);
