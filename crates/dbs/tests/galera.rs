@@ -19,17 +19,11 @@ fn scratch(name: &str) -> PathBuf {
     dir
 }
 
+/// Whether the cluster can run here; if not, the test reports itself skipped (scripts/test.sh
+/// installs MariaDB, Galera and openssl).
 fn installed() -> bool {
-    let missing = if server::find_program(&["mariadbd", "mysqld"], None).is_none() {
-        Some("MariaDB is not installed")
-    } else if galera::provider().is_err() {
-        Some("Galera (galera-4) is not installed")
-    } else if server::find_program(&["openssl"], None).is_none() {
-        Some("openssl is not installed")
-    } else {
-        None
-    };
-    if let Some(why) = missing {
+    let missing = oltplab_dbs::server::galera::missing();
+    if let Some(why) = &missing {
         oltplab_core::testing::skip(oltplab_core::testing::Need::Server, why);
     }
     missing.is_none()
@@ -92,6 +86,7 @@ fn a_cluster_joins_refuses_strangers_and_leaves_nothing() {
     let cluster = ManagedCluster::start(&ClusterConfig {
         server: node.clone(),
         nodes: Some(2),
+        node_env: Vec::new(),
     })
     .unwrap();
     assert_eq!(cluster.nodes().len(), 1);
@@ -111,6 +106,7 @@ fn a_cluster_joins_refuses_strangers_and_leaves_nothing() {
     let cluster = ManagedCluster::start(&ClusterConfig {
         server: node.clone(),
         nodes: None,
+        node_env: Vec::new(),
     })
     .unwrap();
     eprintln!(

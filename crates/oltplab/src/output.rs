@@ -287,4 +287,26 @@ pub fn print_io_groups(io: &crate::schema::IoSummary) {
             );
         }
     }
+    use oltplab_core::units::format_ns;
+    for n in &io.by_node {
+        eprintln!(
+            "  node {} on {}: {} reads, {} writes, {} flushes, {} IOPS; p50/p99 read {}/{}, write {}/{}, flush {}/{}{}",
+            n.node,
+            n.device,
+            format_count(n.reads as f64),
+            format_count(n.writes as f64),
+            format_count(n.syncs as f64),
+            format_count(n.iops),
+            format_ns(n.read_lat_ns.p50 as f64),
+            format_ns(n.read_lat_ns.p99 as f64),
+            format_ns(n.write_lat_ns.p50 as f64),
+            format_ns(n.write_lat_ns.p99 as f64),
+            format_ns(n.sync_lat_ns.p50 as f64),
+            format_ns(n.sync_lat_ns.p99 as f64),
+            n.emulation
+                .as_ref()
+                .map(|e| format!("; emulation {:+.1} % off the model", e.fidelity.off_pct))
+                .unwrap_or_default()
+        );
+    }
 }

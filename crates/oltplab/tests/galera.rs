@@ -10,18 +10,11 @@ mod common;
 use common::{assert_ok, assert_usage_error, json, oltplab, scratch, stderr};
 use std::path::Path;
 
+/// Whether the cluster can run here; if not, the test reports itself skipped (scripts/test.sh
+/// installs MariaDB, Galera and openssl).
 fn installed() -> bool {
-    if !common::server_installed("mariadbd") {
-        return false;
-    }
-    let missing = if oltplab_dbs::server::galera::provider().is_err() {
-        Some("Galera (galera-4) is not installed")
-    } else if oltplab_dbs::server::find_program(&["openssl"], None).is_none() {
-        Some("openssl is not installed")
-    } else {
-        None
-    };
-    if let Some(why) = missing {
+    let missing = oltplab_dbs::server::galera::missing();
+    if let Some(why) = &missing {
         oltplab_core::testing::skip(oltplab_core::testing::Need::Server, why);
     }
     missing.is_none()
@@ -67,6 +60,18 @@ fn galera_usage_errors_name_the_fix() {
     assert_usage_error(&out, "--engine galera");
     let out = oltplab(
         &dir,
+        &[
+            "run",
+            "tpcc",
+            "--emulate",
+            "shared:hdd-10k",
+            "--data-dir",
+            data,
+        ],
+    );
+    assert_usage_error(&out, "--engine galera");
+    let out = oltplab(
+        &dir,
         &["load", "orders", "--engine", "galera", "--data-dir", data],
     );
     assert_usage_error(&out, "not orders");
@@ -75,20 +80,21 @@ fn galera_usage_errors_name_the_fix() {
         &["run", "tpcc", "--engine", "galera", "--data-dir", data],
     );
     assert_usage_error(&out, "holds no Galera cluster");
+    // A per-node device list is for a cluster's nodes only.
     let out = oltplab(
         &dir,
         &[
             "run",
             "tpcc",
             "--engine",
-            "galera",
+            "sqlite",
             "--emulate",
-            "hdd-10k",
+            "node1:hdd-10k;node2:hdd-10k",
             "--data-dir",
             data,
         ],
     );
-    assert_usage_error(&out, "do not yet reach the nodes");
+    assert_usage_error(&out, "--engine galera");
     let out = oltplab(
         &dir,
         &[
@@ -264,6 +270,198 @@ fn galera_conflicts_node_kill_and_equal_nodes() {
     );
     assert_eq!(err.matches(" equal").count(), 9, "{err}");
 
+    assert!(servers_under(&dir).is_empty(), "a node outlived oltplab");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Two nodes, each on its own emulated device: node 1 on a layout (data on a 2010 SATA SSD, the
+/// redo log on a 2012 PCIe card), node 2 on the PCIe card alone. Each node's I/O is in
+/// `summary.io.by_node`, nonzero, its own (its model counted only its own I/O, so the nodes did
+/// not share a device), summing to `summary.io`; each node has its own trace file and its own
+/// fidelity figures. A device list naming a node the cluster lacks is refused first.
+#[test]
+fn galera_nodes_each_on_their_own_emulated_device() {
+    if !installed() {
+        return;
+    }
+    let dir = scratch("galera-emulate");
+    let data_dir = dir.join("data");
+    let data = data_dir.to_str().unwrap();
+    let db = [
+        "--engine",
+        "galera",
+        "--data-dir",
+        data,
+        "--buffer-pool",
+        "32m",
+    ];
+    let t0 = std::time::Instant::now();
+    let out = oltplab(
+        Path::new("/"),
+        &[
+            &["load", "tpcc"][..],
+            &db,
+            &["--nodes", "2", "--warehouses", "1", "--threads", "2"],
+            &["--no-check"],
+        ]
+        .concat(),
+    );
+    assert_ok(&out);
+    eprintln!("load: {:.1} s", t0.elapsed().as_secs_f64());
+
+    let out = oltplab(
+        Path::new("/"),
+        &[
+            &["run", "tpcc"][..],
+            &db,
+            &["--emulate", "node1:pcie-flash-2012;node3:pcie-flash-2012"],
+        ]
+        .concat(),
+    );
+    assert_usage_error(&out, "nodes 1 to 2");
+
+    let t0 = std::time::Instant::now();
+    let result = dir.join("result");
+    let trace = dir.join("run.trace");
+    let out = oltplab(
+        Path::new("/"),
+        &[
+            &["run", "tpcc"][..],
+            &db,
+            &[
+                "--layout",
+                "node1:data=sata-ssd-2010,log=pcie-flash-2012;node2:pcie-flash-2012",
+                "--trace",
+                trace.to_str().unwrap(),
+                "--terminals",
+                "4",
+                "--warmup",
+                "1s",
+                "--duration",
+                "4s",
+                "--out",
+                result.to_str().unwrap(),
+            ],
+        ]
+        .concat(),
+    );
+    assert_ok(&out);
+    eprintln!("run: {:.1} s", t0.elapsed().as_secs_f64());
+    let doc = json(&result.join("result.json"));
+    let io = &doc["summary"]["io"];
+    let nodes = io["by_node"].as_array().expect("summary.io.by_node");
+    assert_eq!(nodes.len(), 2, "{io}");
+    let ops = |n: &serde_json::Value| n["reads"].as_u64().unwrap() + n["writes"].as_u64().unwrap();
+    for (i, n) in nodes.iter().enumerate() {
+        assert_eq!(n["node"], i as u64 + 1, "{n}");
+        assert!(ops(n) > 0 && n["syncs"].as_u64().unwrap() > 0, "{n}");
+        assert!(n["iops"].as_f64().unwrap() > 0.0, "{n}");
+        assert!(n["write_lat_ns"]["p99"].as_u64().unwrap() > 0, "{n}");
+        assert!(n["sync_lat_ns"]["p50"].as_u64().unwrap() > 0, "{n}");
+        let fidelity = &n["emulation"]["fidelity"];
+        assert!(fidelity["ios"].as_u64().unwrap() > 0, "{n}");
+        // The node's own model saw its own I/O, not both nodes': the trace and the model count
+        // the same operations, cut at slightly different instants.
+        let modelled: u64 = n["by_device"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d["reads"].as_u64().unwrap() + d["writes"].as_u64().unwrap())
+            .sum();
+        let traced = ops(n) as f64;
+        assert!(
+            (modelled as f64 - traced).abs() <= 0.2 * traced + 50.0,
+            "node {}: model {modelled}, trace {traced}: {n}",
+            i + 1
+        );
+        assert!(
+            trace
+                .with_file_name(format!("run-node{}.trace", i + 1))
+                .is_file(),
+            "node {}'s trace",
+            i + 1
+        );
+    }
+    assert_eq!(nodes[0]["device"], "data=sata-ssd-2010,log=pcie-flash-2012");
+    assert_eq!(nodes[1]["device"], "pcie-flash-2012");
+    assert_eq!(
+        nodes[0]["by_device"].as_array().unwrap().len(),
+        2,
+        "{}",
+        nodes[0]
+    );
+    assert_ne!(
+        (ops(&nodes[0]), nodes[0]["syncs"].as_u64()),
+        (ops(&nodes[1]), nodes[1]["syncs"].as_u64()),
+        "two devices, two different nodes' I/O"
+    );
+    let sum: u64 = nodes.iter().map(|n| n["reads"].as_u64().unwrap()).sum();
+    assert_eq!(io["reads"].as_u64().unwrap(), sum, "{io}");
+    assert!(
+        io["by_device"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|d| d["name"].as_str().unwrap().starts_with("node2:")),
+        "{io}"
+    );
+    let per_node = |nodes: &[serde_json::Value]| {
+        nodes
+            .iter()
+            .map(|n| (ops(n), n["syncs"].as_u64().unwrap()))
+            .collect::<Vec<_>>()
+    };
+    eprintln!(
+        "own devices, per node (reads + writes, syncs): {:?}",
+        per_node(nodes)
+    );
+
+    // Asked for, the nodes share one device: one model counts every node's I/O, and the trace
+    // still tells each node's apart.
+    let result = dir.join("shared");
+    let out = oltplab(
+        Path::new("/"),
+        &[
+            &["run", "tpcc"][..],
+            &db,
+            &["--emulate", "shared:pcie-flash-2012", "--terminals", "4"],
+            &["--warmup", "1s", "--duration", "2s"],
+            &["--out", result.to_str().unwrap()],
+        ]
+        .concat(),
+    );
+    assert_ok(&out);
+    let doc = json(&result.join("result.json"));
+    let io = &doc["summary"]["io"];
+    let shared = io["by_node"].as_array().expect("summary.io.by_node");
+    assert_eq!(shared.len(), 2, "{io}");
+    for n in shared {
+        assert!(ops(n) > 0 && n["syncs"].as_u64().unwrap() > 0, "{n}");
+        assert_eq!(n["device"], "shared:pcie-flash-2012", "{n}");
+    }
+    let devices = io["by_device"].as_array().unwrap();
+    assert_eq!(devices.len(), 1, "one device: {io}");
+    let modelled = devices[0]["reads"].as_u64().unwrap() + devices[0]["writes"].as_u64().unwrap();
+    let traced: u64 = shared.iter().map(ops).sum();
+    assert!(
+        (modelled as f64 - traced as f64).abs() <= 0.2 * traced as f64 + 50.0,
+        "the shared model counted {modelled}, the nodes' traces {traced}: {io}"
+    );
+    assert!(
+        modelled as f64 > 1.2 * shared.iter().map(ops).max().unwrap() as f64,
+        "the shared model saw more than one node's I/O: {io}"
+    );
+    eprintln!(
+        "shared device, per node (reads + writes, syncs): {:?}",
+        per_node(shared)
+    );
+    eprintln!(
+        "per node (reads, writes, syncs, iops): {:?}",
+        nodes
+            .iter()
+            .map(|n| (&n["reads"], &n["writes"], &n["syncs"], &n["iops"]))
+            .collect::<Vec<_>>()
+    );
     assert!(servers_under(&dir).is_empty(), "a node outlived oltplab");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -231,6 +231,9 @@ impl<'a> Doc<'a> {
                 if scenario == "cache-tiers" || scenario == "placement" {
                     return crate::storage::label(self);
                 }
+                if scenario == "cluster" {
+                    return crate::cluster::label(self);
+                }
                 if scenario == "profiles" {
                     let sets: Vec<&str> = self
                         .array("/summary/sets")

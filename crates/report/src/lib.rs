@@ -7,6 +7,7 @@
 //! by each result. Every exporter serialises the same [`model::Report`], so they agree on every figure.
 
 mod cells;
+mod cluster;
 mod common;
 mod crash;
 mod csv;

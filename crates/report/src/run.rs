@@ -388,6 +388,7 @@ pub fn section(doc: &Doc, index: usize, charts: bool) -> Section {
     s.table(sweep_table(doc));
     s.table(ramp_table(doc));
     s.table(io_group_table(doc, "by_device", "I/O by device"));
+    s.table(node_io_table(doc));
     s.table(io_group_table(
         doc,
         "by_table",
@@ -537,6 +538,47 @@ fn io_group_table(doc: &Doc, list: &str, title: &str) -> Table {
             Cell::Num(num(g, "/share_pct")),
             Cell::Num(num(g, "/busy_pct")),
             Cell::Num(num(g, "/read_cache_hit_pct")),
+        ]);
+    }
+    t
+}
+
+/// `summary.io.by_node`: a Galera cluster's nodes, each on its own (emulated) device.
+fn node_io_table(doc: &Doc) -> Table {
+    let mut t = Table::new(
+        "by_node",
+        "I/O by Galera node (each on its own device)",
+        vec![
+            Column::new("node", "node", Unit::Count),
+            Column::new("device", "device", Unit::Text),
+            Column::new("iops", "IOPS", Unit::Number),
+            Column::new("reads", "reads", Unit::Count),
+            Column::new("writes", "writes", Unit::Count),
+            Column::new("syncs", "syncs", Unit::Count),
+            Column::new("read_lat_ns_p99", "read p99", Unit::Ns),
+            Column::new("write_lat_ns_p99", "write p99", Unit::Ns),
+            Column::new("sync_lat_ns_p50", "sync p50", Unit::Ns),
+            Column::new("sync_lat_ns_p99", "sync p99", Unit::Ns),
+            Column::new(
+                "emulated_off_pct",
+                "emulated mean off the model %",
+                Unit::Number,
+            ),
+        ],
+    );
+    for n in doc.array("/summary/io/by_node") {
+        t.push(vec![
+            Cell::Num(num(n, "/node")),
+            Cell::Text(n["device"].as_str().unwrap_or("").to_string()),
+            Cell::Num(num(n, "/iops")),
+            Cell::Num(num(n, "/reads")),
+            Cell::Num(num(n, "/writes")),
+            Cell::Num(num(n, "/syncs")),
+            Cell::Num(num(n, "/read_lat_ns/p99")),
+            Cell::Num(num(n, "/write_lat_ns/p99")),
+            Cell::Num(num(n, "/sync_lat_ns/p50")),
+            Cell::Num(num(n, "/sync_lat_ns/p99")),
+            Cell::Num(num(n, "/emulation/fidelity/emulated_off_pct")),
         ]);
     }
     t

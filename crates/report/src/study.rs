@@ -189,6 +189,9 @@ pub fn section(
     if crate::storage::is_storage(doc) {
         return crate::storage::section(doc, index, charts);
     }
+    if crate::cluster::is_cluster(doc) {
+        return crate::cluster::section(doc, index, charts);
+    }
     let mut s = Section::new(
         format!("r{}", index + 1),
         format!("Study: {}", doc.label),

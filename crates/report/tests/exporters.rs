@@ -110,6 +110,23 @@ fn orders_run_with_connection_sweep() {
     all_formats("run-orders", &[orders_run()], false);
 }
 
+/// A real TPC-C run on a 3-node Galera cluster (the cluster study's, on sata-ssd-2010): a row per
+/// node with its own I/O on its own emulated device.
+#[test]
+fn tpcc_run_on_galera_nodes() {
+    let run = fixture("run-tpcc-galera.json");
+    all_formats("run-tpcc-galera", std::slice::from_ref(&run), false);
+    let md = oltplab_report::markdown(&[run]).unwrap();
+    for row in [
+        "I/O by Galera node (each on its own device)",
+        "| 1 | sata-ssd-2010 | 2,682 |",
+        "| 3 | sata-ssd-2010 | 2,743 |",
+        "node3:sata-ssd-2010",
+    ] {
+        assert!(md.contains(row), "{row} missing: {md}");
+    }
+}
+
 /// A real brokerage run on PostgreSQL: its headline is tpsE-like, never a tpmC.
 #[test]
 fn brokerage_run_on_postgres() {
@@ -210,6 +227,34 @@ fn placement_study() {
         "New-Orders/min",
         "log+temp=pcie-flash-2012: busy 0 %",
         "TPC-C, 1 warehouse(s), 4 terminals",
+    ] {
+        assert!(md.contains(row), "{row} missing: {md}");
+    }
+}
+
+/// The cluster study (`--scenario cluster`): a real quick-scale run — one MariaDB and three
+/// Galera nodes on each of three devices, a row per run with the cluster's cost against the one
+/// server, a row per node with its own I/O, and the two charts.
+#[test]
+fn cluster_study() {
+    let study = fixture("study-cluster.json");
+    all_formats("study-cluster", std::slice::from_ref(&study), true);
+    let html = oltplab_report::html(std::slice::from_ref(&study)).unwrap();
+    for view in [
+        "Study (what a cluster costs)",
+        "New-Orders per minute: one server and the cluster",
+        "New-Order&#39;s 99th-percentile response time",
+        "not scale-out",
+    ] {
+        assert!(html.contains(view), "{view} missing");
+    }
+    let md = oltplab_report::markdown(&[study]).unwrap();
+    for row in [
+        "study cluster, 3 nodes vs one MariaDB on 3 devices",
+        "| hdd-10k | galera | 3 | 96.0 | 0.640× |",
+        "| pcie-flash-2012 | mariadb | 1 | 6,240 | — |",
+        "### Each node on its own device",
+        "| sata-ssd-2010 | 3 | 2,743 |",
     ] {
         assert!(md.contains(row), "{row} missing: {md}");
     }

@@ -11,22 +11,16 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use mysql::prelude::Queryable;
-use oltplab_dbs::server::galera::{self, ClusterConfig, ManagedCluster};
+use oltplab_dbs::server::galera::{ClusterConfig, ManagedCluster};
 use oltplab_dbs::server::{self, DataInit, ServerConfig, ServerKind};
 use oltplab_workloads::sql::mysql::MyConn;
 use oltplab_workloads::sql::{Conn, Dialect, ErrorKind, Isolation, Rows, StmtBuilder, TxMode, P};
 
+/// Whether the cluster can run here; if not, the test reports itself skipped (scripts/test.sh
+/// installs MariaDB, Galera and openssl).
 fn installed() -> bool {
-    let missing = if server::find_program(&["mariadbd", "mysqld"], None).is_none() {
-        Some("MariaDB is not installed")
-    } else if galera::provider().is_err() {
-        Some("Galera (galera-4) is not installed")
-    } else if server::find_program(&["openssl"], None).is_none() {
-        Some("openssl is not installed")
-    } else {
-        None
-    };
-    if let Some(why) = missing {
+    let missing = oltplab_dbs::server::galera::missing();
+    if let Some(why) = &missing {
         oltplab_core::testing::skip(oltplab_core::testing::Need::Server, why);
     }
     missing.is_none()
@@ -83,6 +77,7 @@ fn a_transaction_the_node_aborted_is_retried_never_half_committed() {
     let cluster = ManagedCluster::start(&ClusterConfig {
         server: node.clone(),
         nodes: Some(2),
+        node_env: Vec::new(),
     })
     .unwrap();
     let mut c = server::connect::mysql_connect(&cluster.nodes()[0].url()).unwrap();
@@ -95,6 +90,7 @@ fn a_transaction_the_node_aborted_is_retried_never_half_committed() {
     let cluster = ManagedCluster::start(&ClusterConfig {
         server: node,
         nodes: None,
+        node_env: Vec::new(),
     })
     .unwrap();
     let urls: Vec<String> = cluster.nodes().iter().map(|n| n.url()).collect();

@@ -50,6 +50,9 @@ pub struct ClusterConfig {
     pub server: ServerConfig,
     /// How many nodes; with [`DataInit::Reuse`] `None` means as many as were loaded.
     pub nodes: Option<u32>,
+    /// Each node's own environment on top of `server.extra_env`, node 1 first (the emulation
+    /// shim of its own device); empty: none.
+    pub node_env: Vec<Vec<(String, String)>>,
 }
 
 /// Where the galera provider library is (Debian's galera-4 package).
@@ -70,6 +73,28 @@ pub fn provider() -> Result<PathBuf> {
                 "the Galera replication library (libgalera_smm.so) is not installed: install Debian's galera-4 package (apt-get install galera-4)",
             )
         })
+}
+
+/// What a managed cluster needs that this machine lacks, as one sentence with its fix; None when
+/// MariaDB, the Galera library and openssl are all there. The cluster's own start and every
+/// Galera test ask this one place.
+pub fn missing() -> Option<String> {
+    if super::find_program(&["mariadbd", "mysqld"], None).is_none() {
+        return Some(
+            "MariaDB (mariadbd) is not installed: install Debian's mariadb-server package (apt-get install mariadb-server)"
+                .into(),
+        );
+    }
+    if let Err(e) = provider() {
+        return Some(e.to_string());
+    }
+    if super::find_program(&["openssl"], None).is_none() {
+        return Some(
+            "the openssl program is not installed, and oltplab makes the cluster's TLS certificates with it: install Debian's openssl package"
+                .into(),
+        );
+    }
+    None
 }
 
 /// How many nodes the cluster in `data_dir` was loaded with, if oltplab made one there.
@@ -120,6 +145,9 @@ impl ManagedCluster {
     /// data to the other nodes. Any other start: every node of the loaded cluster, node 1
     /// bootstrapping and the others joining one by one, each waited for until it is synced.
     pub fn start(cfg: &ClusterConfig) -> Result<ManagedCluster> {
+        if let Some(what) = missing() {
+            return Err(Error::usage(what));
+        }
         let provider = provider()?;
         let data_dir = std::path::absolute(&cfg.server.data_dir)
             .map_err(|e| safety::io_usage(&cfg.server.data_dir, "resolve", &e))?;
@@ -190,6 +218,9 @@ impl ManagedCluster {
             settings.append(&mut node.extra_settings);
             node.extra_settings = settings;
             node.extra_env.push(("PATH".into(), server_path(&root)));
+            if let Some(env) = cfg.node_env.get(k as usize - 1) {
+                node.extra_env.extend(env.iter().cloned());
+            }
             node
         };
         if !fresh {

@@ -80,9 +80,43 @@ pub struct IoSummary {
     /// file (`(wal)`, `(catalog)` …), largest share first — which table to move to faster storage.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub by_table: Vec<GroupIo>,
-    /// On a layout: each device's I/O and busy share of the measured window.
+    /// On a layout: each device's I/O and busy share of the measured window. On a Galera
+    /// cluster every node's devices, each named `nodeK:` before its label.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub by_device: Vec<GroupIo>,
+    /// A managed Galera cluster under `--emulate`/`--layout`/`--trace`: each node's own I/O on
+    /// its own device, node 1 first (the fields above are their sums).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub by_node: Vec<NodeIo>,
+}
+
+/// `summary.io.by_node[]`: one Galera node's I/O in the measured window, from its own trace, and
+/// how closely its I/Os kept its own device model.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct NodeIo {
+    /// 1-based.
+    pub node: u32,
+    /// The node's device (spec or layout), `host` when only traced.
+    pub device: String,
+    pub reads: u64,
+    pub writes: u64,
+    pub syncs: u64,
+    pub read_bytes: u64,
+    pub written_bytes: u64,
+    /// Reads + writes per measured second.
+    pub iops: f64,
+    /// Each operation's latency as the node's server saw it (the emulated device's, or the
+    /// host's when only traced).
+    pub read_lat_ns: LatencyNs,
+    pub write_lat_ns: LatencyNs,
+    pub sync_lat_ns: LatencyNs,
+    /// Its devices' I/O and busy share (as `summary.io.by_device` of a single server).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub by_device: Vec<GroupIo>,
+    /// On an emulated device: the node's own fidelity figures (as `summary.emulation`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub emulation: Option<EmulationSummary>,
 }
 
 /// `summary.cpu`.

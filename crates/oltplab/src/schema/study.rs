@@ -338,3 +338,69 @@ pub struct StorageStudySummary {
     pub configs: Vec<ConfigFigures>,
     pub interrupted: bool,
 }
+
+/// `summary` of a cluster study (`oltplab study --scenario cluster`): one MariaDB server against
+/// a Galera cluster of `nodes`, each on every listed emulated device (each node its own instance).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ClusterStudySummary {
+    pub scenario: String,
+    /// The cluster's nodes (the single server is one MariaDB without Galera).
+    pub nodes: u32,
+    pub warehouses: u32,
+    pub terminals: u32,
+    /// Every server's and node's buffer pool: S1's share of the loaded data.
+    pub buffer_pool_bytes: u64,
+    /// The single server's loaded data directory.
+    pub database_bytes: u64,
+    /// Loading the single server, and the cluster (node 1, then its copy to the others).
+    pub load_s: f64,
+    pub cluster_load_s: f64,
+    /// Per device: the single server's row, then the cluster's.
+    pub rows: Vec<ClusterStudyRow>,
+    pub interrupted: bool,
+}
+
+/// One run of a cluster study: a system (`mariadb` or `galera`) on a device.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ClusterStudyRow {
+    /// The device spec every server or node ran on.
+    pub device: String,
+    /// `mariadb` (one server) or `galera` (the cluster).
+    pub system: String,
+    pub nodes: u32,
+    /// New-Orders per minute of the window (a tpmC when paced).
+    pub tpmc: f64,
+    /// Its tpmC against the single server's on the same device.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tpmc_vs_single: Option<f64>,
+    /// The commit latency this study reports: New-Order's response time, which ends with its
+    /// COMMIT (replication and certification included on the cluster); the COMMIT alone is not
+    /// timed.
+    pub new_order_lat_ns_p50: u64,
+    pub new_order_lat_ns_p99: u64,
+    /// Measured transactions of every type.
+    pub transactions: u64,
+    /// Certification conflicts (a COMMIT refused with a deadlock), retried or failed.
+    pub certification_conflicts: u64,
+    pub conflicts_per_1000_tx: f64,
+    /// The nodes' mean share of the window replication was paused by flow control
+    /// (`wsrep_flow_control_paused_ns`); None for the single server.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flow_control_paused_share: Option<f64>,
+    /// Reads + writes per second of every server or node together (each node's own in `io_by_node`).
+    pub io_iops: f64,
+    pub io_syncs_per_s: f64,
+    pub cpu_utilisation: f64,
+    /// The cluster's nodes: each one's I/O on its own device and its wsrep counters.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub io_by_node: Vec<super::NodeIo>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub wsrep_nodes: Vec<super::WsrepNode>,
+    /// Kinds of the run's warnings that make the row less reliable.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+    /// The run's own result, relative to the study's output directory.
+    pub result: String,
+}

@@ -5,6 +5,7 @@
 //! `report.html` into the output directory, and saves `results.json` after every device so that an
 //! interrupted study keeps what it finished.
 
+mod cluster;
 mod explain;
 mod file;
 mod in_memory;
@@ -79,7 +80,7 @@ pub struct StudyArgs {
     pub workload: String,
 
     /// Which reference study to re-run
-    #[arg(long, value_name = "NAME", default_value = "s1", value_parser = ["s1", "in-memory", "profiles", "cache-tiers", "placement"])]
+    #[arg(long, value_name = "NAME", default_value = "s1", value_parser = ["s1", "in-memory", "profiles", "cache-tiers", "placement", "cluster"])]
     pub scenario: String,
 
     /// Output directory [default: ./oltplab-results/study-<UTC time>]
@@ -151,6 +152,8 @@ Examples:
                                                    S2: HDD RAID, + SSD read cache, SSD RAID, PCIe flash
   oltplab study --scenario placement --engine postgres --scale quick
                                                    S3: log+temp, the hottest table, or all on flash
+  oltplab study --scenario cluster --scale quick   one MariaDB vs 3 Galera nodes on hdd-10k,
+                                                   sata-ssd-2010, pcie-flash-2012, under 5 min
   oltplab study --file studies/s1.toml --dry-run   your own study file: its cells and their time
   oltplab study --file my.toml --out my-study      run it; each finished cell is kept
   oltplab study --resume my-study                  after Ctrl-C: only the cells not finished
@@ -297,6 +300,9 @@ pub fn run(args: StudyArgs) -> Result<()> {
     }
     if args.scenario == "profiles" {
         return profiles::run(&args);
+    }
+    if args.scenario == "cluster" {
+        return cluster::run(&args);
     }
     if storage {
         return storage::run(&args);

@@ -16,14 +16,14 @@ use std::sync::{Arc, Mutex};
 use oltplab_core::{Error, Result};
 use oltplab_dbs::vfs::{Vfs, VfsCounts, VfsOptions};
 use oltplab_devmodel::{now_ns, parse_spec, DeviceCounts, Emulator, Fidelity};
-use oltplab_metrics::{Warning, WarningKind};
+use oltplab_metrics::{LatencyNs, Warning, WarningKind};
 use oltplab_trace::stat::{io_by_table, GroupIo, TagStat, TraceStat};
 use oltplab_trace::{TraceData, TraceMeta, TraceWriter};
 use oltplab_workloads::driver::TxSpan;
 
 use crate::emulate::session::files_under;
 use crate::emulate::{Backing, EmulationSession, SessionConfig};
-use crate::schema::{EmulationSummary, IoSummary, TxIo};
+use crate::schema::{EmulationSummary, IoSummary, NodeIo, TxIo};
 use crate::workload::layout;
 use crate::workload::target::{DbSpec, Engine};
 
@@ -31,6 +31,8 @@ use crate::workload::target::{DbSpec, Engine};
 pub enum Capture {
     Sqlite(Box<SqliteCapture>),
     Server(Box<ServerCapture>),
+    /// A managed Galera cluster: one session per node, each its own device model and trace.
+    Cluster(Box<ClusterCapture>),
 }
 
 pub struct SqliteCapture {
@@ -78,12 +80,18 @@ impl Capture {
             return Ok(None);
         }
         Ok(match req.db.engine {
-            Engine::Galera => {
-                return Err(Error::usage(
-                    "--emulate, --layout and --trace do not yet reach the nodes of a Galera cluster: drop them, or run --engine mariadb",
-                ))
+            Engine::Galera => ClusterCapture::new(req)?.map(|c| Capture::Cluster(Box::new(c))),
+            Engine::Sqlite => {
+                if req
+                    .emulate
+                    .is_some_and(|t| node_form(t) || t.trim_start().starts_with(SHARED))
+                {
+                    return Err(Error::usage(
+                        "a per-node or shared --emulate/--layout (`node1:…;node2:…`, `shared:…`) is for a Galera cluster's nodes: add --engine galera, or give one spec",
+                    ));
+                }
+                SqliteCapture::new(req)?.map(|c| Capture::Sqlite(Box::new(c)))
             }
-            Engine::Sqlite => SqliteCapture::new(req)?.map(|c| Capture::Sqlite(Box::new(c))),
             _ => ServerCapture::new(req)?.map(|c| Capture::Server(Box::new(c))),
         })
     }
@@ -92,27 +100,40 @@ impl Capture {
     pub fn sqlite_vfs(&self) -> Option<String> {
         match self {
             Capture::Sqlite(c) => Some(c.vfs.name().to_string()),
-            Capture::Server(_) => None,
+            Capture::Server(_) | Capture::Cluster(_) => None,
         }
     }
 
     /// The managed server's environment (the shim).
     pub fn server_env(&self) -> Vec<(String, String)> {
         match self {
-            Capture::Sqlite(_) => Vec::new(),
+            Capture::Sqlite(_) | Capture::Cluster(_) => Vec::new(),
             Capture::Server(c) => c.session.env(),
+        }
+    }
+
+    /// Each node's environment of a cluster (its own shim session), node 1 first.
+    pub fn node_envs(&self) -> Vec<Vec<(String, String)>> {
+        match self {
+            Capture::Cluster(c) => c.envs(),
+            _ => Vec::new(),
         }
     }
 
     /// Ties server I/O to transactions (the driver then records spans).
     pub fn wants_spans(&self) -> bool {
-        matches!(self, Capture::Server(c) if c.trace_path.is_some())
+        match self {
+            Capture::Sqlite(_) => false,
+            Capture::Server(c) => c.trace_path.is_some(),
+            Capture::Cluster(c) => c.nodes.iter().any(|n| n.trace_path.is_some()),
+        }
     }
 
     pub fn measure_start(&self) {
         match self {
             Capture::Sqlite(c) => c.measure_start(),
             Capture::Server(c) => c.measure_start(),
+            Capture::Cluster(c) => c.nodes.iter().for_each(ServerCapture::measure_start),
         }
     }
 
@@ -120,6 +141,7 @@ impl Capture {
         match self {
             Capture::Sqlite(c) => c.measure_end(),
             Capture::Server(c) => c.measure_end(),
+            Capture::Cluster(c) => c.nodes.iter().for_each(ServerCapture::measure_end),
         }
     }
 
@@ -133,6 +155,7 @@ impl Capture {
         match self {
             Capture::Sqlite(c) => (*c).finish(outcome),
             Capture::Server(c) => (*c).finish(outcome),
+            Capture::Cluster(c) => (*c).finish(outcome),
         }
     }
 }
@@ -265,6 +288,7 @@ impl SqliteCapture {
             by_tx,
             by_table,
             by_device,
+            by_node: Vec::new(),
         };
         let emulation = self
             .emulator
@@ -294,49 +318,55 @@ pub struct ServerCapture {
 
 impl ServerCapture {
     fn new(cfg: &CaptureRequest) -> Result<Option<ServerCapture>> {
-        if !cfg.db.managed {
-            if cfg
-                .emulate
-                .and_then(|t| parse_spec(t).ok())
-                .is_some_and(|s| s.is_layout())
-            {
-                return Err(Error::usage(
-                    "--layout needs a server oltplab starts, whose files it can place on the layout's devices: drop --url and let oltplab manage the server",
-                ));
-            }
-            return Err(Error::usage(
-                "--trace and --emulate need a server oltplab starts (the shim is loaded into it): drop --url, or run your server under `oltplab emulate`",
-            ));
-        }
+        refuse_unmanaged(cfg)?;
         let cluster = cfg.db.data_dir.join(cfg.db.engine.name());
         if !cluster.is_dir() {
             return Ok(None);
         }
         let text = cfg.emulate.unwrap_or("host");
-        let spec =
-            parse_spec(text).map_err(|e| Error::usage(format!("--emulate `{text}`: {e}")))?;
+        if node_form(text) {
+            return Err(Error::usage(format!(
+                "--emulate `{text}` gives each Galera node its own device, but this run has one server: add --engine galera, or give one spec"
+            )));
+        }
+        if text.trim_start().starts_with(SHARED) {
+            return Err(Error::usage(format!(
+                "--emulate `{text}` puts a Galera cluster's nodes on one shared device, but this run has one server: add --engine galera, or drop `{SHARED}`"
+            )));
+        }
+        let spec = parse_one(text)?;
+        let backing = resolve_backing(cfg.backing, &spec, std::slice::from_ref(&cluster));
         // Which files are whose: for the layout's places, and for I/O per table.
         let tables = layout::server_table_files(cfg.db, &cluster)?;
         let places = layout::server_places(cfg.db.engine, &spec, &cluster, &tables)?;
-        if let Some(trace) = cfg.trace {
+        let on = OnDir {
+            dir: cluster,
+            spec,
+            tables,
+            places,
+        };
+        ServerCapture::on(cfg, on, cfg.trace, backing, cfg.seed).map(Some)
+    }
+
+    /// A session on the server whose cluster (data directory) is `cluster`, on `spec`, with the
+    /// trace merged into `trace` (else a temporary file).
+    fn on(
+        cfg: &CaptureRequest,
+        on: OnDir,
+        trace: Option<&Path>,
+        backing: Backing,
+        seed: u64,
+    ) -> Result<ServerCapture> {
+        let OnDir {
+            dir: cluster,
+            spec,
+            tables,
+            places,
+        } = on;
+        if let Some(trace) = trace {
             crate::emulate::check_trace_path(trace, &cluster, cfg.force)?;
         }
-        // The real device runs with real I/O; a model is best served from memory when it fits.
-        let backing = match cfg.backing {
-            _ if spec.is_host() => Backing::Disk,
-            "ram" => Backing::Ram,
-            "disk" => Backing::Disk,
-            _ => {
-                let (_, bytes) = files_under(&cluster);
-                let memory = oltplab_metrics::env::available_memory_bytes();
-                if bytes < memory / 2 {
-                    Backing::Ram
-                } else {
-                    Backing::Disk
-                }
-            }
-        };
-        let merged_path = match cfg.trace {
+        let merged_path = match trace {
             Some(path) => path.to_path_buf(),
             None => std::env::temp_dir().join(format!(
                 "oltplab-run-{}-{}.trace",
@@ -351,18 +381,17 @@ impl ServerCapture {
             dir: cluster,
             backing,
             trace: Some(merged_path.clone()),
-            seed: cfg.seed,
+            seed,
             // A server started by root runs as its own account, which gets the shared state.
             account: oltplab_dbs::server::server_account(cfg.db.server_kind())?,
             places,
             undo: None,
         })?;
-        Ok(Some(ServerCapture {
+        Ok(ServerCapture {
             session,
             device,
-            trace_path: cfg.trace.map(Path::to_path_buf),
-            _temp_trace: cfg
-                .trace
+            trace_path: trace.map(Path::to_path_buf),
+            _temp_trace: trace
                 .is_none()
                 .then(|| oltplab_core::interrupt::guard_path(&merged_path)),
             merged_path,
@@ -371,7 +400,7 @@ impl ServerCapture {
             tables,
             spec: spec_copy,
             devices: DeviceWindow::default(),
-        }))
+        })
     }
 
     fn measure_start(&self) {
@@ -394,6 +423,12 @@ impl ServerCapture {
         self,
         outcome: &RunEnd,
     ) -> Result<(IoSummary, Vec<Warning>, Option<EmulationSummary>)> {
+        self.finish_node(outcome)
+            .map(|n| (n.io, n.warnings, n.emulation))
+    }
+
+    /// [`ServerCapture::finish`] with the latencies of the trace, for a cluster's node.
+    fn finish_node(self, outcome: &RunEnd) -> Result<NodeFigures> {
         let (from_ns, until_ns) = *self.window_ns.lock().unwrap_or_else(|p| p.into_inner());
         let fidelity = self
             .fidelity_at_end
@@ -473,6 +508,7 @@ impl ServerCapture {
             } else {
                 Vec::new()
             },
+            by_node: Vec::new(),
         };
         if self.trace_path.is_none() {
             let _ = std::fs::remove_file(&self.merged_path);
@@ -480,6 +516,408 @@ impl ServerCapture {
         let emulation = self
             .device
             .map(|device| emulation_summary(device, fidelity, &mut warnings));
+        Ok(NodeFigures {
+            io,
+            warnings,
+            emulation,
+            lat_ns: [stat.read_lat_ns, stat.write_lat_ns, stat.sync_lat_ns],
+            device: self.spec.name(),
+            trace,
+        })
+    }
+}
+
+/// What an emulation session covers: the directory, its device, and which of its files are
+/// which table and on which of a layout's devices (paths relative to the directory).
+struct OnDir {
+    dir: PathBuf,
+    spec: oltplab_devmodel::Spec,
+    tables: layout::TableFiles,
+    places: Vec<crate::emulate::PlaceRule>,
+}
+
+/// What one server's capture gives: its I/O, warnings and emulation figures, and its trace's
+/// read, write and sync latencies.
+struct NodeFigures {
+    io: IoSummary,
+    warnings: Vec<Warning>,
+    emulation: Option<EmulationSummary>,
+    lat_ns: [LatencyNs; 3],
+    device: String,
+    /// The window's trace (a shared device's is split by node).
+    trace: TraceData,
+}
+
+/// `--trace` and `--emulate` need a server oltplab starts.
+fn refuse_unmanaged(cfg: &CaptureRequest) -> Result<()> {
+    if cfg.db.managed {
+        return Ok(());
+    }
+    if cfg
+        .emulate
+        .and_then(|t| parse_spec(t).ok())
+        .is_some_and(|s| s.is_layout())
+    {
+        return Err(Error::usage(
+            "--layout needs a server oltplab starts, whose files it can place on the layout's devices: drop --url and let oltplab manage the server",
+        ));
+    }
+    Err(Error::usage(
+        "--trace and --emulate need a server oltplab starts (the shim is loaded into it): drop --url, or run your server under `oltplab emulate`",
+    ))
+}
+
+fn parse_one(text: &str) -> Result<oltplab_devmodel::Spec> {
+    parse_spec(text).map_err(|e| Error::usage(format!("--emulate `{text}`: {e}")))
+}
+
+/// Where the emulated files' data lives: the real device runs with real I/O; a model is best
+/// served from memory when all the directories' files fit in half of it.
+fn resolve_backing(choice: &str, spec: &oltplab_devmodel::Spec, dirs: &[PathBuf]) -> Backing {
+    match choice {
+        _ if spec.is_host() => Backing::Disk,
+        "ram" => Backing::Ram,
+        "disk" => Backing::Disk,
+        _ => {
+            let bytes: u64 = dirs.iter().map(|d| files_under(d).1).sum();
+            let memory = oltplab_metrics::env::available_memory_bytes();
+            if bytes < memory / 2 {
+                Backing::Ram
+            } else {
+                Backing::Disk
+            }
+        }
+    }
+}
+
+/// The prefix that puts every node of a cluster on one shared device: `shared:SPEC`.
+const SHARED: &str = "shared:";
+
+/// Whether `text` is the per-node form `nodeK:SPEC;nodeJ:SPEC…`.
+fn node_form(text: &str) -> bool {
+    text.trim_start()
+        .strip_prefix("node")
+        .and_then(|rest| rest.split_once(':'))
+        .is_some_and(|(k, _)| !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// Each node's device spec, node 1 first: the one spec for every node (each node still gets its
+/// own instance of the model), or the per-node form naming every node once,
+/// `node1:data=hdd-10k,log=pcie-flash-2012;node2:hdd-10k;node3:hdd-10k`.
+pub fn node_specs(text: &str, nodes: u32) -> Result<Vec<String>> {
+    if !node_form(text) {
+        return Ok(vec![text.trim().to_string(); nodes as usize]);
+    }
+    let mut specs: Vec<Option<String>> = vec![None; nodes as usize];
+    for part in text.split(';').map(str::trim).filter(|p| !p.is_empty()) {
+        let bad = || {
+            Error::usage(format!(
+                "--emulate: `{part}` is not `nodeK:SPEC`; give every node as node1:SPEC;node2:SPEC… (nodes 1 to {nodes}), or one spec for all"
+            ))
+        };
+        let (name, spec) = part.split_once(':').ok_or_else(bad)?;
+        let k: u32 = name
+            .trim()
+            .strip_prefix("node")
+            .and_then(|k| k.parse().ok())
+            .ok_or_else(bad)?;
+        if k == 0 || k > nodes {
+            return Err(Error::usage(format!(
+                "--emulate names node{k}, but the cluster has nodes 1 to {nodes}: name only those"
+            )));
+        }
+        let slot = &mut specs[k as usize - 1];
+        if slot.is_some() {
+            return Err(Error::usage(format!(
+                "--emulate gives node{k} twice: give each node once"
+            )));
+        }
+        if spec.trim().is_empty() {
+            return Err(bad());
+        }
+        *slot = Some(spec.trim().to_string());
+    }
+    specs
+        .into_iter()
+        .enumerate()
+        .map(|(i, s)| {
+            s.ok_or_else(|| {
+                Error::usage(format!(
+                    "--emulate gives no device for node{}: give every node of the {nodes} (node1:SPEC;node2:SPEC…), or one spec for all",
+                    i + 1
+                ))
+            })
+        })
+        .collect()
+}
+
+/// Node `k`'s trace file of a cluster's `--trace FILE`: `run.trace` → `run-node2.trace`.
+pub fn node_trace_path(path: &Path, k: u32) -> PathBuf {
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let name = match path.extension() {
+        Some(ext) => format!("{stem}-node{k}.{}", ext.to_string_lossy()),
+        None => format!("{stem}-node{k}"),
+    };
+    path.with_file_name(name)
+}
+
+/// A managed Galera cluster's capture: every node on its own emulated device (its own model
+/// state, so nodes never queue behind each other's I/O) and with its own trace.
+pub struct ClusterCapture {
+    /// Node 1 first; with a shared device one session for them all.
+    nodes: Vec<ServerCapture>,
+    /// `shared:SPEC`: how many nodes share the one session's device.
+    shared_by: Option<u32>,
+}
+
+impl ClusterCapture {
+    fn new(cfg: &CaptureRequest) -> Result<Option<ClusterCapture>> {
+        refuse_unmanaged(cfg)?;
+        // A missing cluster is reported by `target::open`, which knows the command to load one.
+        let Some(loaded) = oltplab_dbs::server::galera::loaded_nodes(&cfg.db.data_dir) else {
+            return Ok(None);
+        };
+        // The loaded size: a different --nodes is refused by the cluster's start, with its fix.
+        let nodes = loaded;
+        let text = cfg.emulate.unwrap_or("host");
+        if let Some(shared) = text.trim_start().strip_prefix(SHARED) {
+            return ClusterCapture::shared(cfg, shared, nodes).map(Some);
+        }
+        let texts = node_specs(text, nodes)?;
+        let specs: Vec<oltplab_devmodel::Spec> =
+            texts.iter().map(|t| parse_one(t)).collect::<Result<_>>()?;
+        let dirs: Vec<PathBuf> = (1..=nodes)
+            .map(|k| oltplab_dbs::server::galera::node_cluster_dir(&cfg.db.data_dir, k))
+            .collect();
+        if let Some(missing) = dirs.iter().position(|d| !d.is_dir()) {
+            return Err(Error::usage(format!(
+                "node {} of the cluster in {} has no data directory: load the cluster again (oltplab load {} --engine galera --force)",
+                missing + 1,
+                cfg.db.data_dir.display(),
+                cfg.db.workload
+            )));
+        }
+        let any_model = specs.iter().find(|s| !s.is_host()).unwrap_or(&specs[0]);
+        let backing = resolve_backing(cfg.backing, any_model, &dirs);
+        let traces: Vec<Option<PathBuf>> = (1..=nodes)
+            .map(|k| cfg.trace.map(|t| node_trace_path(t, k)))
+            .collect();
+        let mut captures = Vec::new();
+        for (i, (spec, dir)) in specs.into_iter().zip(dirs).enumerate() {
+            let backing = if spec.is_host() {
+                Backing::Disk
+            } else {
+                backing
+            };
+            // Each node's model draws its own numbers: identical devices, not one device.
+            let seed = cfg.seed.wrapping_add(i as u64);
+            let tables = layout::server_table_files(cfg.db, &dir)?;
+            let places = layout::server_places(cfg.db.engine, &spec, &dir, &tables)?;
+            let on = OnDir {
+                dir,
+                spec,
+                tables,
+                places,
+            };
+            captures.push(ServerCapture::on(
+                cfg,
+                on,
+                traces[i].as_deref(),
+                backing,
+                seed,
+            )?);
+        }
+        Ok(Some(ClusterCapture {
+            nodes: captures,
+            shared_by: None,
+        }))
+    }
+
+    /// `shared:SPEC`: every node on one device (one model, one queue), as when the nodes of this
+    /// machine share its disk: one session over the cluster's directory, each node's files placed
+    /// and mapped to tables under `nodeK/`, one trace split by node at the end.
+    fn shared(cfg: &CaptureRequest, text: &str, nodes: u32) -> Result<ClusterCapture> {
+        if node_form(text) {
+            return Err(Error::usage(format!(
+                "--emulate `{SHARED}{text}`: one shared device takes one spec, not one per node; give `{SHARED}SPEC`, or drop `{SHARED}` to give each node its own"
+            )));
+        }
+        let spec = parse_one(text)?;
+        let root = cfg.db.data_dir.join(oltplab_dbs::server::galera::DIR);
+        let mut tables = layout::TableFiles::default();
+        let mut places = Vec::new();
+        let mut dirs = Vec::new();
+        for k in 1..=nodes {
+            let dir = oltplab_dbs::server::galera::node_cluster_dir(&cfg.db.data_dir, k);
+            let t = layout::server_table_files(cfg.db, &dir)?;
+            let under = format!(
+                "node{k}/{}/",
+                oltplab_dbs::server::ServerKind::Mariadb.name()
+            );
+            for mut p in layout::server_places(cfg.db.engine, &spec, &dir, &t)? {
+                p.path = format!("{under}{}", p.path);
+                places.push(p);
+            }
+            for (path, table) in t.files {
+                tables.files.insert(format!("{under}{path}"), table);
+            }
+            dirs.push(dir);
+        }
+        let backing = resolve_backing(cfg.backing, &spec, &dirs);
+        let on = OnDir {
+            dir: root,
+            spec,
+            tables,
+            places,
+        };
+        Ok(ClusterCapture {
+            nodes: vec![ServerCapture::on(cfg, on, cfg.trace, backing, cfg.seed)?],
+            shared_by: Some(nodes),
+        })
+    }
+
+    /// Each node's environment, node 1 first (the one session's for every node when shared).
+    fn envs(&self) -> Vec<Vec<(String, String)>> {
+        match self.shared_by {
+            Some(n) => vec![self.nodes[0].session.env(); n as usize],
+            None => self.nodes.iter().map(|c| c.session.env()).collect(),
+        }
+    }
+
+    /// One shared device: the run's figures as one server's, and each node's I/O from its part
+    /// of the trace (its files are under `nodeK/`); the device's counts and fidelity are the one
+    /// device's, so no node has its own.
+    fn finish_shared(
+        mut self,
+        nodes: u32,
+        outcome: &RunEnd,
+    ) -> Result<(IoSummary, Vec<Warning>, Option<EmulationSummary>)> {
+        let capture = self.nodes.remove(0);
+        let n = capture.finish_node(outcome)?;
+        let mut io = n.io;
+        for k in 1..=nodes {
+            let under = format!("node{k}/");
+            let mine: Vec<bool> = n
+                .trace
+                .files
+                .iter()
+                .map(|f| f.starts_with(&under))
+                .collect();
+            let part = TraceData {
+                records: n
+                    .trace
+                    .records
+                    .iter()
+                    .filter(|r| mine.get(r.file as usize).copied().unwrap_or(false))
+                    .cloned()
+                    .collect(),
+                ..n.trace.clone()
+            };
+            let stat = TraceStat::compute(&part);
+            io.by_node.push(NodeIo {
+                node: k,
+                device: format!("{SHARED}{}", n.device),
+                reads: stat.ops.read,
+                writes: stat.ops.write,
+                syncs: stat.ops.syncs(),
+                read_bytes: stat.read_bytes,
+                written_bytes: stat.written_bytes,
+                iops: (stat.ops.read + stat.ops.write) as f64 / outcome.measured_s.max(1e-9),
+                read_lat_ns: stat.read_lat_ns,
+                write_lat_ns: stat.write_lat_ns,
+                sync_lat_ns: stat.sync_lat_ns,
+                by_device: Vec::new(),
+                emulation: None,
+            });
+        }
+        Ok((io, n.warnings, n.emulation))
+    }
+
+    /// Every node's figures (`summary.io.by_node`), their sums as the run's `summary.io`, and
+    /// node 1's emulation figures as `summary.emulation`; warnings name their node.
+    fn finish(
+        self,
+        outcome: &RunEnd,
+    ) -> Result<(IoSummary, Vec<Warning>, Option<EmulationSummary>)> {
+        if let Some(nodes) = self.shared_by {
+            return self.finish_shared(nodes, outcome);
+        }
+        let mut io = IoSummary {
+            source: "trace".into(),
+            ..IoSummary::default()
+        };
+        let mut warnings = Vec::new();
+        let mut emulation = None;
+        let mut tables: BTreeMap<String, GroupIo> = BTreeMap::new();
+        for (i, node) in self.nodes.into_iter().enumerate() {
+            let k = i as u32 + 1;
+            let n = node.finish_node(outcome)?;
+            io.reads += n.io.reads;
+            io.writes += n.io.writes;
+            io.syncs += n.io.syncs;
+            io.read_bytes += n.io.read_bytes;
+            io.written_bytes += n.io.written_bytes;
+            io.iops += n.io.iops;
+            for (tx, t) in &n.io.by_tx {
+                io.by_tx
+                    .entry(tx.clone())
+                    .and_modify(|sum| sum.merge(t))
+                    .or_insert_with(|| t.clone());
+            }
+            for t in &n.io.by_table {
+                let sum = tables.entry(t.name.clone()).or_insert_with(|| GroupIo {
+                    name: t.name.clone(),
+                    ..GroupIo::default()
+                });
+                sum.reads += t.reads;
+                sum.writes += t.writes;
+                sum.syncs += t.syncs;
+                sum.read_bytes += t.read_bytes;
+                sum.written_bytes += t.written_bytes;
+                sum.busy_pct = sum.busy_pct.max(t.busy_pct);
+            }
+            io.by_device.extend(n.io.by_device.iter().map(|d| GroupIo {
+                name: format!("node{k}:{}", d.name),
+                ..d.clone()
+            }));
+            warnings.extend(n.warnings.into_iter().map(|mut w| {
+                w.message = format!("node {k}: {}", w.message);
+                w
+            }));
+            if i == 0 {
+                emulation = n.emulation.clone();
+            }
+            io.by_node.push(NodeIo {
+                node: k,
+                device: n.device,
+                reads: n.io.reads,
+                writes: n.io.writes,
+                syncs: n.io.syncs,
+                read_bytes: n.io.read_bytes,
+                written_bytes: n.io.written_bytes,
+                iops: n.io.iops,
+                read_lat_ns: n.lat_ns[0],
+                write_lat_ns: n.lat_ns[1],
+                sync_lat_ns: n.lat_ns[2],
+                by_device: n.io.by_device,
+                emulation: n.emulation,
+            });
+        }
+        // Shares against the whole cluster's reads and writes, largest first, as one server's.
+        let total = (io.reads + io.writes).max(1) as f64;
+        let mut by_table: Vec<GroupIo> = tables.into_values().collect();
+        for t in &mut by_table {
+            t.share_pct = (t.reads + t.writes) as f64 * 100.0 / total;
+        }
+        by_table.sort_by(|a, b| b.share_pct.total_cmp(&a.share_pct));
+        io.by_table = by_table;
+        // A device's share is of every node's I/O together.
+        for d in &mut io.by_device {
+            d.share_pct = (d.reads + d.writes) as f64 * 100.0 / total;
+        }
         Ok((io, warnings, emulation))
     }
 }
@@ -558,6 +996,19 @@ impl TxIo {
         )
     }
 
+    /// Adds another node's I/O of the same transaction type (the count is the run's, once).
+    fn merge(&mut self, other: &TxIo) {
+        self.add(&TagStat {
+            tag: 0,
+            name: String::new(),
+            reads: other.reads,
+            writes: other.writes,
+            syncs: other.syncs,
+            read_bytes: other.read_bytes,
+            written_bytes: other.written_bytes,
+        });
+    }
+
     /// Adds a tag's I/O (several tags can be one transaction type, or `other`).
     fn add(&mut self, t: &TagStat) {
         self.reads += t.reads;
@@ -627,6 +1078,39 @@ mod tests {
         let w = lost_records_warning(17).unwrap();
         assert_eq!(w.kind, WarningKind::TraceIncomplete);
         assert!(w.message.contains("lost 17 records"), "{}", w.message);
+    }
+
+    #[test]
+    fn a_cluster_gets_one_spec_per_node_or_each_node_named_once() {
+        assert_eq!(node_specs("hdd-10k", 3).unwrap(), ["hdd-10k"; 3]);
+        // A layout's own commas stay inside its node.
+        assert_eq!(
+            node_specs(
+                "node2:pcie-flash-2012; node1:data=hdd-10k,log=pcie-flash-2012",
+                2
+            )
+            .unwrap(),
+            ["data=hdd-10k,log=pcie-flash-2012", "pcie-flash-2012"]
+        );
+        for (text, says) in [
+            ("node1:hdd-10k;node3:hdd-10k", "nodes 1 to 2"),
+            ("node1:hdd-10k;node1:hdd-10k", "node1 twice"),
+            ("node1:hdd-10k", "no device for node2"),
+            ("node1:hdd-10k;hdd-10k", "is not `nodeK:SPEC`"),
+            ("node1:;node2:hdd-10k", "is not `nodeK:SPEC`"),
+            ("node0:hdd-10k;node1:hdd-10k", "nodes 1 to 2"),
+        ] {
+            let e = node_specs(text, 2).unwrap_err();
+            assert_eq!(e.exit_code(), 2, "{text}");
+            assert!(e.to_string().contains(says), "{text}: {e}");
+        }
+        assert!(!node_form("data=hdd-10k,table:stock=pcie-flash-2012"));
+        assert!(!node_form("nodes:hdd-10k"));
+        assert_eq!(
+            node_trace_path(Path::new("/t/run.trace"), 2),
+            Path::new("/t/run-node2.trace")
+        );
+        assert_eq!(node_trace_path(Path::new("run"), 1), Path::new("run-node1"));
     }
 
     fn span(tid: u32, start_ns: u64, end_ns: u64, tx: TxType) -> TxSpan {

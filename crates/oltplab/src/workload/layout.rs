@@ -230,6 +230,13 @@ pub fn prepare_sqlite_layout(spec: &Spec, db: &Path) -> Result<Vec<(String, u8)>
 
 /// What a file that belongs to no table is, for I/O per table: `(wal)`, `(catalog)` …
 fn other_file(path: &str) -> String {
+    // A Galera cluster's nodes on one shared device: `node2/mariadb/ib_logfile0` is a redo log.
+    let path = path
+        .strip_prefix("node")
+        .and_then(|rest| rest.split_once('/'))
+        .filter(|(k, _)| k.parse::<u32>().is_ok())
+        .and_then(|(_, rest)| rest.strip_prefix("mariadb/"))
+        .unwrap_or(path);
     let first = path.split('/').next().unwrap_or(path);
     let kind = match first {
         "pg_wal" => "wal",
@@ -363,6 +370,14 @@ mod tests {
             tid: 1,
             cpu: None,
         }
+    }
+
+    #[test]
+    fn a_shared_galera_devices_files_are_known_under_their_node() {
+        assert_eq!(other_file("node2/mariadb/ib_logfile0"), "(redo log)");
+        assert_eq!(other_file("node13/mariadb/ibdata1"), "(system tablespace)");
+        assert_eq!(other_file("ib_logfile0"), "(redo log)");
+        assert_eq!(other_file("nodes/mariadb/ibdata1"), "(nodes)");
     }
 
     #[test]

@@ -136,12 +136,13 @@ pub fn open_for_run(
     capture: Option<&Capture>,
     caller_vfs: Option<String>,
 ) -> Result<Db> {
-    target::open(
+    target::open_with_nodes(
         spec,
         Open::Existing,
         connections,
         capture.and_then(Capture::sqlite_vfs).or(caller_vfs),
         capture.map(Capture::server_env).unwrap_or_default(),
+        capture.map(Capture::node_envs).unwrap_or_default(),
     )
 }
 

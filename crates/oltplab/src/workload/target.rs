@@ -360,6 +360,19 @@ pub fn open(
     sqlite_vfs: Option<String>,
     extra_env: Vec<(String, String)>,
 ) -> Result<Db> {
+    open_with_nodes(spec, how, connections, sqlite_vfs, extra_env, Vec::new())
+}
+
+/// [`open`] with a Galera cluster's per-node environment (`node_env[k - 1]` for node k: each
+/// node's own emulated device).
+pub fn open_with_nodes(
+    spec: &DbSpec,
+    how: Open,
+    connections: usize,
+    sqlite_vfs: Option<String>,
+    extra_env: Vec<(String, String)>,
+    node_env: Vec<Vec<(String, String)>>,
+) -> Result<Db> {
     match spec.engine {
         Engine::Sqlite => {
             let path = spec.sqlite_path.clone().expect("sqlite has a path");
@@ -404,7 +417,7 @@ pub fn open(
                 url: None,
             })
         }
-        Engine::Galera => open_cluster(spec, how, connections, extra_env),
+        Engine::Galera => open_cluster(spec, how, connections, extra_env, node_env),
         Engine::Postgres | Engine::Mariadb => {
             let (url, server) = match &spec.url {
                 Some(u) => (u.clone(), None),
@@ -493,6 +506,7 @@ fn open_cluster(
     how: Open,
     connections: usize,
     extra_env: Vec<(String, String)>,
+    node_env: Vec<Vec<(String, String)>>,
 ) -> Result<Db> {
     let loaded = galera::loaded_nodes(&spec.data_dir);
     match (how, loaded) {
@@ -514,8 +528,9 @@ fn open_cluster(
         _ => {}
     }
     if !extra_env.is_empty() {
-        return Err(Error::usage(
-            "--emulate and --trace do not yet reach the nodes of a Galera cluster: drop them, or run --engine mariadb",
+        // Nodes sharing one environment would share one emulated device and one trace.
+        return Err(Error::failed(
+            "a Galera cluster's nodes each need their own emulation session, not one for all (a bug in oltplab)",
         ));
     }
     let mut server = ServerConfig::new(ServerKind::Mariadb, &spec.data_dir);
@@ -534,6 +549,7 @@ fn open_cluster(
     let cluster = ManagedCluster::start(&ClusterConfig {
         server,
         nodes: spec.nodes,
+        node_env,
     })?;
     let node_urls: Vec<String> = cluster.nodes().iter().map(|n| n.url()).collect();
     let first = &cluster.nodes()[0];
