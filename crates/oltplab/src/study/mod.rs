@@ -8,6 +8,7 @@
 mod explain;
 mod file;
 mod in_memory;
+mod power_cut;
 mod profiles;
 mod storage;
 
@@ -79,7 +80,7 @@ pub struct StudyArgs {
     pub workload: String,
 
     /// Which reference study to re-run
-    #[arg(long, value_name = "NAME", default_value = "s1", value_parser = ["s1", "in-memory", "profiles", "cache-tiers", "placement"])]
+    #[arg(long, value_name = "NAME", default_value = "s1", value_parser = ["s1", "in-memory", "profiles", "cache-tiers", "placement", "power-cut"])]
     pub scenario: String,
 
     /// Output directory [default: ./oltplab-results/study-<UTC time>]
@@ -150,6 +151,8 @@ Examples:
                                                    S2: HDD RAID, + SSD read cache, SSD RAID, PCIe flash
   oltplab study --scenario placement --engine postgres --scale quick
                                                    S3: log+temp, the hottest table, or all on flash
+  oltplab study --scenario power-cut --scale quick  power cuts: SQLite FULL/NORMAL/OFF on a drive
+                                                   whose cache is volatile, lying or battery-backed
   oltplab study --file studies/s1.toml --dry-run   your own study file: its cells and their time
   oltplab study --file my.toml --out my-study      run it; each finished cell is kept
   oltplab study --resume my-study                  after Ctrl-C: only the cells not finished
@@ -277,6 +280,9 @@ pub fn run(args: StudyArgs) -> Result<()> {
         return Err(Error::usage(
             "--dry-run lists the cells of a study file: add --file FILE",
         ));
+    }
+    if args.scenario == power_cut::SCENARIO {
+        return power_cut::run(&args);
     }
     let server_settings = s1_server_settings(&args)?;
     if args.scale == "test" && args.scenario == "in-memory" {
