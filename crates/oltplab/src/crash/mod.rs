@@ -49,6 +49,8 @@ Examples:
       --sqlite-synchronous FULL,NORMAL,OFF --cuts 10 --seed 7
   oltplab crash tpcc --engine postgres --emulate sata-ssd-2010 \\
       --server-setting default --server-setting synchronous_commit=off --cuts 3
+  oltplab crash tpcc --engine mariadb --emulate 'sata-ssd-2010{sector=4k}' \\
+      --server-setting default --server-setting innodb_doublewrite=off --cut-during checkpoint
 
 Each cut: a copy of the loaded database, TPC-C on the emulated device until a random moment of
 --duration, the power cut there, SQLite's recovery on each state the device could have left, and
