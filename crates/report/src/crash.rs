@@ -132,6 +132,7 @@ fn writes_table(doc: &Doc) -> Table {
             Column::new("pending_writes_mean", "pending writes, mean", Unit::Number),
             Column::new("lost_writes", "writes lost", Unit::Count),
             Column::new("torn_writes", "writes torn", Unit::Count),
+            Column::new("pages_repaired", "pages repaired", Unit::Count),
             Column::new("cycle_s_mean", "cycle, mean", Unit::Seconds),
         ],
     );
@@ -144,6 +145,7 @@ fn writes_table(doc: &Doc) -> Table {
             n(row, "pending_writes_mean"),
             n(row, "lost_writes"),
             n(row, "torn_writes"),
+            n(row, "pages_repaired"),
             n(row, "cycle_s_mean"),
         ]);
         *t.row_keys.last_mut().expect("just pushed") = Some(row_label(row));
@@ -173,6 +175,7 @@ fn states_table(doc: &Doc) -> Table {
             Column::new("commits_lost", "commits lost", Unit::Count),
             Column::new("invariants_broken", "invariants broken", Unit::Text),
             Column::new("corrupt_reports", "corrupt reports", Unit::Count),
+            Column::new("pages_repaired", "pages repaired", Unit::Count),
         ],
     );
     for st in doc.array("/summary/states") {
@@ -211,6 +214,7 @@ fn states_table(doc: &Doc) -> Table {
             n(st, "commits_lost"),
             Cell::text(broken),
             n(st, "corrupt_reports"),
+            n(st, "pages_repaired"),
         ]);
         *t.row_keys.last_mut().expect("just pushed") = Some(format!(
             "row{}/cut{}/state{}",

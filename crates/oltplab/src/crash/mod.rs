@@ -49,6 +49,8 @@ Examples:
       --sqlite-synchronous FULL,NORMAL,OFF --cuts 10 --seed 7
   oltplab crash tpcc --engine postgres --emulate sata-ssd-2010 \\
       --server-setting default --server-setting synchronous_commit=off --cuts 3
+  oltplab crash tpcc --engine mariadb --emulate 'sata-ssd-2010{sector=4k}' \\
+      --server-setting default --server-setting innodb_doublewrite=off --cut-during checkpoint
 
 Each cut: a copy of the loaded database, TPC-C on the emulated device until a random moment of
 --duration, the power cut there, SQLite's recovery on each state the device could have left, and
@@ -106,6 +108,12 @@ pub struct CrashArgs {
     /// The longest run before a cut: each cut comes at a random moment between a quarter of it and all of it
     #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = crate::cli::duration_arg)]
     pub duration: Duration,
+
+    /// When the power goes: at a random moment of the run, or (servers) while the engine writes
+    /// its dirty pages — a checkpoint asked for at that moment (PostgreSQL `CHECKPOINT`, InnoDB
+    /// `innodb_max_dirty_pages_pct=0`), the cut a random moment into it
+    #[arg(long, value_name = "WHEN", default_value = "run", value_parser = ["run", "checkpoint"])]
+    pub cut_during: String,
 
     /// Keep every state checked, not only those with an outcome the engine does not document
     #[arg(long)]
@@ -216,6 +224,11 @@ pub struct CrashConfig {
     pub warehouses: i64,
     pub terminals: u32,
     pub duration_s: f64,
+    /// `run` or `checkpoint` (--cut-during).
+    pub cut_during: String,
+    /// `power-cut` when `oltplab study --scenario power-cut` made this configuration.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub study: Option<String>,
     pub keep_states: bool,
     #[serde(skip)]
     pub specs: Vec<Spec>,
@@ -237,6 +250,11 @@ impl CrashConfig {
         if !server && args.server_setting != ["default"] {
             return Err(Error::usage(
                 "--server-setting is for --engine postgres or mariadb: on SQLite give --sqlite-synchronous",
+            ));
+        }
+        if !server && args.cut_during == "checkpoint" {
+            return Err(Error::usage(
+                "--cut-during checkpoint is for --engine postgres or mariadb for now: on SQLite leave it at run",
             ));
         }
         if args.duration < Duration::from_millis(400) {
@@ -300,6 +318,8 @@ impl CrashConfig {
             warehouses: args.warehouses,
             terminals: args.terminals,
             duration_s: args.duration.as_secs_f64(),
+            cut_during: args.cut_during.clone(),
+            study: None,
             keep_states: args.keep_states,
             specs,
             out: args.out.clone(),
@@ -311,10 +331,15 @@ impl CrashConfig {
 
 /// The command: run, print the table, save the result.
 pub fn run(args: CrashArgs) -> Result<()> {
-    let cfg = CrashConfig::from_args(&args)?;
+    run_as(&CrashConfig::from_args(&args)?, "crash")
+}
+
+/// Runs `cfg` into an output directory named after `kind` when --out is not given (`study
+/// --scenario power-cut` runs its matrix through here).
+pub(crate) fn run_as(cfg: &CrashConfig, kind: &str) -> Result<()> {
     let started_at = now_rfc3339();
-    let out = output::prepare_out_dir(cfg.out.as_deref(), "crash", &started_at, cfg.force)?;
-    let doc = crash_with(&cfg, &out, &started_at)?;
+    let out = output::prepare_out_dir(cfg.out.as_deref(), kind, &started_at, cfg.force)?;
+    let doc = crash_with(cfg, &out, &started_at)?;
     print_table(&doc.summary);
     output::print_warnings(&doc.warnings);
     say!(
@@ -635,6 +660,7 @@ fn add(sum: &mut CrashRow, o: &CrashStateOutcome) {
     sum.invariants_broken += o.invariants_broken.len() as u32;
     sum.checks_failed += u32::from(o.recovered && !o.checks_ran);
     sum.corrupt_reports += o.corrupt_reports;
+    sum.pages_repaired += o.pages_repaired;
     sum.lost_writes += o.lost_writes;
     sum.torn_writes += o.torn_writes;
 }
@@ -1004,7 +1030,7 @@ fn print_table(s: &CrashSummary) {
     };
     say!("");
     say!(
-        "{:<34} {:<9} {:<setting_head$} {:>5} {:>9} {:>10} {:>13} {:>7} {:>9} {:>8} {:>8}",
+        "{:<34} {:<9} {:<setting_head$} {:>5} {:>9} {:>10} {:>13} {:>7} {:>9} {:>8} {:>8} {:>5} {:>8}",
         "device",
         "cache",
         head,
@@ -1015,11 +1041,13 @@ fn print_table(s: &CrashSummary) {
         "broken",
         "unchecked",
         "corrupt",
-        "cycle"
+        "cycle",
+        "torn",
+        "repaired"
     );
     for r in &s.rows {
         say!(
-            "{:<34} {:<9} {:<setting_head$} {:>5} {:>9} {:>10} {:>13} {:>7} {:>9} {:>8} {:>7.1}s",
+            "{:<34} {:<9} {:<setting_head$} {:>5} {:>9} {:>10} {:>13} {:>7} {:>9} {:>8} {:>7.1}s {:>5} {:>8}",
             r.spec,
             r.cache,
             setting(r),
@@ -1030,7 +1058,9 @@ fn print_table(s: &CrashSummary) {
             r.invariants_broken,
             r.checks_failed,
             r.corrupt_reports,
-            r.cycle_s_mean
+            r.cycle_s_mean,
+            r.torn_writes,
+            r.pages_repaired
         );
     }
 }

@@ -141,9 +141,20 @@ pub(super) fn one_cut(
         require_loaded(&inspect(conn.as_mut())?, &running.url())?
     };
 
-    // The cut comes at a moment drawn from the seed, between a quarter of --duration and all of it.
+    // The cut comes at a moment drawn from the seed, between a quarter of --duration and all of it;
+    // with --cut-during checkpoint that moment asks for the checkpoint, and the cut comes a
+    // second draw into it.
     let unit = (mix(seed, 1, 0) >> 11) as f64 / (1u64 << 53) as f64;
     let cut_after = Duration::from_secs_f64(cfg.duration_s * (0.25 + 0.75 * unit));
+    let into_checkpoint = (cfg.cut_during == "checkpoint").then(|| {
+        let unit = (mix(seed, 2, 0) >> 11) as f64 / (1u64 << 53) as f64;
+        Duration::from_secs_f64(CHECKPOINT_WINDOW_S * unit)
+    });
+    // Its own connection, opened before the run so that the request is not late.
+    let mut checkpoint_conn = match into_checkpoint {
+        Some(_) => Some(connector.connect(Purpose::Check)?),
+        None => None,
+    };
     let stop = AtomicBool::new(false);
     let interrupted = AtomicBool::new(false);
     let driver_cfg = DriverConfig {
@@ -162,15 +173,33 @@ pub(super) fn one_cut(
     };
     let running = Mutex::new(Some(running));
     let started = Instant::now();
-    let (outcome, cut_at) = std::thread::scope(|scope| {
+    let (outcome, (cut_at, into_checkpoint)) = std::thread::scope(|scope| {
         let cutter = scope.spawn(|| {
-            let until = Instant::now() + cut_after;
-            while Instant::now() < until {
-                if STOP.load(Ordering::Relaxed) {
-                    interrupted.store(true, Ordering::SeqCst);
-                    break;
+            let wait = |until: Instant| {
+                while Instant::now() < until {
+                    if STOP.load(Ordering::Relaxed) {
+                        interrupted.store(true, Ordering::SeqCst);
+                        return false;
+                    }
+                    std::thread::sleep((until - Instant::now()).min(Duration::from_millis(20)));
                 }
-                std::thread::sleep((until - Instant::now()).min(Duration::from_millis(20)));
+                true
+            };
+            let mut asked = None;
+            if wait(started + cut_after) {
+                if let (Some(into), Some(mut conn)) = (into_checkpoint, checkpoint_conn.take()) {
+                    asked = Some(Instant::now());
+                    // PostgreSQL's CHECKPOINT returns when it is done (or the kill ends it):
+                    // asked from a thread of its own, so that the cut can come inside it.
+                    scope.spawn(move || {
+                        for sql in checkpoint_sql(kind) {
+                            if conn.batch(sql).is_err() {
+                                break;
+                            }
+                        }
+                    });
+                    wait(Instant::now() + into);
+                }
             }
             // The driver stops first, so that no terminal retries against the dead server; a
             // COMMIT answered before the kill is acknowledged all the same.
@@ -178,7 +207,7 @@ pub(super) fn one_cut(
             if let Some(s) = running.lock().unwrap_or_else(|p| p.into_inner()).take() {
                 s.power_cut();
             }
-            started.elapsed()
+            (started.elapsed(), asked.map(|a| a.elapsed()))
         });
         let outcome = drive(
             connector.as_ref(),
@@ -252,7 +281,8 @@ pub(super) fn one_cut(
             server::copy_cluster(&run_dir, &state_dir)?;
         }
         apply(st, &paths, &state_dir.join(kind.name()))?;
-        let o = check_state(kind, &state_dir, cfg.terminals, &acknowledged);
+        let mut o = check_state(kind, &state_dir, cfg.terminals, &acknowledged);
+        o.cut_into_checkpoint_s = into_checkpoint.map(|d| d.as_secs_f64());
         let place = StatePlace {
             cut,
             state: k as u32,
@@ -262,6 +292,24 @@ pub(super) fn one_cut(
         outcomes.push(finish_state(o, st, &place, cfg.keep_states, promise)?);
     }
     Ok(Some(end_cut(&run_dir, &cut_dir, outcomes)))
+}
+
+/// How far into a checkpoint a cut may come (--cut-during checkpoint): long enough to reach its
+/// end on the emulated devices at 1 warehouse and a 64 MiB buffer pool, so that cuts fall
+/// across it.
+const CHECKPOINT_WINDOW_S: f64 = 1.0;
+
+/// What asks the engine to write its dirty pages now. InnoDB has no CHECKPOINT statement outside
+/// debug builds; with no dirty pages allowed (both marks at 0, as MariaDB's own tests do it) its
+/// page cleaner flushes the buffer pool at once.
+fn checkpoint_sql(kind: ServerKind) -> &'static [&'static str] {
+    match kind {
+        ServerKind::Postgres => &["CHECKPOINT"],
+        ServerKind::Mariadb => &[
+            "SET GLOBAL innodb_max_dirty_pages_pct_lwm = 0",
+            "SET GLOBAL innodb_max_dirty_pages_pct = 0",
+        ],
+    }
 }
 
 /// Every regular file under `dir` by (device, inode), relative to `dir`.
@@ -368,7 +416,7 @@ fn check_state(
         Err(e) => {
             o.error = Some(format!("starting after the cut: {e}"));
             o.commits_lost = acknowledged.len() as u64;
-            o.corrupt_reports = corrupt_lines(kind, &log, log_from);
+            read_log(kind, &log, log_from, &mut o);
             return o;
         }
     };
@@ -413,7 +461,7 @@ fn check_state(
     if let Err(e) = running.stop() {
         o.error.get_or_insert(e.to_string());
     }
-    o.corrupt_reports = corrupt_lines(kind, &log, log_from);
+    read_log(kind, &log, log_from, &mut o);
     o
 }
 
@@ -441,16 +489,34 @@ fn present(
         .collect())
 }
 
-/// Lines of the server log after byte `from` that report corruption.
-fn corrupt_lines(kind: ServerKind, log: &Path, from: u64) -> u32 {
+/// How many of a state's corruption lines its outcome keeps (the count has them all).
+const CORRUPT_LINES_KEPT: usize = 8;
+
+/// InnoDB's line for a torn page it restored from the doublewrite buffer.
+const INNODB_REPAIRED: &str = "from the doublewrite buffer";
+
+/// Reads the server log after byte `from` into the outcome: the lines that report corruption
+/// (counted, the first few kept) and the pages the engine restored.
+fn read_log(kind: ServerKind, log: &Path, from: u64, o: &mut CrashStateOutcome) {
     let Ok(text) = std::fs::read(log) else {
-        return 0;
+        return;
     };
     let text = String::from_utf8_lossy(&text[(from as usize).min(text.len())..]).into_owned();
-    text.lines()
-        .filter(|l| {
-            let l = l.to_lowercase();
-            corrupt_markers(kind).iter().any(|m| l.contains(m))
-        })
-        .count() as u32
+    let mut count = 0u32;
+    for line in text.lines() {
+        let lower = line.to_lowercase();
+        if corrupt_markers(kind).iter().any(|m| lower.contains(m)) {
+            count += 1;
+            if o.corrupt_lines.len() < CORRUPT_LINES_KEPT {
+                o.corrupt_lines.push(line.trim().to_string());
+            }
+        }
+        if kind == ServerKind::Mariadb
+            && lower.contains("recovered page")
+            && lower.contains(INNODB_REPAIRED)
+        {
+            o.pages_repaired += 1;
+        }
+    }
+    o.corrupt_reports = count;
 }

@@ -60,6 +60,9 @@ pub struct CrashRow {
     /// Problems the engine reported (SQLite `PRAGMA quick_check`; a server's log lines about
     /// damaged pages), summed.
     pub corrupt_reports: u32,
+    /// Pages the engine restored at recovery (InnoDB: from its doublewrite buffer), summed.
+    #[serde(default)]
+    pub pages_repaired: u32,
     /// Writes not yet durable at the cut, mean over cuts.
     pub pending_writes_mean: f64,
     /// Of the pending writes, lost and torn, summed over states.
@@ -96,6 +99,16 @@ pub struct CrashStateOutcome {
     /// Conditions violated, by number (3.3.2.N).
     pub invariants_broken: Vec<u8>,
     pub corrupt_reports: u32,
+    /// The engine's lines that `corrupt_reports` counted (a server's log; the first few).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub corrupt_lines: Vec<String>,
+    /// Pages the engine restored at recovery (InnoDB: "Recovered page … from the doublewrite
+    /// buffer").
+    #[serde(default)]
+    pub pages_repaired: u32,
+    /// With `--cut-during checkpoint`: from asking for the checkpoint to the cut.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cut_into_checkpoint_s: Option<f64>,
     /// What the engine said when recovery or a check failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,

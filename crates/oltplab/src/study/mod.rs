@@ -9,6 +9,7 @@ mod cluster;
 mod explain;
 mod file;
 mod in_memory;
+mod power_cut;
 mod profiles;
 mod storage;
 
@@ -80,7 +81,7 @@ pub struct StudyArgs {
     pub workload: String,
 
     /// Which reference study to re-run
-    #[arg(long, value_name = "NAME", default_value = "s1", value_parser = ["s1", "in-memory", "profiles", "cache-tiers", "placement", "cluster"])]
+    #[arg(long, value_name = "NAME", default_value = "s1", value_parser = ["s1", "in-memory", "profiles", "cache-tiers", "placement", "cluster", "power-cut"])]
     pub scenario: String,
 
     /// Output directory [default: ./oltplab-results/study-<UTC time>]
@@ -154,6 +155,8 @@ Examples:
                                                    S3: log+temp, the hottest table, or all on flash
   oltplab study --scenario cluster --scale quick   one MariaDB vs 3 Galera nodes on hdd-10k,
                                                    sata-ssd-2010, pcie-flash-2012, under 5 min
+  oltplab study --scenario power-cut --scale quick  power cuts: SQLite FULL/NORMAL/OFF on a drive
+                                                   whose cache is volatile, lying or battery-backed
   oltplab study --file studies/s1.toml --dry-run   your own study file: its cells and their time
   oltplab study --file my.toml --out my-study      run it; each finished cell is kept
   oltplab study --resume my-study                  after Ctrl-C: only the cells not finished
@@ -281,6 +284,9 @@ pub fn run(args: StudyArgs) -> Result<()> {
         // A reference study's cells as a study file: printed, nothing run.
         output::say!("{}", equivalent_file(&args)?);
         return Ok(());
+    }
+    if args.scenario == power_cut::SCENARIO {
+        return power_cut::run(&args);
     }
     let server_settings = s1_server_settings(&args)?;
     if args.scale == "test" && args.scenario == "in-memory" {
