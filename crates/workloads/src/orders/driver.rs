@@ -26,6 +26,9 @@ pub struct PointConfig {
     pub scale: Scale,
     pub max_retries: u32,
     pub seed: u64,
+    /// Keep the id of every inserted order whose COMMIT returned (what a power cut is checked
+    /// against: `PointOutcome::acknowledged_orders`). SQLite only.
+    pub record_orders: bool,
 }
 
 /// The edges of the measured work, for sampling CPU and waits exactly there.
@@ -92,6 +95,8 @@ pub struct PointOutcome {
     pub interrupted: bool,
     /// CPU of the threads that ran the engine in-process (SQLite) during the measured work.
     pub engine_cpu: Option<CpuTime>,
+    /// With `record_orders`: the id of every order inserted and acknowledged, warm-up included.
+    pub acknowledged_orders: Vec<i64>,
 }
 
 #[derive(Default)]
@@ -200,6 +205,7 @@ impl Recorder {
             first_error: acc.first_error.clone(),
             interrupted: false,
             engine_cpu: None,
+            acknowledged_orders: Vec::new(),
         }
     }
 }

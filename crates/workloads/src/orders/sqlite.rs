@@ -50,6 +50,9 @@ pub struct SqliteTarget {
     pub cache_bytes: u64,
     /// A registered VFS the connections open through (oltplab's, to trace and emulate).
     pub vfs: Option<String>,
+    /// SQLite's `synchronous` for disk tables: `FULL` (a sync per commit) unless a power cut
+    /// asks what `NORMAL` or `OFF` lose.
+    pub synchronous: &'static str,
 }
 
 /// Tables of this workload present in the database.
@@ -236,7 +239,12 @@ fn classify(e: rusqlite::Error) -> TxError {
 }
 
 impl Session {
-    fn transaction(&mut self, mode: Mode, scale: &Scale) -> std::result::Result<(), TxError> {
+    /// Runs one transaction; the inserted order's id once its COMMIT returned.
+    fn transaction(
+        &mut self,
+        mode: Mode,
+        scale: &Scale,
+    ) -> std::result::Result<Option<i64>, TxError> {
         let result = self.attempt(mode, scale);
         if result.is_err() && !self.conn.is_autocommit() {
             let _ = self.conn.execute_batch("ROLLBACK");
@@ -244,10 +252,10 @@ impl Session {
         result.map_err(classify)
     }
 
-    fn attempt(&mut self, mode: Mode, scale: &Scale) -> rusqlite::Result<()> {
+    fn attempt(&mut self, mode: Mode, scale: &Scale) -> rusqlite::Result<Option<i64>> {
         let c = &self.conn;
         c.execute_batch("BEGIN IMMEDIATE")?;
-        match mode {
+        let inserted = match mode {
             Mode::Insert => {
                 let o = NewOrder::random(&mut self.rng, scale);
                 c.prepare_cached(
@@ -267,6 +275,7 @@ impl Session {
                 }
                 c.prepare_cached(&insert_lines_sql())?
                     .execute(rusqlite::params_from_iter(values))?;
+                Some(o_id)
             }
             Mode::Update => {
                 let o_id = self.rng.random_range(1..=scale.orders as i64);
@@ -274,9 +283,11 @@ impl Session {
                     .execute([o_id])?;
                 c.prepare_cached(super::update_order_sql(Dialect::Sqlite))?
                     .execute([o_id])?;
+                None
             }
-        }
-        c.execute_batch("COMMIT")
+        };
+        c.execute_batch("COMMIT")?;
+        Ok(inserted)
     }
 }
 
@@ -315,6 +326,7 @@ pub fn run_point(
                     cache_bytes: (target.cache_bytes / cfg.connections.max(1) as u64)
                         .max(256 << 10),
                     vfs: target.vfs.clone(),
+                    synchronous: target.synchronous,
                     ..SqliteOptions::default()
                 },
             )?,
@@ -338,28 +350,36 @@ pub fn run_point(
     let barrier = Arc::new(Barrier::new(threads as usize + 1));
     let last_finish: Arc<Mutex<Option<Instant>>> = Arc::new(Mutex::new(None));
     let engine_cpu = Arc::new(Mutex::new(CpuTime::default()));
+    let acknowledged: Arc<Mutex<Vec<i64>>> = Arc::default();
     let warmup_started = Instant::now();
     let mut outcome = std::thread::scope(|scope| -> Result<PointOutcome> {
         let mut handles = Vec::new();
         for mut sessions in shares.drain(..) {
-            let (recorder, barrier, last_finish, engine_cpu) = (
+            let (recorder, barrier, last_finish, engine_cpu, acknowledged) = (
                 recorder.clone(),
                 barrier.clone(),
                 last_finish.clone(),
                 engine_cpu.clone(),
+                acknowledged.clone(),
             );
             let cfg = cfg.clone();
             handles.push(scope.spawn(move || {
-                let turn = |sessions: &mut Vec<Session>, rounds: u64, measured: bool| {
+                let mut acked: Vec<i64> = Vec::new();
+                let mut turn = |sessions: &mut Vec<Session>, rounds: u64, measured: bool| {
                     for round in 0..rounds {
                         for s in sessions.iter_mut() {
                             if stop.load(Ordering::Relaxed) {
                                 return;
                             }
+                            let mut inserted = None;
                             let (lat, retries, err) =
                                 super::driver::retry_loop(cfg.max_retries, || {
-                                    s.transaction(cfg.mode, &cfg.scale)
+                                    inserted = s.transaction(cfg.mode, &cfg.scale)?;
+                                    Ok(())
                                 });
+                            if cfg.record_orders && err.is_none() {
+                                acked.extend(inserted);
+                            }
                             recorder.record(measured, lat, &retries, err.as_ref());
                             if measured && round + 1 == rounds {
                                 recorder.active.fetch_sub(1, Ordering::Relaxed);
@@ -379,6 +399,10 @@ pub fn run_point(
                 }
                 let mut last = last_finish.lock().unwrap_or_else(|p| p.into_inner());
                 *last = Some(last.map_or(now, |l| l.max(now)));
+                acknowledged
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .append(&mut acked);
             }));
         }
         barrier.wait();
@@ -415,6 +439,8 @@ pub fn run_point(
         outcome.warmup_s = warmup_s;
         outcome.seconds = std::mem::take(&mut ticker.seconds);
         outcome.engine_cpu = Some(*engine_cpu.lock().unwrap_or_else(|p| p.into_inner()));
+        outcome.acknowledged_orders =
+            std::mem::take(&mut *acknowledged.lock().unwrap_or_else(|p| p.into_inner()));
         let per_s = busy as f64 / outcome.elapsed_s.max(1e-9);
         let sessions = busy_s / outcome.elapsed_s.max(1e-9);
         outcome.waits = Waits {
