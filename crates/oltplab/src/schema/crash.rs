@@ -13,7 +13,12 @@ pub type CrashResult = ResultDoc<CrashSummary, serde_json::Value>;
 pub struct CrashSummary {
     pub workload: String,
     pub engine: String,
+    /// TPC-C's warehouses (absent for the other workloads).
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub warehouses: i64,
+    /// The brokerage's or order entry's customers (absent for TPC-C).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub customers: Option<i64>,
     /// Loading the database every cut starts from a copy of.
     pub load_s: f64,
     /// One row per device × engine setting.
@@ -102,4 +107,8 @@ pub struct CrashStateOutcome {
     /// Where the state was kept (unexpected, or `--keep-states`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kept: Option<String>,
+}
+
+fn is_zero(n: &i64) -> bool {
+    *n == 0
 }
