@@ -166,8 +166,8 @@ fn bad_input_is_refused_with_one_sentence() {
         &["crash", "tpcc", "--sqlite-synchronous", "SOMETIMES"],
     );
     assert_usage_error(&out, "SOMETIMES");
-    let out = oltplab(&dir, &["crash", "orders"]);
-    assert_usage_error(&out, "orders");
+    let out = oltplab(&dir, &["crash", "payroll"]);
+    assert_usage_error(&out, "payroll");
     // Nothing was created by the refusals.
     assert!(!dir.join("oltplab-results").exists());
     // A directory of someone else's inside --out is never written into, --force or not.
