@@ -119,6 +119,8 @@ pub struct Recorder {
     acc: Mutex<Acc>,
     /// Connections that have not finished their measured work.
     pub active: AtomicU32,
+    /// With `PointConfig::record_orders`: the orders acknowledged so far.
+    acknowledged: Mutex<Vec<i64>>,
 }
 
 impl Recorder {
@@ -169,6 +171,14 @@ impl Recorder {
         }
     }
 
+    /// An inserted order whose COMMIT returned (kept only with `PointConfig::record_orders`).
+    pub fn acknowledge(&self, o_id: i64) {
+        self.acknowledged
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(o_id);
+    }
+
     /// Closes the current second.
     pub fn take_second(&self, t_s: f64) -> Second {
         let mut acc = self.acc.lock().unwrap_or_else(|p| p.into_inner());
@@ -205,7 +215,11 @@ impl Recorder {
             first_error: acc.first_error.clone(),
             interrupted: false,
             engine_cpu: None,
-            acknowledged_orders: Vec::new(),
+            acknowledged_orders: self
+                .acknowledged
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .clone(),
         }
     }
 }

@@ -350,22 +350,19 @@ pub fn run_point(
     let barrier = Arc::new(Barrier::new(threads as usize + 1));
     let last_finish: Arc<Mutex<Option<Instant>>> = Arc::new(Mutex::new(None));
     let engine_cpu = Arc::new(Mutex::new(CpuTime::default()));
-    let acknowledged: Arc<Mutex<Vec<i64>>> = Arc::default();
     let warmup_started = Instant::now();
     let mut outcome = std::thread::scope(|scope| -> Result<PointOutcome> {
         let mut handles = Vec::new();
         for mut sessions in shares.drain(..) {
-            let (recorder, barrier, last_finish, engine_cpu, acknowledged) = (
+            let (recorder, barrier, last_finish, engine_cpu) = (
                 recorder.clone(),
                 barrier.clone(),
                 last_finish.clone(),
                 engine_cpu.clone(),
-                acknowledged.clone(),
             );
             let cfg = cfg.clone();
             handles.push(scope.spawn(move || {
-                let mut acked: Vec<i64> = Vec::new();
-                let mut turn = |sessions: &mut Vec<Session>, rounds: u64, measured: bool| {
+                let turn = |sessions: &mut Vec<Session>, rounds: u64, measured: bool| {
                     for round in 0..rounds {
                         for s in sessions.iter_mut() {
                             if stop.load(Ordering::Relaxed) {
@@ -377,8 +374,8 @@ pub fn run_point(
                                     inserted = s.transaction(cfg.mode, &cfg.scale)?;
                                     Ok(())
                                 });
-                            if cfg.record_orders && err.is_none() {
-                                acked.extend(inserted);
+                            if let (true, None, Some(o_id)) = (cfg.record_orders, &err, inserted) {
+                                recorder.acknowledge(o_id);
                             }
                             recorder.record(measured, lat, &retries, err.as_ref());
                             if measured && round + 1 == rounds {
@@ -399,10 +396,6 @@ pub fn run_point(
                 }
                 let mut last = last_finish.lock().unwrap_or_else(|p| p.into_inner());
                 *last = Some(last.map_or(now, |l| l.max(now)));
-                acknowledged
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .append(&mut acked);
             }));
         }
         barrier.wait();
@@ -439,8 +432,6 @@ pub fn run_point(
         outcome.warmup_s = warmup_s;
         outcome.seconds = std::mem::take(&mut ticker.seconds);
         outcome.engine_cpu = Some(*engine_cpu.lock().unwrap_or_else(|p| p.into_inner()));
-        outcome.acknowledged_orders =
-            std::mem::take(&mut *acknowledged.lock().unwrap_or_else(|p| p.into_inner()));
         let per_s = busy as f64 / outcome.elapsed_s.max(1e-9);
         let sessions = busy_s / outcome.elapsed_s.max(1e-9);
         outcome.waits = Waits {
