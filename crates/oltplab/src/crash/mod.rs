@@ -60,8 +60,8 @@ States whose outcome SQLite's documentation does not allow are kept in the outpu
 #[derive(Args, Debug, Clone)]
 #[command(after_help = AFTER_CRASH_HELP)]
 pub struct CrashArgs {
-    /// The workload to cut the power under: TPC-C, the brokerage (acknowledged Trade-Orders and
-    /// Trade-Results checked) or order entry (acknowledged orders checked; SQLite only for now)
+    /// The workload to cut the power under: TPC-C (acknowledged New-Orders checked), the
+    /// brokerage (Trade-Orders and Trade-Results) or order entry (inserted orders)
     #[arg(value_parser = ["tpcc", "brokerage", "orders"])]
     pub workload: String,
 
@@ -241,19 +241,11 @@ impl CrashConfig {
                 "--server-setting is for --engine postgres or mariadb: on SQLite give --sqlite-synchronous",
             ));
         }
-        if args.workload != "tpcc" {
-            if server {
-                return Err(Error::usage(format!(
-                    "crash {} runs on SQLite for now: drop --engine {}, or cut a server under crash tpcc",
-                    args.workload, args.engine
-                )));
-            }
-            if args.warehouses != 1 {
-                return Err(Error::usage(format!(
-                    "--warehouses is TPC-C's: crash {} loads a fixed small scale (docs/crash.md); drop it",
-                    args.workload
-                )));
-            }
+        if args.workload != "tpcc" && args.warehouses != 1 {
+            return Err(Error::usage(format!(
+                "--warehouses is TPC-C's: crash {} loads a fixed small scale (docs/crash.md); drop it",
+                args.workload
+            )));
         }
         if args.duration < Duration::from_millis(400) {
             return Err(Error::usage(
@@ -474,6 +466,7 @@ pub fn crash_with(cfg: &CrashConfig, out: &Path, started_at: &str) -> Result<Cra
     let loaded = match cfg.engine.as_str() {
         "sqlite" if cfg.workload != "tpcc" => Loaded::Workload(workloads::load(cfg, &load_dir)?),
         "sqlite" => load_sqlite(cfg, &load_dir)?,
+        _ if cfg.workload != "tpcc" => server::workloads::load(cfg, &load_dir)?,
         _ => server::load(cfg, &load_dir)?,
     };
     let load_s = load_started.elapsed().as_secs_f64();
@@ -493,14 +486,11 @@ pub fn crash_with(cfg: &CrashConfig, out: &Path, started_at: &str) -> Result<Cra
             workload: cfg.workload.clone(),
             engine: cfg.engine.clone(),
             // TPC-C's scale, or the other workloads' customers.
-            warehouses: match &loaded {
-                Loaded::Workload(_) => 0,
-                _ => cfg.warehouses,
+            warehouses: match cfg.workload.as_str() {
+                "tpcc" => cfg.warehouses,
+                _ => 0,
             },
-            customers: match &loaded {
-                Loaded::Workload(w) => Some(w.customers()),
-                _ => None,
-            },
+            customers: workloads::customers(&cfg.workload),
             load_s,
             ..Default::default()
         },
@@ -543,6 +533,18 @@ pub fn crash_with(cfg: &CrashConfig, out: &Path, started_at: &str) -> Result<Cra
                 )?,
                 Loaded::Workload(w) => {
                     workloads::one_cut(cfg, &spec, &row.value, w, &row_dir, cut, seed, promise)?
+                }
+                Loaded::Server { data_dir } if cfg.workload != "tpcc" => {
+                    server::workloads::one_cut(
+                        cfg,
+                        &spec,
+                        &row.server_settings(),
+                        data_dir,
+                        &row_dir,
+                        cut,
+                        seed,
+                        promise,
+                    )?
                 }
                 Loaded::Server { data_dir } => server::one_cut(
                     cfg,

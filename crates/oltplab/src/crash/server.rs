@@ -30,6 +30,10 @@ use oltplab_workloads::tpcc::driver::{drive, DriverConfig};
 use oltplab_workloads::tpcc::{inspect, require_loaded, Connector, Purpose};
 
 use super::{end_cut, finish_state, mix, CrashConfig, Loaded, Promise, StatePlace};
+
+/// `crash brokerage|orders` on a server: the same cut with another workload's record and checks.
+#[path = "server_workloads.rs"]
+pub(super) mod workloads;
 use crate::emulate::{Backing, EmulationSession, SessionConfig};
 use crate::output::say;
 use crate::schema::CrashStateOutcome;

@@ -45,6 +45,15 @@ pub(super) const ORDERS_SCALE: OrdersScale = OrdersScale {
     orders: 10_000,
 };
 
+/// Customers in a load of `workload` (both have them; TPC-C: none).
+pub(super) fn customers(workload: &str) -> Option<i64> {
+    match workload {
+        "brokerage" => Some(BROKERAGE_SCALE.customers),
+        "orders" => Some(ORDERS_SCALE.customers as i64),
+        _ => None,
+    }
+}
+
 /// A workload's loaded file, which every cut starts from a copy of.
 pub(super) enum Loaded {
     Brokerage { db: PathBuf, meta: brokerage::Meta },
@@ -57,18 +66,10 @@ impl Loaded {
             Loaded::Brokerage { db, .. } | Loaded::Orders { db, .. } => db,
         }
     }
-
-    /// Customers in the load (both workloads have them).
-    pub(super) fn customers(&self) -> i64 {
-        match self {
-            Loaded::Brokerage { meta, .. } => meta.scale.customers,
-            Loaded::Orders { meta, .. } => meta.scale.customers as i64,
-        }
-    }
 }
 
 /// What the driver saw committed before the cut.
-enum Acknowledged {
+pub(super) enum Acknowledged {
     /// Trade ids: of committed Trade-Orders (a `trade` row each) and Trade-Results (a
     /// `settlement` row each).
     Trades {
@@ -80,7 +81,7 @@ enum Acknowledged {
 }
 
 impl Acknowledged {
-    fn len(&self) -> u64 {
+    pub(super) fn len(&self) -> u64 {
         match self {
             Acknowledged::Trades { ordered, completed } => (ordered.len() + completed.len()) as u64,
             Acknowledged::Orders(ids) => ids.len() as u64,
