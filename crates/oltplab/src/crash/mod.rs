@@ -50,9 +50,11 @@ Examples:
       --sqlite-synchronous FULL,NORMAL,OFF --cuts 10 --seed 7
   oltplab crash tpcc --engine postgres --emulate sata-ssd-2010 \\
       --server-setting default --server-setting synchronous_commit=off --cuts 3
+  oltplab crash brokerage --emulate sata-ssd-2010 --emulate 'sata-ssd-2010{cache=lying}' --cuts 3
+  oltplab crash orders --engine mariadb --emulate sata-ssd-2010 --cuts 3
 
-Each cut: a copy of the loaded database, TPC-C on the emulated device until a random moment of
---duration, the power cut there, SQLite's recovery on each state the device could have left, and
+Each cut: a copy of the loaded database, the workload on the emulated device until a random
+moment of --duration, the power cut there, SQLite's recovery on each state the device could have left, and
 the checks (a managed server: kill -9 at the cut, restarted on each state). Device specs take
 cache=off|volatile|lying|battery and sector=512|4k (docs/devices.md).
 States whose outcome SQLite's documentation does not allow are kept in the output directory.";
