@@ -166,12 +166,12 @@ fn bad_input_is_refused_with_one_sentence() {
         &["crash", "tpcc", "--sqlite-synchronous", "SOMETIMES"],
     );
     assert_usage_error(&out, "SOMETIMES");
-    let out = oltplab(&dir, &["crash", "orders"]);
-    assert_usage_error(&out, "orders");
     let out = oltplab(&dir, &["crash", "tpcc", "--cut-during", "checkpoint"]);
     assert_one_line_usage_error(&out, "--cut-during checkpoint is for --engine postgres");
     let out = oltplab(&dir, &["crash", "tpcc", "--cut-during", "sometime"]);
     assert_usage_error(&out, "sometime");
+    let out = oltplab(&dir, &["crash", "payroll"]);
+    assert_usage_error(&out, "payroll");
     // Nothing was created by the refusals.
     assert!(!dir.join("oltplab-results").exists());
     // A directory of someone else's inside --out is never written into, --force or not.

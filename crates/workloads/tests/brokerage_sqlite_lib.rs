@@ -71,6 +71,7 @@ fn tables_grow_by_what_the_committed_transactions_imply() {
         seed: 9,
         max_retries: 10,
         record_spans: false,
+        record_trades: true,
     };
     let out = drive(&connector, &meta, &cfg, &stop, &mut |_| {}, &mut |_| {}).unwrap();
     assert!(out.first_error.is_none(), "{:?}", out.first_error);
@@ -85,6 +86,25 @@ fn tables_grow_by_what_the_committed_transactions_imply() {
         committed(TxType::TradeResult),
     );
     assert!(orders > 100 && results > 50, "{out:?}");
+    // The acknowledged commits kept for a power cut: one trade id per committed Trade-Order and
+    // Trade-Result, each with its row.
+    assert_eq!(out.trades_ordered.len() as i64, orders);
+    assert_eq!(out.trades_completed.len() as i64, results);
+    let mut newest = |sql: &str, ids: &[i64]| {
+        let list: Vec<String> = ids.iter().map(i64::to_string).collect();
+        count(conn.as_mut(), &format!("{sql} IN ({})", list.join(",")))
+    };
+    assert_eq!(
+        newest("SELECT COUNT(*) FROM trade WHERE t_id", &out.trades_ordered),
+        orders
+    );
+    assert_eq!(
+        newest(
+            "SELECT COUNT(*) FROM settlement WHERE se_t_id",
+            &out.trades_completed
+        ),
+        results
+    );
     // A committed Trade-Order inserts one trade; its rollbacks insert nothing.
     assert_eq!(grew("trade"), orders);
     assert!(

@@ -13,6 +13,7 @@
 //! state with its own crash recovery.
 
 mod server;
+mod workloads;
 
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
@@ -51,9 +52,11 @@ Examples:
       --server-setting default --server-setting synchronous_commit=off --cuts 3
   oltplab crash tpcc --engine mariadb --emulate 'sata-ssd-2010{sector=4k}' \\
       --server-setting default --server-setting innodb_doublewrite=off --cut-during checkpoint
+  oltplab crash brokerage --emulate sata-ssd-2010 --emulate 'sata-ssd-2010{cache=lying}' --cuts 3
+  oltplab crash orders --engine mariadb --emulate sata-ssd-2010 --cuts 3
 
-Each cut: a copy of the loaded database, TPC-C on the emulated device until a random moment of
---duration, the power cut there, SQLite's recovery on each state the device could have left, and
+Each cut: a copy of the loaded database, the workload on the emulated device until a random
+moment of --duration, the power cut there, SQLite's recovery on each state the device could have left, and
 the checks (a managed server: kill -9 at the cut, restarted on each state). Device specs take
 cache=off|volatile|lying|battery and sector=512|4k (docs/devices.md).
 States whose outcome SQLite's documentation does not allow are kept in the output directory.";
@@ -61,8 +64,9 @@ States whose outcome SQLite's documentation does not allow are kept in the outpu
 #[derive(Args, Debug, Clone)]
 #[command(after_help = AFTER_CRASH_HELP)]
 pub struct CrashArgs {
-    /// The workload to cut the power under (brokerage and orders are still to come)
-    #[arg(value_parser = ["tpcc"])]
+    /// The workload to cut the power under: TPC-C (acknowledged New-Orders checked), the
+    /// brokerage (Trade-Orders and Trade-Results) or order entry (inserted orders)
+    #[arg(value_parser = ["tpcc", "brokerage", "orders"])]
     pub workload: String,
 
     /// Database engine: SQLite in oltplab's process, or a managed PostgreSQL or MariaDB server
@@ -257,6 +261,18 @@ impl CrashConfig {
                 "--cut-during checkpoint is for --engine postgres or mariadb for now: on SQLite leave it at run",
             ));
         }
+        if args.workload != "tpcc" && args.cut_during == "checkpoint" {
+            return Err(Error::usage(format!(
+                "--cut-during checkpoint is for crash tpcc for now: crash {} cuts during the run; leave it at run",
+                args.workload
+            )));
+        }
+        if args.workload != "tpcc" && args.warehouses != 1 {
+            return Err(Error::usage(format!(
+                "--warehouses is TPC-C's: crash {} loads a fixed small scale (docs/crash.md); drop it",
+                args.workload
+            )));
+        }
         if args.duration < Duration::from_millis(400) {
             return Err(Error::usage(
                 "--duration must be at least 400ms, so that the run commits something before the cut: give e.g. 5s",
@@ -434,6 +450,8 @@ enum Loaded {
     Server {
         data_dir: PathBuf,
     },
+    /// Brokerage's or order entry's SQLite file.
+    Workload(workloads::Loaded),
 }
 
 /// Loads TPC-C into one SQLite file, checkpointed (every copy starts from one file).
@@ -479,7 +497,9 @@ pub fn crash_with(cfg: &CrashConfig, out: &Path, started_at: &str) -> Result<Cra
     own_subdir(&load_dir)?;
     let load_started = Instant::now();
     let loaded = match cfg.engine.as_str() {
+        "sqlite" if cfg.workload != "tpcc" => Loaded::Workload(workloads::load(cfg, &load_dir)?),
         "sqlite" => load_sqlite(cfg, &load_dir)?,
+        _ if cfg.workload != "tpcc" => server::workloads::load(cfg, &load_dir)?,
         _ => server::load(cfg, &load_dir)?,
     };
     let load_s = load_started.elapsed().as_secs_f64();
@@ -498,7 +518,12 @@ pub fn crash_with(cfg: &CrashConfig, out: &Path, started_at: &str) -> Result<Cra
         CrashSummary {
             workload: cfg.workload.clone(),
             engine: cfg.engine.clone(),
-            warehouses: cfg.warehouses,
+            // TPC-C's scale, or the other workloads' customers.
+            warehouses: match cfg.workload.as_str() {
+                "tpcc" => cfg.warehouses,
+                _ => 0,
+            },
+            customers: workloads::customers(&cfg.workload),
             load_s,
             ..Default::default()
         },
@@ -539,6 +564,21 @@ pub fn crash_with(cfg: &CrashConfig, out: &Path, started_at: &str) -> Result<Cra
                 Loaded::Sqlite { db, meta } => one_cut(
                     cfg, &spec, &row.value, db, meta, &row_dir, cut, seed, promise,
                 )?,
+                Loaded::Workload(w) => {
+                    workloads::one_cut(cfg, &spec, &row.value, w, &row_dir, cut, seed, promise)?
+                }
+                Loaded::Server { data_dir } if cfg.workload != "tpcc" => {
+                    server::workloads::one_cut(
+                        cfg,
+                        &spec,
+                        &row.server_settings(),
+                        data_dir,
+                        &row_dir,
+                        cut,
+                        seed,
+                        promise,
+                    )?
+                }
                 Loaded::Server { data_dir } => server::one_cut(
                     cfg,
                     &spec,

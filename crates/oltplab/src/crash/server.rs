@@ -30,6 +30,10 @@ use oltplab_workloads::tpcc::driver::{drive, DriverConfig};
 use oltplab_workloads::tpcc::{inspect, require_loaded, Connector, Purpose};
 
 use super::{end_cut, finish_state, mix, CrashConfig, Loaded, Promise, StatePlace};
+
+/// `crash brokerage|orders` on a server: the same cut with another workload's record and checks.
+#[path = "server_workloads.rs"]
+pub(super) mod workloads;
 use crate::emulate::{Backing, EmulationSession, SessionConfig};
 use crate::output::say;
 use crate::schema::CrashStateOutcome;
@@ -497,7 +501,7 @@ const INNODB_REPAIRED: &str = "from the doublewrite buffer";
 
 /// Reads the server log after byte `from` into the outcome: the lines that report corruption
 /// (counted, the first few kept) and the pages the engine restored.
-fn read_log(kind: ServerKind, log: &Path, from: u64, o: &mut CrashStateOutcome) {
+pub(super) fn read_log(kind: ServerKind, log: &Path, from: u64, o: &mut CrashStateOutcome) {
     let Ok(text) = std::fs::read(log) else {
         return;
     };

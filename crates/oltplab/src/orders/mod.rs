@@ -189,6 +189,7 @@ impl OrdersTarget {
                 tables,
                 cache_bytes: spec.buffer_pool_bytes,
                 vfs: None,
+                synchronous: "FULL",
             }),
             (engine, Some(url)) => OrdersTarget::Server(ServerTarget {
                 dialect: if engine == Engine::Postgres {

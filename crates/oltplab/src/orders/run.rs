@@ -108,6 +108,7 @@ pub fn run_with(cfg: &OrdersRunConfig, stop: &AtomicBool) -> Result<RunOutcome> 
             scale: meta.scale,
             max_retries: cfg.max_retries,
             seed: cfg.seed.wrapping_add(connections as u64),
+            record_orders: false,
         };
         if !cfg.output.quiet {
             eprintln!(

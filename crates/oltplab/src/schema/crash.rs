@@ -13,7 +13,12 @@ pub type CrashResult = ResultDoc<CrashSummary, serde_json::Value>;
 pub struct CrashSummary {
     pub workload: String,
     pub engine: String,
+    /// TPC-C's warehouses (absent for the other workloads).
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub warehouses: i64,
+    /// The brokerage's or order entry's customers (absent for TPC-C).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub customers: Option<i64>,
     /// Loading the database every cut starts from a copy of.
     pub load_s: f64,
     /// One row per device × engine setting.
@@ -46,13 +51,15 @@ pub struct CrashRow {
     pub recoveries_ok: u32,
     pub recovery_ns_mean: f64,
     pub recovery_ns_max: u64,
-    /// New-Orders whose COMMIT returned before the cut, over all states.
+    /// Transactions whose COMMIT returned before the cut, over all states: TPC-C's New-Orders,
+    /// the brokerage's Trade-Orders and Trade-Results, order entry's inserted orders.
     pub acknowledged_commits: u64,
     /// Of those, missing after recovery (all of a state the engine could not open or start on).
     pub commits_lost: u64,
     /// States that lost at least one acknowledged commit.
     pub states_losing_commits: u32,
-    /// TPC-C consistency conditions violated, summed over states whose checks ran.
+    /// The workload's consistency conditions violated (TPC-C's twelve, the brokerage's six
+    /// invariants, order entry's one), summed over states whose checks ran.
     pub invariants_broken: u32,
     /// States SQLite opened but could not run the consistency checks on (it reported the
     /// database malformed, most often).
@@ -94,9 +101,10 @@ pub struct CrashStateOutcome {
     pub check_s: f64,
     pub acknowledged_commits: u64,
     pub commits_lost: u64,
-    /// The twelve consistency checks ran to the end.
+    /// The workload's consistency checks ran to the end.
     pub checks_ran: bool,
-    /// Conditions violated, by number (3.3.2.N).
+    /// Conditions violated, by number (TPC-C's 3.3.2.N, the brokerage's invariants 1–6, order
+    /// entry's 1).
     pub invariants_broken: Vec<u8>,
     pub corrupt_reports: u32,
     /// The engine's lines that `corrupt_reports` counted (a server's log; the first few).
@@ -115,4 +123,8 @@ pub struct CrashStateOutcome {
     /// Where the state was kept (unexpected, or `--keep-states`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kept: Option<String>,
+}
+
+fn is_zero(n: &i64) -> bool {
+    *n == 0
 }

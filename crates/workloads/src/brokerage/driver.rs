@@ -12,7 +12,7 @@ use oltplab_metrics::cpu::CpuTime;
 
 use super::market::{Job, Market};
 use super::tx::{
-    execute, Input, LookupBy, OrderInput, Outcome, Scratch, Statements, TxType, WatchBy,
+    execute, Input, LookupBy, Order, OrderInput, Outcome, Scratch, Statements, TxType, WatchBy,
 };
 use super::{gen, symbol_string, Meta, DAILY_MARKET_DAYS, DAY_US, FIRST_TRADING_DAY};
 use crate::driver::{self, Background, Event, TxSpan, TxStats};
@@ -28,6 +28,9 @@ pub struct DriverConfig {
     pub max_retries: u32,
     /// Keep a [`TxSpan`] of every measured transaction (to tie a server's trace to them).
     pub record_spans: bool,
+    /// Keep the trade ids of every Trade-Order and Trade-Result whose COMMIT returned (what a
+    /// power cut is checked against: `DriverOutcome::trades_ordered`, `trades_completed`).
+    pub record_trades: bool,
 }
 
 /// Market workers for `terminals` customers: one per two, at least two, so that the market keeps
@@ -86,6 +89,19 @@ pub struct DriverOutcome {
     pub triggered_all: u64,
     /// Jobs the market still had queued when the run ended (dropped: their trades stay submitted).
     pub market_backlog_at_end: usize,
+    /// With `record_trades`: the trade id of every Trade-Order acknowledged as committed (its
+    /// `trade` row exists from then on).
+    pub trades_ordered: Vec<i64>,
+    /// With `record_trades`: the trade id of every Trade-Result acknowledged as committed (its
+    /// `settlement` row exists from then on).
+    pub trades_completed: Vec<i64>,
+}
+
+/// The acknowledged commits a run keeps when asked: (ordered, completed) trade ids.
+#[derive(Default)]
+struct Acknowledged {
+    ordered: Vec<i64>,
+    completed: Vec<i64>,
 }
 
 /// Draws the customers' transactions.
@@ -225,6 +241,8 @@ struct Brokerage {
     next_trade_id: AtomicI64,
     /// Limit orders Market-Feed triggered, whole run.
     triggered: AtomicU64,
+    /// With `record_trades`: the trades whose Trade-Order or Trade-Result COMMIT returned.
+    acknowledged: Option<std::sync::Mutex<Acknowledged>>,
 }
 
 impl driver::Workload for Brokerage {
@@ -255,7 +273,19 @@ impl driver::Workload for Brokerage {
 
     fn execute(&self, conn: &mut dyn Conn, input: &Input, s: &mut Scratch) -> DbResult<Outcome> {
         let next_id = || self.next_trade_id.fetch_add(1, Ordering::Relaxed);
-        execute(conn, &self.st, input, &next_id, s)
+        let out = execute(conn, &self.st, input, &next_id, s)?;
+        // `execute` returns once COMMIT did: the trade is acknowledged.
+        if let Some(ack) = &self.acknowledged {
+            let mut ack = ack.lock().unwrap_or_else(|e| e.into_inner());
+            match (input, &out) {
+                (_, Outcome::Submitted(Order { t_id, .. }) | Outcome::Pending { t_id, .. }) => {
+                    ack.ordered.push(*t_id)
+                }
+                (Input::TradeResult(o), Outcome::Executed(_)) => ack.completed.push(o.t_id),
+                _ => {}
+            }
+        }
+        Ok(out)
     }
 
     fn rolled_back(&self, out: &Outcome) -> bool {
@@ -323,6 +353,7 @@ pub fn drive(
         market: Market::new(cfg.seed, meta.scale.securities()),
         next_trade_id: AtomicI64::new(first_id),
         triggered: AtomicU64::new(0),
+        acknowledged: cfg.record_trades.then(Default::default),
     };
     let driver_cfg = driver::DriverConfig {
         terminals: cfg.terminals,
@@ -342,6 +373,11 @@ pub fn drive(
         &mut |s| on_second(&Second::from(s)),
         on_event,
     )?;
+    let triggered_all = w.triggered.load(Ordering::Relaxed);
+    let ack = w
+        .acknowledged
+        .map(|a| a.into_inner().unwrap_or_else(|e| e.into_inner()))
+        .unwrap_or_default();
     Ok(DriverOutcome {
         tx: o.tx.try_into().expect("one TxStats per kind"),
         errors_by_kind: o.errors_by_kind,
@@ -359,8 +395,10 @@ pub fn drive(
         measure_started_at: o.measure_started_at,
         committed_all: o.committed_all.try_into().expect("one count per kind"),
         rolled_back_all: o.rolled_back_all,
-        triggered_all: w.triggered.load(Ordering::Relaxed),
+        triggered_all,
         market_backlog_at_end: o.backlog_at_end,
+        trades_ordered: ack.ordered,
+        trades_completed: ack.completed,
     })
 }
 

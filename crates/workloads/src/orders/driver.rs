@@ -26,6 +26,9 @@ pub struct PointConfig {
     pub scale: Scale,
     pub max_retries: u32,
     pub seed: u64,
+    /// Keep the id of every inserted order whose COMMIT returned (what a power cut is checked
+    /// against: `PointOutcome::acknowledged_orders`). SQLite only.
+    pub record_orders: bool,
 }
 
 /// The edges of the measured work, for sampling CPU and waits exactly there.
@@ -92,6 +95,8 @@ pub struct PointOutcome {
     pub interrupted: bool,
     /// CPU of the threads that ran the engine in-process (SQLite) during the measured work.
     pub engine_cpu: Option<CpuTime>,
+    /// With `record_orders`: the id of every order inserted and acknowledged, warm-up included.
+    pub acknowledged_orders: Vec<i64>,
 }
 
 #[derive(Default)]
@@ -114,6 +119,8 @@ pub struct Recorder {
     acc: Mutex<Acc>,
     /// Connections that have not finished their measured work.
     pub active: AtomicU32,
+    /// With `PointConfig::record_orders`: the orders acknowledged so far.
+    acknowledged: Mutex<Vec<i64>>,
 }
 
 impl Recorder {
@@ -164,6 +171,14 @@ impl Recorder {
         }
     }
 
+    /// An inserted order whose COMMIT returned (kept only with `PointConfig::record_orders`).
+    pub fn acknowledge(&self, o_id: i64) {
+        self.acknowledged
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(o_id);
+    }
+
     /// Closes the current second.
     pub fn take_second(&self, t_s: f64) -> Second {
         let mut acc = self.acc.lock().unwrap_or_else(|p| p.into_inner());
@@ -200,6 +215,11 @@ impl Recorder {
             first_error: acc.first_error.clone(),
             interrupted: false,
             engine_cpu: None,
+            acknowledged_orders: self
+                .acknowledged
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .clone(),
         }
     }
 }

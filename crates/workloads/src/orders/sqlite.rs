@@ -50,6 +50,9 @@ pub struct SqliteTarget {
     pub cache_bytes: u64,
     /// A registered VFS the connections open through (oltplab's, to trace and emulate).
     pub vfs: Option<String>,
+    /// SQLite's `synchronous` for disk tables: `FULL` (a sync per commit) unless a power cut
+    /// asks what `NORMAL` or `OFF` lose.
+    pub synchronous: &'static str,
 }
 
 /// Tables of this workload present in the database.
@@ -236,7 +239,12 @@ fn classify(e: rusqlite::Error) -> TxError {
 }
 
 impl Session {
-    fn transaction(&mut self, mode: Mode, scale: &Scale) -> std::result::Result<(), TxError> {
+    /// Runs one transaction; the inserted order's id once its COMMIT returned.
+    fn transaction(
+        &mut self,
+        mode: Mode,
+        scale: &Scale,
+    ) -> std::result::Result<Option<i64>, TxError> {
         let result = self.attempt(mode, scale);
         if result.is_err() && !self.conn.is_autocommit() {
             let _ = self.conn.execute_batch("ROLLBACK");
@@ -244,10 +252,10 @@ impl Session {
         result.map_err(classify)
     }
 
-    fn attempt(&mut self, mode: Mode, scale: &Scale) -> rusqlite::Result<()> {
+    fn attempt(&mut self, mode: Mode, scale: &Scale) -> rusqlite::Result<Option<i64>> {
         let c = &self.conn;
         c.execute_batch("BEGIN IMMEDIATE")?;
-        match mode {
+        let inserted = match mode {
             Mode::Insert => {
                 let o = NewOrder::random(&mut self.rng, scale);
                 c.prepare_cached(
@@ -267,6 +275,7 @@ impl Session {
                 }
                 c.prepare_cached(&insert_lines_sql())?
                     .execute(rusqlite::params_from_iter(values))?;
+                Some(o_id)
             }
             Mode::Update => {
                 let o_id = self.rng.random_range(1..=scale.orders as i64);
@@ -274,9 +283,11 @@ impl Session {
                     .execute([o_id])?;
                 c.prepare_cached(super::update_order_sql(Dialect::Sqlite))?
                     .execute([o_id])?;
+                None
             }
-        }
-        c.execute_batch("COMMIT")
+        };
+        c.execute_batch("COMMIT")?;
+        Ok(inserted)
     }
 }
 
@@ -315,6 +326,7 @@ pub fn run_point(
                     cache_bytes: (target.cache_bytes / cfg.connections.max(1) as u64)
                         .max(256 << 10),
                     vfs: target.vfs.clone(),
+                    synchronous: target.synchronous,
                     ..SqliteOptions::default()
                 },
             )?,
@@ -356,10 +368,15 @@ pub fn run_point(
                             if stop.load(Ordering::Relaxed) {
                                 return;
                             }
+                            let mut inserted = None;
                             let (lat, retries, err) =
                                 super::driver::retry_loop(cfg.max_retries, || {
-                                    s.transaction(cfg.mode, &cfg.scale)
+                                    inserted = s.transaction(cfg.mode, &cfg.scale)?;
+                                    Ok(())
                                 });
+                            if let (true, None, Some(o_id)) = (cfg.record_orders, &err, inserted) {
+                                recorder.acknowledge(o_id);
+                            }
                             recorder.record(measured, lat, &retries, err.as_ref());
                             if measured && round + 1 == rounds {
                                 recorder.active.fetch_sub(1, Ordering::Relaxed);

@@ -120,7 +120,16 @@ pub fn run_point(
         on_event(Event::MeasureEnd);
         drop(finished);
         let elapsed_s = end.duration_since(start).as_secs_f64();
-        let waits = probe.finish(target, elapsed_s).await?;
+        let waits = match probe.finish(target, elapsed_s).await {
+            Ok(w) => w,
+            // A run stopped early may have lost its server (a power cut kills it): what the
+            // connections recorded still stands, the waits are missing.
+            Err(e) if stop.load(Ordering::Relaxed) => crate::orders::driver::Waits {
+                missing: Some(format!("the run was stopped and its waits not read: {e}")),
+                ..Default::default()
+            },
+            Err(e) => return Err(e),
+        };
         ticker.finish(&recorder, end, on_second);
         let mut outcome = recorder.outcome(cfg.connections);
         outcome.elapsed_s = elapsed_s;

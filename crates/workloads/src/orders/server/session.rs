@@ -148,7 +148,11 @@ impl Session {
         }
     }
 
-    async fn transaction(&mut self, cfg: &PointConfig) -> std::result::Result<(), TxError> {
+    /// Runs one transaction; the inserted order's id once its COMMIT returned.
+    async fn transaction(
+        &mut self,
+        cfg: &PointConfig,
+    ) -> std::result::Result<Option<i64>, TxError> {
         let order = match cfg.mode {
             Mode::Insert => Some(NewOrder::random(&mut self.rng, &cfg.scale)),
             Mode::Update => None,
@@ -165,7 +169,7 @@ impl Session {
                 },
             ) => {
                 let tx = c.transaction().await.map_err(pg_tx_error)?;
-                match order {
+                let inserted = match order {
                     Some(o) => {
                         let row = tx
                             .query_one(
@@ -190,6 +194,7 @@ impl Session {
                         tx.execute(insert_lines, &params)
                             .await
                             .map_err(pg_tx_error)?;
+                        Some(o_id)
                     }
                     None => {
                         tx.execute(update_lines, &[&o_id])
@@ -198,9 +203,11 @@ impl Session {
                         tx.execute(update_order, &[&o_id])
                             .await
                             .map_err(pg_tx_error)?;
+                        None
                     }
-                }
-                tx.commit().await.map_err(pg_tx_error)
+                };
+                tx.commit().await.map_err(pg_tx_error)?;
+                Ok(inserted)
             }
             (
                 Client::My(c),
@@ -212,7 +219,7 @@ impl Session {
                 },
             ) => {
                 let result = async {
-                    match order {
+                    let inserted = match order {
                         Some(o) => {
                             c.exec_drop(insert_order, (o.c_id, now_us(), o.total_cents()))
                                 .await?;
@@ -228,13 +235,15 @@ impl Session {
                             }
                             c.exec_drop(insert_lines, mysql_async::Params::Positional(params))
                                 .await?;
+                            Some(o_id as i64)
                         }
                         None => {
                             c.exec_drop(update_lines, (o_id,)).await?;
                             c.exec_drop(update_order, (o_id, o_id)).await?;
+                            None
                         }
-                    }
-                    c.query_drop("COMMIT").await
+                    };
+                    c.query_drop("COMMIT").await.map(|_| inserted)
                 }
                 .await;
                 if result.is_err() {
@@ -263,7 +272,12 @@ impl Session {
             let mut retries = Vec::new();
             let error = loop {
                 match self.transaction(cfg).await {
-                    Ok(()) => break None,
+                    Ok(inserted) => {
+                        if let (true, Some(o_id)) = (cfg.record_orders, inserted) {
+                            recorder.acknowledge(o_id);
+                        }
+                        break None;
+                    }
                     Err(e) => match e.retry_kind {
                         Some(kind) if (retries.len() as u32) < cfg.max_retries => {
                             retries.push(kind)
