@@ -10,7 +10,8 @@
 #    traces compare.
 # 3. summarize.py prints tpmC, run IOPS and the database's I/O latency p50/p99 per side.
 # Usage: bench/emulator-closed-loop/run.sh [OUT]   (from the repository's root, after
-# cargo build --release). ROUNDS, WAREHOUSES, DURATION, WARMUP, FIT_RUNTIME override the defaults.
+# cargo build --release). ROUNDS, WAREHOUSES, DURATION, WARMUP, FIT_RUNTIME override the defaults;
+# FIT_SPEC, TRACE_SPEC, KEEP_TRACES and LOADED are described where they are used below.
 set -euo pipefail
 out=${1:-bench/emulator-closed-loop/runs/$(date -u +%Y-%m-%d)-vm}
 bin=${OLTPLAB:-target/release/oltplab}
@@ -30,19 +31,35 @@ mkdir -p "$out"
 { echo "commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"; date -u; uname -r;
   nproc; cat /proc/loadavg; } > "$out/env.txt"
 
-# 1. The fit.
+# 1. The fit (FIT_SPEC=FILE: a spec fitted before — e.g. from the curves of an earlier run — instead).
+if [ -n "${FIT_SPEC:-}" ]; then
+  cp "$FIT_SPEC" "$out/fitted.spec"
+else
 /usr/bin/time -v "$bin" devices fit "$data/fitdev" --runtime "$fit_runtime" --ramp 500ms \
   --results "$data/fit" --json "$out/fit.json" --out "$out/fitted.spec" \
   > "$out/fit.stdout" 2> "$out/fit.log"
 cp "$data/fit/random/result.json" "$out/fit-measured-random.json"
 cp "$data/fit/commit/result.json" "$out/fit-measured-commit.json"
 rm -rf "$data/fitdev" "$data/fit"
+fi
 spec=$(cat "$out/fitted.spec")
+# TRACE_SPEC=FILE adds a third side, "trace": the emulation of a spec fitted to a real run's trace
+# (`oltplab devices fit --trace`). KEEP_TRACES=DIR keeps each real side's trace there, to fit to.
+sides="real emulated"
+if [ -n "${TRACE_SPEC:-}" ]; then
+  cp "$TRACE_SPEC" "$out/trace-fitted.spec"
+  sides="real emulated trace"
+fi
 echo "fitted: $spec"
 
 # 2. One load, copied for every run.
-"$bin" load tpcc --engine mariadb --warehouses "$warehouses" --data-dir "$data/loaded" \
-  > "$out/load.log" 2>&1
+# (LOADED=DIR: a copy of an earlier load of the same warehouses instead.)
+if [ -n "${LOADED:-}" ]; then
+  cp -a "$LOADED" "$data/loaded"; echo "copied the load of $LOADED" > "$out/load.log"
+else
+  "$bin" load tpcc --engine mariadb --warehouses "$warehouses" --data-dir "$data/loaded" \
+    > "$out/load.log" 2>&1
+fi
 data_bytes=$(du -sb "$data/loaded" | cut -f1)
 pool=$(( data_bytes / 40 ))                # 2.5 %, S1's 512 MB for ~20 GB
 [ "$pool" -lt $((8 << 20)) ] && pool=$((8 << 20))
@@ -50,8 +67,11 @@ echo "loaded $warehouses warehouses: $data_bytes bytes; buffer pool $pool bytes"
 
 run_side() {  # run_side ROUND SIDE
   local r=$1 side=$2 emulate backing dir
-  if [ "$side" = real ]; then emulate=host backing=disk dir=$data/run
-  else emulate=$spec backing=ram dir=$ram/run; fi
+  case $side in
+    real) emulate=host backing=disk dir=$data/run ;;
+    emulated) emulate=$spec backing=ram dir=$ram/run ;;
+    trace) emulate=$(cat "$out/trace-fitted.spec") backing=ram dir=$ram/run ;;
+  esac
   cp -a "$data/loaded" "$dir"
   /usr/bin/time -v "$bin" run tpcc --engine mariadb --data-dir "$dir" \
     --terminals "$warehouses" --duration "$duration" --warmup "$warmup" --buffer-pool "$pool" \
@@ -60,12 +80,15 @@ run_side() {  # run_side ROUND SIDE
     > "$out/round$r-$side.log" 2> "$out/round$r-$side.time" || true
   "$bin" trace stat "$data/run.trace" --json "$out/round$r-$side-trace.json" \
     > /dev/null 2>&1 || true
+  if [ "$side" = real ] && [ -n "${KEEP_TRACES:-}" ]; then
+    mkdir -p "$KEEP_TRACES" && mv "$data/run.trace" "$KEEP_TRACES/round$r-real.trace"
+  fi
   rm -rf "$dir" "$data/run.trace" "$data/out-$r-$side"
 }
 
 # 3. Alternating rounds: odd rounds start on the real disk, even ones on the emulation.
 for r in $(seq "$rounds"); do
-  if [ $((r % 2)) -eq 1 ]; then order="real emulated"; else order="emulated real"; fi
+  if [ $((r % 2)) -eq 1 ]; then order=$sides; else order=$(echo $sides | tr ' ' '\n' | tac | tr '\n' ' '); fi
   for side in $order; do
     echo "round $r: $side"
     run_side "$r" "$side"

@@ -86,23 +86,24 @@ for (rnd, side), v in sorted(rows.items()):
           + f" | {pair(v['emulated p50/p99 µs'])} | {pair(v['realised p50/p99 µs'])}"
           + f" | {'—' if queue is None else f'{queue:.1f}'} | {'—' if spin is None else f'{spin:.1f}'} |")
 
-print("\nEmulated against real (emulated ÷ real − 1; within ±10 % is the goal):\n")
 rounds = sorted({r for r, _ in rows})
-print("| figure | " + " | ".join(f"round {r}" for r in rounds) + " | geometric mean | within 10 % |")
-print("|---|" + "---|" * (len(rounds) + 2))
-for name, _ in FIGS:
-    ratios = []
-    cells = []
-    for r in rounds:
-        a, b = rows.get((r, "real"), {}).get(name), rows.get((r, "emulated"), {}).get(name)
-        if a and b:
-            ratios.append(b / a)
-            cells.append(f"{(b / a - 1) * 100:+.1f} %")
+for other in [s for s in ("emulated", "trace") if any(side == s for _, side in rows)]:
+    print(f"\n{other} against real ({other} ÷ real − 1; within ±10 % is the goal):\n")
+    print("| figure | " + " | ".join(f"round {r}" for r in rounds) + " | geometric mean | within 10 % |")
+    print("|---|" + "---|" * (len(rounds) + 2))
+    for name, _ in FIGS:
+        ratios = []
+        cells = []
+        for r in rounds:
+            a, b = rows.get((r, "real"), {}).get(name), rows.get((r, other), {}).get(name)
+            if a and b:
+                ratios.append(b / a)
+                cells.append(f"{(b / a - 1) * 100:+.1f} %")
+            else:
+                cells.append("—")
+        if ratios:
+            g = math.exp(sum(math.log(x) for x in ratios) / len(ratios))
+            verdict = "yes" if abs(g - 1) <= 0.10 else "no"
+            print(f"| {name} | " + " | ".join(cells) + f" | {(g - 1) * 100:+.1f} % | {verdict} |")
         else:
-            cells.append("—")
-    if ratios:
-        g = math.exp(sum(math.log(x) for x in ratios) / len(ratios))
-        verdict = "yes" if abs(g - 1) <= 0.10 else "no"
-        print(f"| {name} | " + " | ".join(cells) + f" | {(g - 1) * 100:+.1f} % | {verdict} |")
-    else:
-        print(f"| {name} | " + " | ".join(cells) + " | — | — |")
+            print(f"| {name} | " + " | ".join(cells) + " | — | — |")

@@ -161,6 +161,14 @@ fn bad_input_is_one_sentence_and_exit_code_2() {
             &["--emulate", "ram", "--size", "100g"][..],
             "larger than the emulated",
         ),
+        (
+            &["--emulate", "ram", "--trace", "no-such.trace"][..],
+            "--trace no-such.trace",
+        ),
+        (
+            &["--emulate", "ram", "--trace-weight", "0"][..],
+            "--trace-weight 0",
+        ),
     ] {
         let mut argv = vec!["devices", "fit"];
         argv.extend_from_slice(args);
