@@ -2,7 +2,7 @@
 
 use super::exec::missing;
 use super::{Outcome, Scratch, Statements};
-use crate::sql::{Conn, DbError, DbResult, ErrorKind, TxMode, P};
+use crate::sql::{Conn, DbError, DbResult, End, ErrorKind, Piped, TxMode, P};
 use crate::tpcc::gen::DISTRICTS;
 
 pub(super) fn delivery(
@@ -18,53 +18,70 @@ pub(super) fn delivery(
     let now = crate::sql::now_us();
     conn.begin(TxMode::Write)?;
     s.skipped_districts = 0;
+    // Each district's customer update goes out with the next district's first statement, and
+    // the last one with COMMIT (one round trip each where the engine pipelines).
+    let mut c_upd: Option<[P; 4]> = None;
     'district: for d in 1..=DISTRICTS {
-        // Read committed: a concurrent Delivery may take the oldest order between our subquery
-        // and our DELETE, which then removes nothing; look again (new snapshot).
         let mut attempts = 0;
         let o_id = loop {
-            conn.run(
-                &st.dl_no_ret,
-                &[P::I(w), P::I(d), P::I(w), P::I(d)],
-                &mut s.rows,
-            )?;
+            let no = [P::I(w), P::I(d), P::I(w), P::I(d)];
+            match c_upd.take() {
+                Some(upd) => conn.pipeline(
+                    &mut [
+                        Piped::new(&st.dl_c_upd, &upd, &mut s.rows2),
+                        Piped::new(&st.dl_no_ret, &no, &mut s.rows),
+                    ],
+                    End::Open,
+                )?,
+                None => {
+                    conn.run(&st.dl_no_ret, &no, &mut s.rows)?;
+                }
+            }
             if !s.rows.is_empty() {
                 break s.rows.get(0, 0).i64();
             }
             conn.run(&st.dl_no_any, &[P::I(w), P::I(d)], &mut s.rows)?;
             attempts += 1;
             if s.rows.is_empty() || attempts > 100 {
-                // No undelivered order here (spec 2.7.4.2).
                 s.skipped_districts += 1;
                 continue 'district;
             }
         };
+        // The order (its customer) and its lines (their total) in one round trip: both need
+        // only the order's key.
         let key = [P::I(w), P::I(d), P::I(o_id)];
-        conn.run(
-            &st.dl_o_ret,
-            &[P::I(carrier), key[0], key[1], key[2]],
-            &mut s.rows,
+        conn.pipeline(
+            &mut [
+                Piped::new(
+                    &st.dl_o_ret,
+                    &[P::I(carrier), key[0], key[1], key[2]],
+                    &mut s.rows,
+                ),
+                Piped::new(
+                    &st.dl_ol_ret,
+                    &[P::T(now), key[0], key[1], key[2]],
+                    &mut s.rows2,
+                ),
+            ],
+            End::Open,
         )?;
         if s.rows.is_empty() {
             return Err(missing("an order with a new-order row"));
         }
         let c_id = s.rows.get(0, 0).i64();
-        conn.run(
-            &st.dl_ol_ret,
-            &[P::T(now), key[0], key[1], key[2]],
-            &mut s.rows,
-        )?;
-        let total = (0..s.rows.len())
-            .map(|r| s.rows.get(r, 0).f64())
+        let total = (0..s.rows2.len())
+            .map(|r| s.rows2.get(r, 0).f64())
             .sum::<f64>();
         let total = (total * 100.0).round() / 100.0;
-        conn.run(
-            &st.dl_c_upd,
-            &[P::F(total), P::I(w), P::I(d), P::I(c_id)],
-            &mut s.rows,
-        )?;
+        c_upd = Some([P::F(total), P::I(w), P::I(d), P::I(c_id)]);
     }
-    conn.commit()?;
+    match c_upd {
+        Some(upd) => conn.pipeline(
+            &mut [Piped::new(&st.dl_c_upd, &upd, &mut s.rows2)],
+            End::Commit,
+        )?,
+        None => conn.commit()?,
+    }
     Ok(Outcome::Committed)
 }
 
