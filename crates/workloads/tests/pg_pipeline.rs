@@ -191,7 +191,25 @@ fn begin_and_commit_ride_with_the_statements_and_errors_commit_nothing() {
             }
         }
     }
-    drop(pg);
+
+    // The server ends the connection: the request fails, and so does every later one at once
+    // (the driver's rollback after the error must not wait for an answer that never comes).
+    let pid = pg.query("SELECT pg_backend_pid()").unwrap().get(0, 0).i64();
+    let mut other = PgConn::connect(&url, Isolation::ReadCommitted).unwrap();
+    other
+        .query(&format!("SELECT pg_terminate_backend({pid})"))
+        .unwrap();
+    let one = b.make("SELECT 1");
+    let started = std::time::Instant::now();
+    pg.begin(TxMode::Write).unwrap();
+    assert!(pg
+        .pipeline(&mut [Piped::new(&one, &[], &mut r1)], End::Commit)
+        .is_err());
+    let _ = pg.rollback();
+    let err = pg.run(&one, &[], &mut r1).unwrap_err();
+    assert_eq!(err.kind, ErrorKind::Connection, "{err}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    drop((pg, other));
     server.stop().unwrap();
     let _ = std::fs::remove_dir_all(&dir);
 }

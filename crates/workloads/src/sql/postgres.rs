@@ -30,15 +30,16 @@ use super::{
 
 type BoxError = Box<dyn StdError + Sync + Send>;
 type PgResult<T> = Result<T, tokio_postgres::Error>;
+/// The connection's half that does the I/O.
+type PgConnection = tokio_postgres::Connection<Socket, NoTlsStream>;
 
 pub struct PgConn {
     /// A current-thread runtime: the connection's I/O runs on the caller's thread, inside
     /// [`PgConn::block_on`], as the `postgres` crate does it.
     rt: tokio::runtime::Runtime,
     client: Client,
-    connection: tokio_postgres::Connection<Socket, NoTlsStream>,
-    /// The connection ended (the server closed it); the client's calls then fail.
-    closed: bool,
+    /// The connection's I/O; None once it ended (then every request fails at once).
+    connection: Option<PgConnection>,
     stmts: Vec<Option<Statement>>,
     /// `BEGIN …` for writes and for reads, at the connection's isolation level.
     begin_write: String,
@@ -92,8 +93,7 @@ impl PgConn {
         Self {
             rt,
             client,
-            connection,
-            closed: false,
+            connection: Some(connection),
             stmts: Vec::new(),
             begin_write: format!("BEGIN ISOLATION LEVEL {}", isolation.sql()),
             begin_read: format!("BEGIN ISOLATION LEVEL {} READ ONLY", read.sql()),
@@ -112,27 +112,24 @@ impl PgConn {
     /// Requests made by `fut` before it first waits leave in one write.
     fn block_on<T>(
         rt: &tokio::runtime::Runtime,
-        connection: &mut tokio_postgres::Connection<Socket, NoTlsStream>,
-        closed: &mut bool,
+        connection: &mut Option<PgConnection>,
         round_trips: &mut u64,
         fut: impl Future<Output = PgResult<T>>,
     ) -> PgResult<T> {
         *round_trips += 1;
         let mut fut = pin!(fut);
-        let mut connection = Pin::new(connection);
         rt.block_on(std::future::poll_fn(|cx| {
             // The request first, so that the connection finds it queued when polled.
             if let Poll::Ready(r) = fut.as_mut().poll(cx) {
                 return Poll::Ready(r);
             }
-            if !*closed {
-                match connection.as_mut().poll(cx) {
-                    Poll::Ready(Ok(())) => *closed = true,
-                    Poll::Ready(Err(e)) => {
-                        *closed = true;
-                        return Poll::Ready(Err(e));
-                    }
-                    Poll::Pending => {}
+            if let Some(c) = connection.as_mut() {
+                if let Poll::Ready(r) = Pin::new(c).poll(cx) {
+                    // Ended (the server closed it, or it failed): dropped, so that this request
+                    // and every later one fail at once as "connection closed" instead of
+                    // waiting for answers nobody reads.
+                    *connection = None;
+                    r?;
                 }
             }
             fut.as_mut().poll(cx)
@@ -149,7 +146,6 @@ impl PgConn {
             let prepared = Self::block_on(
                 &self.rt,
                 &mut self.connection,
-                &mut self.closed,
                 &mut self.round_trips,
                 client.prepare(&stmt.sql),
             )
@@ -167,7 +163,6 @@ impl PgConn {
             Self::block_on(
                 &self.rt,
                 &mut self.connection,
-                &mut self.closed,
                 &mut self.round_trips,
                 client.batch_execute(&sql),
             )
@@ -202,7 +197,6 @@ impl PgConn {
         let results = Self::block_on(
             &self.rt,
             &mut self.connection,
-            &mut self.closed,
             &mut self.round_trips,
             pipelined(client, begin, prepared, stmts, end_sql),
         );
@@ -510,7 +504,6 @@ impl Conn for PgConn {
         Self::block_on(
             &self.rt,
             &mut self.connection,
-            &mut self.closed,
             &mut self.round_trips,
             client.batch_execute(sql),
         )
@@ -523,7 +516,6 @@ impl Conn for PgConn {
         let rows = Self::block_on(
             &self.rt,
             &mut self.connection,
-            &mut self.closed,
             &mut self.round_trips,
             client.query(sql, &[]),
         )
@@ -565,14 +557,8 @@ impl Conn for PgConn {
             sink.send(Bytes::from(line)).await?;
             sink.as_mut().finish().await
         };
-        Self::block_on(
-            &self.rt,
-            &mut self.connection,
-            &mut self.closed,
-            &mut self.round_trips,
-            copy,
-        )
-        .map_err(|e| classify(&e))?;
+        Self::block_on(&self.rt, &mut self.connection, &mut self.round_trips, copy)
+            .map_err(|e| classify(&e))?;
         Ok(())
     }
 }
