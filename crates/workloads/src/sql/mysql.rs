@@ -525,3 +525,34 @@ impl MyConn {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn inlined(sql: &str, params: &[P]) -> DbResult<String> {
+        let mut out = String::new();
+        inline(sql, params, &mut out).map(|()| out)
+    }
+
+    #[test]
+    fn parameters_become_literals_and_question_marks_in_quotes_stay() {
+        assert_eq!(
+            inlined(
+                "INSERT INTO t VALUES (?, ?, '?', ?, ?, ?)",
+                &[P::I(-7), P::S("it's \\ here"), P::F(12.5), P::T(0), P::Null],
+            )
+            .unwrap(),
+            "INSERT INTO t VALUES (-7, 'it''s \\\\ here', '?', 12.5, TIMESTAMP'1970-01-01 00:00:00', NULL)"
+        );
+        assert_eq!(inlined("x = ?", &[P::R(0.1234)]).unwrap(), "x = 0.1234");
+    }
+
+    #[test]
+    fn a_count_that_does_not_match_is_an_error_not_a_statement() {
+        assert!(inlined("x = ? AND y = ?", &[P::I(1)]).is_err());
+        assert!(inlined("x = ?", &[P::I(1), P::I(2)]).is_err());
+        assert!(inlined("x = ?", &[P::Ints(&[1])]).is_err());
+        assert!(inlined("x = ?", &[P::F(f64::NAN)]).is_err());
+    }
+}
