@@ -548,6 +548,35 @@ pub enum Purpose {
     Check,
 }
 
+/// One statement of a [`Conn::pipeline`]: its parameters, where its rows go and, once it ran, its
+/// count (rows changed, or returned).
+pub struct Piped<'a, 'p> {
+    pub stmt: &'a Stmt,
+    pub params: &'a [P<'p>],
+    pub out: &'a mut Rows,
+    pub count: u64,
+}
+
+impl<'a, 'p> Piped<'a, 'p> {
+    pub fn new(stmt: &'a Stmt, params: &'a [P<'p>], out: &'a mut Rows) -> Self {
+        Self {
+            stmt,
+            params,
+            out,
+            count: 0,
+        }
+    }
+}
+
+/// What a [`Conn::pipeline`] does with the transaction after its statements.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum End {
+    /// Leaves it open.
+    Open,
+    Commit,
+    Rollback,
+}
+
 /// Opens connections to one database.
 pub trait Connector: Send + Sync {
     fn dialect(&self) -> Dialect;
@@ -572,6 +601,22 @@ pub trait Conn: Send {
     /// Runs a cached statement; rows it returns land in `out` (cleared first). Returns the number
     /// of rows changed, or returned if the statement returns rows.
     fn run(&mut self, stmt: &Stmt, params: &[P], out: &mut Rows) -> DbResult<u64>;
+    /// Runs statements whose parameters do not depend on each other's results, in order, then
+    /// ends the transaction as `end` says. The servers send them together where the protocol
+    /// allows (PostgreSQL: one round trip for all of them, the COMMIT and a pending BEGIN); the
+    /// default runs them one by one. On an error the statements after the failed one may have
+    /// run or not, and the transaction is to be rolled back (a COMMIT sent along has already
+    /// ended it without committing).
+    fn pipeline(&mut self, stmts: &mut [Piped<'_, '_>], end: End) -> DbResult<()> {
+        for p in stmts.iter_mut() {
+            p.count = self.run(p.stmt, p.params, p.out)?;
+        }
+        match end {
+            End::Open => Ok(()),
+            End::Commit => self.commit(),
+            End::Rollback => self.rollback(),
+        }
+    }
     /// Runs SQL without parameters or caching (DDL, checks).
     fn batch(&mut self, sql: &str) -> DbResult<()>;
     /// Runs an uncached query without parameters and returns its rows.

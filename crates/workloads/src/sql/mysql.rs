@@ -11,8 +11,8 @@ use mysql::prelude::Queryable;
 use mysql::{Conn as MyClient, LocalInfileHandler, Statement, Value};
 
 use super::{
-    civil, Batch, Conn, DbError, DbResult, Dialect, ErrorKind, Isolation, Rows, Stmt, TxMode, Val,
-    P,
+    civil, Batch, Conn, DbError, DbResult, Dialect, End, ErrorKind, Isolation, Piped, Rows, Stmt,
+    TxMode, Val, P,
 };
 
 pub struct MyConn {
@@ -32,6 +32,8 @@ pub struct MyConn {
     infile_refused: bool,
     /// The session's level (read-only transactions see one snapshot, see `begin`).
     isolation: Isolation,
+    /// The text of the last statement sent with COMMIT, reused.
+    text: String,
 }
 
 impl MyConn {
@@ -58,6 +60,7 @@ impl MyConn {
             infile: None,
             infile_refused: false,
             isolation,
+            text: String::new(),
         })
     }
 
@@ -82,6 +85,74 @@ pub fn classify(e: &mysql::Error) -> DbError {
         }
         other => DbError::other(other.to_string()),
     }
+}
+
+/// An error of COMMIT. InnoDB takes its locks in the statements, so a deadlock reported by COMMIT
+/// itself is Galera's certification failing against another node's transaction.
+fn commit_error(e: &mysql::Error) -> DbError {
+    let mut err = classify(e);
+    if err.kind == ErrorKind::Deadlock {
+        err.kind = ErrorKind::CertificationConflict;
+    }
+    err
+}
+
+/// `sql` with each `?` outside quotes replaced by its parameter as an SQL literal.
+fn inline(sql: &str, params: &[P], out: &mut String) -> DbResult<()> {
+    let mut params = params.iter();
+    let mut quoted = false;
+    for c in sql.chars() {
+        match c {
+            '\'' => {
+                quoted = !quoted;
+                out.push(c);
+            }
+            '?' if !quoted => {
+                let p = params
+                    .next()
+                    .ok_or_else(|| DbError::other("a statement has more ? than parameters"))?;
+                literal(p, out)?;
+            }
+            c => out.push(c),
+        }
+    }
+    match params.next() {
+        None => Ok(()),
+        Some(_) => Err(DbError::other("a statement has fewer ? than parameters")),
+    }
+}
+
+/// One parameter as an SQL literal that the server reads as the binary protocol's value.
+fn literal(p: &P, out: &mut String) -> DbResult<()> {
+    use std::fmt::Write;
+    match *p {
+        P::I(v) => out.push_str(itoa::Buffer::new().format(v)),
+        // Shortest text that reads back as the same double; finite in TPC-C's money and rates.
+        P::F(v) | P::R(v) if v.is_finite() => {
+            let _ = write!(out, "{v}");
+        }
+        P::F(_) | P::R(_) => return Err(DbError::other("a money or rate value is not finite")),
+        P::S(s) => {
+            out.push('\'');
+            for c in s.chars() {
+                match c {
+                    '\'' => out.push_str("''"),
+                    '\\' => out.push_str("\\\\"),
+                    '\0' => out.push_str("\\0"),
+                    c => out.push(c),
+                }
+            }
+            out.push('\'');
+        }
+        P::T(us) => {
+            out.push_str("TIMESTAMP'");
+            super::format_timestamp(us, out);
+            out.push('\'');
+        }
+        P::Null => out.push_str("NULL"),
+        P::Ints(_) => return Err(DbError::other("integer arrays are PostgreSQL parameters")),
+    }
+    Ok(())
 }
 
 fn value(p: &P) -> DbResult<Value> {
@@ -110,6 +181,26 @@ fn val(v: Value) -> Val {
         Value::Bytes(b) => Val::S(String::from_utf8_lossy(&b).into_owned()),
         Value::Date(..) | Value::Time(..) => Val::I(0),
     }
+}
+
+/// Rows of one result set of a multi-statement query into `out`; the rows changed, or returned.
+fn collect_set<T: mysql::prelude::Protocol>(
+    set: &mut mysql::ResultSet<'_, '_, '_, '_, T>,
+    out: &mut Rows,
+) -> DbResult<u64> {
+    out.clear();
+    let ncols = set.columns().as_ref().len();
+    out.ncols = ncols;
+    let affected = set.affected_rows();
+    let mut n = 0;
+    for row in set.by_ref() {
+        let row = row.map_err(|e| classify(&e))?;
+        for v in row.unwrap() {
+            out.vals.push(val(v));
+        }
+        n += 1;
+    }
+    Ok(if ncols == 0 { affected } else { n })
 }
 
 fn collect<T: mysql::prelude::Protocol>(
@@ -186,15 +277,7 @@ impl Conn for MyConn {
         if std::mem::take(&mut self.tx_open) && self.guarded {
             self.guarded_commit()?;
         }
-        self.conn.query_drop("COMMIT").map_err(|e| {
-            // InnoDB takes its locks in the statements, so a deadlock reported by COMMIT itself
-            // is Galera's certification failing against another node's transaction.
-            let mut err = classify(&e);
-            if err.kind == ErrorKind::Deadlock {
-                err.kind = ErrorKind::CertificationConflict;
-            }
-            err
-        })
+        self.conn.query_drop("COMMIT").map_err(|e| commit_error(&e))
     }
 
     fn rollback(&mut self) -> DbResult<()> {
@@ -227,6 +310,41 @@ impl Conn for MyConn {
                 .map_err(|e| classify(&e))?;
         }
         Ok(n)
+    }
+
+    /// The statements before the last one run as prepared statements; the last one goes with
+    /// COMMIT in one multi-statement text query (one round trip instead of two), its parameters
+    /// written as literals. Not on a Galera node, whose COMMIT first releases the transaction's
+    /// savepoint (see [`MyConn::guarded_commit`]).
+    fn pipeline(&mut self, stmts: &mut [Piped<'_, '_>], end: End) -> DbResult<()> {
+        let Some((last, before)) = stmts.split_last_mut() else {
+            return match end {
+                End::Open => Ok(()),
+                End::Commit => self.commit(),
+                End::Rollback => self.rollback(),
+            };
+        };
+        for p in before.iter_mut() {
+            p.count = self.run(p.stmt, p.params, p.out)?;
+        }
+        if end != End::Commit || self.guarded || !self.in_tx {
+            last.count = self.run(last.stmt, last.params, last.out)?;
+            return match end {
+                End::Open => Ok(()),
+                End::Commit => self.commit(),
+                End::Rollback => self.rollback(),
+            };
+        }
+        let mut sql = std::mem::take(&mut self.text);
+        sql.clear();
+        let inlined = inline(&last.stmt.sql, last.params, &mut sql);
+        let done = inlined.and_then(|()| {
+            sql.push_str("; COMMIT");
+            self.run_then_commit(&sql, last.out)
+        });
+        self.text = sql;
+        last.count = done?;
+        Ok(())
     }
 
     fn batch(&mut self, sql: &str) -> DbResult<()> {
@@ -268,6 +386,30 @@ const SET_TX_MARK: &str = "SAVEPOINT oltplab_tx";
 const RELEASE_TX_MARK: &str = "RELEASE SAVEPOINT oltplab_tx";
 
 impl MyConn {
+    /// Runs `sql`, a statement followed by `; COMMIT`: the statement's rows into `out`; its count.
+    /// A failed statement stops the query before COMMIT, so the transaction is still open (the
+    /// caller rolls it back), as when the two are sent apart.
+    fn run_then_commit(&mut self, sql: &str, out: &mut Rows) -> DbResult<u64> {
+        self.tx_open = true;
+        let n = {
+            let mut result = self.conn.query_iter(sql).map_err(|e| classify(&e))?;
+            let n = match result.iter() {
+                Some(mut set) => collect_set(&mut set, out)?,
+                None => 0,
+            };
+            // The COMMIT's result: an error there is the commit's (see `commit`).
+            while let Some(set) = result.iter() {
+                for row in set {
+                    row.map_err(|e| commit_error(&e))?;
+                }
+            }
+            n
+        };
+        self.in_tx = false;
+        self.tx_open = false;
+        Ok(n)
+    }
+
     /// Before COMMIT on a Galera node: releases the transaction's savepoint, which fails if the
     /// server no longer holds the transaction that set it. A node aborts a local transaction whose
     /// row locks a replicated write-set needs (a brute-force abort) and should report it to the
@@ -381,5 +523,36 @@ impl MyConn {
             self.conn.query_drop(&sql).map_err(|e| classify(&e))?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn inlined(sql: &str, params: &[P]) -> DbResult<String> {
+        let mut out = String::new();
+        inline(sql, params, &mut out).map(|()| out)
+    }
+
+    #[test]
+    fn parameters_become_literals_and_question_marks_in_quotes_stay() {
+        assert_eq!(
+            inlined(
+                "INSERT INTO t VALUES (?, ?, '?', ?, ?, ?)",
+                &[P::I(-7), P::S("it's \\ here"), P::F(12.5), P::T(0), P::Null],
+            )
+            .unwrap(),
+            "INSERT INTO t VALUES (-7, 'it''s \\\\ here', '?', 12.5, TIMESTAMP'1970-01-01 00:00:00', NULL)"
+        );
+        assert_eq!(inlined("x = ?", &[P::R(0.1234)]).unwrap(), "x = 0.1234");
+    }
+
+    #[test]
+    fn a_count_that_does_not_match_is_an_error_not_a_statement() {
+        assert!(inlined("x = ? AND y = ?", &[P::I(1)]).is_err());
+        assert!(inlined("x = ?", &[P::I(1), P::I(2)]).is_err());
+        assert!(inlined("x = ?", &[P::Ints(&[1])]).is_err());
+        assert!(inlined("x = ?", &[P::F(f64::NAN)]).is_err());
     }
 }

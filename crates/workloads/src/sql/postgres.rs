@@ -1,33 +1,89 @@
-//! [`Conn`] on PostgreSQL (crate `postgres`): statements prepared once per connection, money as
-//! NUMERIC sent and read in PostgreSQL's binary form (exact, no text round trip), COPY for loading.
-//! Read committed throughout: every write re-reads the row it changes, and Delivery looks again
-//! when a concurrent Delivery took the order it aimed at.
+//! [`Conn`] on PostgreSQL (crate `tokio-postgres`, driven on the terminal's own thread):
+//! statements prepared once per connection, money as NUMERIC sent and read in PostgreSQL's binary
+//! form (exact, no text round trip), COPY for loading. Read committed throughout: every write
+//! re-reads the row it changes, and Delivery looks again when a concurrent Delivery took the order
+//! it aimed at.
+//!
+//! Round trips are the driver's main cost, so statements are pipelined: `BEGIN` waits and goes out
+//! with the transaction's first statement, and [`Conn::pipeline`] sends independent statements
+//! and the `COMMIT` together. Each statement keeps its own Sync, so an error in one is reported by
+//! that statement and the ones after it fail with "current transaction is aborted"; a `COMMIT`
+//! sent after a failed statement ends the transaction as a rollback (the server answers ROLLBACK).
 
 use std::error::Error as StdError;
-use std::io::Write as _;
+use std::future::Future;
+use std::pin::{pin, Pin};
+use std::task::Poll;
 use std::time::{Duration, SystemTime};
 
-use bytes::{BufMut, BytesMut};
-use postgres::error::SqlState;
-use postgres::types::{FromSql, IsNull, ToSql, Type};
-use postgres::{Client, Statement};
+use bytes::{BufMut, Bytes, BytesMut};
+use futures_util::{SinkExt, StreamExt};
+use tokio_postgres::error::SqlState;
+use tokio_postgres::tls::NoTlsStream;
+use tokio_postgres::types::{FromSql, IsNull, ToSql, Type};
+use tokio_postgres::{Client, NoTls, Socket, Statement};
 
 use super::{
-    Batch, Conn, DbError, DbResult, Dialect, ErrorKind, Isolation, Rows, Stmt, TxMode, Val, P,
+    Batch, Conn, DbError, DbResult, Dialect, End, ErrorKind, Isolation, Piped, Rows, Stmt, TxMode,
+    Val, P,
 };
 
 type BoxError = Box<dyn StdError + Sync + Send>;
+type PgResult<T> = Result<T, tokio_postgres::Error>;
+/// The connection's half that does the I/O.
+type PgConnection = tokio_postgres::Connection<Socket, NoTlsStream>;
 
 pub struct PgConn {
+    /// A current-thread runtime: the connection's I/O runs on the caller's thread, inside
+    /// [`PgConn::block_on`], as the `postgres` crate does it.
+    rt: tokio::runtime::Runtime,
     client: Client,
+    /// The connection's I/O; None once it ended (then every request fails at once).
+    connection: Option<PgConnection>,
     stmts: Vec<Option<Statement>>,
     /// `BEGIN …` for writes and for reads, at the connection's isolation level.
     begin_write: String,
     begin_read: String,
+    /// A transaction begun but not sent yet: it goes out with the next statement.
+    pending: Option<TxMode>,
+    /// Round trips to the server so far.
+    round_trips: u64,
 }
 
 impl PgConn {
-    pub fn new(client: Client, isolation: Isolation) -> Self {
+    /// Connects to `url` (a connection failure is explained as [`pg_connect`] does).
+    ///
+    /// [`pg_connect`]: oltplab_dbs::server::connect::pg_connect
+    pub fn connect(url: &str, isolation: Isolation) -> oltplab_core::Result<Self> {
+        let mut config: tokio_postgres::Config = url.parse().map_err(|e| {
+            oltplab_core::Error::usage(format!(
+                "'{}' is not a valid PostgreSQL URL ({e}): write postgres://USER@HOST:PORT/DB",
+                oltplab_dbs::server::redact_url(url)
+            ))
+        })?;
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(Duration::from_secs(10));
+        }
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| {
+                oltplab_core::Error::failed(format!(
+                    "cannot start the PostgreSQL client's event loop ({e}): check the process's limit of open files"
+                ))
+            })?;
+        let (client, connection) = rt
+            .block_on(config.connect(NoTls))
+            .map_err(|e| oltplab_dbs::server::connect::pg_error(url, &e))?;
+        Ok(Self::new(rt, client, connection, isolation))
+    }
+
+    fn new(
+        rt: tokio::runtime::Runtime,
+        client: Client,
+        connection: tokio_postgres::Connection<Socket, NoTlsStream>,
+        isolation: Isolation,
+    ) -> Self {
         // A read-only transaction sees one snapshot whatever the level (Order-Status reads three
         // tables): at REPEATABLE READ it never fails to serialise.
         let read = match isolation {
@@ -35,20 +91,210 @@ impl PgConn {
             other => other,
         };
         Self {
+            rt,
             client,
+            connection: Some(connection),
             stmts: Vec::new(),
             begin_write: format!("BEGIN ISOLATION LEVEL {}", isolation.sql()),
             begin_read: format!("BEGIN ISOLATION LEVEL {} READ ONLY", read.sql()),
+            pending: None,
+            round_trips: 0,
         }
     }
 
-    pub fn client(&mut self) -> &mut Client {
-        &mut self.client
+    /// Round trips to the server so far: each time the connection sent requests and waited for
+    /// their answers (a statement prepared, a pipeline, SQL without parameters, a load).
+    pub fn round_trips(&self) -> u64 {
+        self.round_trips
+    }
+
+    /// Runs `fut` to its end while driving the connection (its writes and reads) on this thread.
+    /// Requests made by `fut` before it first waits leave in one write.
+    fn block_on<T>(
+        rt: &tokio::runtime::Runtime,
+        connection: &mut Option<PgConnection>,
+        round_trips: &mut u64,
+        fut: impl Future<Output = PgResult<T>>,
+    ) -> PgResult<T> {
+        *round_trips += 1;
+        let mut fut = pin!(fut);
+        rt.block_on(std::future::poll_fn(|cx| {
+            // The request first, so that the connection finds it queued when polled.
+            if let Poll::Ready(r) = fut.as_mut().poll(cx) {
+                return Poll::Ready(r);
+            }
+            if let Some(c) = connection.as_mut() {
+                if let Poll::Ready(r) = Pin::new(c).poll(cx) {
+                    // Ended (the server closed it, or it failed): dropped, so that this request
+                    // and every later one fail at once as "connection closed" instead of
+                    // waiting for answers nobody reads.
+                    *connection = None;
+                    r?;
+                }
+            }
+            fut.as_mut().poll(cx)
+        }))
+    }
+
+    /// The prepared form of `stmt` (prepared on first use).
+    fn prepare(&mut self, stmt: &Stmt) -> DbResult<()> {
+        if self.stmts.len() <= stmt.id {
+            self.stmts.resize(stmt.id + 1, None);
+        }
+        if self.stmts[stmt.id].is_none() {
+            let client = &self.client;
+            let prepared = Self::block_on(
+                &self.rt,
+                &mut self.connection,
+                &mut self.round_trips,
+                client.prepare(&stmt.sql),
+            )
+            .map_err(|e| classify(&e))?;
+            self.stmts[stmt.id] = Some(prepared);
+        }
+        Ok(())
+    }
+
+    /// Sends the pending BEGIN alone (before SQL that is not pipelined).
+    fn flush_begin(&mut self) -> DbResult<()> {
+        if let Some(mode) = self.pending.take() {
+            let sql = self.begin_sql(mode).to_string();
+            let client = &self.client;
+            Self::block_on(
+                &self.rt,
+                &mut self.connection,
+                &mut self.round_trips,
+                client.batch_execute(&sql),
+            )
+            .map_err(|e| classify(&e))?;
+        }
+        Ok(())
+    }
+
+    fn begin_sql(&self, mode: TxMode) -> &str {
+        match mode {
+            TxMode::Write => &self.begin_write,
+            TxMode::Read => &self.begin_read,
+        }
+    }
+
+    /// The pending BEGIN, `stmts` and the end of the transaction, in one round trip.
+    fn send(&mut self, stmts: &mut [Piped<'_, '_>], end: End) -> DbResult<()> {
+        for p in stmts.iter() {
+            self.prepare(p.stmt)?;
+        }
+        let begin = self.pending.take().map(|mode| match mode {
+            TxMode::Write => self.begin_write.as_str(),
+            TxMode::Read => self.begin_read.as_str(),
+        });
+        let end_sql = match end {
+            End::Open => None,
+            End::Commit => Some("COMMIT"),
+            End::Rollback => Some("ROLLBACK"),
+        };
+        let client = &self.client;
+        let prepared = &self.stmts;
+        let results = Self::block_on(
+            &self.rt,
+            &mut self.connection,
+            &mut self.round_trips,
+            pipelined(client, begin, prepared, stmts, end_sql),
+        );
+        match results {
+            Ok(()) => Ok(()),
+            Err(e) => Err(classify(&e)),
+        }
     }
 }
 
+/// Sends every request before waiting for the first answer, then reads the answers in order; the
+/// first error (in statement order) is the result. All answers are read, so that the connection
+/// is idle again afterwards.
+async fn pipelined(
+    client: &Client,
+    begin: Option<&str>,
+    prepared: &[Option<Statement>],
+    stmts: &mut [Piped<'_, '_>],
+    end: Option<&str>,
+) -> PgResult<()> {
+    let mut futs: Vec<Pin<Box<dyn Future<Output = PgResult<()>> + '_>>> =
+        Vec::with_capacity(stmts.len() + 2);
+    if let Some(sql) = begin {
+        futs.push(Box::pin(client.batch_execute(sql)));
+    }
+    for p in stmts.iter_mut() {
+        let stmt = prepared[p.stmt.id]
+            .as_ref()
+            .expect("prepared before sending");
+        futs.push(Box::pin(async move {
+            p.count = run_one(client, stmt, p.params, p.out).await?;
+            Ok(())
+        }));
+    }
+    if let Some(sql) = end {
+        futs.push(Box::pin(client.batch_execute(sql)));
+    }
+    join_in_order(futs).await
+}
+
+/// Polls every future each round (each sends its request on its first poll) until all are done;
+/// the first error in their order wins.
+async fn join_in_order(
+    mut futs: Vec<Pin<Box<dyn Future<Output = PgResult<()>> + '_>>>,
+) -> PgResult<()> {
+    let mut results: Vec<Option<PgResult<()>>> = (0..futs.len()).map(|_| None).collect();
+    std::future::poll_fn(|cx| {
+        let mut pending = false;
+        for (f, r) in futs.iter_mut().zip(results.iter_mut()) {
+            if r.is_none() {
+                match f.as_mut().poll(cx) {
+                    Poll::Ready(x) => *r = Some(x),
+                    Poll::Pending => pending = true,
+                }
+            }
+        }
+        if pending {
+            Poll::Pending
+        } else {
+            Poll::Ready(())
+        }
+    })
+    .await;
+    results
+        .into_iter()
+        .flatten()
+        .collect::<PgResult<Vec<()>>>()?;
+    Ok(())
+}
+
+/// One prepared statement: its rows into `out`; the rows changed, or returned.
+async fn run_one(
+    client: &Client,
+    stmt: &Statement,
+    params: &[P<'_>],
+    out: &mut Rows,
+) -> PgResult<u64> {
+    out.clear();
+    let params = params.iter().map(|p| Param(*p));
+    if stmt.columns().is_empty() {
+        return client.execute_raw(stmt, params).await;
+    }
+    out.ncols = stmt.columns().len();
+    let mut stream = pin!(client.query_raw(stmt, params).await?);
+    let mut n = 0;
+    while let Some(row) = stream.next().await {
+        let row = row?;
+        for c in 0..row.len() {
+            let v: AnyVal = row.try_get(c)?;
+            out.vals.push(v.0);
+        }
+        n += 1;
+    }
+    Ok(n)
+}
+
 /// The error's kind and its server message (without the "db error:" prefix).
-pub fn classify(e: &postgres::Error) -> DbError {
+pub fn classify(e: &tokio_postgres::Error) -> DbError {
     let kind = match e.code() {
         Some(c) if *c == SqlState::T_R_SERIALIZATION_FAILURE => ErrorKind::Serialization,
         Some(c) if *c == SqlState::T_R_DEADLOCK_DETECTED => ErrorKind::Deadlock,
@@ -176,7 +422,7 @@ impl ToSql for Param<'_> {
         true
     }
 
-    postgres::types::to_sql_checked!();
+    tokio_postgres::types::to_sql_checked!();
 }
 
 /// Reads any column we select into a [`Val`].
@@ -213,106 +459,106 @@ impl<'a> FromSql<'a> for AnyVal {
     }
 }
 
-fn collect(rows: &[postgres::Row], out: &mut Rows) -> DbResult<()> {
-    out.clear();
-    if let Some(first) = rows.first() {
-        out.ncols = first.len();
-    }
-    for row in rows {
-        for c in 0..row.len() {
-            let v: AnyVal = row
-                .try_get(c)
-                .map_err(|e| DbError::other(format!("cannot read a column: {e}")))?;
-            out.vals.push(v.0);
-        }
-    }
-    Ok(())
-}
-
 impl Conn for PgConn {
     fn dialect(&self) -> Dialect {
         Dialect::Postgres
     }
 
+    /// Sends nothing: BEGIN goes out with the transaction's first statement.
     fn begin(&mut self, mode: TxMode) -> DbResult<()> {
-        let sql = match mode {
-            TxMode::Write => &self.begin_write,
-            TxMode::Read => &self.begin_read,
-        };
-        self.client.batch_execute(sql).map_err(|e| classify(&e))
+        self.pending = Some(mode);
+        Ok(())
     }
 
     fn commit(&mut self) -> DbResult<()> {
-        self.client
-            .batch_execute("COMMIT")
-            .map_err(|e| classify(&e))
+        if self.pending.take().is_some() {
+            return Ok(()); // nothing ran: nothing to commit
+        }
+        self.send(&mut [], End::Commit)
     }
 
     fn rollback(&mut self) -> DbResult<()> {
-        self.client
-            .batch_execute("ROLLBACK")
-            .map_err(|e| classify(&e))
+        if self.pending.take().is_some() {
+            return Ok(());
+        }
+        self.send(&mut [], End::Rollback)
     }
 
     fn run(&mut self, stmt: &Stmt, params: &[P], out: &mut Rows) -> DbResult<u64> {
-        if self.stmts.len() <= stmt.id {
-            self.stmts.resize(stmt.id + 1, None);
+        let mut one = [Piped::new(stmt, params, out)];
+        self.send(&mut one, End::Open)?;
+        Ok(one[0].count)
+    }
+
+    fn pipeline(&mut self, stmts: &mut [Piped<'_, '_>], end: End) -> DbResult<()> {
+        if stmts.is_empty() && self.pending.is_some() && end != End::Open {
+            self.pending = None; // an empty transaction: no round trip
+            return Ok(());
         }
-        if self.stmts[stmt.id].is_none() {
-            let prepared = self.client.prepare(&stmt.sql).map_err(|e| classify(&e))?;
-            self.stmts[stmt.id] = Some(prepared);
-        }
-        let prepared = self.stmts[stmt.id].as_ref().expect("prepared above");
-        let wrapped: Vec<Param> = params.iter().map(|p| Param(*p)).collect();
-        let refs: Vec<&(dyn ToSql + Sync)> =
-            wrapped.iter().map(|p| p as &(dyn ToSql + Sync)).collect();
-        if prepared.columns().is_empty() {
-            out.clear();
-            self.client
-                .execute(prepared, &refs)
-                .map_err(|e| classify(&e))
-        } else {
-            let rows = self
-                .client
-                .query(prepared, &refs)
-                .map_err(|e| classify(&e))?;
-            collect(&rows, out)?;
-            Ok(rows.len() as u64)
-        }
+        self.send(stmts, end)
     }
 
     fn batch(&mut self, sql: &str) -> DbResult<()> {
-        self.client.batch_execute(sql).map_err(|e| classify(&e))
+        self.flush_begin()?;
+        let client = &self.client;
+        Self::block_on(
+            &self.rt,
+            &mut self.connection,
+            &mut self.round_trips,
+            client.batch_execute(sql),
+        )
+        .map_err(|e| classify(&e))
     }
 
     fn query(&mut self, sql: &str) -> DbResult<Rows> {
-        let rows = self.client.query(sql, &[]).map_err(|e| classify(&e))?;
+        self.flush_begin()?;
+        let client = &self.client;
+        let rows = Self::block_on(
+            &self.rt,
+            &mut self.connection,
+            &mut self.round_trips,
+            client.query(sql, &[]),
+        )
+        .map_err(|e| classify(&e))?;
         let mut out = Rows::default();
-        collect(&rows, &mut out)?;
+        if let Some(first) = rows.first() {
+            out.ncols = first.len();
+        }
+        for row in &rows {
+            for c in 0..row.len() {
+                let v: AnyVal = row
+                    .try_get(c)
+                    .map_err(|e| DbError::other(format!("cannot read a column: {e}")))?;
+                out.vals.push(v.0);
+            }
+        }
         Ok(out)
     }
 
     fn load(&mut self, batch: &Batch) -> DbResult<()> {
+        self.flush_begin()?;
         let sql = format!(
             "COPY {} ({}) FROM STDIN",
             batch.table,
             batch.columns.join(", ")
         );
-        let mut writer = self.client.copy_in(&sql).map_err(|e| classify(&e))?;
-        let mut line = String::with_capacity(1 << 16);
-        for row in 0..batch.rows() {
-            batch.text_row(row, &mut line);
-            if line.len() > 60_000 {
-                writer
-                    .write_all(line.as_bytes())
-                    .map_err(|e| DbError::new(ErrorKind::Connection, e.to_string()))?;
-                line.clear();
+        let client = &self.client;
+        let copy = async {
+            let sink = client.copy_in::<_, Bytes>(&sql).await?;
+            let mut sink = pin!(sink);
+            let mut line = String::with_capacity(1 << 16);
+            for row in 0..batch.rows() {
+                batch.text_row(row, &mut line);
+                if line.len() > 60_000 {
+                    let full = std::mem::replace(&mut line, String::with_capacity(1 << 16));
+                    sink.send(Bytes::from(full)).await?;
+                }
             }
-        }
-        writer
-            .write_all(line.as_bytes())
-            .map_err(|e| DbError::new(ErrorKind::Connection, e.to_string()))?;
-        writer.finish().map_err(|e| classify(&e))?;
+            sink.send(Bytes::from(line)).await?;
+            sink.as_mut().finish().await
+        };
+        Self::block_on(&self.rt, &mut self.connection, &mut self.round_trips, copy)
+            .map_err(|e| classify(&e))?;
         Ok(())
     }
 }

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use oltplab_core::{Error, Result};
-use oltplab_dbs::server::connect::{mysql_error, pg_connect};
+use oltplab_dbs::server::connect::mysql_error;
 use oltplab_dbs::sqlite::{self, SqliteOptions};
 
 use super::{Connector, Purpose};
@@ -11,7 +11,8 @@ use crate::sql::mysql::MyConn;
 use crate::sql::postgres::PgConn;
 use crate::sql::sqlite::{writer_lock, SqliteConn};
 use crate::sql::{
-    Batch, Conn, DbError, DbResult, Dialect, ErrorKind, Isolation, Rows, Stmt, TxMode, P,
+    Batch, Conn, DbError, DbResult, Dialect, End, ErrorKind, Isolation, Piped, Rows, Stmt, TxMode,
+    P,
 };
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -72,8 +73,7 @@ impl Connector for PgConnector {
     }
 
     fn connect(&self, _purpose: Purpose) -> Result<Box<dyn Conn>> {
-        let client = pg_connect(&self.url)?;
-        Ok(Box::new(PgConn::new(client, self.isolation)))
+        Ok(Box::new(PgConn::connect(&self.url, self.isolation)?))
     }
 }
 
@@ -279,6 +279,10 @@ impl Conn for FailoverConn {
     }
     fn run(&mut self, stmt: &Stmt, params: &[P], out: &mut Rows) -> DbResult<u64> {
         let r = self.inner.run(stmt, params, out);
+        self.check(r)
+    }
+    fn pipeline(&mut self, stmts: &mut [Piped<'_, '_>], end: End) -> DbResult<()> {
+        let r = self.inner.pipeline(stmts, end);
         self.check(r)
     }
     fn batch(&mut self, sql: &str) -> DbResult<()> {

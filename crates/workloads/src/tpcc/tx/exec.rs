@@ -14,6 +14,11 @@ use crate::sql::{Conn, DbError, DbResult, Rows, Stmt, P};
 #[derive(Default)]
 pub struct Scratch {
     pub(super) rows: Rows,
+    /// More statements' rows, for statements sent together ([`Conn::pipeline`]).
+    pub(super) rows2: Rows,
+    pub(super) rows3: Rows,
+    /// Delivery's rows of its ten districts' statements sent together.
+    pub(super) dl_rows: Vec<Rows>,
     /// New-Order's item prices by id.
     pub(super) items: HashMap<i64, f64>,
     pub(super) ids: Vec<i64>,

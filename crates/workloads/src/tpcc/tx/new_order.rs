@@ -2,7 +2,7 @@
 
 use super::exec::missing;
 use super::{Line, Outcome, Scratch, Statements};
-use crate::sql::{Conn, DbResult, Dialect, Rows, TxMode, P};
+use crate::sql::{Conn, DbResult, Dialect, End, Piped, Rows, TxMode, P};
 
 pub(super) fn new_order(
     conn: &mut dyn Conn,
@@ -15,14 +15,26 @@ pub(super) fn new_order(
 ) -> DbResult<Outcome> {
     let now = crate::sql::now_us();
     s.committed_order = None;
+    s.ids.clear();
+    s.ids.extend(lines.iter().map(|l| l.i_id));
+    s.ids.sort_unstable();
+    s.ids.dedup();
     conn.begin(TxMode::Write)?;
     // The district's next order id (taken) with the customer's discount and the warehouse's tax.
     let (o_id, c_discount, w_tax) = match st.dialect {
         Dialect::Postgres => {
-            conn.run(
-                &st.no_dist_cust_ret,
-                &[P::I(w), P::I(d), P::I(w), P::I(d), P::I(c)],
-                &mut s.rows,
+            // The items do not depend on the district: both go out with BEGIN, in one round trip.
+            let items: Vec<P> = s.ids.iter().map(|&i| P::I(i)).collect();
+            conn.pipeline(
+                &mut [
+                    Piped::new(
+                        &st.no_dist_cust_ret,
+                        &[P::I(w), P::I(d), P::I(w), P::I(d), P::I(c)],
+                        &mut s.rows,
+                    ),
+                    Piped::new(&st.no_items[s.ids.len()], &items, &mut s.rows2),
+                ],
+                End::Open,
             )?;
             if s.rows.is_empty() {
                 return Err(missing("the district or the customer"));
@@ -63,16 +75,14 @@ pub(super) fn new_order(
     // All items in one query. An unused item id means the intended rollback (spec 2.4.2.3): the
     // valid items are processed all the same — order, stock and order lines written — and then
     // undone, so that the 1 % rollbacks cost the engine their work and their undo.
-    s.ids.clear();
-    s.ids.extend(lines.iter().map(|l| l.i_id));
-    s.ids.sort_unstable();
-    s.ids.dedup();
-    let params: Vec<P> = s.ids.iter().map(|&i| P::I(i)).collect();
-    conn.run(&st.no_items[s.ids.len()], &params, &mut s.rows)?;
+    if st.dialect != Dialect::Postgres {
+        let params: Vec<P> = s.ids.iter().map(|&i| P::I(i)).collect();
+        conn.run(&st.no_items[s.ids.len()], &params, &mut s.rows2)?;
+    }
     s.items.clear();
-    for r in 0..s.rows.len() {
+    for r in 0..s.rows2.len() {
         s.items
-            .insert(s.rows.get(r, 0).i64(), s.rows.get(r, 1).f64());
+            .insert(s.rows2.get(r, 0).i64(), s.rows2.get(r, 1).f64());
     }
     let rollback = s.items.len() < s.ids.len();
     let valid: Vec<Line>;
@@ -101,14 +111,6 @@ pub(super) fn new_order(
         P::I(all_local as i64),
     ];
     let new_order = [P::I(o_id), P::I(d), P::I(w)];
-    if st.dialect == Dialect::Postgres {
-        let both: Vec<P> = order.iter().chain(&new_order).copied().collect();
-        conn.run(&st.no_order_pair, &both, &mut s.rows)?;
-    } else {
-        conn.run(&st.no_order, &order, &mut s.rows)?;
-        conn.run(&st.no_new_order, &new_order, &mut s.rows)?;
-    }
-
     // Stock rows in key order, so that concurrent New-Orders lock them in the same order and
     // rarely deadlock; the lines keep their numbers.
     s.order.clear();
@@ -120,8 +122,13 @@ pub(super) fn new_order(
     // One statement for all lines needs each stock row once; an order naming an item twice from
     // the same warehouse changes that row twice, one line at a time.
     let repeated = s.order.windows(2).any(|p| key(p[0]) == key(p[1]));
-    match st.dialect {
-        Dialect::Postgres if !repeated => {
+    let mut stock_done = false;
+    if st.dialect == Dialect::Postgres {
+        let both: Vec<P> = order.iter().chain(&new_order).copied().collect();
+        if repeated {
+            conn.run(&st.no_order_pair, &both, &mut s.rows)?;
+        } else {
+            // The order and all stock rows in one round trip: neither needs the other's rows.
             let [sw, si, sq, sr] = &mut s.stock;
             for v in [&mut *sw, &mut *si, &mut *sq, &mut *sr] {
                 v.clear();
@@ -133,13 +140,27 @@ pub(super) fn new_order(
                 sq.push(l.quantity);
                 sr.push((l.supply_w != w) as i64);
             }
-            conn.run(
-                &st.no_stock_all_ret[(d - 1) as usize],
-                &[P::Ints(sw), P::Ints(si), P::Ints(sq), P::Ints(sr)],
-                &mut s.rows,
+            conn.pipeline(
+                &mut [
+                    Piped::new(&st.no_order_pair, &both, &mut s.rows2),
+                    Piped::new(
+                        &st.no_stock_all_ret[(d - 1) as usize],
+                        &[P::Ints(sw), P::Ints(si), P::Ints(sq), P::Ints(sr)],
+                        &mut s.rows,
+                    ),
+                ],
+                End::Open,
             )?;
             take_dist_info(lines, &s.order, &s.rows, &mut s.dist_info)?;
+            stock_done = true;
         }
+    } else {
+        conn.run(&st.no_order, &order, &mut s.rows)?;
+        conn.run(&st.no_new_order, &new_order, &mut s.rows)?;
+    }
+
+    match st.dialect {
+        _ if stock_done => {}
         Dialect::Mysql if !repeated => {
             let mut params: Vec<P> = Vec::with_capacity(1 + 4 * lines.len());
             params.push(P::I(d));
@@ -183,15 +204,18 @@ pub(super) fn new_order(
             P::S(&s.dist_info[k]),
         ]);
     }
-    conn.run(&st.no_lines[lines.len()], &params, &mut s.rows)?;
+    // The lines and the end of the transaction in one round trip (where the engine pipelines).
+    let end = if rollback { End::Rollback } else { End::Commit };
+    conn.pipeline(
+        &mut [Piped::new(&st.no_lines[lines.len()], &params, &mut s.rows)],
+        end,
+    )?;
     // The order's total, as the terminal would show it.
     let total: f64 = s.amounts.iter().sum::<f64>() * (1.0 - c_discount) * (1.0 + w_tax);
     std::hint::black_box(total);
     if rollback {
-        conn.rollback()?;
         return Ok(Outcome::RolledBack);
     }
-    conn.commit()?;
     s.committed_order = Some((w, d, o_id));
     Ok(Outcome::Committed)
 }

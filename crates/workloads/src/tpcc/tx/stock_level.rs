@@ -2,7 +2,7 @@
 
 use super::exec::missing;
 use super::{Outcome, Scratch, Statements};
-use crate::sql::{Conn, DbResult, TxMode, P};
+use crate::sql::{Conn, DbResult, End, Piped, TxMode, P};
 
 pub(super) fn stock_level(
     conn: &mut dyn Conn,
@@ -18,18 +18,21 @@ pub(super) fn stock_level(
         return Err(missing("the district"));
     }
     let next = s.rows.get(0, 0).i64();
-    conn.run(
-        &st.sl_count,
-        &[
-            P::I(w),
-            P::I(d),
-            P::I(next),
-            P::I(next - 20),
-            P::I(w),
-            P::I(threshold),
-        ],
-        &mut s.rows,
+    // The count and COMMIT in one round trip (where the engine pipelines).
+    conn.pipeline(
+        &mut [Piped::new(
+            &st.sl_count,
+            &[
+                P::I(w),
+                P::I(d),
+                P::I(next),
+                P::I(next - 20),
+                P::I(w),
+                P::I(threshold),
+            ],
+            &mut s.rows,
+        )],
+        End::Commit,
     )?;
-    conn.commit()?;
     Ok(Outcome::Committed)
 }
