@@ -91,6 +91,7 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<BrokerageResult> {
         market_backlog_at_end: outcome.market_backlog_at_end as u64,
         first_error: outcome.first_error.clone(),
         interrupted: outcome.interrupted,
+        hosts: db.hosts_used(&cfg.db, terminals),
         ..Default::default()
     };
     let mut histograms = BTreeMap::new();
