@@ -1,4 +1,4 @@
-//! `--url` naming several hosts of one database: TPC-C's terminals go to the hosts in turn
+//! `--url` naming several hosts of one database: TPC-C's and brokerage's terminals go to the hosts in turn
 //! (terminal i to host i mod N) and the result counts them per host; load and check use the first
 //! host; a bad host list is one sentence and exit code 2. Two managed servers would be heavy, so
 //! one PostgreSQL, started by the test on its private socket and always stopped, is named twice:
@@ -168,6 +168,52 @@ fn terminals_are_spread_over_the_hosts_in_turn() {
     // The check goes to the first host and holds.
     let out = oltplab(&dir, &["check", "tpcc", "--url", &multi]);
     assert_ok(&out);
+
+    // Brokerage the same way: 3 terminals over 2 hosts → 2 and 1, the market workers after them.
+    let out = oltplab(
+        &dir,
+        &[
+            "load",
+            "brokerage",
+            "--url",
+            &url,
+            "--url",
+            &second,
+            "--days",
+            "1",
+            "--no-check",
+            "--threads",
+            "2",
+            // The database holds TPC-C's tables; only brokerage's are dropped.
+            "--force",
+            "-q",
+        ],
+    );
+    assert_ok(&out);
+    let mut args = vec![
+        "run",
+        "brokerage",
+        "--url",
+        &url,
+        "--url",
+        &second,
+        "-t",
+        "3",
+    ];
+    args.extend(window);
+    args.extend(["--json", "brokerage.json"]);
+    let out = oltplab(&dir, &args);
+    assert_ok(&out);
+    let doc = json(&dir.join("brokerage.json"));
+    let got = hosts(&doc);
+    assert_eq!(
+        got.iter().map(|h| (h.0, h.1)).collect::<Vec<_>>(),
+        [(1, 2), (2, 1)],
+        "{got:?}"
+    );
+    let workers: u64 = got.iter().map(|h| h.2).sum();
+    assert_eq!(workers, doc["summary"]["market_workers"].as_u64().unwrap());
+    assert!(doc["summary"]["tps_total"].as_f64().unwrap() > 0.0);
 
     drop(server);
     let _ = std::fs::remove_dir_all(&dir);

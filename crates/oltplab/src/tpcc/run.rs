@@ -610,6 +610,7 @@ fn print_summary(doc: &TpccResult, out_dir: Option<&std::path::Path>) {
             format_ns(l.limit_ns as f64)
         );
     }
+    output::print_hosts(&s.hosts);
     print_cpu(&s.cpu);
     eprintln!(
         "I/O ({}): {} reads, {} writes ({} read, {} written), {} flushes, {} IOPS",
