@@ -240,6 +240,21 @@ pub fn save<S: Serialize, I: Serialize>(
     }
 }
 
+/// Several hosts by `--url`: a line per host with the connections it served.
+pub fn print_hosts(hosts: &[crate::schema::HostUse]) {
+    for h in hosts {
+        eprintln!(
+            "host {}: {} terminal{}, {} worker{}  {}",
+            h.host,
+            h.terminals,
+            if h.terminals == 1 { "" } else { "s" },
+            h.workers,
+            if h.workers == 1 { "" } else { "s" },
+            h.url
+        );
+    }
+}
+
 /// The I/O of a run's devices (on a layout) and tables, as tables on stderr: the figures that say
 /// which table to move and how busy each device was.
 pub fn print_io_groups(io: &crate::schema::IoSummary) {

@@ -22,6 +22,87 @@ pub fn kind_of_url(url: &str) -> Result<ServerKind> {
     }
 }
 
+/// One URL per host of a multi-host URL, the form libpq and MySQL's connectors take
+/// (`postgres://bob@h1:5432,h2:5433/tpcc`): each keeps the scheme, user, password, database
+/// and query, with one `HOST[:PORT]` of the list. A URL naming one host comes back unchanged.
+/// An empty entry, a host without a name or a port that is not 1…65535 is a usage error naming it.
+pub fn split_hosts(url: &str) -> Result<Vec<String>> {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return Ok(vec![url.to_string()]);
+    };
+    let query_start = rest.find('?').unwrap_or(rest.len());
+    // userinfo ends at the last '@' before the query, as in `redact_url`.
+    let (userinfo, after) = match rest[..query_start].rsplit_once('@') {
+        Some((u, _)) => (Some(u), &rest[u.len() + 1..]),
+        None => (None, rest),
+    };
+    let authority_end = after.find(['/', '?']).unwrap_or(after.len());
+    let (authority, tail) = after.split_at(authority_end);
+    let shown = redact_url(url);
+    if kind_of_url(url).ok() == Some(ServerKind::Postgres) {
+        // libpq's other multi-host form: without this refusal rust-postgres would try the hosts
+        // in turn and put every terminal on the first that answers.
+        let query = tail.split_once('?').map_or("", |(_, q)| q);
+        for kv in query.split('&') {
+            if let Some((k, v)) = kv.split_once('=') {
+                if (k == "host" || k == "hostaddr" || k == "port") && v.contains(',') {
+                    return Err(Error::usage(format!(
+                        "--url {shown} lists several hosts in its query ({k}={v}); oltplab takes them in the host part: write postgres://USER@HOST1:PORT1,HOST2:PORT2/DB, or give --url once per host"
+                    )));
+                }
+            }
+        }
+    }
+    if !authority.contains(',') {
+        return Ok(vec![url.to_string()]);
+    }
+    let user = userinfo.map(|u| format!("{u}@")).unwrap_or_default();
+    let mut urls = Vec::new();
+    for host in authority.split(',') {
+        check_host_entry(host, &shown)?;
+        urls.push(format!("{scheme}://{user}{host}{tail}"));
+    }
+    Ok(urls)
+}
+
+/// One `HOST[:PORT]` (or `[IPv6][:PORT]`) of a host list.
+fn check_host_entry(entry: &str, shown: &str) -> Result<()> {
+    let fix = "write HOST:PORT,HOST:PORT";
+    if entry.is_empty() {
+        return Err(Error::usage(format!(
+            "the host list of --url {shown} has an empty entry: {fix}"
+        )));
+    }
+    let (host, port) = match entry.strip_prefix('[') {
+        Some(v6) => match v6.split_once(']') {
+            Some((h, "")) => (h, None),
+            Some((h, p)) if p.starts_with(':') => (h, Some(&p[1..])),
+            _ => {
+                return Err(Error::usage(format!(
+                    "the host '{entry}' in --url {shown} is not [IPV6] or [IPV6]:PORT: write [IPV6]:PORT"
+                )))
+            }
+        },
+        None => match entry.rsplit_once(':') {
+            Some((h, p)) => (h, Some(p)),
+            None => (entry, None),
+        },
+    };
+    if host.is_empty() {
+        return Err(Error::usage(format!(
+            "the entry '{entry}' in --url {shown} names no host: {fix}"
+        )));
+    }
+    if let Some(p) = port {
+        if !matches!(p.parse::<u16>(), Ok(n) if n > 0) {
+            return Err(Error::usage(format!(
+                "the host '{entry}' in --url {shown} has the port '{p}', not a number from 1 to 65535: {fix}"
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// The URL with any password replaced by `***`, safe to print and to store in results.
 pub fn redact_url(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {
@@ -587,6 +668,54 @@ mod tests {
             "postgres://bob@/x?host=/tmp&password=***"
         );
         assert_eq!(redact_url("postgres://bob@h/x"), "postgres://bob@h/x");
+    }
+
+    #[test]
+    fn a_host_list_becomes_one_url_per_host() {
+        assert_eq!(
+            split_hosts("postgres://bob:pw@h1:5432,h2:5433/tpcc?sslmode=disable").unwrap(),
+            [
+                "postgres://bob:pw@h1:5432/tpcc?sslmode=disable",
+                "postgres://bob:pw@h2:5433/tpcc?sslmode=disable"
+            ]
+        );
+        assert_eq!(
+            split_hosts("mysql://root@10.0.0.1,10.0.0.2:3307,[::1]:3306/x").unwrap(),
+            [
+                "mysql://root@10.0.0.1/x",
+                "mysql://root@10.0.0.2:3307/x",
+                "mysql://root@[::1]:3306/x"
+            ]
+        );
+        // One host, a socket in the query, SQLite: unchanged.
+        for one in [
+            "postgres://oltplab@/oltplab?host=/tmp/s&port=5",
+            "mysql://root@127.0.0.1:3306/x?socket=/tmp/a,b",
+            "sqlite:/tmp/x,y.sqlite",
+        ] {
+            assert_eq!(split_hosts(one).unwrap(), [one]);
+        }
+    }
+
+    #[test]
+    fn a_bad_host_list_is_one_sentence_naming_the_bad_part() {
+        for (url, names) in [
+            ("postgres://u:secret@h1:5432,,h2/x", "empty entry"),
+            ("postgres://u:secret@h1:5432,:5433/x", "':5433'"),
+            ("mysql://u:secret@h1:3306,h2:33o6/x", "'33o6'"),
+            ("mysql://u:secret@h1,h2:0/x", "'0'"),
+            ("mysql://u:secret@h1,h2:70000/x", "'70000'"),
+            ("mysql://u:secret@h1,[::1:3306/x", "'[::1:3306'"),
+            ("mysql://u:secret@h1,[::1]3306/x", "'[::1]3306'"),
+            ("postgres://u:secret@/x?host=/a,/b", "host=/a,/b"),
+        ] {
+            let err = split_hosts(url).unwrap_err();
+            let text = err.to_string();
+            assert_eq!(err.exit_code(), 2, "{text}");
+            assert!(text.contains(names), "{url}: {text}");
+            assert!(!text.contains("secret"), "{text}");
+            assert_eq!(text.lines().count(), 1, "{text}");
+        }
     }
 
     #[test]

@@ -91,6 +91,7 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<BrokerageResult> {
         market_backlog_at_end: outcome.market_backlog_at_end as u64,
         first_error: outcome.first_error.clone(),
         interrupted: outcome.interrupted,
+        hosts: db.hosts_used(&cfg.db, terminals),
         ..Default::default()
     };
     let mut histograms = BTreeMap::new();
@@ -211,6 +212,7 @@ fn print_summary(doc: &BrokerageResult, out_dir: Option<&std::path::Path>) {
         "tpsE-like {:.1}  (Trade-Results per second; not comparable with audited TPC-E)  all transactions/s {:.1}  ({:.1} s measured)",
         s.tpse_like, s.tps_total, s.measured_s
     );
+    output::print_hosts(&s.hosts);
     print_cpu(&s.cpu);
     eprintln!(
         "I/O ({}): {} reads, {} writes ({} read, {} written), {} IOPS, {} reads per write",

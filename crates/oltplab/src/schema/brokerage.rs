@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::{EmulationSummary, IoSummary, RampStep, ResultDoc, TpccCpu, TxSummary};
+use super::{EmulationSummary, HostUse, IoSummary, RampStep, ResultDoc, TpccCpu, TxSummary};
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(default)]
@@ -47,6 +47,9 @@ pub struct BrokerageSummary {
     /// the summary is the last step's.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ramp: Vec<RampStep>,
+    /// Several hosts by `--url`: how many terminals (and market workers) each one served.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<HostUse>,
 }
 
 /// `summary.mix.<type>`.

@@ -222,6 +222,22 @@ pub struct TpccSummary {
     /// the summary is the last step's.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ramp: Vec<RampStep>,
+    /// Several hosts by `--url`: how many terminals (and Delivery workers) each one served.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<HostUse>,
+}
+
+/// `summary.hosts[]`: one host of a `--url` that named several, and the run connections it got
+/// (terminal i goes to host i mod N; the workers continue the turn).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct HostUse {
+    /// 1-based, in the order `--url` named them.
+    pub host: u32,
+    /// The host's URL, password replaced.
+    pub url: String,
+    pub terminals: u32,
+    /// The workers' connections (TPC-C's Delivery, brokerage's market).
+    pub workers: u32,
 }
 
 /// One step of a users ramp, or one configuration of a storage study: S2's and S3's figures.

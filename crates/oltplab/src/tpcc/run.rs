@@ -105,6 +105,7 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<RunOutcome> {
     let (server_warnings, died) = db.stop_server();
 
     let (mut summary, histograms) = tx_figures(cfg, &outcome, &meta, driven, terminals);
+    summary.hosts = db.hosts_used(&cfg.db, terminals as usize);
     let kinds = TxType::ALL.map(|t| (t.tag(), t.name()));
     let mut warnings = edges.figures(capture, &outcome, &kinds, env.cores, &mut summary)?;
     summary.server_waits = server_waits;
@@ -609,6 +610,7 @@ fn print_summary(doc: &TpccResult, out_dir: Option<&std::path::Path>) {
             format_ns(l.limit_ns as f64)
         );
     }
+    output::print_hosts(&s.hosts);
     print_cpu(&s.cpu);
     eprintln!(
         "I/O ({}): {} reads, {} writes ({} read, {} written), {} flushes, {} IOPS",

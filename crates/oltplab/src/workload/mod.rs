@@ -236,9 +236,11 @@ pub struct DbArgs {
     pub engine: Option<String>,
 
     /// The database: sqlite:PATH, postgres://USER[:PASSWORD]@HOST[:PORT]/DB or mysql://…
-    /// (without it, SQLite lives in --data-dir and servers are started by oltplab there)
+    /// (without it, SQLite lives in --data-dir and servers are started by oltplab there); several
+    /// hosts of one database (HOST1:PORT1,HOST2:PORT2, or --url repeated) get the terminals of
+    /// tpcc and brokerage in turn, load and check the first
     #[arg(long, value_name = "URL")]
-    pub url: Option<String>,
+    pub url: Vec<String>,
 
     /// Directory for the SQLite file or the managed server's data, created and marked by oltplab
     #[arg(long, value_name = "DIR", default_value = "oltplab-data")]
@@ -271,9 +273,10 @@ pub struct DbArgs {
 
 impl DbArgs {
     pub fn spec(&self) -> Result<DbSpec> {
-        let mut spec = DbSpec::resolve(
+        let urls: Vec<&str> = self.url.iter().map(String::as_str).collect();
+        let mut spec = DbSpec::resolve_urls(
             self.engine.as_deref(),
-            self.url.as_deref(),
+            &urls,
             &self.data_dir,
             self.buffer_pool,
             self.wal_dir.as_deref(),
@@ -309,6 +312,15 @@ impl DbArgs {
     /// --server-setting names.
     fn check_db_options(&self, w: &dyn Workload) -> Result<()> {
         self.check_server_settings()?;
+        let hosts = self.spec()?.hosts.len();
+        // TATP's and order entry's results have no account of the hosts (order entry opens its
+        // own single-server connections).
+        if hosts > 1 && !matches!(w.name(), "tpcc" | "brokerage") {
+            return Err(Error::usage(format!(
+                "--url names {hosts} hosts, but only tpcc and brokerage spread their terminals over several: give {} one host",
+                w.name()
+            )));
+        }
         let galera = self.engine.as_deref() == Some("galera");
         if self.nodes.is_some() && !galera {
             return Err(Error::usage(

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use oltplab_core::safety::{self, io_usage, FileMarker, TargetKind};
 use oltplab_core::{Error, Result};
-use oltplab_dbs::server::connect::{external_settings, kind_of_url};
+use oltplab_dbs::server::connect::{external_settings, kind_of_url, split_hosts};
 use oltplab_dbs::server::galera::{self, ClusterConfig, ManagedCluster};
 use oltplab_dbs::server::{
     connect_check, redact_url, with_password_from_env, DataInit, ManagedServer, ServerConfig,
@@ -18,10 +18,13 @@ use oltplab_metrics::env::Env;
 use oltplab_metrics::{Warning, WarningKind};
 use oltplab_workloads::sql::{Dialect, Isolation};
 use oltplab_workloads::tpcc::connect::{
-    ClusterConnector, ClusterHandle, MyConnector, PgConnector, SqliteConnector,
+    ClusterConnector, ClusterHandle, HostsConnector, HostsHandle, MyConnector, PgConnector,
+    SqliteConnector,
 };
 use oltplab_workloads::tpcc::Connector;
 use serde::Serialize;
+
+use crate::schema::HostUse;
 
 pub const SQLITE_FILE: &str = "tpcc.sqlite";
 
@@ -79,6 +82,13 @@ pub struct DbSpec {
     pub url: Option<String>,
     /// The URL as printed and stored: password replaced.
     pub url_shown: Option<String>,
+    /// Several hosts (a multi-host `--url`, or `--url` repeated): one URL each, with password,
+    /// the first also `url`; empty for one host.
+    #[serde(skip)]
+    pub hosts: Vec<String>,
+    /// Those hosts as printed and stored, passwords replaced.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub url_hosts: Vec<String>,
     pub data_dir: PathBuf,
     /// True when oltplab starts the server itself.
     pub managed: bool,
@@ -106,14 +116,57 @@ impl DbSpec {
         wal_dir: Option<&Path>,
         direct_io: bool,
     ) -> Result<DbSpec> {
-        let from_url = match url {
-            None => None,
-            Some(u) if u.starts_with("sqlite:") => Some(Engine::Sqlite),
-            Some(u) => Some(match kind_of_url(u)? {
+        let urls: Vec<&str> = url.into_iter().collect();
+        DbSpec::resolve_urls(
+            engine,
+            &urls,
+            data_dir,
+            buffer_pool_bytes,
+            wal_dir,
+            direct_io,
+        )
+    }
+
+    /// [`DbSpec::resolve`] with `--url` given any number of times: several URLs (or one naming
+    /// several hosts) are the hosts of one server database, all of one protocol.
+    pub fn resolve_urls(
+        engine: Option<&str>,
+        urls: &[&str],
+        data_dir: &Path,
+        buffer_pool_bytes: u64,
+        wal_dir: Option<&Path>,
+        direct_io: bool,
+    ) -> Result<DbSpec> {
+        let url = urls.first().copied();
+        let kind_of = |u: &str| -> Result<Engine> {
+            if u.starts_with("sqlite:") {
+                return Ok(Engine::Sqlite);
+            }
+            Ok(match kind_of_url(u)? {
                 ServerKind::Postgres => Engine::Postgres,
                 ServerKind::Mariadb => Engine::Mariadb,
-            }),
+            })
         };
+        let from_url = url.map(kind_of).transpose()?;
+        if urls.len() > 1 {
+            if from_url == Some(Engine::Sqlite) {
+                return Err(Error::usage(
+                    "--url sqlite:PATH names one file, and a second --url has nothing to spread over: give --url once",
+                ));
+            }
+            for u in &urls[1..] {
+                let other = kind_of(u)?;
+                if Some(other) != from_url {
+                    return Err(Error::usage(format!(
+                        "--url {} is a {} URL but --url {} a {} one: every host of one run must speak one protocol",
+                        redact_url(urls[0]),
+                        from_url.map_or("", Engine::name),
+                        redact_url(u),
+                        other.name()
+                    )));
+                }
+            }
+        }
         let engine = match (engine.map(Engine::parse), from_url) {
             (Some(e), Some(u)) if e != u => {
                 return Err(Error::usage(format!(
@@ -140,6 +193,8 @@ impl DbSpec {
             server_settings: Vec::new(),
             isolation: None,
             nodes: None,
+            hosts: Vec::new(),
+            url_hosts: Vec::new(),
         };
         match (engine, url) {
             (Engine::Sqlite, Some(u)) => {
@@ -152,11 +207,24 @@ impl DbSpec {
                 spec.sqlite_path = Some(PathBuf::from(path));
             }
             (Engine::Sqlite, None) => spec.sqlite_path = Some(data_dir.join(SQLITE_FILE)),
-            (_, Some(u)) => {
+            (_, Some(_)) => {
+                let mut hosts = Vec::new();
+                for u in urls {
+                    hosts.extend(split_hosts(u)?);
+                }
                 // PGPASSWORD, ~/.pgpass or MYSQL_PWD when the URL has no password: as the
                 // engines' own clients, so that it need not be on the command line.
-                spec.url = Some(with_password_from_env(u));
-                spec.url_shown = Some(redact_url(u));
+                spec.url = Some(with_password_from_env(&hosts[0]));
+                spec.url_shown = Some(
+                    urls.iter()
+                        .map(|u| redact_url(u))
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                );
+                if hosts.len() > 1 {
+                    spec.url_hosts = hosts.iter().map(|h| redact_url(h)).collect();
+                    spec.hosts = hosts.iter().map(|h| with_password_from_env(h)).collect();
+                }
             }
             (_, None) => spec.managed = true,
         }
@@ -204,6 +272,10 @@ pub struct Db {
     pub node_urls: Vec<String>,
     /// A cluster's run connections' log: moves to other nodes.
     pub cluster_log: Option<ClusterHandle>,
+    /// Several hosts by `--url`: which host each run connection went to.
+    pub host_log: Option<HostsHandle>,
+    /// Several hosts by `--url`: each one's URL (with password), for connection-limit checks.
+    pub host_urls: Vec<String>,
     pub version: String,
     pub settings: BTreeMap<String, String>,
     /// The path whose device /proc/diskstats is read for.
@@ -316,8 +388,45 @@ impl Db {
         env
     }
 
+    /// Several hosts by `--url`: each host's terminals and other run connections (workers), from
+    /// the connections the run made — the driver opens its `terminals` first. Empty otherwise.
+    pub fn hosts_used(&self, spec: &DbSpec, terminals: usize) -> Vec<HostUse> {
+        let Some(log) = &self.host_log else {
+            return Vec::new();
+        };
+        let mut used: Vec<HostUse> = spec
+            .url_hosts
+            .iter()
+            .enumerate()
+            .map(|(i, url)| HostUse {
+                host: i as u32 + 1,
+                url: url.clone(),
+                ..HostUse::default()
+            })
+            .collect();
+        for (i, host) in log.hosts().into_iter().enumerate() {
+            if let Some(u) = used.get_mut(host) {
+                if i < terminals {
+                    u.terminals += 1;
+                } else {
+                    u.workers += 1;
+                }
+            }
+        }
+        used
+    }
+
     /// Checks that `needed` connections fit into the server's limit.
     pub fn check_connections(&self, needed: u32) -> Result<()> {
+        if !self.host_urls.is_empty() {
+            // Connection i goes to host i mod N: the first `needed mod N` hosts get one more.
+            let n = self.host_urls.len() as u32;
+            for (i, url) in self.host_urls.iter().enumerate() {
+                let share = needed / n + u32::from((i as u32) < needed % n);
+                connect_check(url)?.check_connections(share)?;
+            }
+            return Ok(());
+        }
         if let Some(url) = &self.url {
             connect_check(url)?.check_connections(needed)?;
         }
@@ -411,6 +520,8 @@ pub fn open_with_nodes(
                 cluster: None,
                 node_urls: Vec::new(),
                 cluster_log: None,
+                host_log: None,
+                host_urls: Vec::new(),
                 version: sq::version(),
                 settings,
                 data_path: path,
@@ -469,15 +580,29 @@ pub fn open_with_nodes(
                     (info.version, external_settings(&url).unwrap_or_default())
                 }
             };
-            let connector: Box<dyn Connector> = match spec.engine {
-                Engine::Postgres => Box::new(PgConnector {
-                    url: url.clone(),
-                    isolation: spec.isolation(),
-                }),
-                _ => Box::new(MyConnector {
-                    url: url.clone(),
-                    isolation: spec.isolation(),
-                }),
+            let one = |url: &String| -> Box<dyn Connector> {
+                match spec.engine {
+                    Engine::Postgres => Box::new(PgConnector {
+                        url: url.clone(),
+                        isolation: spec.isolation(),
+                    }),
+                    _ => Box::new(MyConnector {
+                        url: url.clone(),
+                        isolation: spec.isolation(),
+                    }),
+                }
+            };
+            let (connector, host_log) = if spec.hosts.len() > 1 {
+                // Every host answers before anything runs: a wrong one is named now, not as a
+                // terminal's failure later.
+                for host in &spec.hosts[1..] {
+                    connect_check(host)?;
+                }
+                let hosts = HostsConnector::new(spec.hosts.iter().map(one).collect());
+                let log = hosts.handle();
+                (Box::new(hosts) as Box<dyn Connector>, Some(log))
+            } else {
+                (one(&url), None)
             };
             let data_path = server
                 .as_ref()
@@ -490,6 +615,8 @@ pub fn open_with_nodes(
                 cluster: None,
                 node_urls: Vec::new(),
                 cluster_log: None,
+                host_log,
+                host_urls: spec.hosts.clone(),
                 version,
                 settings,
                 data_path,
@@ -575,6 +702,8 @@ fn open_cluster(
     Ok(Db {
         engine: spec.engine,
         cluster_log: Some(connector.handle()),
+        host_log: None,
+        host_urls: Vec::new(),
         connector: Box::new(connector),
         data_path: first.cluster_dir().to_path_buf(),
         url: Some(node_urls[0].clone()),

@@ -346,7 +346,9 @@ pub fn drive(
     on_second: &mut dyn FnMut(&Second),
     on_event: &mut dyn FnMut(Event),
 ) -> Result<DriverOutcome> {
-    let first_id = first_new_trade_id(connector.connect(Purpose::Run)?.as_mut())?;
+    // A check connection: a run connection would take the first host's turn (several hosts, a
+    // cluster's nodes), and terminal 1 would land on the second.
+    let first_id = first_new_trade_id(connector.connect(Purpose::Check)?.as_mut())?;
     let w = Brokerage {
         st: Statements::new(connector.dialect()),
         gen: InputGen { meta: meta.clone() },

@@ -107,6 +107,69 @@ impl Connector for MyConnector {
     }
 }
 
+/// Several hosts of one database, named by `--url` (a multi-host URL or `--url` repeated): run
+/// connections go to the hosts in turn — the driver opens its terminals' first, so terminal i
+/// uses host i mod N — and each stays on its host (a lost connection ends its terminal, as on
+/// one host); the loader and the checker use the first host.
+pub struct HostsConnector {
+    hosts: Vec<Box<dyn Connector>>,
+    next: AtomicUsize,
+    log: HostsHandle,
+}
+
+/// Which host (0-based) each run connection of a [`HostsConnector`] went to, in the order opened.
+#[derive(Clone, Default)]
+pub struct HostsHandle(Arc<Mutex<Vec<usize>>>);
+
+impl HostsHandle {
+    /// The hosts of the run connections opened so far, in order.
+    pub fn hosts(&self) -> Vec<usize> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+}
+
+impl HostsConnector {
+    pub fn new(hosts: Vec<Box<dyn Connector>>) -> HostsConnector {
+        assert!(!hosts.is_empty(), "a database has a host");
+        HostsConnector {
+            hosts,
+            next: AtomicUsize::new(0),
+            log: HostsHandle::default(),
+        }
+    }
+
+    /// A handle that reads where the run connections went.
+    pub fn handle(&self) -> HostsHandle {
+        self.log.clone()
+    }
+}
+
+impl Connector for HostsConnector {
+    fn dialect(&self) -> Dialect {
+        self.hosts[0].dialect()
+    }
+
+    fn connect(&self, purpose: Purpose) -> Result<Box<dyn Conn>> {
+        if purpose != Purpose::Run {
+            return self.hosts[0].connect(purpose);
+        }
+        // The turn is taken under the log's lock, so the log's order is the turns' order.
+        let mut log = self.log.0.lock().unwrap_or_else(|p| p.into_inner());
+        let host = self.next.fetch_add(1, Ordering::Relaxed) % self.hosts.len();
+        let conn = self.hosts[host].connect(purpose)?;
+        log.push(host);
+        Ok(conn)
+    }
+
+    fn single_writer(&self) -> bool {
+        self.hosts[0].single_writer()
+    }
+
+    fn after_load(&self, conn: &mut dyn Conn) -> Result<()> {
+        self.hosts[0].after_load(conn)
+    }
+}
+
 /// The nodes of a multi-primary cluster (Galera): the terminals' connections go to the nodes in
 /// turn and move to another node when theirs goes away; the loader (without replication) and the
 /// checker use the first node.
@@ -312,5 +375,41 @@ mod tests {
         let c = ClusterConnector::new((0..3).map(node).collect(), false);
         let turns: Vec<usize> = (0..7).map(|_| c.turn()).collect();
         assert_eq!(turns, [0, 1, 2, 0, 1, 2, 0]);
+    }
+
+    /// A connector that opens nothing: a host that counts what it was asked for.
+    struct Counting(Arc<Mutex<Vec<Purpose>>>);
+
+    impl Connector for Counting {
+        fn dialect(&self) -> Dialect {
+            Dialect::Postgres
+        }
+        fn connect(&self, purpose: Purpose) -> Result<Box<dyn Conn>> {
+            self.0.lock().unwrap().push(purpose);
+            Err(Error::usage("no database here"))
+        }
+    }
+
+    #[test]
+    fn run_connections_go_to_the_hosts_in_turn_and_the_rest_to_the_first() {
+        let seen: Vec<Arc<Mutex<Vec<Purpose>>>> = (0..3).map(|_| Arc::default()).collect();
+        let c = HostsConnector::new(
+            seen.iter()
+                .map(|s| Box::new(Counting(s.clone())) as Box<dyn Connector>)
+                .collect(),
+        );
+        for _ in 0..5 {
+            let _ = c.connect(Purpose::Run);
+        }
+        let _ = c.connect(Purpose::Load);
+        let _ = c.connect(Purpose::Check);
+        let asked: Vec<usize> = seen.iter().map(|s| s.lock().unwrap().len()).collect();
+        assert_eq!(asked, [4, 2, 1]);
+        assert_eq!(
+            *seen[0].lock().unwrap(),
+            [Purpose::Run, Purpose::Run, Purpose::Load, Purpose::Check]
+        );
+        // Failed connections are not logged as used.
+        assert!(c.handle().hosts().is_empty());
     }
 }
