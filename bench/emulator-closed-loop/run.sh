@@ -43,12 +43,12 @@ cp "$data/fit/commit/result.json" "$out/fit-measured-commit.json"
 rm -rf "$data/fitdev" "$data/fit"
 fi
 spec=$(cat "$out/fitted.spec")
-# TRACE_SPEC=FILE adds a third side, "trace": the emulation of a spec fitted to a real run's trace
+# TRACE_SPEC=FILE adds a third side, "tracefit": the emulation of a spec fitted to a real run's trace
 # (`oltplab devices fit --trace`). KEEP_TRACES=DIR keeps each real side's trace there, to fit to.
 sides="real emulated"
 if [ -n "${TRACE_SPEC:-}" ]; then
   cp "$TRACE_SPEC" "$out/trace-fitted.spec"
-  sides="real emulated trace"
+  sides="real emulated tracefit"
 fi
 echo "fitted: $spec"
 
@@ -70,7 +70,7 @@ run_side() {  # run_side ROUND SIDE
   case $side in
     real) emulate=host backing=disk dir=$data/run ;;
     emulated) emulate=$spec backing=ram dir=$ram/run ;;
-    trace) emulate=$(cat "$out/trace-fitted.spec") backing=ram dir=$ram/run ;;
+    tracefit) emulate=$(cat "$out/trace-fitted.spec") backing=ram dir=$ram/run ;;
   esac
   cp -a "$data/loaded" "$dir"
   /usr/bin/time -v "$bin" run tpcc --engine mariadb --data-dir "$dir" \

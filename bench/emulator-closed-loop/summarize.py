@@ -87,7 +87,7 @@ for (rnd, side), v in sorted(rows.items()):
           + f" | {'—' if queue is None else f'{queue:.1f}'} | {'—' if spin is None else f'{spin:.1f}'} |")
 
 rounds = sorted({r for r, _ in rows})
-for other in [s for s in ("emulated", "trace") if any(side == s for _, side in rows)]:
+for other in [s for s in ("emulated", "tracefit") if any(side == s for _, side in rows)]:
     print(f"\n{other} against real ({other} ÷ real − 1; within ±10 % is the goal):\n")
     print("| figure | " + " | ".join(f"round {r}" for r in rounds) + " | geometric mean | within 10 % |")
     print("|---|" + "---|" * (len(rounds) + 2))
