@@ -1,7 +1,9 @@
-//! `oltplab crash brokerage` and `oltplab crash orders` on SQLite: the same cut as TPC-C's (the
-//! VFS stops every I/O at the cut, each state the device allows is drawn and recovered by SQLite),
-//! with each workload's own record of acknowledged commits and its own checks:
+//! `oltplab crash tpcc|brokerage|orders` on SQLite: one cut for the three (the VFS stops every I/O
+//! at the cut, each state the device allows is drawn and recovered by SQLite), with each
+//! workload's own record of acknowledged commits and its own checks:
 //!
+//! - TPC-C: the (warehouse, district, order id) of every New-Order whose COMMIT returned (its
+//!   `orders` row), and the twelve consistency conditions;
 //! - brokerage: the trade id of every Trade-Order whose COMMIT returned (its `trade` row) and of
 //!   every Trade-Result (its `settlement` row), and the workload's six invariants;
 //! - order entry: the id of every inserted order whose COMMIT returned (its `oe_orders` row), and
@@ -24,6 +26,7 @@ use oltplab_workloads::orders::sqlite::{self as osq, SqliteTarget};
 use oltplab_workloads::orders::{self, Mode, Scale as OrdersScale, Tables};
 use oltplab_workloads::sql::{Connector, Purpose};
 use oltplab_workloads::tpcc::connect::SqliteConnector;
+use oltplab_workloads::tpcc::{self, driver::DriverConfig};
 
 use super::StatePlace;
 use super::{end_cut, finish_state, materialise, mix, sqlite_files, CrashConfig, Promise};
@@ -56,6 +59,7 @@ pub(super) fn customers(workload: &str) -> Option<i64> {
 
 /// A workload's loaded file, which every cut starts from a copy of.
 pub(super) enum Loaded {
+    Tpcc { db: PathBuf, meta: tpcc::Meta },
     Brokerage { db: PathBuf, meta: brokerage::Meta },
     Orders { db: PathBuf, meta: orders::Meta },
 }
@@ -63,13 +67,17 @@ pub(super) enum Loaded {
 impl Loaded {
     fn db(&self) -> &Path {
         match self {
-            Loaded::Brokerage { db, .. } | Loaded::Orders { db, .. } => db,
+            Loaded::Tpcc { db, .. } | Loaded::Brokerage { db, .. } | Loaded::Orders { db, .. } => {
+                db
+            }
         }
     }
 }
 
 /// What the driver saw committed before the cut.
 pub(super) enum Acknowledged {
+    /// TPC-C's New-Orders: (warehouse, district, order id), an `orders` row each.
+    NewOrders(Vec<(i64, i64, i64)>),
     /// Trade ids: of committed Trade-Orders (a `trade` row each) and Trade-Results (a
     /// `settlement` row each).
     Trades {
@@ -83,8 +91,18 @@ pub(super) enum Acknowledged {
 impl Acknowledged {
     pub(super) fn len(&self) -> u64 {
         match self {
+            Acknowledged::NewOrders(keys) => keys.len() as u64,
             Acknowledged::Trades { ordered, completed } => (ordered.len() + completed.len()) as u64,
             Acknowledged::Orders(ids) => ids.len() as u64,
+        }
+    }
+
+    /// Brokerage's and order entry's record with nothing in it is an error (TPC-C's driver
+    /// says itself when nothing committed).
+    pub(super) fn nonempty(self) -> Result<Self> {
+        match self.len() {
+            0 => Err(Error::failed("no transaction committed")),
+            _ => Ok(self),
         }
     }
 }
@@ -109,6 +127,27 @@ pub(super) fn load(cfg: &CrashConfig, load_dir: &Path) -> Result<Loaded> {
     }
     let location = db.display().to_string();
     match cfg.workload.as_str() {
+        "tpcc" => {
+            say!(
+                "oltplab crash tpcc: loading {} warehouse(s) into {location}",
+                cfg.warehouses
+            );
+            let c = connector(&db, SqliteOptions::default());
+            let opts = tpcc::load::LoadOptions {
+                warehouses: cfg.warehouses,
+                threads: 2,
+                seed: cfg.seed,
+                force: false,
+                location: location.clone(),
+            };
+            tpcc::load::load(&c, &opts, &|_, _| {}, &STOP)?;
+            let mut conn = c.connect(Purpose::Check)?;
+            let meta = tpcc::require_loaded(&tpcc::inspect(conn.as_mut())?, &location)?;
+            conn.batch("PRAGMA wal_checkpoint(TRUNCATE)").map_err(|e| {
+                Error::failed(format!("cannot checkpoint the loaded database: {e}"))
+            })?;
+            Ok(Loaded::Tpcc { db, meta })
+        }
         "brokerage" => {
             say!(
                 "oltplab crash brokerage: loading {} customers, {} trading day of history, into {location}",
@@ -205,7 +244,7 @@ pub(super) fn one_cut(
         _ => "FULL",
     };
     // The cut comes at a moment drawn from the seed, between a quarter of --duration and all of
-    // it (as TPC-C's).
+    // it.
     let unit = (mix(seed, 1, 0) >> 11) as f64 / (1u64 << 53) as f64;
     let cut_after = Duration::from_secs_f64(cfg.duration_s * (0.25 + 0.75 * unit));
     let stop = AtomicBool::new(false);
@@ -239,10 +278,6 @@ pub(super) fn one_cut(
         let _ = std::fs::remove_dir_all(&cut_dir);
         return Ok(None);
     }
-    let acknowledged = acknowledged.and_then(|a| match a.len() {
-        0 => Err(Error::failed("no transaction committed".to_string())),
-        _ => Ok(a),
-    });
     let acknowledged = acknowledged.map_err(|e| {
         Error::failed(format!(
             "the run on {} committed nothing before the cut at {:.2}s ({e}): give a longer --duration",
@@ -290,6 +325,34 @@ fn run_until_cut(
     stop: &AtomicBool,
 ) -> Result<Acknowledged> {
     match loaded {
+        Loaded::Tpcc { meta, .. } => {
+            let c = SqliteConnector {
+                path: db.to_path_buf(),
+                opts: SqliteOptions {
+                    vfs: Some(vfs.to_string()),
+                    synchronous,
+                    ..SqliteOptions::default()
+                },
+                load_cache_bytes: 64 << 20,
+                writer_lock: true,
+            };
+            let driver_cfg = DriverConfig {
+                terminals: cfg.terminals as usize,
+                // Longer than any cut: the cut ends the run.
+                duration: Duration::from_secs_f64(cfg.duration_s + 3600.0),
+                warmup: Duration::ZERO,
+                warmup_auto: false,
+                keying_think: false,
+                seed,
+                max_retries: 10,
+                record_spans: false,
+                home_warehouses: None,
+                start_at: None,
+                record_new_orders: true,
+            };
+            let out = tpcc::driver::drive(&c, meta, &driver_cfg, stop, &mut |_| {}, &mut |_| {})?;
+            Ok(Acknowledged::NewOrders(out.new_orders))
+        }
         Loaded::Brokerage { meta, .. } => {
             let c = connector(
                 db,
@@ -311,10 +374,11 @@ fn run_until_cut(
             };
             let out =
                 brokerage::driver::drive(&c, meta, &driver_cfg, stop, &mut |_| {}, &mut |_| {})?;
-            Ok(Acknowledged::Trades {
+            Acknowledged::Trades {
                 ordered: out.trades_ordered,
                 completed: out.trades_completed,
-            })
+            }
+            .nonempty()
         }
         Loaded::Orders { meta, .. } => {
             let target = SqliteTarget {
@@ -341,7 +405,7 @@ fn run_until_cut(
                     return Err(Error::failed(e));
                 }
             }
-            Ok(Acknowledged::Orders(out.acknowledged_orders))
+            Acknowledged::Orders(out.acknowledged_orders).nonempty()
         }
     }
 }
@@ -357,6 +421,7 @@ fn check_state(loaded: &Loaded, db: &Path, acknowledged: &Acknowledged) -> Crash
     // SQLite's default VFS: the engine as it would start after the power came back. Its first
     // read runs the recovery (the WAL's frames are checked and replayed into the index).
     let probe = match loaded {
+        Loaded::Tpcc { .. } => "SELECT count(*) FROM warehouse",
         Loaded::Brokerage { .. } => "SELECT count(*) FROM broker",
         Loaded::Orders { .. } => "SELECT count(*) FROM oe_customers",
     };
@@ -408,6 +473,31 @@ fn check_state(loaded: &Loaded, db: &Path, acknowledged: &Acknowledged) -> Crash
         lost
     };
     o.commits_lost = match acknowledged {
+        Acknowledged::NewOrders(keys) => {
+            match conn
+                .prepare("SELECT 1 FROM orders WHERE o_w_id = ?1 AND o_d_id = ?2 AND o_id = ?3")
+            {
+                Ok(mut stmt) => {
+                    let mut lost = 0;
+                    for &(w, d, id) in keys {
+                        match stmt.exists([w, d, id]) {
+                            Ok(true) => {}
+                            Ok(false) => lost += 1,
+                            Err(e) => {
+                                o.error
+                                    .get_or_insert(format!("looking up order {w}/{d}/{id}: {e}"));
+                                lost += 1;
+                            }
+                        }
+                    }
+                    lost
+                }
+                Err(e) => {
+                    o.error.get_or_insert(format!("reading the orders: {e}"));
+                    keys.len() as u64
+                }
+            }
+        }
         Acknowledged::Trades { ordered, completed } => {
             missing(
                 "SELECT 1 FROM trade WHERE t_id = ?1",
@@ -429,6 +519,22 @@ fn check_state(loaded: &Loaded, db: &Path, acknowledged: &Acknowledged) -> Crash
         ),
     };
     match loaded {
+        Loaded::Tpcc { .. } => {
+            drop(conn);
+            let c = SqliteConnector {
+                path: db.to_path_buf(),
+                opts: SqliteOptions::default(),
+                load_cache_bytes: 64 << 20,
+                writer_lock: false,
+            };
+            let checked = c
+                .connect(Purpose::Check)
+                .map_err(|e| e.to_string())
+                .and_then(|mut c| {
+                    tpcc::check::run_checks(c.as_mut(), |_| {}).map_err(|e| e.to_string())
+                });
+            broken_or_error(checked, &mut o);
+        }
         Loaded::Brokerage { meta, .. } => {
             drop(conn);
             let checked = connector(db, SqliteOptions::default())
@@ -438,22 +544,7 @@ fn check_state(loaded: &Loaded, db: &Path, acknowledged: &Acknowledged) -> Crash
                     brokerage::check::run_checks(c.as_mut(), meta, |_| {})
                         .map_err(|e| e.to_string())
                 });
-            match checked {
-                Ok(conds) => {
-                    o.checks_ran = true;
-                    o.invariants_broken = conds
-                        .iter()
-                        .filter(|c| !c.holds())
-                        .map(|c| c.number)
-                        .collect();
-                }
-                // Not counted as broken invariants: the engine could not answer (a malformed
-                // page, most often), which `checks_failed` counts.
-                Err(e) => {
-                    o.error
-                        .get_or_insert(format!("the consistency checks: {e}"));
-                }
-            }
+            broken_or_error(checked, &mut o);
         }
         Loaded::Orders { .. } => match osq::inconsistent_orders(&conn) {
             Ok(n) => {
@@ -469,4 +560,27 @@ fn check_state(loaded: &Loaded, db: &Path, acknowledged: &Acknowledged) -> Crash
         },
     }
     o
+}
+
+/// The conditions' outcome into the state's: those broken, or why they could not be checked —
+/// not counted as broken: the engine could not answer (a malformed page, most often), which
+/// `checks_failed` counts.
+fn broken_or_error(
+    checked: std::result::Result<Vec<oltplab_workloads::check::Condition>, String>,
+    o: &mut CrashStateOutcome,
+) {
+    match checked {
+        Ok(conds) => {
+            o.checks_ran = true;
+            o.invariants_broken = conds
+                .iter()
+                .filter(|c| !c.holds())
+                .map(|c| c.number)
+                .collect();
+        }
+        Err(e) => {
+            o.error
+                .get_or_insert(format!("the consistency checks: {e}"));
+        }
+    }
 }
