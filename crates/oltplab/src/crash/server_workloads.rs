@@ -6,19 +6,19 @@
 use std::collections::HashSet;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
-use std::time::Duration;
 
 use oltplab_core::{Error, Result};
 use oltplab_dbs::server::ServerKind;
 use oltplab_workloads::brokerage;
-use oltplab_workloads::orders::driver::PointConfig;
 use oltplab_workloads::orders::server::{self as osrv, ServerTarget};
-use oltplab_workloads::orders::{Dialect, Mode, Tables};
+use oltplab_workloads::orders::{Dialect, Tables};
 use oltplab_workloads::sql::{Conn, Connector};
 
 use oltplab_workloads::tpcc;
 
-use super::super::workloads::{Acknowledged, BROKERAGE_SCALE, ORDERS_SCALE};
+use super::super::workloads::{
+    brokerage_driver, orders_point, tpcc_driver, Acknowledged, BROKERAGE_SCALE, ORDERS_SCALE,
+};
 use super::super::{CrashConfig, Loaded};
 use super::{db_spec, kind_of};
 use crate::output::say;
@@ -151,34 +151,12 @@ pub(super) fn run_until_cut(
 ) -> Result<Acknowledged> {
     match meta {
         Meta::Tpcc(meta) => {
-            let driver_cfg = tpcc::driver::DriverConfig {
-                terminals: cfg.terminals as usize,
-                // Longer than any cut: the cut ends the run.
-                duration: Duration::from_secs_f64(cfg.duration_s + 3600.0),
-                warmup: Duration::ZERO,
-                warmup_auto: false,
-                keying_think: false,
-                seed,
-                max_retries: 10,
-                record_spans: false,
-                home_warehouses: None,
-                start_at: None,
-                record_new_orders: true,
-            };
+            let driver_cfg = tpcc_driver(cfg, seed);
             let out = tpcc::driver::drive(c, meta, &driver_cfg, stop, &mut |_| {}, &mut |_| {})?;
             Ok(Acknowledged::NewOrders(out.new_orders))
         }
         Meta::Brokerage(meta) => {
-            let driver_cfg = brokerage::driver::DriverConfig {
-                terminals: cfg.terminals as usize,
-                // Longer than any cut: the cut ends the run.
-                duration: Duration::from_secs_f64(cfg.duration_s + 3600.0),
-                warmup: Duration::ZERO,
-                seed,
-                max_retries: 10,
-                record_spans: false,
-                record_trades: true,
-            };
+            let driver_cfg = brokerage_driver(cfg, seed);
             let out =
                 brokerage::driver::drive(c, meta, &driver_cfg, stop, &mut |_| {}, &mut |_| {})?;
             Acknowledged::Trades {
@@ -188,24 +166,9 @@ pub(super) fn run_until_cut(
             .nonempty()
         }
         Meta::Orders(target, meta) => {
-            let point = PointConfig {
-                connections: cfg.terminals,
-                // More than any cut lets it run: the cut ends the work.
-                tx_per_connection: u64::MAX,
-                warmup_tx_per_connection: 0,
-                mode: Mode::Insert,
-                scale: meta.scale,
-                max_retries: 10,
-                seed,
-                record_orders: true,
-            };
+            let point = orders_point(cfg, meta.scale, seed);
             let out = osrv::run_point(target, &point, stop, &mut |_| {}, &mut |_| {})?;
-            if out.acknowledged_orders.is_empty() {
-                if let Some(e) = out.first_error {
-                    return Err(Error::failed(e));
-                }
-            }
-            Acknowledged::Orders(out.acknowledged_orders).nonempty()
+            Acknowledged::orders(out.acknowledged_orders, out.first_error)
         }
     }
 }

@@ -105,6 +105,64 @@ impl Acknowledged {
             _ => Ok(self),
         }
     }
+
+    /// Order entry's acknowledged orders; none is an error, its first if it had one.
+    pub(super) fn orders(ids: Vec<i64>, first_error: Option<String>) -> Result<Self> {
+        match (ids.is_empty(), first_error) {
+            (true, Some(e)) => Err(Error::failed(e)),
+            _ => Acknowledged::Orders(ids).nonempty(),
+        }
+    }
+}
+
+/// TPC-C's driver for a run that only the cut ends (SQLite and servers alike).
+pub(super) fn tpcc_driver(cfg: &CrashConfig, seed: u64) -> DriverConfig {
+    DriverConfig {
+        terminals: cfg.terminals as usize,
+        duration: until_cut(cfg),
+        warmup: Duration::ZERO,
+        warmup_auto: false,
+        keying_think: false,
+        seed,
+        max_retries: 10,
+        record_spans: false,
+        home_warehouses: None,
+        start_at: None,
+        record_new_orders: true,
+    }
+}
+
+/// The brokerage's driver for a run that only the cut ends.
+pub(super) fn brokerage_driver(cfg: &CrashConfig, seed: u64) -> brokerage::driver::DriverConfig {
+    brokerage::driver::DriverConfig {
+        terminals: cfg.terminals as usize,
+        duration: until_cut(cfg),
+        warmup: Duration::ZERO,
+        seed,
+        max_retries: 10,
+        record_spans: false,
+        record_trades: true,
+    }
+}
+
+/// Order entry's point for work that only the cut ends.
+pub(super) fn orders_point(cfg: &CrashConfig, scale: OrdersScale, seed: u64) -> PointConfig {
+    PointConfig {
+        connections: cfg.terminals,
+        // More than any cut lets it run.
+        tx_per_connection: u64::MAX,
+        warmup_tx_per_connection: 0,
+        mode: Mode::Insert,
+        scale,
+        max_retries: 10,
+        seed,
+        record_orders: true,
+    }
+}
+
+/// A run's length longer than any cut: the cut ends the run.
+fn until_cut(cfg: &CrashConfig) -> Duration {
+    Duration::from_secs_f64(cfg.duration_s + 3600.0)
 }
 
 /// A connector of the workload's SQLite file (the brokerage library speaks through it).
@@ -115,6 +173,12 @@ fn connector(db: &Path, opts: SqliteOptions) -> SqliteConnector {
         load_cache_bytes: 256 << 20,
         writer_lock: true,
     }
+}
+
+/// Every copy starts from one file: nothing left in the WAL.
+fn checkpoint(conn: &mut dyn oltplab_workloads::sql::Conn) -> Result<()> {
+    conn.batch("PRAGMA wal_checkpoint(TRUNCATE)")
+        .map_err(|e| Error::failed(format!("cannot checkpoint the loaded database: {e}")))
 }
 
 /// Loads the workload into one SQLite file, checkpointed (every copy starts from one file).
@@ -143,9 +207,7 @@ pub(super) fn load(cfg: &CrashConfig, load_dir: &Path) -> Result<Loaded> {
             tpcc::load::load(&c, &opts, &|_, _| {}, &STOP)?;
             let mut conn = c.connect(Purpose::Check)?;
             let meta = tpcc::require_loaded(&tpcc::inspect(conn.as_mut())?, &location)?;
-            conn.batch("PRAGMA wal_checkpoint(TRUNCATE)").map_err(|e| {
-                Error::failed(format!("cannot checkpoint the loaded database: {e}"))
-            })?;
+            checkpoint(conn.as_mut())?;
             Ok(Loaded::Tpcc { db, meta })
         }
         "brokerage" => {
@@ -165,9 +227,7 @@ pub(super) fn load(cfg: &CrashConfig, load_dir: &Path) -> Result<Loaded> {
             brokerage::load::load(&c, &opts, &|_, _| {}, &STOP)?;
             let mut conn = c.connect(Purpose::Check)?;
             let meta = brokerage::require_loaded(conn.as_mut(), &location)?;
-            conn.batch("PRAGMA wal_checkpoint(TRUNCATE)").map_err(|e| {
-                Error::failed(format!("cannot checkpoint the loaded database: {e}"))
-            })?;
+            checkpoint(conn.as_mut())?;
             Ok(Loaded::Brokerage { db, meta })
         }
         _ => {
@@ -336,20 +396,7 @@ fn run_until_cut(
                 load_cache_bytes: 64 << 20,
                 writer_lock: true,
             };
-            let driver_cfg = DriverConfig {
-                terminals: cfg.terminals as usize,
-                // Longer than any cut: the cut ends the run.
-                duration: Duration::from_secs_f64(cfg.duration_s + 3600.0),
-                warmup: Duration::ZERO,
-                warmup_auto: false,
-                keying_think: false,
-                seed,
-                max_retries: 10,
-                record_spans: false,
-                home_warehouses: None,
-                start_at: None,
-                record_new_orders: true,
-            };
+            let driver_cfg = tpcc_driver(cfg, seed);
             let out = tpcc::driver::drive(&c, meta, &driver_cfg, stop, &mut |_| {}, &mut |_| {})?;
             Ok(Acknowledged::NewOrders(out.new_orders))
         }
@@ -362,16 +409,7 @@ fn run_until_cut(
                     ..SqliteOptions::default()
                 },
             );
-            let driver_cfg = brokerage::driver::DriverConfig {
-                terminals: cfg.terminals as usize,
-                // Longer than any cut: the cut ends the run.
-                duration: Duration::from_secs_f64(cfg.duration_s + 3600.0),
-                warmup: Duration::ZERO,
-                seed,
-                max_retries: 10,
-                record_spans: false,
-                record_trades: true,
-            };
+            let driver_cfg = brokerage_driver(cfg, seed);
             let out =
                 brokerage::driver::drive(&c, meta, &driver_cfg, stop, &mut |_| {}, &mut |_| {})?;
             Acknowledged::Trades {
@@ -388,24 +426,9 @@ fn run_until_cut(
                 vfs: Some(vfs.to_string()),
                 synchronous,
             };
-            let point = PointConfig {
-                connections: cfg.terminals,
-                // More than any cut lets it run: the cut ends the work.
-                tx_per_connection: u64::MAX,
-                warmup_tx_per_connection: 0,
-                mode: Mode::Insert,
-                scale: meta.scale,
-                max_retries: 10,
-                seed,
-                record_orders: true,
-            };
+            let point = orders_point(cfg, meta.scale, seed);
             let out = osq::run_point(&target, meta, &point, stop, &mut |_| {}, &mut |_| {})?;
-            if out.acknowledged_orders.is_empty() {
-                if let Some(e) = out.first_error {
-                    return Err(Error::failed(e));
-                }
-            }
-            Acknowledged::Orders(out.acknowledged_orders).nonempty()
+            Acknowledged::orders(out.acknowledged_orders, out.first_error)
         }
     }
 }
