@@ -17,26 +17,18 @@ mod workloads;
 
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use clap::Args;
 use oltplab_core::safety::{self, io_usage};
 use oltplab_core::units::format_ns;
 use oltplab_core::{Error, Result};
-use oltplab_dbs::sqlite::SqliteOptions;
-use oltplab_dbs::vfs::{CrashCapture, Vfs, VfsOptions};
 use oltplab_devmodel::durability::{CacheMode, CrashState, Durability};
-use oltplab_devmodel::{parse_spec, Emulator, Spec};
+use oltplab_devmodel::{parse_spec, Spec};
 use oltplab_metrics::env::Env;
 use oltplab_metrics::schema::now_rfc3339;
 use oltplab_metrics::{Warning, WarningKind};
-use oltplab_workloads::tpcc::check::run_checks;
-use oltplab_workloads::tpcc::connect::SqliteConnector;
-use oltplab_workloads::tpcc::driver::{drive, DriverConfig};
-use oltplab_workloads::tpcc::load::{load, LoadOptions};
-use oltplab_workloads::tpcc::{inspect, require_loaded, Connector, Meta, Purpose};
 use serde::Serialize;
 
 use crate::output::{self, say};
@@ -442,53 +434,10 @@ impl Promise {
 
 /// What every cut starts from a copy of.
 enum Loaded {
-    Sqlite {
-        db: PathBuf,
-        meta: Meta,
-    },
+    /// The workload's SQLite file.
+    Sqlite(workloads::Loaded),
     /// A stopped managed server's data directory.
-    Server {
-        data_dir: PathBuf,
-    },
-    /// Brokerage's or order entry's SQLite file.
-    Workload(workloads::Loaded),
-}
-
-/// Loads TPC-C into one SQLite file, checkpointed (every copy starts from one file).
-fn load_sqlite(cfg: &CrashConfig, load_dir: &Path) -> Result<Loaded> {
-    let db = load_dir.join("tpcc.sqlite");
-    say!(
-        "oltplab crash tpcc: loading {} warehouse(s) into {}",
-        cfg.warehouses,
-        db.display()
-    );
-    for f in sqlite_files(&db) {
-        // A load left by an earlier run into this directory (ours: it is marked).
-        let _ = std::fs::remove_file(f);
-    }
-    let connector = SqliteConnector {
-        path: db.clone(),
-        opts: SqliteOptions::default(),
-        load_cache_bytes: 256 << 20,
-        writer_lock: true,
-    };
-    let opts = LoadOptions {
-        warehouses: cfg.warehouses,
-        threads: 2,
-        seed: cfg.seed,
-        force: false,
-        location: db.display().to_string(),
-    };
-    load(&connector, &opts, &|_, _| {}, &STOP)?;
-    let meta = {
-        let mut conn = connector.connect(Purpose::Check)?;
-        let meta = require_loaded(&inspect(conn.as_mut())?, &db.display().to_string())?;
-        // Every copy starts from one file: nothing left in the WAL.
-        conn.batch("PRAGMA wal_checkpoint(TRUNCATE)")
-            .map_err(|e| Error::failed(format!("cannot checkpoint the loaded database: {e}")))?;
-        meta
-    };
-    Ok(Loaded::Sqlite { db, meta })
+    Server { data_dir: PathBuf },
 }
 
 /// Loads once, then cuts `cfg.cuts` times per row; saves the result after every cut.
@@ -497,9 +446,7 @@ pub fn crash_with(cfg: &CrashConfig, out: &Path, started_at: &str) -> Result<Cra
     own_subdir(&load_dir)?;
     let load_started = Instant::now();
     let loaded = match cfg.engine.as_str() {
-        "sqlite" if cfg.workload != "tpcc" => Loaded::Workload(workloads::load(cfg, &load_dir)?),
-        "sqlite" => load_sqlite(cfg, &load_dir)?,
-        _ if cfg.workload != "tpcc" => server::workloads::load(cfg, &load_dir)?,
+        "sqlite" => Loaded::Sqlite(workloads::load(cfg, &load_dir)?),
         _ => server::load(cfg, &load_dir)?,
     };
     let load_s = load_started.elapsed().as_secs_f64();
@@ -561,23 +508,8 @@ pub fn crash_with(cfg: &CrashConfig, out: &Path, started_at: &str) -> Result<Cra
             let seed = mix(cfg.seed, r as u64, cut as u64);
             let cycle_started = Instant::now();
             let outcomes = match &loaded {
-                Loaded::Sqlite { db, meta } => one_cut(
-                    cfg, &spec, &row.value, db, meta, &row_dir, cut, seed, promise,
-                )?,
-                Loaded::Workload(w) => {
+                Loaded::Sqlite(w) => {
                     workloads::one_cut(cfg, &spec, &row.value, w, &row_dir, cut, seed, promise)?
-                }
-                Loaded::Server { data_dir } if cfg.workload != "tpcc" => {
-                    server::workloads::one_cut(
-                        cfg,
-                        &spec,
-                        &row.server_settings(),
-                        data_dir,
-                        &row_dir,
-                        cut,
-                        seed,
-                        promise,
-                    )?
                 }
                 Loaded::Server { data_dir } => server::one_cut(
                     cfg,
@@ -745,144 +677,6 @@ fn file_name(spec: &str) -> String {
     s
 }
 
-/// One cut: run on a copy until the cut, then each state's recovery and checks. None after Ctrl-C.
-#[allow(clippy::too_many_arguments)]
-fn one_cut(
-    cfg: &CrashConfig,
-    spec: &Spec,
-    synchronous: &str,
-    loaded: &Path,
-    meta: &Meta,
-    row_dir: &Path,
-    cut: u32,
-    seed: u64,
-    promise: Promise,
-) -> Result<Option<Vec<CrashStateOutcome>>> {
-    let cut_dir = row_dir.join(format!("cut-{cut}"));
-    let run_dir = cut_dir.join("run");
-    let _ = std::fs::remove_dir_all(&cut_dir);
-    std::fs::create_dir_all(&run_dir).map_err(|e| io_usage(&run_dir, "create", &e))?;
-    let db = run_dir.join("tpcc.sqlite");
-    std::fs::copy(loaded, &db).map_err(|e| io_usage(&db, "copy the loaded database to", &e))?;
-
-    let emulator = Arc::new(
-        Emulator::new(spec, seed)
-            .map_err(|e| Error::failed(format!("cannot emulate {}: {e}", spec.name())))?,
-    );
-    let crash = CrashCapture::new(spec);
-    let vfs = Vfs::register(VfsOptions {
-        trace: None,
-        emulator: Some(emulator),
-        placed_files: Vec::new(),
-        crash: Some(crash.clone()),
-    })?;
-    let connector = SqliteConnector {
-        path: db.clone(),
-        opts: SqliteOptions {
-            vfs: Some(vfs.name().to_string()),
-            synchronous: match synchronous {
-                "OFF" => "OFF",
-                "NORMAL" => "NORMAL",
-                _ => "FULL",
-            },
-            ..SqliteOptions::default()
-        },
-        load_cache_bytes: 64 << 20,
-        writer_lock: true,
-    };
-    // The cut comes at a moment drawn from the seed, between a quarter of --duration and all of it.
-    let unit = (mix(seed, 1, 0) >> 11) as f64 / (1u64 << 53) as f64;
-    let cut_after = Duration::from_secs_f64(cfg.duration_s * (0.25 + 0.75 * unit));
-    let stop = AtomicBool::new(false);
-    let interrupted = AtomicBool::new(false);
-    let driver_cfg = DriverConfig {
-        terminals: cfg.terminals as usize,
-        // Longer than any cut: the cut ends the run.
-        duration: Duration::from_secs_f64(cfg.duration_s + 3600.0),
-        warmup: Duration::ZERO,
-        warmup_auto: false,
-        keying_think: false,
-        seed,
-        max_retries: 10,
-        record_spans: false,
-        home_warehouses: None,
-        start_at: None,
-        record_new_orders: true,
-    };
-    let started = Instant::now();
-    let (outcome, cut_at) = std::thread::scope(|scope| {
-        let cutter = scope.spawn(|| {
-            let until = Instant::now() + cut_after;
-            while Instant::now() < until {
-                if STOP.load(Ordering::Relaxed) {
-                    interrupted.store(true, Ordering::SeqCst);
-                    break;
-                }
-                std::thread::sleep((until - Instant::now()).min(Duration::from_millis(20)));
-            }
-            crash.cut();
-            let at = started.elapsed();
-            stop.store(true, Ordering::SeqCst);
-            at
-        });
-        let outcome = drive(
-            &connector,
-            meta,
-            &driver_cfg,
-            &stop,
-            &mut |_| {},
-            &mut |_| {},
-        );
-        // The driver ends only at the cut (or when it could not run at all).
-        stop.store(true, Ordering::SeqCst);
-        (
-            outcome,
-            cutter.join().expect("the cut thread does not panic"),
-        )
-    });
-    if interrupted.load(Ordering::SeqCst) {
-        drop(vfs);
-        let _ = std::fs::remove_dir_all(&cut_dir);
-        return Ok(None);
-    }
-    let outcome = outcome.map_err(|e| {
-        Error::failed(format!(
-            "the run on {} committed nothing before the cut at {:.2}s ({e}): give a longer --duration",
-            spec.name(),
-            cut_at.as_secs_f64()
-        ))
-    })?;
-    let acknowledged = outcome.new_orders;
-    let files: Vec<(String, u32)> = vfs
-        .files()
-        .into_iter()
-        .filter(|(p, _)| Path::new(p).is_file())
-        .collect();
-    let states = crash.states(seed, cfg.states as usize);
-    drop(connector);
-    drop(vfs);
-
-    let mut outcomes = Vec::new();
-    for (k, st) in states.iter().enumerate() {
-        let state_dir = cut_dir.join(format!("state-{k}"));
-        std::fs::create_dir_all(&state_dir).map_err(|e| io_usage(&state_dir, "create", &e))?;
-        // The last state takes the run's files themselves: one copy fewer.
-        let last = k + 1 == states.len();
-        materialise(&files, st, &state_dir, last)?;
-        let checked = Instant::now();
-        let mut o = check_state(&state_dir.join("tpcc.sqlite"), &acknowledged);
-        o.check_s = checked.elapsed().as_secs_f64();
-        let place = StatePlace {
-            cut,
-            state: k as u32,
-            cut_at,
-            dir: &state_dir,
-        };
-        outcomes.push(finish_state(o, st, &place, cfg.keep_states, promise)?);
-    }
-    Ok(Some(end_cut(&run_dir, &cut_dir, outcomes)))
-}
-
 /// Where a state was drawn: its cut, its number, the cut's time and its directory.
 struct StatePlace<'a> {
     cut: u32,
@@ -958,92 +752,6 @@ fn materialise(files: &[(String, u32)], st: &CrashState, dir: &Path, take: bool)
             .map_err(|e| io_usage(path, "write the crash state into", &e))?;
     }
     Ok(())
-}
-
-/// What SQLite's recovery made of a state: opened and read, its own check, TPC-C's conditions,
-/// and the acknowledged New-Orders that are missing.
-fn check_state(db: &Path, acknowledged: &[(i64, i64, i64)]) -> CrashStateOutcome {
-    let mut o = CrashStateOutcome {
-        acknowledged_commits: acknowledged.len() as u64,
-        ..Default::default()
-    };
-    let started = Instant::now();
-    // SQLite's default VFS: the engine as it would start after the power came back. Its first
-    // read runs the recovery (the WAL's frames are checked and replayed into the index).
-    let conn = match oltplab_dbs::sqlite::open(db, &SqliteOptions::default()).and_then(|c| {
-        c.query_row("SELECT count(*) FROM warehouse", [], |r| r.get::<_, i64>(0))
-            .map(|_| c)
-            .map_err(|e| Error::failed(e.to_string()))
-    }) {
-        Ok(c) => c,
-        Err(e) => {
-            // Nothing of it can be read: every acknowledged commit is lost with it.
-            o.error = Some(format!("opening after the cut: {e}"));
-            o.commits_lost = acknowledged.len() as u64;
-            return o;
-        }
-    };
-    o.recovery_ns = started.elapsed().as_nanos() as u64;
-    o.recovered = true;
-    match conn.prepare("PRAGMA quick_check(100)").and_then(|mut s| {
-        s.query_map([], |r| r.get::<_, String>(0))
-            .and_then(|rows| rows.collect::<std::result::Result<Vec<String>, _>>())
-    }) {
-        Ok(lines) => o.corrupt_reports = lines.iter().filter(|l| *l != "ok").count() as u32,
-        Err(e) => {
-            o.corrupt_reports = 1;
-            o.error = Some(format!("quick_check: {e}"));
-        }
-    }
-    let mut lost = 0u64;
-    match conn.prepare("SELECT 1 FROM orders WHERE o_w_id = ?1 AND o_d_id = ?2 AND o_id = ?3") {
-        Ok(mut stmt) => {
-            for &(w, d, id) in acknowledged {
-                match stmt.exists([w, d, id]) {
-                    Ok(true) => {}
-                    Ok(false) => lost += 1,
-                    Err(e) => {
-                        o.error
-                            .get_or_insert(format!("looking up order {w}/{d}/{id}: {e}"));
-                        lost += 1;
-                    }
-                }
-            }
-        }
-        Err(e) => {
-            o.error.get_or_insert(format!("reading the orders: {e}"));
-            lost = acknowledged.len() as u64;
-        }
-    }
-    o.commits_lost = lost;
-    drop(conn);
-    let connector = SqliteConnector {
-        path: db.to_path_buf(),
-        opts: SqliteOptions::default(),
-        load_cache_bytes: 64 << 20,
-        writer_lock: false,
-    };
-    match connector
-        .connect(Purpose::Check)
-        .map_err(|e| e.to_string())
-        .and_then(|mut c| run_checks(c.as_mut(), |_| {}).map_err(|e| e.to_string()))
-    {
-        Ok(conds) => {
-            o.checks_ran = true;
-            o.invariants_broken = conds
-                .iter()
-                .filter(|c| !c.holds())
-                .map(|c| c.number)
-                .collect()
-        }
-        // Not counted as broken conditions: the engine could not answer (a malformed page, most
-        // often), which `checks_failed` counts.
-        Err(e) => {
-            o.error
-                .get_or_insert(format!("the consistency checks: {e}"));
-        }
-    }
-    o
 }
 
 fn write_state_note(dir: &Path, o: &CrashStateOutcome) -> Result<()> {

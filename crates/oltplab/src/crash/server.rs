@@ -11,7 +11,7 @@
 //!
 //! [`CrashLog`]: oltplab_devmodel::durability::CrashLog
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -24,20 +24,20 @@ use oltplab_dbs::server::{self, DataInit, ManagedServer, ServerConfig, ServerKin
 use oltplab_devmodel::durability::CrashState;
 use oltplab_devmodel::{undo, Spec};
 use oltplab_workloads::sql::Isolation;
-use oltplab_workloads::tpcc::check::run_checks;
 use oltplab_workloads::tpcc::connect::{MyConnector, PgConnector};
-use oltplab_workloads::tpcc::driver::{drive, DriverConfig};
-use oltplab_workloads::tpcc::{inspect, require_loaded, Connector, Purpose};
+use oltplab_workloads::tpcc::{Connector, Purpose};
 
-use super::{end_cut, finish_state, mix, CrashConfig, Loaded, Promise, StatePlace};
+use super::workloads::Acknowledged;
+use super::{end_cut, finish_state, mix, CrashConfig, Promise, StatePlace};
 
-/// `crash brokerage|orders` on a server: the same cut with another workload's record and checks.
+/// What differs between TPC-C, brokerage and order entry in a server's cut.
 #[path = "server_workloads.rs"]
-pub(super) mod workloads;
+mod workloads;
+pub(super) use workloads::load;
+use workloads::{conditions, lost, read_meta, run_until_cut, spec_of, Meta};
+
 use crate::emulate::{Backing, EmulationSession, SessionConfig};
-use crate::output::say;
 use crate::schema::CrashStateOutcome;
-use crate::tpcc::{self, LoadConfig};
 use crate::workload::target::DbSpec;
 use crate::STOP;
 
@@ -68,35 +68,6 @@ fn connector(kind: ServerKind, url: String, isolation: Isolation) -> Box<dyn Con
         ServerKind::Postgres => Box::new(PgConnector { url, isolation }),
         ServerKind::Mariadb => Box::new(MyConnector { url, isolation }),
     }
-}
-
-/// Loads TPC-C into a managed server in `load_dir`, which stops cleanly (a shutdown checkpoint):
-/// every cut starts from a copy of it.
-pub(super) fn load(cfg: &CrashConfig, load_dir: &Path) -> Result<Loaded> {
-    let kind = kind_of(cfg);
-    say!(
-        "oltplab crash tpcc: loading {} warehouse(s) into a {} server in {}",
-        cfg.warehouses,
-        kind.product(),
-        load_dir.display()
-    );
-    tpcc::load_with(
-        &LoadConfig {
-            db: db_spec(kind, load_dir)?,
-            warehouses: cfg.warehouses as u32,
-            threads: 2,
-            seed: cfg.seed,
-            check: false,
-            force: true,
-            emulate: None,
-            sqlite_vfs: None,
-            quiet: true,
-        },
-        &STOP,
-    )?;
-    Ok(Loaded::Server {
-        data_dir: load_dir.to_path_buf(),
-    })
 }
 
 /// One cut: the server on a copy until the cut, kill -9, then each state's recovery and checks.
@@ -139,15 +110,16 @@ pub(super) fn one_cut(
     server_cfg.extra_env = session.env();
     server_cfg.extra_settings = settings.to_vec();
     let running = ManagedServer::start(&server_cfg)?;
-    let connector = connector(kind, running.url(), db_spec(kind, &run_dir)?.isolation());
+    let url = running.url();
+    let connector = connector(kind, url.clone(), spec_of(cfg, kind, &run_dir)?.isolation());
     let meta = {
         let mut conn = connector.connect(Purpose::Check)?;
-        require_loaded(&inspect(conn.as_mut())?, &running.url())?
+        read_meta(cfg, kind, conn.as_mut(), &url)?
     };
 
     // The cut comes at a moment drawn from the seed, between a quarter of --duration and all of it;
     // with --cut-during checkpoint that moment asks for the checkpoint, and the cut comes a
-    // second draw into it.
+    // second draw into it (TPC-C only: the other workloads refuse the option).
     let unit = (mix(seed, 1, 0) >> 11) as f64 / (1u64 << 53) as f64;
     let cut_after = Duration::from_secs_f64(cfg.duration_s * (0.25 + 0.75 * unit));
     let into_checkpoint = (cfg.cut_during == "checkpoint").then(|| {
@@ -161,23 +133,9 @@ pub(super) fn one_cut(
     };
     let stop = AtomicBool::new(false);
     let interrupted = AtomicBool::new(false);
-    let driver_cfg = DriverConfig {
-        terminals: cfg.terminals as usize,
-        // Longer than any cut: the cut ends the run.
-        duration: Duration::from_secs_f64(cfg.duration_s + 3600.0),
-        warmup: Duration::ZERO,
-        warmup_auto: false,
-        keying_think: false,
-        seed,
-        max_retries: 10,
-        record_spans: false,
-        home_warehouses: None,
-        start_at: None,
-        record_new_orders: true,
-    };
     let running = Mutex::new(Some(running));
     let started = Instant::now();
-    let (outcome, (cut_at, into_checkpoint)) = std::thread::scope(|scope| {
+    let (acknowledged, (cut_at, into_checkpoint)) = std::thread::scope(|scope| {
         let cutter = scope.spawn(|| {
             let wait = |until: Instant| {
                 while Instant::now() < until {
@@ -213,17 +171,10 @@ pub(super) fn one_cut(
             }
             (started.elapsed(), asked.map(|a| a.elapsed()))
         });
-        let outcome = drive(
-            connector.as_ref(),
-            &meta,
-            &driver_cfg,
-            &stop,
-            &mut |_| {},
-            &mut |_| {},
-        );
+        let acknowledged = run_until_cut(cfg, &meta, connector.as_ref(), seed, &stop);
         stop.store(true, Ordering::SeqCst);
         (
-            outcome,
+            acknowledged,
             cutter.join().expect("the cut thread does not panic"),
         )
     });
@@ -241,14 +192,13 @@ pub(super) fn one_cut(
             run_dir.join(format!("{}.log", kind.name())).display()
         )));
     }
-    let outcome = outcome.map_err(|e| {
+    let acknowledged = acknowledged.map_err(|e| {
         Error::failed(format!(
             "the run on {} committed nothing before the cut at {:.2}s ({e}): give a longer --duration",
             spec.name(),
             cut_at.as_secs_f64()
         ))
     })?;
-    let acknowledged = outcome.new_orders;
     // A process that could not keep its undo would make the states wrong, not just fewer.
     let run_log = run_dir.join(format!("{}.log", kind.name()));
     if std::fs::read_to_string(&run_log)
@@ -285,7 +235,9 @@ pub(super) fn one_cut(
             server::copy_cluster(&run_dir, &state_dir)?;
         }
         apply(st, &paths, &state_dir.join(kind.name()))?;
-        let mut o = check_state(kind, &state_dir, cfg.terminals, &acknowledged);
+        let checked = Instant::now();
+        let mut o = check_state(cfg, kind, &state_dir, &meta, &acknowledged);
+        o.check_s = checked.elapsed().as_secs_f64();
         o.cut_into_checkpoint_s = into_checkpoint.map(|d| d.as_secs_f64());
         let place = StatePlace {
             cut,
@@ -397,36 +349,38 @@ fn corrupt_markers(kind: ServerKind) -> &'static [&'static str] {
 }
 
 /// What the server's recovery made of a state: started (its crash recovery runs before it accepts
-/// connections), the acknowledged New-Orders present, TPC-C's conditions, corruption it logged.
+/// connections), the acknowledged commits present, the workload's conditions, corruption it
+/// logged.
 fn check_state(
+    cfg: &CrashConfig,
     kind: ServerKind,
     data_dir: &Path,
-    terminals: u32,
-    acknowledged: &[(i64, i64, i64)],
+    meta: &Meta,
+    acknowledged: &Acknowledged,
 ) -> CrashStateOutcome {
     let mut o = CrashStateOutcome {
-        acknowledged_commits: acknowledged.len() as u64,
+        acknowledged_commits: acknowledged.len(),
         ..Default::default()
     };
     let log = data_dir.join(format!("{}.log", kind.name()));
     let log_from = std::fs::metadata(&log).map_or(0, |m| m.len());
-    let mut cfg = ServerConfig::new(kind, data_dir);
-    cfg.init = DataInit::Reuse;
-    cfg.buffer_pool_bytes = BUFFER_POOL_BYTES;
-    cfg.max_connections = (terminals + 10).max(100);
+    let mut server_cfg = ServerConfig::new(kind, data_dir);
+    server_cfg.init = DataInit::Reuse;
+    server_cfg.buffer_pool_bytes = BUFFER_POOL_BYTES;
+    server_cfg.max_connections = (cfg.terminals + 10).max(100);
     let started = Instant::now();
-    let running = match ManagedServer::start(&cfg) {
+    let running = match ManagedServer::start(&server_cfg) {
         Ok(s) => s,
         Err(e) => {
             o.error = Some(format!("starting after the cut: {e}"));
-            o.commits_lost = acknowledged.len() as u64;
+            o.commits_lost = acknowledged.len();
             read_log(kind, &log, log_from, &mut o);
             return o;
         }
     };
     o.recovery_ns = started.elapsed().as_nanos() as u64;
     o.recovered = true;
-    let connector = match db_spec(kind, data_dir) {
+    let connector = match spec_of(cfg, kind, data_dir) {
         Ok(spec) => connector(kind, running.url(), spec.isolation()),
         Err(e) => {
             o.error = Some(e.to_string());
@@ -435,21 +389,17 @@ fn check_state(
     };
     match connector.connect(Purpose::Check) {
         Ok(mut conn) => {
-            o.commits_lost = match present(conn.as_mut(), acknowledged) {
-                Ok(found) => acknowledged.iter().filter(|k| !found.contains(k)).count() as u64,
+            o.commits_lost = match lost(conn.as_mut(), acknowledged) {
+                Ok(n) => n,
                 Err(e) => {
-                    o.error = Some(format!("reading the orders: {e}"));
-                    acknowledged.len() as u64
+                    o.error = Some(e);
+                    acknowledged.len()
                 }
             };
-            match run_checks(conn.as_mut(), |_| {}) {
-                Ok(conds) => {
+            match conditions(conn.as_mut(), meta) {
+                Ok(broken) => {
                     o.checks_ran = true;
-                    o.invariants_broken = conds
-                        .iter()
-                        .filter(|c| !c.holds())
-                        .map(|c| c.number)
-                        .collect();
+                    o.invariants_broken = broken;
                 }
                 Err(e) => {
                     o.error
@@ -459,7 +409,7 @@ fn check_state(
         }
         Err(e) => {
             o.error = Some(format!("connecting after recovery: {e}"));
-            o.commits_lost = acknowledged.len() as u64;
+            o.commits_lost = acknowledged.len();
         }
     }
     if let Err(e) = running.stop() {
@@ -467,30 +417,6 @@ fn check_state(
     }
     read_log(kind, &log, log_from, &mut o);
     o
-}
-
-/// The acknowledged New-Orders' keys that are in `orders`.
-fn present(
-    conn: &mut dyn oltplab_workloads::sql::Conn,
-    acknowledged: &[(i64, i64, i64)],
-) -> std::result::Result<HashSet<(i64, i64, i64)>, String> {
-    let Some(first) = acknowledged.iter().map(|k| k.2).min() else {
-        return Ok(HashSet::new());
-    };
-    let rows = conn
-        .query(&format!(
-            "SELECT o_w_id, o_d_id, o_id FROM orders WHERE o_id >= {first}"
-        ))
-        .map_err(|e| e.to_string())?;
-    Ok((0..rows.len())
-        .map(|r| {
-            (
-                rows.get(r, 0).i64(),
-                rows.get(r, 1).i64(),
-                rows.get(r, 2).i64(),
-            )
-        })
-        .collect())
 }
 
 /// How many of a state's corruption lines its outcome keeps (the count has them all).

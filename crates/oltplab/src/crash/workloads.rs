@@ -1,7 +1,9 @@
-//! `oltplab crash brokerage` and `oltplab crash orders` on SQLite: the same cut as TPC-C's (the
-//! VFS stops every I/O at the cut, each state the device allows is drawn and recovered by SQLite),
-//! with each workload's own record of acknowledged commits and its own checks:
+//! `oltplab crash tpcc|brokerage|orders` on SQLite: one cut for the three (the VFS stops every I/O
+//! at the cut, each state the device allows is drawn and recovered by SQLite), with each
+//! workload's own record of acknowledged commits and its own checks:
 //!
+//! - TPC-C: the (warehouse, district, order id) of every New-Order whose COMMIT returned (its
+//!   `orders` row), and the twelve consistency conditions;
 //! - brokerage: the trade id of every Trade-Order whose COMMIT returned (its `trade` row) and of
 //!   every Trade-Result (its `settlement` row), and the workload's six invariants;
 //! - order entry: the id of every inserted order whose COMMIT returned (its `oe_orders` row), and
@@ -24,6 +26,7 @@ use oltplab_workloads::orders::sqlite::{self as osq, SqliteTarget};
 use oltplab_workloads::orders::{self, Mode, Scale as OrdersScale, Tables};
 use oltplab_workloads::sql::{Connector, Purpose};
 use oltplab_workloads::tpcc::connect::SqliteConnector;
+use oltplab_workloads::tpcc::{self, driver::DriverConfig};
 
 use super::StatePlace;
 use super::{end_cut, finish_state, materialise, mix, sqlite_files, CrashConfig, Promise};
@@ -56,6 +59,7 @@ pub(super) fn customers(workload: &str) -> Option<i64> {
 
 /// A workload's loaded file, which every cut starts from a copy of.
 pub(super) enum Loaded {
+    Tpcc { db: PathBuf, meta: tpcc::Meta },
     Brokerage { db: PathBuf, meta: brokerage::Meta },
     Orders { db: PathBuf, meta: orders::Meta },
 }
@@ -63,13 +67,17 @@ pub(super) enum Loaded {
 impl Loaded {
     fn db(&self) -> &Path {
         match self {
-            Loaded::Brokerage { db, .. } | Loaded::Orders { db, .. } => db,
+            Loaded::Tpcc { db, .. } | Loaded::Brokerage { db, .. } | Loaded::Orders { db, .. } => {
+                db
+            }
         }
     }
 }
 
 /// What the driver saw committed before the cut.
 pub(super) enum Acknowledged {
+    /// TPC-C's New-Orders: (warehouse, district, order id), an `orders` row each.
+    NewOrders(Vec<(i64, i64, i64)>),
     /// Trade ids: of committed Trade-Orders (a `trade` row each) and Trade-Results (a
     /// `settlement` row each).
     Trades {
@@ -83,10 +91,78 @@ pub(super) enum Acknowledged {
 impl Acknowledged {
     pub(super) fn len(&self) -> u64 {
         match self {
+            Acknowledged::NewOrders(keys) => keys.len() as u64,
             Acknowledged::Trades { ordered, completed } => (ordered.len() + completed.len()) as u64,
             Acknowledged::Orders(ids) => ids.len() as u64,
         }
     }
+
+    /// Brokerage's and order entry's record with nothing in it is an error (TPC-C's driver
+    /// says itself when nothing committed).
+    pub(super) fn nonempty(self) -> Result<Self> {
+        match self.len() {
+            0 => Err(Error::failed("no transaction committed")),
+            _ => Ok(self),
+        }
+    }
+
+    /// Order entry's acknowledged orders; none is an error, its first if it had one.
+    pub(super) fn orders(ids: Vec<i64>, first_error: Option<String>) -> Result<Self> {
+        match (ids.is_empty(), first_error) {
+            (true, Some(e)) => Err(Error::failed(e)),
+            _ => Acknowledged::Orders(ids).nonempty(),
+        }
+    }
+}
+
+/// TPC-C's driver for a run that only the cut ends (SQLite and servers alike).
+pub(super) fn tpcc_driver(cfg: &CrashConfig, seed: u64) -> DriverConfig {
+    DriverConfig {
+        terminals: cfg.terminals as usize,
+        duration: until_cut(cfg),
+        warmup: Duration::ZERO,
+        warmup_auto: false,
+        keying_think: false,
+        seed,
+        max_retries: 10,
+        record_spans: false,
+        home_warehouses: None,
+        start_at: None,
+        record_new_orders: true,
+    }
+}
+
+/// The brokerage's driver for a run that only the cut ends.
+pub(super) fn brokerage_driver(cfg: &CrashConfig, seed: u64) -> brokerage::driver::DriverConfig {
+    brokerage::driver::DriverConfig {
+        terminals: cfg.terminals as usize,
+        duration: until_cut(cfg),
+        warmup: Duration::ZERO,
+        seed,
+        max_retries: 10,
+        record_spans: false,
+        record_trades: true,
+    }
+}
+
+/// Order entry's point for work that only the cut ends.
+pub(super) fn orders_point(cfg: &CrashConfig, scale: OrdersScale, seed: u64) -> PointConfig {
+    PointConfig {
+        connections: cfg.terminals,
+        // More than any cut lets it run.
+        tx_per_connection: u64::MAX,
+        warmup_tx_per_connection: 0,
+        mode: Mode::Insert,
+        scale,
+        max_retries: 10,
+        seed,
+        record_orders: true,
+    }
+}
+
+/// A run's length longer than any cut: the cut ends the run.
+fn until_cut(cfg: &CrashConfig) -> Duration {
+    Duration::from_secs_f64(cfg.duration_s + 3600.0)
 }
 
 /// A connector of the workload's SQLite file (the brokerage library speaks through it).
@@ -99,6 +175,12 @@ fn connector(db: &Path, opts: SqliteOptions) -> SqliteConnector {
     }
 }
 
+/// Every copy starts from one file: nothing left in the WAL.
+fn checkpoint(conn: &mut dyn oltplab_workloads::sql::Conn) -> Result<()> {
+    conn.batch("PRAGMA wal_checkpoint(TRUNCATE)")
+        .map_err(|e| Error::failed(format!("cannot checkpoint the loaded database: {e}")))
+}
+
 /// Loads the workload into one SQLite file, checkpointed (every copy starts from one file).
 pub(super) fn load(cfg: &CrashConfig, load_dir: &Path) -> Result<Loaded> {
     let file = format!("{}.sqlite", cfg.workload);
@@ -109,6 +191,25 @@ pub(super) fn load(cfg: &CrashConfig, load_dir: &Path) -> Result<Loaded> {
     }
     let location = db.display().to_string();
     match cfg.workload.as_str() {
+        "tpcc" => {
+            say!(
+                "oltplab crash tpcc: loading {} warehouse(s) into {location}",
+                cfg.warehouses
+            );
+            let c = connector(&db, SqliteOptions::default());
+            let opts = tpcc::load::LoadOptions {
+                warehouses: cfg.warehouses,
+                threads: 2,
+                seed: cfg.seed,
+                force: false,
+                location: location.clone(),
+            };
+            tpcc::load::load(&c, &opts, &|_, _| {}, &STOP)?;
+            let mut conn = c.connect(Purpose::Check)?;
+            let meta = tpcc::require_loaded(&tpcc::inspect(conn.as_mut())?, &location)?;
+            checkpoint(conn.as_mut())?;
+            Ok(Loaded::Tpcc { db, meta })
+        }
         "brokerage" => {
             say!(
                 "oltplab crash brokerage: loading {} customers, {} trading day of history, into {location}",
@@ -126,9 +227,7 @@ pub(super) fn load(cfg: &CrashConfig, load_dir: &Path) -> Result<Loaded> {
             brokerage::load::load(&c, &opts, &|_, _| {}, &STOP)?;
             let mut conn = c.connect(Purpose::Check)?;
             let meta = brokerage::require_loaded(conn.as_mut(), &location)?;
-            conn.batch("PRAGMA wal_checkpoint(TRUNCATE)").map_err(|e| {
-                Error::failed(format!("cannot checkpoint the loaded database: {e}"))
-            })?;
+            checkpoint(conn.as_mut())?;
             Ok(Loaded::Brokerage { db, meta })
         }
         _ => {
@@ -205,7 +304,7 @@ pub(super) fn one_cut(
         _ => "FULL",
     };
     // The cut comes at a moment drawn from the seed, between a quarter of --duration and all of
-    // it (as TPC-C's).
+    // it.
     let unit = (mix(seed, 1, 0) >> 11) as f64 / (1u64 << 53) as f64;
     let cut_after = Duration::from_secs_f64(cfg.duration_s * (0.25 + 0.75 * unit));
     let stop = AtomicBool::new(false);
@@ -239,10 +338,6 @@ pub(super) fn one_cut(
         let _ = std::fs::remove_dir_all(&cut_dir);
         return Ok(None);
     }
-    let acknowledged = acknowledged.and_then(|a| match a.len() {
-        0 => Err(Error::failed("no transaction committed".to_string())),
-        _ => Ok(a),
-    });
     let acknowledged = acknowledged.map_err(|e| {
         Error::failed(format!(
             "the run on {} committed nothing before the cut at {:.2}s ({e}): give a longer --duration",
@@ -290,6 +385,21 @@ fn run_until_cut(
     stop: &AtomicBool,
 ) -> Result<Acknowledged> {
     match loaded {
+        Loaded::Tpcc { meta, .. } => {
+            let c = SqliteConnector {
+                path: db.to_path_buf(),
+                opts: SqliteOptions {
+                    vfs: Some(vfs.to_string()),
+                    synchronous,
+                    ..SqliteOptions::default()
+                },
+                load_cache_bytes: 64 << 20,
+                writer_lock: true,
+            };
+            let driver_cfg = tpcc_driver(cfg, seed);
+            let out = tpcc::driver::drive(&c, meta, &driver_cfg, stop, &mut |_| {}, &mut |_| {})?;
+            Ok(Acknowledged::NewOrders(out.new_orders))
+        }
         Loaded::Brokerage { meta, .. } => {
             let c = connector(
                 db,
@@ -299,22 +409,14 @@ fn run_until_cut(
                     ..SqliteOptions::default()
                 },
             );
-            let driver_cfg = brokerage::driver::DriverConfig {
-                terminals: cfg.terminals as usize,
-                // Longer than any cut: the cut ends the run.
-                duration: Duration::from_secs_f64(cfg.duration_s + 3600.0),
-                warmup: Duration::ZERO,
-                seed,
-                max_retries: 10,
-                record_spans: false,
-                record_trades: true,
-            };
+            let driver_cfg = brokerage_driver(cfg, seed);
             let out =
                 brokerage::driver::drive(&c, meta, &driver_cfg, stop, &mut |_| {}, &mut |_| {})?;
-            Ok(Acknowledged::Trades {
+            Acknowledged::Trades {
                 ordered: out.trades_ordered,
                 completed: out.trades_completed,
-            })
+            }
+            .nonempty()
         }
         Loaded::Orders { meta, .. } => {
             let target = SqliteTarget {
@@ -324,24 +426,9 @@ fn run_until_cut(
                 vfs: Some(vfs.to_string()),
                 synchronous,
             };
-            let point = PointConfig {
-                connections: cfg.terminals,
-                // More than any cut lets it run: the cut ends the work.
-                tx_per_connection: u64::MAX,
-                warmup_tx_per_connection: 0,
-                mode: Mode::Insert,
-                scale: meta.scale,
-                max_retries: 10,
-                seed,
-                record_orders: true,
-            };
+            let point = orders_point(cfg, meta.scale, seed);
             let out = osq::run_point(&target, meta, &point, stop, &mut |_| {}, &mut |_| {})?;
-            if out.acknowledged_orders.is_empty() {
-                if let Some(e) = out.first_error {
-                    return Err(Error::failed(e));
-                }
-            }
-            Ok(Acknowledged::Orders(out.acknowledged_orders))
+            Acknowledged::orders(out.acknowledged_orders, out.first_error)
         }
     }
 }
@@ -357,6 +444,7 @@ fn check_state(loaded: &Loaded, db: &Path, acknowledged: &Acknowledged) -> Crash
     // SQLite's default VFS: the engine as it would start after the power came back. Its first
     // read runs the recovery (the WAL's frames are checked and replayed into the index).
     let probe = match loaded {
+        Loaded::Tpcc { .. } => "SELECT count(*) FROM warehouse",
         Loaded::Brokerage { .. } => "SELECT count(*) FROM broker",
         Loaded::Orders { .. } => "SELECT count(*) FROM oe_customers",
     };
@@ -408,6 +496,31 @@ fn check_state(loaded: &Loaded, db: &Path, acknowledged: &Acknowledged) -> Crash
         lost
     };
     o.commits_lost = match acknowledged {
+        Acknowledged::NewOrders(keys) => {
+            match conn
+                .prepare("SELECT 1 FROM orders WHERE o_w_id = ?1 AND o_d_id = ?2 AND o_id = ?3")
+            {
+                Ok(mut stmt) => {
+                    let mut lost = 0;
+                    for &(w, d, id) in keys {
+                        match stmt.exists([w, d, id]) {
+                            Ok(true) => {}
+                            Ok(false) => lost += 1,
+                            Err(e) => {
+                                o.error
+                                    .get_or_insert(format!("looking up order {w}/{d}/{id}: {e}"));
+                                lost += 1;
+                            }
+                        }
+                    }
+                    lost
+                }
+                Err(e) => {
+                    o.error.get_or_insert(format!("reading the orders: {e}"));
+                    keys.len() as u64
+                }
+            }
+        }
         Acknowledged::Trades { ordered, completed } => {
             missing(
                 "SELECT 1 FROM trade WHERE t_id = ?1",
@@ -429,6 +542,22 @@ fn check_state(loaded: &Loaded, db: &Path, acknowledged: &Acknowledged) -> Crash
         ),
     };
     match loaded {
+        Loaded::Tpcc { .. } => {
+            drop(conn);
+            let c = SqliteConnector {
+                path: db.to_path_buf(),
+                opts: SqliteOptions::default(),
+                load_cache_bytes: 64 << 20,
+                writer_lock: false,
+            };
+            let checked = c
+                .connect(Purpose::Check)
+                .map_err(|e| e.to_string())
+                .and_then(|mut c| {
+                    tpcc::check::run_checks(c.as_mut(), |_| {}).map_err(|e| e.to_string())
+                });
+            broken_or_error(checked, &mut o);
+        }
         Loaded::Brokerage { meta, .. } => {
             drop(conn);
             let checked = connector(db, SqliteOptions::default())
@@ -438,22 +567,7 @@ fn check_state(loaded: &Loaded, db: &Path, acknowledged: &Acknowledged) -> Crash
                     brokerage::check::run_checks(c.as_mut(), meta, |_| {})
                         .map_err(|e| e.to_string())
                 });
-            match checked {
-                Ok(conds) => {
-                    o.checks_ran = true;
-                    o.invariants_broken = conds
-                        .iter()
-                        .filter(|c| !c.holds())
-                        .map(|c| c.number)
-                        .collect();
-                }
-                // Not counted as broken invariants: the engine could not answer (a malformed
-                // page, most often), which `checks_failed` counts.
-                Err(e) => {
-                    o.error
-                        .get_or_insert(format!("the consistency checks: {e}"));
-                }
-            }
+            broken_or_error(checked, &mut o);
         }
         Loaded::Orders { .. } => match osq::inconsistent_orders(&conn) {
             Ok(n) => {
@@ -469,4 +583,27 @@ fn check_state(loaded: &Loaded, db: &Path, acknowledged: &Acknowledged) -> Crash
         },
     }
     o
+}
+
+/// The conditions' outcome into the state's: those broken, or why they could not be checked —
+/// not counted as broken: the engine could not answer (a malformed page, most often), which
+/// `checks_failed` counts.
+fn broken_or_error(
+    checked: std::result::Result<Vec<oltplab_workloads::check::Condition>, String>,
+    o: &mut CrashStateOutcome,
+) {
+    match checked {
+        Ok(conds) => {
+            o.checks_ran = true;
+            o.invariants_broken = conds
+                .iter()
+                .filter(|c| !c.holds())
+                .map(|c| c.number)
+                .collect();
+        }
+        Err(e) => {
+            o.error
+                .get_or_insert(format!("the consistency checks: {e}"));
+        }
+    }
 }
