@@ -53,6 +53,51 @@ fn header(kind: u32, seq: u64, slot: u32, len: u32, dev: u64, ino: u64, offset: 
     h
 }
 
+/// Follows a log while the server writes it: how many writes of at least `min_len` bytes came
+/// since the last flush record — page writes a cut now would find in the drive's cache (a flush
+/// of any device resets the count: a bound for the cut's timing, not the state the replay
+/// computes).
+pub struct Follower {
+    pos: u64,
+    min_len: u32,
+    pub pending: u64,
+}
+
+impl Follower {
+    /// Starts at the log's present end.
+    pub fn new(file: &File, min_len: u32) -> Follower {
+        Follower {
+            pos: file.metadata().map_or(0, |m| m.len()),
+            min_len,
+            pending: 0,
+        }
+    }
+
+    /// Reads the records appended since the last call; returns the writes pending.
+    pub fn advance(&mut self, file: &File) -> u64 {
+        let mut h = [0u8; HEADER_BYTES];
+        while file.read_exact_at(&mut h, self.pos).is_ok() {
+            let word = |i: usize| u32::from_le_bytes(h[i..i + 4].try_into().expect("4 bytes"));
+            if word(0) != MAGIC {
+                break;
+            }
+            let len = word(20);
+            match word(4) {
+                KIND_FLUSH => self.pending = 0,
+                KIND_WRITE if len >= self.min_len => self.pending += 1,
+                _ => {}
+            }
+            let body = if word(4) == KIND_WRITE {
+                2 * u64::from(len)
+            } else {
+                0
+            };
+            self.pos += HEADER_BYTES as u64 + body;
+        }
+        self.pending
+    }
+}
+
 /// A log read back: the device model's state at the cut, and which file each slot is.
 pub struct Replayed {
     pub log: CrashLog,

@@ -263,5 +263,5 @@ fn mariadb_without_doublewrite_reports_a_page_the_cut_tore() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// Draws both cuts within 0.4 s of asking for the flush (`cut_into_checkpoint_s`).
+/// The seed of the torn-page test's cuts (each waits for four pending page writes as well).
 const SEED: &str = "1";

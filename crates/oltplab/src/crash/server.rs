@@ -119,12 +119,12 @@ pub(super) fn one_cut(
 
     // The cut comes at a moment drawn from the seed, between a quarter of --duration and all of it;
     // with --cut-during checkpoint that moment asks for the checkpoint, and the cut comes a
-    // second draw into it (TPC-C only: the other workloads refuse the option).
+    // second draw into its page writes (TPC-C only: the other workloads refuse the option).
     let unit = (mix(seed, 1, 0) >> 11) as f64 / (1u64 << 53) as f64;
     let cut_after = Duration::from_secs_f64(cfg.duration_s * (0.25 + 0.75 * unit));
     let into_checkpoint = (cfg.cut_during == "checkpoint").then(|| {
         let unit = (mix(seed, 2, 0) >> 11) as f64 / (1u64 << 53) as f64;
-        Duration::from_secs_f64(CHECKPOINT_WINDOW_S * unit)
+        Duration::from_secs_f64(INTO_PAGE_WRITES_S * unit)
     });
     // Its own connection, opened before the run so that the request is not late.
     let mut checkpoint_conn = match into_checkpoint {
@@ -160,7 +160,20 @@ pub(super) fn one_cut(
                             }
                         }
                     });
+                    // After the drawn time, the cut waits for page writes the drive holds
+                    // unflushed (the undo log says so), so that on a slow or busy machine it does
+                    // not fall between the commits' flushes with none in the cache; a checkpoint
+                    // that leaves none pending is cut at the window's end.
+                    let end = Instant::now() + Duration::from_secs_f64(CHECKPOINT_WINDOW_S);
                     wait(Instant::now() + into);
+                    if let Ok(log) = std::fs::File::open(&undo_log) {
+                        let mut follow = undo::Follower::new(&log, PAGE_BYTES_MIN);
+                        while Instant::now() < end
+                            && follow.advance(&log) < PAGES_PENDING
+                            && wait(Instant::now() + Duration::from_millis(1))
+                        {
+                        }
+                    }
                 }
             }
             // The driver stops first, so that no terminal retries against the dead server; a
@@ -254,6 +267,15 @@ pub(super) fn one_cut(
 /// end on the emulated devices at 1 warehouse and a 64 MiB buffer pool, so that cuts fall
 /// across it.
 const CHECKPOINT_WINDOW_S: f64 = 1.0;
+
+/// A cut inside a checkpoint waits for this many writes of a page or more (8 KiB: PostgreSQL's
+/// page, InnoDB's 16 KiB) pending in the drive's cache.
+const PAGE_BYTES_MIN: u32 = 8 << 10;
+const PAGES_PENDING: u64 = 4;
+
+/// How far into a checkpoint a cut comes at the least (drawn from the seed), before it waits
+/// for pending page writes.
+const INTO_PAGE_WRITES_S: f64 = 0.25;
 
 /// What asks the engine to write its dirty pages now. InnoDB has no CHECKPOINT statement outside
 /// debug builds; with no dirty pages allowed (both marks at 0, as MariaDB's own tests do it) its
