@@ -132,18 +132,7 @@ fn literal(p: &P, out: &mut String) -> DbResult<()> {
             let _ = write!(out, "{v}");
         }
         P::F(_) | P::R(_) => return Err(DbError::other("a money or rate value is not finite")),
-        P::S(s) => {
-            out.push('\'');
-            for c in s.chars() {
-                match c {
-                    '\'' => out.push_str("''"),
-                    '\\' => out.push_str("\\\\"),
-                    '\0' => out.push_str("\\0"),
-                    c => out.push(c),
-                }
-            }
-            out.push('\'');
-        }
+        P::S(s) => quoted(s, out),
         P::T(us) => {
             out.push_str("TIMESTAMP'");
             super::format_timestamp(us, out);
@@ -223,20 +212,24 @@ fn collect<T: mysql::prelude::Protocol>(
     Ok(if ncols == 0 { affected } else { n })
 }
 
+/// `s` as a quoted string literal (with the server's default sql_mode: backslash escapes on).
+fn quoted(s: &str, out: &mut String) {
+    out.push('\'');
+    for c in s.chars() {
+        match c {
+            '\'' => out.push_str("''"),
+            '\\' => out.push_str("\\\\"),
+            '\0' => out.push_str("\\0"),
+            c => out.push(c),
+        }
+    }
+    out.push('\'');
+}
+
 /// Row `row`, column `col` of `batch` as an SQL literal.
 fn sql_literal(batch: &Batch, row: usize, col: usize, out: &mut String) {
     match batch.value(row, col) {
-        P::S(s) => {
-            out.push('\'');
-            for c in s.chars() {
-                match c {
-                    '\'' => out.push_str("''"),
-                    '\\' => out.push_str("\\\\"),
-                    c => out.push(c),
-                }
-            }
-            out.push('\'');
-        }
+        P::S(s) => quoted(s, out),
         P::T(us) => {
             out.push('\'');
             super::format_timestamp(us, out);
