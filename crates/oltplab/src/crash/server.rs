@@ -354,8 +354,9 @@ const POSTGRES_CORRUPT: [&str; 4] = [
 
 /// Error log lines by which InnoDB reports a damaged page, or a page newer than the redo log
 /// that should describe it (its changes' log was lost). Matched without regard to case.
-const INNODB_CORRUPT: [&str; 6] = [
+const INNODB_CORRUPT: [&str; 7] = [
     "database page corruption",
+    "data structure corruption",
     "is corrupted",
     "corrupted page",
     "corrupted file",
