@@ -12,7 +12,7 @@
 # shim code on the same workload. The log's size after a run shows it was on.
 #
 # PAIRS (default 6), SPEC (default 'sata-ssd-2010{cache=volatile}'), ENGINE (postgres), DURATION
-# (30s), WARMUP (5s), TERMINALS (4). Run from anywhere: bench/crash-overhead/servers.sh
+# (30s), WARMUP (5s), TERMINALS (4), UNDO_DIR (where the log goes; default the run's directory). Run from anywhere: bench/crash-overhead/servers.sh
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
@@ -50,7 +50,7 @@ one() { # pair, undo (on|off)
   local name="pair-$1-undo-$2"
   rm -rf "$work/run"
   cp -a "$work/load" "$work/run"
-  local undo="$work/undo.log"
+  local undo="${UNDO_DIR:-$work}/undo.log"
   rm -f "$undo"
   local env=()
   if [[ $2 == on ]]; then

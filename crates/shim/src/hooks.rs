@@ -213,10 +213,7 @@ fn emulate_data(fd: c_int, number: u32, write: bool, offset: u64, t0: u64, ret: 
 /// Before a data write proceeds: its undo record, if the run keeps them and its device can lose
 /// it. `offset` None: the descriptor's position.
 #[inline]
-fn before_write(fd: c_int, offset: Option<i64>, src: Src) {
-    let Some(number) = tracked(fd) else {
-        return;
-    };
+fn before_write(fd: c_int, number: u32, offset: Option<i64>, src: Src) {
     let Some(shim) = SHIM.get() else {
         return;
     };
@@ -508,12 +505,18 @@ pub unsafe extern "C" fn dup3(fd: c_int, new: c_int, flags: c_int) -> c_int {
 // ---- data transfer ---------------------------------------------------------------------------------
 
 /// A positional transfer: `$call` is the real call, `$off` its offset, `$write` its direction.
+/// `$before`, given the file's number, runs after the call's start is taken: a write's undo
+/// record is the emulator's own bookkeeping, spent inside the modelled time, not added to it.
 macro_rules! positional {
-    ($fd:expr, $off:expr, $write:expr, $call:expr) => {{
+    ($fd:expr, $off:expr, $write:expr, $call:expr) => {
+        positional!($fd, $off, $write, $call, |_| ())
+    };
+    ($fd:expr, $off:expr, $write:expr, $call:expr, $before:expr) => {{
         match tracked($fd) {
             None => unsafe { $call },
             Some(number) => {
                 let t0 = call_start();
+                ($before)(number);
                 let ret = unsafe { $call };
                 emulate_data($fd, number, $write, $off as u64, t0, ret as isize);
                 ret
@@ -524,11 +527,15 @@ macro_rules! positional {
 
 /// A transfer at the current file position.
 macro_rules! sequential {
-    ($fd:expr, $write:expr, $call:expr) => {{
+    ($fd:expr, $write:expr, $call:expr) => {
+        sequential!($fd, $write, $call, |_| ())
+    };
+    ($fd:expr, $write:expr, $call:expr, $before:expr) => {{
         match tracked($fd) {
             None => unsafe { $call },
             Some(number) => {
                 let t0 = call_start();
+                ($before)(number);
                 let ret = unsafe { $call };
                 if ret > 0 {
                     let saved = errno();
@@ -557,8 +564,12 @@ pub unsafe extern "C" fn __read_chk(
 }
 #[no_mangle]
 pub unsafe extern "C" fn write(fd: c_int, buf: *const c_void, n: size_t) -> ssize_t {
-    before_write(fd, None, Src::Buf(buf.cast(), n));
-    sequential!(fd, true, f::write(fd, buf, n))
+    sequential!(fd, true, f::write(fd, buf, n), |number| before_write(
+        fd,
+        number,
+        None,
+        Src::Len(n)
+    ))
 }
 #[no_mangle]
 pub unsafe extern "C" fn pread(fd: c_int, buf: *mut c_void, n: size_t, off: off_t) -> ssize_t {
@@ -590,8 +601,9 @@ pub unsafe extern "C" fn __pread64_chk(
 }
 #[no_mangle]
 pub unsafe extern "C" fn pwrite(fd: c_int, buf: *const c_void, n: size_t, off: off_t) -> ssize_t {
-    before_write(fd, Some(off), Src::Buf(buf.cast(), n));
-    positional!(fd, off, true, f::pwrite(fd, buf, n, off))
+    positional!(fd, off, true, f::pwrite(fd, buf, n, off), |number| {
+        before_write(fd, number, Some(off), Src::Len(n))
+    })
 }
 #[no_mangle]
 pub unsafe extern "C" fn pwrite64(
@@ -600,8 +612,9 @@ pub unsafe extern "C" fn pwrite64(
     n: size_t,
     off: off64_t,
 ) -> ssize_t {
-    before_write(fd, Some(off), Src::Buf(buf.cast(), n));
-    positional!(fd, off, true, f::pwrite64(fd, buf, n, off))
+    positional!(fd, off, true, f::pwrite64(fd, buf, n, off), |number| {
+        before_write(fd, number, Some(off), Src::Len(n))
+    })
 }
 #[no_mangle]
 pub unsafe extern "C" fn preadv(fd: c_int, iov: *const iovec, cnt: c_int, off: off_t) -> ssize_t {
@@ -618,8 +631,9 @@ pub unsafe extern "C" fn preadv64(
 }
 #[no_mangle]
 pub unsafe extern "C" fn pwritev(fd: c_int, iov: *const iovec, cnt: c_int, off: off_t) -> ssize_t {
-    before_write(fd, Some(off), Src::Iov(iov, cnt));
-    positional!(fd, off, true, f::pwritev(fd, iov, cnt, off))
+    positional!(fd, off, true, f::pwritev(fd, iov, cnt, off), |number| {
+        before_write(fd, number, Some(off), Src::Iov(iov, cnt))
+    })
 }
 #[no_mangle]
 pub unsafe extern "C" fn pwritev64(
@@ -628,17 +642,21 @@ pub unsafe extern "C" fn pwritev64(
     cnt: c_int,
     off: off64_t,
 ) -> ssize_t {
-    before_write(fd, Some(off), Src::Iov(iov, cnt));
-    positional!(fd, off, true, f::pwritev64(fd, iov, cnt, off))
+    positional!(fd, off, true, f::pwritev64(fd, iov, cnt, off), |number| {
+        before_write(fd, number, Some(off), Src::Iov(iov, cnt))
+    })
 }
 
 /// preadv2/pwritev2 with offset -1 use (and move) the current position.
 macro_rules! v2 {
-    ($fd:expr, $off:expr, $write:expr, $call:expr) => {{
+    ($fd:expr, $off:expr, $write:expr, $call:expr) => {
+        v2!($fd, $off, $write, $call, |_| ())
+    };
+    ($fd:expr, $off:expr, $write:expr, $call:expr, $before:expr) => {{
         if $off == -1 {
-            sequential!($fd, $write, $call)
+            sequential!($fd, $write, $call, $before)
         } else {
-            positional!($fd, $off, $write, $call)
+            positional!($fd, $off, $write, $call, $before)
         }
     }};
 }
@@ -671,8 +689,13 @@ pub unsafe extern "C" fn pwritev2(
     off: off_t,
     flags: c_int,
 ) -> ssize_t {
-    before_write(fd, Some(off), Src::Iov(iov, cnt));
-    v2!(fd, off, true, f::pwritev2(fd, iov, cnt, off, flags))
+    v2!(
+        fd,
+        off,
+        true,
+        f::pwritev2(fd, iov, cnt, off, flags),
+        |number| before_write(fd, number, Some(off), Src::Iov(iov, cnt))
+    )
 }
 #[no_mangle]
 pub unsafe extern "C" fn pwritev64v2(
@@ -682,8 +705,13 @@ pub unsafe extern "C" fn pwritev64v2(
     off: off64_t,
     flags: c_int,
 ) -> ssize_t {
-    before_write(fd, Some(off), Src::Iov(iov, cnt));
-    v2!(fd, off, true, f::pwritev64v2(fd, iov, cnt, off, flags))
+    v2!(
+        fd,
+        off,
+        true,
+        f::pwritev64v2(fd, iov, cnt, off, flags),
+        |number| before_write(fd, number, Some(off), Src::Iov(iov, cnt))
+    )
 }
 
 // ---- syncs ---------------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 //! The undo log of a run that may be cut (`oltplab crash --engine postgres`): before a write to a
-//! file on a device whose cache can lose it proceeds, what it replaces and what it writes are
-//! appended to the log every process of the server shares; after a flush completes, its record.
+//! file on a device whose cache can lose it proceeds, what it replaces is appended to the log
+//! every process of the server shares (what it writes is in the file); after a flush completes,
+//! its record.
 //! The format and its reader are `oltplab_devmodel::undo`; the cache modes are
 //! `oltplab_devmodel::durability`'s, asked here only which devices need a record at all.
 //!
@@ -17,17 +18,17 @@ use oltplab_devmodel::{slot, slot_device, Spec};
 
 use crate::files::FileTable;
 
-/// What a data write hands over: its buffer, or its vector.
+/// How long a data write is: its buffer's length, or its vector (summed only if recorded).
 #[derive(Clone, Copy)]
 pub(crate) enum Src {
-    Buf(*const u8, usize),
+    Len(usize),
     Iov(*const iovec, c_int),
 }
 
 impl Src {
     fn len(self) -> usize {
         match self {
-            Src::Buf(_, n) => n,
+            Src::Len(n) => n,
             Src::Iov(iov, cnt) => (0..cnt.max(0) as usize)
                 // SAFETY: the caller's vector of `cnt` entries.
                 .map(|i| unsafe { (*iov.add(i)).iov_len })
@@ -94,7 +95,7 @@ impl Undo {
         let old = read_old(fd, flags, offset, len);
         let seq = files.next_seq();
         let header = write_header(seq, number, st.st_dev, st.st_ino, offset, len as u32);
-        let mut iov = vec![
+        let iov = [
             iovec {
                 iov_base: header.as_ptr() as *mut _,
                 iov_len: header.len(),
@@ -104,16 +105,6 @@ impl Undo {
                 iov_len: len,
             },
         ];
-        match src {
-            Src::Buf(p, n) => iov.push(iovec {
-                iov_base: p as *mut _,
-                iov_len: n,
-            }),
-            Src::Iov(v, cnt) => {
-                // SAFETY: the caller's vector of `cnt` entries.
-                iov.extend((0..cnt.max(0) as usize).map(|i| unsafe { *v.add(i) }))
-            }
-        }
         self.append(&iov);
     }
 

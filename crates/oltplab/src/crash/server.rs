@@ -14,7 +14,7 @@
 use std::collections::BTreeMap;
 use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -37,7 +37,7 @@ pub(super) use workloads::load;
 use workloads::{conditions, lost, read_meta, run_until_cut, spec_of, Meta};
 
 use crate::emulate::{Backing, EmulationSession, SessionConfig};
-use crate::schema::CrashStateOutcome;
+use crate::schema::{CrashStateOutcome, UndoLogSize};
 use crate::workload::target::DbSpec;
 use crate::STOP;
 
@@ -133,9 +133,29 @@ pub(super) fn one_cut(
     };
     let stop = AtomicBool::new(false);
     let interrupted = AtomicBool::new(false);
+    let cut_done = AtomicBool::new(false);
+    // Page writes the drive's cache holds now, as the undo log's follower counts them.
+    let pending = AtomicU64::new(0);
     let running = Mutex::new(Some(running));
+    let log = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&undo_log)
+        .map_err(|e| io_usage(&undo_log, "open", &e))?;
     let started = Instant::now();
-    let (acknowledged, (cut_at, into_checkpoint)) = std::thread::scope(|scope| {
+    let (acknowledged, (cut_at, into_checkpoint), follower) = std::thread::scope(|scope| {
+        // Follows the undo log through the run, giving back what no cut can need, so that the
+        // log stays about as large as the drives' caches however long the run.
+        let follower = scope.spawn(|| {
+            let mut follow = undo::Follower::new(spec, PAGE_BYTES_MIN);
+            while !cut_done.load(Ordering::SeqCst) {
+                pending.store(follow.advance(&log), Ordering::SeqCst);
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            // What the processes appended up to the kill.
+            follow.advance(&log);
+            follow
+        });
         let cutter = scope.spawn(|| {
             let wait = |until: Instant| {
                 while Instant::now() < until {
@@ -166,14 +186,10 @@ pub(super) fn one_cut(
                     // that leaves none pending is cut at the window's end.
                     let end = Instant::now() + Duration::from_secs_f64(CHECKPOINT_WINDOW_S);
                     wait(Instant::now() + into);
-                    if let Ok(log) = std::fs::File::open(&undo_log) {
-                        let mut follow = undo::Follower::new(&log, PAGE_BYTES_MIN);
-                        while Instant::now() < end
-                            && follow.advance(&log) < PAGES_PENDING
-                            && wait(Instant::now() + Duration::from_millis(1))
-                        {
-                        }
-                    }
+                    while Instant::now() < end
+                        && pending.load(Ordering::SeqCst) < PAGES_PENDING
+                        && wait(Instant::now() + Duration::from_millis(1))
+                    {}
                 }
             }
             // The driver stops first, so that no terminal retries against the dead server; a
@@ -182,14 +198,14 @@ pub(super) fn one_cut(
             if let Some(s) = running.lock().unwrap_or_else(|p| p.into_inner()).take() {
                 s.power_cut();
             }
+            cut_done.store(true, Ordering::SeqCst);
             (started.elapsed(), asked.map(|a| a.elapsed()))
         });
         let acknowledged = run_until_cut(cfg, &meta, connector.as_ref(), seed, &stop);
         stop.store(true, Ordering::SeqCst);
-        (
-            acknowledged,
-            cutter.join().expect("the cut thread does not panic"),
-        )
+        let cut = cutter.join().expect("the cut thread does not panic");
+        let follower = follower.join().expect("the log's follower does not panic");
+        (acknowledged, cut, follower)
     });
     let processes = session.processes();
     drop(session);
@@ -223,12 +239,22 @@ pub(super) fn one_cut(
             run_log.display()
         )));
     }
-    let replayed =
-        undo::replay(&undo_log, spec).map_err(|e| io_usage(&undo_log, "read the undo log", &e))?;
-    let _ = std::fs::remove_file(&undo_log);
     // Which file each slot is now: files are found by inode, so a WAL segment PostgreSQL
     // renamed for reuse is still found; one it removed is gone, and its writes with it.
     let by_inode = files_by_inode(&cluster);
+    let open = |dev: u64, ino: u64| {
+        let rel = by_inode.get(&(dev, ino))?;
+        std::fs::File::open(cluster.join(rel)).ok()
+    };
+    let undo_log_size = UndoLogSize {
+        appended_bytes: follower.read_bytes(),
+        given_back_bytes: follower.punched_bytes,
+        held_bytes: log.metadata().map_or(0, |m| m.blocks() * 512),
+    };
+    drop(log);
+    let replayed = undo::replay(&undo_log, spec, &follower.start(), &open)
+        .map_err(|e| io_usage(&undo_log, "read the undo log", &e))?;
+    let _ = std::fs::remove_file(&undo_log);
     let paths: BTreeMap<u32, PathBuf> = replayed
         .files
         .iter()
@@ -252,6 +278,7 @@ pub(super) fn one_cut(
         let mut o = check_state(cfg, kind, &state_dir, &meta, &acknowledged);
         o.check_s = checked.elapsed().as_secs_f64();
         o.cut_into_checkpoint_s = into_checkpoint.map(|d| d.as_secs_f64());
+        o.undo_log = Some(undo_log_size);
         let place = StatePlace {
             cut,
             state: k as u32,

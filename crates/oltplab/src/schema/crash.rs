@@ -114,6 +114,10 @@ pub struct CrashStateOutcome {
     /// buffer").
     #[serde(default)]
     pub pages_repaired: u32,
+    /// A server's undo log at the cut (written to, given back, still held on disk): what
+    /// keeping the crash states cost in space.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub undo_log: Option<UndoLogSize>,
     /// With `--cut-during checkpoint`: from asking for the checkpoint to the cut.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cut_into_checkpoint_s: Option<f64>,
@@ -123,6 +127,17 @@ pub struct CrashStateOutcome {
     /// Where the state was kept (unexpected, or `--keep-states`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kept: Option<String>,
+}
+
+/// `summary.states[].undo_log`: a server run's undo log (crates/devmodel/src/undo.rs).
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize)]
+pub struct UndoLogSize {
+    /// Everything the server's processes appended.
+    pub appended_bytes: u64,
+    /// Records of writes their device had made durable, punched out while the server ran.
+    pub given_back_bytes: u64,
+    /// The log's blocks on disk at the cut.
+    pub held_bytes: u64,
 }
 
 fn is_zero(n: &i64) -> bool {
