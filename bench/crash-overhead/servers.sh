@@ -26,7 +26,8 @@ duration="${DURATION:-30s}"
 warmup="${WARMUP:-5s}"
 terminals="${TERMINALS:-4}"
 mkdir -p "$out"
-(cd "$repo" && cargo build --release --locked -q -p oltplab --bin oltplab -p oltplab-shim)
+# (`--bin oltplab` would leave out the shim: a bin filter applies to every package named.)
+(cd "$repo" && cargo build --release --locked -q -p oltplab --bin oltplab && cargo build --release --locked -q -p oltplab-shim)
 oltplab="$repo/target/release/oltplab"
 work="$(mktemp -d /tmp/oltplab-bench-undo.XXXXXX)"
 # The server's own account must reach the undo log (as `oltplab crash` hands it over).

@@ -27,7 +27,7 @@ pub fn now_ns() -> u64 {
     clock_ns(libc::CLOCK_MONOTONIC)
 }
 
-fn clock_ns(clock: libc::clockid_t) -> u64 {
+pub(crate) fn clock_ns(clock: libc::clockid_t) -> u64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,

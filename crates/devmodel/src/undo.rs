@@ -30,7 +30,7 @@ use std::os::unix::fs::FileExt;
 use std::path::Path;
 
 use crate::durability::{CacheMode, CrashLog, Durability};
-use crate::emulator::slot_device;
+use crate::emulator::{clock_ns, slot_device};
 use crate::spec::Spec;
 
 pub const MAGIC: u32 = u32::from_le_bytes(*b"UNDO");
@@ -142,6 +142,8 @@ pub struct Follower {
     written: Vec<u64>,
     /// Bytes given back so far.
     pub punched_bytes: u64,
+    /// CPU time spent following (the calling thread's, summed over the calls).
+    pub cpu_ns: u64,
 }
 
 impl Follower {
@@ -160,12 +162,14 @@ impl Follower {
             held: VecDeque::new(),
             written: vec![0; n],
             punched_bytes: 0,
+            cpu_ns: 0,
         }
     }
 
     /// Reads the records appended since the last call and gives back the space of the oldest
     /// ones no cut can need; returns the writes pending. `file` must be open for writing.
     pub fn advance(&mut self, file: &File) -> u64 {
+        let cpu_from = clock_ns(libc::CLOCK_THREAD_CPUTIME_ID);
         let mut h = [0u8; HEADER_BYTES];
         while file.read_exact_at(&mut h, self.pos).is_ok() {
             let Some(r) = Header::parse(&h) else {
@@ -195,6 +199,7 @@ impl Follower {
             self.pos += HEADER_BYTES as u64 + r.body();
         }
         self.give_back(file);
+        self.cpu_ns += clock_ns(libc::CLOCK_THREAD_CPUTIME_ID).saturating_sub(cpu_from);
         self.pending
     }
 

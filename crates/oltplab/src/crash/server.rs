@@ -250,6 +250,7 @@ pub(super) fn one_cut(
         appended_bytes: follower.read_bytes(),
         given_back_bytes: follower.punched_bytes,
         held_bytes: log.metadata().map_or(0, |m| m.blocks() * 512),
+        follower_cpu_ns: follower.cpu_ns,
     };
     drop(log);
     let replayed = undo::replay(&undo_log, spec, &follower.start(), &open)

@@ -138,6 +138,8 @@ pub struct UndoLogSize {
     pub given_back_bytes: u64,
     /// The log's blocks on disk at the cut.
     pub held_bytes: u64,
+    /// CPU time oltplab's thread spent following the log and giving it back.
+    pub follower_cpu_ns: u64,
 }
 
 fn is_zero(n: &i64) -> bool {
