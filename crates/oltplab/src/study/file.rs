@@ -37,6 +37,7 @@ pub const SCENARIO: &str = "file";
 const SCALES: [&str; 5] = ["quick", "default", "s1", "paper", "test"];
 const ENGINES: [&str; 3] = ["sqlite", "postgres", "mariadb"];
 const PACINGS: [&str; 2] = ["none", "spec"];
+const MEASURES: [&str; 3] = ["s1", "profiles", "in-memory"];
 const REPEAT_MAX: u32 = 20;
 const TERMINALS_MAX: u32 = 1000;
 const DOCS: &str = "see docs/studies.md, \"Your own study: --file\"";
@@ -45,6 +46,7 @@ const DOCS: &str = "see docs/studies.md, \"Your own study: --file\"";
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct StudyFile {
+    measure: Option<Spanned<String>>,
     scale: Option<Spanned<String>>,
     repeat: Option<Spanned<u32>>,
     baseline: Option<Spanned<String>>,
@@ -149,9 +151,34 @@ impl CellPlan {
     }
 }
 
+/// What a study file measures. S1's measurement is per cell, resumable; S4's and S5's are their
+/// scenarios' (`measure = "profiles"`, `"in-memory"`), run on the file's device sets or engine.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Measure {
+    /// Each cell: device figures, a traced TPC-C run, its replays, α.
+    S1,
+    /// S4: the twelve server access profiles over queue depths, random I/O at QD 4 and one
+    /// drive's sequential I/O, on each device set; ratios against the first.
+    Profiles { sets: Vec<Spec> },
+    /// S5: disk and memory tables, update and insert, over the scale's connection counts, on
+    /// one engine, on the storage under `--data-dir`.
+    InMemory { engine: String },
+}
+
+impl Measure {
+    fn name(&self) -> &'static str {
+        match self {
+            Measure::S1 => "s1",
+            Measure::Profiles { .. } => "profiles",
+            Measure::InMemory { .. } => "in-memory",
+        }
+    }
+}
+
 /// A study file, checked and resolved into its cells; nothing has run.
 pub struct FileStudy {
     pub path: PathBuf,
+    pub measure: Measure,
     text: String,
     pub scale: Scale,
     pub repeat: u32,
@@ -175,6 +202,12 @@ pub fn load(path: &Path) -> Result<FileStudy> {
 pub(super) fn parse(path: &Path, text: &str) -> Result<FileStudy> {
     let src = Source { path, text };
     let file: StudyFile = toml::from_str(text).map_err(|e| src.parse_error(&e))?;
+    if let Some(m) = &file.measure {
+        let measure = one_of(&src, "measure", m, &MEASURES)?;
+        if measure != "s1" {
+            return scenario_file(&src, &file, &measure);
+        }
+    }
 
     let scale_name = match &file.scale {
         Some(s) => one_of(&src, "scale", s, &SCALES)?,
@@ -378,12 +411,130 @@ pub(super) fn parse(path: &Path, text: &str) -> Result<FileStudy> {
     };
     Ok(FileStudy {
         path: path.to_path_buf(),
+        measure: Measure::S1,
         text: text.to_string(),
         scale: base_scale,
         repeat,
         baseline,
         engines,
         cells,
+    })
+}
+
+/// A file of S4's or S5's measurement (`measure = "profiles"` or `"in-memory"`): the keys that
+/// measurement takes, checked as S1's are; every other key is refused, naming its line.
+fn scenario_file(src: &Source, file: &StudyFile, measure: &str) -> Result<FileStudy> {
+    let profiles = measure == "profiles";
+    let mut unused = vec![
+        ("layouts", file.layouts.as_ref().map(Spanned::span)),
+        ("terminals", file.terminals.as_ref().map(Spanned::span)),
+        ("pacing", file.pacing.as_ref().map(Spanned::span)),
+        ("repeat", file.repeat.as_ref().map(Spanned::span)),
+        ("[[cell]]", file.cell.first().map(Spanned::span)),
+    ];
+    if profiles {
+        unused.push(("[[engines]]", file.engines.first().map(Spanned::span)));
+    } else {
+        unused.push(("devices", file.devices.as_ref().map(Spanned::span)));
+        unused.push(("baseline", file.baseline.as_ref().map(Spanned::span)));
+    }
+    for (key, at) in unused {
+        if let Some(at) = at {
+            let why = if profiles {
+                "S4's measurement takes devices (two or more sets), scale and baseline"
+            } else {
+                "S5's measurement takes one [[engines]] entry and scale, and runs on the storage under --data-dir"
+            };
+            return Err(src.error(
+                at,
+                format!("{key} does not belong to measure = \"{measure}\": {why}; drop it"),
+            ));
+        }
+    }
+    let scales: &[&str] = if profiles {
+        &["quick", "default", "paper", "test"]
+    } else {
+        &["quick", "default", "paper"]
+    };
+    let scale = match &file.scale {
+        Some(s) => one_of(src, "scale", s, scales)?,
+        None => "default".to_string(),
+    };
+    let (measure, engines, baseline) = if profiles {
+        let Some(devices) = &file.devices else {
+            return Err(Error::usage(format!(
+                "{} measures S4's profiles but names no devices: add devices = [\"raid5(4,hdd-15k)\", \"raid5(4,sas-ssd-2012)\"]; {DOCS}",
+                src.path.display()
+            )));
+        };
+        let mut sets: Vec<Spec> = Vec::new();
+        for d in devices.get_ref() {
+            let spec = device(src, "devices", d)?;
+            if spec.is_layout() || spec.is_host() {
+                return Err(src.error(
+                    d.span(),
+                    format!("devices: \"{}\" is not an emulated device set: S4's measurement runs the profiles on one emulated device spec each, e.g. raid5(4,hdd-15k)", d.get_ref()),
+                ));
+            }
+            if sets.iter().any(|s| s.name() == spec.name()) {
+                return Err(src.error(
+                    d.span(),
+                    format!(
+                        "devices: \"{}\" is listed twice: give each device set once",
+                        d.get_ref()
+                    ),
+                ));
+            }
+            sets.push(spec);
+        }
+        if sets.len() < 2 {
+            return Err(src.error(
+                devices.span(),
+                "devices: S4's measurement compares two or more device sets: add a second, e.g. \"raid5(4,sas-ssd-2012)\"",
+            ));
+        }
+        // The profiles' ratios are against the first set.
+        let first = file_name(&sets[0].name());
+        if let Some(b) = &file.baseline {
+            let named = parse_spec(b.get_ref())
+                .map(|s| file_name(&s.name()))
+                .unwrap_or_else(|_| file_name(b.get_ref()));
+            if named != first {
+                return Err(src.error(
+                    b.span(),
+                    format!("baseline = \"{}\": S4's ratios are against the first device set ({first}): list the baseline first, or drop the key", b.get_ref()),
+                ));
+            }
+        }
+        (Measure::Profiles { sets }, Vec::new(), Some(first))
+    } else {
+        let engines = engines(src, &file.engines)?;
+        if file.engines.len() > 1 {
+            return Err(src.error(
+                file.engines[1].span(),
+                "S5's measurement runs on one engine: give one [[engines]] entry (a study file per engine)",
+            ));
+        }
+        // The table kinds differ in what a commit waits for; the engine's own settings are
+        // what S5 compares, reported with each run (docs/orders.md).
+        if let Some(s) = engines[0].setting_spans.first() {
+            return Err(src.error(
+                s.clone(),
+                "server_settings: S5's measurement runs its engine as shipped and reports its commit setting: drop them",
+            ));
+        }
+        let engine = engines[0].engine.clone();
+        (Measure::InMemory { engine }, engines, None)
+    };
+    Ok(FileStudy {
+        path: src.path.to_path_buf(),
+        measure,
+        text: src.text.to_string(),
+        scale: Scale::named(&scale),
+        repeat: 1,
+        baseline,
+        engines,
+        cells: Vec::new(),
     })
 }
 
@@ -726,6 +877,9 @@ pub fn run(args: &StudyArgs) -> Result<()> {
         }
     }
     let study = load(&path)?;
+    if study.measure != Measure::S1 {
+        return run_scenario(&study, args);
+    }
     let done_before = args
         .resume
         .as_deref()
@@ -940,6 +1094,149 @@ pub fn run(args: &StudyArgs) -> Result<()> {
         return Err(Error::Interrupted);
     }
     Ok(())
+}
+
+/// A file of S4's or S5's measurement: its plan (`--dry-run`), or the scenario's own run on the
+/// file's device sets or engine, which writes the scenario's result.
+fn run_scenario(study: &FileStudy, args: &StudyArgs) -> Result<()> {
+    let measure = study.measure.name();
+    if args.resume.is_some() {
+        return Err(Error::usage(format!(
+            "--resume runs the cells a measure = \"s1\" study has not finished; {} measures \"{measure}\", whose study reruns from its start: drop --resume and give --out DIR",
+            study.path.display()
+        )));
+    }
+    if args.dry_run {
+        print_scenario_plan(study);
+        return Ok(());
+    }
+    let devices = match &study.measure {
+        Measure::Profiles { sets } => sets.iter().map(Spec::name).collect::<Vec<_>>().join(","),
+        _ => super::DEFAULT_DEVICES.to_string(),
+    };
+    let engine = match &study.measure {
+        Measure::InMemory { engine } => engine.clone(),
+        _ => "sqlite".to_string(),
+    };
+    output::note!(
+        "oltplab study --file {}: measure = \"{measure}\", the {measure} scenario's measurement",
+        study.path.display()
+    );
+    let scenario = StudyArgs {
+        engine,
+        devices,
+        scale: study.scale.name.clone(),
+        pacing: "none".into(),
+        workload: "tpcc".into(),
+        scenario: measure.into(),
+        out: args.out.clone(),
+        data_dir: args.data_dir.clone(),
+        json: args.json.clone(),
+        repeat: 1,
+        force: args.force,
+        file: None,
+        dry_run: false,
+        server_setting: Vec::new(),
+        resume: None,
+    };
+    match &study.measure {
+        Measure::Profiles { .. } => super::profiles::run(&scenario),
+        _ => super::in_memory::run(&scenario),
+    }
+}
+
+/// `--dry-run` of S4's or S5's measurement: what runs, in order, and an estimate where the scale
+/// sets the time.
+fn print_scenario_plan(study: &FileStudy) {
+    match &study.measure {
+        Measure::Profiles { sets } => {
+            let scale = super::profiles::Scale::named(&study.scale.name)
+                .expect("the file's scale was checked against the profiles' scales");
+            let qds = crate::device::config::parse_sweep(scale.qd_sweep).unwrap_or_default();
+            // Each point also spends up to a quarter of a second beyond its ramp and runtime
+            // (docs/studies.md, S4).
+            let point_s = scale.ramp_s + scale.runtime_s + 0.25;
+            output::say!(
+                "{}: S4's measurement (measure = \"profiles\") on {} device sets at scale {} ({} profiles at QD {}, {} s + {} s warm-up per point), baseline {}",
+                study.path.display(),
+                sets.len(),
+                scale.name,
+                super::profiles::S4_PROFILES.len(),
+                qds.iter().map(u32::to_string).collect::<Vec<_>>().join(","),
+                scale.runtime_s,
+                scale.ramp_s,
+                study.baseline.as_deref().unwrap_or("none")
+            );
+            let mut drives: Vec<String> = Vec::new();
+            let mut total_s = 0.0;
+            for (i, set) in sets.iter().enumerate() {
+                let drive = super::profiles::drive_of(set).name();
+                // A drive is measured once, for the first set that has it.
+                let drive_points = if drives.contains(&drive) { 0 } else { 4 };
+                drives.push(drive.clone());
+                let points = super::profiles::S4_PROFILES.len() * qds.len() + 4 + drive_points;
+                let est = points as f64 * point_s;
+                total_s += est;
+                output::say!(
+                    "{:>3}. {}  {} points (profiles, random at QD 4{}{})  ~{}",
+                    i + 1,
+                    file_name(&set.name()),
+                    points,
+                    if drive_points > 0 { ", drive " } else { "" },
+                    if drive_points > 0 { drive.as_str() } else { "" },
+                    duration(est)
+                );
+            }
+            output::say!(
+                "estimate: ~{} for the {} sets; nothing was run",
+                duration(total_s),
+                sets.len()
+            );
+        }
+        Measure::InMemory { engine } => {
+            let scale = super::in_memory::Scale::named(&study.scale.name);
+            let connections = scale
+                .connections
+                .iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(",");
+            let work = match scale.tx_per_point {
+                Some(n) => format!(
+                    "{} transactions per connection count",
+                    format_count(n as f64)
+                ),
+                None => format!(
+                    "{} transactions per connection",
+                    format_count(scale.tx_per_connection as f64)
+                ),
+            };
+            output::say!(
+                "{}: S5's measurement (measure = \"in-memory\") on {engine} at scale {}: connections {connections}, {work}",
+                study.path.display(),
+                scale.name
+            );
+            let mut i = 0;
+            for tables in ["disk", "memory"] {
+                for mode in ["update", "insert"] {
+                    i += 1;
+                    output::say!(
+                        "{i:>3}. {tables}-{mode}  {tables} tables, {mode}, {} connection counts{}",
+                        scale.connections.len(),
+                        if mode == "update" {
+                            ", after its load"
+                        } else {
+                            ""
+                        }
+                    );
+                }
+            }
+            output::say!(
+                "estimate: none from the scale: each point is a fixed amount of work, and its time is what S5 measures; nothing was run"
+            );
+        }
+        Measure::S1 => unreachable!("S1's plan is print_plan"),
+    }
 }
 
 /// A cell stopped by Ctrl-C left its partial traces (`<id>.trace`, `<id>-r<n>.trace`); its rerun
@@ -1338,6 +1635,44 @@ mod tests {
         }
     }
 
+    /// studies/s4.toml is `--scenario profiles`'s two sets in order (the first the baseline), and
+    /// studies/s5.toml the in-memory scenario on SQLite; both at the quick scale.
+    #[test]
+    fn the_shipped_s4_and_s5_files_are_their_scenarios() {
+        let s4 = parse(
+            Path::new("studies/s4.toml"),
+            include_str!("../../../../studies/s4.toml"),
+        )
+        .unwrap();
+        let Measure::Profiles { sets } = &s4.measure else {
+            panic!("s4.toml measures {:?}", s4.measure)
+        };
+        let scenario: Vec<String> = split_devices(super::super::profiles::DEFAULT_SETS)
+            .unwrap()
+            .iter()
+            .map(|t| parse_spec(t).unwrap().name())
+            .collect();
+        assert_eq!(sets.iter().map(Spec::name).collect::<Vec<_>>(), scenario);
+        assert_eq!(s4.scale.name, "quick");
+        assert_eq!(
+            s4.baseline.as_deref(),
+            Some(file_name(&scenario[0]).as_str())
+        );
+        let s5 = parse(
+            Path::new("studies/s5.toml"),
+            include_str!("../../../../studies/s5.toml"),
+        )
+        .unwrap();
+        assert_eq!(
+            s5.measure,
+            Measure::InMemory {
+                engine: "sqlite".into()
+            }
+        );
+        assert_eq!(s5.scale.name, "quick");
+        assert!(s5.cells.is_empty());
+    }
+
     #[test]
     fn errors_name_the_line_and_the_key() {
         let cases = [
@@ -1357,6 +1692,17 @@ mod tests {
             ("scale = \"test\"\n[[cell]]\ndevice = \"hdd-10k\"\nlayout = \"data=hdd-10k,log=nvme-gen4\"\n", "line 4", "layout"),
             ("scale = \"test\"\n[[cell]]\nterminals = 2\n", "line 2", "layout"),
             ("layouts = [\"data=hdd-10k,log=nvme-gen4\"]\n[[cell]]\ndevice = \"hdd-10k\"\n", "line 1", "layouts"),
+            // S4's and S5's measurements: the keys they do not take, and their own checks.
+            ("measure = \"profile\"\n", "line 1", "measure"),
+            ("measure = \"profiles\"\ndevices = [\"hdd-15k\", \"ssd\"]\nterminals = [4]\n", "line 3", "terminals"),
+            ("measure = \"profiles\"\ndevices = [\"hdd-15k\", \"host\"]\n", "line 2", "host"),
+            ("measure = \"profiles\"\ndevices = [\"hdd-15k\", \"data=hdd-15k,log=nvme-gen4\"]\n", "line 2", "devices"),
+            ("measure = \"profiles\"\ndevices = [\"hdd-15k\", \"nvme-gen4\"]\nbaseline = \"nvme-gen4\"\n", "line 3", "baseline"),
+            ("measure = \"profiles\"\nscale = \"s1\"\ndevices = [\"hdd-15k\", \"nvme-gen4\"]\n", "line 2", "scale"),
+            ("measure = \"profiles\"\ndevices = [\"hdd-15k\", \"nvme-gen4\"]\n[[engines]]\nengine = \"sqlite\"\n", "line 3", "[[engines]]"),
+            ("measure = \"in-memory\"\ndevices = [\"hdd-15k\"]\n", "line 2", "devices"),
+            ("measure = \"in-memory\"\n[[engines]]\nengine = \"sqlite\"\n[[engines]]\nengine = \"postgres\"\n", "line 4", "one engine"),
+            ("measure = \"in-memory\"\n[[engines]]\nengine = \"postgres\"\nserver_settings = [\"fsync=off\"]\n", "line 4", "server_settings"),
         ];
         for (text, line, key) in cases {
             let e = parse_text(text)

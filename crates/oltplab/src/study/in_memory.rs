@@ -37,7 +37,7 @@ pub struct Scale {
 }
 
 impl Scale {
-    fn named(name: &str) -> Scale {
+    pub(super) fn named(name: &str) -> Scale {
         let (connections, tx, warmup, customers): (&[u32], u64, u64, u32) = match name {
             "quick" => (&[10, 50, 100], 20, 2, 2_000),
             // S5: 100 to 2,000 connections, 10,000 transactions each.
@@ -169,6 +169,9 @@ pub fn run(args: &StudyArgs) -> Result<()> {
         },
         scale.warmup_tx_per_connection,
         out.display()
+    );
+    output::note!(
+        "(S5's sweeps as a study file: studies/s5.toml, printed with this scale and engine by `oltplab study --scenario in-memory --dry-run`)"
     );
     'variants: for tables in [Tables::Disk, Tables::Memory] {
         // Update first: it leaves the row counts as they are, so insert starts from the same data.

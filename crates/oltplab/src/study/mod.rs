@@ -114,7 +114,8 @@ pub struct StudyArgs {
     pub file: Option<PathBuf>,
 
     /// With --file: list the cells in order with an estimate of their time, and run nothing;
-    /// with --scenario s1, cache-tiers or placement: print the scenario as a study file
+    /// with --scenario s1, cache-tiers, placement, profiles or in-memory: print the scenario as a
+    /// study file
     #[arg(long)]
     pub dry_run: bool,
 
@@ -442,7 +443,7 @@ pub fn run(args: StudyArgs) -> Result<()> {
 }
 
 /// The shipped study files of the reference studies that a study file can express.
-const SHIPPED_FILES: [(&str, &str, &str); 3] = [
+const SHIPPED_FILES: [(&str, &str, &str); 5] = [
     (
         "s1",
         "studies/s1.toml",
@@ -458,6 +459,16 @@ const SHIPPED_FILES: [(&str, &str, &str); 3] = [
         "studies/s3.toml",
         include_str!("../../../../studies/s3.toml"),
     ),
+    (
+        "profiles",
+        "studies/s4.toml",
+        include_str!("../../../../studies/s4.toml"),
+    ),
+    (
+        "in-memory",
+        "studies/s5.toml",
+        include_str!("../../../../studies/s5.toml"),
+    ),
 ];
 
 /// `--scenario NAME --dry-run`: the scenario's cells as a study file, its scale and engine as
@@ -465,7 +476,7 @@ const SHIPPED_FILES: [(&str, &str, &str); 3] = [
 fn equivalent_file(args: &StudyArgs) -> Result<String> {
     let Some((_, path, text)) = SHIPPED_FILES.iter().find(|(s, ..)| *s == args.scenario) else {
         return Err(Error::usage(format!(
-            "--dry-run prints the study file of the s1, cache-tiers and placement scenarios or lists a study file's cells; the {} scenario has no study file yet: drop --dry-run, or add --file FILE",
+            "--dry-run prints the study file of the s1, cache-tiers, placement, profiles and in-memory scenarios or lists a study file's cells; the {} scenario has no study file yet: drop --dry-run, or add --file FILE",
             args.scenario
         )));
     };
@@ -484,6 +495,9 @@ fn equivalent_file(args: &StudyArgs) -> Result<String> {
     }
     if !args.server_setting.is_empty() {
         fixed.push("--server-setting (give server_settings in the file's [[engines]])");
+    }
+    if args.scenario == "profiles" && args.engine != "sqlite" {
+        fixed.push("--engine (the profiles scenario runs no database)");
     }
     if !fixed.is_empty() {
         return Err(Error::usage(format!(
@@ -508,7 +522,15 @@ fn equivalent_file(args: &StudyArgs) -> Result<String> {
             out.push('\n');
         }
     }
-    Ok(out.trim_end().to_string())
+    let out = out.trim_end().to_string();
+    // A scale the scenario does not run (profiles at s1) is refused as the file would refuse it.
+    file::parse(Path::new("the printed file"), &out).map_err(|e| {
+        Error::usage(format!(
+            "--scenario {} --scale {} --engine {} --dry-run: {e}",
+            args.scenario, args.scale, args.engine
+        ))
+    })?;
+    Ok(out)
 }
 
 /// Splits the device list at top-level commas: `raid5(4,hdd-15k),host` is two devices.

@@ -72,7 +72,7 @@ pub struct Scale {
 }
 
 impl Scale {
-    fn named(name: &str) -> Result<Scale> {
+    pub(super) fn named(name: &str) -> Result<Scale> {
         let (runtime_s, ramp_s, size_bytes) = match name {
             // 224 points in all: 139 s on two cores (each point also spends up to 0.25 s
             // beyond its ramp and runtime: the progress ticker's beat, draining its queue).
@@ -234,6 +234,11 @@ pub fn run(args: &StudyArgs) -> Result<()> {
         format_bytes(scale.size_bytes),
         out.display()
     );
+    if args.devices == DEFAULT_DEVICES {
+        output::note!(
+            "(S4's sets as a study file: studies/s4.toml, printed with this scale by `oltplab study --scenario profiles --dry-run`)"
+        );
+    }
     let started = Instant::now();
     let mut drives_done: Vec<String> = Vec::new();
     for (i, spec) in specs.iter().enumerate() {
