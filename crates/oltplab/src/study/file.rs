@@ -983,24 +983,14 @@ pub fn run(args: &StudyArgs) -> Result<()> {
         // A device is measured once: its figures do not depend on the engine or the load. A
         // layout's are its data device's (`oltplab device` has no log or tables to place).
         let probe = probed_device(&cell.spec);
-        let measured = match device_known(&results, &probe.name()) {
+        let device = match device_known(&results, &probe.name()) {
             Some(device) => {
                 output::note!(
                     "  device: {} measured for an earlier cell ({} IOPS at QD 32)",
                     cell.axes.device,
                     format_count(device.1)
                 );
-                study_runs(
-                    &cell.spec,
-                    &cell.id,
-                    device,
-                    &cell.scale,
-                    study.repeat,
-                    database,
-                    &args.data_dir,
-                    &out,
-                    &mut warnings,
-                )
+                Ok(device)
             }
             None => {
                 output::note!(
@@ -1011,24 +1001,23 @@ pub fn run(args: &StudyArgs) -> Result<()> {
                         String::new()
                     }
                 );
-                device_figures(&probe, &cell.id, &cell.scale, &args.data_dir, &out).and_then(
-                    |device| {
-                        super::interrupted()?;
-                        study_runs(
-                            &cell.spec,
-                            &cell.id,
-                            device,
-                            &cell.scale,
-                            study.repeat,
-                            database,
-                            &args.data_dir,
-                            &out,
-                            &mut warnings,
-                        )
-                    },
-                )
+                device_figures(&probe, &cell.id, &cell.scale, &args.data_dir, &out)
+                    .and_then(|device| super::interrupted().map(|()| device))
             }
         };
+        let measured = device.and_then(|device| {
+            study_runs(
+                &cell.spec,
+                &cell.id,
+                device,
+                &cell.scale,
+                study.repeat,
+                database,
+                &args.data_dir,
+                &out,
+                &mut warnings,
+            )
+        });
         // A cell stopped by Ctrl-C is not finished, even if some repetitions were: it reruns.
         let figures = match measured {
             Ok(_) | Err(Error::Interrupted) if STOP.load(Ordering::Relaxed) => {
@@ -1083,17 +1072,15 @@ pub fn run(args: &StudyArgs) -> Result<()> {
         interrupted,
         ran,
     );
-    save(&doc, &out, args.json.as_deref())?;
-    write_report(&doc, &out)?;
-    print_cells(&doc.summary, &out);
-    if interrupted {
-        output::note!(
-            "\nto finish the study: oltplab study --resume {}",
-            out.display()
-        );
-        return Err(Error::Interrupted);
-    }
-    Ok(())
+    super::end(doc, &out, args.json.as_deref(), |s| {
+        print_cells(s, &out);
+        if s.interrupted {
+            output::note!(
+                "\nto finish the study: oltplab study --resume {}",
+                out.display()
+            );
+        }
+    })
 }
 
 /// A file of S4's or S5's measurement: its plan (`--dry-run`), or the scenario's own run on the

@@ -244,23 +244,24 @@ pub fn run(args: &StudyArgs) -> Result<()> {
             super::save(&doc, &out, args.json.as_deref())?;
         }
     }
-    doc.summary.interrupted = STOP.load(Ordering::Relaxed);
-    if doc.summary.interrupted {
-        doc.warnings.push(Warning::new(
+    let stopped = |s: &StudySummary| {
+        Warning::new(
             WarningKind::Interrupted,
             format!(
                 "Ctrl-C stopped the study after {} of 4 sweeps; results.json holds those",
-                doc.summary.runs.len()
+                s.runs.len()
             ),
-        ));
+        )
+    };
+    super::finish(doc, &out, args.json.as_deref(), stopped, |s| {
+        print_table(s, &out)
+    })
+}
+
+impl super::Stoppable for StudySummary {
+    fn interrupted(&mut self) -> &mut bool {
+        &mut self.interrupted
     }
-    super::save(&doc, &out, args.json.as_deref())?;
-    super::write_report(&doc, &out)?;
-    print_table(&doc.summary, &out);
-    if doc.summary.interrupted {
-        return Err(Error::Interrupted);
-    }
-    Ok(())
 }
 
 /// The study's figures of one run's summary.

@@ -419,27 +419,21 @@ pub fn run(args: StudyArgs) -> Result<()> {
         add_ratios(&mut doc.summary);
         save(&doc, &out, args.json.as_deref())?;
     }
-    doc.summary.interrupted = STOP.load(Ordering::Relaxed);
-    if doc.summary.interrupted {
-        warn(
-            &mut doc.warnings,
-            Warning::new(
-                WarningKind::Interrupted,
-                format!(
-                    "Ctrl-C stopped the study after {} of {} devices; results.json holds those",
-                    doc.summary.devices.len(),
-                    specs.len()
-                ),
+    let json = args.json.as_deref();
+    let stopped = |s: &StudySummary| {
+        let w = Warning::new(
+            WarningKind::Interrupted,
+            format!(
+                "Ctrl-C stopped the study after {} of {} devices; results.json holds those",
+                s.devices.len(),
+                specs.len()
             ),
         );
-    }
-    save(&doc, &out, args.json.as_deref())?;
-    write_report(&doc, &out)?;
-    print_table(&doc.summary, &out);
-    if doc.summary.interrupted {
-        return Err(Error::Interrupted);
-    }
-    Ok(())
+        // S1 says it at once, as its other warnings.
+        output::print_warnings(std::slice::from_ref(&w));
+        w
+    };
+    finish(doc, &out, json, stopped, |s| print_table(s, &out))
 }
 
 /// The shipped study files of the reference studies that a study file can express.
@@ -956,6 +950,70 @@ fn run_and_replay(
         figures.explanation
     );
     Ok(figures)
+}
+
+/// A study's summary, which says whether Ctrl-C cut the study short.
+trait Stoppable {
+    fn interrupted(&mut self) -> &mut bool;
+}
+
+impl Stoppable for StudySummary {
+    fn interrupted(&mut self) -> &mut bool {
+        &mut self.interrupted
+    }
+}
+
+impl Stoppable for crate::schema::StorageStudySummary {
+    fn interrupted(&mut self) -> &mut bool {
+        &mut self.interrupted
+    }
+}
+
+impl Stoppable for crate::schema::ClusterStudySummary {
+    fn interrupted(&mut self) -> &mut bool {
+        &mut self.interrupted
+    }
+}
+
+impl Stoppable for crate::schema::ProfilesSummary {
+    fn interrupted(&mut self) -> &mut bool {
+        &mut self.interrupted
+    }
+}
+
+/// How every scenario ends: its summary says whether Ctrl-C stopped it, with the warning
+/// `stopped` gives then (what it holds), and [`end`] writes and prints it a last time.
+fn finish<S: Serialize + Stoppable>(
+    mut doc: ResultDoc<S, Value>,
+    out: &Path,
+    json: Option<&Path>,
+    stopped: impl FnOnce(&S) -> Warning,
+    table: impl FnOnce(&S),
+) -> Result<()> {
+    let interrupted = STOP.load(Ordering::Relaxed);
+    *doc.summary.interrupted() = interrupted;
+    if interrupted {
+        let w = stopped(&doc.summary);
+        doc.warnings.push(w);
+    }
+    end(doc, out, json, table)
+}
+
+/// `results.json` (and `--json`) and `report.html` written a last time, `table` printing the
+/// figures, and a stopped study ending as interrupted, so that its exit code says so.
+fn end<S: Serialize + Stoppable>(
+    mut doc: ResultDoc<S, Value>,
+    out: &Path,
+    json: Option<&Path>,
+    table: impl FnOnce(&S),
+) -> Result<()> {
+    save(&doc, out, json)?;
+    write_report(&doc, out)?;
+    table(&doc.summary);
+    if *doc.summary.interrupted() {
+        return Err(Error::Interrupted);
+    }
+    Ok(())
 }
 
 /// A warning of the study itself (the runs print their own): printed now, kept in the result.

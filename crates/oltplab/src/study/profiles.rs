@@ -348,24 +348,19 @@ pub fn run(args: &StudyArgs) -> Result<()> {
             break;
         }
     }
-    doc.summary.interrupted = STOP.load(Ordering::Relaxed);
-    if doc.summary.interrupted {
-        doc.warnings.push(Warning::new(
+    let stopped = |s: &ProfilesSummary| {
+        Warning::new(
             WarningKind::Interrupted,
             format!(
                 "Ctrl-C stopped the study after {} of {} device sets; results.json holds what was measured",
-                doc.summary.sets.len(),
+                s.sets.len(),
                 specs.len()
             ),
-        ));
-    }
-    super::save(&doc, &out, args.json.as_deref())?;
-    super::write_report(&doc, &out)?;
-    print_table(&doc.summary, &out, started.elapsed());
-    if doc.summary.interrupted {
-        return Err(Error::Interrupted);
-    }
-    Ok(())
+        )
+    };
+    super::finish(doc, &out, args.json.as_deref(), stopped, |s| {
+        print_table(s, &out, started.elapsed())
+    })
 }
 
 /// `oltplab device` in-process on the emulated `spec`, with a RAM backing; returns the measured

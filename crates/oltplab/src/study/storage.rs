@@ -240,24 +240,19 @@ pub fn run(args: &StudyArgs) -> Result<()> {
         }
         save(&doc, &out, args.json.as_deref())?;
     }
-    doc.summary.interrupted = STOP.load(Ordering::Relaxed);
-    if doc.summary.interrupted {
-        doc.warnings.push(Warning::new(
+    let stopped = |s: &StorageStudySummary| {
+        Warning::new(
             WarningKind::Interrupted,
             format!(
                 "Ctrl-C stopped the study after {} of {count} configurations; results.json holds those",
-                doc.summary.configs.len()
+                s.configs.len()
             ),
-        ));
-    }
-    save(&doc, &out, args.json.as_deref())?;
-    super::write_report(&doc, &out)?;
-    print_table(&doc.summary);
-    output::say!("results: {}", out.display());
-    if doc.summary.interrupted {
-        return Err(Error::Interrupted);
-    }
-    Ok(())
+        )
+    };
+    super::finish(doc, &out, args.json.as_deref(), stopped, |s| {
+        print_table(s);
+        output::say!("results: {}", out.display());
+    })
 }
 
 /// S3's four configurations of a slow device and a flash device, in S3's order.
