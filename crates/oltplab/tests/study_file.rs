@@ -416,32 +416,34 @@ fn interrupted_study_resumes_only_the_stopped_and_new_cells_and_reports_every_ce
 
 /// Two layouts of one disk and one flash card, end to end on SQLite: each cell runs on its layout
 /// (the log, or the stock table, on the flash), its device figures are the data disk's (measured
-/// once), its ratios are against the baseline layout, and the report charts along `--by layout`.
+/// once), its ratios are against the baseline layout, and the report charts along `--by layout`,
+/// the named layout labelled by its name.
 #[test]
 fn a_two_layout_sqlite_study_runs_each_cell_on_its_layout_and_reports_by_layout() {
     let dir = scratch("layouts");
     let res = dir.join("res");
     std::fs::write(
         dir.join("two.toml"),
-        "scale = \"test\"\nlayouts = [\"data=hdd-15k,log=pcie-flash-2012\", \"data=hdd-15k,table:stock=pcie-flash-2012\"]\n",
+        "scale = \"test\"\nlayouts = [{ name = \"log-on-flash\", spec = \"data=hdd-15k,log=pcie-flash-2012\" }, \"data=hdd-15k,table:stock=pcie-flash-2012\"]\n",
     )
     .unwrap();
     let out = oltplab(&dir, &["study", "--file", "two.toml", "--out", "res"]);
     assert_ok(&out);
     let doc = json(&res.join("results.json"));
-    assert_eq!(
-        doc["summary"]["baseline"],
-        "data_hdd-15k_log_pcie-flash-2012"
-    );
+    assert_eq!(doc["summary"]["baseline"], "log-on-flash");
     let cells = doc["summary"]["cells"].as_array().unwrap();
     let ids: Vec<&str> = cells.iter().map(|c| c["id"].as_str().unwrap()).collect();
     assert_eq!(
         ids,
         [
-            "sqlite_data_hdd-15k_log_pcie-flash-2012_t2",
+            "sqlite_log-on-flash_t2",
             "sqlite_data_hdd-15k_table_stock_pcie-flash-2012_t2"
         ]
     );
+    // The name is the cell's label; its spec stays the device.
+    assert_eq!(cells[0]["label"], "log-on-flash");
+    assert_eq!(cells[0]["device"], "data=hdd-15k,log=pcie-flash-2012");
+    assert!(cells[1].get("label").is_none(), "{}", cells[1]);
     let fig = |c: &Value, f: &str| c["figures"][f].as_f64().unwrap_or(0.0);
     for c in cells {
         assert_eq!(c["randread16k_device"], "hdd-15k");
@@ -505,6 +507,9 @@ fn a_two_layout_sqlite_study_runs_each_cell_on_its_layout_and_reports_by_layout(
     for id in ids {
         assert!(report.contains(id), "{id} missing from the report");
     }
+    // The charts label the named layout by its name, the other by its spec.
+    assert!(report.contains("<title>log-on-flash</title>"), "no label");
+    assert!(report.contains("<title>data=hdd-15k,table:stock=pcie-flash-2012</title>"));
     let out = oltplab(&dir, &["report", "res", "--by", "layout,device"]);
     assert_one_line_usage_error(&out, "one axis");
     std::fs::remove_dir_all(&dir).unwrap();

@@ -84,7 +84,11 @@ impl CellAxis {
     /// The cell's value on this axis, as shown.
     fn value(self, c: &Value) -> String {
         match self {
-            CellAxis::Device | CellAxis::Layout => text(c, "/device"),
+            // The short name the study file gave the device or layout, else its spec.
+            CellAxis::Device | CellAxis::Layout => match text(c, "/label") {
+                label if label.is_empty() => text(c, "/device"),
+                label => label,
+            },
             CellAxis::Engine => text(c, "/engine_name"),
             CellAxis::Terminals => text(c, "/terminals"),
             CellAxis::Pacing => text(c, "/pacing"),
@@ -491,4 +495,20 @@ pub fn section(doc: &Doc, index: usize, charts: bool, by: Option<&[CellAxis]>) -
     common::warnings(&mut s, doc);
     common::context(&mut s, &[doc]);
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A named device or layout is charted by its name, the others by their spec.
+    #[test]
+    fn the_storage_axis_shows_a_cells_short_name() {
+        let named =
+            serde_json::json!({"device": "data=hdd-10k,log=nvme-gen4", "label": "log-flash"});
+        let plain = serde_json::json!({"device": "data=hdd-10k,log=nvme-gen4"});
+        assert_eq!(CellAxis::Layout.value(&named), "log-flash");
+        assert_eq!(CellAxis::Device.value(&named), "log-flash");
+        assert_eq!(CellAxis::Layout.value(&plain), "data=hdd-10k,log=nvme-gen4");
+    }
 }

@@ -177,8 +177,13 @@ pub struct CellAxes {
     pub server_settings: Vec<String>,
     /// The device spec, as resolved.
     pub device: String,
-    /// The spec as a file name: what `summary.baseline` names.
+    /// The spec as a file name, or the short name the file gave it: what `summary.baseline`
+    /// names.
     pub device_name: String,
+    /// The short name the study file gave the device or layout (`{ name = "…", spec = "…" }`):
+    /// the report's label for it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
     pub terminals: u32,
     /// none or spec.
     pub pacing: String,

@@ -50,8 +50,8 @@ struct StudyFile {
     scale: Option<Spanned<String>>,
     repeat: Option<Spanned<u32>>,
     baseline: Option<Spanned<String>>,
-    devices: Option<Spanned<Vec<Spanned<String>>>>,
-    layouts: Option<Spanned<Vec<Spanned<String>>>>,
+    devices: Option<Spanned<Vec<Spanned<Entry>>>>,
+    layouts: Option<Spanned<Vec<Spanned<Entry>>>>,
     terminals: Option<Spanned<Vec<Spanned<u32>>>>,
     pacing: Option<Spanned<Vec<Spanned<String>>>>,
     #[serde(default)]
@@ -70,12 +70,63 @@ struct EngineEntry {
     server_settings: Vec<Spanned<String>>,
 }
 
+/// A `devices` or `layouts` entry: a spec, or `{ name = "…", spec = "…" }`, whose short name
+/// then stands for the spec in the cell's id, the baseline and the report's labels.
+struct Entry {
+    name: Option<String>,
+    spec: String,
+}
+
+impl<'de> Deserialize<'de> for Entry {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = Entry;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a spec, or a table { name = \"…\", spec = \"…\" }")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> std::result::Result<Entry, E> {
+                Ok(Entry {
+                    name: None,
+                    spec: v.to_string(),
+                })
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> std::result::Result<Entry, A::Error> {
+                #[derive(Deserialize)]
+                #[serde(deny_unknown_fields)]
+                struct Named {
+                    name: String,
+                    spec: String,
+                }
+                let n = Named::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
+                Ok(Entry {
+                    name: Some(n.name),
+                    spec: n.spec,
+                })
+            }
+        }
+        d.deserialize_any(Visitor)
+    }
+}
+
+/// A cell's storage as resolved: its spec, and the short name the file gave it.
+#[derive(Clone)]
+struct Storage {
+    spec: Spec,
+    name: Option<String>,
+}
+
 /// `[[cell]]`: one cell of an explicit list.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct CellEntry {
     device: Option<Spanned<String>>,
     layout: Option<Spanned<String>>,
+    /// A short name for its device or layout.
+    name: Option<Spanned<String>>,
     engine: Option<Spanned<String>>,
     terminals: Option<Spanned<u32>>,
     pacing: Option<Spanned<String>>,
@@ -245,6 +296,7 @@ pub(super) fn parse(path: &Path, text: &str) -> Result<FileStudy> {
                 ));
             }
         }
+        let mut labels = Labels::default();
         for entry in &file.cell {
             let c = entry.get_ref();
             let spec = match (&c.device, &c.layout) {
@@ -288,10 +340,17 @@ pub(super) fn parse(path: &Path, text: &str) -> Result<FileStudy> {
                 .as_ref()
                 .map(|t| terminals(&src, t))
                 .transpose()?;
+            let name = c
+                .name
+                .as_ref()
+                .map(|n| plain_name(&src, n.get_ref(), n.span()))
+                .transpose()?;
+            let storage = Storage { spec, name };
+            labels.check(&src, &storage, entry.span())?;
             cells.push(plan(
                 &engines,
                 engine_index,
-                spec,
+                storage,
                 terminals,
                 &pacing,
                 &base_scale,
@@ -307,6 +366,7 @@ pub(super) fn parse(path: &Path, text: &str) -> Result<FileStudy> {
         }
         // The storage axis: the devices, then the layouts (each a spec of several devices).
         let mut specs = Vec::new();
+        let mut labels = Labels::default();
         if let Some(devices) = &file.devices {
             if devices.get_ref().is_empty() {
                 return Err(src.error(
@@ -315,7 +375,8 @@ pub(super) fn parse(path: &Path, text: &str) -> Result<FileStudy> {
                 ));
             }
             for d in devices.get_ref() {
-                specs.push(device(&src, "devices", d)?);
+                let spec = device(&src, "devices", &entry_spec(d))?;
+                specs.push(storage(&src, &mut labels, spec, d)?);
             }
         }
         if let Some(layouts) = &file.layouts {
@@ -326,7 +387,8 @@ pub(super) fn parse(path: &Path, text: &str) -> Result<FileStudy> {
                 ));
             }
             for l in layouts.get_ref() {
-                specs.push(layout(&src, "layouts", l)?);
+                let spec = layout(&src, "layouts", &entry_spec(l))?;
+                specs.push(storage(&src, &mut labels, spec, l)?);
             }
         }
         let terminal_counts: Vec<Option<u32>> = match &file.terminals {
@@ -469,6 +531,13 @@ fn scenario_file(src: &Source, file: &StudyFile, measure: &str) -> Result<FileSt
         };
         let mut sets: Vec<Spec> = Vec::new();
         for d in devices.get_ref() {
+            if d.get_ref().name.is_some() {
+                return Err(src.error(
+                    d.span(),
+                    "devices: S4's sets are named by their specs (the scenario's result names them so): give the spec alone",
+                ));
+            }
+            let d = &entry_spec(d);
             let spec = device(src, "devices", d)?;
             if spec.is_layout() || spec.is_host() {
                 return Err(src.error(
@@ -636,6 +705,61 @@ fn setting(src: &Source, s: &Spanned<String>) -> Result<(String, String)> {
         .map_err(|why| src.error(s.span(), format!("server setting {why}")))
 }
 
+/// An entry's spec with the entry's place in the file.
+fn entry_spec(e: &Spanned<Entry>) -> Spanned<String> {
+    Spanned::new(e.span(), e.get_ref().spec.clone())
+}
+
+/// A matrix entry's storage: its spec and its checked name.
+fn storage(src: &Source, labels: &mut Labels, spec: Spec, e: &Spanned<Entry>) -> Result<Storage> {
+    let name = e
+        .get_ref()
+        .name
+        .as_deref()
+        .map(|n| plain_name(src, n, e.span()))
+        .transpose()?;
+    let storage = Storage { spec, name };
+    labels.check(src, &storage, e.span())?;
+    Ok(storage)
+}
+
+/// A name that is also a file name: letters, digits, '-' and '.'.
+fn plain_name(src: &Source, name: &str, span: Range<usize>) -> Result<String> {
+    let slug = file_name(name);
+    if slug.is_empty() || slug != name {
+        return Err(src.error(
+            span,
+            format!(
+                "name = \"{name}\" is not a plain name: use letters, digits, '-', '_' and '.', e.g. \"{}\"",
+                if slug.is_empty() { "log-on-flash" } else { &slug }
+            ),
+        ));
+    }
+    Ok(slug)
+}
+
+/// The storage names seen so far, each with its spec: one name stands for one spec.
+#[derive(Default)]
+struct Labels(Vec<(String, String)>);
+
+impl Labels {
+    fn check(&mut self, src: &Source, s: &Storage, span: Range<usize>) -> Result<()> {
+        let spec = s.spec.name();
+        let name = s.name.clone().unwrap_or_else(|| file_name(&spec));
+        match self.0.iter().find(|(n, _)| *n == name) {
+            Some((_, other)) if *other != spec => Err(src.error(
+                span,
+                format!("name \"{name}\" stands for two specs ({other} and {spec}): give each its own name"),
+            )),
+            Some(_) => Ok(()),
+            None => {
+                self.0.push((name, spec));
+                Ok(())
+            }
+        }
+    }
+}
+
 fn device(src: &Source, key: &str, d: &Spanned<String>) -> Result<Spec> {
     let text = d.get_ref().trim();
     // `ROLE=SPEC` before any bracket: a layout, whose commas separate its roles.
@@ -741,7 +865,7 @@ fn unique<'a>(items: impl Iterator<Item = &'a str>) -> impl Iterator<Item = &'a 
 fn plan(
     engines: &[EngineDef],
     engine_index: usize,
-    spec: Spec,
+    storage: Storage,
     terminals: Option<u32>,
     pacing: &str,
     base: &Scale,
@@ -760,8 +884,12 @@ fn plan(
             .iter()
             .map(|(k, v)| format!("{k}={v}"))
             .collect(),
-        device: spec.name(),
-        device_name: file_name(&spec.name()),
+        device: storage.spec.name(),
+        device_name: storage
+            .name
+            .clone()
+            .unwrap_or_else(|| file_name(&storage.spec.name())),
+        label: storage.name,
         terminals: scale.terminals,
         pacing: pacing.to_string(),
     };
@@ -788,7 +916,7 @@ fn plan(
         id,
         hash: format!("{:08x}", fnv1a(key.as_bytes()) as u32),
         axes,
-        spec,
+        spec: storage.spec,
         scale,
         engine_index,
     }
@@ -1590,6 +1718,31 @@ mod tests {
         assert!(e.contains("table:nope") && e.contains("line 1"), "{e}");
     }
 
+    /// A named device or layout: the name is the cell's id part, its label and what the
+    /// baseline names; its spec is unchanged, and a spec used again keeps the name.
+    #[test]
+    fn a_short_name_stands_for_its_layout() {
+        let s = parse_text(
+            "scale = \"test\"\nlayouts = [\n  { name = \"log-flash\", spec = \"data=hdd-10k,log=nvme-gen4\" },\n  \"data=hdd-10k,table:stock=nvme-gen4\",\n]\nbaseline = \"log-flash\"\n",
+        )
+        .unwrap();
+        assert_eq!(s.cells[0].id, "sqlite_log-flash_t2");
+        assert_eq!(s.cells[0].axes.label.as_deref(), Some("log-flash"));
+        assert_eq!(s.cells[0].axes.device, "data=hdd-10k,log=nvme-gen4");
+        assert_eq!(s.cells[1].axes.label, None);
+        assert_eq!(s.baseline.as_deref(), Some("log-flash"));
+        // Unnamed cells keep the id and hash they had before names existed.
+        let plain =
+            parse_text("scale = \"test\"\nlayouts = [\"data=hdd-10k,table:stock=nvme-gen4\"]\n")
+                .unwrap();
+        assert_eq!(plain.cells[0].result_file(), s.cells[1].result_file());
+        let s = parse_text(
+            "scale = \"test\"\n[[cell]]\nlayout = \"data=hdd-10k,log=nvme-gen4\"\nname = \"log-flash\"\n[[cell]]\nlayout = \"data=hdd-10k,log=nvme-gen4\"\nname = \"log-flash\"\nterminals = 4\n",
+        )
+        .unwrap();
+        assert_eq!(s.cells[1].id, "sqlite_log-flash_t4");
+    }
+
     #[test]
     fn the_hash_follows_the_configuration_not_the_position() {
         let a = parse_text("scale = \"test\"\ndevices = [\"hdd-10k\"]\n").unwrap();
@@ -1679,6 +1832,12 @@ mod tests {
             ("scale = \"test\"\n[[cell]]\ndevice = \"hdd-10k\"\nlayout = \"data=hdd-10k,log=nvme-gen4\"\n", "line 4", "layout"),
             ("scale = \"test\"\n[[cell]]\nterminals = 2\n", "line 2", "layout"),
             ("layouts = [\"data=hdd-10k,log=nvme-gen4\"]\n[[cell]]\ndevice = \"hdd-10k\"\n", "line 1", "layouts"),
+            // Short names: plain, one spec each, and only `name` and `spec` in an entry.
+            ("scale = \"test\"\nlayouts = [\n  { name = \"log on flash\", spec = \"data=hdd-10k,log=nvme-gen4\" },\n]\n", "line 3", "name"),
+            ("devices = [{ name = \"a\", spec = \"hdd-10k\" }, { name = \"a\", spec = \"nvme-gen4\" }]\n", "line 1", "\"a\""),
+            ("devices = [\"hdd-10k\", { name = \"hdd-10k\", spec = \"nvme-gen4\" }]\n", "line 1", "hdd-10k"),
+            ("layouts = [{ name = \"a\", layout = \"hdd-10k\" }]\n", "line 1", "layout"),
+            ("scale = \"test\"\n[[cell]]\ndevice = \"hdd-10k\"\nname = \"x y\"\n", "line 4", "name"),
             // S4's and S5's measurements: the keys they do not take, and their own checks.
             ("measure = \"profile\"\n", "line 1", "measure"),
             ("measure = \"profiles\"\ndevices = [\"hdd-15k\", \"ssd\"]\nterminals = [4]\n", "line 3", "terminals"),

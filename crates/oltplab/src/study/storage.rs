@@ -512,7 +512,7 @@ mod tests {
         }
         assert_eq!(
             study.baseline.as_deref(),
-            Some(super::super::file_name(&study.cells[0].axes.device).as_str()),
+            Some(study.cells[0].axes.device_name.as_str()),
             "the first configuration is the baseline, as the scenario's `vs first`"
         );
         study.cells.iter().map(|c| c.axes.device.clone()).collect()
