@@ -514,3 +514,68 @@ fn a_two_layout_sqlite_study_runs_each_cell_on_its_layout_and_reports_by_layout(
     assert_one_line_usage_error(&out, "one axis");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The brokerage workload as a study file's workload: two emulated devices, end to end on SQLite
+/// at the hidden test scale (one load, two cells): each cell's run is the brokerage's, traced
+/// and replayed, its throughput Trade-Results per second (no tpmC), its ratios against the
+/// baseline cell of the same workload, and the report shows every cell.
+#[test]
+fn a_two_cell_sqlite_brokerage_study_runs_end_to_end() {
+    let dir = scratch("brokerage");
+    let res = dir.join("res");
+    std::fs::write(
+        dir.join("b.toml"),
+        "scale = \"test\"\nworkloads = [\"brokerage\"]\ndevices = [\"nvme-gen4\", \"pcie-flash-2012\"]\n",
+    )
+    .unwrap();
+    let started = Instant::now();
+    let out = oltplab(&dir, &["study", "--file", "b.toml", "--out", "res"]);
+    assert_ok(&out);
+    eprintln!("brokerage study: {:.1} s", started.elapsed().as_secs_f64());
+    let doc = json(&res.join("results.json"));
+    assert_eq!(doc["summary"]["baseline"], "nvme-gen4");
+    let cells = doc["summary"]["cells"].as_array().unwrap();
+    let ids: Vec<&str> = cells.iter().map(|c| c["id"].as_str().unwrap()).collect();
+    assert_eq!(
+        ids,
+        [
+            "sqlite_brokerage_nvme-gen4_t2",
+            "sqlite_brokerage_pcie-flash-2012_t2"
+        ]
+    );
+    let fig = |c: &Value, f: &str| c["figures"][f].as_f64().unwrap_or(0.0);
+    for c in cells {
+        assert_eq!(c["workload"], "brokerage");
+        assert!(
+            c["figures"].get("tpmc").is_none(),
+            "a tpmC: {}",
+            c["figures"]
+        );
+        for f in [
+            "randread16k_iops",
+            "tpse_like",
+            "run_iops",
+            "replay_iops",
+            "alpha",
+        ] {
+            assert!(fig(c, f) > 0.0, "{}.{f} = {}", c["id"], fig(c, f));
+        }
+        // The run was the brokerage's, with its trace.
+        let id = c["id"].as_str().unwrap();
+        let run = json(&res.join(format!("run-{id}")).join("result.json"));
+        assert_eq!(run["summary"]["tpse_like"], c["figures"]["tpse_like"]);
+        assert_eq!(c["run"]["throughput_unit"], "Trade-Results/s");
+        assert!(res.join(format!("{id}.trace")).is_file());
+    }
+    let got = cells[1]["figures"]["vs_baseline"]["tpse_like"]
+        .as_f64()
+        .unwrap();
+    let want = fig(&cells[1], "tpse_like") / fig(&cells[0], "tpse_like");
+    assert!((got - want).abs() < 1e-9 * want.max(1.0), "{got} vs {want}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("TR/s"));
+    let report = std::fs::read_to_string(res.join("report.html")).unwrap();
+    for id in ids {
+        assert!(report.contains(id), "{id} missing from the report");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

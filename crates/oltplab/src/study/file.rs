@@ -38,6 +38,8 @@ const SCALES: [&str; 5] = ["quick", "default", "s1", "paper", "test"];
 const ENGINES: [&str; 3] = ["sqlite", "postgres", "mariadb"];
 const PACINGS: [&str; 2] = ["none", "spec"];
 const MEASURES: [&str; 3] = ["s1", "profiles", "in-memory"];
+/// The workloads a cell runs under S1's measurement.
+const WORKLOADS: [&str; 2] = ["tpcc", "brokerage"];
 const REPEAT_MAX: u32 = 20;
 const TERMINALS_MAX: u32 = 1000;
 const DOCS: &str = "see docs/studies.md, \"Your own study: --file\"";
@@ -54,6 +56,7 @@ struct StudyFile {
     layouts: Option<Spanned<Vec<Spanned<Entry>>>>,
     terminals: Option<Spanned<Vec<Spanned<u32>>>>,
     pacing: Option<Spanned<Vec<Spanned<String>>>>,
+    workloads: Option<Spanned<Vec<Spanned<String>>>>,
     #[serde(default)]
     engines: Vec<Spanned<EngineEntry>>,
     #[serde(default)]
@@ -130,6 +133,7 @@ struct CellEntry {
     engine: Option<Spanned<String>>,
     terminals: Option<Spanned<u32>>,
     pacing: Option<Spanned<String>>,
+    workload: Option<Spanned<String>>,
 }
 
 /// The file's text and path, to name the line of anything wrong in it.
@@ -288,6 +292,7 @@ pub(super) fn parse(path: &Path, text: &str) -> Result<FileStudy> {
             ("layouts", file.layouts.as_ref().map(Spanned::span)),
             ("terminals", file.terminals.as_ref().map(Spanned::span)),
             ("pacing", file.pacing.as_ref().map(Spanned::span)),
+            ("workloads", file.workloads.as_ref().map(Spanned::span)),
         ] {
             if let Some(span) = span {
                 return Err(src.error(
@@ -299,9 +304,14 @@ pub(super) fn parse(path: &Path, text: &str) -> Result<FileStudy> {
         let mut labels = Labels::default();
         for entry in &file.cell {
             let c = entry.get_ref();
+            let workload = match &c.workload {
+                Some(w) => one_of(&src, "workload", w, &WORKLOADS)?,
+                None => "tpcc".to_string(),
+            };
+            let one = std::slice::from_ref(&workload);
             let spec = match (&c.device, &c.layout) {
-                (Some(d), None) => device(&src, "device", d)?,
-                (None, Some(l)) => layout(&src, "layout", l)?,
+                (Some(d), None) => device(&src, "device", d, one)?,
+                (None, Some(l)) => layout(&src, "layout", l, one)?,
                 (Some(_), Some(l)) => {
                     return Err(src.error(
                         l.span(),
@@ -332,9 +342,14 @@ pub(super) fn parse(path: &Path, text: &str) -> Result<FileStudy> {
                     })?,
             };
             let pacing = match &c.pacing {
-                Some(p) => one_of(&src, "pacing", p, &PACINGS)?,
+                Some(p) => {
+                    let v = one_of(&src, "pacing", p, &PACINGS)?;
+                    paced_workload(&src, p.span(), &v, one)?;
+                    v
+                }
                 None => "none".to_string(),
             };
+            repeated_workload(&src, file.repeat.as_ref(), one)?;
             let terminals = c
                 .terminals
                 .as_ref()
@@ -350,6 +365,7 @@ pub(super) fn parse(path: &Path, text: &str) -> Result<FileStudy> {
             cells.push(plan(
                 &engines,
                 engine_index,
+                &workload,
                 storage,
                 terminals,
                 &pacing,
@@ -364,6 +380,21 @@ pub(super) fn parse(path: &Path, text: &str) -> Result<FileStudy> {
                 path.display()
             )));
         }
+        let workloads: Vec<String> = match &file.workloads {
+            None => vec!["tpcc".into()],
+            Some(w) if w.get_ref().is_empty() => {
+                return Err(src.error(
+                    w.span(),
+                    "workloads = [] is empty: give [\"tpcc\"], [\"brokerage\"] or both, or drop the key for TPC-C",
+                ))
+            }
+            Some(w) => w
+                .get_ref()
+                .iter()
+                .map(|v| one_of(&src, "workloads", v, &WORKLOADS))
+                .collect::<Result<_>>()?,
+        };
+        repeated_workload(&src, file.repeat.as_ref(), &workloads)?;
         // The storage axis: the devices, then the layouts (each a spec of several devices).
         let mut specs = Vec::new();
         let mut labels = Labels::default();
@@ -375,7 +406,7 @@ pub(super) fn parse(path: &Path, text: &str) -> Result<FileStudy> {
                 ));
             }
             for d in devices.get_ref() {
-                let spec = device(&src, "devices", &entry_spec(d))?;
+                let spec = device(&src, "devices", &entry_spec(d), &workloads)?;
                 specs.push(storage(&src, &mut labels, spec, d)?);
             }
         }
@@ -387,7 +418,7 @@ pub(super) fn parse(path: &Path, text: &str) -> Result<FileStudy> {
                 ));
             }
             for l in layouts.get_ref() {
-                let spec = layout(&src, "layouts", &entry_spec(l))?;
+                let spec = layout(&src, "layouts", &entry_spec(l), &workloads)?;
                 specs.push(storage(&src, &mut labels, spec, l)?);
             }
         }
@@ -416,23 +447,29 @@ pub(super) fn parse(path: &Path, text: &str) -> Result<FileStudy> {
             Some(p) => p
                 .get_ref()
                 .iter()
-                .map(|v| one_of(&src, "pacing", v, &PACINGS))
+                .map(|v| {
+                    let v2 = one_of(&src, "pacing", v, &PACINGS)?;
+                    paced_workload(&src, v.span(), &v2, &workloads).map(|()| v2)
+                })
                 .collect::<Result<_>>()?,
         };
         // Devices innermost: the cells compared against the baseline sit side by side.
         for engine_index in 0..engines.len() {
-            for pacing in &pacings {
-                for &t in &terminal_counts {
-                    for spec in &specs {
-                        cells.push(plan(
-                            &engines,
-                            engine_index,
-                            spec.clone(),
-                            t,
-                            pacing,
-                            &base_scale,
-                            repeat,
-                        ));
+            for workload in &workloads {
+                for pacing in &pacings {
+                    for &t in &terminal_counts {
+                        for spec in &specs {
+                            cells.push(plan(
+                                &engines,
+                                engine_index,
+                                workload,
+                                spec.clone(),
+                                t,
+                                pacing,
+                                &base_scale,
+                                repeat,
+                            ));
+                        }
                     }
                 }
             }
@@ -492,6 +529,7 @@ fn scenario_file(src: &Source, file: &StudyFile, measure: &str) -> Result<FileSt
         ("terminals", file.terminals.as_ref().map(Spanned::span)),
         ("pacing", file.pacing.as_ref().map(Spanned::span)),
         ("repeat", file.repeat.as_ref().map(Spanned::span)),
+        ("workloads", file.workloads.as_ref().map(Spanned::span)),
         ("[[cell]]", file.cell.first().map(Spanned::span)),
     ];
     if profiles {
@@ -538,7 +576,7 @@ fn scenario_file(src: &Source, file: &StudyFile, measure: &str) -> Result<FileSt
                 ));
             }
             let d = &entry_spec(d);
-            let spec = device(src, "devices", d)?;
+            let spec = device(src, "devices", d, &[])?;
             if spec.is_layout() || spec.is_host() {
                 return Err(src.error(
                     d.span(),
@@ -760,7 +798,48 @@ impl Labels {
     }
 }
 
-fn device(src: &Source, key: &str, d: &Spanned<String>) -> Result<Spec> {
+/// TPC-C's keying and think times belong to TPC-C: the brokerage workload has none.
+fn paced_workload(
+    src: &Source,
+    span: Range<usize>,
+    pacing: &str,
+    workloads: &[String],
+) -> Result<()> {
+    if pacing != "none" && workloads.iter().any(|w| w == super::BROKERAGE) {
+        return Err(src.error(
+            span,
+            format!("pacing \"{pacing}\" is TPC-C's keying and think times, which the brokerage workload has not: drop it, or give the TPC-C cells their own [[cell]] tables"),
+        ));
+    }
+    Ok(())
+}
+
+/// A brokerage cell runs once: its repetitions' intervals are TPC-C's figures (tpmC, α).
+fn repeated_workload(
+    src: &Source,
+    repeat: Option<&Spanned<u32>>,
+    workloads: &[String],
+) -> Result<()> {
+    match repeat {
+        Some(r) if *r.get_ref() > 1 && workloads.iter().any(|w| w == super::BROKERAGE) => {
+            Err(src.error(
+                r.span(),
+                format!("repeat = {} with the brokerage workload: its cells run once in this version; give repeat = 1, or a study file of TPC-C cells", r.get_ref()),
+            ))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The tables of a workload's schema, which a layout may place.
+fn workload_tables(workload: &str) -> &'static [&'static str] {
+    match workload {
+        super::BROKERAGE => &oltplab_workloads::brokerage::schema::TABLES,
+        _ => &TPCC_TABLES,
+    }
+}
+
+fn device(src: &Source, key: &str, d: &Spanned<String>, workloads: &[String]) -> Result<Spec> {
     let text = d.get_ref().trim();
     // `ROLE=SPEC` before any bracket: a layout, whose commas separate its roles.
     if text
@@ -768,7 +847,7 @@ fn device(src: &Source, key: &str, d: &Spanned<String>) -> Result<Spec> {
         .next()
         .is_some_and(|head| head.contains('='))
     {
-        return layout(src, key, d);
+        return layout(src, key, d, workloads);
     }
     // One spec per entry: a comma at the top level is two devices in one string.
     if split_devices(text).map(|v| v.len()).unwrap_or(0) != 1 {
@@ -783,7 +862,7 @@ fn device(src: &Source, key: &str, d: &Spanned<String>) -> Result<Spec> {
 /// A layout: roles on devices (`data=…,log=…,temp=…,table:NAME=…`, docs/layouts.md), or a plain
 /// emulated device (the layout of one device, so a file can list "all on one device" beside
 /// placements). A placed table must be one of TPC-C's, which every cell runs.
-fn layout(src: &Source, key: &str, l: &Spanned<String>) -> Result<Spec> {
+fn layout(src: &Source, key: &str, l: &Spanned<String>, workloads: &[String]) -> Result<Spec> {
     let text = l.get_ref().trim();
     let spec = parse_spec(text).map_err(|e| src.error(l.span(), format!("{key}: {e}")))?;
     if spec.is_host() {
@@ -793,13 +872,20 @@ fn layout(src: &Source, key: &str, l: &Spanned<String>) -> Result<Spec> {
         ));
     }
     for (role, _) in spec.roles() {
-        if let Role::Table(t) = role {
-            if !TPCC_TABLES.contains(&t.as_str()) {
+        let Role::Table(t) = role else { continue };
+        for w in workloads {
+            let tables = workload_tables(w);
+            if !tables.contains(&t.as_str()) {
+                let name = if w == super::BROKERAGE {
+                    "the brokerage workload"
+                } else {
+                    "TPC-C"
+                };
                 return Err(src.error(
                     l.span(),
                     format!(
-                        "{key}: \"{text}\" places table:{t}, which TPC-C has not: give one of {}",
-                        names(TPCC_TABLES.iter().copied())
+                        "{key}: \"{text}\" places table:{t}, which {name} has not: give one of {}",
+                        names(tables.iter().copied())
                     ),
                 ));
             }
@@ -862,9 +948,11 @@ fn unique<'a>(items: impl Iterator<Item = &'a str>) -> impl Iterator<Item = &'a 
 }
 
 /// A cell's scale: the file's, paced, with its terminal count.
+#[allow(clippy::too_many_arguments)]
 fn plan(
     engines: &[EngineDef],
     engine_index: usize,
+    workload: &str,
     storage: Storage,
     terminals: Option<u32>,
     pacing: &str,
@@ -890,11 +978,17 @@ fn plan(
             .clone()
             .unwrap_or_else(|| file_name(&storage.spec.name())),
         label: storage.name,
+        workload: workload.to_string(),
         terminals: scale.terminals,
         pacing: pacing.to_string(),
     };
+    // TPC-C's cells keep the ids they had before workloads were an axis.
+    let workload_part = match workload {
+        "tpcc" => String::new(),
+        w => format!("_{w}"),
+    };
     let mut id = format!(
-        "{}_{}_t{}",
+        "{}{workload_part}_{}_t{}",
         axes.engine_name, axes.device_name, axes.terminals
     );
     if pacing != "none" {
@@ -1064,7 +1158,8 @@ pub fn run(args: &StudyArgs) -> Result<()> {
         seed: 1,
         cells: study.cells.iter().map(|c| c.id.clone()).collect(),
     };
-    let mut loaded: Vec<Option<(Database, String)>> = study.engines.iter().map(|_| None).collect();
+    // One load per engine entry and workload.
+    let mut loaded: Vec<((usize, String), (Database, String))> = Vec::new();
     let mut load_s = 0.0;
     let mut interrupted = false;
     let mut ran = 0;
@@ -1093,10 +1188,11 @@ pub fn run(args: &StudyArgs) -> Result<()> {
             cell.axes.pacing
         );
         let engine = &study.engines[cell.engine_index];
-        if loaded[cell.engine_index].is_none() {
+        let key = (cell.engine_index, cell.axes.workload.clone());
+        if !loaded.iter().any(|(k, _)| *k == key) {
             let started = std::time::Instant::now();
-            match load_engine(engine, &study.scale, &args.data_dir) {
-                Ok(db) => loaded[cell.engine_index] = Some(db),
+            match load_engine(engine, &cell.axes.workload, &study.scale, &args.data_dir) {
+                Ok(db) => loaded.push((key.clone(), db)),
                 Err(Error::Interrupted) => {
                     interrupted = true;
                     break;
@@ -1105,7 +1201,9 @@ pub fn run(args: &StudyArgs) -> Result<()> {
             }
             load_s += started.elapsed().as_secs_f64();
         }
-        let (database, engine_version) = loaded[cell.engine_index].as_ref().expect("loaded above");
+        let Some((_, (database, engine_version))) = loaded.iter().find(|(k, _)| *k == key) else {
+            unreachable!("loaded above")
+        };
         remove_stopped_traces(&out, &cell.id, study.repeat)?;
         let mut warnings = Vec::new();
         // A device is measured once: its figures do not depend on the engine or the load. A
@@ -1394,31 +1492,44 @@ fn probed_device(spec: &Spec) -> Spec {
 }
 
 fn describe_engine(axes: &CellAxes) -> String {
-    if axes.server_settings.is_empty() {
-        axes.engine_name.clone()
-    } else {
-        format!("{} [{}]", axes.engine_name, axes.server_settings.join(" "))
+    let mut text = axes.engine_name.clone();
+    if !axes.server_settings.is_empty() {
+        text.push_str(&format!(" [{}]", axes.server_settings.join(" ")));
     }
+    if axes.workload != "tpcc" {
+        text.push_str(&format!(", {}", axes.workload));
+    }
+    text
 }
 
 /// Loads TPC-C once for an engine entry (its settings apply to the load's server too); the
 /// buffer pool follows the scale as S1's does.
-fn load_engine(engine: &EngineDef, scale: &Scale, data_dir: &Path) -> Result<(Database, String)> {
+fn load_engine(
+    engine: &EngineDef,
+    workload: &str,
+    scale: &Scale,
+    data_dir: &Path,
+) -> Result<(Database, String)> {
     let mut database = Database::new(&engine.engine, data_dir, scale);
-    // One base per entry: two entries of the same engine differ in their settings.
+    // One base per entry: two entries of the same engine differ in their settings; TPC-C's
+    // keeps the name it had before workloads were an axis.
+    let base = match workload {
+        super::BROKERAGE => format!("base-{}-brokerage", engine.name),
+        _ => format!("base-{}", engine.name),
+    };
     database.base = if engine.engine == "sqlite" {
-        data_dir.join(format!("base-{}.sqlite", engine.name))
+        data_dir.join(format!("{base}.sqlite"))
     } else {
-        data_dir.join(format!("base-{}", engine.name))
+        data_dir.join(base)
     };
     database.server_settings = engine.settings.clone();
-    output::note!(
-        "  load: TPC-C, {} warehouse{} on {}",
-        scale.warehouses,
-        if scale.warehouses == 1 { "" } else { "s" },
-        engine.name
-    );
-    let version = database.load_tpcc(scale.warehouses, 1)?;
+    output::note!("  load: {} on {}", load_text(workload, scale), engine.name);
+    let version = if workload == super::BROKERAGE {
+        database.workload = super::BROKERAGE;
+        database.load_brokerage(scale)?
+    } else {
+        database.load_tpcc(scale.warehouses, 1)?
+    };
     if scale.pool_share_of_data.is_some() {
         let data_bytes = tree_bytes(&database.base);
         database.buffer_pool_bytes =
@@ -1431,6 +1542,22 @@ fn load_engine(engine: &EngineDef, scale: &Scale, data_dir: &Path) -> Result<(Da
         );
     }
     Ok((database, version))
+}
+
+/// What a workload's load holds at a scale, e.g. `TPC-C, 1 warehouse`.
+fn load_text(workload: &str, scale: &Scale) -> String {
+    match workload {
+        super::BROKERAGE => format!(
+            "brokerage, {} customers and {} trading days",
+            format_count(super::BROKERAGE_CUSTOMERS as f64),
+            super::brokerage_days(scale)
+        ),
+        _ => format!(
+            "TPC-C, {} warehouse{}",
+            scale.warehouses,
+            if scale.warehouses == 1 { "" } else { "s" }
+        ),
+    }
 }
 
 #[derive(Debug, Serialize)]
@@ -1503,6 +1630,7 @@ fn add_cell_ratios(cells: &mut [CellResult], baseline: Option<&str>) {
                 .find(|b| {
                     b.axes.device_name == baseline
                         && b.axes.engine_name == c.axes.engine_name
+                        && b.axes.workload == c.axes.workload
                         && b.axes.terminals == c.axes.terminals
                         && b.axes.pacing == c.axes.pacing
                 })
@@ -1514,6 +1642,11 @@ fn add_cell_ratios(cells: &mut [CellResult], baseline: Option<&str>) {
             randread16k_iops: ratio(c.figures.randread16k_iops, b.randread16k_iops),
             randread16k_lat_ns: ratio(c.figures.randread16k_lat_ns, b.randread16k_lat_ns),
             tpmc: ratio(c.figures.tpmc, b.tpmc),
+            tpse_like: c
+                .figures
+                .tpse_like
+                .zip(b.tpse_like)
+                .map(|(c, b)| ratio(c, b)),
             run_iops: ratio(c.figures.run_iops, b.run_iops),
             alpha: ratio(c.figures.alpha, b.alpha),
         });
@@ -1566,30 +1699,37 @@ fn print_plan(study: &FileStudy, done: &[Option<CellResult>]) {
             state
         );
     }
-    // Each engine with a cell to run loads its database once.
-    let to_load: Vec<&str> = study
-        .engines
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| {
-            study
-                .cells
-                .iter()
-                .zip(done)
-                .any(|(c, d)| c.engine_index == *i && d.is_none())
-        })
-        .map(|(_, e)| e.name.as_str())
-        .collect();
-    let loads = if to_load.is_empty() {
-        String::new()
-    } else {
-        format!(
-            ", plus a TPC-C load of {} warehouse{} for {}",
-            study.scale.warehouses,
-            if study.scale.warehouses == 1 { "" } else { "s" },
-            to_load.join(", ")
-        )
-    };
+    // Each engine with a cell to run loads each of its cells' workloads once.
+    let mut loads = String::new();
+    for workload in WORKLOADS {
+        let to_load: Vec<&str> = study
+            .engines
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| {
+                study.cells.iter().zip(done).any(|(c, d)| {
+                    c.engine_index == *i && c.axes.workload == workload && d.is_none()
+                })
+            })
+            .map(|(_, e)| e.name.as_str())
+            .collect();
+        if !to_load.is_empty() {
+            // TPC-C's reads as it did before workloads were an axis.
+            loads.push_str(&match workload {
+                "tpcc" => format!(
+                    ", plus a TPC-C load of {} warehouse{} for {}",
+                    study.scale.warehouses,
+                    if study.scale.warehouses == 1 { "" } else { "s" },
+                    to_load.join(", ")
+                ),
+                w => format!(
+                    ", plus a load ({}) for {}",
+                    load_text(w, &study.scale),
+                    to_load.join(", ")
+                ),
+            });
+        }
+    }
     output::say!(
         "estimate: ~{} for the {} cells to run{loads}; nothing was run",
         duration(estimates.iter().sum()),
@@ -1606,26 +1746,33 @@ fn print_cells(summary: &StudySummary, out: &Path) {
         .max()
         .unwrap_or(0)
         .max(4);
+    let brokerage = summary.cells.iter().any(|c| c.figures.tpse_like.is_some());
+    let unit = if brokerage { "tpmC|TR/s" } else { "tpmC" };
     output::say!("");
     output::say!(
-        "{:<w$} {:>11} {:>9} {:>10} {:>10} {:>7}  vs baseline (tpmC, α)",
+        "{:<w$} {:>11} {:>9} {:>10} {:>10} {:>7}  vs baseline ({unit}, α)",
         "cell",
         "16k IOPS",
-        "tpmC",
+        unit,
         "run IOPS",
         "replay",
         "α"
     );
     for c in &summary.cells {
         let f = &c.figures;
+        // A brokerage cell's throughput is Trade-Results per second (TR/s), not tpmC.
         let vs = f.vs_baseline.as_ref().map_or(String::new(), |r| {
-            format!("{:.2}×, {:.2}×", r.tpmc, r.alpha)
+            format!("{:.2}×, {:.2}×", r.tpse_like.unwrap_or(r.tpmc), r.alpha)
         });
+        let throughput = match f.tpse_like {
+            Some(t) => format!("{t:.1} TR/s"),
+            None => format!("{:.0}", f.tpmc),
+        };
         output::say!(
-            "{:<w$} {:>11} {:>9.0} {:>10.0} {:>10.0} {:>7.2}  {}",
+            "{:<w$} {:>11} {:>9} {:>10.0} {:>10.0} {:>7.2}  {}",
             c.id,
             format_count(f.randread16k_iops),
-            f.tpmc,
+            throughput,
             f.run_iops,
             f.replay_iops,
             f.alpha,
@@ -1743,6 +1890,35 @@ mod tests {
         assert_eq!(s.cells[1].id, "sqlite_log-flash_t4");
     }
 
+    /// Workloads are an axis between the engines and the pacing; TPC-C's cells keep their ids
+    /// and hashes, a brokerage cell names its workload, and a layout may place the brokerage's
+    /// tables.
+    #[test]
+    fn workloads_are_an_axis_and_tpcc_cells_keep_their_ids() {
+        let s = parse_text(
+            "scale = \"test\"\ndevices = [\"hdd-10k\", \"nvme-gen4\"]\nworkloads = [\"tpcc\", \"brokerage\"]\n",
+        )
+        .unwrap();
+        let ids: Vec<&str> = s.cells.iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(
+            ids,
+            [
+                "sqlite_hdd-10k_t2",
+                "sqlite_nvme-gen4_t2",
+                "sqlite_brokerage_hdd-10k_t2",
+                "sqlite_brokerage_nvme-gen4_t2"
+            ]
+        );
+        assert_eq!(s.cells[2].axes.workload, "brokerage");
+        let tpcc = parse_text("scale = \"test\"\ndevices = [\"hdd-10k\"]\n").unwrap();
+        assert_eq!(tpcc.cells[0].result_file(), s.cells[0].result_file());
+        let s = parse_text(
+            "workloads = [\"brokerage\"]\nlayouts = [\"data=hdd-10k,table:trade=nvme-gen4\"]\n",
+        )
+        .unwrap();
+        assert!(s.cells[0].spec.is_layout());
+    }
+
     #[test]
     fn the_hash_follows_the_configuration_not_the_position() {
         let a = parse_text("scale = \"test\"\ndevices = [\"hdd-10k\"]\n").unwrap();
@@ -1832,6 +2008,13 @@ mod tests {
             ("scale = \"test\"\n[[cell]]\ndevice = \"hdd-10k\"\nlayout = \"data=hdd-10k,log=nvme-gen4\"\n", "line 4", "layout"),
             ("scale = \"test\"\n[[cell]]\nterminals = 2\n", "line 2", "layout"),
             ("layouts = [\"data=hdd-10k,log=nvme-gen4\"]\n[[cell]]\ndevice = \"hdd-10k\"\n", "line 1", "layouts"),
+            // The brokerage workload: no pacing, one repetition, its own tables.
+            ("devices = [\"hdd-10k\"]\nworkloads = [\"tatp\"]\n", "line 2", "workloads"),
+            ("devices = [\"hdd-10k\"]\nworkloads = [\"tpcc\", \"brokerage\"]\npacing = [\"none\", \"spec\"]\n", "line 3", "pacing"),
+            ("repeat = 3\ndevices = [\"hdd-10k\"]\nworkloads = [\"brokerage\"]\n", "line 1", "repeat"),
+            ("workloads = [\"brokerage\"]\nlayouts = [\"data=hdd-10k,table:stock=nvme-gen4\"]\n", "line 2", "brokerage workload"),
+            ("scale = \"test\"\n[[cell]]\ndevice = \"hdd-10k\"\nworkload = \"brokerage\"\npacing = \"spec\"\n", "line 5", "pacing"),
+            ("measure = \"profiles\"\ndevices = [\"hdd-15k\", \"nvme-gen4\"]\nworkloads = [\"brokerage\"]\n", "line 3", "workloads"),
             // Short names: plain, one spec each, and only `name` and `spec` in an entry.
             ("scale = \"test\"\nlayouts = [\n  { name = \"log on flash\", spec = \"data=hdd-10k,log=nvme-gen4\" },\n]\n", "line 3", "name"),
             ("devices = [{ name = \"a\", spec = \"hdd-10k\" }, { name = \"a\", spec = \"nvme-gen4\" }]\n", "line 1", "\"a\""),

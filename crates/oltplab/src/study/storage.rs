@@ -14,24 +14,12 @@ use oltplab_metrics::{Warning, WarningKind};
 use serde::Serialize;
 
 use super::DEFAULT_DEVICES;
+use super::{brokerage_days, BROKERAGE_CUSTOMERS};
 use super::{new_study_doc, prepare, save, secs, split_devices, Database, Scale, StudyArgs};
 use crate::output;
 use crate::schema::{ConfigFigures, StorageStudySummary};
 use crate::tpcc;
 use crate::STOP;
-
-/// The brokerage workload's database in the storage studies: one load unit.
-const BROKERAGE_CUSTOMERS: i64 = 1000;
-
-/// Trading days of generated history: a few at the test and quick scales, more above.
-fn brokerage_days(scale: &Scale) -> i64 {
-    match scale.name.as_str() {
-        "test" => 2,
-        "quick" => 10,
-        "default" => 50,
-        _ => 300,
-    }
-}
 
 /// S2's controller (PERC H710P): 1 GB of battery-backed cache, write back, adaptive read-ahead.
 const CONTROLLER_CACHE: &str = "size=1g,readahead=on";
@@ -130,29 +118,8 @@ pub fn run(args: &StudyArgs) -> Result<()> {
         );
     }
     let load_started = std::time::Instant::now();
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
     let engine_version = if brokerage {
-        let load = crate::brokerage::load_with(
-            &crate::brokerage::LoadConfig {
-                db: crate::brokerage::brokerage_spec(database.spec(&database.base)?),
-                scale: oltplab_workloads::brokerage::Scale {
-                    customers: BROKERAGE_CUSTOMERS,
-                    days: brokerage_days(&scale),
-                },
-                threads,
-                seed: 1,
-                check: true,
-                force: true,
-                quiet: output::quiet(),
-            },
-            &STOP,
-        )?;
-        if load.conditions.iter().any(|c| !c.holds()) {
-            return Err(Error::failed(
-                "the freshly loaded brokerage database violates its invariants: this is a bug in oltplab",
-            ));
-        }
-        load.engine_version
+        database.load_brokerage(&scale)?
     } else {
         database.load_tpcc(scale.warehouses, 1)?
     };
