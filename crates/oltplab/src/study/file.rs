@@ -380,20 +380,13 @@ pub(super) fn parse(path: &Path, text: &str) -> Result<FileStudy> {
                 path.display()
             )));
         }
-        let workloads: Vec<String> = match &file.workloads {
-            None => vec!["tpcc".into()],
-            Some(w) if w.get_ref().is_empty() => {
-                return Err(src.error(
-                    w.span(),
-                    "workloads = [] is empty: give [\"tpcc\"], [\"brokerage\"] or both, or drop the key for TPC-C",
-                ))
-            }
-            Some(w) => w
-                .get_ref()
-                .iter()
-                .map(|v| one_of(&src, "workloads", v, &WORKLOADS))
-                .collect::<Result<_>>()?,
-        };
+        let workloads = axis(
+            &src,
+            &file.workloads,
+            vec!["tpcc".to_string()],
+            "workloads = [] is empty: give [\"tpcc\"], [\"brokerage\"] or both, or drop the key for TPC-C",
+            |v| one_of(&src, "workloads", v, &WORKLOADS),
+        )?;
         repeated_workload(&src, file.repeat.as_ref(), &workloads)?;
         // The storage axis: the devices, then the layouts (each a spec of several devices).
         let mut specs = Vec::new();
@@ -422,37 +415,23 @@ pub(super) fn parse(path: &Path, text: &str) -> Result<FileStudy> {
                 specs.push(storage(&src, &mut labels, spec, l)?);
             }
         }
-        let terminal_counts: Vec<Option<u32>> = match &file.terminals {
-            None => vec![None],
-            Some(t) if t.get_ref().is_empty() => {
-                return Err(src.error(
-                    t.span(),
-                    "terminals = [] is empty: give terminal counts, e.g. [4, 16], or drop the key for the scale's",
-                ))
-            }
-            Some(t) => t
-                .get_ref()
-                .iter()
-                .map(|n| terminals(&src, n).map(Some))
-                .collect::<Result<_>>()?,
-        };
-        let pacings: Vec<String> = match &file.pacing {
-            None => vec!["none".into()],
-            Some(p) if p.get_ref().is_empty() => {
-                return Err(src.error(
-                    p.span(),
-                    "pacing = [] is empty: give [\"none\"], [\"spec\"] or both",
-                ))
-            }
-            Some(p) => p
-                .get_ref()
-                .iter()
-                .map(|v| {
-                    let v2 = one_of(&src, "pacing", v, &PACINGS)?;
-                    paced_workload(&src, v.span(), &v2, &workloads).map(|()| v2)
-                })
-                .collect::<Result<_>>()?,
-        };
+        let terminal_counts = axis(
+            &src,
+            &file.terminals,
+            vec![None],
+            "terminals = [] is empty: give terminal counts, e.g. [4, 16], or drop the key for the scale's",
+            |n| terminals(&src, n).map(Some),
+        )?;
+        let pacings = axis(
+            &src,
+            &file.pacing,
+            vec!["none".to_string()],
+            "pacing = [] is empty: give [\"none\"], [\"spec\"] or both",
+            |v| {
+                let pacing = one_of(&src, "pacing", v, &PACINGS)?;
+                paced_workload(&src, v.span(), &pacing, &workloads).map(|()| pacing)
+            },
+        )?;
         // Devices innermost: the cells compared against the baseline sit side by side.
         for engine_index in 0..engines.len() {
             for workload in &workloads {
@@ -795,6 +774,22 @@ impl Labels {
                 Ok(())
             }
         }
+    }
+}
+
+/// A matrix axis's values, each checked by `each`; `default` without the key, and an empty list
+/// refused with `empty`.
+fn axis<V, T>(
+    src: &Source,
+    list: &Option<Spanned<Vec<Spanned<V>>>>,
+    default: Vec<T>,
+    empty: &str,
+    each: impl Fn(&Spanned<V>) -> Result<T>,
+) -> Result<Vec<T>> {
+    match list {
+        None => Ok(default),
+        Some(l) if l.get_ref().is_empty() => Err(src.error(l.span(), empty)),
+        Some(l) => l.get_ref().iter().map(each).collect(),
     }
 }
 

@@ -98,7 +98,7 @@ pub struct RunFigures {
 }
 
 #[derive(Debug, Default, Serialize)]
-struct StudySummary {
+pub(super) struct StudySummary {
     scenario: String,
     engine: String,
     connections: Vec<u32>,
@@ -107,7 +107,7 @@ struct StudySummary {
     tx_per_point: Option<u64>,
     runs: Vec<RunFigures>,
     load_s: f64,
-    interrupted: bool,
+    pub(super) interrupted: bool,
 }
 
 #[derive(Debug, Serialize)]
@@ -256,12 +256,6 @@ pub fn run(args: &StudyArgs) -> Result<()> {
     super::finish(doc, &out, args.json.as_deref(), stopped, |s| {
         print_table(s, &out)
     })
-}
-
-impl super::Stoppable for StudySummary {
-    fn interrupted(&mut self) -> &mut bool {
-        &mut self.interrupted
-    }
 }
 
 /// The study's figures of one run's summary.

@@ -1015,29 +1015,24 @@ trait Stoppable {
     fn interrupted(&mut self) -> &mut bool;
 }
 
-impl Stoppable for StudySummary {
-    fn interrupted(&mut self) -> &mut bool {
-        &mut self.interrupted
-    }
+/// The study summaries, each with its `interrupted` field.
+macro_rules! stoppable {
+    ($($summary:ty),*) => {
+        $(impl Stoppable for $summary {
+            fn interrupted(&mut self) -> &mut bool {
+                &mut self.interrupted
+            }
+        })*
+    };
 }
 
-impl Stoppable for crate::schema::StorageStudySummary {
-    fn interrupted(&mut self) -> &mut bool {
-        &mut self.interrupted
-    }
-}
-
-impl Stoppable for crate::schema::ClusterStudySummary {
-    fn interrupted(&mut self) -> &mut bool {
-        &mut self.interrupted
-    }
-}
-
-impl Stoppable for crate::schema::ProfilesSummary {
-    fn interrupted(&mut self) -> &mut bool {
-        &mut self.interrupted
-    }
-}
+stoppable!(
+    StudySummary,
+    crate::schema::StorageStudySummary,
+    crate::schema::ClusterStudySummary,
+    crate::schema::ProfilesSummary,
+    in_memory::StudySummary
+);
 
 /// How every scenario ends: its summary says whether Ctrl-C stopped it, with the warning
 /// `stopped` gives then (what it holds), and [`end`] writes and prints it a last time.
