@@ -42,8 +42,10 @@ fn shipped_study_files_parse_and_dry_run() {
         let out = oltplab(&dir, &["study", "--file", f.to_str().unwrap(), "--dry-run"]);
         assert_ok(&out);
         let listing = String::from_utf8_lossy(&out.stdout);
+        // S5's fixed work has no estimate from the scale; it says so on the estimate's line.
         assert!(
-            listing.contains("estimate: ~") && listing.contains("nothing was run"),
+            (listing.contains("estimate: ~") || listing.contains("estimate: none"))
+                && listing.contains("nothing was run"),
             "{}: {listing}",
             f.display()
         );
@@ -78,10 +80,12 @@ fn shipped_study_files_parse_and_dry_run() {
     assert_nothing_made(&dir, &[]);
 
     // Each scenario a file expresses prints that file, whose cells are the shipped file's.
-    for (scenario, file) in [
-        ("s1", "s1.toml"),
-        ("cache-tiers", "s2.toml"),
-        ("placement", "s3.toml"),
+    for (scenario, file, last) in [
+        ("s1", "s1.toml", "4. sqlite_"),
+        ("cache-tiers", "s2.toml", "4. sqlite_"),
+        ("placement", "s3.toml", "4. sqlite_"),
+        ("profiles", "s4.toml", "2. wbcache_raid5_4_sas-ssd-2012"),
+        ("in-memory", "s5.toml", "4. memory-insert"),
     ] {
         let out = oltplab(
             &dir,
@@ -107,11 +111,30 @@ fn shipped_study_files_parse_and_dry_run() {
         };
         let shipped = cells(studies_dir().join(file).to_str().unwrap());
         assert_eq!(cells("printed.toml"), shipped, "{scenario}");
-        assert!(shipped.contains("4. sqlite_"), "{scenario}: {shipped}");
+        assert!(shipped.contains(last), "{scenario}: {shipped}");
     }
-    let out = oltplab(&dir, &["study", "--scenario", "profiles", "--dry-run"]);
-    assert_one_line_usage_error(&out, "profiles scenario has no study file");
+    let out = oltplab(&dir, &["study", "--scenario", "cluster", "--dry-run"]);
+    assert_one_line_usage_error(&out, "cluster scenario has no study file");
+    // A scale the scenario does not run is refused as its file would refuse it.
+    let out = oltplab(
+        &dir,
+        &[
+            "study",
+            "--scenario",
+            "profiles",
+            "--scale",
+            "s1",
+            "--dry-run",
+        ],
+    );
+    assert_one_line_usage_error(&out, "scale = \"s1\" is not known");
+
     assert_nothing_made(&dir, &["printed.toml"]);
+    // S4's and S5's files run their scenarios from the start: --resume is refused.
+    std::fs::create_dir(dir.join("prev")).unwrap();
+    std::fs::copy(studies_dir().join("s4.toml"), dir.join("prev/study.toml")).unwrap();
+    let out = oltplab(&dir, &["study", "--resume", "prev"]);
+    assert_one_line_usage_error(&out, "reruns from its start");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -393,32 +416,34 @@ fn interrupted_study_resumes_only_the_stopped_and_new_cells_and_reports_every_ce
 
 /// Two layouts of one disk and one flash card, end to end on SQLite: each cell runs on its layout
 /// (the log, or the stock table, on the flash), its device figures are the data disk's (measured
-/// once), its ratios are against the baseline layout, and the report charts along `--by layout`.
+/// once), its ratios are against the baseline layout, and the report charts along `--by layout`,
+/// the named layout labelled by its name.
 #[test]
 fn a_two_layout_sqlite_study_runs_each_cell_on_its_layout_and_reports_by_layout() {
     let dir = scratch("layouts");
     let res = dir.join("res");
     std::fs::write(
         dir.join("two.toml"),
-        "scale = \"test\"\nlayouts = [\"data=hdd-15k,log=pcie-flash-2012\", \"data=hdd-15k,table:stock=pcie-flash-2012\"]\n",
+        "scale = \"test\"\nlayouts = [{ name = \"log-on-flash\", spec = \"data=hdd-15k,log=pcie-flash-2012\" }, \"data=hdd-15k,table:stock=pcie-flash-2012\"]\n",
     )
     .unwrap();
     let out = oltplab(&dir, &["study", "--file", "two.toml", "--out", "res"]);
     assert_ok(&out);
     let doc = json(&res.join("results.json"));
-    assert_eq!(
-        doc["summary"]["baseline"],
-        "data_hdd-15k_log_pcie-flash-2012"
-    );
+    assert_eq!(doc["summary"]["baseline"], "log-on-flash");
     let cells = doc["summary"]["cells"].as_array().unwrap();
     let ids: Vec<&str> = cells.iter().map(|c| c["id"].as_str().unwrap()).collect();
     assert_eq!(
         ids,
         [
-            "sqlite_data_hdd-15k_log_pcie-flash-2012_t2",
+            "sqlite_log-on-flash_t2",
             "sqlite_data_hdd-15k_table_stock_pcie-flash-2012_t2"
         ]
     );
+    // The name is the cell's label; its spec stays the device.
+    assert_eq!(cells[0]["label"], "log-on-flash");
+    assert_eq!(cells[0]["device"], "data=hdd-15k,log=pcie-flash-2012");
+    assert!(cells[1].get("label").is_none(), "{}", cells[1]);
     let fig = |c: &Value, f: &str| c["figures"][f].as_f64().unwrap_or(0.0);
     for c in cells {
         assert_eq!(c["randread16k_device"], "hdd-15k");
@@ -482,7 +507,75 @@ fn a_two_layout_sqlite_study_runs_each_cell_on_its_layout_and_reports_by_layout(
     for id in ids {
         assert!(report.contains(id), "{id} missing from the report");
     }
+    // The charts label the named layout by its name, the other by its spec.
+    assert!(report.contains("<title>log-on-flash</title>"), "no label");
+    assert!(report.contains("<title>data=hdd-15k,table:stock=pcie-flash-2012</title>"));
     let out = oltplab(&dir, &["report", "res", "--by", "layout,device"]);
     assert_one_line_usage_error(&out, "one axis");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The brokerage workload as a study file's workload: two emulated devices, end to end on SQLite
+/// at the hidden test scale (one load, two cells): each cell's run is the brokerage's, traced
+/// and replayed, its throughput Trade-Results per second (no tpmC), its ratios against the
+/// baseline cell of the same workload, and the report shows every cell.
+#[test]
+fn a_two_cell_sqlite_brokerage_study_runs_end_to_end() {
+    let dir = scratch("brokerage");
+    let res = dir.join("res");
+    std::fs::write(
+        dir.join("b.toml"),
+        "scale = \"test\"\nworkloads = [\"brokerage\"]\ndevices = [\"nvme-gen4\", \"pcie-flash-2012\"]\n",
+    )
+    .unwrap();
+    let started = Instant::now();
+    let out = oltplab(&dir, &["study", "--file", "b.toml", "--out", "res"]);
+    assert_ok(&out);
+    eprintln!("brokerage study: {:.1} s", started.elapsed().as_secs_f64());
+    let doc = json(&res.join("results.json"));
+    assert_eq!(doc["summary"]["baseline"], "nvme-gen4");
+    let cells = doc["summary"]["cells"].as_array().unwrap();
+    let ids: Vec<&str> = cells.iter().map(|c| c["id"].as_str().unwrap()).collect();
+    assert_eq!(
+        ids,
+        [
+            "sqlite_brokerage_nvme-gen4_t2",
+            "sqlite_brokerage_pcie-flash-2012_t2"
+        ]
+    );
+    let fig = |c: &Value, f: &str| c["figures"][f].as_f64().unwrap_or(0.0);
+    for c in cells {
+        assert_eq!(c["workload"], "brokerage");
+        assert!(
+            c["figures"].get("tpmc").is_none(),
+            "a tpmC: {}",
+            c["figures"]
+        );
+        for f in [
+            "randread16k_iops",
+            "tpse_like",
+            "run_iops",
+            "replay_iops",
+            "alpha",
+        ] {
+            assert!(fig(c, f) > 0.0, "{}.{f} = {}", c["id"], fig(c, f));
+        }
+        // The run was the brokerage's, with its trace.
+        let id = c["id"].as_str().unwrap();
+        let run = json(&res.join(format!("run-{id}")).join("result.json"));
+        assert_eq!(run["summary"]["tpse_like"], c["figures"]["tpse_like"]);
+        assert_eq!(c["run"]["throughput_unit"], "Trade-Results/s");
+        assert!(res.join(format!("{id}.trace")).is_file());
+    }
+    let got = cells[1]["figures"]["vs_baseline"]["tpse_like"]
+        .as_f64()
+        .unwrap();
+    let want = fig(&cells[1], "tpse_like") / fig(&cells[0], "tpse_like");
+    assert!((got - want).abs() < 1e-9 * want.max(1.0), "{got} vs {want}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("TR/s"));
+    let report = std::fs::read_to_string(res.join("report.html")).unwrap();
+    for id in ids {
+        assert!(report.contains(id), "{id} missing from the report");
+    }
     std::fs::remove_dir_all(&dir).unwrap();
 }

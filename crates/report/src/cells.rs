@@ -84,7 +84,11 @@ impl CellAxis {
     /// The cell's value on this axis, as shown.
     fn value(self, c: &Value) -> String {
         match self {
-            CellAxis::Device | CellAxis::Layout => text(c, "/device"),
+            // The short name the study file gave the device or layout, else its spec.
+            CellAxis::Device | CellAxis::Layout => match text(c, "/label") {
+                label if label.is_empty() => text(c, "/device"),
+                label => label,
+            },
             CellAxis::Engine => text(c, "/engine_name"),
             CellAxis::Terminals => text(c, "/terminals"),
             CellAxis::Pacing => text(c, "/pacing"),
@@ -141,7 +145,11 @@ fn warnings_text(c: &Value) -> String {
 }
 
 fn cells_table(cells: &[Value], baseline: Option<&str>) -> Table {
-    let columns = vec![
+    // A study with brokerage cells gets their throughput beside tpmC; TPC-C's table is as it was.
+    let brokerage = cells
+        .iter()
+        .any(|c| num(&c["figures"], "/tpse_like").is_some());
+    let mut columns = vec![
         Column::new("cell", "cell", Unit::Text),
         Column::new("engine", "engine", Unit::Text),
         Column::new("server_settings", "server settings", Unit::Text),
@@ -162,6 +170,13 @@ fn cells_table(cells: &[Value], baseline: Option<&str>) -> Table {
         Column::new("limit", "limited by", Unit::Text),
         Column::new("warnings", "warnings", Unit::Text),
     ];
+    if brokerage {
+        columns.insert(
+            10,
+            Column::new("tpse_like", "Trade-Results/s", Unit::Number),
+        );
+        columns.insert(11, Column::new("tpse_like_ratio", "TR/s ×", Unit::Ratio));
+    }
     let mut t = Table::new(
         "cells",
         &format!(
@@ -172,7 +187,7 @@ fn cells_table(cells: &[Value], baseline: Option<&str>) -> Table {
     );
     for c in cells {
         let f = &c["figures"];
-        t.push(vec![
+        let mut row = vec![
             Cell::Text(id(c)),
             Cell::Text(text(c, "/engine_name")),
             Cell::Text(text(c, "/server_settings")),
@@ -192,7 +207,12 @@ fn cells_table(cells: &[Value], baseline: Option<&str>) -> Table {
             Cell::Num(num(f, "/vs_baseline/randread16k_iops")),
             Cell::Text(text(f, "/breakdown/limit")),
             Cell::Text(warnings_text(c)),
-        ]);
+        ];
+        if brokerage {
+            row.insert(10, Cell::Num(num(f, "/tpse_like")));
+            row.insert(11, Cell::Num(num(f, "/vs_baseline/tpse_like")));
+        }
+        t.push(row);
     }
     t
 }
@@ -270,7 +290,7 @@ struct Metric {
     caption: &'static str,
 }
 
-const METRICS: [Metric; 6] = [
+const METRICS: [Metric; 8] = [
     Metric {
         pointer: "/figures/tpmc",
         title: "tpmC",
@@ -279,6 +299,25 @@ const METRICS: [Metric; 6] = [
         fmt: si,
         reference: None,
         caption: "Throughput of each cell; the table gives it against the baseline device's cell.",
+    },
+    // A brokerage cell's throughput (`workloads = ["brokerage"]`); drawn only when a cell has it.
+    Metric {
+        pointer: "/figures/tpse_like",
+        title: "Trade-Results per second",
+        desc: "Trade-Result transactions per second of each cell's brokerage run.",
+        label: "Trade-Results/s",
+        fmt: si,
+        reference: None,
+        caption: "Throughput of each brokerage cell; the table gives it against the baseline device's cell of the same workload.",
+    },
+    Metric {
+        pointer: "/figures/vs_baseline/tpse_like",
+        title: "Trade-Results per second against the baseline",
+        desc: "Each brokerage cell's Trade-Results per second divided by the baseline cell's (same engine, workload, terminals and pacing).",
+        label: "Trade-Results/s ×",
+        fmt: ratio_short,
+        reference: Some((1.0, "the baseline")),
+        caption: "Above 1: the cell's storage did more Trade-Results than the baseline's.",
     },
     Metric {
         pointer: "/figures/run_iops",
@@ -491,4 +530,38 @@ pub fn section(doc: &Doc, index: usize, charts: bool, by: Option<&[CellAxis]>) -
     common::warnings(&mut s, doc);
     common::context(&mut s, &[doc]);
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A named device or layout is charted by its name, the others by their spec.
+    #[test]
+    fn the_storage_axis_shows_a_cells_short_name() {
+        let named =
+            serde_json::json!({"device": "data=hdd-10k,log=nvme-gen4", "label": "log-flash"});
+        let plain = serde_json::json!({"device": "data=hdd-10k,log=nvme-gen4"});
+        assert_eq!(CellAxis::Layout.value(&named), "log-flash");
+        assert_eq!(CellAxis::Device.value(&named), "log-flash");
+        assert_eq!(CellAxis::Layout.value(&plain), "data=hdd-10k,log=nvme-gen4");
+    }
+
+    /// A brokerage cell's Trade-Results per second get their columns, beside tpmC; a study of
+    /// TPC-C cells keeps its table as it was.
+    #[test]
+    fn brokerage_cells_get_their_throughput_columns() {
+        let tpcc = serde_json::json!({"id": "a", "figures": {"tpmc": 900.0}});
+        let brokerage = serde_json::json!({"id": "b", "workload": "brokerage",
+            "figures": {"tpse_like": 41.5, "vs_baseline": {"tpse_like": 1.0}}});
+        let keys = |t: &Table| t.columns.iter().map(|c| c.key.clone()).collect::<Vec<_>>();
+        let only_tpcc = cells_table(std::slice::from_ref(&tpcc), None);
+        assert!(!keys(&only_tpcc).contains(&"tpse_like".to_string()));
+        let both = cells_table(&[tpcc, brokerage], None);
+        let at = keys(&both).iter().position(|k| k == "tpse_like").unwrap();
+        assert_eq!(keys(&both)[at - 1], "tpmc_ratio");
+        assert_eq!(both.columns.len(), both.rows[1].len());
+        assert!(matches!(both.rows[1][at], Cell::Num(Some(v)) if v == 41.5));
+        assert!(matches!(both.rows[0][at], Cell::Num(None)));
+    }
 }

@@ -21,8 +21,15 @@ pub struct DeviceFigures {
     pub randread16k_iops: f64,
     /// Mean latency of 16 KiB random reads at QD 1.
     pub randread16k_lat_ns: f64,
+    /// TPC-C's New-Orders per minute; absent in a study file's brokerage cell, whose throughput
+    /// is `tpse_like`.
+    #[serde(skip_serializing_if = "is_zero")]
     pub tpmc: f64,
+    #[serde(skip_serializing_if = "is_zero")]
     pub tpm_total: f64,
+    /// The brokerage workload's Trade-Results per second (a study file's brokerage cell).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tpse_like: Option<f64>,
     /// Reads + writes per second the database did in the measured window (from its trace).
     pub run_iops: f64,
     /// Reads + writes per second of that trace replayed as fast as the device allows: the bound
@@ -145,9 +152,27 @@ impl Repeats {
 pub struct Ratios {
     pub randread16k_iops: f64,
     pub randread16k_lat_ns: f64,
+    #[serde(skip_serializing_if = "is_zero")]
     pub tpmc: f64,
+    /// A brokerage cell's Trade-Results per second against its baseline cell's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tpse_like: Option<f64>,
     pub run_iops: f64,
     pub alpha: f64,
+}
+
+/// A TPC-C figure a brokerage cell has not (a TPC-C run that measured one is never exactly 0:
+/// a run in which every transaction failed is an error).
+fn is_zero(v: &f64) -> bool {
+    *v == 0.0
+}
+
+fn tpcc() -> String {
+    "tpcc".into()
+}
+
+fn is_tpcc(w: &str) -> bool {
+    w == "tpcc"
 }
 
 #[derive(Debug, Default, Serialize)]
@@ -177,8 +202,16 @@ pub struct CellAxes {
     pub server_settings: Vec<String>,
     /// The device spec, as resolved.
     pub device: String,
-    /// The spec as a file name: what `summary.baseline` names.
+    /// The spec as a file name, or the short name the file gave it: what `summary.baseline`
+    /// names.
     pub device_name: String,
+    /// The short name the study file gave the device or layout (`{ name = "…", spec = "…" }`):
+    /// the report's label for it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    /// `tpcc` (absent: the cells before workloads were an axis) or `brokerage`.
+    #[serde(default = "tpcc", skip_serializing_if = "is_tpcc")]
+    pub workload: String,
     pub terminals: u32,
     /// none or spec.
     pub pacing: String,

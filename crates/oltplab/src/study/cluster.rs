@@ -174,24 +174,19 @@ pub fn run(args: &StudyArgs) -> Result<()> {
             save(&doc, &out, args.json.as_deref())?;
         }
     }
-    doc.summary.interrupted = STOP.load(Ordering::Relaxed);
-    if doc.summary.interrupted {
-        doc.warnings.push(Warning::new(
+    let stopped = |s: &ClusterStudySummary| {
+        Warning::new(
             WarningKind::Interrupted,
             format!(
                 "Ctrl-C stopped the study after {} of {runs} runs; results.json holds those",
-                doc.summary.rows.len()
+                s.rows.len()
             ),
-        ));
-    }
-    save(&doc, &out, args.json.as_deref())?;
-    super::write_report(&doc, &out)?;
-    print_table(&doc.summary);
-    output::say!("results: {}", out.display());
-    if doc.summary.interrupted {
-        return Err(Error::Interrupted);
-    }
-    Ok(())
+        )
+    };
+    super::finish(doc, &out, args.json.as_deref(), stopped, |s| {
+        print_table(s);
+        output::say!("results: {}", out.display());
+    })
 }
 
 /// One system on a fresh copy of its loaded database, on `spec`.

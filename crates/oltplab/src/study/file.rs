@@ -37,6 +37,9 @@ pub const SCENARIO: &str = "file";
 const SCALES: [&str; 5] = ["quick", "default", "s1", "paper", "test"];
 const ENGINES: [&str; 3] = ["sqlite", "postgres", "mariadb"];
 const PACINGS: [&str; 2] = ["none", "spec"];
+const MEASURES: [&str; 3] = ["s1", "profiles", "in-memory"];
+/// The workloads a cell runs under S1's measurement.
+const WORKLOADS: [&str; 2] = ["tpcc", "brokerage"];
 const REPEAT_MAX: u32 = 20;
 const TERMINALS_MAX: u32 = 1000;
 const DOCS: &str = "see docs/studies.md, \"Your own study: --file\"";
@@ -45,13 +48,15 @@ const DOCS: &str = "see docs/studies.md, \"Your own study: --file\"";
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct StudyFile {
+    measure: Option<Spanned<String>>,
     scale: Option<Spanned<String>>,
     repeat: Option<Spanned<u32>>,
     baseline: Option<Spanned<String>>,
-    devices: Option<Spanned<Vec<Spanned<String>>>>,
-    layouts: Option<Spanned<Vec<Spanned<String>>>>,
+    devices: Option<Spanned<Vec<Spanned<Entry>>>>,
+    layouts: Option<Spanned<Vec<Spanned<Entry>>>>,
     terminals: Option<Spanned<Vec<Spanned<u32>>>>,
     pacing: Option<Spanned<Vec<Spanned<String>>>>,
+    workloads: Option<Spanned<Vec<Spanned<String>>>>,
     #[serde(default)]
     engines: Vec<Spanned<EngineEntry>>,
     #[serde(default)]
@@ -68,15 +73,67 @@ struct EngineEntry {
     server_settings: Vec<Spanned<String>>,
 }
 
+/// A `devices` or `layouts` entry: a spec, or `{ name = "…", spec = "…" }`, whose short name
+/// then stands for the spec in the cell's id, the baseline and the report's labels.
+struct Entry {
+    name: Option<String>,
+    spec: String,
+}
+
+impl<'de> Deserialize<'de> for Entry {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = Entry;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a spec, or a table { name = \"…\", spec = \"…\" }")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> std::result::Result<Entry, E> {
+                Ok(Entry {
+                    name: None,
+                    spec: v.to_string(),
+                })
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> std::result::Result<Entry, A::Error> {
+                #[derive(Deserialize)]
+                #[serde(deny_unknown_fields)]
+                struct Named {
+                    name: String,
+                    spec: String,
+                }
+                let n = Named::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
+                Ok(Entry {
+                    name: Some(n.name),
+                    spec: n.spec,
+                })
+            }
+        }
+        d.deserialize_any(Visitor)
+    }
+}
+
+/// A cell's storage as resolved: its spec, and the short name the file gave it.
+#[derive(Clone)]
+struct Storage {
+    spec: Spec,
+    name: Option<String>,
+}
+
 /// `[[cell]]`: one cell of an explicit list.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct CellEntry {
     device: Option<Spanned<String>>,
     layout: Option<Spanned<String>>,
+    /// A short name for its device or layout.
+    name: Option<Spanned<String>>,
     engine: Option<Spanned<String>>,
     terminals: Option<Spanned<u32>>,
     pacing: Option<Spanned<String>>,
+    workload: Option<Spanned<String>>,
 }
 
 /// The file's text and path, to name the line of anything wrong in it.
@@ -149,9 +206,34 @@ impl CellPlan {
     }
 }
 
+/// What a study file measures. S1's measurement is per cell, resumable; S4's and S5's are their
+/// scenarios' (`measure = "profiles"`, `"in-memory"`), run on the file's device sets or engine.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Measure {
+    /// Each cell: device figures, a traced TPC-C run, its replays, α.
+    S1,
+    /// S4: the twelve server access profiles over queue depths, random I/O at QD 4 and one
+    /// drive's sequential I/O, on each device set; ratios against the first.
+    Profiles { sets: Vec<Spec> },
+    /// S5: disk and memory tables, update and insert, over the scale's connection counts, on
+    /// one engine, on the storage under `--data-dir`.
+    InMemory { engine: String },
+}
+
+impl Measure {
+    fn name(&self) -> &'static str {
+        match self {
+            Measure::S1 => "s1",
+            Measure::Profiles { .. } => "profiles",
+            Measure::InMemory { .. } => "in-memory",
+        }
+    }
+}
+
 /// A study file, checked and resolved into its cells; nothing has run.
 pub struct FileStudy {
     pub path: PathBuf,
+    pub measure: Measure,
     text: String,
     pub scale: Scale,
     pub repeat: u32,
@@ -175,6 +257,12 @@ pub fn load(path: &Path) -> Result<FileStudy> {
 pub(super) fn parse(path: &Path, text: &str) -> Result<FileStudy> {
     let src = Source { path, text };
     let file: StudyFile = toml::from_str(text).map_err(|e| src.parse_error(&e))?;
+    if let Some(m) = &file.measure {
+        let measure = one_of(&src, "measure", m, &MEASURES)?;
+        if measure != "s1" {
+            return scenario_file(&src, &file, &measure);
+        }
+    }
 
     let scale_name = match &file.scale {
         Some(s) => one_of(&src, "scale", s, &SCALES)?,
@@ -204,6 +292,7 @@ pub(super) fn parse(path: &Path, text: &str) -> Result<FileStudy> {
             ("layouts", file.layouts.as_ref().map(Spanned::span)),
             ("terminals", file.terminals.as_ref().map(Spanned::span)),
             ("pacing", file.pacing.as_ref().map(Spanned::span)),
+            ("workloads", file.workloads.as_ref().map(Spanned::span)),
         ] {
             if let Some(span) = span {
                 return Err(src.error(
@@ -212,11 +301,17 @@ pub(super) fn parse(path: &Path, text: &str) -> Result<FileStudy> {
                 ));
             }
         }
+        let mut labels = Labels::default();
         for entry in &file.cell {
             let c = entry.get_ref();
+            let workload = match &c.workload {
+                Some(w) => one_of(&src, "workload", w, &WORKLOADS)?,
+                None => "tpcc".to_string(),
+            };
+            let one = std::slice::from_ref(&workload);
             let spec = match (&c.device, &c.layout) {
-                (Some(d), None) => device(&src, "device", d)?,
-                (None, Some(l)) => layout(&src, "layout", l)?,
+                (Some(d), None) => device(&src, "device", d, one)?,
+                (None, Some(l)) => layout(&src, "layout", l, one)?,
                 (Some(_), Some(l)) => {
                     return Err(src.error(
                         l.span(),
@@ -247,18 +342,31 @@ pub(super) fn parse(path: &Path, text: &str) -> Result<FileStudy> {
                     })?,
             };
             let pacing = match &c.pacing {
-                Some(p) => one_of(&src, "pacing", p, &PACINGS)?,
+                Some(p) => {
+                    let v = one_of(&src, "pacing", p, &PACINGS)?;
+                    paced_workload(&src, p.span(), &v, one)?;
+                    v
+                }
                 None => "none".to_string(),
             };
+            repeated_workload(&src, file.repeat.as_ref(), one)?;
             let terminals = c
                 .terminals
                 .as_ref()
                 .map(|t| terminals(&src, t))
                 .transpose()?;
+            let name = c
+                .name
+                .as_ref()
+                .map(|n| plain_name(&src, n.get_ref(), n.span()))
+                .transpose()?;
+            let storage = Storage { spec, name };
+            labels.check(&src, &storage, entry.span())?;
             cells.push(plan(
                 &engines,
                 engine_index,
-                spec,
+                &workload,
+                storage,
                 terminals,
                 &pacing,
                 &base_scale,
@@ -272,8 +380,17 @@ pub(super) fn parse(path: &Path, text: &str) -> Result<FileStudy> {
                 path.display()
             )));
         }
+        let workloads = axis(
+            &src,
+            &file.workloads,
+            vec!["tpcc".to_string()],
+            "workloads = [] is empty: give [\"tpcc\"], [\"brokerage\"] or both, or drop the key for TPC-C",
+            |v| one_of(&src, "workloads", v, &WORKLOADS),
+        )?;
+        repeated_workload(&src, file.repeat.as_ref(), &workloads)?;
         // The storage axis: the devices, then the layouts (each a spec of several devices).
         let mut specs = Vec::new();
+        let mut labels = Labels::default();
         if let Some(devices) = &file.devices {
             if devices.get_ref().is_empty() {
                 return Err(src.error(
@@ -282,7 +399,8 @@ pub(super) fn parse(path: &Path, text: &str) -> Result<FileStudy> {
                 ));
             }
             for d in devices.get_ref() {
-                specs.push(device(&src, "devices", d)?);
+                let spec = device(&src, "devices", &entry_spec(d), &workloads)?;
+                specs.push(storage(&src, &mut labels, spec, d)?);
             }
         }
         if let Some(layouts) = &file.layouts {
@@ -293,51 +411,44 @@ pub(super) fn parse(path: &Path, text: &str) -> Result<FileStudy> {
                 ));
             }
             for l in layouts.get_ref() {
-                specs.push(layout(&src, "layouts", l)?);
+                let spec = layout(&src, "layouts", &entry_spec(l), &workloads)?;
+                specs.push(storage(&src, &mut labels, spec, l)?);
             }
         }
-        let terminal_counts: Vec<Option<u32>> = match &file.terminals {
-            None => vec![None],
-            Some(t) if t.get_ref().is_empty() => {
-                return Err(src.error(
-                    t.span(),
-                    "terminals = [] is empty: give terminal counts, e.g. [4, 16], or drop the key for the scale's",
-                ))
-            }
-            Some(t) => t
-                .get_ref()
-                .iter()
-                .map(|n| terminals(&src, n).map(Some))
-                .collect::<Result<_>>()?,
-        };
-        let pacings: Vec<String> = match &file.pacing {
-            None => vec!["none".into()],
-            Some(p) if p.get_ref().is_empty() => {
-                return Err(src.error(
-                    p.span(),
-                    "pacing = [] is empty: give [\"none\"], [\"spec\"] or both",
-                ))
-            }
-            Some(p) => p
-                .get_ref()
-                .iter()
-                .map(|v| one_of(&src, "pacing", v, &PACINGS))
-                .collect::<Result<_>>()?,
-        };
+        let terminal_counts = axis(
+            &src,
+            &file.terminals,
+            vec![None],
+            "terminals = [] is empty: give terminal counts, e.g. [4, 16], or drop the key for the scale's",
+            |n| terminals(&src, n).map(Some),
+        )?;
+        let pacings = axis(
+            &src,
+            &file.pacing,
+            vec!["none".to_string()],
+            "pacing = [] is empty: give [\"none\"], [\"spec\"] or both",
+            |v| {
+                let pacing = one_of(&src, "pacing", v, &PACINGS)?;
+                paced_workload(&src, v.span(), &pacing, &workloads).map(|()| pacing)
+            },
+        )?;
         // Devices innermost: the cells compared against the baseline sit side by side.
         for engine_index in 0..engines.len() {
-            for pacing in &pacings {
-                for &t in &terminal_counts {
-                    for spec in &specs {
-                        cells.push(plan(
-                            &engines,
-                            engine_index,
-                            spec.clone(),
-                            t,
-                            pacing,
-                            &base_scale,
-                            repeat,
-                        ));
+            for workload in &workloads {
+                for pacing in &pacings {
+                    for &t in &terminal_counts {
+                        for spec in &specs {
+                            cells.push(plan(
+                                &engines,
+                                engine_index,
+                                workload,
+                                spec.clone(),
+                                t,
+                                pacing,
+                                &base_scale,
+                                repeat,
+                            ));
+                        }
                     }
                 }
             }
@@ -378,12 +489,138 @@ pub(super) fn parse(path: &Path, text: &str) -> Result<FileStudy> {
     };
     Ok(FileStudy {
         path: path.to_path_buf(),
+        measure: Measure::S1,
         text: text.to_string(),
         scale: base_scale,
         repeat,
         baseline,
         engines,
         cells,
+    })
+}
+
+/// A file of S4's or S5's measurement (`measure = "profiles"` or `"in-memory"`): the keys that
+/// measurement takes, checked as S1's are; every other key is refused, naming its line.
+fn scenario_file(src: &Source, file: &StudyFile, measure: &str) -> Result<FileStudy> {
+    let profiles = measure == "profiles";
+    let mut unused = vec![
+        ("layouts", file.layouts.as_ref().map(Spanned::span)),
+        ("terminals", file.terminals.as_ref().map(Spanned::span)),
+        ("pacing", file.pacing.as_ref().map(Spanned::span)),
+        ("repeat", file.repeat.as_ref().map(Spanned::span)),
+        ("workloads", file.workloads.as_ref().map(Spanned::span)),
+        ("[[cell]]", file.cell.first().map(Spanned::span)),
+    ];
+    if profiles {
+        unused.push(("[[engines]]", file.engines.first().map(Spanned::span)));
+    } else {
+        unused.push(("devices", file.devices.as_ref().map(Spanned::span)));
+        unused.push(("baseline", file.baseline.as_ref().map(Spanned::span)));
+    }
+    for (key, at) in unused {
+        if let Some(at) = at {
+            let why = if profiles {
+                "S4's measurement takes devices (two or more sets), scale and baseline"
+            } else {
+                "S5's measurement takes one [[engines]] entry and scale, and runs on the storage under --data-dir"
+            };
+            return Err(src.error(
+                at,
+                format!("{key} does not belong to measure = \"{measure}\": {why}; drop it"),
+            ));
+        }
+    }
+    let scales: &[&str] = if profiles {
+        &["quick", "default", "paper", "test"]
+    } else {
+        &["quick", "default", "paper"]
+    };
+    let scale = match &file.scale {
+        Some(s) => one_of(src, "scale", s, scales)?,
+        None => "default".to_string(),
+    };
+    let (measure, engines, baseline) = if profiles {
+        let Some(devices) = &file.devices else {
+            return Err(Error::usage(format!(
+                "{} measures S4's profiles but names no devices: add devices = [\"raid5(4,hdd-15k)\", \"raid5(4,sas-ssd-2012)\"]; {DOCS}",
+                src.path.display()
+            )));
+        };
+        let mut sets: Vec<Spec> = Vec::new();
+        for d in devices.get_ref() {
+            if d.get_ref().name.is_some() {
+                return Err(src.error(
+                    d.span(),
+                    "devices: S4's sets are named by their specs (the scenario's result names them so): give the spec alone",
+                ));
+            }
+            let d = &entry_spec(d);
+            let spec = device(src, "devices", d, &[])?;
+            if spec.is_layout() || spec.is_host() {
+                return Err(src.error(
+                    d.span(),
+                    format!("devices: \"{}\" is not an emulated device set: S4's measurement runs the profiles on one emulated device spec each, e.g. raid5(4,hdd-15k)", d.get_ref()),
+                ));
+            }
+            if sets.iter().any(|s| s.name() == spec.name()) {
+                return Err(src.error(
+                    d.span(),
+                    format!(
+                        "devices: \"{}\" is listed twice: give each device set once",
+                        d.get_ref()
+                    ),
+                ));
+            }
+            sets.push(spec);
+        }
+        if sets.len() < 2 {
+            return Err(src.error(
+                devices.span(),
+                "devices: S4's measurement compares two or more device sets: add a second, e.g. \"raid5(4,sas-ssd-2012)\"",
+            ));
+        }
+        // The profiles' ratios are against the first set.
+        let first = file_name(&sets[0].name());
+        if let Some(b) = &file.baseline {
+            let named = parse_spec(b.get_ref())
+                .map(|s| file_name(&s.name()))
+                .unwrap_or_else(|_| file_name(b.get_ref()));
+            if named != first {
+                return Err(src.error(
+                    b.span(),
+                    format!("baseline = \"{}\": S4's ratios are against the first device set ({first}): list the baseline first, or drop the key", b.get_ref()),
+                ));
+            }
+        }
+        (Measure::Profiles { sets }, Vec::new(), Some(first))
+    } else {
+        let engines = engines(src, &file.engines)?;
+        if file.engines.len() > 1 {
+            return Err(src.error(
+                file.engines[1].span(),
+                "S5's measurement runs on one engine: give one [[engines]] entry (a study file per engine)",
+            ));
+        }
+        // The table kinds differ in what a commit waits for; the engine's own settings are
+        // what S5 compares, reported with each run (docs/orders.md).
+        if let Some(s) = engines[0].setting_spans.first() {
+            return Err(src.error(
+                s.clone(),
+                "server_settings: S5's measurement runs its engine as shipped and reports its commit setting: drop them",
+            ));
+        }
+        let engine = engines[0].engine.clone();
+        (Measure::InMemory { engine }, engines, None)
+    };
+    Ok(FileStudy {
+        path: src.path.to_path_buf(),
+        measure,
+        text: src.text.to_string(),
+        scale: Scale::named(&scale),
+        repeat: 1,
+        baseline,
+        engines,
+        cells: Vec::new(),
     })
 }
 
@@ -485,7 +722,119 @@ fn setting(src: &Source, s: &Spanned<String>) -> Result<(String, String)> {
         .map_err(|why| src.error(s.span(), format!("server setting {why}")))
 }
 
-fn device(src: &Source, key: &str, d: &Spanned<String>) -> Result<Spec> {
+/// An entry's spec with the entry's place in the file.
+fn entry_spec(e: &Spanned<Entry>) -> Spanned<String> {
+    Spanned::new(e.span(), e.get_ref().spec.clone())
+}
+
+/// A matrix entry's storage: its spec and its checked name.
+fn storage(src: &Source, labels: &mut Labels, spec: Spec, e: &Spanned<Entry>) -> Result<Storage> {
+    let name = e
+        .get_ref()
+        .name
+        .as_deref()
+        .map(|n| plain_name(src, n, e.span()))
+        .transpose()?;
+    let storage = Storage { spec, name };
+    labels.check(src, &storage, e.span())?;
+    Ok(storage)
+}
+
+/// A name that is also a file name: letters, digits, '-' and '.'.
+fn plain_name(src: &Source, name: &str, span: Range<usize>) -> Result<String> {
+    let slug = file_name(name);
+    if slug.is_empty() || slug != name {
+        return Err(src.error(
+            span,
+            format!(
+                "name = \"{name}\" is not a plain name: use letters, digits, '-', '_' and '.', e.g. \"{}\"",
+                if slug.is_empty() { "log-on-flash" } else { &slug }
+            ),
+        ));
+    }
+    Ok(slug)
+}
+
+/// The storage names seen so far, each with its spec: one name stands for one spec.
+#[derive(Default)]
+struct Labels(Vec<(String, String)>);
+
+impl Labels {
+    fn check(&mut self, src: &Source, s: &Storage, span: Range<usize>) -> Result<()> {
+        let spec = s.spec.name();
+        let name = s.name.clone().unwrap_or_else(|| file_name(&spec));
+        match self.0.iter().find(|(n, _)| *n == name) {
+            Some((_, other)) if *other != spec => Err(src.error(
+                span,
+                format!("name \"{name}\" stands for two specs ({other} and {spec}): give each its own name"),
+            )),
+            Some(_) => Ok(()),
+            None => {
+                self.0.push((name, spec));
+                Ok(())
+            }
+        }
+    }
+}
+
+/// A matrix axis's values, each checked by `each`; `default` without the key, and an empty list
+/// refused with `empty`.
+fn axis<V, T>(
+    src: &Source,
+    list: &Option<Spanned<Vec<Spanned<V>>>>,
+    default: Vec<T>,
+    empty: &str,
+    each: impl Fn(&Spanned<V>) -> Result<T>,
+) -> Result<Vec<T>> {
+    match list {
+        None => Ok(default),
+        Some(l) if l.get_ref().is_empty() => Err(src.error(l.span(), empty)),
+        Some(l) => l.get_ref().iter().map(each).collect(),
+    }
+}
+
+/// TPC-C's keying and think times belong to TPC-C: the brokerage workload has none.
+fn paced_workload(
+    src: &Source,
+    span: Range<usize>,
+    pacing: &str,
+    workloads: &[String],
+) -> Result<()> {
+    if pacing != "none" && workloads.iter().any(|w| w == super::BROKERAGE) {
+        return Err(src.error(
+            span,
+            format!("pacing \"{pacing}\" is TPC-C's keying and think times, which the brokerage workload has not: drop it, or give the TPC-C cells their own [[cell]] tables"),
+        ));
+    }
+    Ok(())
+}
+
+/// A brokerage cell runs once: its repetitions' intervals are TPC-C's figures (tpmC, α).
+fn repeated_workload(
+    src: &Source,
+    repeat: Option<&Spanned<u32>>,
+    workloads: &[String],
+) -> Result<()> {
+    match repeat {
+        Some(r) if *r.get_ref() > 1 && workloads.iter().any(|w| w == super::BROKERAGE) => {
+            Err(src.error(
+                r.span(),
+                format!("repeat = {} with the brokerage workload: its cells run once in this version; give repeat = 1, or a study file of TPC-C cells", r.get_ref()),
+            ))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The tables of a workload's schema, which a layout may place.
+fn workload_tables(workload: &str) -> &'static [&'static str] {
+    match workload {
+        super::BROKERAGE => &oltplab_workloads::brokerage::schema::TABLES,
+        _ => &TPCC_TABLES,
+    }
+}
+
+fn device(src: &Source, key: &str, d: &Spanned<String>, workloads: &[String]) -> Result<Spec> {
     let text = d.get_ref().trim();
     // `ROLE=SPEC` before any bracket: a layout, whose commas separate its roles.
     if text
@@ -493,7 +842,7 @@ fn device(src: &Source, key: &str, d: &Spanned<String>) -> Result<Spec> {
         .next()
         .is_some_and(|head| head.contains('='))
     {
-        return layout(src, key, d);
+        return layout(src, key, d, workloads);
     }
     // One spec per entry: a comma at the top level is two devices in one string.
     if split_devices(text).map(|v| v.len()).unwrap_or(0) != 1 {
@@ -508,7 +857,7 @@ fn device(src: &Source, key: &str, d: &Spanned<String>) -> Result<Spec> {
 /// A layout: roles on devices (`data=…,log=…,temp=…,table:NAME=…`, docs/layouts.md), or a plain
 /// emulated device (the layout of one device, so a file can list "all on one device" beside
 /// placements). A placed table must be one of TPC-C's, which every cell runs.
-fn layout(src: &Source, key: &str, l: &Spanned<String>) -> Result<Spec> {
+fn layout(src: &Source, key: &str, l: &Spanned<String>, workloads: &[String]) -> Result<Spec> {
     let text = l.get_ref().trim();
     let spec = parse_spec(text).map_err(|e| src.error(l.span(), format!("{key}: {e}")))?;
     if spec.is_host() {
@@ -518,13 +867,20 @@ fn layout(src: &Source, key: &str, l: &Spanned<String>) -> Result<Spec> {
         ));
     }
     for (role, _) in spec.roles() {
-        if let Role::Table(t) = role {
-            if !TPCC_TABLES.contains(&t.as_str()) {
+        let Role::Table(t) = role else { continue };
+        for w in workloads {
+            let tables = workload_tables(w);
+            if !tables.contains(&t.as_str()) {
+                let name = if w == super::BROKERAGE {
+                    "the brokerage workload"
+                } else {
+                    "TPC-C"
+                };
                 return Err(src.error(
                     l.span(),
                     format!(
-                        "{key}: \"{text}\" places table:{t}, which TPC-C has not: give one of {}",
-                        names(TPCC_TABLES.iter().copied())
+                        "{key}: \"{text}\" places table:{t}, which {name} has not: give one of {}",
+                        names(tables.iter().copied())
                     ),
                 ));
             }
@@ -587,10 +943,12 @@ fn unique<'a>(items: impl Iterator<Item = &'a str>) -> impl Iterator<Item = &'a 
 }
 
 /// A cell's scale: the file's, paced, with its terminal count.
+#[allow(clippy::too_many_arguments)]
 fn plan(
     engines: &[EngineDef],
     engine_index: usize,
-    spec: Spec,
+    workload: &str,
+    storage: Storage,
     terminals: Option<u32>,
     pacing: &str,
     base: &Scale,
@@ -609,13 +967,23 @@ fn plan(
             .iter()
             .map(|(k, v)| format!("{k}={v}"))
             .collect(),
-        device: spec.name(),
-        device_name: file_name(&spec.name()),
+        device: storage.spec.name(),
+        device_name: storage
+            .name
+            .clone()
+            .unwrap_or_else(|| file_name(&storage.spec.name())),
+        label: storage.name,
+        workload: workload.to_string(),
         terminals: scale.terminals,
         pacing: pacing.to_string(),
     };
+    // TPC-C's cells keep the ids they had before workloads were an axis.
+    let workload_part = match workload {
+        "tpcc" => String::new(),
+        w => format!("_{w}"),
+    };
     let mut id = format!(
-        "{}_{}_t{}",
+        "{}{workload_part}_{}_t{}",
         axes.engine_name, axes.device_name, axes.terminals
     );
     if pacing != "none" {
@@ -637,7 +1005,7 @@ fn plan(
         id,
         hash: format!("{:08x}", fnv1a(key.as_bytes()) as u32),
         axes,
-        spec,
+        spec: storage.spec,
         scale,
         engine_index,
     }
@@ -726,6 +1094,9 @@ pub fn run(args: &StudyArgs) -> Result<()> {
         }
     }
     let study = load(&path)?;
+    if study.measure != Measure::S1 {
+        return run_scenario(&study, args);
+    }
     let done_before = args
         .resume
         .as_deref()
@@ -782,7 +1153,8 @@ pub fn run(args: &StudyArgs) -> Result<()> {
         seed: 1,
         cells: study.cells.iter().map(|c| c.id.clone()).collect(),
     };
-    let mut loaded: Vec<Option<(Database, String)>> = study.engines.iter().map(|_| None).collect();
+    // One load per engine entry and workload.
+    let mut loaded: Vec<((usize, String), (Database, String))> = Vec::new();
     let mut load_s = 0.0;
     let mut interrupted = false;
     let mut ran = 0;
@@ -811,10 +1183,11 @@ pub fn run(args: &StudyArgs) -> Result<()> {
             cell.axes.pacing
         );
         let engine = &study.engines[cell.engine_index];
-        if loaded[cell.engine_index].is_none() {
+        let key = (cell.engine_index, cell.axes.workload.clone());
+        if !loaded.iter().any(|(k, _)| *k == key) {
             let started = std::time::Instant::now();
-            match load_engine(engine, &study.scale, &args.data_dir) {
-                Ok(db) => loaded[cell.engine_index] = Some(db),
+            match load_engine(engine, &cell.axes.workload, &study.scale, &args.data_dir) {
+                Ok(db) => loaded.push((key.clone(), db)),
                 Err(Error::Interrupted) => {
                     interrupted = true;
                     break;
@@ -823,30 +1196,22 @@ pub fn run(args: &StudyArgs) -> Result<()> {
             }
             load_s += started.elapsed().as_secs_f64();
         }
-        let (database, engine_version) = loaded[cell.engine_index].as_ref().expect("loaded above");
+        let Some((_, (database, engine_version))) = loaded.iter().find(|(k, _)| *k == key) else {
+            unreachable!("loaded above")
+        };
         remove_stopped_traces(&out, &cell.id, study.repeat)?;
         let mut warnings = Vec::new();
         // A device is measured once: its figures do not depend on the engine or the load. A
         // layout's are its data device's (`oltplab device` has no log or tables to place).
         let probe = probed_device(&cell.spec);
-        let measured = match device_known(&results, &probe.name()) {
+        let device = match device_known(&results, &probe.name()) {
             Some(device) => {
                 output::note!(
                     "  device: {} measured for an earlier cell ({} IOPS at QD 32)",
                     cell.axes.device,
                     format_count(device.1)
                 );
-                study_runs(
-                    &cell.spec,
-                    &cell.id,
-                    device,
-                    &cell.scale,
-                    study.repeat,
-                    database,
-                    &args.data_dir,
-                    &out,
-                    &mut warnings,
-                )
+                Ok(device)
             }
             None => {
                 output::note!(
@@ -857,24 +1222,23 @@ pub fn run(args: &StudyArgs) -> Result<()> {
                         String::new()
                     }
                 );
-                device_figures(&probe, &cell.id, &cell.scale, &args.data_dir, &out).and_then(
-                    |device| {
-                        super::interrupted()?;
-                        study_runs(
-                            &cell.spec,
-                            &cell.id,
-                            device,
-                            &cell.scale,
-                            study.repeat,
-                            database,
-                            &args.data_dir,
-                            &out,
-                            &mut warnings,
-                        )
-                    },
-                )
+                device_figures(&probe, &cell.id, &cell.scale, &args.data_dir, &out)
+                    .and_then(|device| super::interrupted().map(|()| device))
             }
         };
+        let measured = device.and_then(|device| {
+            study_runs(
+                &cell.spec,
+                &cell.id,
+                device,
+                &cell.scale,
+                study.repeat,
+                database,
+                &args.data_dir,
+                &out,
+                &mut warnings,
+            )
+        });
         // A cell stopped by Ctrl-C is not finished, even if some repetitions were: it reruns.
         let figures = match measured {
             Ok(_) | Err(Error::Interrupted) if STOP.load(Ordering::Relaxed) => {
@@ -929,17 +1293,158 @@ pub fn run(args: &StudyArgs) -> Result<()> {
         interrupted,
         ran,
     );
-    save(&doc, &out, args.json.as_deref())?;
-    write_report(&doc, &out)?;
-    print_cells(&doc.summary, &out);
-    if interrupted {
-        output::note!(
-            "\nto finish the study: oltplab study --resume {}",
-            out.display()
-        );
-        return Err(Error::Interrupted);
+    super::end(doc, &out, args.json.as_deref(), |s| {
+        print_cells(s, &out);
+        if s.interrupted {
+            output::note!(
+                "\nto finish the study: oltplab study --resume {}",
+                out.display()
+            );
+        }
+    })
+}
+
+/// A file of S4's or S5's measurement: its plan (`--dry-run`), or the scenario's own run on the
+/// file's device sets or engine, which writes the scenario's result.
+fn run_scenario(study: &FileStudy, args: &StudyArgs) -> Result<()> {
+    let measure = study.measure.name();
+    if args.resume.is_some() {
+        return Err(Error::usage(format!(
+            "--resume runs the cells a measure = \"s1\" study has not finished; {} measures \"{measure}\", whose study reruns from its start: drop --resume and give --out DIR",
+            study.path.display()
+        )));
     }
-    Ok(())
+    if args.dry_run {
+        print_scenario_plan(study);
+        return Ok(());
+    }
+    let devices = match &study.measure {
+        Measure::Profiles { sets } => sets.iter().map(Spec::name).collect::<Vec<_>>().join(","),
+        _ => super::DEFAULT_DEVICES.to_string(),
+    };
+    let engine = match &study.measure {
+        Measure::InMemory { engine } => engine.clone(),
+        _ => "sqlite".to_string(),
+    };
+    output::note!(
+        "oltplab study --file {}: measure = \"{measure}\", the {measure} scenario's measurement",
+        study.path.display()
+    );
+    let scenario = StudyArgs {
+        engine,
+        devices,
+        scale: study.scale.name.clone(),
+        pacing: "none".into(),
+        workload: "tpcc".into(),
+        scenario: measure.into(),
+        out: args.out.clone(),
+        data_dir: args.data_dir.clone(),
+        json: args.json.clone(),
+        repeat: 1,
+        force: args.force,
+        file: None,
+        dry_run: false,
+        server_setting: Vec::new(),
+        resume: None,
+    };
+    match &study.measure {
+        Measure::Profiles { .. } => super::profiles::run(&scenario),
+        _ => super::in_memory::run(&scenario),
+    }
+}
+
+/// `--dry-run` of S4's or S5's measurement: what runs, in order, and an estimate where the scale
+/// sets the time.
+fn print_scenario_plan(study: &FileStudy) {
+    match &study.measure {
+        Measure::Profiles { sets } => {
+            let scale = super::profiles::Scale::named(&study.scale.name)
+                .expect("the file's scale was checked against the profiles' scales");
+            let qds = crate::device::config::parse_sweep(scale.qd_sweep).unwrap_or_default();
+            // Each point also spends up to a quarter of a second beyond its ramp and runtime
+            // (docs/studies.md, S4).
+            let point_s = scale.ramp_s + scale.runtime_s + 0.25;
+            output::say!(
+                "{}: S4's measurement (measure = \"profiles\") on {} device sets at scale {} ({} profiles at QD {}, {} s + {} s warm-up per point), baseline {}",
+                study.path.display(),
+                sets.len(),
+                scale.name,
+                super::profiles::S4_PROFILES.len(),
+                qds.iter().map(u32::to_string).collect::<Vec<_>>().join(","),
+                scale.runtime_s,
+                scale.ramp_s,
+                study.baseline.as_deref().unwrap_or("none")
+            );
+            let mut drives: Vec<String> = Vec::new();
+            let mut total_s = 0.0;
+            for (i, set) in sets.iter().enumerate() {
+                let drive = super::profiles::drive_of(set).name();
+                // A drive is measured once, for the first set that has it.
+                let drive_points = if drives.contains(&drive) { 0 } else { 4 };
+                drives.push(drive.clone());
+                let points = super::profiles::S4_PROFILES.len() * qds.len() + 4 + drive_points;
+                let est = points as f64 * point_s;
+                total_s += est;
+                output::say!(
+                    "{:>3}. {}  {} points (profiles, random at QD 4{}{})  ~{}",
+                    i + 1,
+                    file_name(&set.name()),
+                    points,
+                    if drive_points > 0 { ", drive " } else { "" },
+                    if drive_points > 0 { drive.as_str() } else { "" },
+                    duration(est)
+                );
+            }
+            output::say!(
+                "estimate: ~{} for the {} sets; nothing was run",
+                duration(total_s),
+                sets.len()
+            );
+        }
+        Measure::InMemory { engine } => {
+            let scale = super::in_memory::Scale::named(&study.scale.name);
+            let connections = scale
+                .connections
+                .iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(",");
+            let work = match scale.tx_per_point {
+                Some(n) => format!(
+                    "{} transactions per connection count",
+                    format_count(n as f64)
+                ),
+                None => format!(
+                    "{} transactions per connection",
+                    format_count(scale.tx_per_connection as f64)
+                ),
+            };
+            output::say!(
+                "{}: S5's measurement (measure = \"in-memory\") on {engine} at scale {}: connections {connections}, {work}",
+                study.path.display(),
+                scale.name
+            );
+            let mut i = 0;
+            for tables in ["disk", "memory"] {
+                for mode in ["update", "insert"] {
+                    i += 1;
+                    output::say!(
+                        "{i:>3}. {tables}-{mode}  {tables} tables, {mode}, {} connection counts{}",
+                        scale.connections.len(),
+                        if mode == "update" {
+                            ", after its load"
+                        } else {
+                            ""
+                        }
+                    );
+                }
+            }
+            output::say!(
+                "estimate: none from the scale: each point is a fixed amount of work, and its time is what S5 measures; nothing was run"
+            );
+        }
+        Measure::S1 => unreachable!("S1's plan is print_plan"),
+    }
 }
 
 /// A cell stopped by Ctrl-C left its partial traces (`<id>.trace`, `<id>-r<n>.trace`); its rerun
@@ -982,31 +1487,44 @@ fn probed_device(spec: &Spec) -> Spec {
 }
 
 fn describe_engine(axes: &CellAxes) -> String {
-    if axes.server_settings.is_empty() {
-        axes.engine_name.clone()
-    } else {
-        format!("{} [{}]", axes.engine_name, axes.server_settings.join(" "))
+    let mut text = axes.engine_name.clone();
+    if !axes.server_settings.is_empty() {
+        text.push_str(&format!(" [{}]", axes.server_settings.join(" ")));
     }
+    if axes.workload != "tpcc" {
+        text.push_str(&format!(", {}", axes.workload));
+    }
+    text
 }
 
 /// Loads TPC-C once for an engine entry (its settings apply to the load's server too); the
 /// buffer pool follows the scale as S1's does.
-fn load_engine(engine: &EngineDef, scale: &Scale, data_dir: &Path) -> Result<(Database, String)> {
+fn load_engine(
+    engine: &EngineDef,
+    workload: &str,
+    scale: &Scale,
+    data_dir: &Path,
+) -> Result<(Database, String)> {
     let mut database = Database::new(&engine.engine, data_dir, scale);
-    // One base per entry: two entries of the same engine differ in their settings.
+    // One base per entry: two entries of the same engine differ in their settings; TPC-C's
+    // keeps the name it had before workloads were an axis.
+    let base = match workload {
+        super::BROKERAGE => format!("base-{}-brokerage", engine.name),
+        _ => format!("base-{}", engine.name),
+    };
     database.base = if engine.engine == "sqlite" {
-        data_dir.join(format!("base-{}.sqlite", engine.name))
+        data_dir.join(format!("{base}.sqlite"))
     } else {
-        data_dir.join(format!("base-{}", engine.name))
+        data_dir.join(base)
     };
     database.server_settings = engine.settings.clone();
-    output::note!(
-        "  load: TPC-C, {} warehouse{} on {}",
-        scale.warehouses,
-        if scale.warehouses == 1 { "" } else { "s" },
-        engine.name
-    );
-    let version = database.load_tpcc(scale.warehouses, 1)?;
+    output::note!("  load: {} on {}", load_text(workload, scale), engine.name);
+    let version = if workload == super::BROKERAGE {
+        database.workload = super::BROKERAGE;
+        database.load_brokerage(scale)?
+    } else {
+        database.load_tpcc(scale.warehouses, 1)?
+    };
     if scale.pool_share_of_data.is_some() {
         let data_bytes = tree_bytes(&database.base);
         database.buffer_pool_bytes =
@@ -1019,6 +1537,22 @@ fn load_engine(engine: &EngineDef, scale: &Scale, data_dir: &Path) -> Result<(Da
         );
     }
     Ok((database, version))
+}
+
+/// What a workload's load holds at a scale, e.g. `TPC-C, 1 warehouse`.
+fn load_text(workload: &str, scale: &Scale) -> String {
+    match workload {
+        super::BROKERAGE => format!(
+            "brokerage, {} customers and {} trading days",
+            format_count(super::BROKERAGE_CUSTOMERS as f64),
+            super::brokerage_days(scale)
+        ),
+        _ => format!(
+            "TPC-C, {} warehouse{}",
+            scale.warehouses,
+            if scale.warehouses == 1 { "" } else { "s" }
+        ),
+    }
 }
 
 #[derive(Debug, Serialize)]
@@ -1091,6 +1625,7 @@ fn add_cell_ratios(cells: &mut [CellResult], baseline: Option<&str>) {
                 .find(|b| {
                     b.axes.device_name == baseline
                         && b.axes.engine_name == c.axes.engine_name
+                        && b.axes.workload == c.axes.workload
                         && b.axes.terminals == c.axes.terminals
                         && b.axes.pacing == c.axes.pacing
                 })
@@ -1102,6 +1637,11 @@ fn add_cell_ratios(cells: &mut [CellResult], baseline: Option<&str>) {
             randread16k_iops: ratio(c.figures.randread16k_iops, b.randread16k_iops),
             randread16k_lat_ns: ratio(c.figures.randread16k_lat_ns, b.randread16k_lat_ns),
             tpmc: ratio(c.figures.tpmc, b.tpmc),
+            tpse_like: c
+                .figures
+                .tpse_like
+                .zip(b.tpse_like)
+                .map(|(c, b)| ratio(c, b)),
             run_iops: ratio(c.figures.run_iops, b.run_iops),
             alpha: ratio(c.figures.alpha, b.alpha),
         });
@@ -1154,30 +1694,37 @@ fn print_plan(study: &FileStudy, done: &[Option<CellResult>]) {
             state
         );
     }
-    // Each engine with a cell to run loads its database once.
-    let to_load: Vec<&str> = study
-        .engines
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| {
-            study
-                .cells
-                .iter()
-                .zip(done)
-                .any(|(c, d)| c.engine_index == *i && d.is_none())
-        })
-        .map(|(_, e)| e.name.as_str())
-        .collect();
-    let loads = if to_load.is_empty() {
-        String::new()
-    } else {
-        format!(
-            ", plus a TPC-C load of {} warehouse{} for {}",
-            study.scale.warehouses,
-            if study.scale.warehouses == 1 { "" } else { "s" },
-            to_load.join(", ")
-        )
-    };
+    // Each engine with a cell to run loads each of its cells' workloads once.
+    let mut loads = String::new();
+    for workload in WORKLOADS {
+        let to_load: Vec<&str> = study
+            .engines
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| {
+                study.cells.iter().zip(done).any(|(c, d)| {
+                    c.engine_index == *i && c.axes.workload == workload && d.is_none()
+                })
+            })
+            .map(|(_, e)| e.name.as_str())
+            .collect();
+        if !to_load.is_empty() {
+            // TPC-C's reads as it did before workloads were an axis.
+            loads.push_str(&match workload {
+                "tpcc" => format!(
+                    ", plus a TPC-C load of {} warehouse{} for {}",
+                    study.scale.warehouses,
+                    if study.scale.warehouses == 1 { "" } else { "s" },
+                    to_load.join(", ")
+                ),
+                w => format!(
+                    ", plus a load ({}) for {}",
+                    load_text(w, &study.scale),
+                    to_load.join(", ")
+                ),
+            });
+        }
+    }
     output::say!(
         "estimate: ~{} for the {} cells to run{loads}; nothing was run",
         duration(estimates.iter().sum()),
@@ -1194,26 +1741,33 @@ fn print_cells(summary: &StudySummary, out: &Path) {
         .max()
         .unwrap_or(0)
         .max(4);
+    let brokerage = summary.cells.iter().any(|c| c.figures.tpse_like.is_some());
+    let unit = if brokerage { "tpmC|TR/s" } else { "tpmC" };
     output::say!("");
     output::say!(
-        "{:<w$} {:>11} {:>9} {:>10} {:>10} {:>7}  vs baseline (tpmC, α)",
+        "{:<w$} {:>11} {:>9} {:>10} {:>10} {:>7}  vs baseline ({unit}, α)",
         "cell",
         "16k IOPS",
-        "tpmC",
+        unit,
         "run IOPS",
         "replay",
         "α"
     );
     for c in &summary.cells {
         let f = &c.figures;
+        // A brokerage cell's throughput is Trade-Results per second (TR/s), not tpmC.
         let vs = f.vs_baseline.as_ref().map_or(String::new(), |r| {
-            format!("{:.2}×, {:.2}×", r.tpmc, r.alpha)
+            format!("{:.2}×, {:.2}×", r.tpse_like.unwrap_or(r.tpmc), r.alpha)
         });
+        let throughput = match f.tpse_like {
+            Some(t) => format!("{t:.1} TR/s"),
+            None => format!("{:.0}", f.tpmc),
+        };
         output::say!(
-            "{:<w$} {:>11} {:>9.0} {:>10.0} {:>10.0} {:>7.2}  {}",
+            "{:<w$} {:>11} {:>9} {:>10.0} {:>10.0} {:>7.2}  {}",
             c.id,
             format_count(f.randread16k_iops),
-            f.tpmc,
+            throughput,
             f.run_iops,
             f.replay_iops,
             f.alpha,
@@ -1306,6 +1860,60 @@ mod tests {
         assert!(e.contains("table:nope") && e.contains("line 1"), "{e}");
     }
 
+    /// A named device or layout: the name is the cell's id part, its label and what the
+    /// baseline names; its spec is unchanged, and a spec used again keeps the name.
+    #[test]
+    fn a_short_name_stands_for_its_layout() {
+        let s = parse_text(
+            "scale = \"test\"\nlayouts = [\n  { name = \"log-flash\", spec = \"data=hdd-10k,log=nvme-gen4\" },\n  \"data=hdd-10k,table:stock=nvme-gen4\",\n]\nbaseline = \"log-flash\"\n",
+        )
+        .unwrap();
+        assert_eq!(s.cells[0].id, "sqlite_log-flash_t2");
+        assert_eq!(s.cells[0].axes.label.as_deref(), Some("log-flash"));
+        assert_eq!(s.cells[0].axes.device, "data=hdd-10k,log=nvme-gen4");
+        assert_eq!(s.cells[1].axes.label, None);
+        assert_eq!(s.baseline.as_deref(), Some("log-flash"));
+        // Unnamed cells keep the id and hash they had before names existed.
+        let plain =
+            parse_text("scale = \"test\"\nlayouts = [\"data=hdd-10k,table:stock=nvme-gen4\"]\n")
+                .unwrap();
+        assert_eq!(plain.cells[0].result_file(), s.cells[1].result_file());
+        let s = parse_text(
+            "scale = \"test\"\n[[cell]]\nlayout = \"data=hdd-10k,log=nvme-gen4\"\nname = \"log-flash\"\n[[cell]]\nlayout = \"data=hdd-10k,log=nvme-gen4\"\nname = \"log-flash\"\nterminals = 4\n",
+        )
+        .unwrap();
+        assert_eq!(s.cells[1].id, "sqlite_log-flash_t4");
+    }
+
+    /// Workloads are an axis between the engines and the pacing; TPC-C's cells keep their ids
+    /// and hashes, a brokerage cell names its workload, and a layout may place the brokerage's
+    /// tables.
+    #[test]
+    fn workloads_are_an_axis_and_tpcc_cells_keep_their_ids() {
+        let s = parse_text(
+            "scale = \"test\"\ndevices = [\"hdd-10k\", \"nvme-gen4\"]\nworkloads = [\"tpcc\", \"brokerage\"]\n",
+        )
+        .unwrap();
+        let ids: Vec<&str> = s.cells.iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(
+            ids,
+            [
+                "sqlite_hdd-10k_t2",
+                "sqlite_nvme-gen4_t2",
+                "sqlite_brokerage_hdd-10k_t2",
+                "sqlite_brokerage_nvme-gen4_t2"
+            ]
+        );
+        assert_eq!(s.cells[2].axes.workload, "brokerage");
+        let tpcc = parse_text("scale = \"test\"\ndevices = [\"hdd-10k\"]\n").unwrap();
+        assert_eq!(tpcc.cells[0].result_file(), s.cells[0].result_file());
+        let s = parse_text(
+            "workloads = [\"brokerage\"]\nlayouts = [\"data=hdd-10k,table:trade=nvme-gen4\"]\n",
+        )
+        .unwrap();
+        assert!(s.cells[0].spec.is_layout());
+    }
+
     #[test]
     fn the_hash_follows_the_configuration_not_the_position() {
         let a = parse_text("scale = \"test\"\ndevices = [\"hdd-10k\"]\n").unwrap();
@@ -1338,6 +1946,44 @@ mod tests {
         }
     }
 
+    /// studies/s4.toml is `--scenario profiles`'s two sets in order (the first the baseline), and
+    /// studies/s5.toml the in-memory scenario on SQLite; both at the quick scale.
+    #[test]
+    fn the_shipped_s4_and_s5_files_are_their_scenarios() {
+        let s4 = parse(
+            Path::new("studies/s4.toml"),
+            include_str!("../../../../studies/s4.toml"),
+        )
+        .unwrap();
+        let Measure::Profiles { sets } = &s4.measure else {
+            panic!("s4.toml measures {:?}", s4.measure)
+        };
+        let scenario: Vec<String> = split_devices(super::super::profiles::DEFAULT_SETS)
+            .unwrap()
+            .iter()
+            .map(|t| parse_spec(t).unwrap().name())
+            .collect();
+        assert_eq!(sets.iter().map(Spec::name).collect::<Vec<_>>(), scenario);
+        assert_eq!(s4.scale.name, "quick");
+        assert_eq!(
+            s4.baseline.as_deref(),
+            Some(file_name(&scenario[0]).as_str())
+        );
+        let s5 = parse(
+            Path::new("studies/s5.toml"),
+            include_str!("../../../../studies/s5.toml"),
+        )
+        .unwrap();
+        assert_eq!(
+            s5.measure,
+            Measure::InMemory {
+                engine: "sqlite".into()
+            }
+        );
+        assert_eq!(s5.scale.name, "quick");
+        assert!(s5.cells.is_empty());
+    }
+
     #[test]
     fn errors_name_the_line_and_the_key() {
         let cases = [
@@ -1357,6 +2003,30 @@ mod tests {
             ("scale = \"test\"\n[[cell]]\ndevice = \"hdd-10k\"\nlayout = \"data=hdd-10k,log=nvme-gen4\"\n", "line 4", "layout"),
             ("scale = \"test\"\n[[cell]]\nterminals = 2\n", "line 2", "layout"),
             ("layouts = [\"data=hdd-10k,log=nvme-gen4\"]\n[[cell]]\ndevice = \"hdd-10k\"\n", "line 1", "layouts"),
+            // The brokerage workload: no pacing, one repetition, its own tables.
+            ("devices = [\"hdd-10k\"]\nworkloads = [\"tatp\"]\n", "line 2", "workloads"),
+            ("devices = [\"hdd-10k\"]\nworkloads = [\"tpcc\", \"brokerage\"]\npacing = [\"none\", \"spec\"]\n", "line 3", "pacing"),
+            ("repeat = 3\ndevices = [\"hdd-10k\"]\nworkloads = [\"brokerage\"]\n", "line 1", "repeat"),
+            ("workloads = [\"brokerage\"]\nlayouts = [\"data=hdd-10k,table:stock=nvme-gen4\"]\n", "line 2", "brokerage workload"),
+            ("scale = \"test\"\n[[cell]]\ndevice = \"hdd-10k\"\nworkload = \"brokerage\"\npacing = \"spec\"\n", "line 5", "pacing"),
+            ("measure = \"profiles\"\ndevices = [\"hdd-15k\", \"nvme-gen4\"]\nworkloads = [\"brokerage\"]\n", "line 3", "workloads"),
+            // Short names: plain, one spec each, and only `name` and `spec` in an entry.
+            ("scale = \"test\"\nlayouts = [\n  { name = \"log on flash\", spec = \"data=hdd-10k,log=nvme-gen4\" },\n]\n", "line 3", "name"),
+            ("devices = [{ name = \"a\", spec = \"hdd-10k\" }, { name = \"a\", spec = \"nvme-gen4\" }]\n", "line 1", "\"a\""),
+            ("devices = [\"hdd-10k\", { name = \"hdd-10k\", spec = \"nvme-gen4\" }]\n", "line 1", "hdd-10k"),
+            ("layouts = [{ name = \"a\", layout = \"hdd-10k\" }]\n", "line 1", "layout"),
+            ("scale = \"test\"\n[[cell]]\ndevice = \"hdd-10k\"\nname = \"x y\"\n", "line 4", "name"),
+            // S4's and S5's measurements: the keys they do not take, and their own checks.
+            ("measure = \"profile\"\n", "line 1", "measure"),
+            ("measure = \"profiles\"\ndevices = [\"hdd-15k\", \"ssd\"]\nterminals = [4]\n", "line 3", "terminals"),
+            ("measure = \"profiles\"\ndevices = [\"hdd-15k\", \"host\"]\n", "line 2", "host"),
+            ("measure = \"profiles\"\ndevices = [\"hdd-15k\", \"data=hdd-15k,log=nvme-gen4\"]\n", "line 2", "devices"),
+            ("measure = \"profiles\"\ndevices = [\"hdd-15k\", \"nvme-gen4\"]\nbaseline = \"nvme-gen4\"\n", "line 3", "baseline"),
+            ("measure = \"profiles\"\nscale = \"s1\"\ndevices = [\"hdd-15k\", \"nvme-gen4\"]\n", "line 2", "scale"),
+            ("measure = \"profiles\"\ndevices = [\"hdd-15k\", \"nvme-gen4\"]\n[[engines]]\nengine = \"sqlite\"\n", "line 3", "[[engines]]"),
+            ("measure = \"in-memory\"\ndevices = [\"hdd-15k\"]\n", "line 2", "devices"),
+            ("measure = \"in-memory\"\n[[engines]]\nengine = \"sqlite\"\n[[engines]]\nengine = \"postgres\"\n", "line 4", "one engine"),
+            ("measure = \"in-memory\"\n[[engines]]\nengine = \"postgres\"\nserver_settings = [\"fsync=off\"]\n", "line 4", "server_settings"),
         ];
         for (text, line, key) in cases {
             let e = parse_text(text)

@@ -37,7 +37,7 @@ pub struct Scale {
 }
 
 impl Scale {
-    fn named(name: &str) -> Scale {
+    pub(super) fn named(name: &str) -> Scale {
         let (connections, tx, warmup, customers): (&[u32], u64, u64, u32) = match name {
             "quick" => (&[10, 50, 100], 20, 2, 2_000),
             // S5: 100 to 2,000 connections, 10,000 transactions each.
@@ -98,7 +98,7 @@ pub struct RunFigures {
 }
 
 #[derive(Debug, Default, Serialize)]
-struct StudySummary {
+pub(super) struct StudySummary {
     scenario: String,
     engine: String,
     connections: Vec<u32>,
@@ -107,7 +107,7 @@ struct StudySummary {
     tx_per_point: Option<u64>,
     runs: Vec<RunFigures>,
     load_s: f64,
-    interrupted: bool,
+    pub(super) interrupted: bool,
 }
 
 #[derive(Debug, Serialize)]
@@ -169,6 +169,9 @@ pub fn run(args: &StudyArgs) -> Result<()> {
         },
         scale.warmup_tx_per_connection,
         out.display()
+    );
+    output::note!(
+        "(S5's sweeps as a study file: studies/s5.toml, printed with this scale and engine by `oltplab study --scenario in-memory --dry-run`)"
     );
     'variants: for tables in [Tables::Disk, Tables::Memory] {
         // Update first: it leaves the row counts as they are, so insert starts from the same data.
@@ -241,23 +244,18 @@ pub fn run(args: &StudyArgs) -> Result<()> {
             super::save(&doc, &out, args.json.as_deref())?;
         }
     }
-    doc.summary.interrupted = STOP.load(Ordering::Relaxed);
-    if doc.summary.interrupted {
-        doc.warnings.push(Warning::new(
+    let stopped = |s: &StudySummary| {
+        Warning::new(
             WarningKind::Interrupted,
             format!(
                 "Ctrl-C stopped the study after {} of 4 sweeps; results.json holds those",
-                doc.summary.runs.len()
+                s.runs.len()
             ),
-        ));
-    }
-    super::save(&doc, &out, args.json.as_deref())?;
-    super::write_report(&doc, &out)?;
-    print_table(&doc.summary, &out);
-    if doc.summary.interrupted {
-        return Err(Error::Interrupted);
-    }
-    Ok(())
+        )
+    };
+    super::finish(doc, &out, args.json.as_deref(), stopped, |s| {
+        print_table(s, &out)
+    })
 }
 
 /// The study's figures of one run's summary.

@@ -114,7 +114,8 @@ pub struct StudyArgs {
     pub file: Option<PathBuf>,
 
     /// With --file: list the cells in order with an estimate of their time, and run nothing;
-    /// with --scenario s1, cache-tiers or placement: print the scenario as a study file
+    /// with --scenario s1, cache-tiers, placement, profiles or in-memory: print the scenario as a
+    /// study file
     #[arg(long)]
     pub dry_run: bool,
 
@@ -418,31 +419,25 @@ pub fn run(args: StudyArgs) -> Result<()> {
         add_ratios(&mut doc.summary);
         save(&doc, &out, args.json.as_deref())?;
     }
-    doc.summary.interrupted = STOP.load(Ordering::Relaxed);
-    if doc.summary.interrupted {
-        warn(
-            &mut doc.warnings,
-            Warning::new(
-                WarningKind::Interrupted,
-                format!(
-                    "Ctrl-C stopped the study after {} of {} devices; results.json holds those",
-                    doc.summary.devices.len(),
-                    specs.len()
-                ),
+    let json = args.json.as_deref();
+    let stopped = |s: &StudySummary| {
+        let w = Warning::new(
+            WarningKind::Interrupted,
+            format!(
+                "Ctrl-C stopped the study after {} of {} devices; results.json holds those",
+                s.devices.len(),
+                specs.len()
             ),
         );
-    }
-    save(&doc, &out, args.json.as_deref())?;
-    write_report(&doc, &out)?;
-    print_table(&doc.summary, &out);
-    if doc.summary.interrupted {
-        return Err(Error::Interrupted);
-    }
-    Ok(())
+        // S1 says it at once, as its other warnings.
+        output::print_warnings(std::slice::from_ref(&w));
+        w
+    };
+    finish(doc, &out, json, stopped, |s| print_table(s, &out))
 }
 
 /// The shipped study files of the reference studies that a study file can express.
-const SHIPPED_FILES: [(&str, &str, &str); 3] = [
+const SHIPPED_FILES: [(&str, &str, &str); 5] = [
     (
         "s1",
         "studies/s1.toml",
@@ -458,6 +453,16 @@ const SHIPPED_FILES: [(&str, &str, &str); 3] = [
         "studies/s3.toml",
         include_str!("../../../../studies/s3.toml"),
     ),
+    (
+        "profiles",
+        "studies/s4.toml",
+        include_str!("../../../../studies/s4.toml"),
+    ),
+    (
+        "in-memory",
+        "studies/s5.toml",
+        include_str!("../../../../studies/s5.toml"),
+    ),
 ];
 
 /// `--scenario NAME --dry-run`: the scenario's cells as a study file, its scale and engine as
@@ -465,7 +470,7 @@ const SHIPPED_FILES: [(&str, &str, &str); 3] = [
 fn equivalent_file(args: &StudyArgs) -> Result<String> {
     let Some((_, path, text)) = SHIPPED_FILES.iter().find(|(s, ..)| *s == args.scenario) else {
         return Err(Error::usage(format!(
-            "--dry-run prints the study file of the s1, cache-tiers and placement scenarios or lists a study file's cells; the {} scenario has no study file yet: drop --dry-run, or add --file FILE",
+            "--dry-run prints the study file of the s1, cache-tiers, placement, profiles and in-memory scenarios or lists a study file's cells; the {} scenario has no study file yet: drop --dry-run, or add --file FILE",
             args.scenario
         )));
     };
@@ -474,7 +479,7 @@ fn equivalent_file(args: &StudyArgs) -> Result<String> {
         fixed.push("--devices (edit the file's devices or layouts)");
     }
     if args.workload != "tpcc" {
-        fixed.push("--workload (a study file runs TPC-C)");
+        fixed.push("--workload (set workloads = [\"brokerage\"] in the file)");
     }
     if args.repeat != 1 && args.scenario == "s1" {
         fixed.push("--repeat (set repeat = N in the file)");
@@ -484,6 +489,9 @@ fn equivalent_file(args: &StudyArgs) -> Result<String> {
     }
     if !args.server_setting.is_empty() {
         fixed.push("--server-setting (give server_settings in the file's [[engines]])");
+    }
+    if args.scenario == "profiles" && args.engine != "sqlite" {
+        fixed.push("--engine (the profiles scenario runs no database)");
     }
     if !fixed.is_empty() {
         return Err(Error::usage(format!(
@@ -508,7 +516,15 @@ fn equivalent_file(args: &StudyArgs) -> Result<String> {
             out.push('\n');
         }
     }
-    Ok(out.trim_end().to_string())
+    let out = out.trim_end().to_string();
+    // A scale the scenario does not run (profiles at s1) is refused as the file would refuse it.
+    file::parse(Path::new("the printed file"), &out).map_err(|e| {
+        Error::usage(format!(
+            "--scenario {} --scale {} --engine {} --dry-run: {e}",
+            args.scenario, args.scale, args.engine
+        ))
+    })?;
+    Ok(out)
 }
 
 /// Splits the device list at top-level commas: `raid5(4,hdd-15k),host` is two devices.
@@ -565,6 +581,23 @@ struct Database {
     buffer_pool_bytes: u64,
     /// Servers: settings of the study file's engine entry (`KEY=VALUE`), for the load and runs.
     server_settings: Vec<(String, String)>,
+    /// What was loaded and runs: `tpcc`, or [`BROKERAGE`] (a study file's workload).
+    workload: &'static str,
+}
+
+/// The brokerage workload, in a study file's cells and the storage scenarios.
+const BROKERAGE: &str = "brokerage";
+/// The brokerage workload's database in the studies: one load unit.
+const BROKERAGE_CUSTOMERS: i64 = 1000;
+
+/// Trading days of generated history: a few at the test and quick scales, more above.
+fn brokerage_days(scale: &Scale) -> i64 {
+    match scale.name.as_str() {
+        "test" => 2,
+        "quick" => 10,
+        "default" => 50,
+        _ => 300,
+    }
 }
 
 /// The smallest buffer pool a managed server accepts (see `ServerConfig`).
@@ -585,6 +618,7 @@ impl Database {
             data_dir: data_dir.to_path_buf(),
             buffer_pool_bytes,
             server_settings: Vec::new(),
+            workload: "tpcc",
         }
     }
 
@@ -637,6 +671,32 @@ impl Database {
         if load.conditions.iter().any(|c| !c.holds()) {
             return Err(Error::failed(
                 "the freshly loaded database violates TPC-C consistency conditions: this is a bug in oltplab",
+            ));
+        }
+        Ok(load.engine_version)
+    }
+
+    /// Loads the brokerage workload's database ([`BROKERAGE_CUSTOMERS`], [`brokerage_days`]) into
+    /// the base database and checks its invariants; the engine's version.
+    fn load_brokerage(&self, scale: &Scale) -> Result<String> {
+        let load = crate::brokerage::load_with(
+            &crate::brokerage::LoadConfig {
+                db: crate::brokerage::brokerage_spec(self.spec(&self.base)?),
+                scale: oltplab_workloads::brokerage::Scale {
+                    customers: BROKERAGE_CUSTOMERS,
+                    days: brokerage_days(scale),
+                },
+                threads: std::thread::available_parallelism().map_or(1, |n| n.get()) as u32,
+                seed: 1,
+                check: true,
+                force: true,
+                quiet: output::quiet(),
+            },
+            &STOP,
+        )?;
+        if load.conditions.iter().any(|c| !c.holds()) {
+            return Err(Error::failed(
+                "the freshly loaded brokerage database violates its invariants: this is a bug in oltplab",
             ));
         }
         Ok(load.engine_version)
@@ -775,7 +835,12 @@ fn run_and_replay(
     let db_path = database.copy_for(tag)?;
     let trace_path = out.join(format!("{tag}.trace"));
     output::note!(
-        "  TPC-C: {} terminals, {} warm-up + {} measured",
+        "  {}: {} terminals, {} warm-up + {} measured",
+        if database.workload == BROKERAGE {
+            "brokerage"
+        } else {
+            "TPC-C"
+        },
         scale.terminals,
         secs(scale.warmup_s),
         secs(scale.duration_s)
@@ -796,14 +861,15 @@ fn run_and_replay(
         Some(trace_path.clone()),
         &out.join(format!("run-{tag}")),
     );
-    let outcome = tpcc::run_with(&run_cfg, &STOP)?;
-    figures.run = Some(tpcc::step_of(&outcome.doc));
-    let run = &outcome.doc.summary;
+    let outcome = study_workload_run(database, &run_cfg)?;
+    figures.run = Some(outcome.step);
+    let run = &outcome.summary;
     figures.tpmc = run.tpmc;
     figures.tpm_total = run.tpm_total;
+    figures.tpse_like = outcome.tpse_like;
     figures.trace = format!("{tag}.trace");
     figures.run_fidelity = run.emulation.as_ref().map(|e| e.fidelity.clone());
-    for w in &outcome.doc.warnings {
+    for w in &outcome.warnings {
         if matches!(
             w.kind,
             WarningKind::EmulationOffTarget | WarningKind::ForeignData | WarningKind::NotSteady
@@ -905,8 +971,13 @@ fn run_and_replay(
         .map(|t| io.wait_ns_by_tag[t.tag() as usize])
         .sum();
     let write_names = write_txs.map(|t| t.name());
-    figures.breakdown = Breakdown::from_run(run, io.wait_ns, scale, figures.alpha)
-        .with_writer_lock(run, &write_names, holder_io_ns);
+    figures.breakdown = Breakdown::from_run(run, io.wait_ns, scale, figures.alpha);
+    if database.workload != BROKERAGE {
+        // The brokerage's writers and their tags are its own; its lock waits stay unsplit.
+        figures.breakdown = figures
+            .breakdown
+            .with_writer_lock(run, &write_names, holder_io_ns);
+    }
     figures.breakdown.alpha_causal = figures.alpha_causal;
     figures.breakdown.bound_order = figures.bound_order;
     figures.breakdown.alpha_lanes = figures
@@ -922,18 +993,134 @@ fn run_and_replay(
     if tag == name && spec.is_host() && io.reads > 0 && database.engine != "mariadb" {
         warn(warnings, Warning::new(
             WarningKind::PageCache,
-            format!("{name}: {} reads through the page cache, so the host's run and replay figures include memory hits; the emulated devices see every read", outcome.doc.env.engine_version.as_deref().unwrap_or(&database.engine)),
+            format!("{name}: {} reads through the page cache, so the host's run and replay figures include memory hits; the emulated devices see every read", outcome.engine_version.as_deref().unwrap_or(&database.engine)),
         ));
     }
     output::note!(
-        "  tpmC {:.0}, run {:.0} IOPS, replay {:.0} IOPS, α {:.2}: {}",
-        figures.tpmc,
+        "  {}, run {:.0} IOPS, replay {:.0} IOPS, α {:.2}: {}",
+        match figures.tpse_like {
+            Some(t) => format!("{t:.1} Trade-Results/s"),
+            None => format!("tpmC {:.0}", figures.tpmc),
+        },
         figures.run_iops,
         figures.replay_iops,
         figures.alpha,
         figures.explanation
     );
     Ok(figures)
+}
+
+/// A study's summary, which says whether Ctrl-C cut the study short.
+trait Stoppable {
+    fn interrupted(&mut self) -> &mut bool;
+}
+
+/// The study summaries, each with its `interrupted` field.
+macro_rules! stoppable {
+    ($($summary:ty),*) => {
+        $(impl Stoppable for $summary {
+            fn interrupted(&mut self) -> &mut bool {
+                &mut self.interrupted
+            }
+        })*
+    };
+}
+
+stoppable!(
+    StudySummary,
+    crate::schema::StorageStudySummary,
+    crate::schema::ClusterStudySummary,
+    crate::schema::ProfilesSummary,
+    in_memory::StudySummary
+);
+
+/// How every scenario ends: its summary says whether Ctrl-C stopped it, with the warning
+/// `stopped` gives then (what it holds), and [`end`] writes and prints it a last time.
+fn finish<S: Serialize + Stoppable>(
+    mut doc: ResultDoc<S, Value>,
+    out: &Path,
+    json: Option<&Path>,
+    stopped: impl FnOnce(&S) -> Warning,
+    table: impl FnOnce(&S),
+) -> Result<()> {
+    let interrupted = STOP.load(Ordering::Relaxed);
+    *doc.summary.interrupted() = interrupted;
+    if interrupted {
+        let w = stopped(&doc.summary);
+        doc.warnings.push(w);
+    }
+    end(doc, out, json, table)
+}
+
+/// `results.json` (and `--json`) and `report.html` written a last time, `table` printing the
+/// figures, and a stopped study ending as interrupted, so that its exit code says so.
+fn end<S: Serialize + Stoppable>(
+    mut doc: ResultDoc<S, Value>,
+    out: &Path,
+    json: Option<&Path>,
+    table: impl FnOnce(&S),
+) -> Result<()> {
+    save(&doc, out, json)?;
+    write_report(&doc, out)?;
+    table(&doc.summary);
+    if *doc.summary.interrupted() {
+        return Err(Error::Interrupted);
+    }
+    Ok(())
+}
+
+/// A cell's run, whichever workload: the figures the study reads, in TPC-C's summary where the
+/// brokerage's are the same (transactions, I/O, CPU, window, emulation).
+struct WorkloadRun {
+    summary: crate::schema::TpccSummary,
+    step: crate::schema::RampStep,
+    tpse_like: Option<f64>,
+    warnings: Vec<Warning>,
+    engine_version: Option<String>,
+}
+
+/// The database's workload at the study's run configuration: TPC-C's run, or the brokerage's
+/// with the same database, terminals, window, capture and output.
+fn study_workload_run(database: &Database, cfg: &RunConfig) -> Result<WorkloadRun> {
+    if database.workload != BROKERAGE {
+        let o = tpcc::run_with(cfg, &STOP)?;
+        return Ok(WorkloadRun {
+            step: tpcc::step_of(&o.doc),
+            summary: o.doc.summary,
+            tpse_like: None,
+            warnings: o.doc.warnings,
+            engine_version: o.doc.env.engine_version,
+        });
+    }
+    let b = crate::brokerage::RunConfig {
+        db: crate::brokerage::brokerage_spec(cfg.db.clone()),
+        terminals: cfg.terminals.unwrap_or(1),
+        ramp: Vec::new(),
+        duration_s: cfg.duration_s,
+        warmup_s: cfg.warmup_s,
+        report_interval_s: cfg.report_interval_s,
+        max_retries: cfg.max_retries,
+        seed: cfg.seed,
+        capture: cfg.capture.clone(),
+        output: cfg.output.clone(),
+    };
+    let doc = crate::brokerage::run_with(&b, &STOP)?;
+    let s = &doc.summary;
+    Ok(WorkloadRun {
+        step: crate::brokerage::brokerage_step_of(&doc),
+        summary: crate::schema::TpccSummary {
+            tx: s.tx.clone(),
+            io: s.io.clone(),
+            cpu: s.cpu.clone(),
+            measured_s: s.measured_s,
+            emulation: s.emulation.clone(),
+            interrupted: s.interrupted,
+            ..Default::default()
+        },
+        tpse_like: Some(s.tpse_like),
+        warnings: doc.warnings.clone(),
+        engine_version: doc.env.engine_version.clone(),
+    })
 }
 
 /// A warning of the study itself (the runs print their own): printed now, kept in the result.
@@ -1114,6 +1301,7 @@ fn add_ratios(summary: &mut StudySummary) {
             randread16k_iops: ratio(d.randread16k_iops, base.randread16k_iops),
             randread16k_lat_ns: ratio(d.randread16k_lat_ns, base.randread16k_lat_ns),
             tpmc: ratio(d.tpmc, base.tpmc),
+            tpse_like: None,
             run_iops: ratio(d.run_iops, base.run_iops),
             alpha: ratio(d.alpha, base.alpha),
         });

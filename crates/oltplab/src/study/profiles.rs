@@ -72,7 +72,7 @@ pub struct Scale {
 }
 
 impl Scale {
-    fn named(name: &str) -> Result<Scale> {
+    pub(super) fn named(name: &str) -> Result<Scale> {
         let (runtime_s, ramp_s, size_bytes) = match name {
             // 224 points in all: 139 s on two cores (each point also spends up to 0.25 s
             // beyond its ramp and runtime: the progress ticker's beat, draining its queue).
@@ -234,6 +234,11 @@ pub fn run(args: &StudyArgs) -> Result<()> {
         format_bytes(scale.size_bytes),
         out.display()
     );
+    if args.devices == DEFAULT_DEVICES {
+        output::note!(
+            "(S4's sets as a study file: studies/s4.toml, printed with this scale by `oltplab study --scenario profiles --dry-run`)"
+        );
+    }
     let started = Instant::now();
     let mut drives_done: Vec<String> = Vec::new();
     for (i, spec) in specs.iter().enumerate() {
@@ -343,24 +348,19 @@ pub fn run(args: &StudyArgs) -> Result<()> {
             break;
         }
     }
-    doc.summary.interrupted = STOP.load(Ordering::Relaxed);
-    if doc.summary.interrupted {
-        doc.warnings.push(Warning::new(
+    let stopped = |s: &ProfilesSummary| {
+        Warning::new(
             WarningKind::Interrupted,
             format!(
                 "Ctrl-C stopped the study after {} of {} device sets; results.json holds what was measured",
-                doc.summary.sets.len(),
+                s.sets.len(),
                 specs.len()
             ),
-        ));
-    }
-    super::save(&doc, &out, args.json.as_deref())?;
-    super::write_report(&doc, &out)?;
-    print_table(&doc.summary, &out, started.elapsed());
-    if doc.summary.interrupted {
-        return Err(Error::Interrupted);
-    }
-    Ok(())
+        )
+    };
+    super::finish(doc, &out, args.json.as_deref(), stopped, |s| {
+        print_table(s, &out, started.elapsed())
+    })
 }
 
 /// `oltplab device` in-process on the emulated `spec`, with a RAM backing; returns the measured

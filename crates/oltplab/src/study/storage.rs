@@ -14,24 +14,12 @@ use oltplab_metrics::{Warning, WarningKind};
 use serde::Serialize;
 
 use super::DEFAULT_DEVICES;
+use super::{brokerage_days, BROKERAGE_CUSTOMERS};
 use super::{new_study_doc, prepare, save, secs, split_devices, Database, Scale, StudyArgs};
 use crate::output;
 use crate::schema::{ConfigFigures, StorageStudySummary};
 use crate::tpcc;
 use crate::STOP;
-
-/// The brokerage workload's database in the storage studies: one load unit.
-const BROKERAGE_CUSTOMERS: i64 = 1000;
-
-/// Trading days of generated history: a few at the test and quick scales, more above.
-fn brokerage_days(scale: &Scale) -> i64 {
-    match scale.name.as_str() {
-        "test" => 2,
-        "quick" => 10,
-        "default" => 50,
-        _ => 300,
-    }
-}
 
 /// S2's controller (PERC H710P): 1 GB of battery-backed cache, write back, adaptive read-ahead.
 const CONTROLLER_CACHE: &str = "size=1g,readahead=on";
@@ -130,29 +118,8 @@ pub fn run(args: &StudyArgs) -> Result<()> {
         );
     }
     let load_started = std::time::Instant::now();
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
     let engine_version = if brokerage {
-        let load = crate::brokerage::load_with(
-            &crate::brokerage::LoadConfig {
-                db: crate::brokerage::brokerage_spec(database.spec(&database.base)?),
-                scale: oltplab_workloads::brokerage::Scale {
-                    customers: BROKERAGE_CUSTOMERS,
-                    days: brokerage_days(&scale),
-                },
-                threads,
-                seed: 1,
-                check: true,
-                force: true,
-                quiet: output::quiet(),
-            },
-            &STOP,
-        )?;
-        if load.conditions.iter().any(|c| !c.holds()) {
-            return Err(Error::failed(
-                "the freshly loaded brokerage database violates its invariants: this is a bug in oltplab",
-            ));
-        }
-        load.engine_version
+        database.load_brokerage(&scale)?
     } else {
         database.load_tpcc(scale.warehouses, 1)?
     };
@@ -240,24 +207,19 @@ pub fn run(args: &StudyArgs) -> Result<()> {
         }
         save(&doc, &out, args.json.as_deref())?;
     }
-    doc.summary.interrupted = STOP.load(Ordering::Relaxed);
-    if doc.summary.interrupted {
-        doc.warnings.push(Warning::new(
+    let stopped = |s: &StorageStudySummary| {
+        Warning::new(
             WarningKind::Interrupted,
             format!(
                 "Ctrl-C stopped the study after {} of {count} configurations; results.json holds those",
-                doc.summary.configs.len()
+                s.configs.len()
             ),
-        ));
-    }
-    save(&doc, &out, args.json.as_deref())?;
-    super::write_report(&doc, &out)?;
-    print_table(&doc.summary);
-    output::say!("results: {}", out.display());
-    if doc.summary.interrupted {
-        return Err(Error::Interrupted);
-    }
-    Ok(())
+        )
+    };
+    super::finish(doc, &out, args.json.as_deref(), stopped, |s| {
+        print_table(s);
+        output::say!("results: {}", out.display());
+    })
 }
 
 /// S3's four configurations of a slow device and a flash device, in S3's order.
@@ -517,7 +479,7 @@ mod tests {
         }
         assert_eq!(
             study.baseline.as_deref(),
-            Some(super::super::file_name(&study.cells[0].axes.device).as_str()),
+            Some(study.cells[0].axes.device_name.as_str()),
             "the first configuration is the baseline, as the scenario's `vs first`"
         );
         study.cells.iter().map(|c| c.axes.device.clone()).collect()
