@@ -154,6 +154,13 @@ fn server_setting_reaches_the_server(
     };
     assert_eq!(reported(&given, "given"), value);
     assert_eq!(reported(&[], "default"), default);
+    if engine == "postgres" {
+        // The managed cluster has data checksums (a torn page is reported, not read).
+        let doc: Value =
+            serde_json::from_slice(&std::fs::read(dir.join("default/result.json")).unwrap())
+                .unwrap();
+        assert_eq!(doc["env"]["engine_settings"]["data_checksums"], "on");
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 

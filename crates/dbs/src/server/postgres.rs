@@ -34,13 +34,15 @@ const SETTINGS: &[&str] = &[
     "block_size",
     "wal_block_size",
     "wal_segment_size",
+    "data_checksums",
     "huge_pages",
     "random_page_cost",
 ];
 
 /// Makes the cluster: superuser `oltplab`, trust authentication, UTF-8 without a locale (byte-order
 /// collation, as benchmarks usually want), no fsync during initdb (the cluster is new and
-/// disposable until the server's first checkpoint).
+/// disposable until the server's first checkpoint), and data checksums — PostgreSQL 18's default,
+/// and what lets a page torn by a power cut be reported rather than read (`oltplab crash`).
 pub(super) fn init(
     bins: &PostgresBinaries,
     layout: &Layout,
@@ -56,6 +58,7 @@ pub(super) fn init(
         "--no-locale",
         "--no-sync",
         "--no-instructions",
+        "--data-checksums",
     ]);
     if let Some(wal) = &layout.wal {
         cmd.arg(format!("--waldir={}", wal.display()));
