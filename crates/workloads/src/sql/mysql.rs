@@ -11,8 +11,8 @@ use mysql::prelude::Queryable;
 use mysql::{Conn as MyClient, LocalInfileHandler, Statement, Value};
 
 use super::{
-    civil, Batch, Conn, DbError, DbResult, Dialect, End, ErrorKind, Isolation, Piped, Rows, Stmt,
-    TxMode, Val, P,
+    civil, Batch, CommitTime, Conn, DbError, DbResult, Dialect, End, ErrorKind, Isolation, Piped,
+    Rows, Stmt, TxMode, Val, P,
 };
 
 pub struct MyConn {
@@ -34,6 +34,10 @@ pub struct MyConn {
     isolation: Isolation,
     /// The text of the last statement sent with COMMIT, reused.
     text: String,
+    /// The open transaction writes (its COMMIT is timed).
+    write_tx: bool,
+    /// The last write transaction's COMMIT, until taken.
+    commit_time: Option<CommitTime>,
 }
 
 impl MyConn {
@@ -61,6 +65,8 @@ impl MyConn {
             infile_refused: false,
             isolation,
             text: String::new(),
+            write_tx: false,
+            commit_time: None,
         })
     }
 
@@ -262,20 +268,35 @@ impl Conn for MyConn {
         self.in_tx = true;
         self.tx_open = false;
         self.guarded = self.galera && mode == TxMode::Write;
+        self.write_tx = mode == TxMode::Write;
         Ok(())
     }
 
+    /// On a Galera node the savepoint's release goes first, in its own round trip, and is not
+    /// part of the time: the COMMIT alone is what replicates and certifies.
     fn commit(&mut self) -> DbResult<()> {
         self.in_tx = false;
-        if std::mem::take(&mut self.tx_open) && self.guarded {
+        let ran = std::mem::take(&mut self.tx_open);
+        if ran && self.guarded {
             self.guarded_commit()?;
         }
-        self.conn.query_drop("COMMIT").map_err(|e| commit_error(&e))
+        let sent = std::time::Instant::now();
+        self.conn
+            .query_drop("COMMIT")
+            .map_err(|e| commit_error(&e))?;
+        if ran && std::mem::take(&mut self.write_tx) {
+            self.commit_time = Some(CommitTime {
+                ns: sent.elapsed().as_nanos() as u64,
+                with_statement: false,
+            });
+        }
+        Ok(())
     }
 
     fn rollback(&mut self) -> DbResult<()> {
         self.in_tx = false;
         self.tx_open = false;
+        self.write_tx = false;
         self.conn.query_drop("ROLLBACK").map_err(|e| classify(&e))
     }
 
@@ -340,6 +361,10 @@ impl Conn for MyConn {
         Ok(())
     }
 
+    fn take_commit_time(&mut self) -> Option<CommitTime> {
+        self.commit_time.take()
+    }
+
     fn batch(&mut self, sql: &str) -> DbResult<()> {
         self.conn.query_drop(sql).map_err(|e| classify(&e))?;
         if !self.in_tx {
@@ -381,9 +406,11 @@ const RELEASE_TX_MARK: &str = "RELEASE SAVEPOINT oltplab_tx";
 impl MyConn {
     /// Runs `sql`, a statement followed by `; COMMIT`: the statement's rows into `out`; its count.
     /// A failed statement stops the query before COMMIT, so the transaction is still open (the
-    /// caller rolls it back), as when the two are sent apart.
+    /// caller rolls it back), as when the two are sent apart. The round trip is the commit's
+    /// time, the statement's execution included (`with_statement`).
     fn run_then_commit(&mut self, sql: &str, out: &mut Rows) -> DbResult<u64> {
         self.tx_open = true;
+        let sent = std::time::Instant::now();
         let n = {
             let mut result = self.conn.query_iter(sql).map_err(|e| classify(&e))?;
             let n = match result.iter() {
@@ -398,6 +425,12 @@ impl MyConn {
             }
             n
         };
+        if std::mem::take(&mut self.write_tx) {
+            self.commit_time = Some(CommitTime {
+                ns: sent.elapsed().as_nanos() as u64,
+                with_statement: true,
+            });
+        }
         self.in_tx = false;
         self.tx_open = false;
         Ok(n)
