@@ -7,37 +7,10 @@
 
 mod common;
 
-use common::{assert_ok, assert_usage_error, json, oltplab, scratch, stderr};
+use common::{
+    assert_ok, assert_usage_error, galera_installed, json, mariadbd_under, oltplab, scratch, stderr,
+};
 use std::path::Path;
-
-/// Whether the cluster can run here; if not, the test reports itself skipped (scripts/test.sh
-/// installs MariaDB, Galera and openssl).
-fn installed() -> bool {
-    let missing = oltplab_dbs::server::galera::missing();
-    if let Some(why) = &missing {
-        oltplab_core::testing::skip(oltplab_core::testing::Need::Server, why);
-    }
-    missing.is_none()
-}
-
-/// mariadbd processes serving a directory under `dir`.
-fn servers_under(dir: &Path) -> Vec<u32> {
-    let needle = dir.as_os_str().as_encoded_bytes().to_vec();
-    let mut found = Vec::new();
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
-            continue;
-        };
-        let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-        if cmd.windows(needle.len()).any(|w| w == needle.as_slice())
-            && std::fs::read_to_string(format!("/proc/{pid}/comm"))
-                .is_ok_and(|c| c.trim() == "mariadbd")
-        {
-            found.push(pid);
-        }
-    }
-    found
-}
 
 #[test]
 fn galera_usage_errors_name_the_fix() {
@@ -124,6 +97,36 @@ fn galera_usage_errors_name_the_fix() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The options every command of a test's cluster in `data` takes.
+fn cluster_args(data: &str) -> [&str; 6] {
+    [
+        "--engine",
+        "galera",
+        "--data-dir",
+        data,
+        "--buffer-pool",
+        "32m",
+    ]
+}
+
+/// Loads one warehouse into a cluster of `nodes` nodes (unchecked: each test checks after its
+/// runs) and says how long it took.
+fn load_cluster(db: &[&str], nodes: &str) {
+    let t0 = std::time::Instant::now();
+    let out = oltplab(
+        Path::new("/"),
+        &[
+            &["load", "tpcc"][..],
+            db,
+            &["--nodes", nodes, "--warehouses", "1", "--threads", "2"],
+            &["--no-check"],
+        ]
+        .concat(),
+    );
+    assert_ok(&out);
+    eprintln!("load: {:.1} s", t0.elapsed().as_secs_f64());
+}
+
 /// The pid of the mariadbd serving node `k` of the cluster in `data`.
 fn node_pid(data: &Path, k: u32) -> Option<u32> {
     let cluster = data.join(format!("galera/node{k}/mariadb"));
@@ -147,41 +150,13 @@ fn node_pid(data: &Path, k: u32) -> Option<u32> {
 /// node 3 and finds the conditions holding and the checksums equal on all three.
 #[test]
 fn galera_conflicts_node_kill_and_equal_nodes() {
-    if !installed() {
+    if !galera_installed() {
         return;
     }
     let dir = scratch("galera");
     let data_dir = dir.join("data");
-    let data = data_dir.to_str().unwrap();
-    let db = [
-        "--engine",
-        "galera",
-        "--data-dir",
-        data,
-        "--buffer-pool",
-        "32m",
-    ];
-
-    let t0 = std::time::Instant::now();
-    let out = oltplab(
-        Path::new("/"),
-        &[
-            &["load", "tpcc"][..],
-            &db,
-            &[
-                "--nodes",
-                "3",
-                "--warehouses",
-                "1",
-                "--threads",
-                "2",
-                "--no-check",
-            ],
-        ]
-        .concat(),
-    );
-    assert_ok(&out);
-    eprintln!("load: {:.1} s", t0.elapsed().as_secs_f64());
+    let db = cluster_args(data_dir.to_str().unwrap());
+    load_cluster(&db, "3");
     // A run asking for another cluster size is refused before anything starts.
     let out = oltplab(
         Path::new("/"),
@@ -270,7 +245,7 @@ fn galera_conflicts_node_kill_and_equal_nodes() {
     );
     assert_eq!(err.matches(" equal").count(), 9, "{err}");
 
-    assert!(servers_under(&dir).is_empty(), "a node outlived oltplab");
+    assert!(mariadbd_under(&dir).is_empty(), "a node outlived oltplab");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -281,33 +256,13 @@ fn galera_conflicts_node_kill_and_equal_nodes() {
 /// fidelity figures. A device list naming a node the cluster lacks is refused first.
 #[test]
 fn galera_nodes_each_on_their_own_emulated_device() {
-    if !installed() {
+    if !galera_installed() {
         return;
     }
     let dir = scratch("galera-emulate");
     let data_dir = dir.join("data");
-    let data = data_dir.to_str().unwrap();
-    let db = [
-        "--engine",
-        "galera",
-        "--data-dir",
-        data,
-        "--buffer-pool",
-        "32m",
-    ];
-    let t0 = std::time::Instant::now();
-    let out = oltplab(
-        Path::new("/"),
-        &[
-            &["load", "tpcc"][..],
-            &db,
-            &["--nodes", "2", "--warehouses", "1", "--threads", "2"],
-            &["--no-check"],
-        ]
-        .concat(),
-    );
-    assert_ok(&out);
-    eprintln!("load: {:.1} s", t0.elapsed().as_secs_f64());
+    let db = cluster_args(data_dir.to_str().unwrap());
+    load_cluster(&db, "2");
 
     let out = oltplab(
         Path::new("/"),
@@ -462,6 +417,6 @@ fn galera_nodes_each_on_their_own_emulated_device() {
             .map(|n| (&n["reads"], &n["writes"], &n["syncs"], &n["iops"]))
             .collect::<Vec<_>>()
     );
-    assert!(servers_under(&dir).is_empty(), "a node outlived oltplab");
+    assert!(mariadbd_under(&dir).is_empty(), "a node outlived oltplab");
     let _ = std::fs::remove_dir_all(&dir);
 }
