@@ -131,6 +131,8 @@ pub struct ManagedCluster {
     /// A load runs node 1 alone; stopping it then copies its data to nodes 2 … N.
     seed: Option<(ServerConfig, u32)>,
     account: Option<Account>,
+    /// Node 1 had died and starts as a copy of this node (see `reseed_unusable`).
+    node1_from: Option<u32>,
 }
 
 /// Loopback ports of one node: the group's and the incremental state transfer's.
@@ -181,9 +183,11 @@ impl ManagedCluster {
         let running = if fresh { 1 } else { nodes };
         private_dirs(&root, account.as_ref())?;
         make_tls(&root.join("tls"), running, account.as_ref())?;
-        if !fresh {
-            reseed_unusable(&cfg.server, &root, nodes, account.as_ref())?;
-        }
+        let node1_from = if fresh {
+            None
+        } else {
+            reseed_unusable(&cfg.server, &root, nodes, account.as_ref())?
+        };
         let ports = pick_ports(running)?;
         let name = format!(
             "oltplab-{}-{}",
@@ -198,6 +202,7 @@ impl ManagedCluster {
             group_ports: ports.iter().map(|p| p.group).collect(),
             seed: fresh.then(|| (cfg.server.clone(), nodes)),
             account,
+            node1_from,
         };
         let node_cfg = |k: u32| {
             let mut node = cfg.server.clone();
@@ -260,6 +265,12 @@ impl ManagedCluster {
             return Err(e);
         }
         Ok(cluster)
+    }
+
+    /// When node 1 had not shut down cleanly (it died in the last run): the node it was copied
+    /// from before this start, the most advanced one that stopped cleanly.
+    pub fn node1_copied_from(&self) -> Option<u32> {
+        self.node1_from
     }
 
     /// The running nodes, node 1 first.
@@ -330,7 +341,7 @@ impl ManagedCluster {
         results.into_iter().collect::<Result<Vec<()>>>()?;
         if let Some((template, nodes)) = self.seed.take() {
             for k in 2..=nodes {
-                seed_node(&template, &self.root, k, self.account.as_ref())?;
+                copy_node(&template, &self.root, 1, k, self.account.as_ref())?;
             }
         }
         Ok(())
@@ -697,36 +708,61 @@ fn allow_bootstrap(node: &Path) -> Result<()> {
     fs::write(&path, text).map_err(|e| safety::io_usage(&path, "write", &e))
 }
 
-/// Before a start: node 1 must have stopped cleanly; a joiner whose state is of another cluster,
-/// unknown (a crash), or ahead of node 1's is replaced by a copy of node 1's data, since the
-/// hand-over gives no full state transfer.
+/// Before a start: node 1 must have stopped cleanly, or else it becomes a copy of the most
+/// advanced node that did (returned); a joiner whose state is of another cluster, unknown (a
+/// crash), or ahead of node 1's is replaced by a copy of node 1's data, since the hand-over gives
+/// no full state transfer.
 fn reseed_unusable(
     template: &ServerConfig,
     root: &Path,
     nodes: u32,
     account: Option<&Account>,
-) -> Result<()> {
-    let first = read_grastate(&node_dir(root, 1)).filter(|s| s.seqno >= 0);
-    let Some(first) = first else {
-        return Err(Error::usage(format!(
-            "Galera node 1 in {} did not shut down cleanly, so its state is unknown: load the cluster again (oltplab load … --engine galera --force)",
-            node_dir(root, 1).display()
-        )));
+) -> Result<Option<u32>> {
+    let mut node1_from = None;
+    let first = match read_grastate(&node_dir(root, 1)).filter(|s| s.seqno >= 0) {
+        Some(first) => first,
+        None => {
+            // Node 1 died (killed in a run that went on with the others): the most advanced node
+            // that stopped cleanly holds every commit node 1 acknowledged — a commit returns only
+            // after the group delivered its writeset to every node — and takes its place.
+            let Some((k, state)) = most_advanced(root, nodes) else {
+                return Err(Error::usage(format!(
+                    "Galera node 1 in {} did not shut down cleanly and no other node did, so the cluster's state is unknown: load the cluster again (oltplab load … --engine galera --force)",
+                    node_dir(root, 1).display()
+                )));
+            };
+            copy_node(template, root, k, 1, account)?;
+            node1_from = Some(k);
+            state
+        }
     };
     for k in 2..=nodes {
         let usable = read_grastate(&node_dir(root, k))
             .is_some_and(|s| s.uuid == first.uuid && s.seqno >= 0 && s.seqno <= first.seqno);
         if !usable {
-            seed_node(template, root, k, account)?;
+            copy_node(template, root, 1, k, account)?;
         }
     }
-    Ok(())
+    Ok(node1_from)
 }
 
-/// Makes node `k` a copy of node 1's (stopped) data directory.
-fn seed_node(
+/// Of nodes 2 … `nodes`, the one that stopped cleanly with the highest position, and its state.
+fn most_advanced(root: &Path, nodes: u32) -> Option<(u32, GraState)> {
+    (2..=nodes)
+        .filter_map(|k| {
+            read_grastate(&node_dir(root, k))
+                .filter(|s| s.seqno >= 0)
+                .map(|s| (k, s))
+        })
+        .max_by_key(|(k, s)| (s.seqno, std::cmp::Reverse(*k)))
+}
+
+/// Makes node `k` a copy of node `from`'s (stopped) data directory, which may not bootstrap
+/// (node 1 is allowed to before each start).
+fn copy_node(
     template: &ServerConfig,
     root: &Path,
+    from: u32,
     k: u32,
     account: Option<&Account>,
 ) -> Result<()> {
@@ -741,9 +777,9 @@ fn seed_node(
     cfg.data_dir = dir.clone();
     let layout = super::Layout::new(&cfg)?;
     super::write_marker(&layout, ServerKind::Mariadb)?;
-    let from = node_dir(root, 1).join(ServerKind::Mariadb.name());
+    let from = node_dir(root, from).join(ServerKind::Mariadb.name());
     super::copy_cluster(&from, &layout.cluster)?;
-    // The copy is node 1's; node 1 alone bootstraps.
+    // Node 1 alone bootstraps.
     let state = layout.cluster.join("grastate.dat");
     if let Ok(text) = fs::read_to_string(&state) {
         let text = text.replace("safe_to_bootstrap: 1", "safe_to_bootstrap: 0");
@@ -855,6 +891,39 @@ fn repl_latency(value: &str) -> Option<(f64, u64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_most_advanced_clean_node_replaces_a_dead_node_1() {
+        let root = std::env::temp_dir().join(format!("oltplab-advanced-{}", std::process::id()));
+        let state = |k: u32, seqno: i64| {
+            let dir = node_dir(&root, k).join("mariadb");
+            fs::create_dir_all(&dir).unwrap();
+            fs::write(
+                dir.join("grastate.dat"),
+                format!("# GALERA saved state\nversion: 2.1\nuuid:    u1\nseqno:   {seqno}\nsafe_to_bootstrap: 0\n"),
+            )
+            .unwrap();
+        };
+        state(1, -1);
+        state(2, 40);
+        state(3, -1);
+        assert_eq!(
+            most_advanced(&root, 3).map(|(k, s)| (k, s.seqno)),
+            Some((2, 40))
+        );
+        state(3, 41);
+        state(4, 41);
+        assert_eq!(
+            most_advanced(&root, 4).map(|(k, _)| k),
+            Some(3),
+            "ties: the lowest node"
+        );
+        for k in 2..=4 {
+            state(k, -1);
+        }
+        assert_eq!(most_advanced(&root, 4), None, "every node crashed");
+        fs::remove_dir_all(&root).unwrap();
+    }
 
     #[test]
     fn the_replication_latency_is_read_as_a_node_reports_it() {

@@ -86,7 +86,10 @@ pub fn classify(e: &mysql::Error) -> DbError {
             };
             DbError::new(kind, m.message.clone())
         }
-        mysql::Error::IoError(_) | mysql::Error::DriverError(_) => {
+        // A codec error is the packet stream's: a reset or broken socket (a node killed mid-run
+        // gave `CodecError { IO error: Connection reset by peer }`) or a garbled packet. Either
+        // way the connection is gone, and a cluster's connection moves to another node.
+        mysql::Error::IoError(_) | mysql::Error::DriverError(_) | mysql::Error::CodecError(_) => {
             DbError::new(ErrorKind::Connection, e.to_string())
         }
         other => DbError::other(other.to_string()),
@@ -572,6 +575,13 @@ mod tests {
             "INSERT INTO t VALUES (-7, 'it''s \\\\ here', '?', 12.5, TIMESTAMP'1970-01-01 00:00:00', NULL)"
         );
         assert_eq!(inlined("x = ?", &[P::R(0.1234)]).unwrap(), "x = 0.1234");
+    }
+
+    #[test]
+    fn a_broken_packet_stream_is_a_lost_connection() {
+        let reset = std::io::Error::from(std::io::ErrorKind::ConnectionReset);
+        let e = mysql::Error::CodecError(reset.into());
+        assert_eq!(classify(&e).kind, ErrorKind::Connection, "{e}");
     }
 
     #[test]
