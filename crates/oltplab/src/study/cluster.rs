@@ -1,11 +1,12 @@
 //! `oltplab study --scenario cluster`: what synchronous replication costs on a given storage. One
-//! MariaDB server and a Galera cluster of three MariaDB nodes run the same TPC-C, in S1's
-//! proportions (one terminal per warehouse, a buffer pool of 2.5 % of the data), each on every
+//! MariaDB server and a Galera cluster of three MariaDB nodes (`--nodes`) run the same TPC-C, in
+//! S1's proportions (one terminal per warehouse, a buffer pool of 2.5 % of the data), each on every
 //! listed emulated device — the single server on one instance of it, each node on its own — and a
 //! row per run gives New-Orders per minute, New-Order's response time (which ends with the
-//! commit), certification conflicts per 1,000 transactions and the share of the window flow
-//! control paused replication, with each node's I/O. All nodes share this machine's cores and talk
-//! over loopback: the study measures replication's and storage's cost, not scale-out
+//! commit), every write transaction's COMMIT round trip and the share of it the nodes measured as
+//! replication, certification conflicts per 1,000 transactions and the share of the window flow
+//! control paused replication, with each node's I/O. All nodes share this machine's cores and
+//! talk over loopback: the study measures replication's and storage's cost, not scale-out
 //! (docs/cluster.md).
 //!
 //! Why a scenario and not a study file (`study --file`): a file's cells each get S1's
