@@ -240,6 +240,39 @@ pub fn save<S: Serialize, I: Serialize>(
     }
 }
 
+/// The write transactions' COMMIT round trip, and on a cluster the nodes' replication part of it.
+pub fn print_commit(commit: Option<&crate::schema::CommitSummary>) {
+    use oltplab_core::units::{format_count, format_ns};
+    let Some(c) = commit else {
+        return;
+    };
+    let l = &c.latency_ns;
+    let mut line = format!(
+        "commit (write transactions, round trip): {} timed, mean {}, p50 {}, p99 {}",
+        format_count(c.commits as f64),
+        format_ns(l.mean),
+        format_ns(l.p50 as f64),
+        format_ns(l.p99 as f64)
+    );
+    if c.with_last_statement > 0 {
+        line.push_str(&format!(
+            "; {} of them with the last statement in the same round trip",
+            format_count(c.with_last_statement as f64)
+        ));
+    }
+    eprintln!("{line}");
+    if let (Some(r), Some(local), Some(share)) =
+        (c.replication_ns_mean, c.local_ns_mean, c.replication_share)
+    {
+        eprintln!(
+            "  of the mean: replication (the nodes' group communication) {} = {:.0} %, the rest (certification, commit order, local commit, client) {}",
+            format_ns(r),
+            100.0 * share,
+            format_ns(local)
+        );
+    }
+}
+
 /// Several hosts by `--url`: a line per host with the connections it served.
 pub fn print_hosts(hosts: &[crate::schema::HostUse]) {
     for h in hosts {

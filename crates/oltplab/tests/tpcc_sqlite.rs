@@ -120,6 +120,21 @@ fn load_run_check_one_warehouse() {
     assert!(d["lat_ns"]["p50"].as_u64().unwrap() > 0, "{d}");
     let no = s["tx"]["new_order"]["count"].as_u64().unwrap();
     let pay = s["tx"]["payment"]["count"].as_u64().unwrap();
+    // Every committed write transaction's COMMIT is timed: New-Orders and Payments that did not
+    // roll back, and the deferred Deliveries; the read-only types are not. SQLite's COMMIT runs
+    // alone.
+    let c = &s["commit"];
+    let writes = no - s["tx"]["new_order"]["rollbacks"].as_u64().unwrap()
+        + pay
+        + d["executed"].as_u64().unwrap();
+    assert_eq!(c["commits"].as_u64(), Some(writes), "{c}");
+    assert_eq!(c["with_last_statement"], 0, "{c}");
+    let p50 = c["latency_ns"]["p50"].as_u64().unwrap();
+    assert!(
+        p50 > 0 && p50 <= c["latency_ns"]["p99"].as_u64().unwrap(),
+        "{c}"
+    );
+    assert!(c.get("replication_share").is_none(), "one server: {c}");
     let total: u64 = [
         "new_order",
         "payment",

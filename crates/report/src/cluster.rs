@@ -44,6 +44,13 @@ fn runs_table(doc: &Doc) -> Table {
             Column::new("tpmc_vs_single", "vs one server", Unit::Ratio),
             Column::new("new_order_lat_ns_p50", "New-Order p50", Unit::Ns),
             Column::new("new_order_lat_ns_p99", "New-Order p99", Unit::Ns),
+            Column::new("commit_latency_ns_p50", "commit p50", Unit::Ns),
+            Column::new("commit_latency_ns_p99", "commit p99", Unit::Ns),
+            Column::new(
+                "commit_replication_share",
+                "commit: replication share",
+                Unit::Share,
+            ),
             Column::new(
                 "conflicts_per_1000_tx",
                 "conflicts per 1,000 tx",
@@ -73,6 +80,9 @@ fn runs_table(doc: &Doc) -> Table {
             Cell::Num(num(r, "/tpmc_vs_single")),
             Cell::Num(num(r, "/new_order_lat_ns_p50")),
             Cell::Num(num(r, "/new_order_lat_ns_p99")),
+            Cell::Num(num(r, "/commit_latency_ns_p50")),
+            Cell::Num(num(r, "/commit_latency_ns_p99")),
+            Cell::Num(num(r, "/commit_replication_share")),
             Cell::Num(num(r, "/conflicts_per_1000_tx")),
             Cell::Num(num(r, "/flow_control_paused_share")),
             Cell::Num(num(r, "/io_iops")),
@@ -103,6 +113,7 @@ fn nodes_table(doc: &Doc) -> Table {
                 Unit::Share,
             ),
             Column::new("local_cert_failures", "certification failures", Unit::Count),
+            Column::new("repl_latency_ns_mean", "replication latency mean", Unit::Ns),
             Column::new(
                 "emulated_off_pct",
                 "emulated mean off the model % (less waits for a core)",
@@ -129,6 +140,7 @@ fn nodes_table(doc: &Doc) -> Table {
                 Cell::Num(num(n, "/sync_lat_ns/p99")),
                 Cell::Num(w.and_then(|w| num(w, "/flow_control_paused_share"))),
                 Cell::Num(w.and_then(|w| num(w, "/local_cert_failures"))),
+                Cell::Num(w.and_then(|w| num(w, "/repl_latency_ns_mean"))),
                 Cell::Num(num(n, "/emulation/fidelity/emulated_off_pct")),
             ]);
         }

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use oltplab_metrics::cpu::CpuTime;
 
 use crate::random::Rng;
-use crate::sql::{Conn, DbResult, ErrorKind};
+use crate::sql::{CommitTime, Conn, DbResult, ErrorKind};
 
 /// When one measured transaction ran, on which server process or thread: a server's I/O trace
 /// records the caller's thread id, so its records inside a span belong to that transaction.
@@ -33,6 +33,8 @@ pub struct Attempt<O> {
     pub cpu: CpuTime,
     /// Time spent waiting for the database-wide writer lock (SQLite).
     pub lock_wait_ns: u64,
+    /// The successful try's COMMIT round trip, when it wrote.
+    pub commit: Option<CommitTime>,
     span: Option<(u64, u64, u8)>,
 }
 
@@ -47,6 +49,7 @@ impl<O> Attempt<O> {
             cpu_ns: 0,
             cpu: CpuTime::default(),
             lock_wait_ns: 0,
+            commit: None,
             span: None,
         }
     }
@@ -89,9 +92,15 @@ pub fn attempt<O>(
     let started_ns = with_span.then(oltplab_trace::monotonic_ns);
     oltplab_dbs::vfs::set_thread_tag(tag);
     let mut retries: Vec<ErrorKind> = Vec::new();
+    let mut commit = None;
     let result = loop {
+        // A time left by work outside this transaction is not its commit's.
+        conn.take_commit_time();
         match tx(conn) {
-            Ok(o) => break Ok(o),
+            Ok(o) => {
+                commit = conn.take_commit_time();
+                break Ok(o);
+            }
             Err(e) => {
                 let _ = conn.rollback();
                 if e.kind.retryable()
@@ -118,6 +127,7 @@ pub fn attempt<O>(
         cpu_ns: ((cpu.total_s() * 1e9) as u64).saturating_sub(spin_ns),
         cpu,
         lock_wait_ns: conn.writer_lock_wait_ns() - lock_wait_before,
+        commit,
         span: started_ns.map(|s| (s, oltplab_trace::monotonic_ns(), tag)),
     }
 }

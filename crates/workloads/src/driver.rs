@@ -102,6 +102,20 @@ pub struct TxStats {
     /// The thread's CPU time inside transactions, less the device emulator's spin in it (SQLite:
     /// the engine's own work).
     pub cpu_ns: u64,
+    /// The COMMIT round trip of each completed write transaction (`sql::CommitTime`), deferred
+    /// executions' included.
+    pub commit_latency: LatencyHistogram,
+    /// Of those, the commits whose round trip carried the transaction's last statement too.
+    pub commits_with_statement: u64,
+}
+
+impl TxStats {
+    fn record_commit(&mut self, c: Option<crate::sql::CommitTime>) {
+        if let Some(c) = c {
+            self.commit_latency.record(c.ns);
+            self.commits_with_statement += u64::from(c.with_statement);
+        }
+    }
 }
 
 /// The executions of requests deferred to workers and queued in the measured window: drained
@@ -372,6 +386,7 @@ impl<W: Workload> Ctx<'_, W> {
                         t.rollbacks += 1;
                     }
                     t.latency.record(a.latency_ns + extra_latency_ns);
+                    t.record_commit(a.commit);
                 }
                 Err(_) => t.errors += 1,
             }
@@ -599,6 +614,7 @@ fn deferred_worker<W: Workload>(conn: &mut dyn Conn, seed: u64, ctx: Ctx<W>) {
         let t = &mut s.out.tx[q.kind];
         t.writer_lock_wait_ns += a.lock_wait_ns;
         t.cpu_ns += a.cpu_ns;
+        t.record_commit(a.commit);
         let d = &mut s.out.deferred;
         d.retries += a.retries.len() as u64;
         match &a.result {

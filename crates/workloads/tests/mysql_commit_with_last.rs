@@ -1,7 +1,9 @@
 //! MariaDB (`sql::mysql`): a pipeline that ends in COMMIT sends its last statement and the COMMIT
 //! as one multi-statement query, the parameters written as literals. On a server the test starts
 //! and stops: the values read back are the ones sent; a failed last statement commits nothing
-//! and leaves the transaction to the caller's rollback, as when the two are sent apart.
+//! and leaves the transaction to the caller's rollback, as when the two are sent apart. The
+//! commit's time is that round trip's, marked as carrying the statement; a COMMIT sent alone is
+//! timed alone, a failed or read-only transaction's not at all.
 
 use oltplab_dbs::server::{ManagedServer, ServerConfig, ServerKind};
 use oltplab_workloads::sql::mysql::MyConn;
@@ -62,6 +64,11 @@ fn the_last_statement_and_commit_go_together_and_a_failure_commits_nothing() {
     ];
     my.pipeline(&mut two, End::Commit).unwrap();
     assert_eq!((two[0].count, two[1].count), (1, 1));
+    let timed = my
+        .take_commit_time()
+        .expect("a write transaction's commit is timed");
+    assert!(timed.with_statement && timed.ns > 0, "{timed:?}");
+    assert_eq!(my.take_commit_time(), None, "taken once");
     // Committed: another connection sees both rows, as sent.
     let mut other = connect();
     other.begin(TxMode::Read).unwrap();
@@ -91,6 +98,11 @@ fn the_last_statement_and_commit_go_together_and_a_failure_commits_nothing() {
     assert_eq!(err.kind, ErrorKind::Other, "{err}");
     assert!(err.message.contains("Duplicate entry"), "{err}");
     my.rollback().unwrap();
+    assert_eq!(
+        my.take_commit_time(),
+        None,
+        "nothing committed, nothing timed"
+    );
     other.begin(TxMode::Read).unwrap();
     other.run(&count, &[], &mut r1).unwrap();
     assert_eq!(r1.get(0, 0).i64(), 2, "nothing of the failed transaction");
@@ -105,6 +117,14 @@ fn the_last_statement_and_commit_go_together_and_a_failure_commits_nothing() {
     .unwrap();
     assert_eq!(r1.len(), 1);
     assert_eq!(r1.get(0, 0).str(), "plain");
+    assert_eq!(my.take_commit_time(), None, "a read-only transaction");
+
+    // A COMMIT sent on its own is timed on its own.
+    my.begin(TxMode::Write).unwrap();
+    my.run(&insert, &row(4, "alone"), &mut r1).unwrap();
+    my.commit().unwrap();
+    let timed = my.take_commit_time().expect("timed");
+    assert!(!timed.with_statement && timed.ns > 0, "{timed:?}");
     drop((my, other));
     server.stop().unwrap();
     let _ = std::fs::remove_dir_all(&dir);

@@ -1,7 +1,8 @@
 //! PostgreSQL's pipelining (`sql::postgres`) on a server the test starts and stops: BEGIN goes out
 //! with a transaction's first statement and COMMIT with its last; a statement that fails inside a
 //! pipeline commits nothing and is the error reported; and each TPC-C transaction takes the round
-//! trips it is meant to (counted by the connection).
+//! trips it is meant to (counted by the connection). The commit's time is the round trip that
+//! carried it, marked as carrying statements when it did.
 
 use std::sync::atomic::AtomicBool;
 
@@ -60,6 +61,10 @@ fn begin_and_commit_ride_with_the_statements_and_errors_commit_nothing() {
     pg.pipeline(&mut two, End::Commit).unwrap();
     assert_eq!((two[0].count, two[1].count), (1, 1));
     assert_eq!(pg.round_trips() - before, 1);
+    let timed = pg
+        .take_commit_time()
+        .expect("a write transaction's commit is timed");
+    assert!(timed.with_statement && timed.ns > 0, "{timed:?}");
     assert_eq!(keys(&mut pg, &mut r1), 3);
 
     // An empty transaction costs no round trip.
@@ -69,6 +74,7 @@ fn begin_and_commit_ride_with_the_statements_and_errors_commit_nothing() {
     pg.begin(TxMode::Read).unwrap();
     pg.rollback().unwrap();
     assert_eq!(pg.round_trips(), before);
+    assert_eq!(pg.take_commit_time(), None, "nothing sent, nothing timed");
 
     // The middle statement fails (key 1 exists): its error is the one reported, and the COMMIT
     // sent along ends the transaction without committing the statements around it.
@@ -99,6 +105,20 @@ fn begin_and_commit_ride_with_the_statements_and_errors_commit_nothing() {
     assert!(err.message.contains("read-only transaction"), "{err}");
     pg.rollback().unwrap();
     assert_eq!(keys(&mut pg, &mut r1), 3);
+
+    // A COMMIT sent on its own is timed on its own.
+    pg.begin(TxMode::Write).unwrap();
+    pg.run(&insert, &[P::I(9), P::S("z")], &mut r1).unwrap();
+    pg.commit().unwrap();
+    let timed = pg.take_commit_time().expect("timed");
+    assert!(!timed.with_statement && timed.ns > 0, "{timed:?}");
+    pg.begin(TxMode::Write).unwrap();
+    pg.pipeline(
+        &mut [Piped::new(&insert, &[P::I(10), P::S("y")], &mut r1)],
+        End::Rollback,
+    )
+    .unwrap();
+    assert_eq!(pg.take_commit_time(), None, "rolled back");
 
     // TPC-C on one warehouse: each transaction's round trips once its statements are prepared.
     pg.batch("DROP TABLE t").unwrap(); // the loader wants a database of its own

@@ -131,6 +131,8 @@ pub struct ManagedCluster {
     /// A load runs node 1 alone; stopping it then copies its data to nodes 2 … N.
     seed: Option<(ServerConfig, u32)>,
     account: Option<Account>,
+    /// Node 1 had died and starts as a copy of this node (see `reseed_unusable`).
+    node1_from: Option<u32>,
 }
 
 /// Loopback ports of one node: the group's and the incremental state transfer's.
@@ -181,9 +183,11 @@ impl ManagedCluster {
         let running = if fresh { 1 } else { nodes };
         private_dirs(&root, account.as_ref())?;
         make_tls(&root.join("tls"), running, account.as_ref())?;
-        if !fresh {
-            reseed_unusable(&cfg.server, &root, nodes, account.as_ref())?;
-        }
+        let node1_from = if fresh {
+            None
+        } else {
+            reseed_unusable(&cfg.server, &root, nodes, account.as_ref())?
+        };
         let ports = pick_ports(running)?;
         let name = format!(
             "oltplab-{}-{}",
@@ -198,6 +202,7 @@ impl ManagedCluster {
             group_ports: ports.iter().map(|p| p.group).collect(),
             seed: fresh.then(|| (cfg.server.clone(), nodes)),
             account,
+            node1_from,
         };
         let node_cfg = |k: u32| {
             let mut node = cfg.server.clone();
@@ -260,6 +265,12 @@ impl ManagedCluster {
             return Err(e);
         }
         Ok(cluster)
+    }
+
+    /// When node 1 had not shut down cleanly (it died in the last run): the node it was copied
+    /// from before this start, the most advanced one that stopped cleanly.
+    pub fn node1_copied_from(&self) -> Option<u32> {
+        self.node1_from
     }
 
     /// The running nodes, node 1 first.
@@ -330,7 +341,7 @@ impl ManagedCluster {
         results.into_iter().collect::<Result<Vec<()>>>()?;
         if let Some((template, nodes)) = self.seed.take() {
             for k in 2..=nodes {
-                seed_node(&template, &self.root, k, self.account.as_ref())?;
+                copy_node(&template, &self.root, 1, k, self.account.as_ref())?;
             }
         }
         Ok(())
@@ -626,6 +637,9 @@ fn node_settings(
         format!("gmcast.listen_addr=tcp://127.0.0.1:{}", ports.group),
         format!("ist.recv_addr=127.0.0.1:{}", ports.ist),
         "socket.ssl=yes".to_string(),
+        // `wsrep_evs_repl_latency` accumulates from the last reset, one a minute by default: a
+        // reset inside a measured window would lose its first part.
+        "evs.stats_report_period=PT24H".to_string(),
         format!("socket.ssl_ca={}", tls.join("ca.pem").display()),
         format!(
             "socket.ssl_cert={}",
@@ -694,36 +708,61 @@ fn allow_bootstrap(node: &Path) -> Result<()> {
     fs::write(&path, text).map_err(|e| safety::io_usage(&path, "write", &e))
 }
 
-/// Before a start: node 1 must have stopped cleanly; a joiner whose state is of another cluster,
-/// unknown (a crash), or ahead of node 1's is replaced by a copy of node 1's data, since the
-/// hand-over gives no full state transfer.
+/// Before a start: node 1 must have stopped cleanly, or else it becomes a copy of the most
+/// advanced node that did (returned); a joiner whose state is of another cluster, unknown (a
+/// crash), or ahead of node 1's is replaced by a copy of node 1's data, since the hand-over gives
+/// no full state transfer.
 fn reseed_unusable(
     template: &ServerConfig,
     root: &Path,
     nodes: u32,
     account: Option<&Account>,
-) -> Result<()> {
-    let first = read_grastate(&node_dir(root, 1)).filter(|s| s.seqno >= 0);
-    let Some(first) = first else {
-        return Err(Error::usage(format!(
-            "Galera node 1 in {} did not shut down cleanly, so its state is unknown: load the cluster again (oltplab load … --engine galera --force)",
-            node_dir(root, 1).display()
-        )));
+) -> Result<Option<u32>> {
+    let mut node1_from = None;
+    let first = match read_grastate(&node_dir(root, 1)).filter(|s| s.seqno >= 0) {
+        Some(first) => first,
+        None => {
+            // Node 1 died (killed in a run that went on with the others): the most advanced node
+            // that stopped cleanly holds every commit node 1 acknowledged — a commit returns only
+            // after the group delivered its writeset to every node — and takes its place.
+            let Some((k, state)) = most_advanced(root, nodes) else {
+                return Err(Error::usage(format!(
+                    "Galera node 1 in {} did not shut down cleanly and no other node did, so the cluster's state is unknown: load the cluster again (oltplab load … --engine galera --force)",
+                    node_dir(root, 1).display()
+                )));
+            };
+            copy_node(template, root, k, 1, account)?;
+            node1_from = Some(k);
+            state
+        }
     };
     for k in 2..=nodes {
         let usable = read_grastate(&node_dir(root, k))
             .is_some_and(|s| s.uuid == first.uuid && s.seqno >= 0 && s.seqno <= first.seqno);
         if !usable {
-            seed_node(template, root, k, account)?;
+            copy_node(template, root, 1, k, account)?;
         }
     }
-    Ok(())
+    Ok(node1_from)
 }
 
-/// Makes node `k` a copy of node 1's (stopped) data directory.
-fn seed_node(
+/// Of nodes 2 … `nodes`, the one that stopped cleanly with the highest position, and its state.
+fn most_advanced(root: &Path, nodes: u32) -> Option<(u32, GraState)> {
+    (2..=nodes)
+        .filter_map(|k| {
+            read_grastate(&node_dir(root, k))
+                .filter(|s| s.seqno >= 0)
+                .map(|s| (k, s))
+        })
+        .max_by_key(|(k, s)| (s.seqno, std::cmp::Reverse(*k)))
+}
+
+/// Makes node `k` a copy of node `from`'s (stopped) data directory, which may not bootstrap
+/// (node 1 is allowed to before each start).
+fn copy_node(
     template: &ServerConfig,
     root: &Path,
+    from: u32,
     k: u32,
     account: Option<&Account>,
 ) -> Result<()> {
@@ -738,9 +777,9 @@ fn seed_node(
     cfg.data_dir = dir.clone();
     let layout = super::Layout::new(&cfg)?;
     super::write_marker(&layout, ServerKind::Mariadb)?;
-    let from = node_dir(root, 1).join(ServerKind::Mariadb.name());
+    let from = node_dir(root, from).join(ServerKind::Mariadb.name());
     super::copy_cluster(&from, &layout.cluster)?;
-    // The copy is node 1's; node 1 alone bootstraps.
+    // Node 1 alone bootstraps.
     let state = layout.cluster.join("grastate.dat");
     if let Ok(text) = fs::read_to_string(&state) {
         let text = text.replace("safe_to_bootstrap: 1", "safe_to_bootstrap: 0");
@@ -765,6 +804,13 @@ pub struct WsrepStatus {
     pub commit_window: f64,
     pub cluster_size: u64,
     pub local_state: String,
+    /// `wsrep_evs_repl_latency`'s mean (seconds) and sample count: the group communication's
+    /// latency of the messages this node sent, from sending to delivery, since the provider's
+    /// statistics were last reset (`evs.stats_report_period`, set longer than any run).
+    pub repl_latency_mean_s: f64,
+    pub repl_latency_samples: u64,
+    /// `wsrep_local_commits`: local transactions committed.
+    pub local_commits: u64,
 }
 
 /// A connection to one node kept for reading its wsrep counters.
@@ -805,7 +851,8 @@ fn wsrep_status(conn: &mut mysql::Conn) -> Option<WsrepStatus> {
         .query(
             "SHOW GLOBAL STATUS WHERE Variable_name IN ('wsrep_local_cert_failures', \
              'wsrep_local_bf_aborts', 'wsrep_flow_control_paused_ns', 'wsrep_apply_window', \
-             'wsrep_commit_window', 'wsrep_cluster_size', 'wsrep_local_state_comment')",
+             'wsrep_commit_window', 'wsrep_cluster_size', 'wsrep_local_state_comment', \
+             'wsrep_evs_repl_latency', 'wsrep_local_commits')",
         )
         .ok()?;
     let mut s = WsrepStatus::default();
@@ -819,15 +866,76 @@ fn wsrep_status(conn: &mut mysql::Conn) -> Option<WsrepStatus> {
             "wsrep_commit_window" => s.commit_window = value.trim().parse().unwrap_or(0.0),
             "wsrep_cluster_size" => s.cluster_size = int(),
             "wsrep_local_state_comment" => s.local_state = value,
+            "wsrep_local_commits" => s.local_commits = int(),
+            "wsrep_evs_repl_latency" => {
+                if let Some((mean_s, samples)) = repl_latency(&value) {
+                    s.repl_latency_mean_s = mean_s;
+                    s.repl_latency_samples = samples;
+                }
+            }
             _ => {}
         }
     }
     Some(s)
 }
 
+/// `min/avg/max/stddev/samples` (seconds) of `wsrep_evs_repl_latency`: the mean and the count.
+fn repl_latency(value: &str) -> Option<(f64, u64)> {
+    let parts: Vec<&str> = value.trim().split('/').collect();
+    let [_, avg, _, _, samples] = parts.as_slice() else {
+        return None;
+    };
+    Some((avg.trim().parse().ok()?, samples.trim().parse().ok()?))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_most_advanced_clean_node_replaces_a_dead_node_1() {
+        let root = std::env::temp_dir().join(format!("oltplab-advanced-{}", std::process::id()));
+        let state = |k: u32, seqno: i64| {
+            let dir = node_dir(&root, k).join("mariadb");
+            fs::create_dir_all(&dir).unwrap();
+            fs::write(
+                dir.join("grastate.dat"),
+                format!("# GALERA saved state\nversion: 2.1\nuuid:    u1\nseqno:   {seqno}\nsafe_to_bootstrap: 0\n"),
+            )
+            .unwrap();
+        };
+        state(1, -1);
+        state(2, 40);
+        state(3, -1);
+        assert_eq!(
+            most_advanced(&root, 3).map(|(k, s)| (k, s.seqno)),
+            Some((2, 40))
+        );
+        state(3, 41);
+        state(4, 41);
+        assert_eq!(
+            most_advanced(&root, 4).map(|(k, _)| k),
+            Some(3),
+            "ties: the lowest node"
+        );
+        for k in 2..=4 {
+            state(k, -1);
+        }
+        assert_eq!(most_advanced(&root, 4), None, "every node crashed");
+        fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn the_replication_latency_is_read_as_a_node_reports_it() {
+        // As MariaDB 10.11.19 with Galera 4.23 reported it mid-run, 2026-11-26.
+        assert_eq!(
+            repl_latency("4.4472e-05/0.000239095/0.00740793/0.000303685/4714"),
+            Some((0.000239095, 4714))
+        );
+        assert_eq!(repl_latency("0/0/0/0/0"), Some((0.0, 0)));
+        assert_eq!(repl_latency(""), None);
+        assert_eq!(repl_latency("1/2/3"), None);
+    }
 
     #[test]
     fn grastate_is_read_and_bootstrap_allowed() {

@@ -404,8 +404,11 @@ impl ManagedServer {
         loop {
             if let Some(status) = self.process.as_mut().and_then(|p| p.exited()) {
                 let tail = process::log_tail(&self.log, 12);
+                let cause = process::first_error_line(&self.log)
+                    .map(|l| format!("; its first error: {l}"))
+                    .unwrap_or_default();
                 return Err(Error::failed(format!(
-                    "{} stopped while starting ({status}); the end of its log {}:\n{tail}",
+                    "{} stopped while starting ({status}){cause}; the end of its log {}:\n{tail}",
                     self.kind.product(),
                     self.log.display()
                 )));

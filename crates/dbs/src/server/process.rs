@@ -457,6 +457,28 @@ pub fn log_tail(path: &Path, n: usize) -> String {
     lines[lines.len().saturating_sub(n)..].join("\n")
 }
 
+/// The first line reporting an error (MariaDB's `[ERROR]`, PostgreSQL's `FATAL:`) since the
+/// server's last start in its log (which earlier starts appended to): usually the cause, where
+/// the log's end is often a stack trace. Only the log's last 64 KiB are read.
+pub fn first_error_line(path: &Path) -> Option<String> {
+    let mut file = fs::File::open(path).ok()?;
+    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+    file.seek(SeekFrom::Start(len.saturating_sub(64 * 1024)))
+        .ok()?;
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes).ok()?;
+    let text = String::from_utf8_lossy(&bytes);
+    let lines: Vec<&str> = text.lines().collect();
+    let started = lines
+        .iter()
+        .rposition(|l| l.contains("Starting MariaDB") || l.contains("starting PostgreSQL"))
+        .unwrap_or(0);
+    lines[started..]
+        .iter()
+        .find(|l| l.contains("[ERROR]") || l.contains("FATAL:"))
+        .map(|l| l.trim().to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -536,6 +558,17 @@ mod tests {
         fs::write(&path, "a\nb\n\nc\nd\n").unwrap();
         assert_eq!(log_tail(&path, 2), "c\nd");
         assert_eq!(log_tail(&path.with_extension("missing"), 2), "");
+        assert_eq!(first_error_line(&path), None);
+        // As a Galera node's provider failed under `nice -n 19` (2026-11-26), before its backtrace.
+        fs::write(
+            &path,
+            "0 [ERROR] an earlier start's\n0 [Note] Starting MariaDB 10.11.19 as process 1\n0 [Note] WSREP: Passing config\n0 [ERROR] WSREP: failed to open gcomm backend connection: 1: Failed to set thread schedparams other:0\n0 [ERROR] Aborting\n/usr/sbin/mariadbd(handle_fatal_signal+0x269)\n",
+        )
+        .unwrap();
+        assert_eq!(
+            first_error_line(&path).as_deref(),
+            Some("0 [ERROR] WSREP: failed to open gcomm backend connection: 1: Failed to set thread schedparams other:0")
+        );
         fs::remove_file(&path).unwrap();
     }
 

@@ -16,10 +16,13 @@ use oltplab_workloads::driver::Event;
 
 use super::{meta_of, RunConfig};
 use crate::output;
+use crate::schema::ServerWaits;
 use crate::schema::{
-    counts_by_kind, BrokerageInterval, BrokerageResult, BrokerageSummary, MixShare, TxSummary,
+    counts_by_kind, BrokerageInterval, BrokerageResult, BrokerageSummary, CommitSummary, MixShare,
+    TxSummary,
 };
 use crate::workload::capture::Capture;
+use crate::workload::cluster::WsrepSampler;
 use crate::workload::scaffold::{
     driver_cpu_warning, interrupted_warning, open_for_run, print_cpu, EdgeSamples, IntervalLines,
 };
@@ -65,15 +68,31 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<BrokerageResult> {
     if !cfg.output.quiet && cfg.warmup_s > 0.0 {
         eprintln!("warming up for {:.0} s …", cfg.warmup_s);
     }
+    // A Galera cluster's replication counters over the window, as for TPC-C (one query per node
+    // at each edge).
+    let mut wsrep: Option<WsrepSampler> = None;
+    let mut server_waits: Option<ServerWaits> = None;
     let outcome = drive(
         db.connector.as_ref(),
         &meta,
         &driver_cfg,
         stop,
         &mut |s| lines.second(s),
-        &mut |e| samples.take(e == Event::MeasureStart),
+        &mut |e| {
+            match e {
+                Event::MeasureStart if !db.node_urls.is_empty() => {
+                    wsrep = WsrepSampler::start(&db.node_urls);
+                }
+                Event::MeasureEnd => server_waits = wsrep.take().map(wsrep_waits),
+                _ => {}
+            }
+            samples.take(e == Event::MeasureStart)
+        },
     )?;
     lines.finish();
+    if let Some(w) = wsrep.take() {
+        server_waits = Some(wsrep_waits(w)); // stopped before the window's end
+    }
     let edges = samples.done();
     let mut db = db;
     let (server_warnings, died) = db.stop_server();
@@ -111,6 +130,14 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<BrokerageResult> {
         );
         histograms.insert(t.name().to_string(), s.latency.to_base64());
     }
+    if let Some((mut commit, h)) = CommitSummary::of(&outcome.tx) {
+        if let Some(w) = &server_waits {
+            commit.split_with(&w.wsrep_nodes);
+        }
+        summary.commit = Some(commit);
+        histograms.insert("commit".to_string(), h.to_base64());
+    }
+    summary.server_waits = server_waits;
     summary.tpse_like = outcome.tx[TxType::TradeResult.index()].count as f64 / measured_s;
     summary.tps_total = all as f64 / measured_s;
     summary.errors_by_kind = counts_by_kind(&outcome.errors_by_kind);
@@ -184,6 +211,15 @@ fn interval_line(seconds: &[Second]) -> String {
     )
 }
 
+/// The nodes' counters as `summary.server_waits` (brokerage samples no other server wait).
+fn wsrep_waits(w: WsrepSampler) -> ServerWaits {
+    ServerWaits {
+        source: "wsrep_status".into(),
+        wsrep_nodes: w.finish(),
+        ..ServerWaits::default()
+    }
+}
+
 fn print_summary(doc: &BrokerageResult, out_dir: Option<&std::path::Path>) {
     let s = &doc.summary;
     eprintln!();
@@ -212,6 +248,7 @@ fn print_summary(doc: &BrokerageResult, out_dir: Option<&std::path::Path>) {
         "tpsE-like {:.1}  (Trade-Results per second; not comparable with audited TPC-E)  all transactions/s {:.1}  ({:.1} s measured)",
         s.tpse_like, s.tps_total, s.measured_s
     );
+    output::print_commit(s.commit.as_ref());
     output::print_hosts(&s.hosts);
     print_cpu(&s.cpu);
     eprintln!(

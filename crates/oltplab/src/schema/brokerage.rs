@@ -5,7 +5,10 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::{EmulationSummary, HostUse, IoSummary, RampStep, ResultDoc, TpccCpu, TxSummary};
+use super::{
+    CommitSummary, EmulationSummary, HostUse, IoSummary, RampStep, ResultDoc, ServerWaits, TpccCpu,
+    TxSummary,
+};
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(default)]
@@ -16,6 +19,9 @@ pub struct BrokerageSummary {
     /// Transactions of all types per second.
     pub tps_total: f64,
     pub tx: BTreeMap<String, TxSummary>,
+    /// The write transactions' COMMIT round trip (see [`CommitSummary`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<CommitSummary>,
     /// Each type's share of the completed transactions, in percent, against EGen's weight.
     pub mix: BTreeMap<String, MixShare>,
     /// Limit orders Market-Feed triggered over the whole run.
@@ -43,6 +49,10 @@ pub struct BrokerageSummary {
     pub interrupted: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub emulation: Option<EmulationSummary>,
+    /// A managed Galera cluster: each node's replication counters over the window
+    /// (`wsrep_nodes`, as TPC-C's); absent on other servers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_waits: Option<ServerWaits>,
     /// A users ramp (`--terminals 8,32,64`): each step's figures, in the order run; the rest of
     /// the summary is the last step's.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -59,6 +59,82 @@ impl TxSummary {
     }
 }
 
+/// `summary.commit`: the COMMIT of the measured write transactions, timed by the driver from
+/// sending it to its answer (every kind together, Delivery's deferred executions included; read-only
+/// transactions are not timed). On a Galera node that is the writeset's replication, its
+/// certification, the wait for its turn to commit and the local commit; on one server the local
+/// commit (the log's flush) alone; on SQLite the in-process COMMIT. Where the driver sends the
+/// transaction's last statement with the COMMIT (one MariaDB server: `statement; COMMIT` in one
+/// query; PostgreSQL's pipeline) that round trip is the one timed, and `with_last_statement`
+/// counts them: their time includes the statement.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CommitSummary {
+    /// Commits timed.
+    pub commits: u64,
+    /// Of those, round trips that carried the transaction's last statement too.
+    pub with_last_statement: u64,
+    pub latency_ns: LatencyNs,
+    /// A Galera cluster: the part of the mean commit the nodes say was replication — their mean
+    /// group-communication latency (`wsrep_nodes[].repl_latency_ns_mean`, weighted by messages)
+    /// — and the rest, `latency_ns.mean` less that: certification, the wait for the writeset's
+    /// turn to commit (flow control included), the local commit and its log flush, and the
+    /// client's round trip. docs/cluster.md says how each is measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replication_ns_mean: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub local_ns_mean: Option<f64>,
+    /// `replication_ns_mean` over `latency_ns.mean`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replication_share: Option<f64>,
+}
+
+impl CommitSummary {
+    /// From the driver's per-kind statistics: the figures and the merged histogram; None when no
+    /// commit was timed.
+    pub fn of<'a>(
+        tx: impl IntoIterator<Item = &'a TxStats>,
+    ) -> Option<(CommitSummary, oltplab_metrics::LatencyHistogram)> {
+        let mut all = oltplab_metrics::LatencyHistogram::new();
+        let mut with_last_statement = 0;
+        for t in tx {
+            all.add(&t.commit_latency);
+            with_last_statement += t.commits_with_statement;
+        }
+        (all.count() > 0).then(|| {
+            (
+                CommitSummary {
+                    commits: all.count(),
+                    with_last_statement,
+                    latency_ns: all.stats(),
+                    ..CommitSummary::default()
+                },
+                all,
+            )
+        })
+    }
+
+    /// Splits the mean commit with the nodes' replication latency, where they measured it.
+    pub fn split_with(&mut self, nodes: &[WsrepNode]) {
+        let messages: u64 = nodes
+            .iter()
+            .filter(|n| n.repl_latency_ns_mean.is_some())
+            .map(|n| n.repl_messages)
+            .sum();
+        if messages == 0 || self.latency_ns.mean <= 0.0 {
+            return;
+        }
+        let replication = nodes
+            .iter()
+            .filter_map(|n| Some(n.repl_latency_ns_mean? * n.repl_messages as f64))
+            .sum::<f64>()
+            / messages as f64;
+        self.replication_ns_mean = Some(replication);
+        self.local_ns_mean = Some((self.latency_ns.mean - replication).max(0.0));
+        self.replication_share = Some((replication / self.latency_ns.mean).min(1.0));
+    }
+}
+
 /// `summary.io`: device counters of the measured window, or (filled by the caller) the captured
 /// trace's figures; `source` says which.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -183,6 +259,9 @@ pub struct TpccSummary {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub efficiency: Option<f64>,
     pub tx: BTreeMap<String, TxSummary>,
+    /// The write transactions' COMMIT round trip (see [`CommitSummary`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<CommitSummary>,
     /// Delivery's deferred executions (`tx.delivery` holds the terminals' queued requests).
     pub delivery_deferred: DeferredDeliverySummary,
     /// Paced runs: each type's 90th-percentile response time against clause 5.2.5.3's limit.
@@ -353,7 +432,8 @@ pub struct TxIo {
 /// `summary.server_waits`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ServerWaits {
-    /// `pg_stat_activity` (sampled) or `innodb_status` (counters).
+    /// `pg_stat_activity` (sampled), `innodb_status` (counters), or `wsrep_status` (a brokerage
+    /// run on a Galera cluster: the nodes' counters alone).
     pub source: String,
     /// PostgreSQL: active client backends seen over all samples.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -416,4 +496,53 @@ pub struct WsrepNode {
     pub apply_window: f64,
     /// Mean writesets committed in parallel (`wsrep_commit_window`).
     pub commit_window: f64,
+    /// Local transactions committed in the window (`wsrep_local_commits`).
+    #[serde(default)]
+    pub local_commits: u64,
+    /// Messages this node sent to the group in the window, and their mean latency from sending
+    /// to delivery (`wsrep_evs_repl_latency`): the replication round each of its writesets waits
+    /// for before certification. None when the node measured no message in the window.
+    #[serde(default)]
+    pub repl_messages: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repl_latency_ns_mean: Option<f64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commits_of_every_kind_add_up_and_a_cluster_splits_the_mean() {
+        let mut a = TxStats::default();
+        let mut b = TxStats::default();
+        for ns in [1_000_000, 3_000_000] {
+            a.commit_latency.record(ns);
+        }
+        b.commit_latency.record(2_000_000);
+        b.commits_with_statement = 1;
+        assert!(CommitSummary::of([&TxStats::default()]).is_none());
+        let (mut c, h) = CommitSummary::of([&a, &b]).unwrap();
+        assert_eq!((c.commits, c.with_last_statement, h.count()), (3, 1, 3));
+        assert!((c.latency_ns.mean - 2e6).abs() < 2e6 * 1e-3, "{c:?}");
+        // One server: nothing to split with.
+        c.split_with(&[]);
+        assert_eq!(c.replication_ns_mean, None);
+        // Two nodes: 300 messages of 400 µs and 100 of 800 µs (mean 500 µs), one node that
+        // measured nothing.
+        let node = |messages, mean| WsrepNode {
+            repl_messages: messages,
+            repl_latency_ns_mean: mean,
+            ..WsrepNode::default()
+        };
+        c.split_with(&[
+            node(300, Some(400e3)),
+            node(100, Some(800e3)),
+            node(0, None),
+        ]);
+        let r = c.replication_ns_mean.unwrap();
+        assert!((r - 500e3).abs() < 1e-6, "{c:?}");
+        assert!((c.local_ns_mean.unwrap() - (c.latency_ns.mean - r)).abs() < 1e-6);
+        assert!((c.replication_share.unwrap() - r / c.latency_ns.mean).abs() < 1e-12);
+    }
 }

@@ -408,11 +408,20 @@ pub struct ClusterStudyRow {
     /// Its tpmC against the single server's on the same device.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tpmc_vs_single: Option<f64>,
-    /// The commit latency this study reports: New-Order's response time, which ends with its
-    /// COMMIT (replication and certification included on the cluster); the COMMIT alone is not
-    /// timed.
+    /// New-Order's response time, which ends with its COMMIT (replication and certification
+    /// included on the cluster).
     pub new_order_lat_ns_p50: u64,
     pub new_order_lat_ns_p99: u64,
+    /// The COMMIT round trip of every write transaction (`summary.commit` of the run): on the
+    /// single server it carries the transaction's last statement too
+    /// (`commits_with_last_statement`), on the cluster the COMMIT alone.
+    pub commit_latency_ns_p50: u64,
+    pub commit_latency_ns_p99: u64,
+    pub commits_with_last_statement: u64,
+    /// The cluster: the share of the mean commit the nodes measured as replication (their group
+    /// communication, `summary.commit.replication_share` of the run).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub commit_replication_share: Option<f64>,
     /// Measured transactions of every type.
     pub transactions: u64,
     /// Certification conflicts (a COMMIT refused with a deadlock), retried or failed.

@@ -1346,6 +1346,7 @@ fn run_scenario(study: &FileStudy, args: &StudyArgs) -> Result<()> {
         dry_run: false,
         server_setting: Vec::new(),
         resume: None,
+        nodes: None,
     };
     match &study.measure {
         Measure::Profiles { .. } => super::profiles::run(&scenario),

@@ -102,6 +102,11 @@ pub struct StudyArgs {
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=20))]
     pub repeat: u32,
 
+    /// The cluster scenario: the Galera cluster's nodes, 2 to 9 [default: 3, the smallest that
+    /// survives a node's loss]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(2..=9))]
+    pub nodes: Option<u32>,
+
     /// Use an output or data directory that oltplab did not create
     #[arg(long)]
     pub force: bool,
@@ -110,7 +115,7 @@ pub struct StudyArgs {
     /// counts, pacing, scale, repeats and a baseline, as a matrix or a list of cells
     /// (docs/studies.md, "Your own study: --file"); it replaces --scenario, --devices, --engine,
     /// --scale, --pacing and --repeat
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["scenario", "devices", "engine", "scale", "pacing", "repeat", "workload"])]
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["scenario", "devices", "engine", "scale", "pacing", "repeat", "workload", "nodes"])]
     pub file: Option<PathBuf>,
 
     /// With --file: list the cells in order with an estimate of their time, and run nothing;
@@ -127,7 +132,7 @@ pub struct StudyArgs {
 
     /// Continue the --file study whose output directory is DIR: its finished cells are kept, the
     /// others (new in the file, or stopped) run; without --file, DIR's copy of the file is used
-    #[arg(long, value_name = "DIR", conflicts_with_all = ["out", "scenario", "devices", "engine", "scale", "pacing", "repeat", "workload"])]
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["out", "scenario", "devices", "engine", "scale", "pacing", "repeat", "workload", "nodes"])]
     pub resume: Option<PathBuf>,
 }
 
@@ -278,6 +283,12 @@ fn s1_server_settings(args: &StudyArgs) -> Result<Vec<(String, String)>> {
 }
 
 pub fn run(args: StudyArgs) -> Result<()> {
+    if args.nodes.is_some() && args.scenario != "cluster" {
+        return Err(Error::usage(format!(
+            "--nodes belongs to the cluster scenario (its Galera cluster's size); the {} scenario runs no cluster: drop it",
+            args.scenario
+        )));
+    }
     if args.file.is_some() || args.resume.is_some() {
         return file::run(&args);
     }
@@ -583,6 +594,8 @@ struct Database {
     server_settings: Vec<(String, String)>,
     /// What was loaded and runs: `tpcc`, or [`BROKERAGE`] (a study file's workload).
     workload: &'static str,
+    /// A Galera cluster's nodes, for the load and runs (None: the engine's default).
+    nodes: Option<u32>,
 }
 
 /// The brokerage workload, in a study file's cells and the storage scenarios.
@@ -619,6 +632,7 @@ impl Database {
             buffer_pool_bytes,
             server_settings: Vec::new(),
             workload: "tpcc",
+            nodes: None,
         }
     }
 
@@ -639,6 +653,7 @@ impl Database {
                 true,
             )?;
             spec.server_settings = self.server_settings.clone();
+            spec.nodes = self.nodes.or(spec.nodes);
             Ok(spec)
         } else {
             DbSpec::resolve(

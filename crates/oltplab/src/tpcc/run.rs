@@ -25,8 +25,8 @@ use oltplab_workloads::tpcc::{inspect, require_loaded, Meta, Purpose, TPMC_PER_W
 use super::RunConfig;
 use crate::output;
 use crate::schema::{
-    counts_by_kind, DeferredDeliverySummary, ResponseTimeLimit, ServerWaits, SteadyState,
-    TpccInterval, TpccResult, TpccSummary, TxSummary, OTHER_IO,
+    counts_by_kind, CommitSummary, DeferredDeliverySummary, ResponseTimeLimit, ServerWaits,
+    SteadyState, TpccInterval, TpccResult, TpccSummary, TxSummary, OTHER_IO,
 };
 use crate::workload::capture::Capture;
 use crate::workload::scaffold::{
@@ -108,6 +108,9 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<RunOutcome> {
     summary.hosts = db.hosts_used(&cfg.db, terminals as usize);
     let kinds = TxType::ALL.map(|t| (t.tag(), t.name()));
     let mut warnings = edges.figures(capture, &outcome, &kinds, env.cores, &mut summary)?;
+    if let (Some(c), Some(w)) = (summary.commit.as_mut(), &server_waits) {
+        c.split_with(&w.wsrep_nodes);
+    }
     summary.server_waits = server_waits;
     warnings.extend(run_warnings(
         cfg,
@@ -374,6 +377,10 @@ fn tx_figures(
     if summary.paced {
         summary.response_time_limits = response_time_limits(outcome);
     }
+    if let Some((commit, h)) = CommitSummary::of(&outcome.tx) {
+        summary.commit = Some(commit);
+        histograms.insert("commit".to_string(), h.to_base64());
+    }
     summary.errors_by_kind = counts_by_kind(&outcome.errors_by_kind);
     summary.retries_by_kind = counts_by_kind(&outcome.retries_by_kind);
     (summary, histograms)
@@ -587,6 +594,7 @@ fn print_summary(doc: &TpccResult, out_dir: Option<&std::path::Path>) {
             100.0 * d.skipped_share
         );
     }
+    output::print_commit(s.commit.as_ref());
     match s.efficiency {
         Some(e) => eprintln!(
             "tpmC {}  tpmTotal {}  efficiency {e:.1} %  ({:.1} s measured)",

@@ -106,12 +106,17 @@ impl WaitSampler {
                 at_start,
                 wsrep,
             } => {
-                let at_end = innodb_row_locks(conn.as_mut())?;
+                // On a cluster whose node 1 died in the window the other nodes still answer.
+                let at_end = innodb_row_locks(conn.as_mut());
+                let wsrep_nodes = wsrep.map(WsrepSampler::finish).unwrap_or_default();
+                if at_end.is_none() && wsrep_nodes.is_empty() {
+                    return None;
+                }
                 Some(ServerWaits {
                     source: "innodb_status".into(),
-                    row_lock_waits: Some(at_end.0.saturating_sub(at_start.0)),
-                    row_lock_wait_s: Some((at_end.1 - at_start.1).max(0.0)),
-                    wsrep_nodes: wsrep.map(WsrepSampler::finish).unwrap_or_default(),
+                    row_lock_waits: at_end.map(|e| e.0.saturating_sub(at_start.0)),
+                    row_lock_wait_s: at_end.map(|e| (e.1 - at_start.1).max(0.0)),
+                    wsrep_nodes,
                     ..ServerWaits::default()
                 })
             }

@@ -59,10 +59,31 @@ impl WsrepSampler {
                 flow_control_paused_share: (paused_s / window_s).min(1.0),
                 apply_window: end.apply_window,
                 commit_window: end.commit_window,
+                local_commits: end.local_commits.saturating_sub(start.local_commits),
+                repl_messages: window_messages(&start, &end),
+                repl_latency_ns_mean: window_mean_ns(&start, &end),
             });
         }
         out
     }
+}
+
+/// Messages a node measured between two readings of `wsrep_evs_repl_latency` (0 if its
+/// statistics were reset in between).
+fn window_messages(start: &WsrepStatus, end: &WsrepStatus) -> u64 {
+    end.repl_latency_samples
+        .saturating_sub(start.repl_latency_samples)
+}
+
+/// Their mean latency: the difference of the sums over the difference of the counts, since the
+/// server reports a running mean.
+fn window_mean_ns(start: &WsrepStatus, end: &WsrepStatus) -> Option<f64> {
+    let n = window_messages(start, end);
+    (n > 0).then(|| {
+        let sum_s = end.repl_latency_mean_s * end.repl_latency_samples as f64
+            - start.repl_latency_mean_s * start.repl_latency_samples as f64;
+        (sum_s / n as f64).max(0.0) * 1e9
+    })
 }
 
 /// A workload's checks on every node of a cluster: `check` on node 1 (through `db`'s connector)
@@ -321,5 +342,20 @@ mod tests {
         assert!(!t(vec![Some(1), None]).equal());
         assert!(require_equal(&[t(vec![Some(1), Some(2)])], true).is_err());
         assert!(require_equal(&[t(vec![Some(3), Some(3)])], true).is_ok());
+    }
+
+    #[test]
+    fn the_windows_replication_latency_comes_from_the_running_means() {
+        let at = |mean_s: f64, samples: u64| WsrepStatus {
+            repl_latency_mean_s: mean_s,
+            repl_latency_samples: samples,
+            ..WsrepStatus::default()
+        };
+        // 100 messages of 200 µs, then 100 more of 400 µs: the window's are 400 µs.
+        let (start, end) = (at(200e-6, 100), at(300e-6, 200));
+        assert_eq!(window_messages(&start, &end), 100);
+        assert!((window_mean_ns(&start, &end).unwrap() - 400e3).abs() < 1e-6);
+        assert_eq!(window_mean_ns(&end, &end), None, "no message, no mean");
+        assert_eq!(window_mean_ns(&end, &at(1e-3, 5)), None, "reset in between");
     }
 }

@@ -678,6 +678,11 @@ fn open_cluster(
         nodes: spec.nodes,
         node_env,
     })?;
+    if let Some(k) = cluster.node1_copied_from() {
+        crate::output::note!(
+            "Galera node 1 had not shut down cleanly (it died in the last run): it starts as a copy of node {k}, the most advanced node that stopped cleanly"
+        );
+    }
     let node_urls: Vec<String> = cluster.nodes().iter().map(|n| n.url()).collect();
     let first = &cluster.nodes()[0];
     let mut settings = first.settings();

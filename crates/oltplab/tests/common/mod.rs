@@ -105,6 +105,36 @@ pub fn program_installed(program: &str, package: &str) -> bool {
     found
 }
 
+/// Whether a managed Galera cluster can run here; if not, the test reports itself skipped
+/// (scripts/test.sh installs MariaDB, Galera and openssl).
+pub fn galera_installed() -> bool {
+    let missing = oltplab_dbs::server::galera::missing();
+    if let Some(why) = &missing {
+        oltplab_core::testing::skip(oltplab_core::testing::Need::Server, why);
+    }
+    missing.is_none()
+}
+
+/// mariadbd processes whose command line names a path under `dir` (a test's servers that
+/// outlived oltplab).
+pub fn mariadbd_under(dir: &Path) -> Vec<u32> {
+    let needle = dir.as_os_str().as_encoded_bytes().to_vec();
+    let mut found = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+            continue;
+        };
+        let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        if cmd.windows(needle.len()).any(|w| w == needle.as_slice())
+            && std::fs::read_to_string(format!("/proc/{pid}/comm"))
+                .is_ok_and(|c| c.trim() == "mariadbd")
+        {
+            found.push(pid);
+        }
+    }
+    found
+}
+
 fn find(dir: &Path, name: &str, depth: u32) -> bool {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return false;

@@ -540,6 +540,16 @@ fn push_padded(n: u64, width: usize, out: &mut String) {
     out.push_str(digits);
 }
 
+/// A write transaction's COMMIT as the client timed it: from sending it to its answer. Read-only
+/// transactions are not timed (their COMMIT writes nothing, and on a cluster replicates nothing).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CommitTime {
+    pub ns: u64,
+    /// The transaction's last statement went in the same round trip (MariaDB's statement sent
+    /// with `; COMMIT`, PostgreSQL's pipeline), so `ns` includes that statement's execution.
+    pub with_statement: bool,
+}
+
 /// What a connection is for; engines tune settings to it (SQLite loads without a journal).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Purpose {
@@ -628,6 +638,11 @@ pub trait Conn: Send {
     /// inside the transaction (the servers: their waits are sampled from the server instead).
     fn writer_lock_wait_ns(&self) -> u64 {
         0
+    }
+    /// The round trip of the last write transaction's successful COMMIT, once (None afterwards,
+    /// and where the engine does not time it).
+    fn take_commit_time(&mut self) -> Option<CommitTime> {
+        None
     }
 }
 

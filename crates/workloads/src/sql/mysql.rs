@@ -11,8 +11,8 @@ use mysql::prelude::Queryable;
 use mysql::{Conn as MyClient, LocalInfileHandler, Statement, Value};
 
 use super::{
-    civil, Batch, Conn, DbError, DbResult, Dialect, End, ErrorKind, Isolation, Piped, Rows, Stmt,
-    TxMode, Val, P,
+    civil, Batch, CommitTime, Conn, DbError, DbResult, Dialect, End, ErrorKind, Isolation, Piped,
+    Rows, Stmt, TxMode, Val, P,
 };
 
 pub struct MyConn {
@@ -34,6 +34,10 @@ pub struct MyConn {
     isolation: Isolation,
     /// The text of the last statement sent with COMMIT, reused.
     text: String,
+    /// The open transaction writes (its COMMIT is timed).
+    write_tx: bool,
+    /// The last write transaction's COMMIT, until taken.
+    commit_time: Option<CommitTime>,
 }
 
 impl MyConn {
@@ -61,6 +65,8 @@ impl MyConn {
             infile_refused: false,
             isolation,
             text: String::new(),
+            write_tx: false,
+            commit_time: None,
         })
     }
 
@@ -80,7 +86,10 @@ pub fn classify(e: &mysql::Error) -> DbError {
             };
             DbError::new(kind, m.message.clone())
         }
-        mysql::Error::IoError(_) | mysql::Error::DriverError(_) => {
+        // A codec error is the packet stream's: a reset or broken socket (a node killed mid-run
+        // gave `CodecError { IO error: Connection reset by peer }`) or a garbled packet. Either
+        // way the connection is gone, and a cluster's connection moves to another node.
+        mysql::Error::IoError(_) | mysql::Error::DriverError(_) | mysql::Error::CodecError(_) => {
             DbError::new(ErrorKind::Connection, e.to_string())
         }
         other => DbError::other(other.to_string()),
@@ -262,20 +271,35 @@ impl Conn for MyConn {
         self.in_tx = true;
         self.tx_open = false;
         self.guarded = self.galera && mode == TxMode::Write;
+        self.write_tx = mode == TxMode::Write;
         Ok(())
     }
 
+    /// On a Galera node the savepoint's release goes first, in its own round trip, and is not
+    /// part of the time: the COMMIT alone is what replicates and certifies.
     fn commit(&mut self) -> DbResult<()> {
         self.in_tx = false;
-        if std::mem::take(&mut self.tx_open) && self.guarded {
+        let ran = std::mem::take(&mut self.tx_open);
+        if ran && self.guarded {
             self.guarded_commit()?;
         }
-        self.conn.query_drop("COMMIT").map_err(|e| commit_error(&e))
+        let sent = std::time::Instant::now();
+        self.conn
+            .query_drop("COMMIT")
+            .map_err(|e| commit_error(&e))?;
+        if ran && std::mem::take(&mut self.write_tx) {
+            self.commit_time = Some(CommitTime {
+                ns: sent.elapsed().as_nanos() as u64,
+                with_statement: false,
+            });
+        }
+        Ok(())
     }
 
     fn rollback(&mut self) -> DbResult<()> {
         self.in_tx = false;
         self.tx_open = false;
+        self.write_tx = false;
         self.conn.query_drop("ROLLBACK").map_err(|e| classify(&e))
     }
 
@@ -340,6 +364,10 @@ impl Conn for MyConn {
         Ok(())
     }
 
+    fn take_commit_time(&mut self) -> Option<CommitTime> {
+        self.commit_time.take()
+    }
+
     fn batch(&mut self, sql: &str) -> DbResult<()> {
         self.conn.query_drop(sql).map_err(|e| classify(&e))?;
         if !self.in_tx {
@@ -381,9 +409,11 @@ const RELEASE_TX_MARK: &str = "RELEASE SAVEPOINT oltplab_tx";
 impl MyConn {
     /// Runs `sql`, a statement followed by `; COMMIT`: the statement's rows into `out`; its count.
     /// A failed statement stops the query before COMMIT, so the transaction is still open (the
-    /// caller rolls it back), as when the two are sent apart.
+    /// caller rolls it back), as when the two are sent apart. The round trip is the commit's
+    /// time, the statement's execution included (`with_statement`).
     fn run_then_commit(&mut self, sql: &str, out: &mut Rows) -> DbResult<u64> {
         self.tx_open = true;
+        let sent = std::time::Instant::now();
         let n = {
             let mut result = self.conn.query_iter(sql).map_err(|e| classify(&e))?;
             let n = match result.iter() {
@@ -398,6 +428,12 @@ impl MyConn {
             }
             n
         };
+        if std::mem::take(&mut self.write_tx) {
+            self.commit_time = Some(CommitTime {
+                ns: sent.elapsed().as_nanos() as u64,
+                with_statement: true,
+            });
+        }
         self.in_tx = false;
         self.tx_open = false;
         Ok(n)
@@ -539,6 +575,13 @@ mod tests {
             "INSERT INTO t VALUES (-7, 'it''s \\\\ here', '?', 12.5, TIMESTAMP'1970-01-01 00:00:00', NULL)"
         );
         assert_eq!(inlined("x = ?", &[P::R(0.1234)]).unwrap(), "x = 0.1234");
+    }
+
+    #[test]
+    fn a_broken_packet_stream_is_a_lost_connection() {
+        let reset = std::io::Error::from(std::io::ErrorKind::ConnectionReset);
+        let e = mysql::Error::CodecError(reset.into());
+        assert_eq!(classify(&e).kind, ErrorKind::Connection, "{e}");
     }
 
     #[test]

@@ -24,8 +24,8 @@ use tokio_postgres::types::{FromSql, IsNull, ToSql, Type};
 use tokio_postgres::{Client, NoTls, Socket, Statement};
 
 use super::{
-    Batch, Conn, DbError, DbResult, Dialect, End, ErrorKind, Isolation, Piped, Rows, Stmt, TxMode,
-    Val, P,
+    Batch, CommitTime, Conn, DbError, DbResult, Dialect, End, ErrorKind, Isolation, Piped, Rows,
+    Stmt, TxMode, Val, P,
 };
 
 type BoxError = Box<dyn StdError + Sync + Send>;
@@ -48,6 +48,10 @@ pub struct PgConn {
     pending: Option<TxMode>,
     /// Round trips to the server so far.
     round_trips: u64,
+    /// The open transaction writes (its COMMIT is timed).
+    write_tx: bool,
+    /// The last write transaction's COMMIT, until taken.
+    commit_time: Option<CommitTime>,
 }
 
 impl PgConn {
@@ -99,6 +103,8 @@ impl PgConn {
             begin_read: format!("BEGIN ISOLATION LEVEL {} READ ONLY", read.sql()),
             pending: None,
             round_trips: 0,
+            write_tx: false,
+            commit_time: None,
         }
     }
 
@@ -176,6 +182,24 @@ impl PgConn {
             TxMode::Write => &self.begin_write,
             TxMode::Read => &self.begin_read,
         }
+    }
+
+    /// `stmts` and COMMIT in one round trip, timed as the commit's when the transaction writes
+    /// (`with_statement` when statements went along: their execution is in the time).
+    fn timed_commit(&mut self, stmts: &mut [Piped<'_, '_>]) -> DbResult<()> {
+        // A first use's PREPARE is a round trip of its own, not the commit's.
+        for p in stmts.iter() {
+            self.prepare(p.stmt)?;
+        }
+        let sent = std::time::Instant::now();
+        self.send(stmts, End::Commit)?;
+        if std::mem::take(&mut self.write_tx) {
+            self.commit_time = Some(CommitTime {
+                ns: sent.elapsed().as_nanos() as u64,
+                with_statement: !stmts.is_empty(),
+            });
+        }
+        Ok(())
     }
 
     /// The pending BEGIN, `stmts` and the end of the transaction, in one round trip.
@@ -467,21 +491,28 @@ impl Conn for PgConn {
     /// Sends nothing: BEGIN goes out with the transaction's first statement.
     fn begin(&mut self, mode: TxMode) -> DbResult<()> {
         self.pending = Some(mode);
+        self.write_tx = mode == TxMode::Write;
         Ok(())
     }
 
     fn commit(&mut self) -> DbResult<()> {
         if self.pending.take().is_some() {
+            self.write_tx = false;
             return Ok(()); // nothing ran: nothing to commit
         }
-        self.send(&mut [], End::Commit)
+        self.timed_commit(&mut [])
     }
 
     fn rollback(&mut self) -> DbResult<()> {
+        self.write_tx = false;
         if self.pending.take().is_some() {
             return Ok(());
         }
         self.send(&mut [], End::Rollback)
+    }
+
+    fn take_commit_time(&mut self) -> Option<CommitTime> {
+        self.commit_time.take()
     }
 
     fn run(&mut self, stmt: &Stmt, params: &[P], out: &mut Rows) -> DbResult<u64> {
@@ -493,9 +524,17 @@ impl Conn for PgConn {
     fn pipeline(&mut self, stmts: &mut [Piped<'_, '_>], end: End) -> DbResult<()> {
         if stmts.is_empty() && self.pending.is_some() && end != End::Open {
             self.pending = None; // an empty transaction: no round trip
+            self.write_tx = false;
             return Ok(());
         }
-        self.send(stmts, end)
+        match end {
+            End::Commit => self.timed_commit(stmts),
+            End::Rollback => {
+                self.write_tx = false;
+                self.send(stmts, end)
+            }
+            End::Open => self.send(stmts, end),
+        }
     }
 
     fn batch(&mut self, sql: &str) -> DbResult<()> {

@@ -11,7 +11,9 @@ use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, ErrorCode};
 
-use super::{Batch, Conn, DbError, DbResult, Dialect, ErrorKind, Rows, Stmt, TxMode, Val, P};
+use super::{
+    Batch, CommitTime, Conn, DbError, DbResult, Dialect, ErrorKind, Rows, Stmt, TxMode, Val, P,
+};
 
 /// A binary semaphore that writers of one database hold from BEGIN to COMMIT.
 #[derive(Default)]
@@ -54,6 +56,10 @@ pub struct SqliteConn {
     holding: bool,
     /// Time spent acquiring the writer lock (in-process queue and `BEGIN IMMEDIATE`).
     writer_wait_ns: u64,
+    /// The open transaction writes (its COMMIT is timed).
+    write_tx: bool,
+    /// The last write transaction's COMMIT (in-process: the WAL's write and sync), until taken.
+    commit_time: Option<CommitTime>,
 }
 
 impl SqliteConn {
@@ -65,6 +71,8 @@ impl SqliteConn {
             writer,
             holding: false,
             writer_wait_ns: 0,
+            write_tx: false,
+            commit_time: None,
         }
     }
 
@@ -156,6 +164,7 @@ impl Conn for SqliteConn {
                 self.holding = true;
             }
         }
+        self.write_tx = write;
         let sql = if write { "BEGIN IMMEDIATE" } else { "BEGIN" };
         let result = self.conn.execute_batch(sql).map_err(|e| classify(&e));
         if write {
@@ -169,7 +178,14 @@ impl Conn for SqliteConn {
     }
 
     fn commit(&mut self) -> DbResult<()> {
+        let started = std::time::Instant::now();
         let result = self.conn.execute_batch("COMMIT").map_err(|e| classify(&e));
+        if result.is_ok() && std::mem::take(&mut self.write_tx) {
+            self.commit_time = Some(CommitTime {
+                ns: started.elapsed().as_nanos() as u64,
+                with_statement: false,
+            });
+        }
         if result.is_err() && !self.conn.is_autocommit() {
             // A failed COMMIT (SQLITE_BUSY) leaves the transaction open: end it.
             let _ = self.conn.execute_batch("ROLLBACK");
@@ -179,6 +195,7 @@ impl Conn for SqliteConn {
     }
 
     fn rollback(&mut self) -> DbResult<()> {
+        self.write_tx = false;
         let result = if self.conn.is_autocommit() {
             Ok(())
         } else {
@@ -192,6 +209,10 @@ impl Conn for SqliteConn {
 
     fn writer_lock_wait_ns(&self) -> u64 {
         self.writer_wait_ns
+    }
+
+    fn take_commit_time(&mut self) -> Option<CommitTime> {
+        self.commit_time.take()
     }
 
     fn run(&mut self, stmt: &Stmt, params: &[P], out: &mut Rows) -> DbResult<u64> {

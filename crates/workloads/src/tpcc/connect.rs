@@ -11,8 +11,8 @@ use crate::sql::mysql::MyConn;
 use crate::sql::postgres::PgConn;
 use crate::sql::sqlite::{writer_lock, SqliteConn};
 use crate::sql::{
-    Batch, Conn, DbError, DbResult, Dialect, End, ErrorKind, Isolation, Piped, Rows, Stmt, TxMode,
-    P,
+    Batch, CommitTime, Conn, DbError, DbResult, Dialect, End, ErrorKind, Isolation, Piped, Rows,
+    Stmt, TxMode, P,
 };
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -359,6 +359,9 @@ impl Conn for FailoverConn {
     fn load(&mut self, batch: &Batch) -> DbResult<()> {
         let r = self.inner.load(batch);
         self.check(r)
+    }
+    fn take_commit_time(&mut self) -> Option<CommitTime> {
+        self.inner.take_commit_time()
     }
 }
 
