@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use oltplab_core::{Error, Result};
 
-use crate::sql::{Batch, Conn, Connector, DbError, Purpose, TxMode};
+use crate::sql::{Batch, Conn, Connector, DbError, Dialect, Purpose, TxMode};
 
 /// What a load loaded and how long its parts took.
 #[derive(Clone, Debug, serde::Serialize)]
@@ -139,6 +139,40 @@ pub fn load_chunks<C: Copy + Send + Sync>(
         return Err(Error::Interrupted);
     }
     Ok(done.load(Ordering::Relaxed))
+}
+
+/// After the rows: the indexes (as [`build_indexes`]), then, unless `stop` was set meanwhile, fresh
+/// planner statistics (ANALYZE; InnoDB keeps its own).
+pub fn index_and_analyze(
+    connector: &dyn Connector,
+    main: &mut dyn Conn,
+    indexes: &[String],
+    threads: usize,
+    stop: &AtomicBool,
+) -> Result<()> {
+    build_indexes(connector, main, indexes, threads)?;
+    if stop.load(Ordering::Relaxed) {
+        return Err(Error::Interrupted);
+    }
+    if connector.dialect() != Dialect::Mysql {
+        main.batch("ANALYZE")
+            .map_err(|e| failed("cannot analyze the tables", e))?;
+    }
+    Ok(())
+}
+
+/// The load's last step: the `complete` row of its meta table set (`run` refuses a load that
+/// never got there), then the engine's own after-load work.
+pub fn mark_complete(
+    connector: &dyn Connector,
+    main: &mut dyn Conn,
+    meta_table: &str,
+) -> Result<()> {
+    main.batch(&format!(
+        "UPDATE {meta_table} SET value = '1' WHERE name = 'complete'"
+    ))
+    .map_err(|e| failed("cannot record the load", e))?;
+    connector.after_load(main)
 }
 
 /// Runs each statement of `indexes` once: on `main` for a single writer or one thread, else one

@@ -11,7 +11,7 @@ use crate::bulk::LoadTimes;
 use super::gen::{self, Chunk, Totals};
 use super::{schema, Scale};
 use crate::sql::db_failed;
-use crate::sql::{Connector, Dialect, Purpose, TxMode};
+use crate::sql::{Connector, Purpose, TxMode};
 
 #[derive(Clone, Debug)]
 pub struct LoadOptions {
@@ -93,32 +93,20 @@ pub fn load(
     rows += brokers.rows() as u64;
 
     let index_start = Instant::now();
-    crate::bulk::build_indexes(
+    crate::bulk::index_and_analyze(
         connector,
         main.as_mut(),
         &schema::create_indexes(dialect),
         opts.threads,
+        stop,
     )?;
-    if stop.load(Ordering::Relaxed) {
-        return Err(Error::Interrupted);
-    }
-    if dialect != Dialect::Mysql {
-        main.batch("ANALYZE")
-            .map_err(|e| db_failed("cannot analyze the tables", e))?;
-    }
     main.batch(&format!(
         "INSERT INTO {} (name, value) VALUES ('balance_cents', '{}')",
         schema::META_TABLE,
         totals.balance_cents.load(Ordering::Relaxed)
     ))
-    .and_then(|_| {
-        main.batch(&format!(
-            "UPDATE {} SET value = '1' WHERE name = 'complete'",
-            schema::META_TABLE
-        ))
-    })
     .map_err(|e| db_failed("cannot record the load", e))?;
-    connector.after_load(main.as_mut())?;
+    crate::bulk::mark_complete(connector, main.as_mut(), schema::META_TABLE)?;
     Ok(LoadReport {
         scale,
         trades: scale.last_loaded_trade(),

@@ -3,7 +3,7 @@
 //! facility with distinct start times; in chunks of subscribers ([`crate::bulk`]), then the keys
 //! and the `sub_nbr` index, then the record of the load.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use oltplab_core::{Error, Result};
@@ -14,7 +14,7 @@ use super::schema::{
 use super::sub_nbr;
 use crate::bulk::LoadTimes;
 use crate::random::Rng;
-use crate::sql::{db_failed, Batch, Connector, Dialect, Purpose};
+use crate::sql::{db_failed, Batch, Connector, Purpose};
 
 /// Subscribers per chunk (one load transaction).
 const CHUNK: i64 = 2000;
@@ -155,25 +155,14 @@ pub fn load(
         stop,
     )?;
     let index_start = Instant::now();
-    crate::bulk::build_indexes(
+    crate::bulk::index_and_analyze(
         connector,
         main.as_mut(),
         &schema::create_indexes(dialect),
         opts.threads,
+        stop,
     )?;
-    if stop.load(Ordering::Relaxed) {
-        return Err(Error::Interrupted);
-    }
-    if dialect != Dialect::Mysql {
-        main.batch("ANALYZE")
-            .map_err(|e| db_failed("cannot analyze the tables", e))?;
-    }
-    main.batch(&format!(
-        "UPDATE {} SET value = '1' WHERE name = 'complete'",
-        schema::META_TABLE
-    ))
-    .map_err(|e| db_failed("cannot record the load", e))?;
-    connector.after_load(main.as_mut())?;
+    crate::bulk::mark_complete(connector, main.as_mut(), schema::META_TABLE)?;
     Ok(LoadReport {
         subscribers: opts.subscribers,
         times: LoadTimes::new(rows, started, index_start),
