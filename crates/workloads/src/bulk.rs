@@ -141,6 +141,32 @@ pub fn load_chunks<C: Copy + Send + Sync>(
     Ok(done.load(Ordering::Relaxed))
 }
 
+/// A load's first step: a database that already holds tables is refused unless `force` (then
+/// `drop` removes the `workload`'s old tables), and `create` makes the workload's tables.
+pub fn fresh_tables(
+    main: &mut dyn Conn,
+    location: &str,
+    force: bool,
+    workload: &str,
+    drop: &[String],
+    create: &[String],
+) -> Result<()> {
+    if !crate::sql::table_names(main)?.is_empty() && !force {
+        return Err(Error::usage(format!(
+            "{location} already holds tables: choose another database, or add --force to drop and reload the {workload} tables"
+        )));
+    }
+    for sql in drop {
+        main.batch(sql)
+            .map_err(|e| failed(&format!("cannot drop the old {workload} tables"), e))?;
+    }
+    for sql in create {
+        main.batch(sql)
+            .map_err(|e| failed(&format!("cannot create the {workload} tables"), e))?;
+    }
+    Ok(())
+}
+
 /// After the rows: the indexes (as [`build_indexes`]), then, unless `stop` was set meanwhile, fresh
 /// planner statistics (ANALYZE; InnoDB keeps its own).
 pub fn index_and_analyze(

@@ -181,3 +181,53 @@ fn tables_grow_by_what_the_committed_transactions_imply() {
     drop(conn);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A database that already holds tables is refused without `force` (bad input: one sentence that
+/// names the place and the fix), and reloaded with it.
+#[test]
+fn a_second_load_needs_force_and_then_replaces_the_tables() {
+    let dir =
+        std::env::temp_dir().join(format!("oltplab-wl-brokerage-force-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let connector = SqliteConnector {
+        path: dir.join("b.sqlite"),
+        opts: SqliteOptions::default(),
+        load_cache_bytes: 64 << 20,
+        writer_lock: true,
+    };
+    let stop = AtomicBool::new(false);
+    let scale = Scale {
+        customers: 1000,
+        days: 1,
+    };
+    let mut opts = LoadOptions {
+        scale,
+        threads: 2,
+        seed: 5,
+        force: false,
+        location: "the test's file".into(),
+    };
+    load(&connector, &opts, &|_, _| {}, &stop).unwrap();
+    let err = load(&connector, &opts, &|_, _| {}, &stop).err().unwrap();
+    assert!(matches!(err, oltplab_core::Error::Usage(_)), "{err}");
+    let text = err.to_string();
+    assert!(
+        text.starts_with("the test's file already holds tables")
+            && text.contains("--force to drop and reload the brokerage tables"),
+        "{text}"
+    );
+    opts.force = true;
+    let report = load(&connector, &opts, &|_, _| {}, &stop).unwrap();
+    assert_eq!(report.trades, scale.last_loaded_trade());
+    let mut conn = connector.connect(Purpose::Check).unwrap();
+    let meta = require_loaded(conn.as_mut(), "test").unwrap();
+    assert_eq!(rows(conn.as_mut(), "trade"), scale.last_loaded_trade());
+    let conds = run_checks(conn.as_mut(), &meta, |_| {}).unwrap();
+    assert!(
+        conds.iter().all(|c| c.holds()),
+        "after the reload: {conds:?}"
+    );
+    drop(conn);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

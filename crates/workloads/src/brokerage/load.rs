@@ -4,7 +4,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-use oltplab_core::{Error, Result};
+use oltplab_core::Result;
 
 use crate::bulk::LoadTimes;
 
@@ -46,21 +46,14 @@ pub fn load(
     let started = Instant::now();
     let dialect = connector.dialect();
     let mut main = connector.connect(Purpose::Load)?;
-    let tables = crate::sql::table_names(main.as_mut())?;
-    if !tables.is_empty() && !opts.force {
-        return Err(Error::usage(format!(
-            "{} already holds tables: choose another database, or add --force to drop and reload the brokerage tables",
-            opts.location
-        )));
-    }
-    for sql in schema::drop_tables() {
-        main.batch(&sql)
-            .map_err(|e| db_failed("cannot drop the old brokerage tables", e))?;
-    }
-    for sql in schema::create_tables(dialect) {
-        main.batch(&sql)
-            .map_err(|e| db_failed("cannot create the brokerage tables", e))?;
-    }
+    crate::bulk::fresh_tables(
+        main.as_mut(),
+        &opts.location,
+        opts.force,
+        "brokerage",
+        &schema::drop_tables(),
+        &schema::create_tables(dialect),
+    )?;
     let scale = opts.scale;
     let loaded_at = oltplab_metrics::schema::now_rfc3339();
     main.batch(&format!(

@@ -6,7 +6,7 @@
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
-use oltplab_core::{Error, Result};
+use oltplab_core::Result;
 
 use super::schema::{
     self, ACCESS_INFO_COLS, CALL_FORWARDING_COLS, SPECIAL_FACILITY_COLS, SUBSCRIBER_COLS,
@@ -117,20 +117,14 @@ pub fn load(
     let started = Instant::now();
     let dialect = connector.dialect();
     let mut main = connector.connect(Purpose::Load)?;
-    if !crate::sql::table_names(main.as_mut())?.is_empty() && !opts.force {
-        return Err(Error::usage(format!(
-            "{} already holds tables: choose another database, or add --force to drop and reload the TATP tables",
-            opts.location
-        )));
-    }
-    for sql in schema::drop_tables() {
-        main.batch(&sql)
-            .map_err(|e| db_failed("cannot drop the old TATP tables", e))?;
-    }
-    for sql in schema::create_tables(dialect) {
-        main.batch(&sql)
-            .map_err(|e| db_failed("cannot create the TATP tables", e))?;
-    }
+    crate::bulk::fresh_tables(
+        main.as_mut(),
+        &opts.location,
+        opts.force,
+        "TATP",
+        &schema::drop_tables(),
+        &schema::create_tables(dialect),
+    )?;
     let loaded_at = oltplab_metrics::schema::now_rfc3339();
     main.batch(&format!(
         "INSERT INTO {} (name, value) VALUES ('subscribers', '{}'), ('seed', '{}'), \
