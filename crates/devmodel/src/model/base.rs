@@ -11,7 +11,7 @@ pub(crate) struct Alloc {
 }
 
 impl Alloc {
-    pub(in crate::model) fn take(&mut self, words: usize) -> usize {
+    pub(crate) fn take(&mut self, words: usize) -> usize {
         let at = self.next;
         self.next += words;
         at
@@ -35,6 +35,6 @@ pub(crate) trait Model {
 }
 
 /// The unit of `n` (their busy-until words from `base`) that is free first.
-pub(in crate::model) fn earliest(st: St, base: usize, n: usize) -> usize {
+pub(crate) fn earliest(st: St, base: usize, n: usize) -> usize {
     (0..n).min_by_key(|&i| st.get(base + i)).unwrap_or(0)
 }

@@ -8,7 +8,7 @@ use crate::IoKind;
 /// memory and are written back when the device is idle or when dirty data passes its limit; a flush
 /// writes back everything.
 pub(crate) struct PageCache<M> {
-    pub(in crate::model) backing: M,
+    pub(crate) backing: M,
     table: Table,
     ring: DirtyRing,
     dirty_limit: u64,
@@ -24,7 +24,7 @@ fn memcpy_ns(len: u64) -> u64 {
 }
 
 impl<M: Model> PageCache<M> {
-    pub(in crate::model) fn new(backing: M, size_bytes: u64, alloc: &mut Alloc) -> PageCache<M> {
+    pub(crate) fn new(backing: M, size_bytes: u64, alloc: &mut Alloc) -> PageCache<M> {
         PageCache {
             backing,
             table: Table::new(alloc, (size_bytes / PAGE_BYTES).max(1), PAGE_BYTES),
@@ -33,14 +33,7 @@ impl<M: Model> PageCache<M> {
         }
     }
 
-    pub(in crate::model) fn submit(
-        &self,
-        cx: Ctx,
-        t: u64,
-        kind: IoKind,
-        addr: u64,
-        len: u64,
-    ) -> u64 {
+    pub(crate) fn submit(&self, cx: Ctx, t: u64, kind: IoKind, addr: u64, len: u64) -> u64 {
         let st = cx.st;
         self.ring.destage_idle(cx, &self.backing, t);
         let page = self.table.block;

@@ -9,13 +9,13 @@ use crate::IoKind;
 /// the cache device; reads of cached blocks go there; writes go through to the backing device (and
 /// update a cached copy).
 pub(crate) struct ReadCache<M> {
-    pub(in crate::model) backing: M,
-    pub(in crate::model) cache: M,
+    pub(crate) backing: M,
+    pub(crate) cache: M,
     table: Table,
     cache_capacity: u64,
     cached_per_set_max: u64,
     /// Two words: reads, and reads served wholly from the cache.
-    pub(in crate::model) stats: usize,
+    pub(crate) stats: usize,
 }
 
 /// What the read caches of a device did: reads and the reads served from the cache.
@@ -30,7 +30,7 @@ const PROMOTE_AFTER: u64 = 2;
 
 impl<M: Model> ReadCache<M> {
     /// `stats` are two words taken before the devices below were compiled.
-    pub(in crate::model) fn new(
+    pub(crate) fn new(
         stats: usize,
         backing: M,
         cache: M,
@@ -53,14 +53,7 @@ impl<M: Model> ReadCache<M> {
         }
     }
 
-    pub(in crate::model) fn submit(
-        &self,
-        cx: Ctx,
-        t: u64,
-        kind: IoKind,
-        addr: u64,
-        len: u64,
-    ) -> u64 {
+    pub(crate) fn submit(&self, cx: Ctx, t: u64, kind: IoKind, addr: u64, len: u64) -> u64 {
         let st = cx.st;
         let block = self.table.block;
         let first = addr / block;

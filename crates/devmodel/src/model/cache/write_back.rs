@@ -15,7 +15,7 @@ use crate::IoKind;
 /// kept otherwise ("direct I/O"). Cache hits, acknowledged writes and flushes cost the
 /// controller's command time (a serial resource) plus their bytes over its host link.
 pub(crate) struct WriteBack<M> {
-    pub(in crate::model) backing: M,
+    pub(crate) backing: M,
     ring: DirtyRing,
     size: u64,
     cmd_ns: u64,
@@ -53,12 +53,7 @@ const WB_STREAMS: usize = WB_CAND + RA_CANDIDATES;
 const WB_WORDS: usize = WB_STREAMS + RA_STREAMS * RA_STREAM_WORDS;
 
 impl<M: Model> WriteBack<M> {
-    pub(in crate::model) fn new(
-        backing: M,
-        size: u64,
-        readahead: u64,
-        alloc: &mut Alloc,
-    ) -> WriteBack<M> {
+    pub(crate) fn new(backing: M, size: u64, readahead: u64, alloc: &mut Alloc) -> WriteBack<M> {
         let c = crate::catalogue::controller_param;
         WriteBack {
             backing,
@@ -71,14 +66,7 @@ impl<M: Model> WriteBack<M> {
         }
     }
 
-    pub(in crate::model) fn submit(
-        &self,
-        cx: Ctx,
-        t: u64,
-        kind: IoKind,
-        addr: u64,
-        len: u64,
-    ) -> u64 {
+    pub(crate) fn submit(&self, cx: Ctx, t: u64, kind: IoKind, addr: u64, len: u64) -> u64 {
         self.destage_idle(cx, t);
         match kind {
             // Battery-backed: what is in the cache is durable.

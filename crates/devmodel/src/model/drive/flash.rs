@@ -110,7 +110,7 @@ impl Streams {
 }
 
 impl Flash {
-    pub(in crate::model) fn new(spec: &Spec, alloc: &mut Alloc) -> Flash {
+    pub(crate) fn new(spec: &Spec, alloc: &mut Alloc) -> Flash {
         let Spec::Device { entry, overrides } = spec else {
             unreachable!()
         };
@@ -173,14 +173,7 @@ impl Flash {
         start
     }
 
-    pub(in crate::model) fn submit(
-        &self,
-        cx: Ctx,
-        t: u64,
-        kind: IoKind,
-        addr: u64,
-        len: u64,
-    ) -> u64 {
+    pub(crate) fn submit(&self, cx: Ctx, t: u64, kind: IoKind, addr: u64, len: u64) -> u64 {
         let st = cx.st;
         let len = len.max(1);
         match kind {
@@ -296,7 +289,7 @@ impl Flash {
         done
     }
 
-    pub(in crate::model) fn idle_at(&self, st: St) -> u64 {
+    pub(crate) fn idle_at(&self, st: St) -> u64 {
         st.get(self.link)
             .max(st.get(self.ctrl + earliest(st, self.ctrl, self.n_ctrl)))
     }

@@ -122,7 +122,7 @@ const HDD_TICK: usize = 7;
 const HDD_SEGS: usize = 8;
 /// Buffer segments: (lowest cached address, end of the cached bytes, last use). The state holds
 /// this many; a drive uses its `cache_segments` of them (DiskSim's validated drives have 1–10).
-pub(in crate::model) const HDD_SEGMENTS: usize = 16;
+pub(crate) const HDD_SEGMENTS: usize = 16;
 const HDD_RING: usize = HDD_SEGS + 3 * HDD_SEGMENTS;
 /// A sector this close (ns) to passing under the head counts as under it: rounding, not a turn.
 const ROTATION_SLACK_NS: f64 = 2_000.0;
@@ -156,7 +156,7 @@ struct Service {
 }
 
 impl Hdd {
-    pub(in crate::model) fn new(spec: &Spec, alloc: &mut Alloc) -> Hdd {
+    pub(crate) fn new(spec: &Spec, alloc: &mut Alloc) -> Hdd {
         let Spec::Device { entry, overrides } = spec else {
             unreachable!()
         };
@@ -248,14 +248,7 @@ impl Hdd {
         }
     }
 
-    pub(in crate::model) fn submit(
-        &self,
-        cx: Ctx,
-        t: u64,
-        kind: IoKind,
-        addr: u64,
-        len: u64,
-    ) -> u64 {
+    pub(crate) fn submit(&self, cx: Ctx, t: u64, kind: IoKind, addr: u64, len: u64) -> u64 {
         let st = cx.st;
         match kind {
             // With the cache off every write is on the media when it completes; with it on the
@@ -485,7 +478,7 @@ impl Hdd {
         done.max((bus_done + 0.5) as u64)
     }
 
-    pub(in crate::model) fn idle_at(&self, st: St) -> u64 {
+    pub(crate) fn idle_at(&self, st: St) -> u64 {
         st.get(self.base + HDD_BUSY)
     }
 
@@ -495,7 +488,7 @@ impl Hdd {
         self.overhead_ns + self.seek.mean_ns() + self.period_ns / 2.0 + len as f64 / mean_rate
     }
 
-    pub(in crate::model) fn init(&self, st: St, seed: u64) {
+    pub(crate) fn init(&self, st: St, seed: u64) {
         st.set(
             self.w(HDD_PHASE),
             ((seed >> 11) as f64 / (1u64 << 53) as f64).to_bits(),

@@ -14,7 +14,7 @@ pub(crate) struct Ram {
 }
 
 impl Ram {
-    pub(in crate::model) fn new(spec: &Spec, alloc: &mut Alloc) -> Ram {
+    pub(crate) fn new(spec: &Spec, alloc: &mut Alloc) -> Ram {
         let Spec::Device { entry, overrides } = spec else {
             unreachable!()
         };
@@ -28,7 +28,7 @@ impl Ram {
         }
     }
 
-    pub(in crate::model) fn submit(&self, st: St, t: u64, kind: IoKind, len: u64) -> u64 {
+    pub(crate) fn submit(&self, st: St, t: u64, kind: IoKind, len: u64) -> u64 {
         if let IoKind::Flush = kind {
             return t;
         }
@@ -39,7 +39,7 @@ impl Ram {
         done
     }
 
-    pub(in crate::model) fn idle_at(&self, st: St) -> u64 {
+    pub(crate) fn idle_at(&self, st: St) -> u64 {
         st.get(self.units + earliest(st, self.units, self.n))
     }
 }
