@@ -1,6 +1,7 @@
 //! The brokerage library end to end on embedded SQLite: load, drive, and the growing tables grow by
 //! exactly what the committed transactions imply; the invariants hold before and after.
 
+use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
@@ -21,9 +22,9 @@ fn rows(conn: &mut dyn Conn, table: &str) -> i64 {
     count(conn, &format!("SELECT COUNT(*) FROM {table}"))
 }
 
-#[test]
-fn tables_grow_by_what_the_committed_transactions_imply() {
-    let dir = std::env::temp_dir().join(format!("oltplab-wl-brokerage-{}", std::process::id()));
+/// A fresh scratch directory `oltplab-wl-NAME-PID` and a connector to an SQLite file in it.
+fn scratch_sqlite(name: &str) -> (PathBuf, SqliteConnector) {
+    let dir = std::env::temp_dir().join(format!("oltplab-wl-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let connector = SqliteConnector {
@@ -32,6 +33,12 @@ fn tables_grow_by_what_the_committed_transactions_imply() {
         load_cache_bytes: 64 << 20,
         writer_lock: true,
     };
+    (dir, connector)
+}
+
+#[test]
+fn tables_grow_by_what_the_committed_transactions_imply() {
+    let (dir, connector) = scratch_sqlite("brokerage");
     let stop = AtomicBool::new(false);
     let scale = Scale {
         customers: 1000,
@@ -186,16 +193,7 @@ fn tables_grow_by_what_the_committed_transactions_imply() {
 /// names the place and the fix), and reloaded with it.
 #[test]
 fn a_second_load_needs_force_and_then_replaces_the_tables() {
-    let dir =
-        std::env::temp_dir().join(format!("oltplab-wl-brokerage-force-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let connector = SqliteConnector {
-        path: dir.join("b.sqlite"),
-        opts: SqliteOptions::default(),
-        load_cache_bytes: 64 << 20,
-        writer_lock: true,
-    };
+    let (dir, connector) = scratch_sqlite("brokerage-force");
     let stop = AtomicBool::new(false);
     let scale = Scale {
         customers: 1000,
