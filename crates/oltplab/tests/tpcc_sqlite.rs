@@ -207,6 +207,11 @@ fn load_run_check_one_warehouse() {
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("VIOLATED") && err.contains("w_id=1"), "{err}");
+    // Conditions 1 and 8 (W_YTD against the districts and against the history), in one sentence.
+    assert!(
+        err.contains("2 of 12 consistency conditions are violated"),
+        "{err}"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use oltplab_core::{Error, Result};
 
-use crate::sql::{Batch, Conn, Connector, DbError, Purpose, TxMode};
+use crate::sql::{Batch, Conn, Connector, DbError, Dialect, Purpose, TxMode};
 
 /// What a load loaded and how long its parts took.
 #[derive(Clone, Debug, serde::Serialize)]
@@ -139,6 +139,66 @@ pub fn load_chunks<C: Copy + Send + Sync>(
         return Err(Error::Interrupted);
     }
     Ok(done.load(Ordering::Relaxed))
+}
+
+/// A load's first step: a database that already holds tables is refused unless `force` (then
+/// `drop` removes the `workload`'s old tables), and `create` makes the workload's tables.
+pub fn fresh_tables(
+    main: &mut dyn Conn,
+    location: &str,
+    force: bool,
+    workload: &str,
+    drop: &[String],
+    create: &[String],
+) -> Result<()> {
+    if !crate::sql::table_names(main)?.is_empty() && !force {
+        return Err(Error::usage(format!(
+            "{location} already holds tables: choose another database, or add --force to drop and reload the {workload} tables"
+        )));
+    }
+    for sql in drop {
+        main.batch(sql)
+            .map_err(|e| failed(&format!("cannot drop the old {workload} tables"), e))?;
+    }
+    for sql in create {
+        main.batch(sql)
+            .map_err(|e| failed(&format!("cannot create the {workload} tables"), e))?;
+    }
+    Ok(())
+}
+
+/// After the rows: the indexes (as [`build_indexes`]), then, unless `stop` was set meanwhile, fresh
+/// planner statistics (ANALYZE; InnoDB keeps its own).
+pub fn index_and_analyze(
+    connector: &dyn Connector,
+    main: &mut dyn Conn,
+    indexes: &[String],
+    threads: usize,
+    stop: &AtomicBool,
+) -> Result<()> {
+    build_indexes(connector, main, indexes, threads)?;
+    if stop.load(Ordering::Relaxed) {
+        return Err(Error::Interrupted);
+    }
+    if connector.dialect() != Dialect::Mysql {
+        main.batch("ANALYZE")
+            .map_err(|e| failed("cannot analyze the tables", e))?;
+    }
+    Ok(())
+}
+
+/// The load's last step: the `complete` row of its meta table set (`run` refuses a load that
+/// never got there), then the engine's own after-load work.
+pub fn mark_complete(
+    connector: &dyn Connector,
+    main: &mut dyn Conn,
+    meta_table: &str,
+) -> Result<()> {
+    main.batch(&format!(
+        "UPDATE {meta_table} SET value = '1' WHERE name = 'complete'"
+    ))
+    .map_err(|e| failed("cannot record the load", e))?;
+    connector.after_load(main)
 }
 
 /// Runs each statement of `indexes` once: on `main` for a single writer or one thread, else one

@@ -1,6 +1,7 @@
 //! The brokerage library end to end on embedded SQLite: load, drive, and the growing tables grow by
 //! exactly what the committed transactions imply; the invariants hold before and after.
 
+use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
@@ -21,9 +22,9 @@ fn rows(conn: &mut dyn Conn, table: &str) -> i64 {
     count(conn, &format!("SELECT COUNT(*) FROM {table}"))
 }
 
-#[test]
-fn tables_grow_by_what_the_committed_transactions_imply() {
-    let dir = std::env::temp_dir().join(format!("oltplab-wl-brokerage-{}", std::process::id()));
+/// A fresh scratch directory `oltplab-wl-NAME-PID` and a connector to an SQLite file in it.
+fn scratch_sqlite(name: &str) -> (PathBuf, SqliteConnector) {
+    let dir = std::env::temp_dir().join(format!("oltplab-wl-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let connector = SqliteConnector {
@@ -32,6 +33,12 @@ fn tables_grow_by_what_the_committed_transactions_imply() {
         load_cache_bytes: 64 << 20,
         writer_lock: true,
     };
+    (dir, connector)
+}
+
+#[test]
+fn tables_grow_by_what_the_committed_transactions_imply() {
+    let (dir, connector) = scratch_sqlite("brokerage");
     let stop = AtomicBool::new(false);
     let scale = Scale {
         customers: 1000,
@@ -180,4 +187,45 @@ fn tables_grow_by_what_the_committed_transactions_imply() {
     assert!(conds.iter().all(|c| c.holds()), "rolled back: {conds:?}");
     drop(conn);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A database that already holds tables is refused without `force` (bad input: one sentence that
+/// names the place and the fix), and reloaded with it.
+#[test]
+fn a_second_load_needs_force_and_then_replaces_the_tables() {
+    let (dir, connector) = scratch_sqlite("brokerage-force");
+    let stop = AtomicBool::new(false);
+    let scale = Scale {
+        customers: 1000,
+        days: 1,
+    };
+    let mut opts = LoadOptions {
+        scale,
+        threads: 2,
+        seed: 5,
+        force: false,
+        location: "the test's file".into(),
+    };
+    load(&connector, &opts, &|_, _| {}, &stop).unwrap();
+    let err = load(&connector, &opts, &|_, _| {}, &stop).err().unwrap();
+    assert!(matches!(err, oltplab_core::Error::Usage(_)), "{err}");
+    let text = err.to_string();
+    assert!(
+        text.starts_with("the test's file already holds tables")
+            && text.contains("--force to drop and reload the brokerage tables"),
+        "{text}"
+    );
+    opts.force = true;
+    let report = load(&connector, &opts, &|_, _| {}, &stop).unwrap();
+    assert_eq!(report.trades, scale.last_loaded_trade());
+    let mut conn = connector.connect(Purpose::Check).unwrap();
+    let meta = require_loaded(conn.as_mut(), "test").unwrap();
+    assert_eq!(rows(conn.as_mut(), "trade"), scale.last_loaded_trade());
+    let conds = run_checks(conn.as_mut(), &meta, |_| {}).unwrap();
+    assert!(
+        conds.iter().all(|c| c.holds()),
+        "after the reload: {conds:?}"
+    );
+    drop(conn);
+    std::fs::remove_dir_all(&dir).unwrap();
 }

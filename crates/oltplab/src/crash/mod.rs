@@ -677,37 +677,47 @@ fn file_name(spec: &str) -> String {
     s
 }
 
-/// Where a state was drawn: its cut, its number, the cut's time and its directory.
-struct StatePlace<'a> {
+/// Where a cut's states were drawn and what its row promises: what each checked state's
+/// outcome is finished with.
+struct CutPlace {
     cut: u32,
-    state: u32,
     cut_at: Duration,
-    dir: &'a Path,
-}
-
-/// A checked state's outcome with where it came from and what the device lost; its directory
-/// kept (with a note) when asked or when the outcome is outside the row's promise, else removed.
-fn finish_state(
-    mut o: CrashStateOutcome,
-    st: &CrashState,
-    at: &StatePlace,
+    /// How far into a checkpoint the cut came (`--cut-during checkpoint`, servers only).
+    into_checkpoint: Option<Duration>,
     keep_states: bool,
     promise: Promise,
-) -> Result<CrashStateOutcome> {
-    o.cut = at.cut;
-    o.state = at.state;
-    o.seed = st.seed;
-    o.cut_at_s = at.cut_at.as_secs_f64();
-    o.pending_writes = st.pending_writes;
-    o.lost_writes = st.lost_writes;
-    o.torn_writes = st.torn_writes;
-    if keep_states || !promise.allows(&o) {
-        write_state_note(at.dir, &o)?;
-        o.kept = Some(at.dir.display().to_string());
-    } else {
-        let _ = std::fs::remove_dir_all(at.dir);
+}
+
+impl CutPlace {
+    /// Checks state `k`, put into `dir`, timing the check; the outcome gets where it came from
+    /// and what the device lost, and its directory is kept (with a note) when asked or when the
+    /// outcome is outside the row's promise, else removed.
+    fn finish_state(
+        &self,
+        k: usize,
+        st: &CrashState,
+        dir: &Path,
+        check: impl FnOnce() -> CrashStateOutcome,
+    ) -> Result<CrashStateOutcome> {
+        let checked = Instant::now();
+        let mut o = check();
+        o.check_s = checked.elapsed().as_secs_f64();
+        o.cut_into_checkpoint_s = self.into_checkpoint.map(|d| d.as_secs_f64());
+        o.cut = self.cut;
+        o.state = k as u32;
+        o.seed = st.seed;
+        o.cut_at_s = self.cut_at.as_secs_f64();
+        o.pending_writes = st.pending_writes;
+        o.lost_writes = st.lost_writes;
+        o.torn_writes = st.torn_writes;
+        if self.keep_states || !self.promise.allows(&o) {
+            write_state_note(dir, &o)?;
+            o.kept = Some(dir.display().to_string());
+        } else {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+        Ok(o)
     }
-    Ok(o)
 }
 
 /// After a cut's states: its run files go, and its directory too unless a state was kept.

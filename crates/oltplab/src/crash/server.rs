@@ -28,7 +28,7 @@ use oltplab_workloads::tpcc::connect::{MyConnector, PgConnector};
 use oltplab_workloads::tpcc::{Connector, Purpose};
 
 use super::workloads::Acknowledged;
-use super::{end_cut, finish_state, mix, CrashConfig, Promise, StatePlace};
+use super::{end_cut, mix, CrashConfig, CutPlace, Promise};
 
 /// What differs between TPC-C, brokerage and order entry in a server's cut.
 #[path = "server_workloads.rs"]
@@ -264,6 +264,13 @@ pub(super) fn one_cut(
     let states = replayed.log.states(seed, cfg.states as usize);
     drop(replayed);
 
+    let place = CutPlace {
+        cut,
+        cut_at,
+        into_checkpoint,
+        keep_states: cfg.keep_states,
+        promise,
+    };
     let mut outcomes = Vec::new();
     for (k, st) in states.iter().enumerate() {
         let state_dir = cut_dir.join(format!("state-{k}"));
@@ -275,18 +282,11 @@ pub(super) fn one_cut(
             server::copy_cluster(&run_dir, &state_dir)?;
         }
         apply(st, &paths, &state_dir.join(kind.name()))?;
-        let checked = Instant::now();
-        let mut o = check_state(cfg, kind, &state_dir, &meta, &acknowledged);
-        o.check_s = checked.elapsed().as_secs_f64();
-        o.cut_into_checkpoint_s = into_checkpoint.map(|d| d.as_secs_f64());
-        o.undo_log = Some(undo_log_size);
-        let place = StatePlace {
-            cut,
-            state: k as u32,
-            cut_at,
-            dir: &state_dir,
-        };
-        outcomes.push(finish_state(o, st, &place, cfg.keep_states, promise)?);
+        outcomes.push(place.finish_state(k, st, &state_dir, || {
+            let mut o = check_state(cfg, kind, &state_dir, &meta, &acknowledged);
+            o.undo_log = Some(undo_log_size);
+            o
+        })?);
     }
     Ok(Some(end_cut(&run_dir, &cut_dir, outcomes)))
 }

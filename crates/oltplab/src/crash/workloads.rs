@@ -28,8 +28,7 @@ use oltplab_workloads::sql::{Connector, Purpose};
 use oltplab_workloads::tpcc::connect::SqliteConnector;
 use oltplab_workloads::tpcc::{self, driver::DriverConfig};
 
-use super::StatePlace;
-use super::{end_cut, finish_state, materialise, mix, sqlite_files, CrashConfig, Promise};
+use super::{end_cut, materialise, mix, sqlite_files, CrashConfig, CutPlace, Promise};
 use crate::output::say;
 use crate::schema::CrashStateOutcome;
 use crate::STOP;
@@ -353,6 +352,13 @@ pub(super) fn one_cut(
     let states = crash.states(seed, cfg.states as usize);
     drop(vfs);
 
+    let place = CutPlace {
+        cut,
+        cut_at,
+        into_checkpoint: None,
+        keep_states: cfg.keep_states,
+        promise,
+    };
     let mut outcomes = Vec::new();
     for (k, st) in states.iter().enumerate() {
         let state_dir = cut_dir.join(format!("state-{k}"));
@@ -360,16 +366,9 @@ pub(super) fn one_cut(
         // The last state takes the run's files themselves: one copy fewer.
         let last = k + 1 == states.len();
         materialise(&files, st, &state_dir, last)?;
-        let checked = Instant::now();
-        let mut o = check_state(loaded, &state_dir.join(&file), &acknowledged);
-        o.check_s = checked.elapsed().as_secs_f64();
-        let place = StatePlace {
-            cut,
-            state: k as u32,
-            cut_at,
-            dir: &state_dir,
-        };
-        outcomes.push(finish_state(o, st, &place, cfg.keep_states, promise)?);
+        outcomes.push(place.finish_state(k, st, &state_dir, || {
+            check_state(loaded, &state_dir.join(&file), &acknowledged)
+        })?);
     }
     Ok(Some(end_cut(&run_dir, &cut_dir, outcomes)))
 }

@@ -199,6 +199,28 @@ pub fn given(options: &[(&'static str, bool)]) -> Vec<&'static str> {
         .collect()
 }
 
+/// A workload's conditions as the command's verdict: an error (exit code 1) saying how many are
+/// violated; `after_load`: a load that was just checked broke them, oltplab's or the engine's bug.
+pub(crate) fn conditions_verdict(
+    conditions: &[Condition],
+    what: &str,
+    after_load: bool,
+) -> Result<()> {
+    let violated = conditions.iter().filter(|c| !c.holds()).count();
+    if violated == 0 {
+        return Ok(());
+    }
+    let when = if after_load {
+        " right after the load: this is a bug in oltplab or the engine"
+    } else {
+        ""
+    };
+    Err(Error::failed(format!(
+        "{violated} of {} {what} are violated{when}",
+        conditions.len()
+    )))
+}
+
 pub const AFTER_HELP: &str = "\
 Engines: sqlite (embedded, the default: DATA_DIR/tpcc.sqlite or orders.sqlite, or --url sqlite:PATH), postgres and
 mariadb (started by oltplab in DATA_DIR unless --url names an external server: postgres://USER@HOST/DB,

@@ -4,14 +4,14 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-use oltplab_core::{Error, Result};
+use oltplab_core::Result;
 
 use crate::bulk::LoadTimes;
 
 use super::gen::{self, Chunk, Totals};
 use super::{schema, Scale};
 use crate::sql::db_failed;
-use crate::sql::{Connector, Dialect, Purpose, TxMode};
+use crate::sql::{Connector, Purpose, TxMode};
 
 #[derive(Clone, Debug)]
 pub struct LoadOptions {
@@ -46,21 +46,14 @@ pub fn load(
     let started = Instant::now();
     let dialect = connector.dialect();
     let mut main = connector.connect(Purpose::Load)?;
-    let tables = crate::sql::table_names(main.as_mut())?;
-    if !tables.is_empty() && !opts.force {
-        return Err(Error::usage(format!(
-            "{} already holds tables: choose another database, or add --force to drop and reload the brokerage tables",
-            opts.location
-        )));
-    }
-    for sql in schema::drop_tables() {
-        main.batch(&sql)
-            .map_err(|e| db_failed("cannot drop the old brokerage tables", e))?;
-    }
-    for sql in schema::create_tables(dialect) {
-        main.batch(&sql)
-            .map_err(|e| db_failed("cannot create the brokerage tables", e))?;
-    }
+    crate::bulk::fresh_tables(
+        main.as_mut(),
+        &opts.location,
+        opts.force,
+        "brokerage",
+        &schema::drop_tables(),
+        &schema::create_tables(dialect),
+    )?;
     let scale = opts.scale;
     let loaded_at = oltplab_metrics::schema::now_rfc3339();
     main.batch(&format!(
@@ -93,32 +86,20 @@ pub fn load(
     rows += brokers.rows() as u64;
 
     let index_start = Instant::now();
-    crate::bulk::build_indexes(
+    crate::bulk::index_and_analyze(
         connector,
         main.as_mut(),
         &schema::create_indexes(dialect),
         opts.threads,
+        stop,
     )?;
-    if stop.load(Ordering::Relaxed) {
-        return Err(Error::Interrupted);
-    }
-    if dialect != Dialect::Mysql {
-        main.batch("ANALYZE")
-            .map_err(|e| db_failed("cannot analyze the tables", e))?;
-    }
     main.batch(&format!(
         "INSERT INTO {} (name, value) VALUES ('balance_cents', '{}')",
         schema::META_TABLE,
         totals.balance_cents.load(Ordering::Relaxed)
     ))
-    .and_then(|_| {
-        main.batch(&format!(
-            "UPDATE {} SET value = '1' WHERE name = 'complete'",
-            schema::META_TABLE
-        ))
-    })
     .map_err(|e| db_failed("cannot record the load", e))?;
-    connector.after_load(main.as_mut())?;
+    crate::bulk::mark_complete(connector, main.as_mut(), schema::META_TABLE)?;
     Ok(LoadReport {
         scale,
         trades: scale.last_loaded_trade(),

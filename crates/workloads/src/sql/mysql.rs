@@ -186,32 +186,32 @@ fn collect_set<T: mysql::prelude::Protocol>(
     set: &mut mysql::ResultSet<'_, '_, '_, '_, T>,
     out: &mut Rows,
 ) -> DbResult<u64> {
-    out.clear();
     let ncols = set.columns().as_ref().len();
-    out.ncols = ncols;
     let affected = set.affected_rows();
-    let mut n = 0;
-    for row in set.by_ref() {
-        let row = row.map_err(|e| classify(&e))?;
-        for v in row.unwrap() {
-            out.vals.push(val(v));
-        }
-        n += 1;
-    }
-    Ok(if ncols == 0 { affected } else { n })
+    fill(out, ncols, affected, set.by_ref())
 }
 
 fn collect<T: mysql::prelude::Protocol>(
     result: &mut mysql::QueryResult<'_, '_, '_, T>,
     out: &mut Rows,
 ) -> DbResult<u64> {
-    out.clear();
     let ncols = result.columns().as_ref().len();
-    out.ncols = ncols;
     // Before the rows are read: afterwards the result has moved past its OK packet.
     let affected = result.affected_rows();
+    fill(out, ncols, affected, result.by_ref())
+}
+
+/// `rows` into `out`; the rows changed (`affected`, for a statement without columns), or returned.
+fn fill(
+    out: &mut Rows,
+    ncols: usize,
+    affected: u64,
+    rows: impl Iterator<Item = mysql::Result<mysql::Row>>,
+) -> DbResult<u64> {
+    out.clear();
+    out.ncols = ncols;
     let mut n = 0;
-    for row in result.by_ref() {
+    for row in rows {
         let row = row.map_err(|e| classify(&e))?;
         for v in row.unwrap() {
             out.vals.push(val(v));

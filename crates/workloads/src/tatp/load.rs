@@ -3,10 +3,10 @@
 //! facility with distinct start times; in chunks of subscribers ([`crate::bulk`]), then the keys
 //! and the `sub_nbr` index, then the record of the load.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
-use oltplab_core::{Error, Result};
+use oltplab_core::Result;
 
 use super::schema::{
     self, ACCESS_INFO_COLS, CALL_FORWARDING_COLS, SPECIAL_FACILITY_COLS, SUBSCRIBER_COLS,
@@ -14,7 +14,7 @@ use super::schema::{
 use super::sub_nbr;
 use crate::bulk::LoadTimes;
 use crate::random::Rng;
-use crate::sql::{db_failed, Batch, Connector, Dialect, Purpose};
+use crate::sql::{db_failed, Batch, Connector, Purpose};
 
 /// Subscribers per chunk (one load transaction).
 const CHUNK: i64 = 2000;
@@ -117,20 +117,14 @@ pub fn load(
     let started = Instant::now();
     let dialect = connector.dialect();
     let mut main = connector.connect(Purpose::Load)?;
-    if !crate::sql::table_names(main.as_mut())?.is_empty() && !opts.force {
-        return Err(Error::usage(format!(
-            "{} already holds tables: choose another database, or add --force to drop and reload the TATP tables",
-            opts.location
-        )));
-    }
-    for sql in schema::drop_tables() {
-        main.batch(&sql)
-            .map_err(|e| db_failed("cannot drop the old TATP tables", e))?;
-    }
-    for sql in schema::create_tables(dialect) {
-        main.batch(&sql)
-            .map_err(|e| db_failed("cannot create the TATP tables", e))?;
-    }
+    crate::bulk::fresh_tables(
+        main.as_mut(),
+        &opts.location,
+        opts.force,
+        "TATP",
+        &schema::drop_tables(),
+        &schema::create_tables(dialect),
+    )?;
     let loaded_at = oltplab_metrics::schema::now_rfc3339();
     main.batch(&format!(
         "INSERT INTO {} (name, value) VALUES ('subscribers', '{}'), ('seed', '{}'), \
@@ -155,25 +149,14 @@ pub fn load(
         stop,
     )?;
     let index_start = Instant::now();
-    crate::bulk::build_indexes(
+    crate::bulk::index_and_analyze(
         connector,
         main.as_mut(),
         &schema::create_indexes(dialect),
         opts.threads,
+        stop,
     )?;
-    if stop.load(Ordering::Relaxed) {
-        return Err(Error::Interrupted);
-    }
-    if dialect != Dialect::Mysql {
-        main.batch("ANALYZE")
-            .map_err(|e| db_failed("cannot analyze the tables", e))?;
-    }
-    main.batch(&format!(
-        "UPDATE {} SET value = '1' WHERE name = 'complete'",
-        schema::META_TABLE
-    ))
-    .map_err(|e| db_failed("cannot record the load", e))?;
-    connector.after_load(main.as_mut())?;
+    crate::bulk::mark_complete(connector, main.as_mut(), schema::META_TABLE)?;
     Ok(LoadReport {
         subscribers: opts.subscribers,
         times: LoadTimes::new(rows, started, index_start),

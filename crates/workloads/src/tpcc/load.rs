@@ -113,22 +113,14 @@ pub fn load(
     )?;
 
     let index_start = Instant::now();
-    crate::bulk::build_indexes(
+    crate::bulk::index_and_analyze(
         connector,
         main.as_mut(),
         &schema::create_indexes(dialect),
         opts.threads,
+        stop,
     )?;
-    if dialect != crate::sql::Dialect::Mysql {
-        main.batch("ANALYZE")
-            .map_err(|e| db_failed("cannot analyze the tables", e))?;
-    }
-    main.batch(&format!(
-        "UPDATE {} SET value = '1' WHERE name = 'complete'",
-        schema::META_TABLE
-    ))
-    .map_err(|e| db_failed("cannot record the load", e))?;
-    connector.after_load(main.as_mut())?;
+    crate::bulk::mark_complete(connector, main.as_mut(), schema::META_TABLE)?;
     Ok(LoadReport {
         warehouses: opts.warehouses,
         times: LoadTimes::new(rows, started, index_start),

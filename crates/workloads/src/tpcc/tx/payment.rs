@@ -20,11 +20,12 @@ pub(super) fn payment(
     let now = crate::sql::now_us();
     conn.begin(TxMode::Write)?;
     let ret = st.dialect.returning();
-    // The customer's row update: its text needs the customer's id.
-    let text = |s: &mut Scratch, c_id: i64| {
-        use std::fmt::Write;
-        s.text.clear();
-        let _ = write!(s.text, "{c_id} {c_d} {c_w} {d} {w} {amount:.2} | ");
+    let pay = CustomerPay {
+        w,
+        d,
+        c_w,
+        c_d,
+        amount,
     };
     // H_DATA is W_NAME, four spaces, D_NAME (spec 2.5.2.2).
     let mut h_data;
@@ -41,19 +42,12 @@ pub(super) fn payment(
             CustomerSel::Last(last) => [P::I(c_w), P::I(c_d), P::S(last)],
             CustomerSel::Id(_) => [P::Null; 3],
         };
-        if let Some(id) = c_id {
-            text(s, id);
-        }
-        let upd = [
-            P::F(amount),
-            P::F(amount),
-            P::S(&s.text),
-            P::I(c_w),
-            P::I(c_d),
-            P::I(c_id.unwrap_or(0)),
-        ];
+        let upd;
         let (third, third_params) = match c_id {
-            Some(_) => (&st.pay_c_ret, &upd[..]),
+            Some(id) => {
+                upd = pay.update(&mut s.text, id);
+                (&st.pay_c_ret, &upd[..])
+            }
             None => (&st.cust_by_name, &by_name[..]),
         };
         conn.pipeline(
@@ -80,15 +74,7 @@ pub(super) fn payment(
             }
             let id = s.rows3.get((s.rows3.len() - 1) / 2, 0).i64();
             c_id = Some(id);
-            text(s, id);
-            let upd = [
-                P::F(amount),
-                P::F(amount),
-                P::S(&s.text),
-                P::I(c_w),
-                P::I(c_d),
-                P::I(id),
-            ];
+            let upd = pay.update(&mut s.text, id);
             conn.run(&st.pay_c_ret, &upd, &mut s.rows3)?;
         }
         if s.rows3.is_empty() {
@@ -119,15 +105,7 @@ pub(super) fn payment(
             }
         };
         c_id = Some(id);
-        text(s, id);
-        let upd = [
-            P::F(amount),
-            P::F(amount),
-            P::S(&s.text),
-            P::I(c_w),
-            P::I(c_d),
-            P::I(id),
-        ];
+        let upd = pay.update(&mut s.text, id);
         conn.run(
             &st.pay_c_sel,
             &[P::I(c_w), P::I(c_d), P::I(id)],
@@ -161,4 +139,39 @@ pub(super) fn payment(
         End::Commit,
     )?;
     Ok(Outcome::Committed)
+}
+
+/// What the customer's row update needs besides the customer's id, which a payment by last name
+/// learns only from the rows of the name.
+struct CustomerPay {
+    w: i64,
+    d: i64,
+    c_w: i64,
+    c_d: i64,
+    amount: f64,
+}
+
+impl CustomerPay {
+    /// The update's parameters (balance, year-to-date payment, the text put before a bad-credit
+    /// customer's C_DATA, the key); the text is written into `text`, which they borrow.
+    fn update<'a>(&self, text: &'a mut String, c_id: i64) -> [P<'a>; 6] {
+        use std::fmt::Write;
+        let CustomerPay {
+            w,
+            d,
+            c_w,
+            c_d,
+            amount,
+        } = *self;
+        text.clear();
+        let _ = write!(text, "{c_id} {c_d} {c_w} {d} {w} {amount:.2} | ");
+        [
+            P::F(amount),
+            P::F(amount),
+            P::S(text),
+            P::I(c_w),
+            P::I(c_d),
+            P::I(c_id),
+        ]
+    }
 }

@@ -1,0 +1,301 @@
+//! A flash device: controllers with their sequential-stream detection, channels × dies, the host
+//! link and the write buffer.
+
+use super::super::base::{earliest, Alloc, Ctx};
+use crate::spec::{param, Spec};
+use crate::state::St;
+use crate::IoKind;
+
+/// A flash device: controllers, channels × dies, one host link and a write buffer.
+pub(crate) struct Flash {
+    ctrl: usize,
+    dies: usize,
+    chans: usize,
+    link: usize,
+    misc: usize,
+    reads: Streams,
+    writes: Streams,
+    n_ctrl: usize,
+    n_dies: usize,
+    n_chans: usize,
+    page: u64,
+    read_ns: f64,
+    program_ns: f64,
+    waf_random: f64,
+    chan_bpns: f64,
+    link_bpns: f64,
+    read_overhead_ns: f64,
+    occupancy_ns: f64,
+    /// Controller time per write command (`write_occupancy_us`; the read's when not given).
+    write_occupancy_ns: f64,
+    buffer_window_ns: f64,
+    write_ack_ns: f64,
+    /// A flush's own time, after the buffer it must drain (`flush_us`).
+    flush_ns: f64,
+    protected: bool,
+    half_program_ns: f64,
+    /// Bytes per ns a read-ahead stream can deliver: every die reading pages, bounded by the
+    /// channels and the link.
+    seq_read_bpns: f64,
+}
+
+// Flash misc words.
+const FL_LAST_PROGRAM: usize = 0;
+/// Sequential streams a controller follows, for reads and for writes each.
+const FL_STREAMS: usize = 8;
+/// Recent accesses that continued no stream, each of which a next access may continue.
+const FL_CANDIDATES: usize = 32;
+
+/// The sequential streams a controller follows, detected as firmware detects them: an access
+/// that continues the end of a recent one. Each stream and candidate is two words (next address,
+/// time of the last access); accesses that continue nothing only enter a ring of candidates, so
+/// random I/O interleaved with a stream (other threads' I/O, more of it when more threads run at
+/// once) does not make the controller forget the stream — the order of independent threads' I/O
+/// changes little of what the device does.
+#[derive(Clone, Copy)]
+struct Streams {
+    base: usize,
+}
+
+impl Streams {
+    const WORDS: usize = 2 * FL_STREAMS + 2 * FL_CANDIDATES + 1;
+
+    fn new(alloc: &mut Alloc) -> Streams {
+        Streams {
+            base: alloc.take(Self::WORDS),
+        }
+    }
+
+    fn stream(&self, i: usize) -> usize {
+        self.base + 2 * i
+    }
+
+    fn candidate(&self, i: usize) -> usize {
+        self.base + 2 * FL_STREAMS + 2 * i
+    }
+
+    /// The stream `addr` continues (a candidate it continues becomes one, in place of the
+    /// stream used longest ago): the index of its words (next address, time).
+    fn find(&self, st: St, addr: u64) -> Option<usize> {
+        if addr == 0 {
+            return None;
+        }
+        if let Some(s) = (0..FL_STREAMS)
+            .map(|i| self.stream(i))
+            .find(|&s| st.get(s) == addr)
+        {
+            return Some(s);
+        }
+        let c = (0..FL_CANDIDATES)
+            .map(|i| self.candidate(i))
+            .find(|&c| st.get(c) == addr)?;
+        let s = (0..FL_STREAMS)
+            .map(|i| self.stream(i))
+            .min_by_key(|&s| st.get(s + 1))
+            .expect("streams");
+        st.set(s, st.get(c));
+        st.set(s + 1, st.get(c + 1));
+        st.set(c, 0);
+        Some(s)
+    }
+
+    /// An access that continued no stream: a candidate, replacing the oldest.
+    fn note(&self, st: St, next: u64, t: u64) {
+        let cursor = self.base + Self::WORDS - 1;
+        let i = st.get(cursor) as usize % FL_CANDIDATES;
+        st.set(self.candidate(i), next);
+        st.set(self.candidate(i) + 1, t);
+        st.set(cursor, (i + 1) as u64);
+    }
+}
+
+impl Flash {
+    pub(crate) fn new(spec: &Spec, alloc: &mut Alloc) -> Flash {
+        let Spec::Device { entry, overrides } = spec else {
+            unreachable!()
+        };
+        let v = |k: &str| param(entry, overrides, k);
+        let n_chans = v("channels").round().max(1.0) as usize;
+        let n_dies = n_chans * v("dies_per_channel").round().max(1.0) as usize;
+        let n_ctrl = v("controllers").round().max(1.0) as usize;
+        let page = (v("page_kib") * 1024.0).round().max(512.0) as u64;
+        let program_ns = v("program_us") * 1e3;
+        // Bytes the dies program per ns; the buffer hides a backlog of this many ns of programming.
+        let program_bpns = n_dies as f64 * page as f64 / program_ns;
+        let buffer_bytes = v("write_buffer_mib") * 1024.0 * 1024.0;
+        Flash {
+            ctrl: alloc.take(n_ctrl),
+            dies: alloc.take(2 * n_dies),
+            chans: alloc.take(n_chans),
+            link: alloc.take(1),
+            misc: alloc.take(1),
+            reads: Streams::new(alloc),
+            writes: Streams::new(alloc),
+            n_ctrl,
+            n_dies,
+            n_chans,
+            page,
+            read_ns: v("read_us") * 1e3,
+            program_ns,
+            waf_random: v("waf_random").max(1.0),
+            chan_bpns: v("channel_mb_s") * 1e6 / 1e9,
+            link_bpns: v("link_mb_s") * 1e6 / 1e9,
+            read_overhead_ns: v("read_overhead_us") * 1e3,
+            occupancy_ns: v("cmd_occupancy_us") * 1e3,
+            write_occupancy_ns: if v("write_occupancy_us") > 0.0 {
+                v("write_occupancy_us") * 1e3
+            } else {
+                v("cmd_occupancy_us") * 1e3
+            },
+            buffer_window_ns: buffer_bytes / program_bpns,
+            write_ack_ns: v("write_ack_us") * 1e3,
+            flush_ns: v("flush_us") * 1e3,
+            protected: v("power_loss_protected") >= 0.5,
+            half_program_ns: program_ns * v("waf_random").max(1.0) / 2.0,
+            seq_read_bpns: (n_dies as f64 * page as f64
+                / (v("read_us") * 1e3 + page as f64 / (v("channel_mb_s") * 1e-3)))
+                .min(n_chans as f64 * v("channel_mb_s") * 1e-3)
+                .min(v("link_mb_s") * 1e-3),
+        }
+    }
+
+    /// The controller accepts the command: it is pipelined, so its occupancy bounds the rate of
+    /// commands but only queueing behind others adds to the latency.
+    fn command(&self, st: St, t: u64) -> u64 {
+        self.command_for(st, t, self.occupancy_ns)
+    }
+
+    /// [`Flash::command`] with the controller time `occupancy_ns` (a write's may differ).
+    fn command_for(&self, st: St, t: u64, occupancy_ns: f64) -> u64 {
+        let c = self.ctrl + earliest(st, self.ctrl, self.n_ctrl);
+        let start = t.max(st.get(c));
+        st.set(c, start + occupancy_ns as u64);
+        start
+    }
+
+    pub(crate) fn submit(&self, cx: Ctx, t: u64, kind: IoKind, addr: u64, len: u64) -> u64 {
+        let st = cx.st;
+        let len = len.max(1);
+        match kind {
+            IoKind::Flush => {
+                let start = self.command(st, t);
+                // A protected or unbuffered drive has nothing to drain; an unprotected one waits
+                // for the programs its buffer holds. Then the flush's own time.
+                if self.protected || self.buffer_window_ns == 0.0 {
+                    start + (self.flush_ns as u64).max(1_000)
+                } else {
+                    start.max(st.get(self.misc + FL_LAST_PROGRAM)) + self.flush_ns as u64
+                }
+            }
+            IoKind::Read => {
+                if let Some(s) = self.reads.find(st, addr) {
+                    return self.streamed_read(st, t, s, len);
+                }
+                let start = self.command(st, t) + self.read_overhead_ns as u64;
+                let mut ready = start;
+                let first = addr / self.page;
+                let last = (addr + len - 1) / self.page;
+                for p in first..=last {
+                    let bytes =
+                        (((p + 1) * self.page).min(addr + len) - (p * self.page).max(addr)) as f64;
+                    let die = (p % self.n_dies as u64) as usize;
+                    let ch = die % self.n_chans;
+                    let mut die_start = start.max(st.get(self.dies + die));
+                    // Reads go before queued programs but wait for the one in progress: on
+                    // average half of one.
+                    let programming = st.get(self.prog_horizon(die));
+                    if programming > die_start {
+                        die_start += (programming - die_start).min(self.half_program_ns as u64);
+                    }
+                    let sensed = die_start + self.read_ns as u64;
+                    let xfer_start = sensed.max(st.get(self.chans + ch));
+                    let xfer_end = xfer_start + (bytes / self.chan_bpns) as u64;
+                    st.set(self.chans + ch, xfer_end);
+                    st.set(self.dies + die, xfer_end);
+                    ready = ready.max(xfer_end);
+                }
+                let link_start = ready.max(st.get(self.link));
+                let done = link_start + (len as f64 / self.link_bpns) as u64;
+                st.set(self.link, done);
+                // Any read may be the start of a stream.
+                self.reads.note(st, addr + len, ready);
+                done
+            }
+            IoKind::Write => {
+                let start = self.command_for(st, t, self.write_occupancy_ns);
+                let link_start = start.max(st.get(self.link));
+                let received = link_start + (len as f64 / self.link_bpns) as u64;
+                st.set(self.link, received);
+                let sequential = match self.writes.find(st, addr) {
+                    Some(s) => {
+                        st.set(s, addr + len);
+                        st.set(s + 1, t);
+                        true
+                    }
+                    None => {
+                        self.writes.note(st, addr + len, t);
+                        false
+                    }
+                };
+                let factor = if sequential { 1.0 } else { self.waf_random };
+                let mut programmed = received;
+                let first = addr / self.page;
+                let last = (addr + len - 1) / self.page;
+                for p in first..=last {
+                    let bytes =
+                        (((p + 1) * self.page).min(addr + len) - (p * self.page).max(addr)) as f64;
+                    // The flash translation layer writes out of place, to whichever die is free first.
+                    let die = earliest(st, self.dies + self.n_dies, self.n_dies);
+                    let ch = die % self.n_chans;
+                    let xfer_start = received.max(st.get(self.chans + ch));
+                    let xfer_end = xfer_start + (bytes / self.chan_bpns) as u64;
+                    st.set(self.chans + ch, xfer_end);
+                    // Writes are packed into pages, so programming costs in proportion to the bytes.
+                    let prog_start = xfer_end
+                        .max(st.get(self.prog_horizon(die)))
+                        .max(st.get(self.dies + die));
+                    let prog_end =
+                        prog_start + (self.program_ns * factor * bytes / self.page as f64) as u64;
+                    st.set(self.prog_horizon(die), prog_end);
+                    programmed = programmed.max(prog_end);
+                }
+                let lp = self.misc + FL_LAST_PROGRAM;
+                st.set(lp, st.get(lp).max(programmed));
+                if self.buffer_window_ns > 0.0 {
+                    // The buffer acknowledges at once while the backlog of programming it holds fits.
+                    let acked = received + self.write_ack_ns as u64;
+                    acked.max(programmed.saturating_sub(self.buffer_window_ns as u64))
+                } else {
+                    programmed
+                }
+            }
+        }
+    }
+
+    /// A read that continues a stream the controller follows. Having seen the stream, the
+    /// controller reads ahead: the pages come off the dies at the streaming rate while the host
+    /// consumes the ones before, so the read pays neither the firmware's lookup nor the array
+    /// read on its own path — only the command and the link, unless it outruns the read-ahead.
+    /// (SSDs of 2010–2012 read sequentially at QD 1 several times faster than at random.)
+    fn streamed_read(&self, st: St, t: u64, s: usize, len: u64) -> u64 {
+        let addr = st.get(s);
+        let start = self.command(st, t);
+        let ready = start.max(st.get(s + 1) + (len as f64 / self.seq_read_bpns) as u64);
+        let link_start = (ready + self.occupancy_ns as u64).max(st.get(self.link));
+        let done = link_start + (len as f64 / self.link_bpns) as u64;
+        st.set(self.link, done);
+        st.set(s, addr + len);
+        st.set(s + 1, ready);
+        done
+    }
+
+    pub(crate) fn idle_at(&self, st: St) -> u64 {
+        st.get(self.link)
+            .max(st.get(self.ctrl + earliest(st, self.ctrl, self.n_ctrl)))
+    }
+
+    /// The word holding when die `die` finishes the programs queued on it.
+    fn prog_horizon(&self, die: usize) -> usize {
+        self.dies + self.n_dies + die
+    }
+}
