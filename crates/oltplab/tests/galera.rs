@@ -216,8 +216,12 @@ fn galera_conflicts_node_kill_and_equal_nodes() {
     let commit = &s["commit"];
     assert!(commit["commits"].as_u64().unwrap() > 0, "{commit}");
     assert_eq!(commit["with_last_statement"], 0, "{commit}");
-    let share = commit["replication_share"].as_f64().unwrap();
-    assert!(share > 0.0 && share <= 1.0, "{commit}");
+    // The kill changes the group's view, after which the survivors' replication statistics start
+    // again: a window across it has no split (no share rather than a wrong one); the study's
+    // test checks the split on a window without a kill.
+    if let Some(share) = commit["replication_share"].as_f64() {
+        assert!(share > 0.0 && share <= 1.0, "{commit}");
+    }
     let nodes = s["server_waits"]["wsrep_nodes"].as_array().unwrap();
     assert!(nodes.len() >= 2, "{}", s["server_waits"]);
     let cert_failures: u64 = nodes

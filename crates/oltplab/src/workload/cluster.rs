@@ -60,7 +60,8 @@ impl WsrepSampler {
                 apply_window: end.apply_window,
                 commit_window: end.commit_window,
                 local_commits: end.local_commits.saturating_sub(start.local_commits),
-                repl_messages: window_messages(&start, &end),
+                repl_messages: window_mean_ns(&start, &end)
+                    .map_or(0, |_| window_messages(&start, &end)),
                 repl_latency_ns_mean: window_mean_ns(&start, &end),
             });
         }
@@ -69,21 +70,24 @@ impl WsrepSampler {
 }
 
 /// Messages a node measured between two readings of `wsrep_evs_repl_latency` (0 if its
-/// statistics were reset in between).
+/// statistics were reset in between: a fall in the count, or a change of the group's size, as
+/// when a node dies, after which the group's statistics start again).
 fn window_messages(start: &WsrepStatus, end: &WsrepStatus) -> u64 {
+    if end.cluster_size != start.cluster_size {
+        return 0;
+    }
     end.repl_latency_samples
         .saturating_sub(start.repl_latency_samples)
 }
 
 /// Their mean latency: the difference of the sums over the difference of the counts, since the
-/// server reports a running mean.
+/// server reports a running mean. None where the readings cannot both be of one running mean
+/// (a sum that did not grow: a reset the count did not show).
 fn window_mean_ns(start: &WsrepStatus, end: &WsrepStatus) -> Option<f64> {
     let n = window_messages(start, end);
-    (n > 0).then(|| {
-        let sum_s = end.repl_latency_mean_s * end.repl_latency_samples as f64
-            - start.repl_latency_mean_s * start.repl_latency_samples as f64;
-        (sum_s / n as f64).max(0.0) * 1e9
-    })
+    let sum_s = end.repl_latency_mean_s * end.repl_latency_samples as f64
+        - start.repl_latency_mean_s * start.repl_latency_samples as f64;
+    (n > 0 && sum_s > 0.0).then(|| sum_s / n as f64 * 1e9)
 }
 
 /// A workload's checks on every node of a cluster: `check` on node 1 (through `db`'s connector)
@@ -357,5 +361,18 @@ mod tests {
         assert!((window_mean_ns(&start, &end).unwrap() - 400e3).abs() < 1e-6);
         assert_eq!(window_mean_ns(&end, &end), None, "no message, no mean");
         assert_eq!(window_mean_ns(&end, &at(1e-3, 5)), None, "reset in between");
+        // A reset the count hides: more messages since it than before, a smaller sum.
+        assert_eq!(window_mean_ns(&end, &at(10e-6, 300)), None);
+        // A node left the group (its statistics start again): no mean, and no messages counted.
+        let left = WsrepStatus {
+            cluster_size: 2,
+            ..at(350e-6, 400)
+        };
+        let three = WsrepStatus {
+            cluster_size: 3,
+            ..start.clone()
+        };
+        assert_eq!(window_messages(&three, &left), 0);
+        assert_eq!(window_mean_ns(&three, &left), None);
     }
 }
