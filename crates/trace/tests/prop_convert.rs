@@ -4,14 +4,28 @@
 //! error naming the line; never a panic.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use oltplab_trace::convert::{self, Format};
 use proptest::prelude::*;
 
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("oltplab-prop-convert-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
+/// One case's input file, removed when the case ends (pass or fail): thousands of cases leave
+/// nothing in the temporary directory.
+struct Scratch(PathBuf);
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+fn scratch(name: &str) -> Scratch {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    Scratch(std::env::temp_dir().join(format!(
+        "oltplab-prop-convert-{}-{n}-{name}",
+        std::process::id()
+    )))
 }
 
 /// A number as text: mostly one that parses — ordinary, or at the edges of 32 and 64 bits —
@@ -138,8 +152,8 @@ fn check(format: Format, header: Option<&str>, lines: &[String], crlf: bool) {
     }
     let count = lines.len() + header.is_some() as usize;
     let path = scratch(format.name());
-    std::fs::write(&path, &text).unwrap();
-    match convert::import(&path, Some(format)) {
+    std::fs::write(&path.0, &text).unwrap();
+    match convert::import(&path.0, Some(format)) {
         Ok((_, data, _)) => {
             for r in &data.records {
                 assert_eq!(r.defect(), None, "{r:?}");
@@ -197,9 +211,9 @@ proptest! {
         let mut input = heads[prefix].to_vec();
         input.extend(bytes);
         let path = scratch("bytes");
-        std::fs::write(&path, &input).unwrap();
+        std::fs::write(&path.0, &input).unwrap();
         for format in [None, Some(Format::FioIologV3), Some(Format::FioIologV2), Some(Format::Blkparse), Some(Format::MsrCsv)] {
-            if let Ok((_, data, _)) = convert::import(&path, format) {
+            if let Ok((_, data, _)) = convert::import(&path.0, format) {
                 for r in &data.records {
                     prop_assert_eq!(r.defect(), None);
                 }
