@@ -5,6 +5,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use oltplab_trace::format::{
     self, ChunkKind, Header, TableExtent, FLAG_FINISHED, HEADER_BYTES, RECORD_BYTES,
@@ -13,11 +14,29 @@ use oltplab_trace::stat::TraceStat;
 use oltplab_trace::{merge, Op, Record, TraceData, TraceMeta, TraceReader};
 use proptest::prelude::*;
 
-/// A directory for this test binary's files, one file name per test.
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("oltplab-prop-format-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
+/// One case's directory, removed with its files when the case ends (pass or fail): thousands of
+/// cases leave nothing in the temporary directory.
+struct ScratchDir(PathBuf);
+
+impl ScratchDir {
+    fn new() -> ScratchDir {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let dir =
+            std::env::temp_dir().join(format!("oltplab-prop-format-{}-{n}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        ScratchDir(dir)
+    }
+
+    fn file(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+}
+
+impl Drop for ScratchDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 /// Numbers from the whole range, with the edges and small values often.
@@ -233,7 +252,8 @@ proptest! {
 
     #[test]
     fn any_valid_trace_round_trips(trace in valid_trace(120)) {
-        let path = scratch("round-trip.trace");
+        let dir = ScratchDir::new();
+        let path = dir.file("round-trip.trace");
         let summary = trace.save(&path).unwrap();
         prop_assert_eq!(summary.records, trace.records.len() as u64);
         let back = TraceData::load(&path).unwrap();
@@ -251,11 +271,12 @@ proptest! {
         bytes in proptest::collection::vec(any::<u8>(), 0..600),
         with_magic in any::<bool>(),
     ) {
+        let dir = ScratchDir::new();
         let mut bytes = bytes;
         if with_magic {
             bytes.splice(0..bytes.len().min(8), format::MAGIC.iter().copied());
         }
-        open_checked(&scratch("bytes.trace"), &bytes);
+        open_checked(&dir.file("bytes.trace"), &bytes);
     }
 
     /// A valid trace, then truncated, bit-flipped or with 8 bytes overwritten (length and count
@@ -270,10 +291,11 @@ proptest! {
         reseal in any::<bool>(),
         unfinished in any::<bool>(),
     ) {
-        let path = scratch("damaged.trace");
+        let dir = ScratchDir::new();
+        let path = dir.file("damaged.trace");
         trace.save(&path).unwrap();
         let mut bytes = std::fs::read(&path).unwrap();
-        let path = scratch("damaged-copy.trace");
+        let path = dir.file("damaged-copy.trace");
         let i = at.index(bytes.len());
         match damage {
             0 => bytes.truncate(i),
@@ -309,6 +331,7 @@ proptest! {
         records in u64_edgy(),
         end_bytes in proptest::option::of(u64_edgy()),
     ) {
+        let dir = ScratchDir::new();
         let mut bytes = vec![0u8; HEADER_BYTES];
         if meta_first {
             bytes.extend(format::chunk(ChunkKind::Meta, &serde_json::to_vec(&TraceMeta::new("x")).unwrap()));
@@ -325,7 +348,7 @@ proptest! {
             end_bytes: end_bytes.unwrap_or(bytes.len() as u64),
         };
         bytes[..HEADER_BYTES].copy_from_slice(&header.encode());
-        open_checked(&scratch("crafted.trace"), &bytes);
+        open_checked(&dir.file("crafted.trace"), &bytes);
     }
 
 }
@@ -341,6 +364,7 @@ proptest! {
             1..4,
         ),
     ) {
+        let dir = ScratchDir::new();
         let mut paths = Vec::new();
         let mut want: Vec<(u64, String, Record)> = Vec::new();
         let earliest = parts.iter().map(|(start, _)| *start).min().unwrap();
@@ -357,11 +381,11 @@ proptest! {
                 let path = trace.files[r.file as usize].clone();
                 want.push((start_ns + r.submit_ns - earliest, path, *r));
             }
-            let path = scratch(&format!("part{i}.trace"));
+            let path = dir.file(&format!("part{i}.trace"));
             trace.save(&path).unwrap();
             paths.push(path);
         }
-        let out = scratch("merged.trace");
+        let out = dir.file("merged.trace");
         let summary = merge(&paths, &out).unwrap();
         prop_assert_eq!(summary.records, want.len() as u64);
         let merged = TraceData::load(&out).unwrap();
