@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 
 use clap::Args;
+use explain::Explain as _;
 use oltplab_core::safety;
 use oltplab_core::units::{format_bytes, format_count, format_ns};
 use oltplab_core::{Error, Result};

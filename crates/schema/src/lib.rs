@@ -1,8 +1,13 @@
 //! The result schema `oltplab.result/1` of every kind oltplab writes, in one place: each command's
 //! typed summary (`run.rs`: TPC-C; `orders.rs`: order entry; `study.rs`: studies; `profiles.rs`:
-//! the profiles study; here: device and replay), and the parts they share. The envelope (`ResultDoc`), typed warnings and the
-//! device measurements come from `oltplab-metrics`, a replay's summary from `oltplab-trace`; they
-//! are re-exported here so that a reader finds every result type through this module.
+//! the profiles study; here: device and replay), and the parts they share. oltplab writes its
+//! results through these types and the reports and `oltplab merge` read them back through them
+//! (`read`), so a renamed field is a compile error or a one-sentence refusal, never a silent "—".
+//! The envelope (`ResultDoc`), typed warnings and the device measurements come from
+//! `oltplab-metrics`, a replay's summary from `oltplab-trace` (both below this crate, which they
+//! need); they are re-exported here so that a reader finds every result type through this crate.
+//!
+//! Field names are a contract with readers outside this repository: rename nothing.
 
 pub use oltplab_metrics::schema::{
     DeviceInterval, DeviceSummary, ResultDoc, SweepPoint, Warning, WarningKind,
@@ -13,6 +18,7 @@ mod brokerage;
 mod crash;
 mod orders;
 mod profiles;
+mod read;
 mod run;
 mod study;
 mod tatp;
@@ -21,6 +27,7 @@ pub use brokerage::*;
 pub use crash::*;
 pub use orders::*;
 pub use profiles::*;
+pub use read::{read_str, read_value, ReadError};
 pub use run::*;
 pub use study::*;
 pub use tatp::*;
@@ -34,6 +41,12 @@ pub type DeviceResult = ResultDoc<DeviceRunSummary, DeviceInterval>;
 
 /// A `replay` result.
 pub type ReplayResult = ResultDoc<ReplaySummary, ReplayInterval>;
+
+/// A `study` result of S1 (`--scenario s1`) or of a study file (`--file`).
+pub type StudyResult = ResultDoc<StudySummary, serde_json::Value>;
+
+/// A `study --scenario profiles` result.
+pub type ProfilesResult = ResultDoc<ProfilesSummary, serde_json::Value>;
 
 /// A `run` result of any workload.
 pub enum RunResult {
@@ -56,7 +69,7 @@ impl RunResult {
 }
 
 /// `summary` of a `device` result.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct DeviceRunSummary {
     /// With `--start-at`: when the first point started, the window `oltplab merge` aligns on.
     #[serde(default, skip_serializing_if = "Option::is_none")]

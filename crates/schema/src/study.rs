@@ -175,7 +175,7 @@ fn is_tpcc(w: &str) -> bool {
     w == "tpcc"
 }
 
-#[derive(Debug, Default, Serialize)]
+#[derive(Debug, Default, Serialize, Deserialize)]
 pub struct StudySummary {
     pub scenario: String,
     pub engine: String,
@@ -186,7 +186,7 @@ pub struct StudySummary {
     pub load_s: f64,
     pub interrupted: bool,
     /// A study file's (`study --file`, scenario `file`): its finished cells, in the file's order.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cells: Vec<CellResult>,
 }
 
