@@ -1,9 +1,11 @@
-//! A saved result as the reports see it: the raw JSON plus a label and its kind. Every field is read
-//! through `Option`, because results of other kinds and of older or newer versions may lack any of
-//! them; a missing figure is shown as "—", never invented.
+//! A saved result as the reports see it: its typed envelope (`oltplab_schema::Envelope`: tool,
+//! environment, histograms, warnings), the raw JSON of the figures not yet read through their
+//! kind's type, a label and its kind. A result whose envelope does not read is refused naming the
+//! field; a figure the kind may lack is shown as "—", never invented.
 
 use oltplab_metrics::schema::SCHEMA;
 use oltplab_metrics::LatencyHistogram;
+use oltplab_schema::{read_value, Envelope};
 use serde_json::Value;
 
 use crate::ReportError;
@@ -61,17 +63,25 @@ pub fn validate(result: &Value) -> Result<Kind, String> {
         }
     }
     let kind = obj.get("kind").and_then(Value::as_str).unwrap_or("");
-    if kind == "merge" {
+    let kind = if kind == "merge" {
         let merged = merged_kind(result).unwrap_or("");
-        return Kind::parse(merged).ok_or_else(|| {
+        Kind::parse(merged).ok_or_else(|| {
             format!("is a merge result without a known config.merged_kind ('{merged}')")
-        });
-    }
-    Kind::parse(kind).ok_or_else(|| {
-        format!(
-            "has kind '{kind}', which reports do not know (device, run, replay, study, crash or merge)"
-        )
-    })
+        })?
+    } else {
+        Kind::parse(kind).ok_or_else(|| {
+            format!(
+                "has kind '{kind}', which reports do not know (device, run, replay, study, crash or merge)"
+            )
+        })?
+    };
+    envelope(result)?;
+    Ok(kind)
+}
+
+/// The typed envelope of a result, or the sentence naming the field that stops it.
+fn envelope(result: &Value) -> Result<Envelope, String> {
+    read_value::<Envelope>(result).map_err(|e| e.to_string())
 }
 
 pub fn merged_kind(result: &Value) -> Option<&str> {
@@ -82,14 +92,20 @@ pub fn merged_kind(result: &Value) -> Option<&str> {
 
 pub struct Doc<'a> {
     pub v: &'a Value,
+    pub head: Envelope,
     pub kind: Kind,
     /// A short name for tables and legends, e.g. `#2 oltp-db QD1…4`.
     pub label: String,
 }
 
 impl<'a> Doc<'a> {
-    pub fn new(v: &'a Value, kind: Kind, label: String) -> Self {
-        Self { v, kind, label }
+    pub fn new(v: &'a Value, head: Envelope, kind: Kind, label: String) -> Self {
+        Self {
+            v,
+            head,
+            kind,
+            label,
+        }
     }
 
     pub fn num(&self, pointer: &str) -> Option<f64> {
@@ -109,23 +125,19 @@ impl<'a> Doc<'a> {
     }
 
     pub fn is_merge(&self) -> bool {
-        self.str("/kind") == Some("merge")
+        self.head.kind == "merge"
     }
 
     /// The decoded histogram `name`, if present and readable.
     pub fn histogram(&self, name: &str) -> Option<LatencyHistogram> {
-        let text = self.v.pointer("/histograms")?.get(name)?.as_str()?;
+        let text = self.head.histograms.get(name)?;
         LatencyHistogram::from_base64(text)
             .ok()
             .filter(|h| h.count() > 0)
     }
 
-    pub fn histogram_names(&self) -> Vec<&'a str> {
-        self.v
-            .pointer("/histograms")
-            .and_then(Value::as_object)
-            .map(|m| m.keys().map(String::as_str).collect())
-            .unwrap_or_default()
+    pub fn histogram_names(&self) -> Vec<&str> {
+        self.head.histograms.keys().map(String::as_str).collect()
     }
 
     /// The sum of several histograms (e.g. reads and writes), if any of them is present.
@@ -143,19 +155,16 @@ impl<'a> Doc<'a> {
     }
 
     pub fn warnings(&self) -> Vec<(String, String)> {
-        self.array("/warnings")
+        self.head
+            .warnings
             .iter()
             .map(|w| {
-                (
-                    w.get("kind")
-                        .and_then(Value::as_str)
-                        .unwrap_or("warning")
-                        .to_string(),
-                    w.get("message")
-                        .and_then(Value::as_str)
-                        .unwrap_or("")
-                        .to_string(),
-                )
+                // The kind's name as the file spells it (snake_case).
+                let kind = serde_json::to_value(w.kind)
+                    .ok()
+                    .and_then(|k| k.as_str().map(str::to_string))
+                    .unwrap_or_else(|| "warning".into());
+                (kind, w.message.clone())
             })
             .collect()
     }
@@ -311,8 +320,10 @@ pub fn docs<'a>(results: &'a [Value], labels: &[String]) -> Result<Vec<Doc<'a>>,
         .iter()
         .enumerate()
         .map(|(i, v)| {
-            let kind = validate(v).map_err(|reason| ReportError::Invalid { index: i, reason })?;
-            let mut doc = Doc::new(v, kind, String::new());
+            let invalid = |reason| ReportError::Invalid { index: i, reason };
+            let kind = validate(v).map_err(invalid)?;
+            let head = envelope(v).map_err(invalid)?;
+            let mut doc = Doc::new(v, head, kind, String::new());
             doc.label = match labels.get(i) {
                 Some(l) => l.clone(),
                 None if results.len() == 1 => doc.describe(),

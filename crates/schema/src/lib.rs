@@ -136,3 +136,23 @@ pub enum Backing {
     /// `--engine null`: no I/O at all, only the model's timing.
     None,
 }
+
+/// What every result has, whatever its kind: read first, so that a file that is no result of this
+/// schema is refused naming the field before any kind's figures are read. `summary` and
+/// `intervals` must be there; their kind's own type reads them.
+#[derive(Clone, Debug, Deserialize)]
+pub struct Envelope {
+    pub schema: String,
+    pub kind: String,
+    pub tool: oltplab_metrics::schema::Tool,
+    pub started_at: String,
+    pub config: serde_json::Value,
+    pub env: oltplab_metrics::env::Env,
+    #[allow(dead_code)]
+    summary: serde::de::IgnoredAny,
+    #[allow(dead_code)]
+    intervals: serde::de::IgnoredAny,
+    /// HdrHistogram V2, base64, by name.
+    pub histograms: std::collections::BTreeMap<String, String>,
+    pub warnings: Vec<Warning>,
+}
