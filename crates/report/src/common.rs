@@ -72,14 +72,6 @@ pub fn lat_cells(lat: Option<&Value>) -> Vec<Cell> {
         .collect()
 }
 
-/// A latency figure that may be stored as a number or as `{mean, p50, …}`: the mean.
-pub fn lat_mean(v: Option<&Value>) -> Option<f64> {
-    match v? {
-        Value::Number(n) => n.as_f64(),
-        obj => num(obj, "/mean"),
-    }
-}
-
 /// One figure of a side-by-side comparison: a column of values at `pointer`, and, with a
 /// `ratio_label`, a column of ratios against the first result.
 pub struct Metric {

@@ -5,7 +5,7 @@
 
 use oltplab_metrics::schema::SCHEMA;
 use oltplab_metrics::LatencyHistogram;
-use oltplab_schema::{read_value, Envelope};
+use oltplab_schema::{read_at, read_value, Envelope, StudySummary};
 use serde_json::Value;
 
 use crate::ReportError;
@@ -90,9 +90,18 @@ pub fn merged_kind(result: &Value) -> Option<&str> {
         .and_then(Value::as_str)
 }
 
+/// A kind's figures read through their typed document.
+pub enum Figures {
+    /// An S1 study's summary.
+    S1(Box<StudySummary>),
+    /// The kinds whose sections still read `Doc::v` through JSON pointers.
+    Untyped,
+}
+
 pub struct Doc<'a> {
     pub v: &'a Value,
     pub head: Envelope,
+    pub figures: Figures,
     pub kind: Kind,
     /// A short name for tables and legends, e.g. `#2 oltp-db QD1…4`.
     pub label: String,
@@ -103,6 +112,7 @@ impl<'a> Doc<'a> {
         Self {
             v,
             head,
+            figures: Figures::Untyped,
             kind,
             label,
         }
@@ -251,7 +261,10 @@ impl<'a> Doc<'a> {
                         .collect();
                     return format!("study profiles, {}", sets.join(" vs "));
                 }
-                let n = self.array("/summary/devices").len();
+                let n = match &self.figures {
+                    Figures::S1(s) => s.devices.len(),
+                    Figures::Untyped => self.array("/summary/devices").len(),
+                };
                 format!(
                     "study {scenario}, {n} device{}",
                     if n == 1 { "" } else { "s" }
@@ -324,6 +337,10 @@ pub fn docs<'a>(results: &'a [Value], labels: &[String]) -> Result<Vec<Doc<'a>>,
             let kind = validate(v).map_err(invalid)?;
             let head = envelope(v).map_err(invalid)?;
             let mut doc = Doc::new(v, head, kind, String::new());
+            if kind == Kind::Study && crate::study::is_s1(&doc) {
+                let summary = read_at(v, "summary").map_err(|e| invalid(e.to_string()))?;
+                doc.figures = Figures::S1(Box::new(summary));
+            }
             doc.label = match labels.get(i) {
                 Some(l) => l.clone(),
                 None if results.len() == 1 => doc.describe(),

@@ -9,9 +9,11 @@
 //!
 //! Field names are a contract with readers outside this repository: rename nothing.
 
+pub use oltplab_devmodel::Fidelity;
 pub use oltplab_metrics::schema::{
     DeviceInterval, DeviceSummary, ResultDoc, SweepPoint, Warning, WarningKind,
 };
+pub use oltplab_trace::replay::sim::ReplayOrder;
 pub use oltplab_trace::replay::{ReplayInterval, ReplaySummary};
 
 mod brokerage;
@@ -27,12 +29,11 @@ pub use brokerage::*;
 pub use crash::*;
 pub use orders::*;
 pub use profiles::*;
-pub use read::{read_str, read_value, ReadError};
+pub use read::{read_at, read_str, read_value, ReadError};
 pub use run::*;
 pub use study::*;
 pub use tatp::*;
 
-use oltplab_devmodel::Fidelity;
 use serde::{Deserialize, Serialize};
 
 /// A `device` result: the measurements, and with `--emulate` the emulated device's figures in

@@ -31,12 +31,39 @@ impl std::error::Error for ReadError {}
 
 /// `v` as the typed document `T`, or the field that stops it.
 pub fn read_value<T: DeserializeOwned>(v: &Value) -> Result<T, ReadError> {
+    // Straight from the value: numbers keep every bit (text would be parsed again).
+    let first = match T::deserialize(v) {
+        Ok(t) => return Ok(t),
+        Err(e) => e,
+    };
     // Through text, so that serde's error carries a position the path is found from.
-    let text = serde_json::to_string(v).map_err(|e| ReadError {
-        path: String::new(),
-        reason: e.to_string(),
-    })?;
-    read_str(&text)
+    let text = serde_json::to_string(v).unwrap_or_default();
+    match serde_json::from_str::<T>(&text) {
+        Err(e) => Err(error_at(&text, &e)),
+        Ok(_) => Err(ReadError {
+            path: String::new(),
+            reason: first.to_string(),
+        }),
+    }
+}
+
+/// The member `key` of `root` as the typed `T` (e.g. a kind's `summary`), the error's path from
+/// `root`.
+pub fn read_at<T: DeserializeOwned>(root: &Value, key: &str) -> Result<T, ReadError> {
+    let Some(v) = root.get(key) else {
+        return Err(ReadError {
+            path: key.to_string(),
+            reason: "missing".into(),
+        });
+    };
+    read_value(v).map_err(|e| ReadError {
+        path: if e.path.is_empty() {
+            key.to_string()
+        } else {
+            format!("{key}.{}", e.path)
+        },
+        reason: e.reason,
+    })
 }
 
 /// `text` (JSON) as the typed document `T`, or the field that stops it.

@@ -1,0 +1,95 @@
+//! Reports read S1 studies and every result's envelope through `oltplab-schema`'s typed documents:
+//! a real study's figures reach the report as written, and a result whose fields do not read is
+//! refused with a sentence naming the field.
+
+use std::path::Path;
+
+use oltplab_report::ReportError;
+use serde_json::Value;
+
+/// A result of this version: the README's quick study on SQLite (`study --scale quick`).
+fn quick_study() -> Value {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../schema/tests/fixtures/study-s1-quick.json");
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// The CSV's raw value of `device`'s `column` in the devices table.
+fn csv_value(csv: &str, device: &str, column: &str) -> Option<String> {
+    let tail = format!(",study,devices,{device},{column},");
+    csv.lines()
+        .find_map(|l| l.split_once(&tail).map(|(_, v)| v.to_string()))
+}
+
+#[test]
+fn a_real_studys_figures_reach_the_report_as_written() {
+    let doc = quick_study();
+    let csv = oltplab_report::csv(std::slice::from_ref(&doc)).unwrap();
+    let devices = doc["summary"]["devices"].as_array().unwrap();
+    assert_eq!(devices.len(), 4);
+    for d in devices {
+        let name = d["name"].as_str().unwrap();
+        for column in [
+            "randread16k_iops",
+            "tpmc",
+            "run_iops",
+            "replay_iops",
+            "alpha",
+        ] {
+            let written = d[column].as_f64().unwrap();
+            let shown: f64 = csv_value(&csv, name, column)
+                .unwrap_or_else(|| panic!("{name} {column} not in the report"))
+                .parse()
+                .unwrap();
+            assert_eq!(shown, written, "{name} {column}");
+        }
+        assert_eq!(
+            csv_value(&csv, name, "limit").as_deref(),
+            d["breakdown"]["limit"].as_str(),
+            "{name}"
+        );
+        assert_eq!(
+            csv_value(&csv, name, "bound_order"),
+            Some(format!("{} replay", d["bound_order"].as_str().unwrap())),
+        );
+    }
+}
+
+#[test]
+fn a_study_with_a_renamed_field_is_refused_naming_it() {
+    let mut doc = quick_study();
+    let dev = doc["summary"]["devices"][2].as_object_mut().unwrap();
+    let v = dev.remove("run_iops").unwrap();
+    dev.insert("run_iops_total".into(), v);
+    let err = oltplab_report::markdown(std::slice::from_ref(&doc)).unwrap_err();
+    assert!(
+        matches!(err, ReportError::Invalid { index: 0, .. }),
+        "{err}"
+    );
+    let text = err.to_string();
+    assert!(
+        text.contains("has no readable field `summary.devices[2].run_iops` (missing)"),
+        "{text}"
+    );
+    // A limit this version does not know: another tool's, or a newer version's.
+    let mut doc = quick_study();
+    doc["summary"]["devices"][0]["breakdown"]["limit"] = "telepathy".into();
+    let text = oltplab_report::html(&[doc]).unwrap_err().to_string();
+    assert!(
+        text.contains("`summary.devices[0].breakdown.limit`"),
+        "{text}"
+    );
+    assert!(text.contains("unknown variant `telepathy`"), "{text}");
+}
+
+#[test]
+fn an_envelope_with_a_field_of_another_type_is_refused_naming_it() {
+    let mut doc = quick_study();
+    doc["env"]["cores"] = "two".into();
+    let text = oltplab_report::csv(&[doc]).unwrap_err().to_string();
+    assert!(text.contains("`env.cores`"), "{text}");
+    let mut doc = quick_study();
+    doc["warnings"] = serde_json::json!([{"kind": "cosmic_rays", "message": "m"}]);
+    let text = oltplab_report::csv(&[doc]).unwrap_err().to_string();
+    assert!(text.contains("`warnings[0].kind`"), "{text}");
+}
