@@ -5,7 +5,7 @@
 
 use oltplab_metrics::schema::SCHEMA;
 use oltplab_metrics::LatencyHistogram;
-use oltplab_schema::{read_at, read_value, Envelope, StudySummary};
+use oltplab_schema::{read_at, read_value, CrashSummary, Envelope, StudySummary};
 use serde_json::Value;
 
 use crate::ReportError;
@@ -94,6 +94,8 @@ pub fn merged_kind(result: &Value) -> Option<&str> {
 pub enum Figures {
     /// An S1 study's summary.
     S1(Box<StudySummary>),
+    /// A crash result's summary.
+    Crash(Box<CrashSummary>),
     /// The kinds whose sections still read `Doc::v` through JSON pointers.
     Untyped,
 }
@@ -222,15 +224,16 @@ impl<'a> Doc<'a> {
                 }
                 text
             }
-            Kind::Crash => {
-                let rows = self.array("/summary/rows").len();
-                format!(
-                    "crash {} on {}, {rows} row{}",
-                    self.str("/summary/workload").unwrap_or("workload"),
-                    self.str("/summary/engine").unwrap_or("?"),
-                    if rows == 1 { "" } else { "s" }
-                )
-            }
+            Kind::Crash => match &self.figures {
+                Figures::Crash(s) => format!(
+                    "crash {} on {}, {} row{}",
+                    s.workload,
+                    s.engine,
+                    s.rows.len(),
+                    if s.rows.len() == 1 { "" } else { "s" }
+                ),
+                _ => "crash".into(),
+            },
             Kind::Study => {
                 let scenario = self
                     .str("/config/scenario")
@@ -263,7 +266,7 @@ impl<'a> Doc<'a> {
                 }
                 let n = match &self.figures {
                     Figures::S1(s) => s.devices.len(),
-                    Figures::Untyped => self.array("/summary/devices").len(),
+                    _ => self.array("/summary/devices").len(),
                 };
                 format!(
                     "study {scenario}, {n} device{}",
@@ -340,6 +343,10 @@ pub fn docs<'a>(results: &'a [Value], labels: &[String]) -> Result<Vec<Doc<'a>>,
             if kind == Kind::Study && crate::study::is_s1(&doc) {
                 let summary = read_at(v, "summary").map_err(|e| invalid(e.to_string()))?;
                 doc.figures = Figures::S1(Box::new(summary));
+            }
+            if kind == Kind::Crash {
+                let summary = read_at(v, "summary").map_err(|e| invalid(e.to_string()))?;
+                doc.figures = Figures::Crash(Box::new(summary));
             }
             doc.label = match labels.get(i) {
                 Some(l) => l.clone(),

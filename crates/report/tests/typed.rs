@@ -93,3 +93,43 @@ fn an_envelope_with_a_field_of_another_type_is_refused_naming_it() {
     let text = oltplab_report::csv(&[doc]).unwrap_err().to_string();
     assert!(text.contains("`warnings[0].kind`"), "{text}");
 }
+
+/// A result of this version: `oltplab crash tpcc --cuts 2 --duration 3s` on SQLite.
+fn crash() -> Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../schema/tests/fixtures/crash-tpcc-sqlite.json");
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+#[test]
+fn a_real_crash_results_rows_reach_the_report_as_written() {
+    let doc = crash();
+    let csv = oltplab_report::csv(std::slice::from_ref(&doc)).unwrap();
+    let row = &doc["summary"]["rows"][0];
+    let key = format!("{} · synchronous=FULL", row["spec"].as_str().unwrap());
+    let columns = [
+        ("rows", "cuts"),
+        ("rows", "states"),
+        ("rows", "recoveries_ok"),
+        ("rows", "acknowledged_commits"),
+        ("rows", "commits_lost"),
+        ("writes", "pages_repaired"),
+        ("writes", "pending_writes_mean"),
+    ];
+    for (table, column) in columns {
+        let tail = format!(",crash,{table},{key},{column},");
+        let shown = csv
+            .lines()
+            .find_map(|l| l.split_once(&tail).map(|(_, v)| v.to_string()))
+            .unwrap_or_else(|| panic!("{column} not in {csv}"));
+        assert_eq!(
+            shown.parse::<f64>().unwrap(),
+            row[column].as_f64().unwrap(),
+            "{column}"
+        );
+    }
+    let mut doc = crash();
+    doc["summary"]["states"][1]["recovered"] = "yes".into();
+    let text = oltplab_report::markdown(&[doc]).unwrap_err().to_string();
+    assert!(text.contains("`summary.states[1].recovered`"), "{text}");
+}

@@ -152,6 +152,7 @@ fn a_result_of_this_version_round_trips_exactly() {
     same::<DeviceResult>("device-hdd-10k.json");
     same::<ReplayResult>("replay-hdd-10k.json");
     same::<StudyResult>("study-s1-quick.json");
+    same::<CrashResult>("crash-tpcc-sqlite.json");
 }
 
 /// α without a figure is None in the type and 0.0 in the file, as results have always stored it.
