@@ -72,13 +72,14 @@ pub fn lat_cells(lat: Option<&Value>) -> Vec<Cell> {
         .collect()
 }
 
-/// One figure of a side-by-side comparison: a column of values at `pointer`, and, with a
-/// `ratio_label`, a column of ratios against the first result.
+/// One figure of a side-by-side comparison: a column of values at `pointer` (or, for kinds read
+/// typed, from `get`), and, with a `ratio_label`, a column of ratios against the first result.
 pub struct Metric {
     pub key: &'static str,
     pub label: &'static str,
     pub unit: Unit,
     pub pointer: &'static str,
+    pub get: Option<fn(&Doc) -> Option<f64>>,
     pub ratio_label: Option<&'static str>,
 }
 
@@ -95,7 +96,33 @@ impl Metric {
             label,
             unit,
             pointer,
+            get: None,
             ratio_label,
+        }
+    }
+
+    /// A figure of a kind read through its typed document.
+    pub const fn typed(
+        key: &'static str,
+        label: &'static str,
+        unit: Unit,
+        get: fn(&Doc) -> Option<f64>,
+        ratio_label: Option<&'static str>,
+    ) -> Self {
+        Self {
+            key,
+            label,
+            unit,
+            pointer: "",
+            get: Some(get),
+            ratio_label,
+        }
+    }
+
+    fn value(&self, d: &Doc) -> Option<f64> {
+        match self.get {
+            Some(get) => get(d),
+            None => d.num(self.pointer),
         }
     }
 }
@@ -118,9 +145,9 @@ pub fn comparison_table(docs: &[&Doc], metrics: &[Metric]) -> Table {
     for d in docs {
         let mut row = vec![Cell::Text(d.label.clone())];
         for m in metrics {
-            row.push(Cell::Num(d.num(m.pointer)));
+            row.push(Cell::Num(m.value(d)));
             if m.ratio_label.is_some() {
-                row.push(Cell::Num(ratio(d.num(m.pointer), base.num(m.pointer))));
+                row.push(Cell::Num(ratio(m.value(d), m.value(base))));
             }
         }
         t.push(row);

@@ -5,7 +5,7 @@
 
 use oltplab_metrics::schema::SCHEMA;
 use oltplab_metrics::LatencyHistogram;
-use oltplab_schema::{read_at, read_value, CrashSummary, Envelope, StudySummary};
+use oltplab_schema::{read_at, read_value, CrashSummary, DeviceSummary, Envelope, StudySummary};
 use serde_json::Value;
 
 use crate::ReportError;
@@ -96,6 +96,10 @@ pub enum Figures {
     S1(Box<StudySummary>),
     /// A crash result's summary.
     Crash(Box<CrashSummary>),
+    /// A device result's measurements (also of a merge of device results). Read as the
+    /// measurements alone, not as `DeviceRunSummary`, whose flattened fields would hide an error's
+    /// path; the emulation's figures are not part of the device section.
+    Device(Box<DeviceSummary>),
     /// The kinds whose sections still read `Doc::v` through JSON pointers.
     Untyped,
 }
@@ -343,6 +347,10 @@ pub fn docs<'a>(results: &'a [Value], labels: &[String]) -> Result<Vec<Doc<'a>>,
             if kind == Kind::Study && crate::study::is_s1(&doc) {
                 let summary = read_at(v, "summary").map_err(|e| invalid(e.to_string()))?;
                 doc.figures = Figures::S1(Box::new(summary));
+            }
+            if kind == Kind::Device {
+                let summary = read_at(v, "summary").map_err(|e| invalid(e.to_string()))?;
+                doc.figures = Figures::Device(Box::new(summary));
             }
             if kind == Kind::Crash {
                 let summary = read_at(v, "summary").map_err(|e| invalid(e.to_string()))?;

@@ -133,3 +133,54 @@ fn a_real_crash_results_rows_reach_the_report_as_written() {
     let text = oltplab_report::markdown(&[doc]).unwrap_err().to_string();
     assert!(text.contains("`summary.states[1].recovered`"), "{text}");
 }
+
+/// A result of this version: the quick study's `device` run on the emulated hdd-10k.
+fn device() -> Value {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../schema/tests/fixtures/device-hdd-10k.json");
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+#[test]
+fn a_real_device_results_points_reach_the_report_as_written() {
+    let doc = device();
+    let csv = oltplab_report::csv(std::slice::from_ref(&doc)).unwrap();
+    let profile = &doc["summary"]["profiles"][0];
+    let name = profile["name"].as_str().unwrap();
+    let points = profile["sweep"].as_array().unwrap();
+    assert_eq!(points.len(), 2);
+    for p in points {
+        let key = format!("{name} QD{}", p["qd"]);
+        for (column, written) in [
+            ("iops", &p["iops"]),
+            ("bw_bytes", &p["bw_bytes"]),
+            ("read_iops", &p["read"]["iops"]),
+            ("lat_ns_p99", &p["lat_ns"]["p99"]),
+        ] {
+            let tail = format!(",device,points,{key},{column},");
+            let shown = csv
+                .lines()
+                .find_map(|l| l.split_once(&tail).map(|(_, v)| v.to_string()))
+                .unwrap_or_else(|| panic!("{key} {column} not in {csv}"));
+            assert_eq!(
+                shown.parse::<f64>().unwrap(),
+                written.as_f64().unwrap(),
+                "{key} {column}"
+            );
+        }
+    }
+    let mut doc = device();
+    doc["summary"]["profiles"][0]["sweep"][1]["read"]["ios"] = (-1).into();
+    let text = oltplab_report::html(&[doc]).unwrap_err().to_string();
+    assert!(
+        text.contains("`summary.profiles[0].sweep[1].read.ios` (invalid value: integer `-1`"),
+        "{text}"
+    );
+    let mut doc = device();
+    doc["summary"]["read"]
+        .as_object_mut()
+        .unwrap()
+        .remove("ios");
+    let text = oltplab_report::html(&[doc]).unwrap_err().to_string();
+    assert!(text.contains("`summary.read.ios` (missing)"), "{text}");
+}

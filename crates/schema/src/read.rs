@@ -79,7 +79,9 @@ fn error_at(text: &str, e: &serde_json::Error) -> ReadError {
     };
     let offset = offset_of(text, e.line(), e.column());
     let mut path = path_at(&text[..offset.min(text.len())]);
-    // serde names a missing field but stops at the end of the object that lacks it.
+    // serde names a missing field but stops at the end of the object that lacks it. (Not so
+    // inside a `#[serde(flatten)]` struct, which serde reads from a buffer: read such a type's
+    // flattened part on its own, as the report reads a device summary.)
     let reason = match missing_field(&message) {
         Some(field) => {
             path.push(Step::Key(field.to_string()));
