@@ -5,7 +5,9 @@
 
 use oltplab_metrics::schema::SCHEMA;
 use oltplab_metrics::LatencyHistogram;
-use oltplab_schema::{read_at, read_value, CrashSummary, DeviceSummary, Envelope, StudySummary};
+use oltplab_schema::{
+    read_at, read_value, CrashSummary, DeviceSummary, Envelope, InMemorySummary, StudySummary,
+};
 use serde_json::Value;
 
 use crate::ReportError;
@@ -94,6 +96,8 @@ pub fn merged_kind(result: &Value) -> Option<&str> {
 pub enum Figures {
     /// An S1 study's summary.
     S1(Box<StudySummary>),
+    /// An in-memory study's summary (S5).
+    InMemory(Box<InMemorySummary>),
     /// A crash result's summary.
     Crash(Box<CrashSummary>),
     /// A device result's measurements (also of a merge of device results). Read as the
@@ -243,11 +247,11 @@ impl<'a> Doc<'a> {
                     .str("/config/scenario")
                     .or(self.str("/summary/scenario"))
                     .unwrap_or("S1");
-                if scenario == "in-memory" {
-                    let n = self.array("/summary/runs").len();
+                if let Figures::InMemory(s) = &self.figures {
+                    let n = s.runs.len();
                     return format!(
                         "study in-memory on {}, {n} sweep{}",
-                        self.str("/summary/engine").unwrap_or("?"),
+                        s.engine,
                         if n == 1 { "" } else { "s" }
                     );
                 }
@@ -347,6 +351,10 @@ pub fn docs<'a>(results: &'a [Value], labels: &[String]) -> Result<Vec<Doc<'a>>,
             if kind == Kind::Study && crate::study::is_s1(&doc) {
                 let summary = read_at(v, "summary").map_err(|e| invalid(e.to_string()))?;
                 doc.figures = Figures::S1(Box::new(summary));
+            }
+            if kind == Kind::Study && crate::in_memory::is_in_memory(&doc) {
+                let summary = read_at(v, "summary").map_err(|e| invalid(e.to_string()))?;
+                doc.figures = Figures::InMemory(Box::new(summary));
             }
             if kind == Kind::Device {
                 let summary = read_at(v, "summary").map_err(|e| invalid(e.to_string()))?;

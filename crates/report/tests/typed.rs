@@ -184,3 +184,42 @@ fn a_real_device_results_points_reach_the_report_as_written() {
     let text = oltplab_report::html(&[doc]).unwrap_err().to_string();
     assert!(text.contains("`summary.read.ios` (missing)"), "{text}");
 }
+
+/// A real S5 result (`study --scenario in-memory`, the report's fixture): its sweep points reach the
+/// report as written, and a point's mistyped field is refused naming it.
+#[test]
+fn an_in_memory_studys_points_reach_the_report_as_written() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/study-in-memory.json");
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let csv = oltplab_report::csv(std::slice::from_ref(&doc)).unwrap();
+    let runs = doc["summary"]["runs"].as_array().unwrap();
+    let mut checked = 0;
+    for r in runs {
+        let name = format!(
+            "{} {}",
+            r["tables"].as_str().unwrap(),
+            r["mode"].as_str().unwrap()
+        );
+        for p in r["points"].as_array().unwrap() {
+            let shown: Vec<String> = csv
+                .lines()
+                .filter(|l| l.contains(&format!(",study,sweeps,{name},")))
+                .filter_map(|l| l.split_once(",tps,").map(|(_, v)| v.to_string()))
+                .collect();
+            let tps = p["tps"].as_f64().unwrap();
+            assert!(
+                shown.iter().any(|v| v.parse::<f64>().unwrap() == tps),
+                "{name}: {tps} not in {shown:?}"
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 4, "{checked} points");
+    let mut bad = doc.clone();
+    bad["summary"]["runs"][1]["points"][0]["connections"] = "many".into();
+    let text = oltplab_report::csv(&[bad]).unwrap_err().to_string();
+    assert!(
+        text.contains("`summary.runs[1].points[0].connections`"),
+        "{text}"
+    );
+}

@@ -18,6 +18,7 @@ pub use oltplab_trace::replay::{ReplayInterval, ReplaySummary};
 
 mod brokerage;
 mod crash;
+mod in_memory;
 mod orders;
 mod profiles;
 mod read;
@@ -27,6 +28,7 @@ mod tatp;
 
 pub use brokerage::*;
 pub use crash::*;
+pub use in_memory::*;
 pub use orders::*;
 pub use profiles::*;
 pub use read::{read_at, read_str, read_value, ReadError};

@@ -112,6 +112,10 @@ fn every_key_of_a_real_result_survives_its_typed_document() {
             lost_keys::<CrashResult>("crash-postgres.json"),
         ),
         (
+            "study-in-memory.json",
+            lost_keys::<InMemoryResult>("study-in-memory.json"),
+        ),
+        (
             "study-file.json",
             lost_keys::<StudyResult>("study-file.json"),
         ),

@@ -1048,7 +1048,7 @@ stoppable!(
     crate::schema::StorageStudySummary,
     crate::schema::ClusterStudySummary,
     crate::schema::ProfilesSummary,
-    in_memory::StudySummary
+    crate::schema::InMemorySummary
 );
 
 /// How every scenario ends: its summary says whether Ctrl-C stopped it, with the warning
