@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """The closed loop's comparison table, from bench/emulator-closed-loop/run.sh's raw JSONs:
 per round and side (the real disk, and RAM under --emulate of the fitted spec) tpmC, run IOPS and
-the database's I/O latency p50/p99 (reads, writes, syncs: from each run's trace, as the shim timed
-them), then the emulated side against the real one (mean over the rounds, and per round).
+the database's I/O latency p50/p99 (reads, writes, syncs: from each run's trace, where the emulated
+side's end is the model's; and as the database waited for them, CPU queue included, on both
+sides), then the emulated side against the real one (mean over the rounds, and per round).
 Usage: summarize.py OUT"""
 import json
 import math
@@ -44,6 +45,25 @@ FIGS = [("tpmC", lambda r, t: r["summary"]["tpmc"]),
         ("sync p50 µs", lambda r, t: t["sync_lat_ns"]["p50"] / 1e3),
         ("sync p99 µs", lambda r, t: t["sync_lat_ns"]["p99"] / 1e3)]
 
+
+def waited(kind, name, q):
+    """What the database waited for one kind of I/O, CPU queue included, as the shim timed it on
+    both sides (`summary.emulation.fidelity.realised_by_kind`): on the real side the call's time,
+    on the emulated side the model's time plus any late wake-up."""
+    def get(r, t):
+        emulation = r["summary"].get("emulation")
+        if emulation is None:  # the real side: its trace holds the calls' own times
+            return t[f"{name}_lat_ns"][q] / 1e3
+        k = next(k for k in emulation["fidelity"]["realised_by_kind"] if k["kind"] == kind)
+        return k[f"realised_lat_ns_{q}"] / 1e3
+    return get
+
+
+# The same per kind as the database waited (the traces time the emulated side by the model).
+FIGS += [(f"{name} {q} µs waited", waited(kind, name, q))
+         for kind, name in (("read", "read"), ("write", "write"), ("flush", "sync"))
+         for q in ("p50", "p99")]
+
 rows = {}
 for f in sorted(out.glob("round*-*.json")):
     if f.stem.endswith("-trace"):
@@ -57,7 +77,7 @@ for f in sorted(out.glob("round*-*.json")):
     for name, get in FIGS:
         try:
             vals[name] = get(run, trace)
-        except (KeyError, TypeError):
+        except (KeyError, TypeError, StopIteration):
             vals[name] = None
     fid = (run["summary"].get("emulation") or {}).get("fidelity") or {}
     vals["realised p50/p99 µs"] = (fid.get("realised_lat_ns_p50"), fid.get("realised_lat_ns_p99"))
