@@ -2,10 +2,12 @@
 """The closed loop's comparison table, from bench/emulator-closed-loop/run.sh's raw JSONs:
 per round and side (the real disk, and RAM under --emulate of the fitted spec) tpmC, run IOPS and
 the database's I/O latency p50/p99 (reads, writes, syncs: from each run's trace, where the emulated
-side's end is the model's; and as the database waited for them, CPU queue included, on both
-sides), then the emulated side against the real one (mean over the rounds, and per round).
+side's end is the model's, and since d7b6b72 the real side's leaves out the wait for a core too;
+and the emulated side's as the database waited for them, CPU queue included, beside the real
+side's trace when REAL_TRACE=call says it holds the calls' own times), then the emulated side against the real one (mean over the rounds, and per round).
 Usage: summarize.py OUT"""
 import json
+import os
 import math
 import pathlib
 import sys
@@ -52,7 +54,12 @@ def waited(kind, name, q):
     on the emulated side the model's time plus any late wake-up."""
     def get(r, t):
         emulation = r["summary"].get("emulation")
-        if emulation is None:  # the real side: its trace holds the calls' own times
+        if emulation is None:
+            # The real side's trace holds the calls' own times only if it was captured before
+            # d7b6b72 (REAL_TRACE=call); since then it leaves out the wait for a core, like the
+            # emulated side's trace, and the `traces` rows compare like with like.
+            if os.environ.get("REAL_TRACE") != "call":
+                return None
             return t[f"{name}_lat_ns"][q] / 1e3
         k = next(k for k in emulation["fidelity"]["realised_by_kind"] if k["kind"] == kind)
         return k[f"realised_lat_ns_{q}"] / 1e3
