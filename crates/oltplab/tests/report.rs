@@ -6,7 +6,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{assert_usage_error, json, oltplab, scratch, stderr};
+use common::{assert_one_line_usage_error, assert_usage_error, json, oltplab, scratch, stderr};
 use serde_json::Value;
 
 /// A short real device measurement into `dir/<name>`.
@@ -332,5 +332,42 @@ fn report_by_picks_a_study_files_chart_axes() {
     for (args, expected) in cases {
         assert_usage_error(&oltplab(&dir, args), expected);
     }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A result of another version or tool whose fields do not read is refused by `report` and
+/// `merge` with one sentence naming the field, exit code 2 — never rendered as "—".
+#[test]
+fn a_result_with_a_renamed_field_is_refused_naming_it() {
+    let dir = scratch("renamed");
+    let real = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../schema/tests/fixtures/run-tpcc-sqlite-hdd-10k.json");
+    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(real).unwrap()).unwrap();
+    // A renamed envelope field, and (in another file) one of the environment's.
+    let mut renamed = v.clone();
+    let started = renamed["started_at"].take();
+    renamed.as_object_mut().unwrap().remove("started_at");
+    renamed["started"] = started;
+    std::fs::write(dir.join("renamed.json"), renamed.to_string()).unwrap();
+    v["env"].as_object_mut().unwrap().remove("hostname");
+    std::fs::write(dir.join("no-host.json"), v.to_string()).unwrap();
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["report", "renamed.json"],
+            "renamed.json has no readable field `started_at` (missing)",
+        ),
+        (
+            &["report", "no-host.json", "--format", "md"],
+            "`env.hostname`",
+        ),
+        (
+            &["merge", "renamed.json", "no-host.json", "-o", "m.json"],
+            "`started_at`",
+        ),
+    ];
+    for (args, expected) in cases {
+        assert_one_line_usage_error(&oltplab(&dir, args), expected);
+    }
+    assert!(!dir.join("m.json").exists());
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use oltplab_metrics::LatencyHistogram;
+use oltplab_schema::Envelope;
 use serde_json::Value;
 
 use crate::doc::{num, Doc};
@@ -71,21 +72,14 @@ pub fn lat_cells(lat: Option<&Value>) -> Vec<Cell> {
         .collect()
 }
 
-/// A latency figure that may be stored as a number or as `{mean, p50, …}`: the mean.
-pub fn lat_mean(v: Option<&Value>) -> Option<f64> {
-    match v? {
-        Value::Number(n) => n.as_f64(),
-        obj => num(obj, "/mean"),
-    }
-}
-
-/// One figure of a side-by-side comparison: a column of values at `pointer`, and, with a
-/// `ratio_label`, a column of ratios against the first result.
+/// One figure of a side-by-side comparison: a column of values at `pointer` (or, for kinds read
+/// typed, from `get`), and, with a `ratio_label`, a column of ratios against the first result.
 pub struct Metric {
     pub key: &'static str,
     pub label: &'static str,
     pub unit: Unit,
     pub pointer: &'static str,
+    pub get: Option<fn(&Doc) -> Option<f64>>,
     pub ratio_label: Option<&'static str>,
 }
 
@@ -102,7 +96,33 @@ impl Metric {
             label,
             unit,
             pointer,
+            get: None,
             ratio_label,
+        }
+    }
+
+    /// A figure of a kind read through its typed document.
+    pub const fn typed(
+        key: &'static str,
+        label: &'static str,
+        unit: Unit,
+        get: fn(&Doc) -> Option<f64>,
+        ratio_label: Option<&'static str>,
+    ) -> Self {
+        Self {
+            key,
+            label,
+            unit,
+            pointer: "",
+            get: Some(get),
+            ratio_label,
+        }
+    }
+
+    fn value(&self, d: &Doc) -> Option<f64> {
+        match self.get {
+            Some(get) => get(d),
+            None => d.num(self.pointer),
         }
     }
 }
@@ -125,9 +145,9 @@ pub fn comparison_table(docs: &[&Doc], metrics: &[Metric]) -> Table {
     for d in docs {
         let mut row = vec![Cell::Text(d.label.clone())];
         for m in metrics {
-            row.push(Cell::Num(d.num(m.pointer)));
+            row.push(Cell::Num(m.value(d)));
             if m.ratio_label.is_some() {
-                row.push(Cell::Num(ratio(d.num(m.pointer), base.num(m.pointer))));
+                row.push(Cell::Num(ratio(m.value(d), m.value(base))));
             }
         }
         t.push(row);
@@ -155,64 +175,48 @@ pub fn auto_scale(values: impl IntoIterator<Item = f64>) -> Scale {
     }
 }
 
-fn env_rows(v: &Value) -> BTreeMap<String, String> {
+fn env_rows(head: &Envelope) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
-    let env = v.get("env");
-    let get = |p: &str| env.and_then(|e| e.pointer(p));
-    let text = |p: &str| {
-        get(p).map(|x| match x {
-            Value::String(s) => s.clone(),
-            other => other.to_string(),
-        })
-    };
-    out.insert("0 tool".into(), {
-        let version = v
-            .pointer("/tool/version")
-            .and_then(Value::as_str)
-            .unwrap_or("?");
-        let git = v
-            .pointer("/tool/git")
-            .and_then(Value::as_str)
-            .unwrap_or("?");
-        format!("oltplab {version} ({git})")
-    });
-    if let Some(s) = v.get("started_at").and_then(Value::as_str) {
-        out.insert("1 started".into(), s.to_string());
-    }
-    for (key, label) in [
-        ("/hostname", "2 host"),
-        ("/kernel", "3 kernel"),
-        ("/cpu", "4 CPU"),
-        ("/cores", "5 cores"),
-        ("/target_fs", "7 target file system"),
-        ("/target_device/name", "8 target device"),
-        ("/target_device/model", "8a device model"),
-        ("/target_device/scheduler", "8c I/O scheduler"),
-        ("/target_device/nr_requests", "8d queue size"),
+    let env = &head.env;
+    out.insert(
+        "0 tool".into(),
+        format!("oltplab {} ({})", head.tool.version, head.tool.git),
+    );
+    out.insert("1 started".into(), head.started_at.clone());
+    let device = env.target_device.as_ref();
+    let rows: [(&str, Option<String>); 11] = [
+        ("2 host", Some(env.hostname.clone())),
+        ("3 kernel", Some(env.kernel.clone())),
+        ("4 CPU", Some(env.cpu.clone())),
+        ("5 cores", Some(env.cores.to_string())),
+        ("7 target file system", env.target_fs.clone()),
+        ("8 target device", device.map(|d| d.name.clone())),
+        ("8a device model", device.and_then(|d| d.model.clone())),
+        ("8c I/O scheduler", device.and_then(|d| d.scheduler.clone())),
         (
-            "/target_device/logical_block_size_bytes",
-            "8e logical block size",
+            "8d queue size",
+            device.and_then(|d| d.nr_requests).map(|n| n.to_string()),
         ),
-        ("/engine_version", "9 database engine"),
-    ] {
-        if let Some(t) = text(key) {
+        (
+            "8e logical block size",
+            (device.and_then(|d| d.logical_block_size_bytes)).map(|n| n.to_string()),
+        ),
+        ("9 database engine", env.engine_version.clone()),
+    ];
+    for (label, text) in rows {
+        if let Some(t) = text {
             out.insert(label.into(), t);
         }
     }
-    if let Some(m) = get("/memory_bytes").and_then(Value::as_u64) {
-        out.insert("6 memory".into(), oltplab_core::units::format_bytes(m));
-    }
-    if let Some(r) = get("/target_device/rotational").and_then(Value::as_bool) {
+    out.insert(
+        "6 memory".into(),
+        oltplab_core::units::format_bytes(env.memory_bytes),
+    );
+    if let Some(r) = device.and_then(|d| d.rotational) {
         out.insert("8b rotational".into(), if r { "yes" } else { "no" }.into());
     }
-    if let Some(settings) = get("/engine_settings").and_then(Value::as_object) {
-        for (k, s) in settings {
-            let s = s
-                .as_str()
-                .map(str::to_string)
-                .unwrap_or_else(|| s.to_string());
-            out.insert(format!("9z {k}"), s);
-        }
+    for (k, s) in &env.engine_settings {
+        out.insert(format!("9z {k}"), s.clone());
     }
     out
 }
@@ -254,7 +258,7 @@ fn side_by_side(
 }
 
 pub fn env_table(docs: &[&Doc]) -> Table {
-    let rows = docs.iter().map(|d| env_rows(d.v)).collect();
+    let rows = docs.iter().map(|d| env_rows(&d.head)).collect();
     side_by_side("env", "Environment", docs, rows, true)
 }
 
@@ -264,9 +268,7 @@ pub fn config_table(docs: &[&Doc]) -> Table {
         .iter()
         .map(|d| {
             let mut out = BTreeMap::new();
-            if let Some(c) = d.v.get("config") {
-                flatten("", c, &mut out);
-            }
+            flatten("", &d.head.config, &mut out);
             out
         })
         .collect();

@@ -2,19 +2,29 @@
 //! power cuts left — recoveries, acknowledged commits lost, broken invariants, corrupt pages — beside
 //! the promise the engine documents for that row, and every state drawn.
 
-use serde_json::Value;
+use oltplab_schema::{CrashRow, CrashStateOutcome, CrashSummary};
 
 use crate::common::{self, Ids};
-use crate::doc::{num, Doc};
+use crate::doc::{Doc, Figures};
 use crate::fmt::{ns_short, Unit};
 use crate::model::{Cell, Column, Section, Table};
 use crate::svg::{self, Axis, Scale, Series};
 
+/// The crash summary, read typed when the result was checked (`doc::docs`).
+fn summary<'a>(doc: &'a Doc) -> Option<&'a CrashSummary> {
+    match &doc.figures {
+        Figures::Crash(s) => Some(s),
+        _ => None,
+    }
+}
+
+fn rows<'a>(doc: &'a Doc) -> &'a [CrashRow] {
+    summary(doc).map_or(&[], |s| s.rows.as_slice())
+}
+
 /// A row's setting as a reader names it: `synchronous=FULL`, `synchronous_commit=off`, `default`.
-fn setting(row: &Value) -> String {
-    let name = row.get("setting").and_then(Value::as_str).unwrap_or("");
-    let value = row.get("value").and_then(Value::as_str).unwrap_or("");
-    match (name, value) {
+fn setting(row: &CrashRow) -> String {
+    match (row.setting.as_str(), row.value.as_str()) {
         ("", "") => String::new(),
         ("default", _) => "default".into(),
         (n, "") => n.into(),
@@ -22,37 +32,36 @@ fn setting(row: &Value) -> String {
     }
 }
 
-fn spec(row: &Value) -> &str {
-    row.get("spec").and_then(Value::as_str).unwrap_or("")
-}
-
 /// `sata-ssd-2010 · synchronous=FULL`: unique within a result (one row per device × setting).
-fn row_label(row: &Value) -> String {
-    format!("{} · {}", spec(row), setting(row))
+fn row_label(row: &CrashRow) -> String {
+    format!("{} · {}", row.spec, setting(row))
 }
 
-fn text(row: &Value, key: &str) -> Cell {
-    Cell::text(row.get(key).and_then(Value::as_str).unwrap_or(""))
+/// A count or figure as a table cell.
+fn n(v: impl Into<f64>) -> Cell {
+    Cell::Num(Some(v.into()))
 }
 
-fn n(row: &Value, key: &str) -> Cell {
-    Cell::Num(num(row, &format!("/{key}")))
+/// A 64-bit count as a table cell (as the reports show every figure: a float).
+fn n64(v: u64) -> Cell {
+    Cell::Num(Some(v as f64))
 }
 
 /// The share of acknowledged commits the states lost (none acknowledged: no share).
-fn lost_share(row: &Value) -> Option<f64> {
-    let acked = num(row, "/acknowledged_commits")?;
-    let lost = num(row, "/commits_lost")?;
-    (acked > 0.0).then(|| lost / acked)
+fn lost_share(row: &CrashRow) -> Option<f64> {
+    (row.acknowledged_commits > 0)
+        .then(|| row.commits_lost as f64 / row.acknowledged_commits as f64)
 }
 
 /// Whether the row's states kept its promise: marked where a reader must look.
-fn verdict(row: &Value) -> String {
-    match (num(row, "/unexpected_states"), num(row, "/states")) {
-        (Some(u), Some(s)) if u > 0.0 => format!("⚠ unexpected: {u} of {s} states"),
-        (Some(u), None) if u > 0.0 => format!("⚠ unexpected: {u} states"),
-        (Some(_), _) => "as promised".into(),
-        (None, _) => String::new(),
+fn verdict(row: &CrashRow) -> String {
+    if row.unexpected_states > 0 {
+        format!(
+            "⚠ unexpected: {} of {} states",
+            row.unexpected_states, row.states
+        )
+    } else {
+        "as promised".into()
     }
 }
 
@@ -83,25 +92,25 @@ fn outcome_columns(first: Column) -> Vec<Column> {
     ]
 }
 
-fn outcome_cells(row: &Value) -> Vec<Cell> {
+fn outcome_cells(row: &CrashRow) -> Vec<Cell> {
     vec![
-        text(row, "cache"),
+        Cell::text(&row.cache),
         Cell::text(setting(row)),
-        text(row, "expected"),
+        Cell::text(&row.expected),
         Cell::text(verdict(row)),
-        n(row, "cuts"),
-        n(row, "states"),
-        n(row, "recoveries_ok"),
-        n(row, "recovery_ns_mean"),
-        n(row, "recovery_ns_max"),
-        n(row, "acknowledged_commits"),
-        n(row, "commits_lost"),
+        n(row.cuts),
+        n(row.states),
+        n(row.recoveries_ok),
+        n(row.recovery_ns_mean),
+        n64(row.recovery_ns_max),
+        n64(row.acknowledged_commits),
+        n64(row.commits_lost),
         Cell::Num(lost_share(row)),
-        n(row, "states_losing_commits"),
-        n(row, "invariants_broken"),
-        n(row, "checks_failed"),
-        n(row, "corrupt_reports"),
-        n(row, "unexpected_states"),
+        n(row.states_losing_commits),
+        n(row.invariants_broken),
+        n(row.checks_failed),
+        n(row.corrupt_reports),
+        n(row.unexpected_states),
     ]
 }
 
@@ -111,8 +120,8 @@ fn outcome_table(doc: &Doc) -> Table {
         "Power cuts per device × cache × setting",
         outcome_columns(Column::new("device", "device", Unit::Text)),
     );
-    for row in doc.array("/summary/rows") {
-        let mut cells = vec![Cell::text(spec(row))];
+    for row in rows(doc) {
+        let mut cells = vec![Cell::text(&row.spec)];
         cells.extend(outcome_cells(row));
         t.push(cells);
         *t.row_keys.last_mut().expect("just pushed") = Some(row_label(row));
@@ -136,17 +145,17 @@ fn writes_table(doc: &Doc) -> Table {
             Column::new("cycle_s_mean", "cycle, mean", Unit::Seconds),
         ],
     );
-    for row in doc.array("/summary/rows") {
+    for row in rows(doc) {
         t.push(vec![
-            Cell::text(spec(row)),
+            Cell::text(&row.spec),
             Cell::text(setting(row)),
-            n(row, "cache_bytes"),
-            n(row, "sector_bytes"),
-            n(row, "pending_writes_mean"),
-            n(row, "lost_writes"),
-            n(row, "torn_writes"),
-            n(row, "pages_repaired"),
-            n(row, "cycle_s_mean"),
+            n64(row.cache_bytes),
+            n64(row.sector_bytes),
+            n(row.pending_writes_mean),
+            n64(row.lost_writes),
+            n64(row.torn_writes),
+            Cell::Num(row.pages_repaired.map(f64::from)),
+            n(row.cycle_s_mean),
         ]);
         *t.row_keys.last_mut().expect("just pushed") = Some(row_label(row));
     }
@@ -155,7 +164,7 @@ fn writes_table(doc: &Doc) -> Table {
 
 /// Every state drawn: the seed replays it (`summary.states[].seed`, docs/crash.md).
 fn states_table(doc: &Doc) -> Table {
-    let rows = doc.array("/summary/rows");
+    let rows = rows(doc);
     let mut t = Table::new(
         "states",
         "Every state",
@@ -178,72 +187,58 @@ fn states_table(doc: &Doc) -> Table {
             Column::new("pages_repaired", "pages repaired", Unit::Count),
         ],
     );
-    for st in doc.array("/summary/states") {
-        let index = st.get("row").and_then(Value::as_u64);
-        let label = index
-            .and_then(|i| rows.get(i as usize))
-            .map(row_label)
-            .unwrap_or_default();
-        let seed = st.get("seed").map(|s| s.to_string()).unwrap_or_default();
-        let recovered = match st.get("recovered").and_then(Value::as_bool) {
-            Some(true) => "yes",
-            Some(false) => "no",
-            None => "",
-        };
-        let broken = match st.get("invariants_broken").and_then(Value::as_array) {
-            Some(list) if list.is_empty() => "none".to_string(),
-            Some(list) => list
-                .iter()
-                .map(|c| c.as_str().map_or_else(|| c.to_string(), str::to_string))
+    let states: &[CrashStateOutcome] = summary(doc).map_or(&[], |s| s.states.as_slice());
+    for st in states {
+        let label = rows.get(st.row).map(row_label).unwrap_or_default();
+        let broken = if st.invariants_broken.is_empty() {
+            "none".to_string()
+        } else {
+            (st.invariants_broken.iter())
+                .map(u8::to_string)
                 .collect::<Vec<_>>()
-                .join(", "),
-            None => String::new(),
+                .join(", ")
         };
         t.push(vec![
             Cell::text(label),
-            n(st, "cut"),
-            n(st, "state"),
-            Cell::text(seed),
-            n(st, "cut_at_s"),
-            n(st, "pending_writes"),
-            n(st, "lost_writes"),
-            n(st, "torn_writes"),
-            Cell::text(recovered),
-            n(st, "recovery_ns"),
-            n(st, "acknowledged_commits"),
-            n(st, "commits_lost"),
+            n(st.cut),
+            n(st.state),
+            Cell::text(st.seed.to_string()),
+            n(st.cut_at_s),
+            n64(st.pending_writes),
+            n64(st.lost_writes),
+            n64(st.torn_writes),
+            Cell::text(if st.recovered { "yes" } else { "no" }),
+            n64(st.recovery_ns),
+            n64(st.acknowledged_commits),
+            n64(st.commits_lost),
             Cell::text(broken),
-            n(st, "corrupt_reports"),
-            n(st, "pages_repaired"),
+            n(st.corrupt_reports),
+            Cell::Num(st.pages_repaired.map(f64::from)),
         ]);
-        *t.row_keys.last_mut().expect("just pushed") = Some(format!(
-            "row{}/cut{}/state{}",
-            index.map_or(String::new(), |i| i.to_string()),
-            st.get("cut").map(Value::to_string).unwrap_or_default(),
-            st.get("state").map(Value::to_string).unwrap_or_default(),
-        ));
+        *t.row_keys.last_mut().expect("just pushed") =
+            Some(format!("row{}/cut{}/state{}", st.row, st.cut, st.state));
     }
     t
 }
 
 /// What was cut, how often, for the section's first note.
 fn describe_run(doc: &Doc) -> String {
-    let mut parts = vec![format!(
-        "{} on {}",
-        doc.str("/summary/workload")
-            .or(doc.str("/config/workload"))
-            .unwrap_or("workload"),
-        doc.str("/summary/engine")
-            .or(doc.str("/config/engine"))
-            .unwrap_or("?")
-    )];
-    if let Some(w) = doc.num("/summary/warehouses") {
-        parts.push(format!("{w} warehouse{}", if w == 1.0 { "" } else { "s" }));
+    let Some(summary) = summary(doc) else {
+        return "Power cuts.".into();
+    };
+    let mut parts = vec![format!("{} on {}", summary.workload, summary.engine)];
+    // Written only for TPC-C: the other workloads have none.
+    if summary.warehouses != 0 {
+        let w = summary.warehouses;
+        parts.push(format!("{w} warehouse{}", if w == 1 { "" } else { "s" }));
     }
-    if let (Some(c), Some(s)) = (doc.num("/config/cuts"), doc.num("/config/states")) {
+    // The config is every resolved option, as JSON (not typed per kind).
+    let config = &doc.head.config;
+    let num = |k: &str| config.get(k).and_then(serde_json::Value::as_f64);
+    if let (Some(c), Some(s)) = (num("cuts"), num("states")) {
         parts.push(format!("{c} cuts per row, {s} states per cut"));
     }
-    if let Some(seed) = doc.v.pointer("/config/seed") {
+    if let Some(seed) = config.get("seed") {
         parts.push(format!("seed {seed}"));
     }
     let mut text = format!("Power cuts: {}.", parts.join(", "));
@@ -261,18 +256,13 @@ pub fn section(doc: &Doc, index: usize, charts: bool) -> Section {
         "crash",
     );
     s.notes.push(describe_run(doc));
-    if doc
-        .v
-        .pointer("/summary/interrupted")
-        .and_then(Value::as_bool)
-        == Some(true)
-    {
+    if summary(doc).is_some_and(|s| s.interrupted) {
         s.notes.push(
             "Interrupted: the rows hold the cuts finished before Ctrl-C, fewer than asked.".into(),
         );
     }
     if charts {
-        let rows = doc.array("/summary/rows");
+        let rows = rows(doc);
         let labels: Vec<String> = rows.iter().map(row_label).collect();
         let mut ids = Ids::new(&s.id);
         s.chart(
@@ -302,11 +292,13 @@ pub fn section(doc: &Doc, index: usize, charts: bool) -> Section {
                 &[
                     Series::bars(
                         "mean",
-                        rows.iter().map(|r| num(r, "/recovery_ns_mean")).collect(),
+                        rows.iter().map(|r| Some(r.recovery_ns_mean)).collect(),
                     ),
                     Series::bars(
                         "max",
-                        rows.iter().map(|r| num(r, "/recovery_ns_max")).collect(),
+                        rows.iter()
+                            .map(|r| Some(r.recovery_ns_max as f64))
+                            .collect(),
                     ),
                 ],
                 &Axis::new("recovery", Scale::Log, ns_short),
@@ -336,8 +328,8 @@ pub fn comparison(docs: &[&Doc], _charts: bool) -> Section {
     columns.extend(outcome_columns(Column::new("device", "device", Unit::Text)));
     let mut t = Table::new("comparison", "Every row of every result", columns);
     for d in docs {
-        for row in d.array("/summary/rows") {
-            let mut cells = vec![Cell::text(d.label.clone()), Cell::text(spec(row))];
+        for row in rows(d) {
+            let mut cells = vec![Cell::text(d.label.clone()), Cell::text(&row.spec)];
             cells.extend(outcome_cells(row));
             t.push(cells);
             *t.row_keys.last_mut().expect("just pushed") =

@@ -1,86 +1,164 @@
 //! `device` results: IOPS and latency per job or profile, the latency percentile curve, the
 //! queue-depth sweep with its geometric mean (S4's figures), and the read/write split.
 
-use serde_json::Value;
+use oltplab_metrics::schema::{DeviceSummary, OpSummary, ProfileResult, SweepPoint};
+use oltplab_metrics::LatencyNs;
 
-use crate::common::{self, auto_scale, lat_cells, lat_columns, Ids, Metric};
-use crate::doc::{num, Doc};
+use crate::common::{self, auto_scale, lat_columns, Ids, Metric};
+use crate::doc::{Doc, Figures};
 use crate::fmt::{ns_short, si, Unit};
 use crate::model::{Cell, Column, Section, Table};
 use crate::svg::{self, Axis, Reference, Scale, Series};
+
+/// The device summary, read typed when the result was checked (`doc::docs`).
+fn summary<'a>(doc: &'a Doc) -> Option<&'a DeviceSummary> {
+    match &doc.figures {
+        Figures::Device(s) => Some(s),
+        _ => None,
+    }
+}
+
+fn profiles<'a>(doc: &'a Doc) -> &'a [ProfileResult] {
+    summary(doc)
+        .and_then(|s| s.profiles.as_deref())
+        .unwrap_or(&[])
+}
+
+/// The figures every point has: a queue depth of a sweep, a profile, or the whole run.
+#[derive(Clone, Copy)]
+pub struct Figures3<'a> {
+    pub iops: f64,
+    pub bw_bytes: f64,
+    pub lat_ns: &'a LatencyNs,
+    pub read: &'a OpSummary,
+    pub write: &'a OpSummary,
+}
+
+impl<'a> Figures3<'a> {
+    fn of_point(p: &'a SweepPoint) -> Self {
+        Figures3 {
+            iops: p.iops,
+            bw_bytes: p.bw_bytes,
+            lat_ns: &p.lat_ns,
+            read: &p.read,
+            write: &p.write,
+        }
+    }
+
+    fn of_profile(p: &'a ProfileResult) -> Self {
+        Figures3 {
+            iops: p.iops,
+            bw_bytes: p.bw_bytes,
+            lat_ns: &p.lat_ns,
+            read: &p.read,
+            write: &p.write,
+        }
+    }
+
+    fn of_run(s: &'a DeviceSummary) -> Self {
+        Figures3 {
+            iops: s.iops,
+            bw_bytes: s.bw_bytes,
+            lat_ns: &s.lat_ns,
+            read: &s.read,
+            write: &s.write,
+        }
+    }
+}
+
+/// A latency figure by its field name (`mean`, `p50`, `p99`, `p999`, `max`).
+fn lat_field(l: &LatencyNs, field: &str) -> f64 {
+    match field {
+        "mean" => l.mean,
+        "p50" => l.p50 as f64,
+        "p90" => l.p90 as f64,
+        "p99" => l.p99 as f64,
+        "p999" => l.p999 as f64,
+        _ => l.max as f64,
+    }
+}
+
+/// Latency cells in the order of `lat_columns`.
+fn lat_cells(l: &LatencyNs) -> Vec<Cell> {
+    common::LAT_FIELDS
+        .iter()
+        .map(|(k, _)| Cell::Num(Some(lat_field(l, k))))
+        .collect()
+}
 
 /// One measured point: a (profile, queue depth) pair, or the whole run when it had only one.
 pub struct Point<'a> {
     pub label: String,
     pub profile: Option<&'a str>,
     pub qd: Option<f64>,
-    /// The point's figures: `iops`, `bw_bytes`, `lat_ns`, `read`, `write`.
-    pub v: &'a Value,
+    pub f: Figures3<'a>,
     /// Prefix of the point's histograms, e.g. `oltp-db/qd4/`.
     pub hist_prefix: Option<String>,
 }
 
-pub fn points<'a>(doc: &Doc<'a>) -> Vec<Point<'a>> {
+pub fn points<'a>(doc: &'a Doc) -> Vec<Point<'a>> {
     let mut out = Vec::new();
-    let profiles = doc.array("/summary/profiles");
+    let Some(summary) = summary(doc) else {
+        return out;
+    };
+    let profiles = profiles(doc);
     if !profiles.is_empty() {
         for p in profiles {
-            let name = p.get("name").and_then(Value::as_str).unwrap_or("profile");
-            let sweep = p.get("sweep").and_then(Value::as_array);
-            match sweep {
-                Some(s) if !s.is_empty() => {
-                    for point in s {
-                        let qd = num(point, "/qd");
-                        out.push(Point {
-                            label: match qd {
-                                Some(q) if s.len() > 1 => format!("{name} QD{q}"),
-                                _ => name.to_string(),
-                            },
-                            profile: Some(name),
-                            qd,
-                            v: point,
-                            hist_prefix: qd.map(|q| format!("{name}/qd{q}/")),
-                        });
-                    }
-                }
-                _ => out.push(Point {
+            let name = p.name.as_str();
+            if p.sweep.is_empty() {
+                out.push(Point {
                     label: name.to_string(),
                     profile: Some(name),
                     qd: None,
-                    v: p,
+                    f: Figures3::of_profile(p),
                     hist_prefix: None,
-                }),
+                });
+            }
+            for point in &p.sweep {
+                let q = point.qd;
+                out.push(Point {
+                    label: if p.sweep.len() > 1 {
+                        format!("{name} QD{q}")
+                    } else {
+                        name.to_string()
+                    },
+                    profile: Some(name),
+                    qd: Some(f64::from(q)),
+                    f: Figures3::of_point(point),
+                    hist_prefix: Some(format!("{name}/qd{q}/")),
+                });
             }
         }
         return out;
     }
-    let sweep = doc.array("/summary/sweep");
+    let sweep = summary.sweep.as_deref().unwrap_or(&[]);
     if !sweep.is_empty() {
         for point in sweep {
-            let qd = num(point, "/qd");
+            let q = point.qd;
             out.push(Point {
-                label: qd.map_or("point".into(), |q| format!("QD{q}")),
+                label: format!("QD{q}"),
                 profile: None,
-                qd,
-                v: point,
-                hist_prefix: qd.map(|q| format!("job/qd{q}/")),
+                qd: Some(f64::from(q)),
+                f: Figures3::of_point(point),
+                hist_prefix: Some(format!("job/qd{q}/")),
             });
         }
         return out;
     }
-    if let Some(summary) = doc.v.pointer("/summary") {
-        let qd = doc
-            .v
-            .pointer("/config/queue_depths/0")
-            .and_then(Value::as_f64);
-        out.push(Point {
-            label: doc.describe(),
-            profile: None,
-            qd,
-            v: summary,
-            hist_prefix: qd.map(|q| format!("job/qd{q}/")),
-        });
-    }
+    // The config is every resolved option, as JSON (not typed per kind).
+    let qd = doc
+        .head
+        .config
+        .get("queue_depths")
+        .and_then(|q| q.get(0))
+        .and_then(serde_json::Value::as_f64);
+    out.push(Point {
+        label: doc.describe(),
+        profile: None,
+        qd,
+        f: Figures3::of_run(summary),
+        hist_prefix: qd.map(|q| format!("job/qd{q}/")),
+    });
     out
 }
 
@@ -96,29 +174,30 @@ fn points_table(doc: &Doc, pts: &[Point]) -> Table {
     columns.push(Column::new("read_lat_ns_p99", "read p99", Unit::Ns));
     columns.push(Column::new("write_lat_ns_p99", "write p99", Unit::Ns));
     let mut t = Table::new("points", "IOPS and latency per point", columns);
-    let row = |label: String, v: &Value| {
+    let row = |label: String, f: Figures3| {
         let mut r = vec![
             Cell::Text(label),
-            Cell::Num(num(v, "/iops")),
-            Cell::Num(num(v, "/bw_bytes")),
-            Cell::Num(num(v, "/read/iops")),
-            Cell::Num(num(v, "/write/iops")),
+            Cell::Num(Some(f.iops)),
+            Cell::Num(Some(f.bw_bytes)),
+            Cell::Num(Some(f.read.iops)),
+            Cell::Num(Some(f.write.iops)),
         ];
-        r.extend(lat_cells(v.get("lat_ns")));
+        r.extend(lat_cells(f.lat_ns));
+        // A side that did no I/O has no percentile.
         r.push(Cell::Num(
-            num(v, "/read/lat_ns/p99").filter(|_| num(v, "/read/ios") != Some(0.0)),
+            (f.read.ios != 0).then_some(f.read.lat_ns.p99 as f64),
         ));
         r.push(Cell::Num(
-            num(v, "/write/lat_ns/p99").filter(|_| num(v, "/write/ios") != Some(0.0)),
+            (f.write.ios != 0).then_some(f.write.lat_ns.p99 as f64),
         ));
         r
     };
     for p in pts {
-        t.push(row(p.label.clone(), p.v));
+        t.push(row(p.label.clone(), p.f));
     }
     if pts.len() > 1 {
-        if let Some(s) = doc.v.pointer("/summary") {
-            t.push(row("all points".into(), s));
+        if let Some(s) = summary(doc) {
+            t.push(row("all points".into(), Figures3::of_run(s)));
         }
     }
     t
@@ -133,60 +212,43 @@ fn run_table(doc: &Doc) -> Table {
             Column::new("value", "value", Unit::Text),
         ],
     );
-    t.push_kv(
-        "iops",
-        "IOPS, all points",
-        doc.num("/summary/iops"),
-        Unit::Count,
-    );
-    t.push_kv(
-        "bw_bytes",
-        "bandwidth",
-        doc.num("/summary/bw_bytes"),
-        Unit::BytesPerS,
-    );
-    t.push_kv(
-        "geomean_iops",
-        "geometric mean of IOPS",
-        doc.num("/summary/geomean_iops"),
-        Unit::Count,
-    );
-    t.push_kv(
-        "read_ios",
-        "reads",
-        doc.num("/summary/read/ios"),
-        Unit::Count,
-    );
-    t.push_kv(
-        "write_ios",
-        "writes",
-        doc.num("/summary/write/ios"),
-        Unit::Count,
-    );
-    t.push_kv(
-        "measured_s",
-        "measured time",
-        doc.num("/summary/measured_s"),
-        Unit::Seconds,
-    );
-    t.push_kv(
-        "ramp_s",
-        "ramp (excluded)",
-        doc.num("/summary/ramp_s"),
-        Unit::Seconds,
-    );
-    t.push_kv(
-        "cpu_jobs_utilisation",
-        "I/O threads busy",
-        doc.num("/summary/cpu/jobs_utilisation"),
-        Unit::Share,
-    );
-    t.push_kv(
-        "ios_per_cpu_s",
-        "I/Os per CPU second of the tool",
-        doc.num("/summary/cpu/ios_per_cpu_s"),
-        Unit::Count,
-    );
+    let Some(r) = summary(doc) else {
+        return t;
+    };
+    let rows: [(&str, &str, Option<f64>, Unit); 9] = [
+        ("iops", "IOPS, all points", Some(r.iops), Unit::Count),
+        ("bw_bytes", "bandwidth", Some(r.bw_bytes), Unit::BytesPerS),
+        (
+            "geomean_iops",
+            "geometric mean of IOPS",
+            r.geomean_iops,
+            Unit::Count,
+        ),
+        ("read_ios", "reads", Some(r.read.ios as f64), Unit::Count),
+        ("write_ios", "writes", Some(r.write.ios as f64), Unit::Count),
+        (
+            "measured_s",
+            "measured time",
+            Some(r.measured_s),
+            Unit::Seconds,
+        ),
+        ("ramp_s", "ramp (excluded)", Some(r.ramp_s), Unit::Seconds),
+        (
+            "cpu_jobs_utilisation",
+            "I/O threads busy",
+            Some(r.cpu.jobs_utilisation),
+            Unit::Share,
+        ),
+        (
+            "ios_per_cpu_s",
+            "I/Os per CPU second of the tool",
+            Some(r.cpu.ios_per_cpu_s),
+            Unit::Count,
+        ),
+    ];
+    for (key, label, value, unit) in rows {
+        t.push_kv(key, label, value, unit);
+    }
     t
 }
 
@@ -206,17 +268,17 @@ fn profiles_table(doc: &Doc) -> Table {
             Column::new("lat_ns_p99", "p99", Unit::Ns),
         ],
     );
-    for p in doc.array("/summary/profiles") {
+    for p in profiles(doc) {
         t.push(vec![
-            Cell::text(p.get("name").and_then(Value::as_str).unwrap_or("")),
-            Cell::Num(num(p, "/block_size_bytes")),
-            Cell::Num(num(p, "/read_pct")),
-            Cell::Num(num(p, "/random_pct")),
-            Cell::Num(num(p, "/iops")),
-            Cell::Num(num(p, "/geomean_iops")),
-            Cell::Num(num(p, "/bw_bytes")),
-            Cell::Num(num(p, "/lat_ns/mean")),
-            Cell::Num(num(p, "/lat_ns/p99")),
+            Cell::text(&p.name),
+            Cell::Num(Some(p.block_size_bytes as f64)),
+            Cell::Num(Some(f64::from(p.read_pct))),
+            Cell::Num(Some(f64::from(p.random_pct))),
+            Cell::Num(Some(p.iops)),
+            Cell::Num(Some(p.geomean_iops)),
+            Cell::Num(Some(p.bw_bytes)),
+            Cell::Num(Some(p.lat_ns.mean)),
+            Cell::Num(Some(p.lat_ns.p99 as f64)),
         ]);
     }
     t
@@ -251,23 +313,12 @@ pub fn section(doc: &Doc, index: usize, charts: bool) -> Section {
 }
 
 fn device_charts(s: &mut Section, ids: &mut Ids, doc: &Doc, pts: &[Point]) {
-    let profiles = doc.array("/summary/profiles");
+    let profiles = profiles(doc);
     let labels: Vec<String> = pts.iter().map(|p| p.label.clone()).collect();
     // S4's summary figure: the geometric mean of IOPS over the queue depths, per profile.
     if profiles.len() > 1 {
-        let names: Vec<String> = profiles
-            .iter()
-            .map(|p| {
-                p.get("name")
-                    .and_then(Value::as_str)
-                    .unwrap_or("?")
-                    .to_string()
-            })
-            .collect();
-        let geo: Vec<Option<f64>> = profiles
-            .iter()
-            .map(|p| num(p, "/geomean_iops").or(num(p, "/iops")))
-            .collect();
+        let names: Vec<String> = profiles.iter().map(|p| p.name.clone()).collect();
+        let geo: Vec<Option<f64>> = profiles.iter().map(|p| Some(p.geomean_iops)).collect();
         let scale = auto_scale(geo.iter().flatten().copied());
         let desc = names
             .iter()
@@ -300,14 +351,14 @@ fn device_charts(s: &mut Section, ids: &mut Ids, doc: &Doc, pts: &[Point]) {
                 Series::line(
                     name.clone(),
                     p.iter()
-                        .filter_map(|pt| Some((pt.qd?, num(pt.v, "/iops")?)))
+                        .filter_map(|pt| Some((pt.qd?, pt.f.iops)))
                         .collect(),
                 )
             })
             .collect();
         let scale = auto_scale(iops.iter().flat_map(|s| s.points.iter().map(|p| p.1)));
-        let geomean = doc
-            .num("/summary/geomean_iops")
+        let geomean = summary(doc)
+            .and_then(|s| s.geomean_iops)
             .filter(|_| profiles.is_empty());
         let reference = geomean.map(|g| Reference {
             value: g,
@@ -317,7 +368,7 @@ fn device_charts(s: &mut Section, ids: &mut Ids, doc: &Doc, pts: &[Point]) {
             svg::lines(
                 &ids.next(),
                 "IOPS by queue depth",
-                &format!("IOPS at each queue depth{}.", point_desc(pts, "/iops", Unit::Count)),
+                &format!("IOPS at each queue depth{}.", point_desc(pts, |f| f.iops, Unit::Count)),
                 &iops,
                 &qd_axis(&qds),
                 &Axis::new("IOPS", scale, si),
@@ -336,7 +387,7 @@ fn device_charts(s: &mut Section, ids: &mut Ids, doc: &Doc, pts: &[Point]) {
                 lat.push(Series::line(
                     label,
                     p.iter()
-                        .filter_map(|pt| Some((pt.qd?, num(pt.v, &format!("/lat_ns/{field}"))?)))
+                        .filter_map(|pt| Some((pt.qd?, lat_field(pt.f.lat_ns, field))))
                         .collect(),
                 ));
             }
@@ -347,7 +398,7 @@ fn device_charts(s: &mut Section, ids: &mut Ids, doc: &Doc, pts: &[Point]) {
                 "Latency by queue depth",
                 &format!(
                     "Mean and p99 latency at each queue depth{}.",
-                    point_desc(pts, "/lat_ns/p99", Unit::Ns)
+                    point_desc(pts, |f| f.lat_ns.p99 as f64, Unit::Ns)
                 ),
                 &lat,
                 &qd_axis(&qds),
@@ -358,20 +409,16 @@ fn device_charts(s: &mut Section, ids: &mut Ids, doc: &Doc, pts: &[Point]) {
         );
     }
     // IOPS per point, split into reads and writes.
-    if pts.len() > 1
-        || pts
-            .iter()
-            .any(|p| num(p.v, "/write/iops").unwrap_or(0.0) > 0.0)
-    {
-        let reads: Vec<Option<f64>> = pts.iter().map(|p| num(p.v, "/read/iops")).collect();
-        let writes: Vec<Option<f64>> = pts.iter().map(|p| num(p.v, "/write/iops")).collect();
+    if pts.len() > 1 || pts.iter().any(|p| p.f.write.iops > 0.0) {
+        let reads: Vec<Option<f64>> = pts.iter().map(|p| Some(p.f.read.iops)).collect();
+        let writes: Vec<Option<f64>> = pts.iter().map(|p| Some(p.f.write.iops)).collect();
         s.chart(
             svg::bars(
                 &ids.next(),
                 "IOPS per point, reads and writes",
                 &format!(
                     "Read and write IOPS per point{}.",
-                    point_desc(pts, "/iops", Unit::Count)
+                    point_desc(pts, |f| f.iops, Unit::Count)
                 ),
                 &labels,
                 &[Series::bars("read", reads), Series::bars("write", writes)],
@@ -388,9 +435,7 @@ fn device_charts(s: &mut Section, ids: &mut Ids, doc: &Doc, pts: &[Point]) {
         .map(|(f, l)| {
             Series::bars(
                 *l,
-                pts.iter()
-                    .map(|p| num(p.v, &format!("/lat_ns/{f}")))
-                    .collect(),
+                pts.iter().map(|p| Some(lat_field(p.f.lat_ns, f))).collect(),
             )
         })
         .collect();
@@ -400,7 +445,7 @@ fn device_charts(s: &mut Section, ids: &mut Ids, doc: &Doc, pts: &[Point]) {
             "Latency per point",
             &format!(
                 "p50, p99 and p99.9 latency per point{}.",
-                point_desc(pts, "/lat_ns/p99", Unit::Ns)
+                point_desc(pts, |f| f.lat_ns.p99 as f64, Unit::Ns)
             ),
             &labels,
             &lat_series,
@@ -455,11 +500,11 @@ fn group_by_profile<'a, 'b>(pts: &'b [Point<'a>]) -> Vec<(String, Vec<&'b Point<
 }
 
 /// `: QD1 8,449, QD2 14,995 …` for a chart's description (the first dozen points).
-fn point_desc(pts: &[Point], pointer: &str, unit: Unit) -> String {
+fn point_desc(pts: &[Point], get: fn(&Figures3) -> f64, unit: Unit) -> String {
     let items: Vec<String> = pts
         .iter()
         .take(12)
-        .map(|p| format!("{} {}", p.label, crate::fmt::value(num(p.v, pointer), unit)))
+        .map(|p| format!("{} {}", p.label, crate::fmt::value(Some(get(&p.f)), unit)))
         .collect();
     if items.is_empty() {
         String::new()
@@ -483,33 +528,39 @@ pub fn comparison(docs: &[&Doc], charts: bool) -> Section {
     let t = common::comparison_table(
         docs,
         &[
-            Metric::new("iops", "IOPS", Unit::Count, "/summary/iops", Some("IOPS ×")),
-            Metric::new(
+            Metric::typed(
+                "iops",
+                "IOPS",
+                Unit::Count,
+                |d| Some(summary(d)?.iops),
+                Some("IOPS ×"),
+            ),
+            Metric::typed(
                 "geomean_iops",
                 "geomean IOPS",
                 Unit::Count,
-                "/summary/geomean_iops",
+                |d| summary(d)?.geomean_iops,
                 Some("geomean ×"),
             ),
-            Metric::new(
+            Metric::typed(
                 "bw_bytes",
                 "bandwidth",
                 Unit::BytesPerS,
-                "/summary/bw_bytes",
+                |d| Some(summary(d)?.bw_bytes),
                 None,
             ),
-            Metric::new(
+            Metric::typed(
                 "lat_ns_mean",
                 "mean latency",
                 Unit::Ns,
-                "/summary/lat_ns/mean",
+                |d| Some(summary(d)?.lat_ns.mean),
                 Some("mean ×"),
             ),
-            Metric::new(
+            Metric::typed(
                 "lat_ns_p99",
                 "p99",
                 Unit::Ns,
-                "/summary/lat_ns/p99",
+                |d| Some(summary(d)?.lat_ns.p99 as f64),
                 Some("p99 ×"),
             ),
         ],
@@ -546,11 +597,7 @@ pub fn comparison(docs: &[&Doc], charts: bool) -> Section {
                         d.label.clone(),
                         shared
                             .iter()
-                            .map(|l| {
-                                pts.iter()
-                                    .find(|p| &p.label == l)
-                                    .and_then(|p| num(p.v, "/iops"))
-                            })
+                            .map(|l| pts.iter().find(|p| &p.label == l).map(|p| p.f.iops))
                             .collect(),
                     )
                 })
@@ -574,7 +621,7 @@ pub fn comparison(docs: &[&Doc], charts: bool) -> Section {
                 "Each group is one point; each colour one result.",
             );
         } else {
-            let iops: Vec<Option<f64>> = docs.iter().map(|d| d.num("/summary/iops")).collect();
+            let iops: Vec<Option<f64>> = docs.iter().map(|d| summary(d).map(|s| s.iops)).collect();
             s.chart(
                 svg::bars(
                     &ids.next(),
@@ -597,9 +644,7 @@ pub fn comparison(docs: &[&Doc], charts: bool) -> Section {
             .map(|(d, pts)| {
                 Series::line(
                     d.label.clone(),
-                    pts.iter()
-                        .filter_map(|p| Some((p.qd?, num(p.v, "/iops")?)))
-                        .collect(),
+                    pts.iter().filter_map(|p| Some((p.qd?, p.f.iops))).collect(),
                 )
             })
             .collect();

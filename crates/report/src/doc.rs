@@ -1,9 +1,13 @@
-//! A saved result as the reports see it: the raw JSON plus a label and its kind. Every field is read
-//! through `Option`, because results of other kinds and of older or newer versions may lack any of
-//! them; a missing figure is shown as "—", never invented.
+//! A saved result as the reports see it: its typed envelope (`oltplab_schema::Envelope`: tool,
+//! environment, histograms, warnings), the raw JSON of the figures not yet read through their
+//! kind's type, a label and its kind. A result whose envelope does not read is refused naming the
+//! field; a figure the kind may lack is shown as "—", never invented.
 
 use oltplab_metrics::schema::SCHEMA;
 use oltplab_metrics::LatencyHistogram;
+use oltplab_schema::{
+    read_at, read_value, CrashSummary, DeviceSummary, Envelope, InMemorySummary, StudySummary,
+};
 use serde_json::Value;
 
 use crate::ReportError;
@@ -61,17 +65,25 @@ pub fn validate(result: &Value) -> Result<Kind, String> {
         }
     }
     let kind = obj.get("kind").and_then(Value::as_str).unwrap_or("");
-    if kind == "merge" {
+    let kind = if kind == "merge" {
         let merged = merged_kind(result).unwrap_or("");
-        return Kind::parse(merged).ok_or_else(|| {
+        Kind::parse(merged).ok_or_else(|| {
             format!("is a merge result without a known config.merged_kind ('{merged}')")
-        });
-    }
-    Kind::parse(kind).ok_or_else(|| {
-        format!(
-            "has kind '{kind}', which reports do not know (device, run, replay, study, crash or merge)"
-        )
-    })
+        })?
+    } else {
+        Kind::parse(kind).ok_or_else(|| {
+            format!(
+                "has kind '{kind}', which reports do not know (device, run, replay, study, crash or merge)"
+            )
+        })?
+    };
+    envelope(result)?;
+    Ok(kind)
+}
+
+/// The typed envelope of a result, or the sentence naming the field that stops it.
+fn envelope(result: &Value) -> Result<Envelope, String> {
+    read_value::<Envelope>(result).map_err(|e| e.to_string())
 }
 
 pub fn merged_kind(result: &Value) -> Option<&str> {
@@ -80,16 +92,40 @@ pub fn merged_kind(result: &Value) -> Option<&str> {
         .and_then(Value::as_str)
 }
 
+/// A kind's figures read through their typed document.
+pub enum Figures {
+    /// An S1 study's summary.
+    S1(Box<StudySummary>),
+    /// An in-memory study's summary (S5).
+    InMemory(Box<InMemorySummary>),
+    /// A crash result's summary.
+    Crash(Box<CrashSummary>),
+    /// A device result's measurements (also of a merge of device results). Read as the
+    /// measurements alone, not as `DeviceRunSummary`, whose flattened fields would hide an error's
+    /// path; the emulation's figures are not part of the device section.
+    Device(Box<DeviceSummary>),
+    /// The kinds whose sections still read `Doc::v` through JSON pointers.
+    Untyped,
+}
+
 pub struct Doc<'a> {
     pub v: &'a Value,
+    pub head: Envelope,
+    pub figures: Figures,
     pub kind: Kind,
     /// A short name for tables and legends, e.g. `#2 oltp-db QD1…4`.
     pub label: String,
 }
 
 impl<'a> Doc<'a> {
-    pub fn new(v: &'a Value, kind: Kind, label: String) -> Self {
-        Self { v, kind, label }
+    pub fn new(v: &'a Value, head: Envelope, kind: Kind, label: String) -> Self {
+        Self {
+            v,
+            head,
+            figures: Figures::Untyped,
+            kind,
+            label,
+        }
     }
 
     pub fn num(&self, pointer: &str) -> Option<f64> {
@@ -109,23 +145,19 @@ impl<'a> Doc<'a> {
     }
 
     pub fn is_merge(&self) -> bool {
-        self.str("/kind") == Some("merge")
+        self.head.kind == "merge"
     }
 
     /// The decoded histogram `name`, if present and readable.
     pub fn histogram(&self, name: &str) -> Option<LatencyHistogram> {
-        let text = self.v.pointer("/histograms")?.get(name)?.as_str()?;
+        let text = self.head.histograms.get(name)?;
         LatencyHistogram::from_base64(text)
             .ok()
             .filter(|h| h.count() > 0)
     }
 
-    pub fn histogram_names(&self) -> Vec<&'a str> {
-        self.v
-            .pointer("/histograms")
-            .and_then(Value::as_object)
-            .map(|m| m.keys().map(String::as_str).collect())
-            .unwrap_or_default()
+    pub fn histogram_names(&self) -> Vec<&str> {
+        self.head.histograms.keys().map(String::as_str).collect()
     }
 
     /// The sum of several histograms (e.g. reads and writes), if any of them is present.
@@ -143,19 +175,16 @@ impl<'a> Doc<'a> {
     }
 
     pub fn warnings(&self) -> Vec<(String, String)> {
-        self.array("/warnings")
+        self.head
+            .warnings
             .iter()
             .map(|w| {
-                (
-                    w.get("kind")
-                        .and_then(Value::as_str)
-                        .unwrap_or("warning")
-                        .to_string(),
-                    w.get("message")
-                        .and_then(Value::as_str)
-                        .unwrap_or("")
-                        .to_string(),
-                )
+                // The kind's name as the file spells it (snake_case).
+                let kind = serde_json::to_value(w.kind)
+                    .ok()
+                    .and_then(|k| k.as_str().map(str::to_string))
+                    .unwrap_or_else(|| "warning".into());
+                (kind, w.message.clone())
             })
             .collect()
     }
@@ -203,25 +232,26 @@ impl<'a> Doc<'a> {
                 }
                 text
             }
-            Kind::Crash => {
-                let rows = self.array("/summary/rows").len();
-                format!(
-                    "crash {} on {}, {rows} row{}",
-                    self.str("/summary/workload").unwrap_or("workload"),
-                    self.str("/summary/engine").unwrap_or("?"),
-                    if rows == 1 { "" } else { "s" }
-                )
-            }
+            Kind::Crash => match &self.figures {
+                Figures::Crash(s) => format!(
+                    "crash {} on {}, {} row{}",
+                    s.workload,
+                    s.engine,
+                    s.rows.len(),
+                    if s.rows.len() == 1 { "" } else { "s" }
+                ),
+                _ => "crash".into(),
+            },
             Kind::Study => {
                 let scenario = self
                     .str("/config/scenario")
                     .or(self.str("/summary/scenario"))
                     .unwrap_or("S1");
-                if scenario == "in-memory" {
-                    let n = self.array("/summary/runs").len();
+                if let Figures::InMemory(s) = &self.figures {
+                    let n = s.runs.len();
                     return format!(
                         "study in-memory on {}, {n} sweep{}",
-                        self.str("/summary/engine").unwrap_or("?"),
+                        s.engine,
                         if n == 1 { "" } else { "s" }
                     );
                 }
@@ -242,7 +272,10 @@ impl<'a> Doc<'a> {
                         .collect();
                     return format!("study profiles, {}", sets.join(" vs "));
                 }
-                let n = self.array("/summary/devices").len();
+                let n = match &self.figures {
+                    Figures::S1(s) => s.devices.len(),
+                    _ => self.array("/summary/devices").len(),
+                };
                 format!(
                     "study {scenario}, {n} device{}",
                     if n == 1 { "" } else { "s" }
@@ -311,8 +344,26 @@ pub fn docs<'a>(results: &'a [Value], labels: &[String]) -> Result<Vec<Doc<'a>>,
         .iter()
         .enumerate()
         .map(|(i, v)| {
-            let kind = validate(v).map_err(|reason| ReportError::Invalid { index: i, reason })?;
-            let mut doc = Doc::new(v, kind, String::new());
+            let invalid = |reason| ReportError::Invalid { index: i, reason };
+            let kind = validate(v).map_err(invalid)?;
+            let head = envelope(v).map_err(invalid)?;
+            let mut doc = Doc::new(v, head, kind, String::new());
+            if kind == Kind::Study && crate::study::is_s1(&doc) {
+                let summary = read_at(v, "summary").map_err(|e| invalid(e.to_string()))?;
+                doc.figures = Figures::S1(Box::new(summary));
+            }
+            if kind == Kind::Study && crate::in_memory::is_in_memory(&doc) {
+                let summary = read_at(v, "summary").map_err(|e| invalid(e.to_string()))?;
+                doc.figures = Figures::InMemory(Box::new(summary));
+            }
+            if kind == Kind::Device {
+                let summary = read_at(v, "summary").map_err(|e| invalid(e.to_string()))?;
+                doc.figures = Figures::Device(Box::new(summary));
+            }
+            if kind == Kind::Crash {
+                let summary = read_at(v, "summary").map_err(|e| invalid(e.to_string()))?;
+                doc.figures = Figures::Crash(Box::new(summary));
+            }
             doc.label = match labels.get(i) {
                 Some(l) => l.clone(),
                 None if results.len() == 1 => doc.describe(),

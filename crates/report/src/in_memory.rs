@@ -2,10 +2,10 @@
 //! sweep of connection counts — the elapsed time of the fixed work, the throughput and the waits
 //! against the number of connections, and the CPU the machine spent.
 
-use serde_json::Value;
+use oltplab_schema::{InMemoryPoint, InMemoryRun, InMemorySummary};
 
 use crate::common::{self, auto_scale, Ids};
-use crate::doc::{num, Doc};
+use crate::doc::{Doc, Figures};
 use crate::fmt::{si, Unit};
 use crate::model::{Cell, Column, Section, Table};
 use crate::svg::{self, Axis, Scale, Series};
@@ -15,54 +15,59 @@ pub fn is_in_memory(doc: &Doc) -> bool {
     doc.str("/summary/scenario") == Some("in-memory")
 }
 
+/// The summary, read typed when the result was checked (`doc::docs`).
+fn summary<'a>(doc: &'a Doc) -> Option<&'a InMemorySummary> {
+    match &doc.figures {
+        Figures::InMemory(s) => Some(s),
+        _ => None,
+    }
+}
+
 /// One (tables, mode) sweep.
 struct Run<'a> {
     name: String,
-    v: &'a Value,
+    r: &'a InMemoryRun,
 }
 
-fn runs<'a>(doc: &Doc<'a>) -> Vec<Run<'a>> {
-    doc.array("/summary/runs")
+fn runs<'a>(doc: &'a Doc) -> Vec<Run<'a>> {
+    summary(doc)
+        .map_or(&[][..], |s| s.runs.as_slice())
         .iter()
-        .map(|v| Run {
-            name: format!(
-                "{} {}",
-                v.get("tables").and_then(Value::as_str).unwrap_or("?"),
-                v.get("mode").and_then(Value::as_str).unwrap_or("?")
-            ),
-            v,
+        .map(|r| Run {
+            name: format!("{} {}", r.tables, r.mode),
+            r,
         })
         .collect()
 }
 
-fn points<'a>(run: &Run<'a>) -> &'a [Value] {
-    run.v
-        .get("points")
-        .and_then(Value::as_array)
-        .map_or(&[], Vec::as_slice)
+fn points<'a>(run: &Run<'a>) -> &'a [InMemoryPoint] {
+    &run.r.points
 }
 
 /// Sum of one point's waiting sessions over all kinds.
-fn sessions_total(p: &Value) -> Option<f64> {
-    let m = p.get("waiting_sessions")?.as_object()?;
-    Some(m.values().filter_map(Value::as_f64).sum())
+fn sessions_total(p: &InMemoryPoint) -> Option<f64> {
+    Some(p.waiting_sessions.values().sum())
 }
 
 /// The kinds with the most waiting sessions of a point, e.g. `LWLock 6.9, IO 0.7`.
-fn top_waits(p: &Value) -> String {
-    let Some(m) = p.get("waiting_sessions").and_then(Value::as_object) else {
-        return String::new();
-    };
-    let mut v: Vec<(&String, f64)> = m
-        .iter()
-        .filter_map(|(k, x)| Some((k, x.as_f64()?)))
-        .collect();
+fn top_waits(p: &InMemoryPoint) -> String {
+    let mut v: Vec<(&String, f64)> = p.waiting_sessions.iter().map(|(k, x)| (k, *x)).collect();
     v.sort_by(|a, b| b.1.total_cmp(&a.1));
     v.iter()
         .take(3)
         .map(|(k, x)| format!("{k} {}", crate::fmt::value(Some(*x), Unit::Number)))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// A point's figure by its field name, for the charts.
+fn figure(p: &InMemoryPoint, field: &str) -> Option<f64> {
+    Some(match field {
+        "elapsed_s" => p.elapsed_s,
+        "tps" => p.tps,
+        "cpu_utilisation" => p.cpu_utilisation,
+        _ => return None,
+    })
 }
 
 fn sweeps_table(runs: &[Run]) -> Table {
@@ -84,11 +89,11 @@ fn sweeps_table(runs: &[Run]) -> Table {
         for p in points(r) {
             t.push(vec![
                 Cell::Text(r.name.clone()),
-                Cell::Num(num(p, "/connections")),
-                Cell::Num(num(p, "/elapsed_s")),
-                Cell::Num(num(p, "/tps")),
-                Cell::Num(num(p, "/lat_ns/p99")),
-                Cell::Num(num(p, "/cpu_utilisation")),
+                Cell::Num(Some(f64::from(p.connections))),
+                Cell::Num(Some(p.elapsed_s)),
+                Cell::Num(Some(p.tps)),
+                Cell::Num(Some(p.lat_ns.p99 as f64)),
+                Cell::Num(Some(p.cpu_utilisation)),
                 Cell::Num(sessions_total(p)),
                 Cell::Text(top_waits(p)),
             ]);
@@ -107,21 +112,18 @@ pub fn section(doc: &Doc, index: usize, charts: bool) -> Section {
     let runs = runs(doc);
     s.notes.push(format!(
         "{}: every connection ran {} transactions (insert: one order and its five lines; update: a random existing order and its five lines); the elapsed time of that fixed work is S5's figure.",
-        doc.str("/summary/engine").unwrap_or("the engine"),
-        crate::fmt::value(doc.num("/summary/tx_per_connection"), Unit::Count)
+        summary(doc).map_or("the engine", |s| s.engine.as_str()),
+        crate::fmt::value(
+            summary(doc).map(|s| s.tx_per_connection as f64),
+            Unit::Count
+        )
     ));
-    if runs
-        .iter()
-        .any(|r| r.v.get("survives_crash") == Some(&Value::Bool(false)))
-    {
+    if runs.iter().any(|r| !r.r.survives_crash) {
         s.notes.push(
             "Memory tables (PostgreSQL UNLOGGED, MariaDB MEMORY, SQLite in memory) do not survive a crash: their speed is bought with durability.".into(),
         );
     }
-    if runs
-        .iter()
-        .any(|r| r.v.get("waits_unit").and_then(Value::as_str) == Some("waiting_sessions"))
-    {
+    if runs.iter().any(|r| r.r.waits_unit == "waiting_sessions") {
         s.notes.push(
             "PostgreSQL counts no waits: its waits are the average number of sessions seen waiting in samples of pg_stat_activity.".into(),
         );
@@ -139,20 +141,20 @@ pub fn section(doc: &Doc, index: usize, charts: bool) -> Section {
 fn study_charts(s: &mut Section, ids: &mut Ids, runs: &[Run]) {
     let mut connections: Vec<f64> = runs
         .iter()
-        .flat_map(|r| points(r).iter().filter_map(|p| num(p, "/connections")))
+        .flat_map(|r| points(r).iter().map(|p| f64::from(p.connections)))
         .collect();
     connections.sort_by(f64::total_cmp);
     connections.dedup();
     let cats: Vec<String> = connections.iter().map(|c| format!("{c}")).collect();
-    let at = |r: &Run, c: f64, pointer: &str| {
+    let at = |r: &Run, c: f64, field: &str| {
         points(r)
             .iter()
-            .find(|p| num(p, "/connections") == Some(c))
-            .and_then(|p| num(p, pointer))
+            .find(|p| f64::from(p.connections) == c)
+            .and_then(|p| figure(p, field))
     };
-    let all = |pointer: &str| -> Vec<f64> {
+    let all = |field: &str| -> Vec<f64> {
         runs.iter()
-            .flat_map(|r| points(r).iter().filter_map(|p| num(p, pointer)))
+            .flat_map(|r| points(r).iter().filter_map(|p| figure(p, field)))
             .collect()
     };
     let elapsed: Vec<Series> = runs
@@ -160,10 +162,7 @@ fn study_charts(s: &mut Section, ids: &mut Ids, runs: &[Run]) {
         .map(|r| {
             Series::bars(
                 r.name.clone(),
-                connections
-                    .iter()
-                    .map(|c| at(r, *c, "/elapsed_s"))
-                    .collect(),
+                connections.iter().map(|c| at(r, *c, "elapsed_s")).collect(),
             )
         })
         .collect();
@@ -174,21 +173,21 @@ fn study_charts(s: &mut Section, ids: &mut Ids, runs: &[Run]) {
             "Seconds until every connection had run its transactions, per connection count, for each table kind and mode.",
             &cats,
             &elapsed,
-            &Axis::new("seconds", auto_scale(all("/elapsed_s")), si),
+            &Axis::new("seconds", auto_scale(all("elapsed_s")), si),
             false,
             None,
         ),
         "S5's first view: the same work per connection; a shorter bar is a faster engine for that table kind.",
     );
     let x_scale = auto_scale(connections.iter().copied());
-    let line = |pointer: &str| -> Vec<Series> {
+    let line = |field: &str| -> Vec<Series> {
         runs.iter()
             .map(|r| {
                 Series::line(
                     r.name.clone(),
                     points(r)
                         .iter()
-                        .filter_map(|p| Some((num(p, "/connections")?, num(p, pointer)?)))
+                        .filter_map(|p| Some((f64::from(p.connections), figure(p, field)?)))
                         .collect(),
                 )
             })
@@ -199,9 +198,9 @@ fn study_charts(s: &mut Section, ids: &mut Ids, runs: &[Run]) {
             &ids.next(),
             "Throughput against connections",
             "Transactions per second at each number of connections, one line per table kind and mode.",
-            &line("/tps"),
+            &line("tps"),
             &Axis::new("connections", x_scale, si),
-            &Axis::new("transactions per second", auto_scale(all("/tps")), si),
+            &Axis::new("transactions per second", auto_scale(all("tps")), si),
             None,
         ),
         "S5's second view: where each table kind stops scaling as connections are added.",
@@ -213,7 +212,7 @@ fn study_charts(s: &mut Section, ids: &mut Ids, runs: &[Run]) {
                 r.name.clone(),
                 points(r)
                     .iter()
-                    .filter_map(|p| Some((num(p, "/connections")?, sessions_total(p)?)))
+                    .filter_map(|p| Some((f64::from(p.connections), sessions_total(p)?)))
                     .collect(),
             )
         })
@@ -235,7 +234,7 @@ fn study_charts(s: &mut Section, ids: &mut Ids, runs: &[Run]) {
             &ids.next(),
             "CPU against connections",
             "Share of the machine's CPU the database and the driver used, at each number of connections.",
-            &line("/cpu_utilisation"),
+            &line("cpu_utilisation"),
             &Axis::new("connections", x_scale, si),
             &Axis::new("CPU busy", Scale::Linear, |v| format!("{:.0} %", v * 100.0)),
             None,

@@ -181,13 +181,7 @@ pub fn build_with(
     let (title, subtitle) = if docs.len() == 1 {
         (
             format!("oltplab {} report", docs[0].kind.name()),
-            format!(
-                "{}{}",
-                docs[0].label,
-                docs[0]
-                    .str("/started_at")
-                    .map_or(String::new(), |t| format!(", started {t}"))
-            ),
+            format!("{}, started {}", docs[0].label, docs[0].head.started_at),
         )
     } else {
         let kinds_text: Vec<&str> = kinds.iter().map(|k| k.name()).collect();

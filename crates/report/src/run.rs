@@ -277,7 +277,49 @@ fn tx_table(doc: &Doc) -> Table {
 
 /// What each transaction type cost in I/O (`summary.io.by_tx` of a traced run; a study's
 /// `io_by_tx` per device): `rows` are (label, that type's entry).
-pub fn io_per_tx_table(id: &str, title: &str, first: &str, rows: &[(String, &Value)]) -> Table {
+/// One row of [`io_per_tx_table`]: a transaction type's I/O, in all and per transaction.
+pub struct IoPerTx {
+    pub transactions: Option<f64>,
+    /// reads, writes, syncs, read bytes, written bytes per transaction.
+    pub per_tx: [Option<f64>; 5],
+    /// reads, writes, syncs.
+    pub totals: [Option<f64>; 3],
+}
+
+impl IoPerTx {
+    /// From a run's `summary.io.by_tx.<type>` (run results are not read typed yet).
+    pub fn of_value(v: &Value) -> IoPerTx {
+        IoPerTx {
+            transactions: num(v, "/transactions"),
+            per_tx: [
+                "/reads_per_tx",
+                "/writes_per_tx",
+                "/syncs_per_tx",
+                "/read_bytes_per_tx",
+                "/written_bytes_per_tx",
+            ]
+            .map(|p| num(v, p)),
+            totals: ["/reads", "/writes", "/syncs"].map(|p| num(v, p)),
+        }
+    }
+
+    pub fn of(io: &oltplab_schema::TxIo) -> IoPerTx {
+        IoPerTx {
+            transactions: Some(io.transactions as f64),
+            per_tx: [
+                io.reads_per_tx,
+                io.writes_per_tx,
+                io.syncs_per_tx,
+                io.read_bytes_per_tx,
+                io.written_bytes_per_tx,
+            ]
+            .map(Some),
+            totals: [io.reads, io.writes, io.syncs].map(|n| Some(n as f64)),
+        }
+    }
+}
+
+pub fn io_per_tx_table(id: &str, title: &str, first: &str, rows: &[(String, IoPerTx)]) -> Table {
     let mut t = Table::new(
         id,
         title,
@@ -296,19 +338,11 @@ pub fn io_per_tx_table(id: &str, title: &str, first: &str, rows: &[(String, &Val
     );
     for (label, v) in rows {
         // Per-transaction figures mean nothing for I/O outside transactions (`other`).
-        let per = |field: &str| num(v, field).filter(|_| num(v, "/transactions") > Some(0.0));
-        t.push(vec![
-            Cell::Text(label.clone()),
-            Cell::Num(num(v, "/transactions")),
-            Cell::Num(per("/reads_per_tx")),
-            Cell::Num(per("/writes_per_tx")),
-            Cell::Num(per("/syncs_per_tx")),
-            Cell::Num(per("/read_bytes_per_tx")),
-            Cell::Num(per("/written_bytes_per_tx")),
-            Cell::Num(num(v, "/reads")),
-            Cell::Num(num(v, "/writes")),
-            Cell::Num(num(v, "/syncs")),
-        ]);
+        let per = |i: usize| v.per_tx[i].filter(|_| v.transactions > Some(0.0));
+        let mut row = vec![Cell::Text(label.clone()), Cell::Num(v.transactions)];
+        row.extend((0..5).map(|i| Cell::Num(per(i))));
+        row.extend(v.totals.map(Cell::Num));
+        t.push(row);
     }
     t
 }
@@ -322,7 +356,10 @@ fn run_io_table(doc: &Doc) -> Table {
     if by_tx.get("other").is_some() {
         names.push("other");
     }
-    let rows: Vec<(String, &Value)> = names.iter().map(|n| (n.to_string(), &by_tx[*n])).collect();
+    let rows: Vec<(String, IoPerTx)> = names
+        .iter()
+        .map(|n| (n.to_string(), IoPerTx::of_value(&by_tx[*n])))
+        .collect();
     io_per_tx_table(
         "io_by_tx",
         "I/O per transaction type (from the trace; other: background work and time between transactions)",

@@ -2,10 +2,10 @@
 //! baseline (`summary.baseline`, else the first device), storage utilisation α per device, tpmC relative to the baseline — and
 //! each device's one-sentence explanation.
 
-use serde_json::Value;
+use oltplab_schema::{DeviceFigures, Fidelity, Limit, ReplayOrder, StudySummary};
 
-use crate::common::{self, auto_scale, lat_mean, ratio, Ids};
-use crate::doc::{num, Doc};
+use crate::common::{self, auto_scale, ratio, Ids};
+use crate::doc::{Doc, Figures};
 use crate::fmt::{self, si, Unit};
 use crate::model::{Cell, Column, Section, Table};
 use crate::svg::{self, Axis, Reference, Scale, Series};
@@ -13,7 +13,7 @@ use crate::svg::{self, Axis, Reference, Scale, Series};
 /// One device of a study, with its figures relative to the baseline.
 struct Device<'a> {
     name: String,
-    v: &'a Value,
+    f: &'a DeviceFigures,
     iops: Option<f64>,
     lat_ns: Option<f64>,
     tpmc: Option<f64>,
@@ -22,42 +22,66 @@ struct Device<'a> {
     alpha: Option<f64>,
 }
 
-fn devices<'a>(doc: &Doc<'a>) -> Vec<Device<'a>> {
-    doc.array("/summary/devices")
+/// An S1 study (`summary.scenario` s1), read through its typed summary. A scenario this version
+/// does not know gets S1's section without figures.
+pub fn is_s1(doc: &Doc) -> bool {
+    doc.str("/summary/scenario") == Some("s1")
+}
+
+/// The S1 summary, read typed when the result was checked (`doc::docs`).
+fn summary<'a>(doc: &'a Doc) -> Option<&'a StudySummary> {
+    match &doc.figures {
+        Figures::S1(s) => Some(s),
+        _ => None,
+    }
+}
+
+fn devices<'a>(doc: &'a Doc) -> Vec<Device<'a>> {
+    summary(doc)
+        .map(|s| s.devices.as_slice())
+        .unwrap_or(&[])
         .iter()
-        .enumerate()
-        .map(|(i, v)| {
-            let run_iops = num(v, "/run_iops");
-            let replay_iops = num(v, "/replay_iops");
-            Device {
-                name: v
-                    .get("name")
-                    .and_then(Value::as_str)
-                    .map_or_else(|| format!("device {}", i + 1), str::to_string),
-                v,
-                iops: num(v, "/randread16k_iops"),
-                lat_ns: lat_mean(v.get("randread16k_lat_ns")),
-                tpmc: num(v, "/tpmc"),
-                run_iops,
-                replay_iops,
-                // α as the study stored it; derived from its definition only if it was not stored.
-                alpha: num(v, "/alpha").or_else(|| ratio(run_iops, replay_iops)),
-            }
+        .map(|f| Device {
+            name: f.name.clone(),
+            f,
+            iops: Some(f.randread16k_iops),
+            lat_ns: Some(f.randread16k_lat_ns),
+            tpmc: Some(f.tpmc),
+            run_iops: Some(f.run_iops),
+            replay_iops: Some(f.replay_iops),
+            // α as the study stored it; from its definition where it stored none (no bound).
+            alpha: f
+                .alpha
+                .or_else(|| ratio(Some(f.run_iops), Some(f.replay_iops))),
         })
         .collect()
 }
 
 /// The device the others are compared with: the one `summary.baseline` names, else the first.
 fn baseline(doc: &Doc, devs: &[Device]) -> usize {
-    doc.str("/summary/baseline")
+    summary(doc)
+        .and_then(|s| s.baseline.as_deref())
         .and_then(|name| devs.iter().position(|d| d.name == name))
         .unwrap_or(0)
+}
+
+/// `limit`'s name as the result spells it.
+fn limit_name(limit: Limit) -> String {
+    serde_json::to_value(limit)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
+/// An emulated run's fidelity, if it measured any I/O.
+fn run_fidelity(f: &DeviceFigures) -> Option<&Fidelity> {
+    f.run_fidelity.as_ref().filter(|x| x.ios > 0)
 }
 
 fn devices_table(devs: &[Device], base: usize) -> Table {
     let base = devs.get(base);
     // With `study --repeat`, tpmC and α are means: their 95 % intervals get columns of their own.
-    let repeated = devs.iter().any(|d| d.v.get("repeats").is_some());
+    let repeated = devs.iter().any(|d| d.f.repeats.is_some());
     let keep = |c: &Column| repeated || !c.key.ends_with("_ci95");
     let columns = vec![
         Column::new("device", "device", Unit::Text),
@@ -104,52 +128,49 @@ fn devices_table(devs: &[Device], base: usize) -> Table {
         let b = |f: fn(&Device) -> Option<f64>| base.and_then(f);
         let cells = vec![
             Cell::Text(d.name.clone()),
-            Cell::text(d.v.get("spec").and_then(Value::as_str).unwrap_or("")),
+            Cell::text(&d.f.spec),
             Cell::Num(d.iops),
             Cell::Num(ratio(d.iops, b(|x| x.iops))),
             Cell::Num(d.lat_ns),
             Cell::Num(ratio(d.lat_ns, b(|x| x.lat_ns))),
             Cell::Num(d.tpmc),
-            Cell::Num(num(d.v, "/repeats/tpmc/ci95")),
+            Cell::Num(d.f.repeats.as_ref().map(|r| r.tpmc.ci95)),
             Cell::Num(ratio(d.tpmc, b(|x| x.tpmc))),
             Cell::Num(d.run_iops),
             Cell::Num(d.replay_iops),
             Cell::Num(d.alpha),
-            Cell::Num(num(d.v, "/repeats/alpha/ci95")),
+            Cell::Num(d.f.repeats.as_ref().map(|r| r.alpha.ci95)),
             // Which replay is the bound: the better of the two orders on an emulated device.
             Cell::text(
-                d.v.get("bound_order")
-                    .and_then(Value::as_str)
-                    .map_or(String::new(), |o| format!("{o} replay")),
+                d.f.bound_order
+                    .map_or(String::new(), |o| format!("{} replay", ReplayOrderName(o))),
             ),
-            Cell::Num(num(d.v, "/replay_causal_iops")),
-            Cell::Num(num(d.v, "/alpha_causal")),
-            Cell::Num(num(d.v, "/replay_btreplay_iops")),
-            Cell::Num(num(d.v, "/alpha_btreplay")),
+            Cell::Num(d.f.replay_causal_iops),
+            Cell::Num(d.f.alpha_causal),
+            Cell::Num(d.f.replay_btreplay_iops),
+            Cell::Num(d.f.alpha_btreplay),
             // What the emulated device gave against the model (the realised latency less the
             // threads' waits for a core; older results: the realised one); beyond ±5 % marked.
-            Cell::text(fidelity(d.v, "off_pct").map_or(String::new(), |p| {
-                format!("{p:+.1} %{}", if p.abs() > 5.0 { " (off)" } else { "" })
-            })),
+            Cell::text(
+                fidelity(d.f, |x| (x.emulated_off_pct, x.off_pct)).map_or(String::new(), |p| {
+                    format!("{p:+.1} %{}", if p.abs() > 5.0 { " (off)" } else { "" })
+                }),
+            ),
             // The same at p99: beyond ±25 % the tail is off, whatever the mean.
             Cell::text(
-                fidelity(d.v, "p99_off_pct")
-                    .filter(|_| num(d.v, "/run_fidelity/ios").is_some_and(|n| n > 0.0))
+                fidelity(d.f, |x| (x.emulated_p99_off_pct, x.p99_off_pct))
+                    .filter(|_| run_fidelity(d.f).is_some())
                     .map_or(String::new(), |p| {
                         format!("{p:+.0} %{}", if p.abs() > 25.0 { " (off)" } else { "" })
                     }),
             ),
             // The machine's load: I/Os late only because their thread then queued for a core.
             Cell::text(
-                num(d.v, "/run_fidelity/cpu_queue_late_pct")
-                    .filter(|_| num(d.v, "/run_fidelity/ios").is_some_and(|n| n > 0.0))
+                run_fidelity(d.f)
+                    .map(|x| x.cpu_queue_late_pct)
                     .map_or(String::new(), |p| format!("{p:.0} %")),
             ),
-            Cell::text(
-                d.v.pointer("/breakdown/limit")
-                    .and_then(Value::as_str)
-                    .unwrap_or(""),
-            ),
+            Cell::text(limit_name(d.f.breakdown.limit)),
         ];
         t.push(
             cells
@@ -162,12 +183,9 @@ fn devices_table(devs: &[Device], base: usize) -> Table {
     t
 }
 
-/// The sentence the study wrote about a device (`explanation`, or `why`/`note` in older drafts).
-fn explanation(v: &Value) -> Option<&str> {
-    ["explanation", "why", "note"]
-        .iter()
-        .find_map(|k| v.get(*k).and_then(Value::as_str))
-        .filter(|s| !s.trim().is_empty())
+/// The sentence the study wrote about a device.
+fn explanation(f: &DeviceFigures) -> Option<&str> {
+    Some(f.explanation.as_str()).filter(|s| !s.trim().is_empty())
 }
 
 /// A study's section; `by` picks the axes of a study file's charts (other studies have fixed ones).
@@ -200,7 +218,7 @@ pub fn section(
     );
     let devs = devices(doc);
     for d in &devs {
-        if let Some(e) = explanation(d.v) {
+        if let Some(e) = explanation(d.f) {
             s.notes.push(format!("{}: {e}", d.name));
         }
     }
@@ -210,9 +228,12 @@ pub fn section(
         study_charts(&mut s, &mut ids, &devs, base);
     }
     s.table(devices_table(&devs, base));
-    let new_orders: Vec<(String, &Value)> = devs
+    let new_orders: Vec<(String, crate::run::IoPerTx)> = devs
         .iter()
-        .filter_map(|d| Some((d.name.clone(), d.v.pointer("/io_by_tx/new_order")?)))
+        .filter_map(|d| {
+            let io = d.f.io_by_tx.get("new_order")?;
+            Some((d.name.clone(), crate::run::IoPerTx::of(io)))
+        })
         .collect();
     s.table(crate::run::io_per_tx_table(
         "io_per_new_order",
@@ -287,8 +308,8 @@ fn study_charts(s: &mut Section, ids: &mut Ids, devs: &[Device], base: usize) {
     );
     let names: Vec<String> = devs.iter().map(|d| d.name.clone()).collect();
     let alphas: Vec<Option<f64>> = devs.iter().map(|d| d.alpha).collect();
-    let causal: Vec<Option<f64>> = devs.iter().map(|d| num(d.v, "/alpha_causal")).collect();
-    let btreplay: Vec<Option<f64>> = devs.iter().map(|d| num(d.v, "/alpha_btreplay")).collect();
+    let causal: Vec<Option<f64>> = devs.iter().map(|d| d.f.alpha_causal).collect();
+    let btreplay: Vec<Option<f64>> = devs.iter().map(|d| d.f.alpha_btreplay).collect();
     let mut series = vec![Series::bars(
         "α (against the better replay)",
         alphas.clone(),
@@ -350,9 +371,9 @@ fn study_charts(s: &mut Section, ids: &mut Ids, devs: &[Device], base: usize) {
         "The two numbers whose ratio is α.",
     );
     // The emulator's fidelity as distributions: a mean can agree while the tail is far off.
-    let emulated: Vec<&Device> = devs
+    let emulated: Vec<(&Device, &Fidelity)> = devs
         .iter()
-        .filter(|d| num(d.v, "/run_fidelity/ios").is_some_and(|n| n > 0.0))
+        .filter_map(|d| Some((d, run_fidelity(d.f)?)))
         .collect();
     let quantiles = [("p50", "p50"), ("p99", "p99"), ("p999", "p99.9")];
     let fidelity_series: Vec<Series> = quantiles
@@ -363,10 +384,7 @@ fn study_charts(s: &mut Section, ids: &mut Ids, devs: &[Device], base: usize) {
                     format!("{side} {label}"),
                     emulated
                         .iter()
-                        .map(|d| {
-                            num(d.v, &format!("/run_fidelity/{side}_lat_ns_{key}"))
-                                .filter(|v| *v > 0.0)
-                        })
+                        .map(|(_, x)| Some(latency(x, side, key) as f64).filter(|v| *v > 0.0))
                         .collect(),
                 )
             })
@@ -376,7 +394,7 @@ fn study_charts(s: &mut Section, ids: &mut Ids, devs: &[Device], base: usize) {
         .iter()
         .any(|s| s.values.iter().any(Option::is_some))
     {
-        let names: Vec<String> = emulated.iter().map(|d| d.name.clone()).collect();
+        let names: Vec<String> = emulated.iter().map(|(d, _)| d.name.clone()).collect();
         s.chart(
             svg::bars(
                 &ids.next(),
@@ -385,12 +403,12 @@ fn study_charts(s: &mut Section, ids: &mut Ids, devs: &[Device], base: usize) {
                     "Percentiles of the database's I/O latency on each emulated device: as the model completed each I/O, as the emulated device released it, and as the database saw it (after its thread also queued for a free core): {}.",
                     emulated
                         .iter()
-                        .map(|d| format!(
+                        .map(|(d, x)| format!(
                             "{} p99 {} modelled, {} emulated, {} realised",
                             d.name,
-                            fmt::value(num(d.v, "/run_fidelity/modelled_lat_ns_p99"), Unit::Ns),
-                            fmt::value(num(d.v, "/run_fidelity/emulated_lat_ns_p99"), Unit::Ns),
-                            fmt::value(num(d.v, "/run_fidelity/realised_lat_ns_p99"), Unit::Ns)
+                            fmt::value(Some(x.modelled_lat_ns_p99 as f64), Unit::Ns),
+                            fmt::value(Some(x.emulated_lat_ns_p99 as f64), Unit::Ns),
+                            fmt::value(Some(x.realised_lat_ns_p99 as f64), Unit::Ns)
                         ))
                         .collect::<Vec<_>>()
                         .join(", ")
@@ -404,7 +422,14 @@ fn study_charts(s: &mut Section, ids: &mut Ids, devs: &[Device], base: usize) {
             "The modelled and emulated bars should match: the emulator holds every I/O until the model completes it, never less, so an emulated bar above its modelled one is the emulator's lateness (the table marks a p99 beyond ±25 %; such a device's figures are less reliable). A realised bar above the emulated one is time the database's threads then queued for a free core, as they would after a real device's completions: the machine's load.",
         );
     }
-    let share = |d: &Device, k: &str| num(d.v, &format!("/breakdown/{k}"));
+    let share = |d: &Device, k: &str| {
+        let b = &d.f.breakdown;
+        Some(match k {
+            "io_wait_share" => b.io_wait_share,
+            "cpu_share" => b.cpu_share,
+            _ => b.other_share,
+        })
+    };
     let parts: Vec<Series> = [
         ("io_wait_share", "in reads, writes and syncs"),
         ("cpu_share", "on the CPU"),
@@ -512,9 +537,39 @@ pub fn comparison(docs: &[&Doc], charts: bool) -> Section {
     s
 }
 
-/// A run fidelity figure of the emulated device (`emulated_KEY`), or for results written before
-/// the CPU queue was split out, the realised one (`KEY`).
-fn fidelity(v: &Value, key: &str) -> Option<f64> {
-    num(v, &format!("/run_fidelity/emulated_{key}"))
-        .or_else(|| num(v, &format!("/run_fidelity/{key}")))
+/// A run fidelity figure of the emulated device (the first of `pick`), or for results written
+/// before the CPU queue was split out (no emulated latency in them), the realised one (the second).
+fn fidelity(f: &DeviceFigures, pick: fn(&Fidelity) -> (f64, f64)) -> Option<f64> {
+    let x = f.run_fidelity.as_ref()?;
+    let (emulated, realised) = pick(x);
+    Some(if x.emulated_lat_ns_mean > 0.0 {
+        emulated
+    } else {
+        realised
+    })
+}
+
+/// A latency percentile (`p50`, `p99`, `p999`) of one side of the emulation.
+fn latency(x: &Fidelity, side: &str, key: &str) -> u64 {
+    match (side, key) {
+        ("modelled", "p50") => x.modelled_lat_ns_p50,
+        ("modelled", "p99") => x.modelled_lat_ns_p99,
+        ("modelled", _) => x.modelled_lat_ns_p999,
+        ("emulated", "p50") => x.emulated_lat_ns_p50,
+        ("emulated", "p99") => x.emulated_lat_ns_p99,
+        ("emulated", _) => x.emulated_lat_ns_p999,
+        (_, "p50") => x.realised_lat_ns_p50,
+        (_, "p99") => x.realised_lat_ns_p99,
+        _ => x.realised_lat_ns_p999,
+    }
+}
+
+/// A replay order's name as the result spells it.
+struct ReplayOrderName(ReplayOrder);
+
+impl std::fmt::Display for ReplayOrderName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let name = serde_json::to_value(self.0).ok();
+        f.write_str(name.as_ref().and_then(|v| v.as_str()).unwrap_or("?"))
+    }
 }

@@ -8,12 +8,48 @@ use crate::sql::{Rows, Val};
 /// Violations shown per condition.
 pub const EXAMPLES: usize = 5;
 
+/// Whether a consistency condition held; written as `holds`, `violated` or `not_applicable`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckStatus {
+    Holds,
+    Violated,
+    /// The condition does not apply to this database (e.g. TPC-C's 3.3.2.11 after Deliveries).
+    NotApplicable,
+}
+
+impl CheckStatus {
+    /// Holds when the query found no offending row.
+    pub fn of_rows(rows: &Rows) -> CheckStatus {
+        if rows.is_empty() {
+            CheckStatus::Holds
+        } else {
+            CheckStatus::Violated
+        }
+    }
+
+    /// The name the result and the reports use.
+    pub fn name(self) -> &'static str {
+        match self {
+            CheckStatus::Holds => "holds",
+            CheckStatus::Violated => "violated",
+            CheckStatus::NotApplicable => "not_applicable",
+        }
+    }
+}
+
+/// Compares with the written name, so that a check's status reads as it is shown.
+impl PartialEq<&str> for CheckStatus {
+    fn eq(&self, other: &&str) -> bool {
+        self.name() == *other
+    }
+}
+
 #[derive(Clone, Debug, Serialize)]
 pub struct Condition {
     pub number: u8,
     pub rule: &'static str,
-    /// `holds`, `violated` or `not_applicable`.
-    pub status: &'static str,
+    pub status: CheckStatus,
     /// The first offending rows, as `column=value` lists.
     pub examples: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -22,7 +58,7 @@ pub struct Condition {
 
 impl Condition {
     pub fn holds(&self) -> bool {
-        self.status != "violated"
+        self.status != CheckStatus::Violated
     }
 }
 

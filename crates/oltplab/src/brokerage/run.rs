@@ -18,8 +18,8 @@ use super::{meta_of, RunConfig};
 use crate::output;
 use crate::schema::ServerWaits;
 use crate::schema::{
-    counts_by_kind, BrokerageInterval, BrokerageResult, BrokerageSummary, CommitSummary, MixShare,
-    TxSummary,
+    commit_summary, counts_by_kind, tx_summary, BrokerageInterval, BrokerageResult,
+    BrokerageSummary, MixShare,
 };
 use crate::workload::capture::Capture;
 use crate::workload::cluster::WsrepSampler;
@@ -119,7 +119,7 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<BrokerageResult> {
         let s = &outcome.tx[t.index()];
         summary.tx.insert(
             t.name().into(),
-            TxSummary::of(s, measured_s, cfg.db.engine == Engine::Sqlite),
+            tx_summary(s, measured_s, cfg.db.engine == Engine::Sqlite),
         );
         summary.mix.insert(
             t.name().into(),
@@ -130,7 +130,7 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<BrokerageResult> {
         );
         histograms.insert(t.name().to_string(), s.latency.to_base64());
     }
-    if let Some((mut commit, h)) = CommitSummary::of(&outcome.tx) {
+    if let Some((mut commit, h)) = commit_summary(&outcome.tx) {
         if let Some(w) = &server_waits {
             commit.split_with(&w.wsrep_nodes);
         }

@@ -492,6 +492,7 @@ pub fn crash_with(cfg: &CrashConfig, out: &Path, started_at: &str) -> Result<Cra
             setting: row.setting.clone(),
             value: row.value.clone(),
             expected: promise.name().into(),
+            pages_repaired: Some(0),
             ..Default::default()
         });
         let row_dir = out.join(format!(
@@ -632,7 +633,7 @@ fn add(sum: &mut CrashRow, o: &CrashStateOutcome) {
     sum.invariants_broken += o.invariants_broken.len() as u32;
     sum.checks_failed += u32::from(o.recovered && !o.checks_ran);
     sum.corrupt_reports += o.corrupt_reports;
-    sum.pages_repaired += o.pages_repaired;
+    sum.pages_repaired = Some(sum.pages_repaired.unwrap_or(0) + o.pages_repaired.unwrap_or(0));
     sum.lost_writes += o.lost_writes;
     sum.torn_writes += o.torn_writes;
 }
@@ -818,7 +819,7 @@ fn print_table(s: &CrashSummary) {
             r.corrupt_reports,
             r.cycle_s_mean,
             r.torn_writes,
-            r.pages_repaired
+            r.pages_repaired.unwrap_or(0)
         );
     }
 }

@@ -411,6 +411,7 @@ fn check_state(
 ) -> CrashStateOutcome {
     let mut o = CrashStateOutcome {
         acknowledged_commits: acknowledged.len(),
+        pages_repaired: Some(0),
         ..Default::default()
     };
     let log = data_dir.join(format!("{}.log", kind.name()));
@@ -496,7 +497,7 @@ pub(super) fn read_log(kind: ServerKind, log: &Path, from: u64, o: &mut CrashSta
             && lower.contains("recovered page")
             && lower.contains(INNODB_REPAIRED)
         {
-            o.pages_repaired += 1;
+            o.pages_repaired = Some(o.pages_repaired.unwrap_or(0) + 1);
         }
     }
     o.corrupt_reports = count;

@@ -437,6 +437,7 @@ fn run_until_cut(
 fn check_state(loaded: &Loaded, db: &Path, acknowledged: &Acknowledged) -> CrashStateOutcome {
     let mut o = CrashStateOutcome {
         acknowledged_commits: acknowledged.len(),
+        pages_repaired: Some(0),
         ..Default::default()
     };
     let started = Instant::now();

@@ -23,8 +23,17 @@ const OFFERED_LOAD_EFFICIENCY: f64 = 0.8;
 /// Share of the terminals' time in I/O calls at or above this: I/O latency dominates.
 const IO_BOUND_SHARE: f64 = 0.5;
 
-impl Breakdown {
-    pub fn from_run(run: &TpccSummary, io_wait_ns: u64, scale: &Scale, alpha: f64) -> Breakdown {
+/// What oltplab computes of a [`Breakdown`] from a run's figures (the type is the result
+/// schema's; the rules that decide the limit are the study's).
+pub trait Explain: Sized {
+    fn from_run(run: &TpccSummary, io_wait_ns: u64, scale: &Scale, alpha: f64) -> Breakdown;
+    fn with_writer_lock(self, run: &TpccSummary, write_txs: &[&str], holder_io_ns: u64) -> Self;
+    fn cpu_with_spin(&self) -> f64;
+    fn decide(&self) -> Limit;
+}
+
+impl Explain for Breakdown {
+    fn from_run(run: &TpccSummary, io_wait_ns: u64, scale: &Scale, alpha: f64) -> Breakdown {
         let measured_s = if run.measured_s > 0.0 {
             run.measured_s
         } else {
@@ -88,7 +97,7 @@ impl Breakdown {
     /// Adds SQLite's measured writer-lock waits (the run's `summary.tx.*.writer_lock_wait_ns_mean`)
     /// and the lock holder's split, given the I/O time inside write transactions
     /// (`holder_io_ns`, from the trace's transaction tags).
-    pub fn with_writer_lock(
+    fn with_writer_lock(
         mut self,
         run: &TpccSummary,
         write_txs: &[&str],

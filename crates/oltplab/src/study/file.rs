@@ -1644,7 +1644,7 @@ fn add_cell_ratios(cells: &mut [CellResult], baseline: Option<&str>) {
                 .zip(b.tpse_like)
                 .map(|(c, b)| ratio(c, b)),
             run_iops: ratio(c.figures.run_iops, b.run_iops),
-            alpha: ratio(c.figures.alpha, b.alpha),
+            alpha: ratio(c.figures.alpha.unwrap_or(0.0), b.alpha.unwrap_or(0.0)),
         });
     }
 }
@@ -1765,13 +1765,13 @@ fn print_cells(summary: &StudySummary, out: &Path) {
             None => format!("{:.0}", f.tpmc),
         };
         output::say!(
-            "{:<w$} {:>11} {:>9} {:>10.0} {:>10.0} {:>7.2}  {}",
+            "{:<w$} {:>11} {:>9} {:>10.0} {:>10.0} {:>7}  {}",
             c.id,
             format_count(f.randread16k_iops),
             throughput,
             f.run_iops,
             f.replay_iops,
-            f.alpha,
+            f.alpha.map_or("—".into(), |a| format!("{a:.2}")),
             vs
         );
     }

@@ -4,21 +4,23 @@
 //! the CPU at each connection count. Writes each run's result (`<tables>-<mode>.json`),
 //! `results.json` (kind `study`, rewritten after every run) and `report.html`.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::atomic::Ordering;
 
 use oltplab_core::safety;
 use oltplab_core::units::{format_count, format_ns};
 use oltplab_core::{Error, Result};
-use oltplab_metrics::{LatencyNs, Warning, WarningKind};
+use oltplab_metrics::{Warning, WarningKind};
 use oltplab_workloads::orders::{Mode, Scale as DataScale, Tables};
 use serde::Serialize;
 
 use super::{StudyArgs, DEFAULT_DEVICES, REPORT_FILE, RESULTS_FILE};
 use crate::orders::{self, OrdersLoadConfig, OrdersRunConfig};
 use crate::output;
-use crate::schema::{ConnectionsPoint, OrdersSummary};
+use crate::schema::{
+    ConnectionsPoint, InMemoryPoint as Point, InMemoryRun as RunFigures,
+    InMemorySummary as StudySummary, OrdersSummary,
+};
 use crate::workload::scaffold::{CaptureConfig, OutputConfig};
 use crate::workload::target::DbSpec;
 use crate::STOP;
@@ -62,53 +64,6 @@ impl Scale {
 /// Transactions of each connection count at the quick scale: about a second of SQLite's memory
 /// tables on a small machine (16,000 tps), ten of its disk tables.
 const QUICK_TX_PER_POINT: u64 = 20_000;
-
-/// One connection count of one (tables, mode) sweep.
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct Point {
-    pub connections: u32,
-    pub tps: f64,
-    pub elapsed_s: f64,
-    pub waits_per_s: BTreeMap<String, f64>,
-    pub waiting_sessions: BTreeMap<String, f64>,
-    pub lat_ns: LatencyNs,
-    /// The machine's busy share (database and driver) during the measured work.
-    pub cpu_utilisation: f64,
-    pub db_cpu_s: f64,
-    pub driver_cpu_s: f64,
-    pub errors: u64,
-}
-
-/// One (tables, mode) sweep: `summary.runs[]`.
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct RunFigures {
-    pub tables: String,
-    pub mode: String,
-    /// All points together.
-    pub tps: f64,
-    pub elapsed_s: f64,
-    pub points: Vec<Point>,
-    /// `waits_per_s` or `waiting_sessions` (PostgreSQL's samples): what `waits_per_s` holds.
-    pub waits_unit: String,
-    pub commit_setting: String,
-    pub commit_value: String,
-    pub survives_crash: bool,
-    /// The run's own result, in the output directory.
-    pub result: String,
-}
-
-#[derive(Debug, Default, Serialize)]
-pub(super) struct StudySummary {
-    scenario: String,
-    engine: String,
-    connections: Vec<u32>,
-    tx_per_connection: u64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    tx_per_point: Option<u64>,
-    runs: Vec<RunFigures>,
-    load_s: f64,
-    pub(super) interrupted: bool,
-}
 
 #[derive(Debug, Serialize)]
 struct StudyConfig {

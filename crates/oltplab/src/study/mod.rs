@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 
 use clap::Args;
+use explain::Explain as _;
 use oltplab_core::safety;
 use oltplab_core::units::{format_bytes, format_count, format_ns};
 use oltplab_core::{Error, Result};
@@ -804,7 +805,7 @@ fn study_runs(
         figures.tpm_total = runs.iter().map(|r| r.tpm_total).sum::<f64>() / runs.len() as f64;
         figures.run_iops = mean(&rep.run_iops);
         figures.replay_iops = mean(&rep.replay_iops);
-        figures.alpha = mean(&rep.alpha);
+        figures.alpha = Some(mean(&rep.alpha));
         figures.alpha_causal = rep.alpha_causal.as_ref().map(mean);
         let mean_of = |f: fn(&DeviceFigures) -> Option<f64>| {
             let v: Vec<f64> = runs.iter().filter_map(f).collect();
@@ -923,6 +924,8 @@ fn run_and_replay(
     database.remove_copy(&db_path);
     figures.replay_iops = replayed.summary.iops;
     figures.replay_fidelity = replayed.summary.fidelity.clone();
+    // On the host the real-time replay is the lanes one.
+    let mut bound_order = ReplayOrder::Lanes;
     if !spec.is_host() {
         // On a model the bound needs no waiting: the same trace through the same model in virtual
         // time, in both orders. The real-time replay stays as the cross-check.
@@ -954,7 +957,7 @@ fn run_and_replay(
         // one that got the most from it. btreplay's deep queue usually does; but run flat out,
         // a thread's I/O lands beside the others' as it never did in the run (a background
         // writer beside the readers), which can cost a device more than the run's own timing.
-        (figures.replay_iops, figures.bound_order) = [
+        (figures.replay_iops, bound_order) = [
             (lanes.iops, ReplayOrder::Lanes),
             (causal.iops, ReplayOrder::Causal),
             (
@@ -971,11 +974,7 @@ fn run_and_replay(
             }
         });
     }
-    figures.alpha = if figures.replay_iops > 0.0 {
-        figures.run_iops / figures.replay_iops
-    } else {
-        0.0
-    };
+    figures.alpha = (figures.replay_iops > 0.0).then(|| figures.run_iops / figures.replay_iops);
     interrupted()?;
 
     // 4. What limited the run.
@@ -986,7 +985,9 @@ fn run_and_replay(
         .map(|t| io.wait_ns_by_tag[t.tag() as usize])
         .sum();
     let write_names = write_txs.map(|t| t.name());
-    figures.breakdown = Breakdown::from_run(run, io.wait_ns, scale, figures.alpha);
+    // The breakdown's rules read a missing bound as no sign of a device limit (α 0).
+    let alpha = figures.alpha.unwrap_or(0.0);
+    figures.breakdown = Breakdown::from_run(run, io.wait_ns, scale, alpha);
     if database.workload != BROKERAGE {
         // The brokerage's writers and their tags are its own; its lock waits stay unsplit.
         figures.breakdown = figures
@@ -994,7 +995,8 @@ fn run_and_replay(
             .with_writer_lock(run, &write_names, holder_io_ns);
     }
     figures.breakdown.alpha_causal = figures.alpha_causal;
-    figures.breakdown.bound_order = figures.bound_order;
+    figures.bound_order = Some(bound_order);
+    figures.breakdown.bound_order = bound_order;
     figures.breakdown.alpha_lanes = figures
         .replay_lanes_iops
         .filter(|&v| v > 0.0)
@@ -1012,14 +1014,14 @@ fn run_and_replay(
         ));
     }
     output::note!(
-        "  {}, run {:.0} IOPS, replay {:.0} IOPS, α {:.2}: {}",
+        "  {}, run {:.0} IOPS, replay {:.0} IOPS, α {}: {}",
         match figures.tpse_like {
             Some(t) => format!("{t:.1} Trade-Results/s"),
             None => format!("tpmC {:.0}", figures.tpmc),
         },
         figures.run_iops,
         figures.replay_iops,
-        figures.alpha,
+        figures.alpha.map_or("—".into(), |a| format!("{a:.2}")),
         figures.explanation
     );
     Ok(figures)
@@ -1046,7 +1048,7 @@ stoppable!(
     crate::schema::StorageStudySummary,
     crate::schema::ClusterStudySummary,
     crate::schema::ProfilesSummary,
-    in_memory::StudySummary
+    crate::schema::InMemorySummary
 );
 
 /// How every scenario ends: its summary says whether Ctrl-C stopped it, with the warning
@@ -1318,7 +1320,7 @@ fn add_ratios(summary: &mut StudySummary) {
             tpmc: ratio(d.tpmc, base.tpmc),
             tpse_like: None,
             run_iops: ratio(d.run_iops, base.run_iops),
-            alpha: ratio(d.alpha, base.alpha),
+            alpha: ratio(d.alpha.unwrap_or(0.0), base.alpha.unwrap_or(0.0)),
         });
     }
 }
@@ -1464,12 +1466,16 @@ fn print_table(summary: &StudySummary, out: &Path) {
         });
         let alpha_shown = match rep {
             Some(r) => format!("{}±{:.2}", alpha(r.alpha.mean), r.alpha.ci95),
-            None => alpha(d.alpha),
+            None => d.alpha.map_or("—".into(), alpha),
         };
         // The replay α is against is marked.
         let replay = |v: Option<f64>, order: ReplayOrder| {
             v.map_or("—".into(), |v| {
-                let mark = if order == d.bound_order { "*" } else { "" };
+                let mark = if Some(order) == d.bound_order {
+                    "*"
+                } else {
+                    ""
+                };
                 format!("{v:.0}{mark}")
             })
         };

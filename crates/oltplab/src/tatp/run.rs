@@ -16,7 +16,7 @@ use oltplab_workloads::tatp::tx::TxType;
 
 use super::{meta_of, RunConfig};
 use crate::output;
-use crate::schema::{counts_by_kind, MixShare, TatpInterval, TatpResult, TatpSummary, TxSummary};
+use crate::schema::{counts_by_kind, tx_summary, MixShare, TatpInterval, TatpResult, TatpSummary};
 use crate::workload::capture::Capture;
 use crate::workload::scaffold::{
     driver_cpu_warning, interrupted_warning, open_for_run, print_cpu, EdgeSamples, IntervalLines,
@@ -97,7 +97,7 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<TatpResult> {
         let s = &outcome.tx[t.index()];
         summary.tx.insert(
             t.name().into(),
-            TxSummary::of(s, measured_s, cfg.db.engine == Engine::Sqlite),
+            tx_summary(s, measured_s, cfg.db.engine == Engine::Sqlite),
         );
         summary.mix.insert(
             t.name().into(),

@@ -14,6 +14,7 @@ use std::time::Duration;
 use clap::Args;
 use oltplab_core::units::format_ns;
 use oltplab_core::{Error, Result};
+use oltplab_workloads::check::CheckStatus;
 use oltplab_workloads::tpcc::check::{run_checks, Condition};
 use oltplab_workloads::tpcc::load::{LoadOptions, LoadReport};
 use oltplab_workloads::tpcc::schema::TABLES;
@@ -546,9 +547,9 @@ fn check_conditions(connector: &dyn Connector, quiet: bool) -> Result<Vec<Condit
             .map(|n| format!(" ({n})"))
             .unwrap_or_default();
         let status = match c.status {
-            "holds" => "holds",
-            "violated" => "VIOLATED",
-            _ => "not applicable",
+            CheckStatus::Holds => "holds",
+            CheckStatus::Violated => "VIOLATED",
+            CheckStatus::NotApplicable => "not applicable",
         };
         eprintln!("  {:>2}  {:<72} {status}{note}", c.number, c.rule);
         for e in &c.examples {

@@ -25,8 +25,8 @@ use oltplab_workloads::tpcc::{inspect, require_loaded, Meta, Purpose, TPMC_PER_W
 use super::RunConfig;
 use crate::output;
 use crate::schema::{
-    counts_by_kind, CommitSummary, DeferredDeliverySummary, ResponseTimeLimit, ServerWaits,
-    SteadyState, TpccInterval, TpccResult, TpccSummary, TxSummary, OTHER_IO,
+    commit_summary, counts_by_kind, nurand_constants, tx_summary, DeferredDeliverySummary,
+    ResponseTimeLimit, ServerWaits, SteadyState, TpccInterval, TpccResult, TpccSummary, OTHER_IO,
 };
 use crate::workload::capture::Capture;
 use crate::workload::scaffold::{
@@ -337,8 +337,8 @@ fn tx_figures(
         warehouses: driven,
         terminals,
         measure_started_at: outcome.measure_started_at.map(rfc3339_micros),
-        load_constants: meta.load_constants,
-        run_constants: outcome.run_constants,
+        load_constants: nurand_constants(meta.load_constants),
+        run_constants: nurand_constants(outcome.run_constants),
         first_error: outcome.first_error.clone(),
         interrupted: outcome.interrupted,
         ..Default::default()
@@ -350,7 +350,7 @@ fn tx_figures(
         all += s.count;
         summary.tx.insert(
             t.name().into(),
-            TxSummary::of(s, measured_s, cfg.db.engine == Engine::Sqlite),
+            tx_summary(s, measured_s, cfg.db.engine == Engine::Sqlite),
         );
         histograms.insert(t.name().to_string(), s.latency.to_base64());
     }
@@ -377,7 +377,7 @@ fn tx_figures(
     if summary.paced {
         summary.response_time_limits = response_time_limits(outcome);
     }
-    if let Some((commit, h)) = CommitSummary::of(&outcome.tx) {
+    if let Some((commit, h)) = commit_summary(&outcome.tx) {
         summary.commit = Some(commit);
         histograms.insert("commit".to_string(), h.to_base64());
     }

@@ -15,23 +15,6 @@ use crate::workload::cluster::WsrepSampler;
 use oltplab_workloads::sql::{Conn, Dialect};
 use oltplab_workloads::tpcc::{Connector, Purpose};
 
-impl ServerWaits {
-    /// The share of the server's transaction time spent waiting for locks, where measured:
-    /// PostgreSQL's `Lock:*` samples; MariaDB's row-lock time over `in_tx_s`.
-    pub fn lock_share(&self, in_tx_s: f64) -> Option<f64> {
-        if !self.share_by_event.is_empty() {
-            let lock = (self.share_by_event.iter())
-                .filter(|(k, _)| k.starts_with("Lock:"))
-                .map(|(_, v)| v)
-                .sum();
-            return Some(lock);
-        }
-        self.row_lock_wait_s
-            .filter(|_| in_tx_s > 0.0)
-            .map(|s| (s / in_tx_s).min(1.0))
-    }
-}
-
 /// PostgreSQL's sampling interval: often enough for a 10 s window to give hundreds of samples,
 /// rarely enough that the sampler's queries cost the server little.
 const SAMPLE_EVERY: Duration = Duration::from_millis(50);

@@ -17,7 +17,7 @@ use oltplab_core::{Error, Result};
 use oltplab_dbs::vfs::{Vfs, VfsCounts, VfsOptions};
 use oltplab_devmodel::{now_ns, parse_spec, DeviceCounts, Emulator, Fidelity};
 use oltplab_metrics::{LatencyNs, Warning, WarningKind};
-use oltplab_trace::stat::{io_by_table, GroupIo, TagStat, TraceStat};
+use oltplab_trace::stat::{io_by_table, GroupIo, TraceStat};
 use oltplab_trace::{TraceData, TraceMeta, TraceWriter};
 use oltplab_workloads::driver::TxSpan;
 
@@ -968,67 +968,6 @@ fn by_tx_from_stat(stat: &TraceStat, outcome: &RunEnd) -> BTreeMap<String, TxIo>
             .or_insert_with(|| TxIo::new(t, transactions));
     }
     by_tx
-}
-
-impl TxIo {
-    fn new(t: &TagStat, transactions: u64) -> TxIo {
-        let mut io = TxIo {
-            transactions,
-            ..TxIo::default()
-        };
-        io.add(t);
-        io
-    }
-
-    /// All of a window's I/O, per transaction of a workload with one transaction type.
-    pub fn of_window(io: &IoSummary, transactions: u64) -> TxIo {
-        TxIo::new(
-            &TagStat {
-                tag: 0,
-                name: String::new(),
-                reads: io.reads,
-                writes: io.writes,
-                syncs: io.syncs,
-                read_bytes: io.read_bytes,
-                written_bytes: io.written_bytes,
-            },
-            transactions,
-        )
-    }
-
-    /// Adds another node's I/O of the same transaction type (the count is the run's, once).
-    fn merge(&mut self, other: &TxIo) {
-        self.add(&TagStat {
-            tag: 0,
-            name: String::new(),
-            reads: other.reads,
-            writes: other.writes,
-            syncs: other.syncs,
-            read_bytes: other.read_bytes,
-            written_bytes: other.written_bytes,
-        });
-    }
-
-    /// Adds a tag's I/O (several tags can be one transaction type, or `other`).
-    fn add(&mut self, t: &TagStat) {
-        self.reads += t.reads;
-        self.writes += t.writes;
-        self.syncs += t.syncs;
-        self.read_bytes += t.read_bytes;
-        self.written_bytes += t.written_bytes;
-        let per = |n: u64| {
-            if self.transactions == 0 {
-                0.0
-            } else {
-                n as f64 / self.transactions as f64
-            }
-        };
-        self.reads_per_tx = per(self.reads);
-        self.writes_per_tx = per(self.writes);
-        self.syncs_per_tx = per(self.syncs);
-        self.read_bytes_per_tx = per(self.read_bytes);
-        self.written_bytes_per_tx = per(self.written_bytes);
-    }
 }
 
 fn lost_records_warning(dropped: u64) -> Option<Warning> {

@@ -191,6 +191,8 @@ pub fn study() -> Value {
         json!({"name": name, "spec": spec, "randread16k_iops": hdd_iops * iops_x,
                "randread16k_lat_ns": hdd_lat / lat_div, "tpmc": tpmc, "run_iops": run,
                "replay_iops": replay, "alpha": alpha, "explanation": why,
+               "run_ios": (run * 10.0) as u64, "run_syncs": (run * 0.5) as u64,
+               "trace": format!("{name}.trace"),
                "breakdown": {"io_wait_share": io, "cpu_share": 0.3 * (1.0 - io),
                              "other_share": 0.7 * (1.0 - io),
                              "limit": if alpha >= 0.8 { "device" } else { "locks" }}})
@@ -202,7 +204,8 @@ pub fn study() -> Value {
         "config": {"scenario": "s1", "engine": "sqlite", "scale": "quick",
                    "devices": ["hdd-10k", "sata-ssd-2010", "pcie-flash-2012"]},
         "env": env("vm"),
-        "summary": {"scenario": "s1", "baseline": "hdd-10k", "devices": [
+        "summary": {"scenario": "s1", "engine": "sqlite", "baseline": "hdd-10k",
+                    "buffer_pool_bytes": 4194304, "load_s": 12.5, "interrupted": false, "devices": [
             dev("host", "host", 310.0, 2.5, 2600.0, 1500.0, 2400.0,
                 "this machine's storage is used for 62 % of what it can do"),
             dev("hdd-10k", "hdd:rpm=10000", 1.0, 1.0, 410.0, 180.0, 195.0,

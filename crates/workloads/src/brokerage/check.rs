@@ -3,7 +3,7 @@
 //! total, because SQLite keeps DECIMAL columns as binary floating point and sums them so.
 
 use super::Meta;
-use crate::check::{examples, Condition, EXAMPLES};
+use crate::check::{examples, CheckStatus, Condition, EXAMPLES};
 use crate::sql::{Conn, DbResult};
 
 fn checks(meta: &Meta) -> Vec<(u8, &'static str, &'static [&'static str], String)> {
@@ -62,7 +62,7 @@ pub fn run_checks(
         let cond = Condition {
             number,
             rule,
-            status: if rows.is_empty() { "holds" } else { "violated" },
+            status: CheckStatus::of_rows(&rows),
             examples: examples(&rows, names),
             note: None,
         };

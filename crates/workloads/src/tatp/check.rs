@@ -3,7 +3,7 @@
 //! offending rows (none: it holds).
 
 use super::Meta;
-use crate::check::{examples, Condition, EXAMPLES};
+use crate::check::{examples, CheckStatus, Condition, EXAMPLES};
 use crate::sql::{Conn, DbResult, Dialect};
 
 fn checks(
@@ -53,7 +53,7 @@ pub fn run_checks(
         let c = Condition {
             number,
             rule,
-            status: if rows.is_empty() { "holds" } else { "violated" },
+            status: CheckStatus::of_rows(&rows),
             examples: examples(&rows, names),
             note: None,
         };

@@ -2,7 +2,7 @@
 //! offending keys (none: the condition holds). Money compares within half a cent, because SQLite
 //! keeps DECIMAL columns as binary floating point.
 
-use crate::check::examples;
+use crate::check::{examples, CheckStatus};
 pub use crate::check::{Condition, EXAMPLES};
 use crate::sql::{Conn, DbResult};
 
@@ -82,7 +82,7 @@ pub fn run_checks(
         let mut cond = Condition {
             number,
             rule,
-            status: if rows.is_empty() { "holds" } else { "violated" },
+            status: CheckStatus::of_rows(&rows),
             examples: examples(&rows, names),
             note: None,
         };
@@ -97,7 +97,7 @@ pub fn run_checks(
                 applies.get(0, 0).i64()
             };
             if n == 0 {
-                cond.status = "not_applicable";
+                cond.status = CheckStatus::NotApplicable;
                 cond.note = Some("Delivery has run in every district".into());
             } else {
                 cond.note = Some(format!(

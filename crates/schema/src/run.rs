@@ -4,10 +4,7 @@
 use std::collections::BTreeMap;
 
 use oltplab_metrics::LatencyNs;
-use oltplab_trace::stat::GroupIo;
-use oltplab_workloads::driver::TxStats;
-use oltplab_workloads::sql::ErrorKind;
-use oltplab_workloads::tpcc::random::Constants;
+use oltplab_trace::stat::{GroupIo, TagStat};
 use serde::{Deserialize, Serialize};
 
 use super::{EmulationSummary, ResultDoc};
@@ -31,32 +28,6 @@ pub struct TxSummary {
     /// engine's own work, which runs on that thread.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_ns_mean: Option<f64>,
-}
-
-/// `summary.errors_by_kind` / `retries_by_kind`: counts by the kind's name.
-pub fn counts_by_kind(m: &BTreeMap<ErrorKind, u64>) -> BTreeMap<String, u64> {
-    m.iter().map(|(k, v)| (k.name().to_string(), *v)).collect()
-}
-
-impl TxSummary {
-    /// A type's figures from the driver's statistics over `measured_s`. The writer-lock wait and
-    /// CPU per transaction only where the engine runs on the terminals' threads and takes its
-    /// writer lock at BEGIN (`in_process`: SQLite); a server's are inside the server.
-    pub fn of(s: &TxStats, measured_s: f64, in_process: bool) -> TxSummary {
-        let per_tx = |ns: u64| {
-            (in_process && s.count + s.errors > 0).then(|| ns as f64 / (s.count + s.errors) as f64)
-        };
-        TxSummary {
-            count: s.count,
-            errors: s.errors,
-            rollbacks: s.rollbacks,
-            retries: s.retries,
-            tps: s.count as f64 / measured_s.max(1e-9),
-            lat_ns: s.latency.stats(),
-            writer_lock_wait_ns_mean: per_tx(s.writer_lock_wait_ns),
-            cpu_ns_mean: per_tx(s.cpu_ns),
-        }
-    }
 }
 
 /// `summary.commit`: the COMMIT of the measured write transactions, timed by the driver from
@@ -90,30 +61,6 @@ pub struct CommitSummary {
 }
 
 impl CommitSummary {
-    /// From the driver's per-kind statistics: the figures and the merged histogram; None when no
-    /// commit was timed.
-    pub fn of<'a>(
-        tx: impl IntoIterator<Item = &'a TxStats>,
-    ) -> Option<(CommitSummary, oltplab_metrics::LatencyHistogram)> {
-        let mut all = oltplab_metrics::LatencyHistogram::new();
-        let mut with_last_statement = 0;
-        for t in tx {
-            all.add(&t.commit_latency);
-            with_last_statement += t.commits_with_statement;
-        }
-        (all.count() > 0).then(|| {
-            (
-                CommitSummary {
-                    commits: all.count(),
-                    with_last_statement,
-                    latency_ns: all.stats(),
-                    ..CommitSummary::default()
-                },
-                all,
-            )
-        })
-    }
-
     /// Splits the mean commit with the nodes' replication latency, where they measured it.
     pub fn split_with(&mut self, nodes: &[WsrepNode]) {
         let messages: u64 = nodes
@@ -282,8 +229,8 @@ pub struct TpccSummary {
     pub terminals: u32,
     pub errors_by_kind: BTreeMap<String, u64>,
     pub retries_by_kind: BTreeMap<String, u64>,
-    pub load_constants: Constants,
-    pub run_constants: Constants,
+    pub load_constants: NurandConstants,
+    pub run_constants: NurandConstants,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_error: Option<String>,
     pub interrupted: bool,
@@ -304,6 +251,15 @@ pub struct TpccSummary {
     /// Several hosts by `--url`: how many terminals (and Delivery workers) each one served.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub hosts: Vec<HostUse>,
+}
+
+/// `summary.load_constants` / `run_constants`: the NURand constants C of clause 2.1.6 (the run's
+/// are drawn against the load's, clause 2.1.6.1).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NurandConstants {
+    pub c_last: i64,
+    pub c_id: i64,
+    pub ol_i_id: i64,
 }
 
 /// `summary.hosts[]`: one host of a `--url` that named several, and the run connections it got
@@ -508,41 +464,81 @@ pub struct WsrepNode {
     pub repl_latency_ns_mean: Option<f64>,
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn commits_of_every_kind_add_up_and_a_cluster_splits_the_mean() {
-        let mut a = TxStats::default();
-        let mut b = TxStats::default();
-        for ns in [1_000_000, 3_000_000] {
-            a.commit_latency.record(ns);
+impl ServerWaits {
+    /// The share of the server's transaction time spent waiting for locks, where measured:
+    /// PostgreSQL's `Lock:*` samples; MariaDB's row-lock time over `in_tx_s`.
+    pub fn lock_share(&self, in_tx_s: f64) -> Option<f64> {
+        if !self.share_by_event.is_empty() {
+            let lock = (self.share_by_event.iter())
+                .filter(|(k, _)| k.starts_with("Lock:"))
+                .map(|(_, v)| v)
+                .sum();
+            return Some(lock);
         }
-        b.commit_latency.record(2_000_000);
-        b.commits_with_statement = 1;
-        assert!(CommitSummary::of([&TxStats::default()]).is_none());
-        let (mut c, h) = CommitSummary::of([&a, &b]).unwrap();
-        assert_eq!((c.commits, c.with_last_statement, h.count()), (3, 1, 3));
-        assert!((c.latency_ns.mean - 2e6).abs() < 2e6 * 1e-3, "{c:?}");
-        // One server: nothing to split with.
-        c.split_with(&[]);
-        assert_eq!(c.replication_ns_mean, None);
-        // Two nodes: 300 messages of 400 µs and 100 of 800 µs (mean 500 µs), one node that
-        // measured nothing.
-        let node = |messages, mean| WsrepNode {
-            repl_messages: messages,
-            repl_latency_ns_mean: mean,
-            ..WsrepNode::default()
+        self.row_lock_wait_s
+            .filter(|_| in_tx_s > 0.0)
+            .map(|s| (s / in_tx_s).min(1.0))
+    }
+}
+
+impl TxIo {
+    /// A tag's I/O over `transactions` measured transactions.
+    pub fn new(t: &TagStat, transactions: u64) -> TxIo {
+        let mut io = TxIo {
+            transactions,
+            ..TxIo::default()
         };
-        c.split_with(&[
-            node(300, Some(400e3)),
-            node(100, Some(800e3)),
-            node(0, None),
-        ]);
-        let r = c.replication_ns_mean.unwrap();
-        assert!((r - 500e3).abs() < 1e-6, "{c:?}");
-        assert!((c.local_ns_mean.unwrap() - (c.latency_ns.mean - r)).abs() < 1e-6);
-        assert!((c.replication_share.unwrap() - r / c.latency_ns.mean).abs() < 1e-12);
+        io.add(t);
+        io
+    }
+
+    /// All of a window's I/O, per transaction of a workload with one transaction type.
+    pub fn of_window(io: &IoSummary, transactions: u64) -> TxIo {
+        TxIo::new(
+            &TagStat {
+                tag: 0,
+                name: String::new(),
+                reads: io.reads,
+                writes: io.writes,
+                syncs: io.syncs,
+                read_bytes: io.read_bytes,
+                written_bytes: io.written_bytes,
+            },
+            transactions,
+        )
+    }
+
+    /// Adds another node's I/O of the same transaction type (the count is the run's, once).
+    pub fn merge(&mut self, other: &TxIo) {
+        self.add(&TagStat {
+            tag: 0,
+            name: String::new(),
+            reads: other.reads,
+            writes: other.writes,
+            syncs: other.syncs,
+            read_bytes: other.read_bytes,
+            written_bytes: other.written_bytes,
+        });
+    }
+
+    /// Adds a tag's I/O (several tags can be one transaction type, or `other`).
+    pub fn add(&mut self, t: &TagStat) {
+        self.reads += t.reads;
+        self.writes += t.writes;
+        self.syncs += t.syncs;
+        self.read_bytes += t.read_bytes;
+        self.written_bytes += t.written_bytes;
+        let per = |n: u64| {
+            if self.transactions == 0 {
+                0.0
+            } else {
+                n as f64 / self.transactions as f64
+            }
+        };
+        self.reads_per_tx = per(self.reads);
+        self.writes_per_tx = per(self.writes);
+        self.syncs_per_tx = per(self.syncs);
+        self.read_bytes_per_tx = per(self.read_bytes);
+        self.written_bytes_per_tx = per(self.written_bytes);
     }
 }

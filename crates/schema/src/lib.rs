@@ -1,31 +1,41 @@
 //! The result schema `oltplab.result/1` of every kind oltplab writes, in one place: each command's
 //! typed summary (`run.rs`: TPC-C; `orders.rs`: order entry; `study.rs`: studies; `profiles.rs`:
-//! the profiles study; here: device and replay), and the parts they share. The envelope (`ResultDoc`), typed warnings and the
-//! device measurements come from `oltplab-metrics`, a replay's summary from `oltplab-trace`; they
-//! are re-exported here so that a reader finds every result type through this module.
+//! the profiles study; here: device and replay), and the parts they share. oltplab writes its
+//! results through these types and the reports and `oltplab merge` read them back through them
+//! (`read`), so a renamed field is a compile error or a one-sentence refusal, never a silent "—".
+//! The envelope (`ResultDoc`), typed warnings and the device measurements come from
+//! `oltplab-metrics`, a replay's summary from `oltplab-trace` (both below this crate, which they
+//! need); they are re-exported here so that a reader finds every result type through this crate.
+//!
+//! Field names are a contract with readers outside this repository: rename nothing.
 
+pub use oltplab_devmodel::Fidelity;
 pub use oltplab_metrics::schema::{
     DeviceInterval, DeviceSummary, ResultDoc, SweepPoint, Warning, WarningKind,
 };
+pub use oltplab_trace::replay::sim::ReplayOrder;
 pub use oltplab_trace::replay::{ReplayInterval, ReplaySummary};
 
 mod brokerage;
 mod crash;
+mod in_memory;
 mod orders;
 mod profiles;
+mod read;
 mod run;
 mod study;
 mod tatp;
 
 pub use brokerage::*;
 pub use crash::*;
+pub use in_memory::*;
 pub use orders::*;
 pub use profiles::*;
+pub use read::{read_at, read_str, read_value, ReadError};
 pub use run::*;
 pub use study::*;
 pub use tatp::*;
 
-use oltplab_devmodel::Fidelity;
 use serde::{Deserialize, Serialize};
 
 /// A `device` result: the measurements, and with `--emulate` the emulated device's figures in
@@ -34,6 +44,12 @@ pub type DeviceResult = ResultDoc<DeviceRunSummary, DeviceInterval>;
 
 /// A `replay` result.
 pub type ReplayResult = ResultDoc<ReplaySummary, ReplayInterval>;
+
+/// A `study` result of S1 (`--scenario s1`) or of a study file (`--file`).
+pub type StudyResult = ResultDoc<StudySummary, serde_json::Value>;
+
+/// A `study --scenario profiles` result.
+pub type ProfilesResult = ResultDoc<ProfilesSummary, serde_json::Value>;
 
 /// A `run` result of any workload.
 pub enum RunResult {
@@ -56,7 +72,7 @@ impl RunResult {
 }
 
 /// `summary` of a `device` result.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct DeviceRunSummary {
     /// With `--start-at`: when the first point started, the window `oltplab merge` aligns on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -122,4 +138,24 @@ pub enum Backing {
     Disk,
     /// `--engine null`: no I/O at all, only the model's timing.
     None,
+}
+
+/// What every result has, whatever its kind: read first, so that a file that is no result of this
+/// schema is refused naming the field before any kind's figures are read. `summary` and
+/// `intervals` must be there; their kind's own type reads them.
+#[derive(Clone, Debug, Deserialize)]
+pub struct Envelope {
+    pub schema: String,
+    pub kind: String,
+    pub tool: oltplab_metrics::schema::Tool,
+    pub started_at: String,
+    pub config: serde_json::Value,
+    pub env: oltplab_metrics::env::Env,
+    #[allow(dead_code)]
+    summary: serde::de::IgnoredAny,
+    #[allow(dead_code)]
+    intervals: serde::de::IgnoredAny,
+    /// HdrHistogram V2, base64, by name.
+    pub histograms: std::collections::BTreeMap<String, String>,
+    pub warnings: Vec<Warning>,
 }

@@ -13,7 +13,6 @@ use super::{ServerWaits, TxIo};
 
 /// One device's figures: `summary.devices[]` of an S1 study (docs/studies.md).
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
-#[serde(default)]
 pub struct DeviceFigures {
     pub name: String,
     pub spec: String,
@@ -23,12 +22,12 @@ pub struct DeviceFigures {
     pub randread16k_lat_ns: f64,
     /// TPC-C's New-Orders per minute; absent in a study file's brokerage cell, whose throughput
     /// is `tpse_like`.
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub tpmc: f64,
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub tpm_total: f64,
     /// The brokerage workload's Trade-Results per second (a study file's brokerage cell).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tpse_like: Option<f64>,
     /// Reads + writes per second the database did in the measured window (from its trace).
     pub run_iops: f64,
@@ -37,28 +36,33 @@ pub struct DeviceFigures {
     /// real time; on an emulated device's model, in virtual time, the best of the lanes, causal
     /// and btreplay orders (`bound_order`).
     pub replay_iops: f64,
-    pub alpha: f64,
-    /// The replay order `replay_iops` comes from.
-    pub bound_order: ReplayOrder,
+    /// `run_iops / replay_iops`; None when the replay did no I/O (no bound). Written as 0.0
+    /// then, as results always have been, and read back as None.
+    #[serde(default, with = "zero_is_none")]
+    pub alpha: Option<f64>,
+    /// The replay order `replay_iops` comes from (always written; absent in S1 results of
+    /// versions that replayed in one order only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bound_order: Option<ReplayOrder>,
     /// Emulated devices: the replay with each traced thread in order and the threads free.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replay_lanes_iops: Option<f64>,
     /// Emulated devices: the replay in causal order (an I/O waits for every I/O that had completed
     /// before it started in the trace), so what the database serialised stays serial.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replay_causal_iops: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub alpha_causal: Option<f64>,
     /// Emulated devices: the replay as blktrace's btreplay -N does it, S1's era's block-level
     /// replay (each CPU's I/O in bunches of at most 8 within 10 ms, submitted back to back, up to
     /// 512 in flight per CPU); absent when the trace carries no CPU ids.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replay_btreplay_iops: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub alpha_btreplay: Option<f64>,
     /// Emulated devices: the real-time replay through the live emulator, as a cross-check of the
     /// virtual one (it also carries the emulator's timing error: `replay_fidelity`).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replay_realtime_iops: Option<f64>,
     pub run_ios: u64,
     pub run_syncs: u64,
@@ -66,19 +70,22 @@ pub struct DeviceFigures {
     pub breakdown: Breakdown,
     pub explanation: String,
     /// Ratios against the baseline device (the first emulated one).
+    #[serde(default)]
     pub vs_baseline: Option<Ratios>,
     /// Emulated devices: how closely the run followed the model.
+    #[serde(default)]
     pub run_fidelity: Option<Fidelity>,
     /// Emulated devices: how closely the replay followed the model.
+    #[serde(default)]
     pub replay_fidelity: Option<Fidelity>,
     /// The run's I/O per transaction type (`summary.io.by_tx` of its result).
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub io_by_tx: BTreeMap<String, TxIo>,
     pub trace: String,
     /// With `--repeat N` (N > 1): every repetition's figures. The rates and α above are then the
     /// repetitions' means; the breakdown, explanation, fidelity, I/O per transaction and trace are
     /// the first repetition's.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repeats: Option<Repeats>,
     /// The first run's S2/S3 figures, handed to a study file's cell (`CellResult::run`); not part
     /// of S1's result.
@@ -141,7 +148,8 @@ impl Repeats {
             tpmc: take(|r| r.tpmc),
             run_iops: take(|r| r.run_iops),
             replay_iops: take(|r| r.replay_iops),
-            alpha: take(|r| r.alpha),
+            // A run without a bound counts as 0, as results have always written it.
+            alpha: take(|r| r.alpha.unwrap_or(0.0)),
             alpha_causal: causal.map(Interval::of),
         }
     }
@@ -167,6 +175,20 @@ fn is_zero(v: &f64) -> bool {
     *v == 0.0
 }
 
+/// `Option<f64>` stored as a number where 0.0 stands for None: α's encoding, kept so that the
+/// JSON of every result stays as it was while the type says "no figure".
+mod zero_is_none {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_f64(v.unwrap_or(0.0))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+        Ok(Some(f64::deserialize(d)?).filter(|a| *a != 0.0))
+    }
+}
+
 fn tpcc() -> String {
     "tpcc".into()
 }
@@ -175,7 +197,7 @@ fn is_tpcc(w: &str) -> bool {
     w == "tpcc"
 }
 
-#[derive(Debug, Default, Serialize)]
+#[derive(Debug, Default, Serialize, Deserialize)]
 pub struct StudySummary {
     pub scenario: String,
     pub engine: String,
@@ -186,7 +208,7 @@ pub struct StudySummary {
     pub load_s: f64,
     pub interrupted: bool,
     /// A study file's (`study --file`, scenario `file`): its finished cells, in the file's order.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cells: Vec<CellResult>,
 }
 
@@ -246,65 +268,72 @@ pub struct CellResult {
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
-#[serde(default)]
 pub struct Breakdown {
     /// The terminals' seconds inside transactions (terminals × the window if not known).
+    #[serde(default)]
     pub terminal_s: f64,
     /// Share of the terminals' time spent inside reads, writes and syncs.
     pub io_wait_share: f64,
     /// CPU seconds of the database engine and the driver, as a share of the terminals' time.
     pub cpu_share: f64,
     /// CPU utilisation of the whole machine's cores by the database and the driver.
+    #[serde(default)]
     pub cpu_utilisation: f64,
     /// The rest: waiting for locks, for a connection, or for the other terminals.
     pub other_share: f64,
+    #[serde(default)]
     pub alpha: f64,
+    /// Required: a missing limit is never read as the default's.
     pub limit: Limit,
     /// Emulated devices: the share of the machine's cores the emulator's waits spun on in the
     /// window — cores the database and the driver did not have. Counted with `cpu_utilisation`
     /// when deciding whether the CPU limited the run.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub emulator_spin_utilisation: Option<f64>,
     /// Emulated devices: the busiest device's share of the window with an I/O in flight on the
     /// model (`summary.io.by_device[].busy_pct` / 100), measured by the emulator.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device_busy_share: Option<f64>,
     /// Emulated devices: the time the server's (or SQLite's) threads queued for a free core after
     /// their I/Os had completed on the model (the emulator's `cpu_queue_ns_mean` × I/Os), as a
     /// share of the terminals' time — an upper bound of what it cost them, since background
     /// threads' I/O counts too.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_queue_share: Option<f64>,
     /// Emulated devices: realised against modelled mean latency of the run and of the replay, %.
+    #[serde(default)]
     pub run_fidelity_off_pct: Option<f64>,
+    #[serde(default)]
     pub replay_fidelity_off_pct: Option<f64>,
     /// Run IOPS over the causal replay's: the database's own ordering kept.
+    #[serde(default)]
     pub alpha_causal: Option<f64>,
     /// Emulated devices: run IOPS over the lanes replay's (each thread in order, threads free).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub alpha_lanes: Option<f64>,
     /// The replay `alpha` is against: the better of the two orders on an emulated device.
+    #[serde(default)]
     pub bound_order: ReplayOrder,
     /// SQLite: the share of the terminals' time spent waiting for the writer lock, measured.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub writer_lock_wait_share: Option<f64>,
     /// SQLite: the mean measured writer-lock wait per transaction type (types that waited).
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub writer_lock_wait_ns_by_tx: BTreeMap<String, f64>,
     /// SQLite: of the writer-lock holder's time (write transactions, from the lock's grant to
     /// their end), the shares in I/O calls (from the trace) and on the CPU (its thread's).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub holder_io_share: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub holder_cpu_share: Option<f64>,
     /// Servers: their own account of where their sessions waited (`summary.server_waits`).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_waits: Option<ServerWaits>,
     /// Servers: the share of transaction time spent waiting for locks, from `server_waits`.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_lock_wait_share: Option<f64>,
     /// `--pacing spec`: tpmC as a share of the spec's ceiling for the warehouses (12.86 each).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub paced_efficiency: Option<f64>,
 }
 

@@ -67,9 +67,10 @@ pub struct CrashRow {
     /// Problems the engine reported (SQLite `PRAGMA quick_check`; a server's log lines about
     /// damaged pages), summed.
     pub corrupt_reports: u32,
-    /// Pages the engine restored at recovery (InnoDB: from its doublewrite buffer), summed.
-    #[serde(default)]
-    pub pages_repaired: u32,
+    /// Pages the engine restored at recovery (InnoDB: from its doublewrite buffer), summed;
+    /// always written (0 for none), absent in results from before it was counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pages_repaired: Option<u32>,
     /// Writes not yet durable at the cut, mean over cuts.
     pub pending_writes_mean: f64,
     /// Of the pending writes, lost and torn, summed over states.
@@ -111,9 +112,9 @@ pub struct CrashStateOutcome {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub corrupt_lines: Vec<String>,
     /// Pages the engine restored at recovery (InnoDB: "Recovered page … from the doublewrite
-    /// buffer").
-    #[serde(default)]
-    pub pages_repaired: u32,
+    /// buffer"); always written, absent in results from before it was counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pages_repaired: Option<u32>,
     /// A server's undo log at the cut (written to, given back, still held on disk): what
     /// keeping the crash states cost in space.
     #[serde(default, skip_serializing_if = "Option::is_none")]

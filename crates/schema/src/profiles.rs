@@ -2,10 +2,10 @@
 //! 256 on each device set, summarised by geometric means, the sets' ratio, and 16 KiB sequential
 //! reads and writes of one drive of each set (docs/studies.md).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// `summary` of a profiles study.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct ProfilesSummary {
     pub scenario: String,
     /// The set the ratios are against: the first of `--devices`.
@@ -30,7 +30,7 @@ pub struct ProfilesSummary {
 }
 
 /// One device set (`summary.sets[]`): every profile at every queue depth.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct ProfileSet {
     /// The spec as a file name, e.g. `raid5_4_hdd-15k`.
     pub name: String,
@@ -54,7 +54,7 @@ pub struct ProfileSet {
 }
 
 /// One profile of one set: `profiles[]`.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct ProfileFigures {
     pub name: String,
     pub block_size_bytes: u64,
@@ -67,7 +67,7 @@ pub struct ProfileFigures {
     pub geomean_iops: f64,
 }
 
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct QdGeomean {
     pub qd: u32,
     pub geomean_iops: f64,
@@ -75,7 +75,7 @@ pub struct QdGeomean {
 
 /// A set's geometric means over the baseline's, for the profiles both measured at the same queue
 /// depths.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct SetRatio {
     /// The baseline set's name.
     pub against: String,
@@ -85,14 +85,14 @@ pub struct SetRatio {
     pub profiles: Vec<ProfileRatio>,
 }
 
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct ProfileRatio {
     pub name: String,
     pub geomean_iops_ratio: f64,
 }
 
 /// 16 KiB sequential reads and sequential writes of one drive at one queue depth.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct DriveSeq {
     /// The drive's canonical spec, e.g. `hdd-15k`.
     pub device: String,
@@ -106,7 +106,7 @@ pub struct DriveSeq {
 }
 
 /// Random reads and random writes of one set at one block size, queue depth 4 (S4's random I/O).
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct RandomQd4 {
     /// The set's canonical spec.
     pub set: String,

@@ -1,0 +1,225 @@
+//! Reports read S1 studies and every result's envelope through `oltplab-schema`'s typed documents:
+//! a real study's figures reach the report as written, and a result whose fields do not read is
+//! refused with a sentence naming the field.
+
+use std::path::Path;
+
+use oltplab_report::ReportError;
+use serde_json::Value;
+
+/// A result of this version: the README's quick study on SQLite (`study --scale quick`).
+fn quick_study() -> Value {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../schema/tests/fixtures/study-s1-quick.json");
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// The CSV's raw value of `device`'s `column` in the devices table.
+fn csv_value(csv: &str, device: &str, column: &str) -> Option<String> {
+    let tail = format!(",study,devices,{device},{column},");
+    csv.lines()
+        .find_map(|l| l.split_once(&tail).map(|(_, v)| v.to_string()))
+}
+
+#[test]
+fn a_real_studys_figures_reach_the_report_as_written() {
+    let doc = quick_study();
+    let csv = oltplab_report::csv(std::slice::from_ref(&doc)).unwrap();
+    let devices = doc["summary"]["devices"].as_array().unwrap();
+    assert_eq!(devices.len(), 4);
+    for d in devices {
+        let name = d["name"].as_str().unwrap();
+        for column in [
+            "randread16k_iops",
+            "tpmc",
+            "run_iops",
+            "replay_iops",
+            "alpha",
+        ] {
+            let written = d[column].as_f64().unwrap();
+            let shown: f64 = csv_value(&csv, name, column)
+                .unwrap_or_else(|| panic!("{name} {column} not in the report"))
+                .parse()
+                .unwrap();
+            assert_eq!(shown, written, "{name} {column}");
+        }
+        assert_eq!(
+            csv_value(&csv, name, "limit").as_deref(),
+            d["breakdown"]["limit"].as_str(),
+            "{name}"
+        );
+        assert_eq!(
+            csv_value(&csv, name, "bound_order"),
+            Some(format!("{} replay", d["bound_order"].as_str().unwrap())),
+        );
+    }
+}
+
+#[test]
+fn a_study_with_a_renamed_field_is_refused_naming_it() {
+    let mut doc = quick_study();
+    let dev = doc["summary"]["devices"][2].as_object_mut().unwrap();
+    let v = dev.remove("run_iops").unwrap();
+    dev.insert("run_iops_total".into(), v);
+    let err = oltplab_report::markdown(std::slice::from_ref(&doc)).unwrap_err();
+    assert!(
+        matches!(err, ReportError::Invalid { index: 0, .. }),
+        "{err}"
+    );
+    let text = err.to_string();
+    assert!(
+        text.contains("has no readable field `summary.devices[2].run_iops` (missing)"),
+        "{text}"
+    );
+    // A limit this version does not know: another tool's, or a newer version's.
+    let mut doc = quick_study();
+    doc["summary"]["devices"][0]["breakdown"]["limit"] = "telepathy".into();
+    let text = oltplab_report::html(&[doc]).unwrap_err().to_string();
+    assert!(
+        text.contains("`summary.devices[0].breakdown.limit`"),
+        "{text}"
+    );
+    assert!(text.contains("unknown variant `telepathy`"), "{text}");
+}
+
+#[test]
+fn an_envelope_with_a_field_of_another_type_is_refused_naming_it() {
+    let mut doc = quick_study();
+    doc["env"]["cores"] = "two".into();
+    let text = oltplab_report::csv(&[doc]).unwrap_err().to_string();
+    assert!(text.contains("`env.cores`"), "{text}");
+    let mut doc = quick_study();
+    doc["warnings"] = serde_json::json!([{"kind": "cosmic_rays", "message": "m"}]);
+    let text = oltplab_report::csv(&[doc]).unwrap_err().to_string();
+    assert!(text.contains("`warnings[0].kind`"), "{text}");
+}
+
+/// A result of this version: `oltplab crash tpcc --cuts 2 --duration 3s` on SQLite.
+fn crash() -> Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../schema/tests/fixtures/crash-tpcc-sqlite.json");
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+#[test]
+fn a_real_crash_results_rows_reach_the_report_as_written() {
+    let doc = crash();
+    let csv = oltplab_report::csv(std::slice::from_ref(&doc)).unwrap();
+    let row = &doc["summary"]["rows"][0];
+    let key = format!("{} · synchronous=FULL", row["spec"].as_str().unwrap());
+    let columns = [
+        ("rows", "cuts"),
+        ("rows", "states"),
+        ("rows", "recoveries_ok"),
+        ("rows", "acknowledged_commits"),
+        ("rows", "commits_lost"),
+        ("writes", "pages_repaired"),
+        ("writes", "pending_writes_mean"),
+    ];
+    for (table, column) in columns {
+        let tail = format!(",crash,{table},{key},{column},");
+        let shown = csv
+            .lines()
+            .find_map(|l| l.split_once(&tail).map(|(_, v)| v.to_string()))
+            .unwrap_or_else(|| panic!("{column} not in {csv}"));
+        assert_eq!(
+            shown.parse::<f64>().unwrap(),
+            row[column].as_f64().unwrap(),
+            "{column}"
+        );
+    }
+    let mut doc = crash();
+    doc["summary"]["states"][1]["recovered"] = "yes".into();
+    let text = oltplab_report::markdown(&[doc]).unwrap_err().to_string();
+    assert!(text.contains("`summary.states[1].recovered`"), "{text}");
+}
+
+/// A result of this version: the quick study's `device` run on the emulated hdd-10k.
+fn device() -> Value {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../schema/tests/fixtures/device-hdd-10k.json");
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+#[test]
+fn a_real_device_results_points_reach_the_report_as_written() {
+    let doc = device();
+    let csv = oltplab_report::csv(std::slice::from_ref(&doc)).unwrap();
+    let profile = &doc["summary"]["profiles"][0];
+    let name = profile["name"].as_str().unwrap();
+    let points = profile["sweep"].as_array().unwrap();
+    assert_eq!(points.len(), 2);
+    for p in points {
+        let key = format!("{name} QD{}", p["qd"]);
+        for (column, written) in [
+            ("iops", &p["iops"]),
+            ("bw_bytes", &p["bw_bytes"]),
+            ("read_iops", &p["read"]["iops"]),
+            ("lat_ns_p99", &p["lat_ns"]["p99"]),
+        ] {
+            let tail = format!(",device,points,{key},{column},");
+            let shown = csv
+                .lines()
+                .find_map(|l| l.split_once(&tail).map(|(_, v)| v.to_string()))
+                .unwrap_or_else(|| panic!("{key} {column} not in {csv}"));
+            assert_eq!(
+                shown.parse::<f64>().unwrap(),
+                written.as_f64().unwrap(),
+                "{key} {column}"
+            );
+        }
+    }
+    let mut doc = device();
+    doc["summary"]["profiles"][0]["sweep"][1]["read"]["ios"] = (-1).into();
+    let text = oltplab_report::html(&[doc]).unwrap_err().to_string();
+    assert!(
+        text.contains("`summary.profiles[0].sweep[1].read.ios` (invalid value: integer `-1`"),
+        "{text}"
+    );
+    let mut doc = device();
+    doc["summary"]["read"]
+        .as_object_mut()
+        .unwrap()
+        .remove("ios");
+    let text = oltplab_report::html(&[doc]).unwrap_err().to_string();
+    assert!(text.contains("`summary.read.ios` (missing)"), "{text}");
+}
+
+/// A real S5 result (`study --scenario in-memory`, the report's fixture): its sweep points reach the
+/// report as written, and a point's mistyped field is refused naming it.
+#[test]
+fn an_in_memory_studys_points_reach_the_report_as_written() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/study-in-memory.json");
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let csv = oltplab_report::csv(std::slice::from_ref(&doc)).unwrap();
+    let runs = doc["summary"]["runs"].as_array().unwrap();
+    let mut checked = 0;
+    for r in runs {
+        let name = format!(
+            "{} {}",
+            r["tables"].as_str().unwrap(),
+            r["mode"].as_str().unwrap()
+        );
+        for p in r["points"].as_array().unwrap() {
+            let shown: Vec<String> = csv
+                .lines()
+                .filter(|l| l.contains(&format!(",study,sweeps,{name},")))
+                .filter_map(|l| l.split_once(",tps,").map(|(_, v)| v.to_string()))
+                .collect();
+            let tps = p["tps"].as_f64().unwrap();
+            assert!(
+                shown.iter().any(|v| v.parse::<f64>().unwrap() == tps),
+                "{name}: {tps} not in {shown:?}"
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 4, "{checked} points");
+    let mut bad = doc.clone();
+    bad["summary"]["runs"][1]["points"][0]["connections"] = "many".into();
+    let text = oltplab_report::csv(&[bad]).unwrap_err().to_string();
+    assert!(
+        text.contains("`summary.runs[1].points[0].connections`"),
+        "{text}"
+    );
+}
