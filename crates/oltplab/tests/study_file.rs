@@ -579,3 +579,73 @@ fn a_two_cell_sqlite_brokerage_study_runs_end_to_end() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Order entry as a study file's workload: two emulated devices, end to end on SQLite at the
+/// hidden test scale (one load, two cells): each cell's run is order entry's fixed work, traced
+/// and replayed, its throughput transactions per second (no tpmC), its ratio against the
+/// baseline cell of the same workload, and the report has its column and chart.
+#[test]
+fn a_two_cell_sqlite_order_entry_study_runs_end_to_end() {
+    let dir = scratch("orders");
+    let res = dir.join("res");
+    std::fs::write(
+        dir.join("o.toml"),
+        "scale = \"test\"\nworkloads = [\"orders\"]\ndevices = [\"nvme-gen4\", \"pcie-flash-2012\"]\n",
+    )
+    .unwrap();
+    let started = Instant::now();
+    let out = oltplab(&dir, &["study", "--file", "o.toml", "--out", "res"]);
+    assert_ok(&out);
+    eprintln!(
+        "order-entry study: {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    let doc = json(&res.join("results.json"));
+    assert_eq!(doc["summary"]["baseline"], "nvme-gen4");
+    let cells = doc["summary"]["cells"].as_array().unwrap();
+    let ids: Vec<&str> = cells.iter().map(|c| c["id"].as_str().unwrap()).collect();
+    assert_eq!(
+        ids,
+        [
+            "sqlite_orders_nvme-gen4_t2",
+            "sqlite_orders_pcie-flash-2012_t2"
+        ]
+    );
+    let fig = |c: &Value, f: &str| c["figures"][f].as_f64().unwrap_or(0.0);
+    for c in cells {
+        assert_eq!(c["workload"], "orders");
+        assert!(c["figures"].get("tpmc").is_none(), "{}", c["figures"]);
+        assert!(c["figures"].get("tpse_like").is_none(), "{}", c["figures"]);
+        for f in [
+            "randread16k_iops",
+            "orders_tps",
+            "run_iops",
+            "replay_iops",
+            "alpha",
+        ] {
+            assert!(fig(c, f) > 0.0, "{}.{f} = {}", c["id"], fig(c, f));
+        }
+        // The run was order entry's, its fixed work shared over the cell's two connections,
+        // with its trace.
+        let id = c["id"].as_str().unwrap();
+        let run = json(&res.join(format!("run-{id}")).join("result.json"));
+        assert_eq!(run["summary"]["tps"], c["figures"]["orders_tps"]);
+        assert_eq!(run["summary"]["connections"], serde_json::json!([2]));
+        assert_eq!(run["summary"]["transactions"], 2000);
+        assert_eq!(c["run"]["throughput_unit"], "tx/s");
+        assert!(res.join(format!("{id}.trace")).is_file());
+    }
+    let got = cells[1]["figures"]["vs_baseline"]["orders_tps"]
+        .as_f64()
+        .unwrap();
+    let want = fig(&cells[1], "orders_tps") / fig(&cells[0], "orders_tps");
+    assert!((got - want).abs() < 1e-9 * want.max(1.0), "{got} vs {want}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("tx/s"));
+    let report = std::fs::read_to_string(res.join("report.html")).unwrap();
+    for id in ids {
+        assert!(report.contains(id), "{id} missing from the report");
+    }
+    assert!(report.contains(">Order-entry transactions per second by device</title>"));
+    assert!(report.contains("order-entry tx/s"), "no column");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

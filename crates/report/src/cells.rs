@@ -149,6 +149,11 @@ fn cells_table(cells: &[Value], baseline: Option<&str>) -> Table {
     let brokerage = cells
         .iter()
         .any(|c| num(&c["figures"], "/tpse_like").is_some());
+    // Order-entry cells likewise, after the brokerage's.
+    let orders = cells
+        .iter()
+        .any(|c| num(&c["figures"], "/orders_tps").is_some());
+    let orders_at = if brokerage { 12 } else { 10 };
     let mut columns = vec![
         Column::new("cell", "cell", Unit::Text),
         Column::new("engine", "engine", Unit::Text),
@@ -176,6 +181,12 @@ fn cells_table(cells: &[Value], baseline: Option<&str>) -> Table {
             Column::new("tpse_like", "Trade-Results/s", Unit::Number),
         );
         columns.insert(11, Column::new("tpse_like_ratio", "TR/s ×", Unit::Ratio));
+    }
+    if orders {
+        let tps = Column::new("orders_tps", "order-entry tx/s", Unit::Number);
+        columns.insert(orders_at, tps);
+        let ratio = Column::new("orders_tps_ratio", "tx/s ×", Unit::Ratio);
+        columns.insert(orders_at + 1, ratio);
     }
     let mut t = Table::new(
         "cells",
@@ -211,6 +222,10 @@ fn cells_table(cells: &[Value], baseline: Option<&str>) -> Table {
         if brokerage {
             row.insert(10, Cell::Num(num(f, "/tpse_like")));
             row.insert(11, Cell::Num(num(f, "/vs_baseline/tpse_like")));
+        }
+        if orders {
+            row.insert(orders_at, Cell::Num(num(f, "/orders_tps")));
+            row.insert(orders_at + 1, Cell::Num(num(f, "/vs_baseline/orders_tps")));
         }
         t.push(row);
     }
@@ -290,7 +305,7 @@ struct Metric {
     caption: &'static str,
 }
 
-const METRICS: [Metric; 8] = [
+const METRICS: [Metric; 10] = [
     Metric {
         pointer: "/figures/tpmc",
         title: "tpmC",
@@ -318,6 +333,25 @@ const METRICS: [Metric; 8] = [
         fmt: ratio_short,
         reference: Some((1.0, "the baseline")),
         caption: "Above 1: the cell's storage did more Trade-Results than the baseline's.",
+    },
+    // An order-entry cell's throughput (`workloads = ["orders"]`); drawn only when a cell has it.
+    Metric {
+        pointer: "/figures/orders_tps",
+        title: "Order-entry transactions per second",
+        desc: "Transactions per second of each cell's order-entry run over its fixed work.",
+        label: "tx/s",
+        fmt: si,
+        reference: None,
+        caption: "Throughput of each order-entry cell; the table gives it against the baseline device's cell of the same workload.",
+    },
+    Metric {
+        pointer: "/figures/vs_baseline/orders_tps",
+        title: "Order-entry transactions per second against the baseline",
+        desc: "Each order-entry cell's transactions per second divided by the baseline cell's (same engine, workload, terminals and pacing).",
+        label: "tx/s ×",
+        fmt: ratio_short,
+        reference: Some((1.0, "the baseline")),
+        caption: "Above 1: the cell's storage did more order-entry transactions than the baseline's.",
     },
     Metric {
         pointer: "/figures/run_iops",

@@ -21,8 +21,8 @@ pub struct DeviceFigures {
     pub randread16k_iops: f64,
     /// Mean latency of 16 KiB random reads at QD 1.
     pub randread16k_lat_ns: f64,
-    /// TPC-C's New-Orders per minute; absent in a study file's brokerage cell, whose throughput
-    /// is `tpse_like`.
+    /// TPC-C's New-Orders per minute; absent in a study file's brokerage or order-entry cell,
+    /// whose throughput is `tpse_like` or `orders_tps`.
     #[serde(skip_serializing_if = "is_zero")]
     pub tpmc: f64,
     #[serde(skip_serializing_if = "is_zero")]
@@ -30,6 +30,10 @@ pub struct DeviceFigures {
     /// The brokerage workload's Trade-Results per second (a study file's brokerage cell).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tpse_like: Option<f64>,
+    /// The order-entry workload's transactions per second over its fixed work (a study file's
+    /// order-entry cell; the run's `summary.tps`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub orders_tps: Option<f64>,
     /// Reads + writes per second the database did in the measured window (from its trace).
     pub run_iops: f64,
     /// Reads + writes per second of that trace replayed as fast as the device allows: the bound
@@ -157,6 +161,9 @@ pub struct Ratios {
     /// A brokerage cell's Trade-Results per second against its baseline cell's.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tpse_like: Option<f64>,
+    /// An order-entry cell's transactions per second against its baseline cell's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub orders_tps: Option<f64>,
     pub run_iops: f64,
     pub alpha: f64,
 }
@@ -209,7 +216,7 @@ pub struct CellAxes {
     /// the report's label for it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
-    /// `tpcc` (absent: the cells before workloads were an axis) or `brokerage`.
+    /// `tpcc` (absent: the cells before workloads were an axis), `brokerage` or `orders`.
     #[serde(default = "tpcc", skip_serializing_if = "is_tpcc")]
     pub workload: String,
     pub terminals: u32,
