@@ -647,5 +647,13 @@ fn a_two_cell_sqlite_order_entry_study_runs_end_to_end() {
     }
     assert!(report.contains(">Order-entry transactions per second by device</title>"));
     assert!(report.contains("order-entry tx/s"), "no column");
+    // The workload axis, on a study of one workload too.
+    let out = oltplab(
+        &dir,
+        &["report", "res", "--by", "workload,device", "-o", "by.html"],
+    );
+    assert_ok(&out);
+    let report = std::fs::read_to_string(dir.join("by.html")).unwrap();
+    assert!(report.contains(">Order-entry transactions per second by workload</title>"));
     std::fs::remove_dir_all(&dir).unwrap();
 }

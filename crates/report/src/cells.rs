@@ -22,16 +22,26 @@ pub enum CellAxis {
     /// The storage axis by its other name: a study's devices and layouts are one axis (a layout
     /// names its devices), charted as `layout` when the user asks so.
     Layout,
+    /// tpcc, brokerage or orders (`workloads = […]`).
+    Workload,
 }
 
 impl CellAxis {
-    pub const NAMES: [&'static str; 5] = ["device", "engine", "terminals", "pacing", "layout"];
+    pub const NAMES: [&'static str; 6] = [
+        "device",
+        "engine",
+        "terminals",
+        "pacing",
+        "layout",
+        "workload",
+    ];
     /// The distinct axes (layout is the device axis).
-    const ALL: [CellAxis; 4] = [
+    const ALL: [CellAxis; 5] = [
         CellAxis::Device,
         CellAxis::Engine,
         CellAxis::Terminals,
         CellAxis::Pacing,
+        CellAxis::Workload,
     ];
 
     pub fn name(self) -> &'static str {
@@ -92,6 +102,11 @@ impl CellAxis {
             CellAxis::Engine => text(c, "/engine_name"),
             CellAxis::Terminals => text(c, "/terminals"),
             CellAxis::Pacing => text(c, "/pacing"),
+            // A TPC-C cell names no workload (the cells before workloads were an axis).
+            CellAxis::Workload => match text(c, "/workload") {
+                w if w.is_empty() => "tpcc".into(),
+                w => w,
+            },
         }
     }
 }
@@ -188,6 +203,11 @@ fn cells_table(cells: &[Value], baseline: Option<&str>) -> Table {
         let ratio = Column::new("orders_tps_ratio", "tx/s ×", Unit::Ratio);
         columns.insert(orders_at + 1, ratio);
     }
+    // A study mixing workloads names each cell's.
+    let workloads = varies(cells, CellAxis::Workload);
+    if workloads {
+        columns.insert(2, Column::new("workload", "workload", Unit::Text));
+    }
     let mut t = Table::new(
         "cells",
         &format!(
@@ -226,6 +246,9 @@ fn cells_table(cells: &[Value], baseline: Option<&str>) -> Table {
         if orders {
             row.insert(orders_at, Cell::Num(num(f, "/orders_tps")));
             row.insert(orders_at + 1, Cell::Num(num(f, "/vs_baseline/orders_tps")));
+        }
+        if workloads {
+            row.insert(2, Cell::Text(CellAxis::Workload.value(c)));
         }
         t.push(row);
     }
@@ -266,9 +289,14 @@ fn default_axes(cells: &[Value]) -> Vec<CellAxis> {
         CellAxis::Device
     };
     let mut axes = vec![storage];
-    if let Some(second) = [CellAxis::Terminals, CellAxis::Engine, CellAxis::Pacing]
-        .into_iter()
-        .find(|a| varies(cells, *a))
+    if let Some(second) = [
+        CellAxis::Terminals,
+        CellAxis::Engine,
+        CellAxis::Pacing,
+        CellAxis::Workload,
+    ]
+    .into_iter()
+    .find(|a| varies(cells, *a))
     {
         axes.push(second);
     }
@@ -597,5 +625,35 @@ mod tests {
         assert_eq!(both.columns.len(), both.rows[1].len());
         assert!(matches!(both.rows[1][at], Cell::Num(Some(v)) if v == 41.5));
         assert!(matches!(both.rows[0][at], Cell::Num(None)));
+    }
+
+    /// A study mixing workloads: a workload column, a workload axis for `--by`, and as the
+    /// default chart's series when nothing else varies; order entry's throughput columns.
+    #[test]
+    fn a_study_mixing_workloads_gets_a_workload_column_and_axis() {
+        let tpcc = serde_json::json!({"id": "a", "device": "d", "figures": {"tpmc": 900.0}});
+        let orders = serde_json::json!({"id": "b", "device": "d", "workload": "orders",
+            "figures": {"orders_tps": 1500.0, "vs_baseline": {"orders_tps": 1.0}}});
+        let by = CellAxis::parse_list("workload,device").unwrap();
+        assert_eq!(by, [CellAxis::Workload, CellAxis::Device]);
+        assert_eq!(CellAxis::Workload.value(&tpcc), "tpcc", "TPC-C names none");
+        let keys = |t: &Table| t.columns.iter().map(|c| c.key.clone()).collect::<Vec<_>>();
+        let only_tpcc = cells_table(std::slice::from_ref(&tpcc), None);
+        assert!(!keys(&only_tpcc).contains(&"workload".to_string()));
+        let both = cells_table(&[tpcc.clone(), orders.clone()], None);
+        let k = keys(&both);
+        assert_eq!(k[2], "workload");
+        let at = k.iter().position(|k| k == "orders_tps").unwrap();
+        assert_eq!(k[at - 1], "tpmc_ratio");
+        assert_eq!(k[at + 1], "orders_tps_ratio");
+        for row in &both.rows {
+            assert_eq!(row.len(), k.len());
+        }
+        assert!(matches!(&both.rows[1][2], Cell::Text(w) if w == "orders"));
+        assert!(matches!(both.rows[1][at], Cell::Num(Some(v)) if v == 1500.0));
+        assert_eq!(
+            default_axes(&[tpcc, orders]),
+            [CellAxis::Device, CellAxis::Workload]
+        );
     }
 }
