@@ -657,3 +657,54 @@ fn a_two_cell_sqlite_order_entry_study_runs_end_to_end() {
     assert!(report.contains(">Order-entry transactions per second by workload</title>"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// An order-entry cell repeated: each repetition its own run and replay, the cell's figures
+/// their means, and each repetition's throughput and α with the mean and its 95 % interval (no
+/// tpmC, which order entry has not).
+#[test]
+fn a_repeated_order_entry_cell_has_its_throughputs_mean_and_spread() {
+    let dir = scratch("orders-repeat");
+    let res = dir.join("res");
+    std::fs::write(
+        dir.join("o.toml"),
+        "scale = \"test\"\nrepeat = 2\nworkloads = [\"orders\"]\ndevices = [\"nvme-gen4\"]\n",
+    )
+    .unwrap();
+    let started = Instant::now();
+    let out = oltplab(&dir, &["study", "--file", "o.toml", "--out", "res"]);
+    assert_ok(&out);
+    eprintln!(
+        "repeated order-entry cell: {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    let doc = json(&res.join("results.json"));
+    let c = &doc["summary"]["cells"][0];
+    let rep = &c["figures"]["repeats"];
+    assert_eq!(rep["runs"], 2, "{rep}");
+    assert!(rep.get("tpmc").is_none(), "{rep}");
+    let tps = &rep["orders_tps"];
+    let values: Vec<f64> = tps["values"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .collect();
+    assert_eq!(values.len(), 2);
+    assert!(values.iter().all(|v| *v > 0.0), "{values:?}");
+    let mean = values.iter().sum::<f64>() / 2.0;
+    assert!((tps["mean"].as_f64().unwrap() - mean).abs() < 1e-9 * mean);
+    assert_eq!(c["figures"]["orders_tps"], tps["mean"]);
+    assert!(tps["ci95"].as_f64().unwrap() >= 0.0);
+    // Each repetition ran order entry's fixed work: the second's run is its own.
+    let id = c["id"].as_str().unwrap();
+    for run in [format!("run-{id}"), format!("run-{id}-r2")] {
+        let r = json(&res.join(&run).join("result.json"));
+        assert_eq!(r["summary"]["transactions"], 2000, "{run}");
+    }
+    assert!(
+        stderr(&out).contains("order-entry tx/s"),
+        "{}",
+        stderr(&out)
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

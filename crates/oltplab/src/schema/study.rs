@@ -95,7 +95,15 @@ pub struct DeviceFigures {
 #[serde(default)]
 pub struct Repeats {
     pub runs: u32,
+    /// Absent for a study file's brokerage or order-entry cell, which has its own throughput.
+    #[serde(skip_serializing_if = "Interval::is_zero")]
     pub tpmc: Interval,
+    /// A brokerage cell's Trade-Results per second.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tpse_like: Option<Interval>,
+    /// An order-entry cell's transactions per second.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub orders_tps: Option<Interval>,
     pub run_iops: Interval,
     pub replay_iops: Interval,
     pub alpha: Interval,
@@ -125,6 +133,11 @@ impl Interval {
         };
         Interval { mean, ci95, values }
     }
+
+    /// Every value 0: a figure the runs did not have (TPC-C's tpmC in a brokerage cell).
+    fn is_zero(&self) -> bool {
+        self.values.iter().all(|v| *v == 0.0)
+    }
 }
 
 /// Student's t, two-sided 95 %, for `df` degrees of freedom (`--repeat` allows at most 19).
@@ -143,6 +156,16 @@ impl Repeats {
         Repeats {
             runs: runs.len() as u32,
             tpmc: take(|r| r.tpmc),
+            tpse_like: runs
+                .iter()
+                .map(|r| r.tpse_like)
+                .collect::<Option<Vec<f64>>>()
+                .map(Interval::of),
+            orders_tps: runs
+                .iter()
+                .map(|r| r.orders_tps)
+                .collect::<Option<Vec<f64>>>()
+                .map(Interval::of),
             run_iops: take(|r| r.run_iops),
             replay_iops: take(|r| r.replay_iops),
             alpha: take(|r| r.alpha),
@@ -452,4 +475,34 @@ pub struct ClusterStudyRow {
     pub warnings: Vec<String>,
     /// The run's own result, relative to the study's output directory.
     pub result: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Repeated brokerage runs: their Trade-Results per second get the mean and interval, and
+    /// the tpmC they have not is absent rather than 0 ± 0; TPC-C's repeats keep their tpmC.
+    #[test]
+    fn repeats_carry_the_workloads_own_throughput() {
+        let run = |tpse: f64| DeviceFigures {
+            tpse_like: Some(tpse),
+            alpha: 0.5,
+            ..DeviceFigures::default()
+        };
+        let rep = Repeats::of(&[run(40.0), run(44.0)]);
+        let v = serde_json::to_value(&rep).unwrap();
+        assert!(v.get("tpmc").is_none(), "{v}");
+        assert!(v.get("orders_tps").is_none(), "{v}");
+        assert_eq!(v["tpse_like"]["mean"], 42.0);
+        // t(1) × s/√n = 12.706 × 2.83 / 1.41
+        assert!((v["tpse_like"]["ci95"].as_f64().unwrap() - 25.412).abs() < 1e-3);
+        let tpcc = |tpmc: f64| DeviceFigures {
+            tpmc,
+            ..DeviceFigures::default()
+        };
+        let v = serde_json::to_value(Repeats::of(&[tpcc(900.0), tpcc(1100.0)])).unwrap();
+        assert_eq!(v["tpmc"]["mean"], 1000.0);
+        assert!(v.get("tpse_like").is_none(), "{v}");
+    }
 }

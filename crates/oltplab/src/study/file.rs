@@ -349,7 +349,6 @@ pub(super) fn parse(path: &Path, text: &str) -> Result<FileStudy> {
                 }
                 None => "none".to_string(),
             };
-            repeated_workload(&src, file.repeat.as_ref(), one)?;
             let terminals = c
                 .terminals
                 .as_ref()
@@ -387,7 +386,6 @@ pub(super) fn parse(path: &Path, text: &str) -> Result<FileStudy> {
             "workloads = [] is empty: give some of [\"tpcc\", \"brokerage\", \"orders\"], or drop the key for TPC-C",
             |v| one_of(&src, "workloads", v, &WORKLOADS),
         )?;
-        repeated_workload(&src, file.repeat.as_ref(), &workloads)?;
         // The storage axis: the devices, then the layouts (each a spec of several devices).
         let mut specs = Vec::new();
         let mut labels = Labels::default();
@@ -818,23 +816,6 @@ fn paced_workload(
         }
     }
     Ok(())
-}
-
-/// A brokerage or order-entry cell runs once: its repetitions' intervals are TPC-C's figures
-/// (tpmC, α).
-fn repeated_workload(
-    src: &Source,
-    repeat: Option<&Spanned<u32>>,
-    workloads: &[String],
-) -> Result<()> {
-    let other = workloads.iter().find(|w| *w != "tpcc");
-    match (repeat, other) {
-        (Some(r), Some(w)) if *r.get_ref() > 1 => Err(src.error(
-            r.span(),
-            format!("repeat = {} with {}: its cells run once in this version; give repeat = 1, or a study file of TPC-C cells", r.get_ref(), workload_text(w)),
-        )),
-        _ => Ok(()),
-    }
 }
 
 /// The tables of a workload's schema, which a layout may place.
@@ -1964,6 +1945,12 @@ mod tests {
             "{}",
             s.cells[0].id
         );
+        // Repeated: every workload's cells.
+        let s = parse_text(
+            "repeat = 3\ndevices = [\"hdd-10k\"]\nworkloads = [\"brokerage\", \"orders\"]\n",
+        )
+        .unwrap();
+        assert_eq!((s.repeat, s.cells.len()), (3, 2));
     }
 
     #[test]
@@ -2055,16 +2042,14 @@ mod tests {
             ("scale = \"test\"\n[[cell]]\ndevice = \"hdd-10k\"\nlayout = \"data=hdd-10k,log=nvme-gen4\"\n", "line 4", "layout"),
             ("scale = \"test\"\n[[cell]]\nterminals = 2\n", "line 2", "layout"),
             ("layouts = [\"data=hdd-10k,log=nvme-gen4\"]\n[[cell]]\ndevice = \"hdd-10k\"\n", "line 1", "layouts"),
-            // The brokerage workload: no pacing, one repetition, its own tables.
+            // The brokerage workload: no pacing, its own tables.
             ("devices = [\"hdd-10k\"]\nworkloads = [\"tatp\"]\n", "line 2", "workloads"),
             ("devices = [\"hdd-10k\"]\nworkloads = [\"tpcc\", \"brokerage\"]\npacing = [\"none\", \"spec\"]\n", "line 3", "pacing"),
-            ("repeat = 3\ndevices = [\"hdd-10k\"]\nworkloads = [\"brokerage\"]\n", "line 1", "repeat"),
             ("workloads = [\"brokerage\"]\nlayouts = [\"data=hdd-10k,table:stock=nvme-gen4\"]\n", "line 2", "brokerage workload"),
             ("scale = \"test\"\n[[cell]]\ndevice = \"hdd-10k\"\nworkload = \"brokerage\"\npacing = \"spec\"\n", "line 5", "pacing"),
             ("measure = \"profiles\"\ndevices = [\"hdd-15k\", \"nvme-gen4\"]\nworkloads = [\"brokerage\"]\n", "line 3", "workloads"),
             // Order entry likewise.
             ("devices = [\"hdd-10k\"]\nworkloads = [\"orders\"]\npacing = [\"spec\"]\n", "line 3", "order-entry workload"),
-            ("repeat = 2\ndevices = [\"hdd-10k\"]\nworkloads = [\"tpcc\", \"orders\"]\n", "line 1", "order-entry workload"),
             ("workloads = [\"orders\"]\nlayouts = [\"data=hdd-10k,table:stock=nvme-gen4\"]\n", "line 2", "order-entry workload"),
             // Short names: plain, one spec each, and only `name` and `spec` in an entry.
             ("scale = \"test\"\nlayouts = [\n  { name = \"log on flash\", spec = \"data=hdd-10k,log=nvme-gen4\" },\n]\n", "line 3", "name"),

@@ -855,6 +855,8 @@ fn study_runs(
         figures.replay_iops = mean(&rep.replay_iops);
         figures.alpha = mean(&rep.alpha);
         figures.alpha_causal = rep.alpha_causal.as_ref().map(mean);
+        figures.tpse_like = rep.tpse_like.as_ref().map(mean);
+        figures.orders_tps = rep.orders_tps.as_ref().map(mean);
         let mean_of = |f: fn(&DeviceFigures) -> Option<f64>| {
             let v: Vec<f64> = runs.iter().filter_map(f).collect();
             (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
@@ -862,11 +864,17 @@ fn study_runs(
         figures.replay_causal_iops = mean_of(|r| r.replay_causal_iops);
         figures.replay_btreplay_iops = mean_of(|r| r.replay_btreplay_iops);
         figures.alpha_btreplay = mean_of(|r| r.alpha_btreplay);
+        // The cell's own throughput: tpmC, Trade-Results/s or order-entry tx/s.
+        let (name, t) = match (&rep.tpse_like, &rep.orders_tps) {
+            (Some(t), _) => ("Trade-Results/s", t),
+            (_, Some(t)) => ("order-entry tx/s", t),
+            _ => ("tpmC", &rep.tpmc),
+        };
         output::note!(
-            "  over {} runs: tpmC {:.0} ± {:.0}, α {:.2} ± {:.2} (95 %)",
+            "  over {} runs: {name} {:.0} ± {:.0}, α {:.2} ± {:.2} (95 %)",
             rep.runs,
-            rep.tpmc.mean,
-            rep.tpmc.ci95,
+            t.mean,
+            t.ci95,
             rep.alpha.mean,
             rep.alpha.ci95
         );
