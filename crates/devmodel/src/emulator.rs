@@ -212,7 +212,7 @@ pub struct Fidelity {
     /// The realised latencies by the I/O's kind: what the database waited for its reads, writes
     /// and syncs, CPU queue included — the figures a trace of a real device gives per operation
     /// (`oltplab trace stat`). Empty for replays, whose traces hold them.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub realised_by_kind: Vec<KindLatency>,
 }
 
