@@ -11,7 +11,7 @@
 # 3. summarize.py prints tpmC, run IOPS and the database's I/O latency p50/p99 per side.
 # Usage: bench/emulator-closed-loop/run.sh [OUT]   (from the repository's root, after
 # cargo build --release). ROUNDS, WAREHOUSES, DURATION, WARMUP, FIT_RUNTIME override the defaults;
-# FIT_SPEC, TRACE_SPEC, KEEP_TRACES and LOADED are described where they are used below.
+# FIT_SPEC, TRACE_SPEC, SIDES, KEEP_TRACES and LOADED are described where they are used below.
 set -euo pipefail
 out=${1:-bench/emulator-closed-loop/runs/$(date -u +%Y-%m-%d)-vm}
 bin=${OLTPLAB:-target/release/oltplab}
@@ -50,6 +50,8 @@ if [ -n "${TRACE_SPEC:-}" ]; then
   cp "$TRACE_SPEC" "$out/trace-fitted.spec"
   sides="real emulated tracefit"
 fi
+# SIDES="real tracefit": only those sides, in that order on odd rounds.
+sides=${SIDES:-$sides}
 echo "fitted: $spec"
 
 # 2. One load, copied for every run.

@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
 """The closed loop's comparison table, from bench/emulator-closed-loop/run.sh's raw JSONs:
 per round and side (the real disk, and RAM under --emulate of the fitted spec) tpmC, run IOPS and
-the database's I/O latency p50/p99 (reads, writes, syncs: from each run's trace, as the shim timed
-them), then the emulated side against the real one (mean over the rounds, and per round).
+the database's I/O latency p50/p99 (reads, writes, syncs: from each run's trace, where the emulated
+side's end is the model's, and since d7b6b72 the real side's leaves out the wait for a core too;
+and the emulated side's as the database waited for them, CPU queue included, beside the real
+side's trace when REAL_TRACE=call says it holds the calls' own times), then the emulated side against the real one (mean over the rounds, and per round).
 Usage: summarize.py OUT"""
 import json
+import os
 import math
 import pathlib
 import sys
@@ -44,6 +47,30 @@ FIGS = [("tpmC", lambda r, t: r["summary"]["tpmc"]),
         ("sync p50 µs", lambda r, t: t["sync_lat_ns"]["p50"] / 1e3),
         ("sync p99 µs", lambda r, t: t["sync_lat_ns"]["p99"] / 1e3)]
 
+
+def waited(kind, name, q):
+    """What the database waited for one kind of I/O, CPU queue included, as the shim timed it on
+    both sides (`summary.emulation.fidelity.realised_by_kind`): on the real side the call's time,
+    on the emulated side the model's time plus any late wake-up."""
+    def get(r, t):
+        emulation = r["summary"].get("emulation")
+        if emulation is None:
+            # The real side's trace holds the calls' own times only if it was captured before
+            # d7b6b72 (REAL_TRACE=call); since then it leaves out the wait for a core, like the
+            # emulated side's trace, and the `traces` rows compare like with like.
+            if os.environ.get("REAL_TRACE") != "call":
+                return None
+            return t[f"{name}_lat_ns"][q] / 1e3
+        k = next(k for k in emulation["fidelity"]["realised_by_kind"] if k["kind"] == kind)
+        return k[f"realised_lat_ns_{q}"] / 1e3
+    return get
+
+
+# The same per kind as the database waited (the traces time the emulated side by the model).
+FIGS += [(f"{name} {q} µs waited", waited(kind, name, q))
+         for kind, name in (("read", "read"), ("write", "write"), ("flush", "sync"))
+         for q in ("p50", "p99")]
+
 rows = {}
 for f in sorted(out.glob("round*-*.json")):
     if f.stem.endswith("-trace"):
@@ -57,7 +84,7 @@ for f in sorted(out.glob("round*-*.json")):
     for name, get in FIGS:
         try:
             vals[name] = get(run, trace)
-        except (KeyError, TypeError):
+        except (KeyError, TypeError, StopIteration):
             vals[name] = None
     fid = (run["summary"].get("emulation") or {}).get("fidelity") or {}
     vals["realised p50/p99 µs"] = (fid.get("realised_lat_ns_p50"), fid.get("realised_lat_ns_p99"))

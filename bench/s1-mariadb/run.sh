@@ -11,7 +11,8 @@ data=$(mktemp -d /var/tmp/oltplab-s1.XXXXXX)
 chmod 711 "$data"
 trap 'rm -rf "$data"' EXIT
 mkdir -p "$out"
-for pacing in none spec; do
+# PACINGS="spec": only those pacings.
+for pacing in ${PACINGS:-none spec}; do
   /usr/bin/time -v "$bin" study --engine mariadb --scale s1 --pacing "$pacing" \
     --data-dir "$data/$pacing" --out "$data/study-$pacing" \
     > "$out/study-$pacing.log" 2> "$out/study-$pacing.time" || true

@@ -428,7 +428,7 @@ unsafe fn timed_io(
         Some(emulator) => {
             let address = emulator.place(ol.file_index, offset);
             let done_ns = emulator.submit(start_ns, kind, address, len);
-            (start_ns, emulator.complete(start_ns, done_ns))
+            (start_ns, emulator.complete(kind, start_ns, done_ns))
         }
         None => (start_ns, now_ns()),
     };

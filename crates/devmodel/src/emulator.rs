@@ -209,6 +209,21 @@ pub struct Fidelity {
     pub cpu_queue_ns_mean: f64,
     #[serde(default)]
     pub cpu_queue_late_pct: f64,
+    /// The realised latencies by the I/O's kind: what the database waited for its reads, writes
+    /// and syncs, CPU queue included — the figures a trace of a real device gives per operation
+    /// (`oltplab trace stat`). Empty for replays, whose traces hold them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub realised_by_kind: Vec<KindLatency>,
+}
+
+/// The realised latency distribution of one kind of I/O.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct KindLatency {
+    pub kind: IoKind,
+    pub ios: u64,
+    pub realised_lat_ns_p50: u64,
+    pub realised_lat_ns_p90: u64,
+    pub realised_lat_ns_p99: u64,
 }
 
 /// Realised mean latency further than this from the model's is off target.
@@ -587,9 +602,12 @@ impl Emulator {
     ///
     /// Returns the I/O's end for a trace: the device's, i.e. the modelled completion, so that a
     /// causal replay sees the device's order, not the scheduler's; on `host` (no model) the real end.
-    pub fn complete(&self, start_ns: u64, deadline_ns: u64) -> u64 {
+    pub fn complete(&self, kind: IoKind, start_ns: u64, deadline_ns: u64) -> u64 {
         let cpu_queue_ns = self.wait_until(deadline_ns.max(start_ns));
         let end_ns = now_ns();
+        self.region.words()
+            [state::kind_hist(kind) + state::bucket(end_ns.saturating_sub(start_ns))]
+        .fetch_add(1, Ordering::Relaxed);
         self.record_realised(
             deadline_ns.saturating_sub(start_ns),
             end_ns.saturating_sub(start_ns),
@@ -777,6 +795,20 @@ impl Emulator {
             emulated_late_pct: pct(load(state::F_EMULATED_LATE)),
             cpu_queue_ns_mean: per_io(load(state::F_CPU_QUEUE_SUM)),
             cpu_queue_late_pct: pct(load(state::F_CPU_QUEUE_LATE)),
+            realised_by_kind: [IoKind::Read, IoKind::Write, IoKind::Flush]
+                .into_iter()
+                .filter_map(|kind| {
+                    let counts = histogram(state::kind_hist(kind));
+                    let ios: u64 = counts.iter().sum();
+                    (ios > 0).then(|| KindLatency {
+                        kind,
+                        ios,
+                        realised_lat_ns_p50: q(&counts, 0.5),
+                        realised_lat_ns_p90: q(&counts, 0.9),
+                        realised_lat_ns_p99: q(&counts, 0.99),
+                    })
+                })
+                .collect(),
         }
     }
 
@@ -970,8 +1002,8 @@ fn wait_timed(deadline_ns: u64) -> Waited {
 /// The calling thread's time spent runnable but queued for a core, so far (ns): the second field
 /// of /proc/thread-self/schedstat. None where the kernel keeps no such account (it then reads
 /// three zeros) or the file cannot be read. Raw system calls: inside the LD_PRELOAD shim, libc's open
-/// and pread are the shim's own hooks.
-fn run_delay_ns() -> Option<u64> {
+/// and pread are the shim's own hooks. One read costs ~1 µs.
+pub fn run_delay_ns() -> Option<u64> {
     thread_local! {
         static SCHEDSTAT: Schedstat = Schedstat::open();
     }

@@ -62,8 +62,16 @@ pub const HIST_BUCKETS: usize = 2048;
 pub const F_HIST_REALISED: usize = F_HIST_MODELLED + HIST_BUCKETS;
 /// Realised latencies less their CPU queue: what the emulated device itself gave.
 pub const F_HIST_EMULATED: usize = F_HIST_REALISED + HIST_BUCKETS;
+/// Realised latencies by the I/O's kind (read, write, flush: [`kind_hist`]), to set beside a real
+/// device's per-operation latencies.
+pub const F_HIST_REALISED_BY_KIND: usize = F_HIST_EMULATED + HIST_BUCKETS;
 /// First word of the model's own state.
-pub const MODEL_BASE: usize = F_HIST_EMULATED + HIST_BUCKETS;
+pub const MODEL_BASE: usize = F_HIST_REALISED_BY_KIND + 3 * HIST_BUCKETS;
+
+/// The first word of `kind`'s realised-latency histogram.
+pub fn kind_hist(kind: crate::IoKind) -> usize {
+    F_HIST_REALISED_BY_KIND + kind as usize * HIST_BUCKETS
+}
 
 /// The words, wherever they live.
 pub struct Region {

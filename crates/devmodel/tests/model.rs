@@ -349,13 +349,16 @@ fn a_late_wake_up_is_not_paid_back_and_cannot_reorder_the_device() {
     // Warm-up: 2 ms late on an I/O the model completes in 50 µs …
     let start = now_ns();
     std::thread::sleep(std::time::Duration::from_millis(2));
-    e.complete(start, start + 50_000);
+    e.complete(IoKind::Read, start, start + 50_000);
     assert_eq!(e.fidelity().late_pct, 100.0);
     e.reset_fidelity();
     // … and in the window the same thread's I/Os still end at their modelled completion or later.
     for _ in 0..10 {
         let start = now_ns();
-        assert_eq!(e.complete(start, start + 100_000), start + 100_000);
+        assert_eq!(
+            e.complete(IoKind::Read, start, start + 100_000),
+            start + 100_000
+        );
         assert!(now_ns() >= start + 100_000, "an I/O ended before the model");
     }
     let f = e.fidelity();
@@ -369,6 +372,36 @@ fn a_late_wake_up_is_not_paid_back_and_cannot_reorder_the_device() {
     let f = e.fidelity();
     assert_eq!(f.order_inversions, 1);
     assert_eq!(f.order_inversion_ns_mean, 5_000_000.0);
+}
+
+/// The realised latencies per kind are what the database waited for each kind (a real device's
+/// trace gives them per operation): each kind's own waits, none of another's.
+#[test]
+fn realised_latency_is_kept_per_kind() {
+    let e = Emulator::new(&parse_spec("ram").unwrap(), 1).unwrap();
+    for (kind, wait_ns, n) in [(IoKind::Read, 200_000, 6), (IoKind::Flush, 2_000_000, 3)] {
+        for _ in 0..n {
+            let start = now_ns();
+            e.complete(kind, start, start + wait_ns);
+        }
+    }
+    let f = e.fidelity();
+    let kinds: Vec<_> = f.realised_by_kind.iter().map(|k| (k.kind, k.ios)).collect();
+    assert_eq!(kinds, [(IoKind::Read, 6), (IoKind::Flush, 3)]);
+    let (read, flush) = (&f.realised_by_kind[0], &f.realised_by_kind[1]);
+    // Never before the model (less a histogram bucket, ~3 %); a loaded machine may wake a thread
+    // late, not 5 ms late at p50.
+    assert!(
+        (190_000..5_000_000).contains(&read.realised_lat_ns_p50),
+        "{read:?}"
+    );
+    assert!(
+        (1_900_000..7_000_000).contains(&flush.realised_lat_ns_p50),
+        "{flush:?}"
+    );
+    assert!(flush.realised_lat_ns_p99 >= flush.realised_lat_ns_p50);
+    e.reset_fidelity();
+    assert!(e.fidelity().realised_by_kind.is_empty());
 }
 
 /// The figures come from the distributions: an emulator that is late on its tail while early
@@ -482,7 +515,7 @@ fn waits_late_for_a_busy_core_are_the_machines_not_the_emulators() {
         pin_to_cpu0();
         for _ in 0..500 {
             let start = now_ns();
-            e.complete(start, start + 200_000);
+            e.complete(IoKind::Read, start, start + 200_000);
         }
         e.fidelity()
     });

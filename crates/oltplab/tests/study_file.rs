@@ -579,3 +579,132 @@ fn a_two_cell_sqlite_brokerage_study_runs_end_to_end() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Order entry as a study file's workload: two emulated devices, end to end on SQLite at the
+/// hidden test scale (one load, two cells): each cell's run is order entry's fixed work, traced
+/// and replayed, its throughput transactions per second (no tpmC), its ratio against the
+/// baseline cell of the same workload, and the report has its column and chart.
+#[test]
+fn a_two_cell_sqlite_order_entry_study_runs_end_to_end() {
+    let dir = scratch("orders");
+    let res = dir.join("res");
+    std::fs::write(
+        dir.join("o.toml"),
+        "scale = \"test\"\nworkloads = [\"orders\"]\ndevices = [\"nvme-gen4\", \"pcie-flash-2012\"]\n",
+    )
+    .unwrap();
+    let started = Instant::now();
+    let out = oltplab(&dir, &["study", "--file", "o.toml", "--out", "res"]);
+    assert_ok(&out);
+    eprintln!(
+        "order-entry study: {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    let doc = json(&res.join("results.json"));
+    assert_eq!(doc["summary"]["baseline"], "nvme-gen4");
+    let cells = doc["summary"]["cells"].as_array().unwrap();
+    let ids: Vec<&str> = cells.iter().map(|c| c["id"].as_str().unwrap()).collect();
+    assert_eq!(
+        ids,
+        [
+            "sqlite_orders_nvme-gen4_t2",
+            "sqlite_orders_pcie-flash-2012_t2"
+        ]
+    );
+    let fig = |c: &Value, f: &str| c["figures"][f].as_f64().unwrap_or(0.0);
+    for c in cells {
+        assert_eq!(c["workload"], "orders");
+        assert!(c["figures"].get("tpmc").is_none(), "{}", c["figures"]);
+        assert!(c["figures"].get("tpse_like").is_none(), "{}", c["figures"]);
+        for f in [
+            "randread16k_iops",
+            "orders_tps",
+            "run_iops",
+            "replay_iops",
+            "alpha",
+        ] {
+            assert!(fig(c, f) > 0.0, "{}.{f} = {}", c["id"], fig(c, f));
+        }
+        // The run was order entry's, its fixed work shared over the cell's two connections,
+        // with its trace.
+        let id = c["id"].as_str().unwrap();
+        let run = json(&res.join(format!("run-{id}")).join("result.json"));
+        assert_eq!(run["summary"]["tps"], c["figures"]["orders_tps"]);
+        assert_eq!(run["summary"]["connections"], serde_json::json!([2]));
+        assert_eq!(run["summary"]["transactions"], 2000);
+        assert_eq!(c["run"]["throughput_unit"], "tx/s");
+        assert!(res.join(format!("{id}.trace")).is_file());
+    }
+    let got = cells[1]["figures"]["vs_baseline"]["orders_tps"]
+        .as_f64()
+        .unwrap();
+    let want = fig(&cells[1], "orders_tps") / fig(&cells[0], "orders_tps");
+    assert!((got - want).abs() < 1e-9 * want.max(1.0), "{got} vs {want}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("tx/s"));
+    let report = std::fs::read_to_string(res.join("report.html")).unwrap();
+    for id in ids {
+        assert!(report.contains(id), "{id} missing from the report");
+    }
+    assert!(report.contains(">Order-entry transactions per second by device</title>"));
+    assert!(report.contains("order-entry tx/s"), "no column");
+    // The workload axis, on a study of one workload too.
+    let out = oltplab(
+        &dir,
+        &["report", "res", "--by", "workload,device", "-o", "by.html"],
+    );
+    assert_ok(&out);
+    let report = std::fs::read_to_string(dir.join("by.html")).unwrap();
+    assert!(report.contains(">Order-entry transactions per second by workload</title>"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// An order-entry cell repeated: each repetition its own run and replay, the cell's figures
+/// their means, and each repetition's throughput and α with the mean and its 95 % interval (no
+/// tpmC, which order entry has not).
+#[test]
+fn a_repeated_order_entry_cell_has_its_throughputs_mean_and_spread() {
+    let dir = scratch("orders-repeat");
+    let res = dir.join("res");
+    std::fs::write(
+        dir.join("o.toml"),
+        "scale = \"test\"\nrepeat = 2\nworkloads = [\"orders\"]\ndevices = [\"nvme-gen4\"]\n",
+    )
+    .unwrap();
+    let started = Instant::now();
+    let out = oltplab(&dir, &["study", "--file", "o.toml", "--out", "res"]);
+    assert_ok(&out);
+    eprintln!(
+        "repeated order-entry cell: {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    let doc = json(&res.join("results.json"));
+    let c = &doc["summary"]["cells"][0];
+    let rep = &c["figures"]["repeats"];
+    assert_eq!(rep["runs"], 2, "{rep}");
+    assert!(rep.get("tpmc").is_none(), "{rep}");
+    let tps = &rep["orders_tps"];
+    let values: Vec<f64> = tps["values"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .collect();
+    assert_eq!(values.len(), 2);
+    assert!(values.iter().all(|v| *v > 0.0), "{values:?}");
+    let mean = values.iter().sum::<f64>() / 2.0;
+    assert!((tps["mean"].as_f64().unwrap() - mean).abs() < 1e-9 * mean);
+    assert_eq!(c["figures"]["orders_tps"], tps["mean"]);
+    assert!(tps["ci95"].as_f64().unwrap() >= 0.0);
+    // Each repetition ran order entry's fixed work: the second's run is its own.
+    let id = c["id"].as_str().unwrap();
+    for run in [format!("run-{id}"), format!("run-{id}-r2")] {
+        let r = json(&res.join(&run).join("result.json"));
+        assert_eq!(r["summary"]["transactions"], 2000, "{run}");
+    }
+    assert!(
+        stderr(&out).contains("order-entry tx/s"),
+        "{}",
+        stderr(&out)
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -22,16 +22,26 @@ pub enum CellAxis {
     /// The storage axis by its other name: a study's devices and layouts are one axis (a layout
     /// names its devices), charted as `layout` when the user asks so.
     Layout,
+    /// tpcc, brokerage or orders (`workloads = […]`).
+    Workload,
 }
 
 impl CellAxis {
-    pub const NAMES: [&'static str; 5] = ["device", "engine", "terminals", "pacing", "layout"];
+    pub const NAMES: [&'static str; 6] = [
+        "device",
+        "engine",
+        "terminals",
+        "pacing",
+        "layout",
+        "workload",
+    ];
     /// The distinct axes (layout is the device axis).
-    const ALL: [CellAxis; 4] = [
+    const ALL: [CellAxis; 5] = [
         CellAxis::Device,
         CellAxis::Engine,
         CellAxis::Terminals,
         CellAxis::Pacing,
+        CellAxis::Workload,
     ];
 
     pub fn name(self) -> &'static str {
@@ -92,6 +102,11 @@ impl CellAxis {
             CellAxis::Engine => text(c, "/engine_name"),
             CellAxis::Terminals => text(c, "/terminals"),
             CellAxis::Pacing => text(c, "/pacing"),
+            // A TPC-C cell names no workload (the cells before workloads were an axis).
+            CellAxis::Workload => match text(c, "/workload") {
+                w if w.is_empty() => "tpcc".into(),
+                w => w,
+            },
         }
     }
 }
@@ -149,6 +164,11 @@ fn cells_table(cells: &[Value], baseline: Option<&str>) -> Table {
     let brokerage = cells
         .iter()
         .any(|c| num(&c["figures"], "/tpse_like").is_some());
+    // Order-entry cells likewise, after the brokerage's.
+    let orders = cells
+        .iter()
+        .any(|c| num(&c["figures"], "/orders_tps").is_some());
+    let orders_at = if brokerage { 12 } else { 10 };
     let mut columns = vec![
         Column::new("cell", "cell", Unit::Text),
         Column::new("engine", "engine", Unit::Text),
@@ -176,6 +196,17 @@ fn cells_table(cells: &[Value], baseline: Option<&str>) -> Table {
             Column::new("tpse_like", "Trade-Results/s", Unit::Number),
         );
         columns.insert(11, Column::new("tpse_like_ratio", "TR/s ×", Unit::Ratio));
+    }
+    if orders {
+        let tps = Column::new("orders_tps", "order-entry tx/s", Unit::Number);
+        columns.insert(orders_at, tps);
+        let ratio = Column::new("orders_tps_ratio", "tx/s ×", Unit::Ratio);
+        columns.insert(orders_at + 1, ratio);
+    }
+    // A study mixing workloads names each cell's.
+    let workloads = varies(cells, CellAxis::Workload);
+    if workloads {
+        columns.insert(2, Column::new("workload", "workload", Unit::Text));
     }
     let mut t = Table::new(
         "cells",
@@ -211,6 +242,13 @@ fn cells_table(cells: &[Value], baseline: Option<&str>) -> Table {
         if brokerage {
             row.insert(10, Cell::Num(num(f, "/tpse_like")));
             row.insert(11, Cell::Num(num(f, "/vs_baseline/tpse_like")));
+        }
+        if orders {
+            row.insert(orders_at, Cell::Num(num(f, "/orders_tps")));
+            row.insert(orders_at + 1, Cell::Num(num(f, "/vs_baseline/orders_tps")));
+        }
+        if workloads {
+            row.insert(2, Cell::Text(CellAxis::Workload.value(c)));
         }
         t.push(row);
     }
@@ -251,9 +289,14 @@ fn default_axes(cells: &[Value]) -> Vec<CellAxis> {
         CellAxis::Device
     };
     let mut axes = vec![storage];
-    if let Some(second) = [CellAxis::Terminals, CellAxis::Engine, CellAxis::Pacing]
-        .into_iter()
-        .find(|a| varies(cells, *a))
+    if let Some(second) = [
+        CellAxis::Terminals,
+        CellAxis::Engine,
+        CellAxis::Pacing,
+        CellAxis::Workload,
+    ]
+    .into_iter()
+    .find(|a| varies(cells, *a))
     {
         axes.push(second);
     }
@@ -290,7 +333,7 @@ struct Metric {
     caption: &'static str,
 }
 
-const METRICS: [Metric; 8] = [
+const METRICS: [Metric; 10] = [
     Metric {
         pointer: "/figures/tpmc",
         title: "tpmC",
@@ -318,6 +361,25 @@ const METRICS: [Metric; 8] = [
         fmt: ratio_short,
         reference: Some((1.0, "the baseline")),
         caption: "Above 1: the cell's storage did more Trade-Results than the baseline's.",
+    },
+    // An order-entry cell's throughput (`workloads = ["orders"]`); drawn only when a cell has it.
+    Metric {
+        pointer: "/figures/orders_tps",
+        title: "Order-entry transactions per second",
+        desc: "Transactions per second of each cell's order-entry run over its fixed work.",
+        label: "tx/s",
+        fmt: si,
+        reference: None,
+        caption: "Throughput of each order-entry cell; the table gives it against the baseline device's cell of the same workload.",
+    },
+    Metric {
+        pointer: "/figures/vs_baseline/orders_tps",
+        title: "Order-entry transactions per second against the baseline",
+        desc: "Each order-entry cell's transactions per second divided by the baseline cell's (same engine, workload, terminals and pacing).",
+        label: "tx/s ×",
+        fmt: ratio_short,
+        reference: Some((1.0, "the baseline")),
+        caption: "Above 1: the cell's storage did more order-entry transactions than the baseline's.",
     },
     Metric {
         pointer: "/figures/run_iops",
@@ -563,5 +625,35 @@ mod tests {
         assert_eq!(both.columns.len(), both.rows[1].len());
         assert!(matches!(both.rows[1][at], Cell::Num(Some(v)) if v == 41.5));
         assert!(matches!(both.rows[0][at], Cell::Num(None)));
+    }
+
+    /// A study mixing workloads: a workload column, a workload axis for `--by`, and as the
+    /// default chart's series when nothing else varies; order entry's throughput columns.
+    #[test]
+    fn a_study_mixing_workloads_gets_a_workload_column_and_axis() {
+        let tpcc = serde_json::json!({"id": "a", "device": "d", "figures": {"tpmc": 900.0}});
+        let orders = serde_json::json!({"id": "b", "device": "d", "workload": "orders",
+            "figures": {"orders_tps": 1500.0, "vs_baseline": {"orders_tps": 1.0}}});
+        let by = CellAxis::parse_list("workload,device").unwrap();
+        assert_eq!(by, [CellAxis::Workload, CellAxis::Device]);
+        assert_eq!(CellAxis::Workload.value(&tpcc), "tpcc", "TPC-C names none");
+        let keys = |t: &Table| t.columns.iter().map(|c| c.key.clone()).collect::<Vec<_>>();
+        let only_tpcc = cells_table(std::slice::from_ref(&tpcc), None);
+        assert!(!keys(&only_tpcc).contains(&"workload".to_string()));
+        let both = cells_table(&[tpcc.clone(), orders.clone()], None);
+        let k = keys(&both);
+        assert_eq!(k[2], "workload");
+        let at = k.iter().position(|k| k == "orders_tps").unwrap();
+        assert_eq!(k[at - 1], "tpmc_ratio");
+        assert_eq!(k[at + 1], "orders_tps_ratio");
+        for row in &both.rows {
+            assert_eq!(row.len(), k.len());
+        }
+        assert!(matches!(&both.rows[1][2], Cell::Text(w) if w == "orders"));
+        assert!(matches!(both.rows[1][at], Cell::Num(Some(v)) if v == 1500.0));
+        assert_eq!(
+            default_axes(&[tpcc, orders]),
+            [CellAxis::Device, CellAxis::Workload]
+        );
     }
 }

@@ -20,8 +20,8 @@ pub struct DeviceFigures {
     pub randread16k_iops: f64,
     /// Mean latency of 16 KiB random reads at QD 1.
     pub randread16k_lat_ns: f64,
-    /// TPC-C's New-Orders per minute; absent in a study file's brokerage cell, whose throughput
-    /// is `tpse_like`.
+    /// TPC-C's New-Orders per minute; absent in a study file's brokerage or order-entry cell,
+    /// whose throughput is `tpse_like` or `orders_tps`.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub tpmc: f64,
     #[serde(default, skip_serializing_if = "is_zero")]
@@ -29,6 +29,10 @@ pub struct DeviceFigures {
     /// The brokerage workload's Trade-Results per second (a study file's brokerage cell).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tpse_like: Option<f64>,
+    /// The order-entry workload's transactions per second over its fixed work (a study file's
+    /// order-entry cell; the run's `summary.tps`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub orders_tps: Option<f64>,
     /// Reads + writes per second the database did in the measured window (from its trace).
     pub run_iops: f64,
     /// Reads + writes per second of that trace replayed as fast as the device allows: the bound
@@ -98,7 +102,15 @@ pub struct DeviceFigures {
 #[serde(default)]
 pub struct Repeats {
     pub runs: u32,
+    /// Absent for a study file's brokerage or order-entry cell, which has its own throughput.
+    #[serde(skip_serializing_if = "Interval::is_zero")]
     pub tpmc: Interval,
+    /// A brokerage cell's Trade-Results per second.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tpse_like: Option<Interval>,
+    /// An order-entry cell's transactions per second.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub orders_tps: Option<Interval>,
     pub run_iops: Interval,
     pub replay_iops: Interval,
     pub alpha: Interval,
@@ -128,6 +140,11 @@ impl Interval {
         };
         Interval { mean, ci95, values }
     }
+
+    /// Every value 0: a figure the runs did not have (TPC-C's tpmC in a brokerage cell).
+    fn is_zero(&self) -> bool {
+        self.values.iter().all(|v| *v == 0.0)
+    }
 }
 
 /// Student's t, two-sided 95 %, for `df` degrees of freedom (`--repeat` allows at most 19).
@@ -146,6 +163,16 @@ impl Repeats {
         Repeats {
             runs: runs.len() as u32,
             tpmc: take(|r| r.tpmc),
+            tpse_like: runs
+                .iter()
+                .map(|r| r.tpse_like)
+                .collect::<Option<Vec<f64>>>()
+                .map(Interval::of),
+            orders_tps: runs
+                .iter()
+                .map(|r| r.orders_tps)
+                .collect::<Option<Vec<f64>>>()
+                .map(Interval::of),
             run_iops: take(|r| r.run_iops),
             replay_iops: take(|r| r.replay_iops),
             // A run without a bound counts as 0, as results have always written it.
@@ -165,6 +192,9 @@ pub struct Ratios {
     /// A brokerage cell's Trade-Results per second against its baseline cell's.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tpse_like: Option<f64>,
+    /// An order-entry cell's transactions per second against its baseline cell's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub orders_tps: Option<f64>,
     pub run_iops: f64,
     pub alpha: f64,
 }
@@ -231,7 +261,7 @@ pub struct CellAxes {
     /// the report's label for it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
-    /// `tpcc` (absent: the cells before workloads were an axis) or `brokerage`.
+    /// `tpcc` (absent: the cells before workloads were an axis), `brokerage` or `orders`.
     #[serde(default = "tpcc", skip_serializing_if = "is_tpcc")]
     pub workload: String,
     pub terminals: u32,
@@ -474,4 +504,34 @@ pub struct ClusterStudyRow {
     pub warnings: Vec<String>,
     /// The run's own result, relative to the study's output directory.
     pub result: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Repeated brokerage runs: their Trade-Results per second get the mean and interval, and
+    /// the tpmC they have not is absent rather than 0 ± 0; TPC-C's repeats keep their tpmC.
+    #[test]
+    fn repeats_carry_the_workloads_own_throughput() {
+        let run = |tpse: f64| DeviceFigures {
+            tpse_like: Some(tpse),
+            alpha: Some(0.5),
+            ..DeviceFigures::default()
+        };
+        let rep = Repeats::of(&[run(40.0), run(44.0)]);
+        let v = serde_json::to_value(&rep).unwrap();
+        assert!(v.get("tpmc").is_none(), "{v}");
+        assert!(v.get("orders_tps").is_none(), "{v}");
+        assert_eq!(v["tpse_like"]["mean"], 42.0);
+        // t(1) × s/√n = 12.706 × 2.83 / 1.41
+        assert!((v["tpse_like"]["ci95"].as_f64().unwrap() - 25.412).abs() < 1e-3);
+        let tpcc = |tpmc: f64| DeviceFigures {
+            tpmc,
+            ..DeviceFigures::default()
+        };
+        let v = serde_json::to_value(Repeats::of(&[tpcc(900.0), tpcc(1100.0)])).unwrap();
+        assert_eq!(v["tpmc"]["mean"], 1000.0);
+        assert!(v.get("tpse_like").is_none(), "{v}");
+    }
 }

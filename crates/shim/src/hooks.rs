@@ -5,7 +5,7 @@
 //! there; an untracked descriptor goes straight to libc.
 
 use std::cell::Cell;
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicU8, Ordering};
 
 use libc::{c_char, c_int, c_uint, c_void, iovec, mode_t, off64_t, off_t, size_t, ssize_t};
 use oltplab_devmodel::{now_ns, IoKind};
@@ -20,6 +20,9 @@ const MAX_FDS: usize = 1 << 16;
 static FDS: [AtomicU32; MAX_FDS] = [const { AtomicU32::new(0) }; MAX_FDS];
 /// Tracked descriptors opened O_DSYNC (or O_SYNC): each completed write is also a flush.
 static DSYNC: [AtomicBool; MAX_FDS] = [const { AtomicBool::new(false) }; MAX_FDS];
+/// Whether a tracked descriptor is O_DIRECT, whose transfers reach the device: 0 not known yet
+/// (read at its first transfer: InnoDB sets O_DIRECT with fcntl after the open), 1 no, 2 yes.
+static DIRECT: [AtomicU8; MAX_FDS] = [const { AtomicU8::new(0) }; MAX_FDS];
 
 thread_local! {
     /// Set while the shim itself does work, so that its own I/O is never emulated.
@@ -28,16 +31,44 @@ thread_local! {
     static TID: Cell<(u64, u32)> = const { Cell::new((0, 0)) };
     /// The CPU this thread's current hooked call was issued on, for its trace record.
     static CALL_CPU: Cell<Option<u32>> = const { Cell::new(None) };
+    /// This thread's run-queue time when its current hooked call began, when the trace is to
+    /// leave it out (see [`call_start`]).
+    static CALL_QUEUED: Cell<Option<u64>> = const { Cell::new(None) };
 }
 
 /// The start of a hooked call: its time, and (when tracing) the CPU it is issued on
 /// (`sched_getcpu` at the call, as blktrace files a request under the CPU that queued it).
+///
+/// On `host`, a call that reaches the device (`device_bound`: a sync, or a transfer on an
+/// O_DIRECT descriptor) also reads the thread's run-queue time, so that its trace record can
+/// leave out the wait for a core after the device completed it — the record then times the
+/// device, as an emulated run's records give the model's end, and a spec fitted to the trace is
+/// not charged the machine's load twice (docs/trace.md). Two reads of ~1 µs each against an I/O of
+/// tens of µs or more; a buffered transfer, which may take a µs, reads nothing.
 #[inline]
-fn call_start() -> u64 {
-    if SHIM.get().is_some_and(|s| s.trace_dir.is_some()) {
+fn call_start(device_bound: impl FnOnce() -> bool) -> u64 {
+    if let Some(shim) = SHIM.get().filter(|s| s.trace_dir.is_some()) {
         let _ = CALL_CPU.try_with(|c| c.set(oltplab_trace::current_cpu()));
+        if shim.host {
+            let queued = device_bound()
+                .then(oltplab_devmodel::run_delay_ns)
+                .flatten();
+            let _ = CALL_QUEUED.try_with(|c| c.set(queued));
+        }
     }
     now_ns()
+}
+
+/// The end of a call that began at `t0` and returned at `t1` for its trace record: on `host`, less
+/// the time its thread queued for a core during it (see [`call_start`]).
+#[inline]
+fn device_end(t0: u64, t1: u64) -> u64 {
+    let queued = CALL_QUEUED
+        .try_with(|c| c.take())
+        .ok()
+        .flatten()
+        .and_then(|from| Some(oltplab_devmodel::run_delay_ns()?.saturating_sub(from)));
+    t1 - queued.unwrap_or(0).min(t1.saturating_sub(t0))
 }
 
 #[inline]
@@ -57,11 +88,30 @@ fn set_tracked(fd: c_int, number: Option<u32>) {
         if number.is_none() {
             DSYNC[fd as usize].store(false, Ordering::Relaxed);
         }
+        DIRECT[fd as usize].store(0, Ordering::Relaxed);
     }
 }
 
 fn dsync(fd: c_int) -> bool {
     fd >= 0 && (fd as usize) < MAX_FDS && DSYNC[fd as usize].load(Ordering::Relaxed)
+}
+
+fn direct(fd: c_int) -> bool {
+    if fd < 0 || fd as usize >= MAX_FDS {
+        return false;
+    }
+    match DIRECT[fd as usize].load(Ordering::Relaxed) {
+        0 => {
+            // SAFETY: fcntl on a tracked descriptor; errno is the caller's to keep.
+            let saved = errno();
+            let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+            set_errno(saved);
+            let on = flags >= 0 && flags & libc::O_DIRECT != 0;
+            DIRECT[fd as usize].store(if on { 2 } else { 1 }, Ordering::Relaxed);
+            on
+        }
+        v => v == 2,
+    }
 }
 
 fn set_dsync(fd: c_int, on: bool) {
@@ -196,7 +246,7 @@ fn emulate_data(fd: c_int, number: u32, write: bool, offset: u64, t0: u64, ret: 
         let deadline = shim
             .emu
             .submit(t0, kind, shim.emu.place(number, offset), len);
-        let t1 = shim.emu.complete(t0, deadline);
+        let t1 = device_end(t0, shim.emu.complete(kind, t0, deadline));
         let op = if write { Op::Write } else { Op::Read };
         trace(shim, fd, number, op, offset, len, t0, t1);
         // An O_DSYNC write returns once the device made it (and what came before) durable.
@@ -232,7 +282,7 @@ fn emulate_flush(fd: c_int, number: u32, op: Op, t0: u64) {
         let deadline = shim
             .emu
             .submit(t0, IoKind::Flush, shim.emu.place(number, 0), 0);
-        let t1 = shim.emu.complete(t0, deadline);
+        let t1 = device_end(t0, shim.emu.complete(IoKind::Flush, t0, deadline));
         trace(shim, fd, number, op, 0, 0, t0, t1);
     });
 }
@@ -515,7 +565,7 @@ macro_rules! positional {
         match tracked($fd) {
             None => unsafe { $call },
             Some(number) => {
-                let t0 = call_start();
+                let t0 = call_start(|| direct($fd) || dsync($fd));
                 ($before)(number);
                 let ret = unsafe { $call };
                 emulate_data($fd, number, $write, $off as u64, t0, ret as isize);
@@ -534,7 +584,7 @@ macro_rules! sequential {
         match tracked($fd) {
             None => unsafe { $call },
             Some(number) => {
-                let t0 = call_start();
+                let t0 = call_start(|| direct($fd) || dsync($fd));
                 ($before)(number);
                 let ret = unsafe { $call };
                 if ret > 0 {
@@ -720,7 +770,7 @@ macro_rules! flush {
     ($fd:expr, $op:expr, $call:expr) => {{
         match (tracked($fd), SHIM.get()) {
             (Some(number), Some(shim)) => {
-                let t0 = call_start();
+                let t0 = call_start(|| true);
                 // Numbered when it begins: it makes durable the writes issued before it.
                 let seq = shim
                     .undo
@@ -762,7 +812,7 @@ pub unsafe extern "C" fn sync_file_range(
 ) -> c_int {
     match (tracked(fd), SHIM.get()) {
         (Some(number), Some(shim)) => {
-            let t0 = call_start();
+            let t0 = call_start(|| false);
             let ret = if shim.ram {
                 0
             } else {
@@ -800,6 +850,65 @@ mod tests {
         assert!(!under(b"/database/x", b"/data"));
         assert!(!under(b"/other", b"/data"));
         assert!(under(b"/anything", b"/"));
+    }
+
+    /// On `host`, a traced call's end leaves out the time its thread queued for a core during it:
+    /// a thread that shares a core with three busy ones for 100 ms queues most of that time.
+    #[test]
+    fn a_host_calls_trace_end_leaves_out_its_wait_for_a_core() {
+        if oltplab_devmodel::run_delay_ns().is_none() {
+            oltplab_core::testing::skip(
+                oltplab_core::testing::Need::Kernel,
+                "the kernel's run-queue account (/proc/thread-self/schedstat, CONFIG_SCHED_INFO)",
+            );
+            return;
+        }
+        fn pin_to_cpu0() {
+            // SAFETY: a zeroed cpu_set_t with one bit set, for this thread (pid 0).
+            unsafe {
+                let mut set: libc::cpu_set_t = std::mem::zeroed();
+                libc::CPU_SET(0, &mut set);
+                libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+            }
+        }
+        let stop = std::sync::Arc::new(AtomicBool::new(false));
+        let busy: Vec<_> = (0..3)
+            .map(|_| {
+                let stop = stop.clone();
+                std::thread::spawn(move || {
+                    pin_to_cpu0();
+                    while !stop.load(Ordering::Relaxed) {
+                        std::hint::spin_loop();
+                    }
+                })
+            })
+            .collect();
+        let (t0, t1, end, again) = std::thread::spawn(|| {
+            pin_to_cpu0();
+            CALL_QUEUED.with(|c| c.set(oltplab_devmodel::run_delay_ns()));
+            let t0 = now_ns();
+            while now_ns() < t0 + 100_000_000 {
+                std::hint::spin_loop();
+            }
+            let t1 = now_ns();
+            (t0, t1, device_end(t0, t1), device_end(t0, t1))
+        })
+        .join()
+        .unwrap();
+        stop.store(true, Ordering::Relaxed);
+        for b in busy {
+            b.join().unwrap();
+        }
+        // A share of the 100 ms, and never more than the call took.
+        let queued_ms = (t1 - end) as f64 / 1e6;
+        assert!(
+            queued_ms >= 20.0,
+            "{queued_ms} ms of {} ms",
+            (t1 - t0) / 1_000_000
+        );
+        assert!(end >= t0);
+        // The start is taken once: a later call without one keeps its own end.
+        assert_eq!(again, t1);
     }
 
     #[test]

@@ -93,6 +93,8 @@ pub(crate) struct Shim {
     files: files::FileTable,
     places: Vec<Place>,
     ram: bool,
+    /// `host`: no model, the real device times the I/O.
+    host: bool,
     trace_dir: Option<PathBuf>,
     undo: Option<undo::Undo>,
 }
@@ -141,6 +143,7 @@ extern "C" fn init() {
     let undo = std::env::var_os(ENV_UNDO).map(|p| undo::Undo::new(p.into_vec(), emu.spec()));
     files.attach();
     let _ = SHIM.set(Shim {
+        host: emu.spec().is_host(),
         emu,
         dir,
         files,

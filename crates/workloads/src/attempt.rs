@@ -76,16 +76,17 @@ pub struct Retry<'a> {
 }
 
 /// Runs `tx` (which begins and ends its transaction) on `conn` until it succeeds, fails for good,
-/// or runs out of retries; `tag` marks its I/O in the trace.
+/// or runs out of retries; `tag` marks its I/O in the trace. Without `with_cpu` its CPU is not
+/// measured (two system calls: a cost for transactions of a few microseconds).
 pub fn attempt<O>(
     conn: &mut dyn Conn,
     tag: u8,
     retry: Retry,
     rng: &mut Rng,
-    with_span: bool,
+    (with_span, with_cpu): (bool, bool),
     mut tx: impl FnMut(&mut dyn Conn) -> DbResult<O>,
 ) -> Attempt<O> {
-    let cpu_before = CpuTime::thread();
+    let cpu_before = with_cpu.then(CpuTime::thread);
     let spin_before = oltplab_dbs::vfs::thread_spin_ns();
     let lock_wait_before = conn.writer_lock_wait_ns();
     let started = Instant::now();
@@ -118,7 +119,7 @@ pub fn attempt<O>(
         }
     };
     oltplab_dbs::vfs::set_thread_tag(0);
-    let cpu = CpuTime::thread().since(&cpu_before);
+    let cpu = cpu_before.map_or_else(CpuTime::default, |b| CpuTime::thread().since(&b));
     let spin_ns = oltplab_dbs::vfs::thread_spin_ns() - spin_before;
     Attempt {
         result,

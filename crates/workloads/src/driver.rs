@@ -7,6 +7,12 @@
 //! transactions (the brokerage market). A workload only says what its transaction kinds are, draws
 //! the next input of a terminal and executes one input ([`Workload`]).
 //!
+//! Fixed work instead of a window ([`FixedWork`], order entry): each terminal runs its warm-up
+//! transactions, the window opens once every terminal has, and closes when the last terminal has
+//! run its measured ones. Terminals may share threads ([`DriverConfig::threads`]), each thread
+//! taking turns over its terminals one transaction at a time (thousands of embedded connections
+//! on a few cores).
+//!
 //! The window: the phase turns [`Phase::Measure`] when the warm-up ends and [`Phase::Done`] at
 //! the instant the last sample is taken, both under the statistics' lock, and a transaction is
 //! measured when it started in the window and is booked (under that lock) before it closes — so
@@ -79,6 +85,19 @@ pub struct DriverConfig {
     /// window: the measured window then starts at `start_at + warmup`, even if connecting took
     /// longer than the time left (the warm-up is then shorter). None: at once.
     pub start_at: Option<SystemTime>,
+    /// A fixed number of transactions per terminal instead of `warmup` and `duration`.
+    pub work: Option<FixedWork>,
+    /// Threads the terminals are shared out over, each taking turns over its terminals (for a
+    /// workload without keying or think times). None: a thread per terminal.
+    pub threads: Option<usize>,
+}
+
+/// Each terminal's work when it is fixed: `warmup_tx` transactions, then — once every terminal
+/// has run its warm-up — `tx` measured ones.
+#[derive(Clone, Copy, Debug)]
+pub struct FixedWork {
+    pub warmup_tx: u64,
+    pub tx: u64,
 }
 
 /// A terminal (or worker) that fails this many transactions in a row stops: something is broken,
@@ -146,6 +165,8 @@ pub struct Second {
     /// The headline kind's latency in that second.
     pub headline_lat_ns_p99: u64,
     pub headline_lat_ns_mean: f64,
+    /// Terminals still running at its end (with fixed work: the tail of the run).
+    pub active_terminals: usize,
 }
 
 /// What the driver measured.
@@ -165,8 +186,9 @@ pub struct Outcome {
     /// Threads serving deferred requests or background work, each with its own connection.
     pub workers: usize,
     pub first_error: Option<String>,
-    /// CPU time terminals and workers spent inside measured transactions: for embedded SQLite,
-    /// the engine's share of the process's CPU.
+    /// CPU time terminals and workers spent inside measured transactions (without
+    /// [`Workload::tx_cpu`]: the terminals' threads over the window): for embedded SQLite, the
+    /// engine's share of the process's CPU.
     pub in_tx_cpu: CpuTime,
     /// True when `stop` ended the run before its duration.
     pub interrupted: bool,
@@ -231,6 +253,12 @@ pub trait Workload: Sync {
         input: &Self::Input,
         scratch: &mut Self::Scratch,
     ) -> DbResult<Self::Output>;
+    /// Whether each transaction's CPU is measured (`TxStats::cpu_ns`); without, the terminals'
+    /// threads are measured over the window instead (`Outcome::in_tx_cpu`: short transactions
+    /// would pay much of their time for the measuring).
+    fn tx_cpu(&self) -> bool {
+        true
+    }
     /// Whether the output is an intended rollback.
     fn rolled_back(&self, _out: &Self::Output) -> bool {
         false
@@ -309,6 +337,44 @@ struct Ctx<'a, W: Workload> {
     alive: &'a AtomicUsize,
     shared: &'a Mutex<Shared>,
     queue: &'a Queue<W::Input>,
+    fixed: &'a Fixed,
+}
+
+/// With fixed work: the terminals that have run their warm-up, the window's opening, which
+/// the warmed terminals wait for, and when the last terminal finished its work.
+#[derive(Default)]
+struct Fixed {
+    warmed: AtomicUsize,
+    open: Mutex<bool>,
+    opened: Condvar,
+    last_finish: Mutex<Option<Instant>>,
+}
+
+impl Fixed {
+    fn is_open(&self) -> bool {
+        *self.open.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn open(&self) {
+        *self.open.lock().unwrap_or_else(|p| p.into_inner()) = true;
+        self.opened.notify_all();
+    }
+
+    /// Waits (a while at most) for the window to open.
+    fn wait_open(&self) {
+        let open = self.open.lock().unwrap_or_else(|p| p.into_inner());
+        if !*open {
+            let _ = self
+                .opened
+                .wait_timeout(open, Duration::from_millis(50))
+                .unwrap_or_else(|p| p.into_inner());
+        }
+    }
+
+    fn finished_at(&self, t: Instant) {
+        let mut last = self.last_finish.lock().unwrap_or_else(|p| p.into_inner());
+        *last = Some(last.map_or(t, |l| l.max(t)));
+    }
 }
 
 impl<W: Workload> Clone for Ctx<'_, W> {
@@ -346,7 +412,7 @@ impl<W: Workload> Ctx<'_, W> {
             self.w.tag(kind),
             retry,
             &mut local.rng,
-            with_span,
+            (with_span, self.w.tx_cpu()),
             |c| self.w.execute(c, input, scratch),
         )
     }
@@ -490,59 +556,162 @@ fn wait_until(t: SystemTime, stop: &AtomicBool) -> bool {
     !stop.load(Ordering::Relaxed)
 }
 
-fn terminal<W: Workload>(conn: &mut dyn Conn, mut term: W::Terminal, seed: u64, ctx: Ctx<W>) {
-    let (w, done) = (ctx.w, ctx.done);
-    let mut local = Local::<W>::new(conn, seed, ctx.cfg.record_spans);
-    let mut consecutive_errors = 0u32;
-    if ctx.cfg.record_spans && local.backend_tid.is_none() {
-        ctx.lock().out.terminals_without_backend += 1;
+/// One terminal as its thread keeps it: its connection, its own state and generator, and how
+/// far its fixed work has come.
+struct Slot<W: Workload> {
+    conn: Box<dyn Conn>,
+    term: W::Terminal,
+    local: Local<W>,
+    consecutive_errors: u32,
+    /// Transactions it ran (fixed work: the warm-up's included).
+    ran: u64,
+    warmed: bool,
+    finished: bool,
+}
+
+/// What one turn of a terminal came to.
+enum Turn {
+    Ran,
+    /// A broken connection or too many failures in a row: the terminal stops.
+    Fatal,
+    /// The run ended during its keying time.
+    Ended,
+}
+
+/// Runs the terminals of one thread, taking turns over them one transaction at a time (one
+/// terminal: its loop), until the run ends or each has finished its work.
+fn terminal_thread<W: Workload>(terminals: Vec<(Box<dyn Conn>, W::Terminal, u64)>, ctx: Ctx<W>) {
+    let done = ctx.done;
+    let mut slots: Vec<Slot<W>> = terminals
+        .into_iter()
+        .map(|(mut conn, term, seed)| Slot {
+            local: Local::new(conn.as_mut(), seed, ctx.cfg.record_spans),
+            conn,
+            term,
+            consecutive_errors: 0,
+            ran: 0,
+            warmed: false,
+            finished: false,
+        })
+        .collect();
+    for s in &slots {
+        if ctx.cfg.record_spans && s.local.backend_tid.is_none() {
+            ctx.lock().out.terminals_without_backend += 1;
+        }
     }
+    // Without each transaction's CPU: the thread's from its first measured transaction on.
+    let mut window_cpu: Option<CpuTime> = None;
     while !done.load(Ordering::Relaxed) {
-        let (kind, input) = w.next(&mut term, &mut local.rng);
-        if let Some(k) = w.keying(kind) {
-            sleep_unless(k, done);
+        if window_cpu.is_none() && !ctx.w.tx_cpu() && ctx.measuring() {
+            window_cpu = Some(CpuTime::thread());
+        }
+        let (mut ran, mut waiting) = (false, false);
+        for s in slots.iter_mut().filter(|s| !s.finished) {
             if done.load(Ordering::Relaxed) {
                 break;
             }
+            if let Some(work) = &ctx.cfg.work {
+                if !s.warmed && s.ran >= work.warmup_tx {
+                    s.warmed = true;
+                    ctx.fixed.warmed.fetch_add(1, Ordering::SeqCst);
+                }
+                if s.warmed && !ctx.fixed.is_open() {
+                    waiting = true;
+                    continue;
+                }
+            }
+            ran = true;
+            match turn(s, ctx) {
+                Turn::Ran => s.ran += 1,
+                Turn::Fatal => {
+                    finish_slot(s, ctx, false);
+                    continue;
+                }
+                Turn::Ended => break,
+            }
+            if let Some(work) = &ctx.cfg.work {
+                if s.ran >= work.warmup_tx.saturating_add(work.tx) {
+                    finish_slot(s, ctx, true);
+                }
+            }
         }
-        let at_start = ctx.phase.get();
-        let fatal = if w.deferred(kind) {
-            // Queued for a worker; the terminal's response time is the queueing.
-            let started = Instant::now();
-            ctx.queue
-                .items
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .push_back(Queued {
-                    kind,
-                    input,
-                    queued_at: started,
-                    measured: at_start == Phase::Measure,
-                });
-            ctx.queue.ready.notify_one();
-            let latency_ns = started.elapsed().as_nanos() as u64;
-            consecutive_errors = 0;
-            book_deferred_request(ctx, kind, latency_ns, at_start);
-            false
-        } else {
-            let a = ctx.attempt(conn, kind, &input, &mut local, done);
-            let (fatal, measured) = ctx.book(kind, &a, 0, at_start, &mut consecutive_errors);
-            if measured {
-                local.measured(&a);
-            }
-            if let Ok(o) = &a.result {
-                w.completed(kind, o, measured, ctx.measuring());
-            }
-            fatal
-        };
-        if fatal {
+        if slots.iter().all(|s| s.finished) {
             break;
         }
-        if let Some(t) = w.think(kind, &mut local.rng) {
-            sleep_unless(t, done);
+        if waiting && !ran {
+            ctx.fixed.wait_open();
         }
     }
-    ctx.finish_thread(local);
+    if let Some(before) = window_cpu {
+        let mut s = ctx.lock();
+        s.out.in_tx_cpu = s.out.in_tx_cpu.plus(&CpuTime::thread().since(&before));
+    }
+    for mut s in slots {
+        if !s.finished {
+            finish_slot(&mut s, ctx, false);
+        }
+        ctx.finish_thread(s.local);
+    }
+}
+
+/// A terminal stops: one fewer alive, and with its fixed work done, perhaps the last finish.
+fn finish_slot<W: Workload>(s: &mut Slot<W>, ctx: Ctx<W>, work_done: bool) {
+    s.finished = true;
+    if work_done {
+        ctx.fixed.finished_at(Instant::now());
+    }
+    ctx.alive.fetch_sub(1, Ordering::SeqCst);
+    // A worker waiting for requests learns that no more may come.
+    ctx.queue.ready.notify_all();
+}
+
+/// One transaction of a terminal: drawn, keyed, run (or queued for a worker), booked, thought.
+fn turn<W: Workload>(s: &mut Slot<W>, ctx: Ctx<W>) -> Turn {
+    let (w, done) = (ctx.w, ctx.done);
+    let (kind, input) = w.next(&mut s.term, &mut s.local.rng);
+    if let Some(k) = w.keying(kind) {
+        sleep_unless(k, done);
+        if done.load(Ordering::Relaxed) {
+            return Turn::Ended;
+        }
+    }
+    let at_start = ctx.phase.get();
+    let fatal = if w.deferred(kind) {
+        // Queued for a worker; the terminal's response time is the queueing.
+        let started = Instant::now();
+        ctx.queue
+            .items
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push_back(Queued {
+                kind,
+                input,
+                queued_at: started,
+                measured: at_start == Phase::Measure,
+            });
+        ctx.queue.ready.notify_one();
+        let latency_ns = started.elapsed().as_nanos() as u64;
+        s.consecutive_errors = 0;
+        book_deferred_request(ctx, kind, latency_ns, at_start);
+        false
+    } else {
+        let a = ctx.attempt(s.conn.as_mut(), kind, &input, &mut s.local, done);
+        let (fatal, measured) = ctx.book(kind, &a, 0, at_start, &mut s.consecutive_errors);
+        if measured {
+            s.local.measured(&a);
+        }
+        if let Ok(o) = &a.result {
+            w.completed(kind, o, measured, ctx.measuring());
+        }
+        fatal
+    };
+    if fatal {
+        return Turn::Fatal;
+    }
+    if let Some(t) = w.think(kind, &mut s.local.rng) {
+        sleep_unless(t, done);
+    }
+    Turn::Ran
 }
 
 /// Books a deferred request's acknowledgement as the terminal's transaction of its kind.
@@ -705,6 +874,7 @@ pub fn drive<W: Workload>(
     let phase = PhaseCell(AtomicU8::new(Phase::Warmup as u8));
     let done = AtomicBool::new(false);
     let alive = AtomicUsize::new(cfg.terminals);
+    let fixed = Fixed::default();
     let ctx = Ctx {
         w,
         cfg,
@@ -713,6 +883,7 @@ pub fn drive<W: Workload>(
         alive: &alive,
         shared: &shared,
         queue: &queue,
+        fixed: &fixed,
     };
     if let Some(t) = cfg.start_at {
         if !wait_until(t, stop) {
@@ -726,34 +897,40 @@ pub fn drive<W: Workload>(
         measure_started_at: None,
         seconds: Vec::new(),
     };
+    // Terminal i runs on thread i mod threads.
+    let threads = cfg
+        .threads
+        .unwrap_or(cfg.terminals)
+        .clamp(1, cfg.terminals.max(1));
+    let mut shares: Vec<Vec<_>> = (0..threads).map(|_| Vec::new()).collect();
+    let mut worker_conns = Vec::with_capacity(workers);
+    for (i, conn) in conns.into_iter().enumerate() {
+        if i < cfg.terminals {
+            let seed = cfg.seed.wrapping_add(i as u64 * 0x9E37_79B9);
+            shares[i % threads].push((conn, w.terminal(i, cfg.terminals), seed));
+        } else {
+            worker_conns.push(conn);
+        }
+    }
     std::thread::scope(|scope| {
-        let mut terminals = Vec::with_capacity(cfg.terminals);
-        for (i, mut conn) in conns.into_iter().enumerate() {
-            if i < cfg.terminals {
-                let term = w.terminal(i, cfg.terminals);
-                let seed = cfg.seed.wrapping_add(i as u64 * 0x9E37_79B9);
-                terminals.push(
-                    std::thread::Builder::new()
-                        .name(format!("terminal-{i}"))
-                        .spawn_scoped(scope, move || {
-                            terminal(conn.as_mut(), term, seed, ctx);
-                            ctx.alive.fetch_sub(1, Ordering::SeqCst);
-                            // A worker waiting for requests learns that no more will come.
-                            ctx.queue.ready.notify_all();
-                        })
-                        .expect("spawning a terminal thread"),
-                );
-            } else {
-                let n = i - cfg.terminals;
-                let seed = cfg.seed.wrapping_add(0xD311_0000 + n as u64);
+        let mut terminals = Vec::with_capacity(threads);
+        for (i, slots) in shares.into_iter().enumerate() {
+            terminals.push(
                 std::thread::Builder::new()
-                    .name(format!("worker-{n}"))
-                    .spawn_scoped(scope, move || match ctx.w.background() {
-                        Some(bg) => background_worker(conn.as_mut(), bg, seed, ctx),
-                        None => deferred_worker(conn.as_mut(), seed, ctx),
-                    })
-                    .expect("spawning a worker thread");
-            }
+                    .name(format!("terminal-{i}"))
+                    .spawn_scoped(scope, move || terminal_thread(slots, ctx))
+                    .expect("spawning a terminal thread"),
+            );
+        }
+        for (n, mut conn) in worker_conns.into_iter().enumerate() {
+            let seed = cfg.seed.wrapping_add(0xD311_0000 + n as u64);
+            std::thread::Builder::new()
+                .name(format!("worker-{n}"))
+                .spawn_scoped(scope, move || match ctx.w.background() {
+                    Some(bg) => background_worker(conn.as_mut(), bg, seed, ctx),
+                    None => deferred_worker(conn.as_mut(), seed, ctx),
+                })
+                .expect("spawning a worker thread");
         }
         clock.run(ctx, stop, on_second, on_event);
         phase.set(Phase::Done);
@@ -804,6 +981,7 @@ impl Clock {
     ) {
         let cfg = ctx.cfg;
         let running = || !stop.load(Ordering::Relaxed) && ctx.alive.load(Ordering::Relaxed) > 0;
+        let fixed = cfg.work.is_some();
         let measure_start = match cfg.start_at {
             Some(t) => {
                 let left = (t + cfg.warmup)
@@ -814,7 +992,14 @@ impl Clock {
             None => Instant::now() + cfg.warmup,
         };
         let warmup_started = Instant::now();
-        if cfg.warmup_auto {
+        if fixed {
+            // Until every terminal still running has run its warm-up transactions.
+            while running()
+                && ctx.fixed.warmed.load(Ordering::SeqCst) < ctx.alive.load(Ordering::SeqCst)
+            {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        } else if cfg.warmup_auto {
             // The headline kind's completions in each second of the warm-up, until the last two
             // 10 s agree.
             let mut per_second: Vec<u64> = Vec::new();
@@ -831,7 +1016,7 @@ impl Clock {
             }
             self.warmup_steady = Some(rate_is_steady(&per_second));
         }
-        while !cfg.warmup_auto && Instant::now() < measure_start && running() {
+        while !fixed && !cfg.warmup_auto && Instant::now() < measure_start && running() {
             std::thread::sleep((measure_start - Instant::now()).min(Duration::from_millis(100)));
         }
         self.warmup_s = warmup_started.elapsed().as_secs_f64();
@@ -848,25 +1033,45 @@ impl Clock {
             Instant::now()
         };
         self.measure_started_at = Some(SystemTime::now());
-        let end = start + cfg.duration;
+        if fixed {
+            ctx.fixed.open();
+        }
+        // Fixed work: the window ends when the last terminal finishes, noticed within 5 ms.
+        let (end, poll) = match fixed {
+            true => (None, Duration::from_millis(5)),
+            false => (Some(start + cfg.duration), Duration::from_millis(50)),
+        };
         let mut tick = 1u64;
         loop {
-            let next = (start + Duration::from_secs(tick)).min(end);
+            let mut next = start + Duration::from_secs(tick);
+            if let Some(end) = end {
+                next = next.min(end);
+            }
             while Instant::now() < next && running() {
-                std::thread::sleep((next - Instant::now()).min(Duration::from_millis(50)));
+                std::thread::sleep((next - Instant::now()).min(poll));
             }
             let (second, last) = {
                 let mut s = ctx.lock();
-                let now = Instant::now();
-                let last = now >= end || !running();
+                let mut now = Instant::now();
+                let last = end.is_some_and(|end| now >= end) || !running();
                 if last {
                     // Under the lock: no transaction is booked between the last second and the
                     // window's end.
                     ctx.phase.set(Phase::Done);
+                    if fixed && !stop.load(Ordering::Relaxed) {
+                        // The work's end is the last terminal's finish.
+                        let finish = *ctx
+                            .fixed
+                            .last_finish
+                            .lock()
+                            .unwrap_or_else(|p| p.into_inner());
+                        now = finish.unwrap_or(now).max(start);
+                    }
                     self.measured_s = (now - start).as_secs_f64();
                 }
                 let stats = s.second_headline.stats();
                 let second = Second {
+                    active_terminals: ctx.alive.load(Ordering::SeqCst),
                     t_s: (now - start).as_secs_f64(),
                     counts: s.second.clone(),
                     errors: s.second_errors,
@@ -1023,7 +1228,57 @@ mod tests {
             max_retries: 0,
             record_spans: false,
             start_at: None,
+            work: None,
+            threads: None,
         }
+    }
+
+    /// Fixed work on shared threads: every terminal runs its warm-up, then its measured
+    /// transactions, five terminals taking turns on two threads; the window closes at the last
+    /// one's finish, and its seconds add up to the totals.
+    #[test]
+    fn fixed_work_runs_each_terminals_transactions_on_shared_threads() {
+        let w = Sleeper {
+            defer: false,
+            fail: false,
+        };
+        let cfg = DriverConfig {
+            terminals: 5,
+            work: Some(FixedWork {
+                warmup_tx: 3,
+                tx: 40,
+            }),
+            threads: Some(2),
+            ..config()
+        };
+        let (mut events, mut active) = (Vec::new(), Vec::new());
+        let o = drive(
+            &w,
+            &NoDb,
+            &cfg,
+            &AtomicBool::new(false),
+            &mut |s| active.push(s.active_terminals),
+            &mut |e| events.push(e),
+        )
+        .unwrap();
+        assert_eq!(events, [Event::MeasureStart, Event::MeasureEnd]);
+        let measured: u64 = o.tx.iter().map(|t| t.count).sum();
+        assert_eq!(measured, 5 * 40);
+        assert_eq!(
+            o.committed_all.iter().sum::<u64>(),
+            5 * 43,
+            "warm-up included"
+        );
+        let per_second: u64 = o.seconds.iter().flat_map(|s| &s.counts).sum();
+        assert_eq!(per_second, measured);
+        // Two threads of 1 ms transactions: 200 of them take about 100 ms, nowhere near the
+        // timed window's 2.5 s.
+        assert!(
+            o.measured_s > 0.05 && o.measured_s < 1.0,
+            "{}",
+            o.measured_s
+        );
+        assert_eq!(active.last(), Some(&0), "{active:?}");
     }
 
     #[test]

@@ -250,6 +250,17 @@ fn combine<'a>(points: impl Iterator<Item = &'a Fidelity>) -> Fidelity {
             out.emulated_p99_off_pct = f.emulated_p99_off_pct;
         }
         out.wake_early_ns = f.wake_early_ns;
+        for k in &f.realised_by_kind {
+            match out.realised_by_kind.iter_mut().find(|o| o.kind == k.kind) {
+                Some(o) => {
+                    o.ios += k.ios;
+                    o.realised_lat_ns_p50 = o.realised_lat_ns_p50.max(k.realised_lat_ns_p50);
+                    o.realised_lat_ns_p90 = o.realised_lat_ns_p90.max(k.realised_lat_ns_p90);
+                    o.realised_lat_ns_p99 = o.realised_lat_ns_p99.max(k.realised_lat_ns_p99);
+                }
+                None => out.realised_by_kind.push(k.clone()),
+            }
+        }
     }
     if out.ios > 0 {
         let n = out.ios as f64;

@@ -39,7 +39,7 @@ const ENGINES: [&str; 3] = ["sqlite", "postgres", "mariadb"];
 const PACINGS: [&str; 2] = ["none", "spec"];
 const MEASURES: [&str; 3] = ["s1", "profiles", "in-memory"];
 /// The workloads a cell runs under S1's measurement.
-const WORKLOADS: [&str; 2] = ["tpcc", "brokerage"];
+const WORKLOADS: [&str; 3] = ["tpcc", "brokerage", "orders"];
 const REPEAT_MAX: u32 = 20;
 const TERMINALS_MAX: u32 = 1000;
 const DOCS: &str = "see docs/studies.md, \"Your own study: --file\"";
@@ -349,7 +349,6 @@ pub(super) fn parse(path: &Path, text: &str) -> Result<FileStudy> {
                 }
                 None => "none".to_string(),
             };
-            repeated_workload(&src, file.repeat.as_ref(), one)?;
             let terminals = c
                 .terminals
                 .as_ref()
@@ -384,10 +383,9 @@ pub(super) fn parse(path: &Path, text: &str) -> Result<FileStudy> {
             &src,
             &file.workloads,
             vec!["tpcc".to_string()],
-            "workloads = [] is empty: give [\"tpcc\"], [\"brokerage\"] or both, or drop the key for TPC-C",
+            "workloads = [] is empty: give some of [\"tpcc\", \"brokerage\", \"orders\"], or drop the key for TPC-C",
             |v| one_of(&src, "workloads", v, &WORKLOADS),
         )?;
-        repeated_workload(&src, file.repeat.as_ref(), &workloads)?;
         // The storage axis: the devices, then the layouts (each a spec of several devices).
         let mut specs = Vec::new();
         let mut labels = Labels::default();
@@ -793,43 +791,38 @@ fn axis<V, T>(
     }
 }
 
-/// TPC-C's keying and think times belong to TPC-C: the brokerage workload has none.
+/// What a workload is called in a sentence.
+fn workload_text(workload: &str) -> &'static str {
+    match workload {
+        super::BROKERAGE => "the brokerage workload",
+        super::ORDERS => "the order-entry workload",
+        _ => "TPC-C",
+    }
+}
+
+/// TPC-C's keying and think times belong to TPC-C: the other workloads have none.
 fn paced_workload(
     src: &Source,
     span: Range<usize>,
     pacing: &str,
     workloads: &[String],
 ) -> Result<()> {
-    if pacing != "none" && workloads.iter().any(|w| w == super::BROKERAGE) {
-        return Err(src.error(
-            span,
-            format!("pacing \"{pacing}\" is TPC-C's keying and think times, which the brokerage workload has not: drop it, or give the TPC-C cells their own [[cell]] tables"),
-        ));
+    if let Some(w) = workloads.iter().find(|w| *w != "tpcc") {
+        if pacing != "none" {
+            return Err(src.error(
+                span,
+                format!("pacing \"{pacing}\" is TPC-C's keying and think times, which {} has not: drop it, or give the TPC-C cells their own [[cell]] tables", workload_text(w)),
+            ));
+        }
     }
     Ok(())
-}
-
-/// A brokerage cell runs once: its repetitions' intervals are TPC-C's figures (tpmC, α).
-fn repeated_workload(
-    src: &Source,
-    repeat: Option<&Spanned<u32>>,
-    workloads: &[String],
-) -> Result<()> {
-    match repeat {
-        Some(r) if *r.get_ref() > 1 && workloads.iter().any(|w| w == super::BROKERAGE) => {
-            Err(src.error(
-                r.span(),
-                format!("repeat = {} with the brokerage workload: its cells run once in this version; give repeat = 1, or a study file of TPC-C cells", r.get_ref()),
-            ))
-        }
-        _ => Ok(()),
-    }
 }
 
 /// The tables of a workload's schema, which a layout may place.
 fn workload_tables(workload: &str) -> &'static [&'static str] {
     match workload {
         super::BROKERAGE => &oltplab_workloads::brokerage::schema::TABLES,
+        super::ORDERS => &oltplab_workloads::orders::TABLES,
         _ => &TPCC_TABLES,
     }
 }
@@ -871,15 +864,11 @@ fn layout(src: &Source, key: &str, l: &Spanned<String>, workloads: &[String]) ->
         for w in workloads {
             let tables = workload_tables(w);
             if !tables.contains(&t.as_str()) {
-                let name = if w == super::BROKERAGE {
-                    "the brokerage workload"
-                } else {
-                    "TPC-C"
-                };
                 return Err(src.error(
                     l.span(),
                     format!(
-                        "{key}: \"{text}\" places table:{t}, which {name} has not: give one of {}",
+                        "{key}: \"{text}\" places table:{t}, which {} has not: give one of {}",
+                        workload_text(w),
                         names(tables.iter().copied())
                     ),
                 ));
@@ -1510,8 +1499,8 @@ fn load_engine(
     // One base per entry: two entries of the same engine differ in their settings; TPC-C's
     // keeps the name it had before workloads were an axis.
     let base = match workload {
-        super::BROKERAGE => format!("base-{}-brokerage", engine.name),
-        _ => format!("base-{}", engine.name),
+        "tpcc" => format!("base-{}", engine.name),
+        w => format!("base-{}-{w}", engine.name),
     };
     database.base = if engine.engine == "sqlite" {
         data_dir.join(format!("{base}.sqlite"))
@@ -1520,11 +1509,16 @@ fn load_engine(
     };
     database.server_settings = engine.settings.clone();
     output::note!("  load: {} on {}", load_text(workload, scale), engine.name);
-    let version = if workload == super::BROKERAGE {
-        database.workload = super::BROKERAGE;
-        database.load_brokerage(scale)?
-    } else {
-        database.load_tpcc(scale.warehouses, 1)?
+    let version = match workload {
+        super::BROKERAGE => {
+            database.workload = super::BROKERAGE;
+            database.load_brokerage(scale)?
+        }
+        super::ORDERS => {
+            database.workload = super::ORDERS;
+            database.load_orders(scale)?
+        }
+        _ => database.load_tpcc(scale.warehouses, 1)?,
     };
     if scale.pool_share_of_data.is_some() {
         let data_bytes = tree_bytes(&database.base);
@@ -1548,6 +1542,15 @@ fn load_text(workload: &str, scale: &Scale) -> String {
             format_count(super::BROKERAGE_CUSTOMERS as f64),
             super::brokerage_days(scale)
         ),
+        super::ORDERS => {
+            let w = super::orders_work(scale).load;
+            format!(
+                "order entry, {} customers, {} products and {} orders",
+                format_count(w.customers as f64),
+                format_count(w.products as f64),
+                format_count(w.orders as f64)
+            )
+        }
         _ => format!(
             "TPC-C, {} warehouse{}",
             scale.warehouses,
@@ -1642,6 +1645,11 @@ fn add_cell_ratios(cells: &mut [CellResult], baseline: Option<&str>) {
                 .figures
                 .tpse_like
                 .zip(b.tpse_like)
+                .map(|(c, b)| ratio(c, b)),
+            orders_tps: c
+                .figures
+                .orders_tps
+                .zip(b.orders_tps)
                 .map(|(c, b)| ratio(c, b)),
             run_iops: ratio(c.figures.run_iops, b.run_iops),
             alpha: ratio(c.figures.alpha.unwrap_or(0.0), b.alpha.unwrap_or(0.0)),
@@ -1743,7 +1751,13 @@ fn print_cells(summary: &StudySummary, out: &Path) {
         .unwrap_or(0)
         .max(4);
     let brokerage = summary.cells.iter().any(|c| c.figures.tpse_like.is_some());
-    let unit = if brokerage { "tpmC|TR/s" } else { "tpmC" };
+    let orders = summary.cells.iter().any(|c| c.figures.orders_tps.is_some());
+    let unit = match (brokerage, orders) {
+        (false, false) => "tpmC",
+        (true, false) => "tpmC|TR/s",
+        (false, true) => "tpmC|tx/s",
+        (true, true) => "tpmC|TR/s|tx/s",
+    };
     output::say!("");
     output::say!(
         "{:<w$} {:>11} {:>9} {:>10} {:>10} {:>7}  vs baseline ({unit}, α)",
@@ -1756,13 +1770,16 @@ fn print_cells(summary: &StudySummary, out: &Path) {
     );
     for c in &summary.cells {
         let f = &c.figures;
-        // A brokerage cell's throughput is Trade-Results per second (TR/s), not tpmC.
+        // A brokerage cell's throughput is Trade-Results per second (TR/s), an order-entry
+        // cell's its transactions per second, not tpmC.
         let vs = f.vs_baseline.as_ref().map_or(String::new(), |r| {
-            format!("{:.2}×, {:.2}×", r.tpse_like.unwrap_or(r.tpmc), r.alpha)
+            let throughput = r.tpse_like.or(r.orders_tps).unwrap_or(r.tpmc);
+            format!("{throughput:.2}×, {:.2}×", r.alpha)
         });
-        let throughput = match f.tpse_like {
-            Some(t) => format!("{t:.1} TR/s"),
-            None => format!("{:.0}", f.tpmc),
+        let throughput = match (f.tpse_like, f.orders_tps) {
+            (Some(t), _) => format!("{t:.1} TR/s"),
+            (_, Some(t)) => format!("{t:.0} tx/s"),
+            _ => format!("{:.0}", f.tpmc),
         };
         output::say!(
             "{:<w$} {:>11} {:>9} {:>10.0} {:>10.0} {:>7}  {}",
@@ -1913,6 +1930,27 @@ mod tests {
         )
         .unwrap();
         assert!(s.cells[0].spec.is_layout());
+        // Order entry: its cells name it, and a layout may place its tables.
+        let s = parse_text(
+            "scale = \"test\"\nlayouts = [\"data=hdd-10k,table:oe_order_lines=nvme-gen4\"]\n[[cell]]\nlayout = \"nvme-gen4\"\nworkload = \"orders\"\n",
+        );
+        assert!(s.is_err(), "layouts beside [[cell]]");
+        let s = parse_text(
+            "scale = \"test\"\nworkloads = [\"orders\"]\nlayouts = [\"data=hdd-10k,table:oe_order_lines=nvme-gen4\"]\n",
+        )
+        .unwrap();
+        assert_eq!(s.cells[0].axes.workload, "orders");
+        assert!(
+            s.cells[0].id.starts_with("sqlite_orders_"),
+            "{}",
+            s.cells[0].id
+        );
+        // Repeated: every workload's cells.
+        let s = parse_text(
+            "repeat = 3\ndevices = [\"hdd-10k\"]\nworkloads = [\"brokerage\", \"orders\"]\n",
+        )
+        .unwrap();
+        assert_eq!((s.repeat, s.cells.len()), (3, 2));
     }
 
     #[test]
@@ -2004,13 +2042,15 @@ mod tests {
             ("scale = \"test\"\n[[cell]]\ndevice = \"hdd-10k\"\nlayout = \"data=hdd-10k,log=nvme-gen4\"\n", "line 4", "layout"),
             ("scale = \"test\"\n[[cell]]\nterminals = 2\n", "line 2", "layout"),
             ("layouts = [\"data=hdd-10k,log=nvme-gen4\"]\n[[cell]]\ndevice = \"hdd-10k\"\n", "line 1", "layouts"),
-            // The brokerage workload: no pacing, one repetition, its own tables.
+            // The brokerage workload: no pacing, its own tables.
             ("devices = [\"hdd-10k\"]\nworkloads = [\"tatp\"]\n", "line 2", "workloads"),
             ("devices = [\"hdd-10k\"]\nworkloads = [\"tpcc\", \"brokerage\"]\npacing = [\"none\", \"spec\"]\n", "line 3", "pacing"),
-            ("repeat = 3\ndevices = [\"hdd-10k\"]\nworkloads = [\"brokerage\"]\n", "line 1", "repeat"),
             ("workloads = [\"brokerage\"]\nlayouts = [\"data=hdd-10k,table:stock=nvme-gen4\"]\n", "line 2", "brokerage workload"),
             ("scale = \"test\"\n[[cell]]\ndevice = \"hdd-10k\"\nworkload = \"brokerage\"\npacing = \"spec\"\n", "line 5", "pacing"),
             ("measure = \"profiles\"\ndevices = [\"hdd-15k\", \"nvme-gen4\"]\nworkloads = [\"brokerage\"]\n", "line 3", "workloads"),
+            // Order entry likewise.
+            ("devices = [\"hdd-10k\"]\nworkloads = [\"orders\"]\npacing = [\"spec\"]\n", "line 3", "order-entry workload"),
+            ("workloads = [\"orders\"]\nlayouts = [\"data=hdd-10k,table:stock=nvme-gen4\"]\n", "line 2", "order-entry workload"),
             // Short names: plain, one spec each, and only `name` and `spec` in an entry.
             ("scale = \"test\"\nlayouts = [\n  { name = \"log on flash\", spec = \"data=hdd-10k,log=nvme-gen4\" },\n]\n", "line 3", "name"),
             ("devices = [{ name = \"a\", spec = \"hdd-10k\" }, { name = \"a\", spec = \"nvme-gen4\" }]\n", "line 1", "\"a\""),

@@ -604,6 +604,37 @@ const BROKERAGE: &str = "brokerage";
 /// The brokerage workload's database in the studies: one load unit.
 const BROKERAGE_CUSTOMERS: i64 = 1000;
 
+/// The order-entry workload (S5's), in a study file's cells.
+const ORDERS: &str = "orders";
+
+/// Order entry in a study: what is loaded, and the fixed work of a cell's run (transactions
+/// in all, shared out over its connections, after a warm-up of so many per connection).
+struct OrdersWork {
+    load: oltplab_workloads::orders::Scale,
+    tx_per_point: u64,
+    warmup_tx_per_connection: u64,
+}
+
+/// Order entry's load and work at a study's scale: the work is fixed (its time is what a cell
+/// measures), sized to take about the scale's measured window on a fast emulated device.
+fn orders_work(scale: &Scale) -> OrdersWork {
+    let (customers, products, orders, tx, warmup) = match scale.name.as_str() {
+        "test" => (1_000, 100, 1_000, 2_000, 10),
+        "quick" => (10_000, 1_000, 10_000, 20_000, 10),
+        "default" => (10_000, 1_000, 10_000, 100_000, 100),
+        _ => (100_000, 10_000, 100_000, 500_000, 100),
+    };
+    OrdersWork {
+        load: oltplab_workloads::orders::Scale {
+            customers,
+            products,
+            orders,
+        },
+        tx_per_point: tx,
+        warmup_tx_per_connection: warmup,
+    }
+}
+
 /// Trading days of generated history: a few at the test and quick scales, more above.
 fn brokerage_days(scale: &Scale) -> i64 {
     match scale.name.as_str() {
@@ -718,6 +749,24 @@ impl Database {
         Ok(load.engine_version)
     }
 
+    /// Loads order entry's tables ([`orders_work`], disk tables) into the base database and
+    /// checks that every order has its five lines; the engine's version.
+    fn load_orders(&self, scale: &Scale) -> Result<String> {
+        let spec = crate::orders::orders_spec(self.spec(&self.base)?);
+        let load = crate::orders::load_with(
+            &crate::orders::OrdersLoadConfig {
+                db: spec,
+                tables: oltplab_workloads::orders::Tables::Disk,
+                scale: orders_work(scale).load,
+                seed: 1,
+                force: true,
+                quiet: output::quiet(),
+            },
+            &STOP,
+        )?;
+        Ok(load.engine_version)
+    }
+
     /// A fresh copy of the loaded database for device `name`.
     fn copy_for(&self, name: &str) -> Result<PathBuf> {
         if self.is_server() {
@@ -807,6 +856,8 @@ fn study_runs(
         figures.replay_iops = mean(&rep.replay_iops);
         figures.alpha = Some(mean(&rep.alpha));
         figures.alpha_causal = rep.alpha_causal.as_ref().map(mean);
+        figures.tpse_like = rep.tpse_like.as_ref().map(mean);
+        figures.orders_tps = rep.orders_tps.as_ref().map(mean);
         let mean_of = |f: fn(&DeviceFigures) -> Option<f64>| {
             let v: Vec<f64> = runs.iter().filter_map(f).collect();
             (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
@@ -814,11 +865,17 @@ fn study_runs(
         figures.replay_causal_iops = mean_of(|r| r.replay_causal_iops);
         figures.replay_btreplay_iops = mean_of(|r| r.replay_btreplay_iops);
         figures.alpha_btreplay = mean_of(|r| r.alpha_btreplay);
+        // The cell's own throughput: tpmC, Trade-Results/s or order-entry tx/s.
+        let (name, t) = match (&rep.tpse_like, &rep.orders_tps) {
+            (Some(t), _) => ("Trade-Results/s", t),
+            (_, Some(t)) => ("order-entry tx/s", t),
+            _ => ("tpmC", &rep.tpmc),
+        };
         output::note!(
-            "  over {} runs: tpmC {:.0} ± {:.0}, α {:.2} ± {:.2} (95 %)",
+            "  over {} runs: {name} {:.0} ± {:.0}, α {:.2} ± {:.2} (95 %)",
             rep.runs,
-            rep.tpmc.mean,
-            rep.tpmc.ci95,
+            t.mean,
+            t.ci95,
             rep.alpha.mean,
             rep.alpha.ci95
         );
@@ -850,17 +907,27 @@ fn run_and_replay(
     //    (servers) that traces and emulates.
     let db_path = database.copy_for(tag)?;
     let trace_path = out.join(format!("{tag}.trace"));
-    output::note!(
-        "  {}: {} terminals, {} warm-up + {} measured",
-        if database.workload == BROKERAGE {
-            "brokerage"
-        } else {
-            "TPC-C"
-        },
-        scale.terminals,
-        secs(scale.warmup_s),
-        secs(scale.duration_s)
-    );
+    if database.workload == ORDERS {
+        let work = orders_work(scale);
+        output::note!(
+            "  order entry: {} connections, {} insert transactions in all after {} warm-up each",
+            scale.terminals,
+            format_count(work.tx_per_point as f64),
+            work.warmup_tx_per_connection
+        );
+    } else {
+        output::note!(
+            "  {}: {} terminals, {} warm-up + {} measured",
+            if database.workload == BROKERAGE {
+                "brokerage"
+            } else {
+                "TPC-C"
+            },
+            scale.terminals,
+            secs(scale.warmup_s),
+            secs(scale.duration_s)
+        );
+    }
     let mut db = database.spec(&db_path)?;
     let user_set = |key: &str| db.server_settings.iter().any(|(k, _)| k == key);
     if db.engine == Engine::Postgres && scale.name != "quick" && !user_set("checkpoint_timeout") {
@@ -877,12 +944,13 @@ fn run_and_replay(
         Some(trace_path.clone()),
         &out.join(format!("run-{tag}")),
     );
-    let outcome = study_workload_run(database, &run_cfg)?;
+    let outcome = study_workload_run(database, &run_cfg, scale)?;
     figures.run = Some(outcome.step);
     let run = &outcome.summary;
     figures.tpmc = run.tpmc;
     figures.tpm_total = run.tpm_total;
     figures.tpse_like = outcome.tpse_like;
+    figures.orders_tps = outcome.orders_tps;
     figures.trace = format!("{tag}.trace");
     figures.run_fidelity = run.emulation.as_ref().map(|e| e.fidelity.clone());
     for w in &outcome.warnings {
@@ -988,8 +1056,9 @@ fn run_and_replay(
     // The breakdown's rules read a missing bound as no sign of a device limit (α 0).
     let alpha = figures.alpha.unwrap_or(0.0);
     figures.breakdown = Breakdown::from_run(run, io.wait_ns, scale, alpha);
-    if database.workload != BROKERAGE {
-        // The brokerage's writers and their tags are its own; its lock waits stay unsplit.
+    if database.workload == "tpcc" {
+        // The other workloads' writers and their tags are their own; their lock waits stay
+        // unsplit.
         figures.breakdown = figures
             .breakdown
             .with_writer_lock(run, &write_names, holder_io_ns);
@@ -1015,9 +1084,10 @@ fn run_and_replay(
     }
     output::note!(
         "  {}, run {:.0} IOPS, replay {:.0} IOPS, α {}: {}",
-        match figures.tpse_like {
-            Some(t) => format!("{t:.1} Trade-Results/s"),
-            None => format!("tpmC {:.0}", figures.tpmc),
+        match (figures.tpse_like, figures.orders_tps) {
+            (Some(t), _) => format!("{t:.1} Trade-Results/s"),
+            (_, Some(t)) => format!("{t:.0} order-entry tx/s"),
+            _ => format!("tpmC {:.0}", figures.tpmc),
         },
         figures.run_iops,
         figures.replay_iops,
@@ -1092,19 +1162,24 @@ struct WorkloadRun {
     summary: crate::schema::TpccSummary,
     step: crate::schema::RampStep,
     tpse_like: Option<f64>,
+    orders_tps: Option<f64>,
     warnings: Vec<Warning>,
     engine_version: Option<String>,
 }
 
 /// The database's workload at the study's run configuration: TPC-C's run, or the brokerage's
 /// with the same database, terminals, window, capture and output.
-fn study_workload_run(database: &Database, cfg: &RunConfig) -> Result<WorkloadRun> {
+fn study_workload_run(database: &Database, cfg: &RunConfig, scale: &Scale) -> Result<WorkloadRun> {
+    if database.workload == ORDERS {
+        return orders_run(cfg, scale);
+    }
     if database.workload != BROKERAGE {
         let o = tpcc::run_with(cfg, &STOP)?;
         return Ok(WorkloadRun {
             step: tpcc::step_of(&o.doc),
             summary: o.doc.summary,
             tpse_like: None,
+            orders_tps: None,
             warnings: o.doc.warnings,
             engine_version: o.doc.env.engine_version,
         });
@@ -1135,6 +1210,74 @@ fn study_workload_run(database: &Database, cfg: &RunConfig) -> Result<WorkloadRu
             ..Default::default()
         },
         tpse_like: Some(s.tpse_like),
+        orders_tps: None,
+        warnings: doc.warnings.clone(),
+        engine_version: doc.env.engine_version.clone(),
+    })
+}
+
+/// Order entry's run at a study's configuration: one connection per terminal, insert
+/// transactions on disk tables, the fixed work of [`orders_work`], with the same database,
+/// capture and output as TPC-C's; its figures where TPC-C's summary has the same.
+fn orders_run(cfg: &RunConfig, scale: &Scale) -> Result<WorkloadRun> {
+    use oltplab_workloads::orders::{Mode, Tables};
+    let work = orders_work(scale);
+    let connections = cfg.terminals.unwrap_or(1);
+    let o = crate::orders::OrdersRunConfig {
+        workload: ORDERS,
+        db: crate::orders::orders_spec(cfg.db.clone()),
+        mode: Mode::Insert,
+        tables: Some(Tables::Disk),
+        connections: vec![connections],
+        tx_per_connection: work.tx_per_point.div_ceil(u64::from(connections.max(1))),
+        tx_per_point: Some(work.tx_per_point),
+        warmup_tx_per_connection: work.warmup_tx_per_connection,
+        max_retries: cfg.max_retries,
+        seed: cfg.seed,
+        report_interval_s: cfg.report_interval_s,
+        capture: cfg.capture.clone(),
+        output: cfg.output.clone(),
+    };
+    let doc = crate::orders::run_with(&o, &STOP)?.doc;
+    let s = &doc.summary;
+    let io = s.io.clone().unwrap_or_default();
+    // One transaction type, named by the mode as the run's I/O per transaction names it.
+    let tx = crate::schema::TxSummary {
+        count: s.transactions,
+        errors: s.errors,
+        retries: s.retries,
+        tps: s.tps,
+        lat_ns: s.lat_ns,
+        ..Default::default()
+    };
+    let histogram = format!("tx_c{connections}");
+    let step = crate::schema::RampStep {
+        terminals: connections,
+        throughput: s.tps,
+        throughput_unit: "tx/s".into(),
+        tx_per_s: s.tps,
+        ..crate::workload::ramp::common_figures(
+            std::iter::once(&histogram),
+            &doc.histograms,
+            s.cpu.utilisation,
+            &io,
+            &doc.warnings,
+            s.interrupted,
+        )
+    };
+    Ok(WorkloadRun {
+        step,
+        summary: crate::schema::TpccSummary {
+            tx: [(s.mode.clone(), tx)].into(),
+            io,
+            cpu: s.cpu.clone(),
+            measured_s: s.elapsed_s,
+            emulation: s.emulation.clone(),
+            interrupted: s.interrupted,
+            ..Default::default()
+        },
+        tpse_like: None,
+        orders_tps: Some(s.tps),
         warnings: doc.warnings.clone(),
         engine_version: doc.env.engine_version.clone(),
     })
@@ -1319,6 +1462,7 @@ fn add_ratios(summary: &mut StudySummary) {
             randread16k_lat_ns: ratio(d.randread16k_lat_ns, base.randread16k_lat_ns),
             tpmc: ratio(d.tpmc, base.tpmc),
             tpse_like: None,
+            orders_tps: None,
             run_iops: ratio(d.run_iops, base.run_iops),
             alpha: ratio(d.alpha.unwrap_or(0.0), base.alpha.unwrap_or(0.0)),
         });

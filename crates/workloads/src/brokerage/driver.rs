@@ -366,6 +366,8 @@ pub fn drive(
         max_retries: cfg.max_retries,
         record_spans: cfg.record_spans,
         start_at: None,
+        work: None,
+        threads: None,
     };
     let o = driver::drive(
         &w,

@@ -1,7 +1,7 @@
-//! What every engine's driver shares: the point's configuration, the recorder the connections
-//! report each transaction to, the per-second lines and the outcome of one point (one connection
-//! count). The drivers themselves are in `server/` (async, for thousands of connections) and
-//! `sqlite.rs` (a few threads, each taking turns over its connections).
+//! What both engines' paths share: the point's configuration, the per-second lines and the
+//! outcome of one point (one connection count). SQLite runs on the one driver
+//! ([`crate::driver`], with [`super::workload`]); the servers' async path (`server/`, for
+//! thousands of connections) keeps its own loop with the recorder and ticker here.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU32, Ordering};

@@ -10,6 +10,7 @@
 pub mod driver;
 pub mod server;
 pub mod sqlite;
+pub mod workload;
 
 use std::collections::BTreeMap;
 

@@ -4,27 +4,27 @@
 //! it ends.
 //!
 //! SQLite executes a statement on the calling thread, so thousands of connections are a few OS
-//! threads, each taking turns over its share of the connections: at most one transaction per thread
-//! is in flight. Writers exclude each other (`BEGIN IMMEDIATE`); a connection that finds the write
+//! threads of the driver ([`crate::driver`], its transactions [`OrderEntry`]), each taking turns
+//! over its share of the connections: at most one transaction per thread is in flight. Writers exclude each other (`BEGIN IMMEDIATE`); a connection that finds the write
 //! lock taken waits in SQLite's busy handler, and those waits are what `waits_per_s.busy` counts.
 
-use std::collections::BTreeMap;
+use std::cell::Cell;
+use std::collections::{BTreeMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Barrier, Mutex};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use oltplab_core::{Error, Result};
 use oltplab_dbs::sqlite::{self as sq, SqliteOptions};
-use oltplab_metrics::cpu::CpuTime;
-use rand::Rng;
-use rusqlite::{params, Connection, ErrorCode, OpenFlags};
+use rusqlite::{params, Connection, OpenFlags};
 
-use super::driver::{Event, PointConfig, PointOutcome, Recorder, Second, Ticker, Waits};
-use super::{
-    connection_rng, generate, now_us, schema, Chunk, Dialect, Meta, Mode, NewOrder, Scale, Tables,
-    TxError, LINES_PER_ORDER, TABLES,
-};
+use super::driver::{Event, PointConfig, PointOutcome, Second, Waits};
+use super::workload::{self, OrderEntry};
+use super::{generate, now_us, schema, Chunk, Dialect, Meta, Tables, TABLES};
+use crate::driver;
+use crate::sql::sqlite::SqliteConn;
+use crate::sql::{Conn, Connector, Purpose};
 
 /// Busy-handler calls of every connection in this process (SQLite's lock waits), and their sleep.
 static BUSY_WAITS: AtomicU64 = AtomicU64::new(0);
@@ -221,89 +221,34 @@ fn open_memory(uri: &str) -> Result<Connection> {
     Ok(conn)
 }
 
-/// One connection of the run with its random choices.
-struct Session {
-    conn: Connection,
-    rng: rand::rngs::SmallRng,
-}
-
-fn classify(e: rusqlite::Error) -> TxError {
-    let retry_kind = match e.sqlite_error_code() {
-        Some(ErrorCode::DatabaseBusy) | Some(ErrorCode::DatabaseLocked) => Some("busy"),
-        _ => None,
-    };
-    TxError {
-        retry_kind,
-        message: format!("SQLite: {e}"),
-    }
-}
-
-impl Session {
-    /// Runs one transaction; the inserted order's id once its COMMIT returned.
-    fn transaction(
-        &mut self,
-        mode: Mode,
-        scale: &Scale,
-    ) -> std::result::Result<Option<i64>, TxError> {
-        let result = self.attempt(mode, scale);
-        if result.is_err() && !self.conn.is_autocommit() {
-            let _ = self.conn.execute_batch("ROLLBACK");
-        }
-        result.map_err(classify)
-    }
-
-    fn attempt(&mut self, mode: Mode, scale: &Scale) -> rusqlite::Result<Option<i64>> {
-        let c = &self.conn;
-        c.execute_batch("BEGIN IMMEDIATE")?;
-        let inserted = match mode {
-            Mode::Insert => {
-                let o = NewOrder::random(&mut self.rng, scale);
-                c.prepare_cached(
-                    "INSERT INTO oe_orders (o_c_id, o_entry_us, o_status, o_total_cents) VALUES (?1, ?2, 0, ?3)",
-                )?
-                .execute(params![o.c_id, now_us(), o.total_cents()])?;
-                let o_id = c.last_insert_rowid();
-                let mut values: Vec<rusqlite::types::Value> = Vec::with_capacity(20);
-                for (n, l) in o.lines.iter().enumerate() {
-                    values.extend([
-                        o_id.into(),
-                        (n as i64 + 1).into(),
-                        (l.p_id as i64).into(),
-                        (l.qty as i64).into(),
-                        l.amount_cents().into(),
-                    ]);
-                }
-                c.prepare_cached(&insert_lines_sql())?
-                    .execute(rusqlite::params_from_iter(values))?;
-                Some(o_id)
-            }
-            Mode::Update => {
-                let o_id = self.rng.random_range(1..=scale.orders as i64);
-                c.prepare_cached(super::update_lines_sql(Dialect::Sqlite))?
-                    .execute([o_id])?;
-                c.prepare_cached(super::update_order_sql(Dialect::Sqlite))?
-                    .execute([o_id])?;
-                None
-            }
-        };
-        c.execute_batch("COMMIT")?;
-        Ok(inserted)
-    }
-}
-
-/// `INSERT INTO oe_order_lines VALUES (?, ?, ?, ?, ?), …` for five lines.
-fn insert_lines_sql() -> String {
-    let rows = ["(?, ?, ?, ?, ?)"; LINES_PER_ORDER].join(", ");
-    format!("INSERT INTO oe_order_lines (ol_o_id, ol_number, ol_p_id, ol_qty, ol_amount_cents) VALUES {rows}")
-}
-
 /// Threads driving the connections: more than the cores only adds waiting for the write lock.
 pub fn driver_threads(connections: u32) -> u32 {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
     connections.clamp(1, 2 * cores)
 }
 
-/// Runs one point. For `memory`, the in-memory database is made and filled first (not measured).
+/// The connections opened for a point, handed to the driver's terminals in order.
+struct Opened(Mutex<VecDeque<Connection>>);
+
+impl Connector for Opened {
+    fn dialect(&self) -> crate::sql::Dialect {
+        crate::sql::Dialect::Sqlite
+    }
+
+    fn connect(&self, _: Purpose) -> Result<Box<dyn Conn>> {
+        let conn = self
+            .0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .pop_front()
+            .ok_or_else(|| Error::failed("order entry: more terminals than opened connections"))?;
+        // No in-process writer lock: writers meet at SQLite's, in the busy handler.
+        Ok(Box::new(SqliteConn::new(conn, None)))
+    }
+}
+
+/// Runs one point on the driver. For `memory`, the in-memory database is made and filled first
+/// (not measured).
 pub fn run_point(
     target: &SqliteTarget,
     meta: &Meta,
@@ -317,7 +262,7 @@ pub fn run_point(
         Tables::Memory => Some(memory_database(meta, stop)?),
         Tables::Disk => None,
     };
-    let open = |i: u32| -> Result<Session> {
+    let open = || -> Result<Connection> {
         let conn = match &memory {
             Some((_, uri)) => open_memory(uri)?,
             None => sq::open(
@@ -334,121 +279,67 @@ pub fn run_point(
         conn.busy_handler(Some(busy_handler))
             .map_err(failed("cannot set the busy handler"))?;
         conn.set_prepared_statement_cache_capacity(16);
-        Ok(Session {
-            conn,
-            rng: connection_rng(cfg.seed, i),
-        })
+        Ok(conn)
     };
-    let threads = driver_threads(cfg.connections);
-    let mut shares: Vec<Vec<Session>> = (0..threads).map(|_| Vec::new()).collect();
-    for i in 0..cfg.connections {
-        shares[(i % threads) as usize].push(open(i)?);
+    let mut conns = VecDeque::with_capacity(cfg.connections as usize);
+    for _ in 0..cfg.connections {
+        conns.push_back(open()?);
     }
     let connect_s = connect_started.elapsed().as_secs_f64();
 
-    let recorder = Arc::new(Recorder::new(cfg.connections));
-    let barrier = Arc::new(Barrier::new(threads as usize + 1));
-    let last_finish: Arc<Mutex<Option<Instant>>> = Arc::new(Mutex::new(None));
-    let engine_cpu = Arc::new(Mutex::new(CpuTime::default()));
-    let warmup_started = Instant::now();
-    let mut outcome = std::thread::scope(|scope| -> Result<PointOutcome> {
-        let mut handles = Vec::new();
-        for mut sessions in shares.drain(..) {
-            let (recorder, barrier, last_finish, engine_cpu) = (
-                recorder.clone(),
-                barrier.clone(),
-                last_finish.clone(),
-                engine_cpu.clone(),
-            );
-            let cfg = cfg.clone();
-            handles.push(scope.spawn(move || {
-                let turn = |sessions: &mut Vec<Session>, rounds: u64, measured: bool| {
-                    for round in 0..rounds {
-                        for s in sessions.iter_mut() {
-                            if stop.load(Ordering::Relaxed) {
-                                return;
-                            }
-                            let mut inserted = None;
-                            let (lat, retries, err) =
-                                super::driver::retry_loop(cfg.max_retries, || {
-                                    inserted = s.transaction(cfg.mode, &cfg.scale)?;
-                                    Ok(())
-                                });
-                            if let (true, None, Some(o_id)) = (cfg.record_orders, &err, inserted) {
-                                recorder.acknowledge(o_id);
-                            }
-                            recorder.record(measured, lat, &retries, err.as_ref());
-                            if measured && round + 1 == rounds {
-                                recorder.active.fetch_sub(1, Ordering::Relaxed);
-                            }
-                        }
-                    }
-                };
-                turn(&mut sessions, cfg.warmup_tx_per_connection, false);
-                barrier.wait();
-                let cpu_before = CpuTime::thread();
-                turn(&mut sessions, cfg.tx_per_connection, true);
-                let now = Instant::now();
-                let used = CpuTime::thread().since(&cpu_before);
-                {
-                    let mut total = engine_cpu.lock().unwrap_or_else(|p| p.into_inner());
-                    *total = total.plus(&used);
-                }
-                let mut last = last_finish.lock().unwrap_or_else(|p| p.into_inner());
-                *last = Some(last.map_or(now, |l| l.max(now)));
-            }));
-        }
-        barrier.wait();
-        let warmup_s = warmup_started.elapsed().as_secs_f64();
-        let busy_start = (
+    let threads = driver_threads(cfg.connections);
+    let w = OrderEntry::new(crate::sql::Dialect::Sqlite, cfg);
+    let busy_now = || {
+        (
             BUSY_WAITS.load(Ordering::Relaxed),
             BUSY_SLEEP_US.load(Ordering::Relaxed),
-        );
-        on_event(Event::MeasureStart);
-        let start = Instant::now();
-        let mut ticker = Ticker::new(start);
-        while !handles.iter().all(|h| h.is_finished()) {
-            ticker.due(&recorder, on_second);
-            let wait = ticker
-                .next_deadline()
-                .saturating_duration_since(Instant::now())
-                .min(Duration::from_millis(5));
-            std::thread::sleep(wait);
+        )
+    };
+    let (mut busy_start, mut busy_end) = ((0, 0), None);
+    // The driver hands on the last second after the window's end.
+    let ended = Cell::new(false);
+    let mut on_driver_event = |e: driver::Event| match e {
+        driver::Event::MeasureStart => {
+            busy_start = busy_now();
+            on_event(Event::MeasureStart);
         }
-        for h in handles {
-            h.join()
-                .map_err(|_| Error::failed("an SQLite driver thread panicked"))?;
+        driver::Event::MeasureEnd => {
+            ended.set(true);
+            on_event(Event::MeasureEnd);
+            busy_end = Some(busy_now());
         }
-        let end = last_finish
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .unwrap_or_else(Instant::now);
-        on_event(Event::MeasureEnd);
-        let busy = BUSY_WAITS.load(Ordering::Relaxed) - busy_start.0;
-        let busy_s = (BUSY_SLEEP_US.load(Ordering::Relaxed) - busy_start.1) as f64 / 1e6;
-        ticker.finish(&recorder, end, on_second);
-        let mut outcome = recorder.outcome(cfg.connections);
-        outcome.elapsed_s = end.duration_since(start).as_secs_f64();
-        outcome.warmup_s = warmup_s;
-        outcome.seconds = std::mem::take(&mut ticker.seconds);
-        outcome.engine_cpu = Some(*engine_cpu.lock().unwrap_or_else(|p| p.into_inner()));
-        let per_s = busy as f64 / outcome.elapsed_s.max(1e-9);
-        let sessions = busy_s / outcome.elapsed_s.max(1e-9);
-        outcome.waits = Waits {
-            per_s: [("busy".to_string(), per_s)].into(),
-            sessions: [("busy".to_string(), sessions)].into(),
-            top: vec![("busy (write lock taken)".to_string(), sessions)],
-            unit: "waits_per_s",
-            source: format!(
-                "SQLite busy-handler calls: a connection found the write lock taken and slept 20 µs to 2 ms (its sleep goes into waiting_sessions; {threads} driver threads)"
-            ),
-            missing: None,
-        };
-        Ok(outcome)
-    })?;
-    outcome.connect_s = connect_s;
-    outcome.interrupted = stop.load(Ordering::Relaxed);
+    };
+    let mut seconds = Vec::new();
+    let mut on_driver_second = |s: &driver::Second| {
+        let s = workload::second(s, seconds.len() as u64 + 1, ended.get());
+        on_second(&s);
+        seconds.push(s);
+    };
+    let out = driver::drive(
+        &w,
+        &Opened(Mutex::new(conns)),
+        &workload::driver_config(cfg, threads as usize),
+        stop,
+        &mut on_driver_second,
+        &mut on_driver_event,
+    )?;
     drop(memory);
+    let busy_end = busy_end.unwrap_or_else(busy_now);
+    let busy = busy_end.0 - busy_start.0;
+    let busy_s = (busy_end.1 - busy_start.1) as f64 / 1e6;
+    let mut outcome = workload::point_outcome(cfg, &w, out, seconds, connect_s);
+    let per_s = busy as f64 / outcome.elapsed_s.max(1e-9);
+    let sessions = busy_s / outcome.elapsed_s.max(1e-9);
+    outcome.waits = Waits {
+        per_s: [("busy".to_string(), per_s)].into(),
+        sessions: [("busy".to_string(), sessions)].into(),
+        top: vec![("busy (write lock taken)".to_string(), sessions)],
+        unit: "waits_per_s",
+        source: format!(
+            "SQLite busy-handler calls: a connection found the write lock taken and slept 20 µs to 2 ms (its sleep goes into waiting_sessions; {threads} driver threads)"
+        ),
+        missing: None,
+    };
     Ok(outcome)
 }
 

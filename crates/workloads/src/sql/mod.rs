@@ -644,6 +644,11 @@ pub trait Conn: Send {
     fn take_commit_time(&mut self) -> Option<CommitTime> {
         None
     }
+    /// The key the connection's last INSERT gave its row (SQLite's rowid), where the engine keeps
+    /// it without a round trip; None elsewhere (use `RETURNING`).
+    fn last_insert_id(&self) -> Option<i64> {
+        None
+    }
 }
 
 /// A failed statement outside a measured transaction: the database is unusable for the workload.

@@ -215,6 +215,10 @@ impl Conn for SqliteConn {
         self.commit_time.take()
     }
 
+    fn last_insert_id(&self) -> Option<i64> {
+        Some(self.conn.last_insert_rowid())
+    }
+
     fn run(&mut self, stmt: &Stmt, params: &[P], out: &mut Rows) -> DbResult<u64> {
         let mut st = self
             .conn

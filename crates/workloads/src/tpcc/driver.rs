@@ -277,6 +277,8 @@ pub fn drive(
         max_retries: cfg.max_retries,
         record_spans: cfg.record_spans,
         start_at: cfg.start_at,
+        work: None,
+        threads: None,
     };
     let o = driver::drive(
         &w,
