@@ -173,7 +173,8 @@ fn study_result() -> serde_json::Value {
         let alpha = run / replay;
         json!({"name": name, "spec": name, "randread16k_iops": iops, "randread16k_lat_ns": lat,
                "tpmc": tpmc, "run_iops": run, "replay_iops": replay, "alpha": alpha,
-               "explanation": why,
+               "run_ios": (run * 10.0) as u64, "run_syncs": (run * 0.5) as u64,
+               "trace": format!("{name}.trace"), "explanation": why,
                "breakdown": {"io_wait_share": 0.9 * alpha, "cpu_share": 0.05, "other_share": 0.95 - 0.9 * alpha,
                              "limit": if alpha > 0.8 { "device" } else { "locks" }}})
     };
@@ -183,7 +184,8 @@ fn study_result() -> serde_json::Value {
         "started_at": "2026-11-22T13:00:00Z",
         "config": {"scenario": "s1", "engine": "sqlite", "scale": "quick"},
         "env": {"hostname": "vm", "kernel": "6.1", "cpu": "test", "cores": 2, "memory_bytes": 1u64 << 33},
-        "summary": {"scenario": "s1", "baseline": "hdd-10k", "devices": [
+        "summary": {"scenario": "s1", "engine": "sqlite", "baseline": "hdd-10k",
+                    "buffer_pool_bytes": 4194304, "load_s": 12.5, "interrupted": false, "devices": [
             dev("host", 30_000.0, 90_000.0, 2600.0, 1500.0, 2400.0, "the host's disk is used for 62 %"),
             dev("hdd-10k", 190.0, 5.2e6, 410.0, 180.0, 195.0, "the disk is the bottleneck"),
             dev("sata-ssd-2010", 8208.0, 311_000.0, 3900.0, 2100.0, 7400.0, "CPU and locks limit the SSD"),
