@@ -89,6 +89,15 @@ pub struct TableExtent {
     pub table: String,
 }
 
+/// The name I/O per table gives the data files its table map does not cover.
+pub const OTHER_FILES: &str = "(other files)";
+
+/// Whether a name in I/O per table is a table's, not a kind of file that belongs to none (the
+/// bracketed `(wal)`, `(temp)`, [`OTHER_FILES`] …).
+pub fn names_a_table(name: &str) -> bool {
+    !name.starts_with('(')
+}
+
 /// Who wrote a trace and under which conditions; stored as JSON in the first chunk.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct TraceMeta {

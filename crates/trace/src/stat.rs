@@ -160,7 +160,7 @@ pub fn group_io(
 }
 
 /// The trace's reads and writes by table, from its table map (empty without one); I/O of a file
-/// the map does not cover counts as `(other files)`.
+/// the map does not cover counts as [`OTHER_FILES`](crate::format::OTHER_FILES).
 pub fn io_by_table(trace: &TraceData, window_ns: u64) -> Vec<GroupIo> {
     if trace.tables.is_empty() {
         return Vec::new();
@@ -169,7 +169,7 @@ pub fn io_by_table(trace: &TraceData, window_ns: u64) -> Vec<GroupIo> {
         r.kind().is_data().then(|| {
             trace
                 .table_of(r.file, r.offset)
-                .unwrap_or("(other files)")
+                .unwrap_or(crate::format::OTHER_FILES)
                 .to_string()
         })
     })

@@ -311,7 +311,9 @@ fn hottest_table(configs: &[ConfigFigures]) -> Result<(String, f64)> {
             c.figures
                 .tables
                 .iter()
-                .find(|t| !t.name.starts_with('(') && !t.name.starts_with("sqlite_"))
+                .find(|t| {
+                    oltplab_trace::format::names_a_table(&t.name) && !t.name.starts_with("sqlite_")
+                })
                 .map(|t| (t.name.clone(), t.share_pct))
         })
         .ok_or_else(|| {
