@@ -99,7 +99,7 @@ pub fn run(args: &StudyArgs) -> Result<()> {
     let scale = cluster_scale(&args.scale, &args.pacing, nodes);
     let (started_at, out) = prepare(args)?;
     let config = ClusterConfig {
-        scenario: args.scenario.clone(),
+        scenario: args.scenario.to_string(),
         nodes,
         devices: specs.iter().map(Spec::name).collect(),
         scale: scale.clone(),
@@ -139,7 +139,7 @@ pub fn run(args: &StudyArgs) -> Result<()> {
     );
 
     let summary = ClusterStudySummary {
-        scenario: args.scenario.clone(),
+        scenario: args.scenario.to_string(),
         nodes,
         warehouses: scale.warehouses,
         terminals: scale.terminals,

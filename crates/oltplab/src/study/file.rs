@@ -1325,7 +1325,10 @@ fn run_scenario(study: &FileStudy, args: &StudyArgs) -> Result<()> {
         scale: study.scale.name.clone(),
         pacing: "none".into(),
         workload: "tpcc".into(),
-        scenario: measure.into(),
+        scenario: match &study.measure {
+            Measure::Profiles { .. } => super::Scenario::Profiles,
+            _ => super::Scenario::InMemory,
+        },
         out: args.out.clone(),
         data_dir: args.data_dir.clone(),
         json: args.json.clone(),
@@ -1337,8 +1340,8 @@ fn run_scenario(study: &FileStudy, args: &StudyArgs) -> Result<()> {
         resume: None,
         nodes: None,
     };
-    match &study.measure {
-        Measure::Profiles { .. } => super::profiles::run(&scenario),
+    match scenario.scenario {
+        super::Scenario::Profiles => super::profiles::run(&scenario),
         _ => super::in_memory::run(&scenario),
     }
 }

@@ -82,7 +82,7 @@ pub fn run(args: &StudyArgs) -> Result<()> {
     }
     let scale = Scale::named(&args.scale);
     let config = StudyConfig {
-        scenario: args.scenario.clone(),
+        scenario: args.scenario.to_string(),
         engine: args.engine.clone(),
         scale: scale.clone(),
         data_dir: args.data_dir.clone(),

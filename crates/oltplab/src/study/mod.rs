@@ -51,6 +51,46 @@ pub use crate::output::{write_report, REPORT_FILE};
 /// S1's device list: the machine's own storage, then its three devices, emulated.
 const DEFAULT_DEVICES: &str = "host,hdd-10k,sata-ssd-2010,pcie-flash-2012";
 
+/// The reference studies `--scenario` names (docs/studies.md).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Scenario {
+    /// S1: TPC-C on each device, traced and replayed, α.
+    S1,
+    /// S5: disk against memory tables, a connection sweep.
+    InMemory,
+    /// S4: server access profiles on device sets.
+    Profiles,
+    /// S2: storage systems behind a RAID controller.
+    CacheTiers,
+    /// S3: what to put on faster storage.
+    Placement,
+    /// One MariaDB against a Galera cluster per device.
+    Cluster,
+    /// What a power cut loses per cache mode and setting.
+    PowerCut,
+}
+
+impl Scenario {
+    /// Its name on the command line and in results.
+    pub fn name(self) -> &'static str {
+        match self {
+            Scenario::S1 => "s1",
+            Scenario::InMemory => "in-memory",
+            Scenario::Profiles => "profiles",
+            Scenario::CacheTiers => "cache-tiers",
+            Scenario::Placement => "placement",
+            Scenario::Cluster => "cluster",
+            Scenario::PowerCut => "power-cut",
+        }
+    }
+}
+
+impl std::fmt::Display for Scenario {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 #[derive(Args, Debug)]
 #[command(after_help = AFTER_STUDY_HELP)]
 pub struct StudyArgs {
@@ -82,8 +122,8 @@ pub struct StudyArgs {
     pub workload: String,
 
     /// Which reference study to re-run
-    #[arg(long, value_name = "NAME", default_value = "s1", value_parser = ["s1", "in-memory", "profiles", "cache-tiers", "placement", "cluster", "power-cut"])]
-    pub scenario: String,
+    #[arg(long, value_name = "NAME", default_value = "s1", value_enum)]
+    pub scenario: Scenario,
 
     /// Output directory [default: ./oltplab-results/study-<UTC time>]
     #[arg(long, value_name = "DIR")]
@@ -267,7 +307,7 @@ fn s1_server_settings(args: &StudyArgs) -> Result<Vec<(String, String)>> {
     if args.server_setting.is_empty() {
         return Ok(Vec::new());
     }
-    if args.scenario != "s1" {
+    if args.scenario != Scenario::S1 {
         return Err(Error::usage(format!(
             "--server-setting is for --scenario s1 (and study files' server_settings); the {} scenario sets its own server: drop it",
             args.scenario
@@ -284,7 +324,7 @@ fn s1_server_settings(args: &StudyArgs) -> Result<Vec<(String, String)>> {
 }
 
 pub fn run(args: StudyArgs) -> Result<()> {
-    if args.nodes.is_some() && args.scenario != "cluster" {
+    if args.nodes.is_some() && args.scenario != Scenario::Cluster {
         return Err(Error::usage(format!(
             "--nodes belongs to the cluster scenario (its Galera cluster's size); the {} scenario runs no cluster: drop it",
             args.scenario
@@ -298,29 +338,29 @@ pub fn run(args: StudyArgs) -> Result<()> {
         output::say!("{}", equivalent_file(&args)?);
         return Ok(());
     }
-    if args.scenario == power_cut::SCENARIO {
+    if args.scenario == Scenario::PowerCut {
         return power_cut::run(&args);
     }
     let server_settings = s1_server_settings(&args)?;
-    if args.scale == "test" && args.scenario == "in-memory" {
+    if args.scale == "test" && args.scenario == Scenario::InMemory {
         return Err(Error::usage(
             "--scale test belongs to the other scenarios: use quick, default, s1 or paper",
         ));
     }
-    let storage = args.scenario == "cache-tiers" || args.scenario == "placement";
+    let storage = args.scenario == Scenario::CacheTiers || args.scenario == Scenario::Placement;
     if args.workload != "tpcc" && !storage {
         return Err(Error::usage(format!(
             "--workload belongs to the cache-tiers and placement scenarios; the {} scenario runs its own workload",
             args.scenario
         )));
     }
-    if args.scenario == "in-memory" {
+    if args.scenario == Scenario::InMemory {
         return in_memory::run(&args);
     }
-    if args.scenario == "profiles" {
+    if args.scenario == Scenario::Profiles {
         return profiles::run(&args);
     }
-    if args.scenario == "cluster" {
+    if args.scenario == Scenario::Cluster {
         return cluster::run(&args);
     }
     if storage {
@@ -339,7 +379,7 @@ pub fn run(args: StudyArgs) -> Result<()> {
         }
     }
     let scale = Scale::named(&args.scale).paced(&args.pacing);
-    if args.scenario == "s1"
+    if args.scenario == Scenario::S1
         && args.engine == "sqlite"
         && args.devices == DEFAULT_DEVICES
         && args.pacing == "none"
@@ -355,7 +395,7 @@ pub fn run(args: StudyArgs) -> Result<()> {
         );
     }
     let config = StudyConfig {
-        scenario: args.scenario.clone(),
+        scenario: args.scenario.to_string(),
         engine: args.engine.clone(),
         devices: specs.iter().map(|s| s.name()).collect(),
         scale: scale.clone(),
@@ -449,29 +489,29 @@ pub fn run(args: StudyArgs) -> Result<()> {
 }
 
 /// The shipped study files of the reference studies that a study file can express.
-const SHIPPED_FILES: [(&str, &str, &str); 5] = [
+const SHIPPED_FILES: [(Scenario, &str, &str); 5] = [
     (
-        "s1",
+        Scenario::S1,
         "studies/s1.toml",
         include_str!("../../../../studies/s1.toml"),
     ),
     (
-        "cache-tiers",
+        Scenario::CacheTiers,
         "studies/s2.toml",
         include_str!("../../../../studies/s2.toml"),
     ),
     (
-        "placement",
+        Scenario::Placement,
         "studies/s3.toml",
         include_str!("../../../../studies/s3.toml"),
     ),
     (
-        "profiles",
+        Scenario::Profiles,
         "studies/s4.toml",
         include_str!("../../../../studies/s4.toml"),
     ),
     (
-        "in-memory",
+        Scenario::InMemory,
         "studies/s5.toml",
         include_str!("../../../../studies/s5.toml"),
     ),
@@ -493,7 +533,7 @@ fn equivalent_file(args: &StudyArgs) -> Result<String> {
     if args.workload != "tpcc" {
         fixed.push("--workload (set workloads = [\"brokerage\"] in the file)");
     }
-    if args.repeat != 1 && args.scenario == "s1" {
+    if args.repeat != 1 && args.scenario == Scenario::S1 {
         fixed.push("--repeat (set repeat = N in the file)");
     }
     if args.pacing != "none" {
@@ -502,7 +542,7 @@ fn equivalent_file(args: &StudyArgs) -> Result<String> {
     if !args.server_setting.is_empty() {
         fixed.push("--server-setting (give server_settings in the file's [[engines]])");
     }
-    if args.scenario == "profiles" && args.engine != "sqlite" {
+    if args.scenario == Scenario::Profiles && args.engine != "sqlite" {
         fixed.push("--engine (the profiles scenario runs no database)");
     }
     if !fixed.is_empty() {
@@ -515,7 +555,7 @@ fn equivalent_file(args: &StudyArgs) -> Result<String> {
         "# oltplab study --scenario {} --engine {} --scale {} as a study file ({path}, with the scale and engine given)\n",
         args.scenario, args.engine, args.scale
     );
-    if args.scenario == "cache-tiers" && (args.engine != "sqlite" || args.scale != "quick") {
+    if args.scenario == Scenario::CacheTiers && (args.engine != "sqlite" || args.scale != "quick") {
         out.push_str("# note: the scenario sizes the SSD read cache at half of the database it loads; size=40m below is the quick SQLite load's\n");
     }
     for line in text.lines() {

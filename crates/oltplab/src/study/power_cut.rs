@@ -13,9 +13,6 @@ use oltplab_core::{Error, Result};
 use super::{split_devices, StudyArgs, DEFAULT_DEVICES};
 use crate::crash::{self, CrashArgs, CrashConfig};
 
-/// The scenario's name in `--scenario` and in the result's `config.study`.
-pub const SCENARIO: &str = "power-cut";
-
 /// The device of the matrix when --devices is left at S1's list: the drive whose cache the
 /// catalogue makes volatile, so that all three modes are that drive's.
 const DEFAULT_DEVICE: &str = "sata-ssd-2010";
@@ -116,7 +113,7 @@ fn config(args: &StudyArgs) -> Result<CrashConfig> {
         Error::Usage(m) => Error::usage(format!("--scenario power-cut: {m}")),
         other => other,
     })?;
-    cfg.study = Some(SCENARIO.into());
+    cfg.study = Some(super::Scenario::PowerCut.name().into());
     Ok(cfg)
 }
 

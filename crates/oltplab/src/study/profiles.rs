@@ -197,7 +197,7 @@ pub fn run(args: &StudyArgs) -> Result<()> {
     let scale = Scale::named(&args.scale)?;
     let qds = device::config::parse_sweep(scale.qd_sweep)?;
     let config = StudyConfig {
-        scenario: args.scenario.clone(),
+        scenario: args.scenario.to_string(),
         devices: specs.iter().map(Spec::name).collect(),
         profiles: S4_PROFILES.to_vec(),
         qd: qds.clone(),
@@ -209,7 +209,7 @@ pub fn run(args: &StudyArgs) -> Result<()> {
     };
     let (started_at, out) = super::prepare(args)?;
     let summary = ProfilesSummary {
-        scenario: args.scenario.clone(),
+        scenario: args.scenario.to_string(),
         baseline: file_name(&specs[0].name()),
         qd: qds.clone(),
         drive_qd: DRIVE_QDS.to_vec(),

@@ -55,7 +55,7 @@ pub fn run(args: &StudyArgs) -> Result<()> {
             args.scenario
         )));
     }
-    let placement = args.scenario == "placement";
+    let placement = args.scenario == super::Scenario::Placement;
     let given = (args.devices != DEFAULT_DEVICES)
         .then(|| split_devices(&args.devices))
         .transpose()?;
@@ -140,7 +140,7 @@ pub fn run(args: &StudyArgs) -> Result<()> {
         .collect(),
     };
     let config = StorageConfig {
-        scenario: args.scenario.clone(),
+        scenario: args.scenario.to_string(),
         engine: args.engine.clone(),
         workload: args.workload.clone(),
         devices: plan
@@ -156,7 +156,7 @@ pub fn run(args: &StudyArgs) -> Result<()> {
         seed: 1,
     };
     let summary = StorageStudySummary {
-        scenario: args.scenario.clone(),
+        scenario: args.scenario.to_string(),
         engine: args.engine.clone(),
         workload: args.workload.clone(),
         warehouses: if brokerage { 0 } else { scale.warehouses },
