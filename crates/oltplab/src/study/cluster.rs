@@ -48,7 +48,7 @@ struct ClusterConfig {
 
 /// The scale in S1's proportions: a warehouse per node at least, one terminal per warehouse (ten
 /// when paced), the buffer pool S1's share of the loaded data.
-fn cluster_scale(name: &str, pacing: &str, nodes: u32) -> Scale {
+fn cluster_scale(name: &str, pacing: super::Pacing, nodes: u32) -> Scale {
     let mut scale = Scale::named(name);
     if name == "test" {
         // The tests' hidden scale keeps its one warehouse, with a terminal per node on it: its
@@ -96,7 +96,7 @@ pub fn run(args: &StudyArgs) -> Result<()> {
         return Err(Error::usage(what));
     }
     let nodes = args.nodes.unwrap_or(NODES);
-    let scale = cluster_scale(&args.scale, &args.pacing, nodes);
+    let scale = cluster_scale(&args.scale, args.pacing, nodes);
     let (started_at, out) = prepare(args)?;
     let config = ClusterConfig {
         scenario: args.scenario.to_string(),
@@ -394,16 +394,16 @@ mod tests {
 
     #[test]
     fn the_scale_keeps_s1s_proportions_with_a_warehouse_per_node() {
-        let quick = cluster_scale("quick", "none", NODES);
+        let quick = cluster_scale("quick", super::super::Pacing::None, NODES);
         assert_eq!((quick.warehouses, quick.terminals), (3, 3));
         assert_eq!(quick.pool_share_of_data, Some(S1_POOL_SHARE));
-        let five = cluster_scale("quick", "none", 5);
+        let five = cluster_scale("quick", super::super::Pacing::None, 5);
         assert_eq!((five.warehouses, five.terminals), (5, 5));
-        let test = cluster_scale("test", "none", 2);
+        let test = cluster_scale("test", super::super::Pacing::None, 2);
         assert_eq!((test.warehouses, test.terminals), (1, 2));
-        let s1 = cluster_scale("s1", "none", NODES);
+        let s1 = cluster_scale("s1", super::super::Pacing::None, NODES);
         assert_eq!((s1.warehouses, s1.terminals), (10, 10));
-        let paced = cluster_scale("quick", "spec", NODES);
+        let paced = cluster_scale("quick", super::super::Pacing::Spec, NODES);
         assert_eq!(paced.terminals, 30);
         assert!(paced.keying_think);
     }

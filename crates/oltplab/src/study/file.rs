@@ -944,7 +944,10 @@ fn plan(
     repeat: u32,
 ) -> CellPlan {
     let engine = &engines[engine_index];
-    let mut scale = base.clone().paced(pacing);
+    // The file's pacings were checked against PACINGS when it was read.
+    let mut scale = base
+        .clone()
+        .paced(super::Pacing::from_name(pacing).unwrap_or(super::Pacing::None));
     if let Some(t) = terminals {
         scale.terminals = t;
     }
@@ -1323,7 +1326,7 @@ fn run_scenario(study: &FileStudy, args: &StudyArgs) -> Result<()> {
         engine,
         devices,
         scale: study.scale.name.clone(),
-        pacing: "none".into(),
+        pacing: super::Pacing::None,
         workload: "tpcc".into(),
         scenario: match &study.measure {
             Measure::Profiles { .. } => super::Scenario::Profiles,

@@ -85,6 +85,32 @@ impl Scenario {
     }
 }
 
+/// How terminals pace their transactions (`--pacing`, a study file's `pacing`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Pacing {
+    /// Back to back (S1's runs, HammerDB's NOPM).
+    None,
+    /// TPC-C's keying and think times, ten terminals per warehouse.
+    Spec,
+}
+
+impl Pacing {
+    /// Its name on the command line, in study files and in results.
+    pub fn name(self) -> &'static str {
+        match self {
+            Pacing::None => "none",
+            Pacing::Spec => "spec",
+        }
+    }
+
+    /// The pacing `name` names (None: no such pacing).
+    pub fn from_name(name: &str) -> Option<Pacing> {
+        [Pacing::None, Pacing::Spec]
+            .into_iter()
+            .find(|p| p.name() == name)
+    }
+}
+
 impl std::fmt::Display for Scenario {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())
@@ -113,8 +139,8 @@ pub struct StudyArgs {
     /// none: terminals run transactions back to back (S1's runs, HammerDB's NOPM); spec: TPC-C's
     /// keying and think times with the spec's ten terminals per warehouse (tpmC capped at 12.86 per
     /// warehouse)
-    #[arg(long, default_value = "none", value_parser = ["none", "spec"])]
-    pub pacing: String,
+    #[arg(long, default_value = "none", value_enum)]
+    pub pacing: Pacing,
 
     /// The workload of the cache-tiers and placement scenarios: TPC-C, or the TPC-E-like brokerage
     /// workload S2 and S3 ran
@@ -275,8 +301,8 @@ impl Scale {
 
     /// `--pacing spec`: keying and think times, with the spec's ten terminals per warehouse (one
     /// terminal per warehouse would offer 1.3 tpmC each).
-    fn paced(mut self, pacing: &str) -> Scale {
-        if pacing == "spec" {
+    fn paced(mut self, pacing: Pacing) -> Scale {
+        if pacing == Pacing::Spec {
             self.keying_think = true;
             self.terminals = 10 * self.warehouses;
         }
@@ -378,11 +404,11 @@ pub fn run(args: StudyArgs) -> Result<()> {
             )));
         }
     }
-    let scale = Scale::named(&args.scale).paced(&args.pacing);
+    let scale = Scale::named(&args.scale).paced(args.pacing);
     if args.scenario == Scenario::S1
         && args.engine == "sqlite"
         && args.devices == DEFAULT_DEVICES
-        && args.pacing == "none"
+        && args.pacing == Pacing::None
         && args.repeat == 1
     {
         // The same cells as the shipped study file (its results under `summary.cells`).
@@ -536,7 +562,7 @@ fn equivalent_file(args: &StudyArgs) -> Result<String> {
     if args.repeat != 1 && args.scenario == Scenario::S1 {
         fixed.push("--repeat (set repeat = N in the file)");
     }
-    if args.pacing != "none" {
+    if args.pacing != Pacing::None {
         fixed.push("--pacing (set pacing = [\"spec\"] in the file)");
     }
     if !args.server_setting.is_empty() {

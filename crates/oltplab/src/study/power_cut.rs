@@ -64,7 +64,7 @@ fn with_caches(text: &str) -> Vec<String> {
 
 /// The matrix as `oltplab crash tpcc` arguments, validated as the command validates them.
 fn config(args: &StudyArgs) -> Result<CrashConfig> {
-    if args.pacing != "none" || args.repeat != 1 || args.workload != "tpcc" {
+    if args.pacing != super::Pacing::None || args.repeat != 1 || args.workload != "tpcc" {
         return Err(Error::usage(
             "--scenario power-cut runs TPC-C without pacing, once per cut: drop --pacing, --repeat and --workload",
         ));

@@ -188,7 +188,7 @@ fn parse_sets(text: &str) -> Result<Vec<Spec>> {
 }
 
 pub fn run(args: &StudyArgs) -> Result<()> {
-    if args.engine != "sqlite" || args.pacing != "none" || args.repeat != 1 {
+    if args.engine != "sqlite" || args.pacing != super::Pacing::None || args.repeat != 1 {
         return Err(Error::usage(
             "--engine, --pacing and --repeat belong to the database scenarios, and the profiles scenario runs no database: drop them",
         ));

@@ -81,7 +81,7 @@ pub fn run(args: &StudyArgs) -> Result<()> {
         }
         _ => None,
     };
-    let scale = Scale::named(&args.scale).paced(&args.pacing);
+    let scale = Scale::named(&args.scale).paced(args.pacing);
     let (started_at, out) = prepare(args)?;
     let mut database = Database::new(&args.engine, &args.data_dir, &scale);
 
