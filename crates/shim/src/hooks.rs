@@ -40,7 +40,7 @@ thread_local! {
 /// (`sched_getcpu` at the call, as blktrace files a request under the CPU that queued it).
 ///
 /// On `host`, a call that reaches the device (`device_bound`: a sync, or a transfer on an
-/// O_DIRECT descriptor) also reads the thread's run-queue time, so that its trace record can
+/// O_DIRECT or O_DSYNC descriptor) also reads the thread's run-queue time, so that its trace record can
 /// leave out the wait for a core after the device completed it — the record then times the
 /// device, as an emulated run's records give the model's end, and a spec fitted to the trace is
 /// not charged the machine's load twice (docs/trace.md). Two reads of ~1 µs each against an I/O of
