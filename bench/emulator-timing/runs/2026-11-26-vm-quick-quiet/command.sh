@@ -1,0 +1,1 @@
+cd /work/main && time target/release/oltplab study --scale quick --engine mariadb --out /var/tmp/qm/out --data-dir /var/tmp/qm/data   # release build of 73fdeef, started when the closed loop of bench/emulator-closed-loop/runs/2026-11-26-vm-devicetime-quiet had ended; no other work on the machine
