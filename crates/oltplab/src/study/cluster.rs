@@ -219,7 +219,7 @@ fn run_one(
     let copy = database.copy_for(name)?;
     let result_dir = format!("run-{name}-{system}");
     let db = database.spec(&copy)?;
-    let cfg = super::study_run(scale, db, Some(spec.name()), None, &out.join(&result_dir));
+    let cfg = super::study_run(scale, db, Some(spec), None, &out.join(&result_dir));
     let result = tpcc::run_with(&cfg, &STOP);
     database.remove_copy(&copy);
     let doc = result?.doc;

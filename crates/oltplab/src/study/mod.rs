@@ -34,6 +34,7 @@ use crate::cli::DeviceArgs;
 use crate::device;
 use crate::schema::{DeviceSummary, ReplayResult};
 use crate::trace::replay::{replay, ReplayConfig};
+use crate::workload::emulation::{BackingChoice, Emulation};
 use crate::workload::scaffold::{CaptureConfig, OutputConfig};
 use oltplab_devmodel::Fidelity;
 use std::time::Duration;
@@ -1006,7 +1007,7 @@ fn run_and_replay(
     let run_cfg = study_run(
         scale,
         db,
-        (!spec.is_host()).then(|| spec.name()),
+        (!spec.is_host()).then_some(spec),
         Some(trace_path.clone()),
         &out.join(format!("run-{tag}")),
     );
@@ -1568,7 +1569,7 @@ fn prepare(args: &StudyArgs) -> Result<(String, PathBuf)> {
 fn study_run(
     scale: &Scale,
     db: DbSpec,
-    emulate: Option<String>,
+    emulate: Option<&Spec>,
     trace: Option<PathBuf>,
     out: &Path,
 ) -> RunConfig {
@@ -1587,10 +1588,10 @@ fn study_run(
         warehouse_range: None,
         start_at: None,
         capture: CaptureConfig {
-            emulate,
+            emulate: emulate.cloned().map(Emulation::device),
             trace,
             // As the device step: a model's times must not wait for this machine's disk.
-            backing: "ram".into(),
+            backing: BackingChoice::Ram,
         },
         sqlite_vfs: None,
         output: OutputConfig::saved(None, Some(out.to_path_buf()), false),

@@ -340,7 +340,7 @@ fn run_config(
     let run_cfg = super::study_run(
         scale,
         database.spec(&db_path)?,
-        Some(spec.name()),
+        Some(spec),
         trace,
         &out.join(format!("run-{tag}")),
     );

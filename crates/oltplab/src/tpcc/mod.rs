@@ -23,6 +23,7 @@ use serde::Serialize;
 
 use crate::workload::capture::{Capture, CaptureRequest, RunEnd};
 use crate::workload::cluster;
+use crate::workload::emulation::{BackingChoice, Emulation};
 use crate::workload::scaffold::{CaptureConfig, OutputConfig};
 use crate::workload::target::{self, DbSpec, Engine, Open};
 // The in-process API `oltplab study` builds on.
@@ -65,8 +66,8 @@ pub struct TpccLoadArgs {
     /// Load onto an emulated device (`oltplab devices`): every read, write and sync of the load
     /// takes the model's time. SQLite only (through oltplab's VFS); load a server without it and
     /// run it with --emulate
-    #[arg(long, value_name = "SPEC")]
-    pub emulate: Option<String>,
+    #[arg(long, value_name = "SPEC", value_parser = Emulation::parse)]
+    pub emulate: Option<Emulation>,
 }
 
 /// `oltplab run tpcc` options.
@@ -237,7 +238,7 @@ pub struct LoadConfig {
     pub seed: u64,
     pub check: bool,
     pub force: bool,
-    pub emulate: Option<String>,
+    pub emulate: Option<Emulation>,
     /// A registered SQLite VFS to load through (the lead's emulating VFS).
     pub sqlite_vfs: Option<String>,
     /// Print progress and the summary.
@@ -387,9 +388,9 @@ pub fn load_with(cfg: &LoadConfig, stop: &AtomicBool) -> Result<LoadOutcome> {
         (None, _, _) | (Some(_), Engine::Sqlite, Some(_)) => None,
         (Some(_), Engine::Sqlite, None) => Capture::new(&CaptureRequest {
             db: &cfg.db,
-            emulate: cfg.emulate.as_deref(),
+            emulate: cfg.emulate.as_ref(),
             trace: None,
-            backing: "auto",
+            backing: BackingChoice::Auto,
             seed: cfg.seed,
             force: cfg.force,
         })?,
@@ -479,7 +480,7 @@ pub fn load_with(cfg: &LoadConfig, stop: &AtomicBool) -> Result<LoadOutcome> {
                 });
                 eprintln!(
                     "on the emulated {}: {} reads, {} writes, {} syncs in {:.1} s{held}",
-                    cfg.emulate.as_deref().unwrap_or("device"),
+                    cfg.emulate.as_ref().map_or("device", Emulation::text),
                     io.reads,
                     io.writes,
                     io.syncs,

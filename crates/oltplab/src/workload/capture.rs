@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex};
 
 use oltplab_core::{Error, Result};
 use oltplab_dbs::vfs::{Vfs, VfsCounts, VfsOptions};
-use oltplab_devmodel::{now_ns, parse_spec, DeviceCounts, Emulator, Fidelity};
+use oltplab_devmodel::{now_ns, DeviceCounts, Emulator, Fidelity, Spec};
 use oltplab_metrics::{LatencyNs, Warning, WarningKind};
 use oltplab_trace::stat::{io_by_table, GroupIo, TraceStat};
 use oltplab_trace::{TraceData, TraceMeta, TraceWriter};
@@ -24,6 +24,7 @@ use oltplab_workloads::driver::TxSpan;
 use crate::emulate::session::files_under;
 use crate::emulate::{Backing, EmulationSession, SessionConfig};
 use crate::schema::{EmulationSummary, IoSummary, NodeIo, TxIo};
+use crate::workload::emulation::{self, BackingChoice, Emulation, Target, SHARED};
 use crate::workload::layout;
 use crate::workload::target::{DbSpec, Engine};
 
@@ -51,10 +52,10 @@ pub struct SqliteCapture {
 /// database is.
 pub struct CaptureRequest<'a> {
     pub db: &'a DbSpec,
-    pub emulate: Option<&'a str>,
+    pub emulate: Option<&'a Emulation>,
     pub trace: Option<&'a Path>,
     /// Managed servers under `--emulate`: auto, ram or disk.
-    pub backing: &'a str,
+    pub backing: BackingChoice,
     pub seed: u64,
     /// `--force`: the trace file may replace one oltplab did not write.
     pub force: bool,
@@ -84,7 +85,7 @@ impl Capture {
             Engine::Sqlite => {
                 if req
                     .emulate
-                    .is_some_and(|t| node_form(t) || t.trim_start().starts_with(SHARED))
+                    .is_some_and(|e| !matches!(e.target, Target::Device(_)))
                 {
                     return Err(Error::usage(
                         "a per-node or shared --emulate/--layout (`node1:…;node2:…`, `shared:…`) is for a Galera cluster's nodes: add --engine galera, or give one spec",
@@ -168,14 +169,13 @@ impl SqliteCapture {
         let mut placed_files = Vec::new();
         let emulator = match cfg.emulate {
             None => None,
-            Some(text) => {
-                let spec = parse_spec(text)
-                    .map_err(|e| Error::usage(format!("--emulate `{text}`: {e}")))?;
+            Some(emulation) => {
+                let spec = emulation.single()?;
                 if let Some(db) = &cfg.db.sqlite_path {
-                    placed_files = layout::prepare_sqlite_layout(&spec, db)?;
+                    placed_files = layout::prepare_sqlite_layout(spec, db)?;
                 }
-                let emulator = Emulator::new(&spec, cfg.seed)
-                    .map_err(|e| Error::usage(format!("--emulate `{text}`: {e}")))?;
+                let emulator = Emulator::new(spec, cfg.seed)
+                    .map_err(|e| Error::usage(format!("--emulate `{emulation}`: {e}")))?;
                 Some(Arc::new(emulator))
             }
         };
@@ -312,7 +312,7 @@ pub struct ServerCapture {
     fidelity_at_end: Mutex<Option<Fidelity>>,
     /// Which files hold which table, for I/O per table.
     tables: layout::TableFiles,
-    spec: oltplab_devmodel::Spec,
+    spec: Spec,
     devices: DeviceWindow,
 }
 
@@ -323,18 +323,10 @@ impl ServerCapture {
         if !cluster.is_dir() {
             return Ok(None);
         }
-        let text = cfg.emulate.unwrap_or("host");
-        if node_form(text) {
-            return Err(Error::usage(format!(
-                "--emulate `{text}` gives each Galera node its own device, but this run has one server: add --engine galera, or give one spec"
-            )));
-        }
-        if text.trim_start().starts_with(SHARED) {
-            return Err(Error::usage(format!(
-                "--emulate `{text}` puts a Galera cluster's nodes on one shared device, but this run has one server: add --engine galera, or drop `{SHARED}`"
-            )));
-        }
-        let spec = parse_one(text)?;
+        let spec = match cfg.emulate {
+            Some(emulation) => emulation.single()?.clone(),
+            None => emulation::host(),
+        };
         let backing = resolve_backing(cfg.backing, &spec, std::slice::from_ref(&cluster));
         // Which files are whose: for the layout's places, and for I/O per table.
         let tables = layout::server_table_files(cfg.db, &cluster)?;
@@ -531,7 +523,7 @@ impl ServerCapture {
 /// which table and on which of a layout's devices (paths relative to the directory).
 struct OnDir {
     dir: PathBuf,
-    spec: oltplab_devmodel::Spec,
+    spec: Spec,
     tables: layout::TableFiles,
     places: Vec<crate::emulate::PlaceRule>,
 }
@@ -555,8 +547,7 @@ fn refuse_unmanaged(cfg: &CaptureRequest) -> Result<()> {
     }
     if cfg
         .emulate
-        .and_then(|t| parse_spec(t).ok())
-        .is_some_and(|s| s.is_layout())
+        .is_some_and(|e| matches!(&e.target, Target::Device(s) if s.is_layout()))
     {
         return Err(Error::usage(
             "--layout needs a server oltplab starts, whose files it can place on the layout's devices: drop --url and let oltplab manage the server",
@@ -567,18 +558,14 @@ fn refuse_unmanaged(cfg: &CaptureRequest) -> Result<()> {
     ))
 }
 
-fn parse_one(text: &str) -> Result<oltplab_devmodel::Spec> {
-    parse_spec(text).map_err(|e| Error::usage(format!("--emulate `{text}`: {e}")))
-}
-
 /// Where the emulated files' data lives: the real device runs with real I/O; a model is best
 /// served from memory when all the directories' files fit in half of it.
-fn resolve_backing(choice: &str, spec: &oltplab_devmodel::Spec, dirs: &[PathBuf]) -> Backing {
+fn resolve_backing(choice: BackingChoice, spec: &Spec, dirs: &[PathBuf]) -> Backing {
     match choice {
         _ if spec.is_host() => Backing::Disk,
-        "ram" => Backing::Ram,
-        "disk" => Backing::Disk,
-        _ => {
+        BackingChoice::Ram => Backing::Ram,
+        BackingChoice::Disk => Backing::Disk,
+        BackingChoice::Auto => {
             let bytes: u64 = dirs.iter().map(|d| files_under(d).1).sum();
             let memory = oltplab_metrics::env::available_memory_bytes();
             if bytes < memory / 2 {
@@ -588,67 +575,6 @@ fn resolve_backing(choice: &str, spec: &oltplab_devmodel::Spec, dirs: &[PathBuf]
             }
         }
     }
-}
-
-/// The prefix that puts every node of a cluster on one shared device: `shared:SPEC`.
-const SHARED: &str = "shared:";
-
-/// Whether `text` is the per-node form `nodeK:SPEC;nodeJ:SPEC…`.
-fn node_form(text: &str) -> bool {
-    text.trim_start()
-        .strip_prefix("node")
-        .and_then(|rest| rest.split_once(':'))
-        .is_some_and(|(k, _)| !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit()))
-}
-
-/// Each node's device spec, node 1 first: the one spec for every node (each node still gets its
-/// own instance of the model), or the per-node form naming every node once,
-/// `node1:data=hdd-10k,log=pcie-flash-2012;node2:hdd-10k;node3:hdd-10k`.
-pub fn node_specs(text: &str, nodes: u32) -> Result<Vec<String>> {
-    if !node_form(text) {
-        return Ok(vec![text.trim().to_string(); nodes as usize]);
-    }
-    let mut specs: Vec<Option<String>> = vec![None; nodes as usize];
-    for part in text.split(';').map(str::trim).filter(|p| !p.is_empty()) {
-        let bad = || {
-            Error::usage(format!(
-                "--emulate: `{part}` is not `nodeK:SPEC`; give every node as node1:SPEC;node2:SPEC… (nodes 1 to {nodes}), or one spec for all"
-            ))
-        };
-        let (name, spec) = part.split_once(':').ok_or_else(bad)?;
-        let k: u32 = name
-            .trim()
-            .strip_prefix("node")
-            .and_then(|k| k.parse().ok())
-            .ok_or_else(bad)?;
-        if k == 0 || k > nodes {
-            return Err(Error::usage(format!(
-                "--emulate names node{k}, but the cluster has nodes 1 to {nodes}: name only those"
-            )));
-        }
-        let slot = &mut specs[k as usize - 1];
-        if slot.is_some() {
-            return Err(Error::usage(format!(
-                "--emulate gives node{k} twice: give each node once"
-            )));
-        }
-        if spec.trim().is_empty() {
-            return Err(bad());
-        }
-        *slot = Some(spec.trim().to_string());
-    }
-    specs
-        .into_iter()
-        .enumerate()
-        .map(|(i, s)| {
-            s.ok_or_else(|| {
-                Error::usage(format!(
-                    "--emulate gives no device for node{}: give every node of the {nodes} (node1:SPEC;node2:SPEC…), or one spec for all",
-                    i + 1
-                ))
-            })
-        })
-        .collect()
 }
 
 /// Node `k`'s trace file of a cluster's `--trace FILE`: `run.trace` → `run-node2.trace`.
@@ -682,13 +608,14 @@ impl ClusterCapture {
         };
         // The loaded size: a different --nodes is refused by the cluster's start, with its fix.
         let nodes = loaded;
-        let text = cfg.emulate.unwrap_or("host");
-        if let Some(shared) = text.trim_start().strip_prefix(SHARED) {
-            return ClusterCapture::shared(cfg, shared, nodes).map(Some);
-        }
-        let texts = node_specs(text, nodes)?;
-        let specs: Vec<oltplab_devmodel::Spec> =
-            texts.iter().map(|t| parse_one(t)).collect::<Result<_>>()?;
+        let specs = match cfg.emulate {
+            None => vec![emulation::host(); nodes as usize],
+            Some(Emulation {
+                target: Target::Shared(spec),
+                ..
+            }) => return ClusterCapture::shared(cfg, spec.clone(), nodes).map(Some),
+            Some(e) => e.node_specs(nodes)?,
+        };
         let dirs: Vec<PathBuf> = (1..=nodes)
             .map(|k| oltplab_dbs::server::galera::node_cluster_dir(&cfg.db.data_dir, k))
             .collect();
@@ -739,13 +666,7 @@ impl ClusterCapture {
     /// `shared:SPEC`: every node on one device (one model, one queue), as when the nodes of this
     /// machine share its disk: one session over the cluster's directory, each node's files placed
     /// and mapped to tables under `nodeK/`, one trace split by node at the end.
-    fn shared(cfg: &CaptureRequest, text: &str, nodes: u32) -> Result<ClusterCapture> {
-        if node_form(text) {
-            return Err(Error::usage(format!(
-                "--emulate `{SHARED}{text}`: one shared device takes one spec, not one per node; give `{SHARED}SPEC`, or drop `{SHARED}` to give each node its own"
-            )));
-        }
-        let spec = parse_one(text)?;
+    fn shared(cfg: &CaptureRequest, spec: Spec, nodes: u32) -> Result<ClusterCapture> {
         let root = cfg.db.data_dir.join(oltplab_dbs::server::galera::DIR);
         let mut tables = layout::TableFiles::default();
         let mut places = Vec::new();
@@ -1020,31 +941,7 @@ mod tests {
     }
 
     #[test]
-    fn a_cluster_gets_one_spec_per_node_or_each_node_named_once() {
-        assert_eq!(node_specs("hdd-10k", 3).unwrap(), ["hdd-10k"; 3]);
-        // A layout's own commas stay inside its node.
-        assert_eq!(
-            node_specs(
-                "node2:pcie-flash-2012; node1:data=hdd-10k,log=pcie-flash-2012",
-                2
-            )
-            .unwrap(),
-            ["data=hdd-10k,log=pcie-flash-2012", "pcie-flash-2012"]
-        );
-        for (text, says) in [
-            ("node1:hdd-10k;node3:hdd-10k", "nodes 1 to 2"),
-            ("node1:hdd-10k;node1:hdd-10k", "node1 twice"),
-            ("node1:hdd-10k", "no device for node2"),
-            ("node1:hdd-10k;hdd-10k", "is not `nodeK:SPEC`"),
-            ("node1:;node2:hdd-10k", "is not `nodeK:SPEC`"),
-            ("node0:hdd-10k;node1:hdd-10k", "nodes 1 to 2"),
-        ] {
-            let e = node_specs(text, 2).unwrap_err();
-            assert_eq!(e.exit_code(), 2, "{text}");
-            assert!(e.to_string().contains(says), "{text}: {e}");
-        }
-        assert!(!node_form("data=hdd-10k,table:stock=pcie-flash-2012"));
-        assert!(!node_form("nodes:hdd-10k"));
+    fn a_cluster_node_traces_beside_the_file_given() {
         assert_eq!(
             node_trace_path(Path::new("/t/run.trace"), 2),
             Path::new("/t/run-node2.trace")
@@ -1093,7 +990,7 @@ impl DeviceWindow {
 
     /// Each device's I/O in the window and its busy share (`summary.io.by_device`), from the
     /// model; empty without both readings.
-    fn io(&self, spec: &oltplab_devmodel::Spec, window_ns: u64) -> Vec<GroupIo> {
+    fn io(&self, spec: &Spec, window_ns: u64) -> Vec<GroupIo> {
         let guard = self.0.lock().unwrap_or_else(|p| p.into_inner());
         let (start, Some(end)) = &*guard else {
             return Vec::new();

@@ -20,6 +20,7 @@ use crate::schema::{
 };
 use crate::workload::capture::{Capture, CaptureRequest, RunEnd};
 use crate::workload::edges::{device_io, split_cpu, Edge};
+use crate::workload::emulation::{BackingChoice, Emulation};
 use crate::workload::procstat::{self, DiskCounters};
 use crate::workload::target::{self, Db, DbSpec, Engine, Open};
 
@@ -27,11 +28,11 @@ use crate::workload::target::{self, Db, DbSpec, Engine, Open};
 #[derive(Clone, Debug, Serialize)]
 pub struct CaptureConfig {
     /// The emulated device the database runs on.
-    pub emulate: Option<String>,
+    pub emulate: Option<Emulation>,
     /// Where the database's own I/O of the measured window is captured.
     pub trace: Option<PathBuf>,
     /// Managed servers under `--emulate`: auto, ram or disk.
-    pub backing: String,
+    pub backing: BackingChoice,
 }
 
 impl CaptureConfig {
@@ -40,7 +41,7 @@ impl CaptureConfig {
         CaptureConfig {
             emulate: None,
             trace: None,
-            backing: "auto".into(),
+            backing: BackingChoice::Auto,
         }
     }
 
@@ -49,9 +50,9 @@ impl CaptureConfig {
     pub fn start(&self, db: &DbSpec, seed: u64, force: bool) -> Result<Option<Capture>> {
         Capture::new(&CaptureRequest {
             db,
-            emulate: self.emulate.as_deref(),
+            emulate: self.emulate.as_ref(),
             trace: self.trace.as_deref(),
-            backing: &self.backing,
+            backing: self.backing,
             seed,
             force,
         })
@@ -440,9 +441,9 @@ mod tests {
             max_retries: 0,
             seed: 1,
             capture: CaptureConfig {
-                emulate: Some("ssd".into()),
+                emulate: Some(Emulation::parse("ssd").unwrap()),
                 trace: None,
-                backing: "ram".into(),
+                backing: BackingChoice::Ram,
             },
             output: output(),
         };
