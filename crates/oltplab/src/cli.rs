@@ -9,6 +9,8 @@ use oltplab_core::units;
 use oltplab_io::job::Rw;
 use oltplab_io::EngineKind;
 
+use crate::emulate::BackingChoice;
+
 #[derive(Parser)]
 #[command(
     name = "oltplab",
@@ -155,13 +157,13 @@ pub struct DeviceArgs {
 
     /// Measure an emulated device instead (see `oltplab devices`), e.g. hdd-15k or raid5(4,sas-ssd-2012):
     /// the I/O is real, on the backing file, and each completion comes at the device model's time
-    #[arg(long, value_name = "SPEC")]
-    pub emulate: Option<String>,
+    #[arg(long, value_name = "SPEC", value_parser = crate::emulate::spec_arg)]
+    pub emulate: Option<oltplab_devmodel::Spec>,
 
     /// Where an emulated device's data lives: ram (a file in /dev/shm, removed afterwards; for devices
     /// faster than the real disk), disk (TARGET), or auto (ram if the region fits in half the free memory)
-    #[arg(long, value_name = "WHERE", default_value = defaults::BACKING, value_parser = ["auto", "ram", "disk"])]
-    pub backing: String,
+    #[arg(long, value_name = "WHERE", value_enum, default_value_t = BackingChoice::Auto)]
+    pub backing: BackingChoice,
 
     /// Also write the JSON result to FILE; - for standard output (human output then goes to stderr)
     #[arg(long, value_name = "FILE")]
@@ -201,7 +203,6 @@ pub mod defaults {
     pub const RUNTIME: &str = "10s";
     pub const RAMP: &str = "2s";
     pub const ENGINE: &str = "io_uring";
-    pub const BACKING: &str = "auto";
     pub const IOMEM: &str = "huge";
     pub const SEED: u64 = 1;
 }
@@ -231,7 +232,7 @@ impl Default for DeviceArgs {
             profile: None,
             sweep_qd: None,
             emulate: None,
-            backing: defaults::BACKING.into(),
+            backing: BackingChoice::Auto,
             iomem: defaults::IOMEM.into(),
             json: None,
             out: None,

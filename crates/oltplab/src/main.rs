@@ -8,7 +8,17 @@ use oltplab::{cli, crash, device, devices, emulate, output, report, study, trace
 use oltplab_core::Error;
 
 fn main() -> ExitCode {
-    let cli = cli::Cli::parse();
+    let cli = match cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        // A value our own parsers refused (a device spec, a layout) is one sentence, as every
+        // other refusal: clap's first line names the option, the value and our reason and fix.
+        Err(e) if e.kind() == clap::error::ErrorKind::ValueValidation => {
+            let text = e.to_string();
+            eprintln!("{}", text.lines().next().unwrap_or_default());
+            return ExitCode::from(2);
+        }
+        Err(e) => e.exit(),
+    };
     output::set_quiet(cli.quiet);
     // The first Ctrl-C asks the work to stop and save what it has; a second one (a hung device, an
     // impatient user) quits at once, stopping the servers oltplab started.

@@ -25,7 +25,7 @@ use oltplab_core::safety::{self, io_usage};
 use oltplab_core::units::format_ns;
 use oltplab_core::{Error, Result};
 use oltplab_devmodel::durability::{CacheMode, CrashState, Durability};
-use oltplab_devmodel::{parse_spec, Spec};
+use oltplab_devmodel::Spec;
 use oltplab_metrics::env::Env;
 use oltplab_metrics::schema::now_rfc3339;
 use oltplab_metrics::{Warning, WarningKind};
@@ -67,8 +67,8 @@ pub struct CrashArgs {
     pub engine: String,
 
     /// Emulated device, with its cache (repeat for several: one table row each)
-    #[arg(long, value_name = "SPEC", default_values_t = vec!["sata-ssd-2010".to_string()])]
-    pub emulate: Vec<String>,
+    #[arg(long, value_name = "SPEC", value_parser = crate::emulate::spec_arg, default_value = "sata-ssd-2010")]
+    pub emulate: Vec<Spec>,
 
     /// SQLite's synchronous setting(s) to run each device with, comma-separated
     #[arg(long, value_name = "LIST", value_delimiter = ',', default_value = "FULL",
@@ -271,10 +271,7 @@ impl CrashConfig {
             ));
         }
         let mut specs = Vec::new();
-        for text in &args.emulate {
-            let spec = parse_spec(text).map_err(|e| {
-                Error::usage(format!("{e}; see `oltplab devices` and docs/devices.md"))
-            })?;
+        for spec in &args.emulate {
             if spec.is_host() {
                 return Err(Error::usage(
                     "--emulate host is the real device, whose cache oltplab cannot cut: give an emulated device such as sata-ssd-2010",
@@ -282,10 +279,11 @@ impl CrashConfig {
             }
             if server && spec.is_layout() {
                 return Err(Error::usage(format!(
-                    "--emulate {text}: a layout is not cut on a server yet; give one device",
+                    "--emulate {}: a layout is not cut on a server yet; give one device",
+                    spec.name()
                 )));
             }
-            specs.push(spec);
+            specs.push(spec.clone());
         }
         let mut settings: Vec<(String, String)> = Vec::new();
         if server {

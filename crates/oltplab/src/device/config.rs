@@ -6,13 +6,14 @@ use std::time::Duration;
 
 use oltplab_core::units::{format_bytes, format_size_short};
 use oltplab_core::{Error, Result};
-use oltplab_devmodel::{parse_spec, Spec};
+use oltplab_devmodel::Spec;
 use oltplab_io::job::{Flush, FlushKind, Mix, Rw};
 use oltplab_io::{profile, EngineKind};
 use oltplab_metrics::{Warning, WarningKind};
 use serde::Serialize;
 
 use crate::cli::DeviceArgs;
+use crate::emulate::BackingChoice;
 pub use crate::schema::Backing;
 
 /// Queue depth × block size × jobs above this would allocate unreasonable buffer memory.
@@ -231,10 +232,7 @@ pub fn resolve(args: DeviceArgs) -> Result<DeviceConfig> {
         return Err(Error::usage("--engine null does no I/O, so it takes no TARGET: drop the TARGET or choose another engine"));
     }
 
-    let emulate_spec = match &args.emulate {
-        Some(text) => Some(parse_spec(text).map_err(|e| Error::usage(e.to_string()))?),
-        None => None,
-    };
+    let emulate_spec = args.emulate;
     if emulate_spec.as_ref().is_some_and(Spec::is_layout) {
         return Err(Error::usage(
             "--emulate: a layout places a database's log, temp and tables, which `oltplab device` does not have: give one device (e.g. the layout's data device)",
@@ -243,29 +241,29 @@ pub fn resolve(args: DeviceArgs) -> Result<DeviceConfig> {
     let mut direct = direct;
     let backing = match &emulate_spec {
         None => {
-            if args.backing != "auto" {
+            if args.backing != BackingChoice::Auto {
                 return Err(Error::usage(format!(
                     "--backing {} only applies to an emulated device: add --emulate SPEC or drop --backing",
-                    args.backing
+                    args.backing.name()
                 )));
             }
             None
         }
         Some(spec) => {
             let memory_ok = args.size <= oltplab_metrics::env::available_memory_bytes() / 2;
-            let backing = match (args.backing.as_str(), engine) {
+            let backing = match (args.backing, engine) {
                 (_, EngineKind::Null) => Backing::None,
-                ("ram", _) if args.target.is_some() => {
+                (BackingChoice::Ram, _) if args.target.is_some() => {
                     return Err(Error::usage("--backing ram keeps the data in a file in /dev/shm, so it takes no TARGET: drop the TARGET or use --backing disk"));
                 }
-                ("ram", _) if !memory_ok => {
+                (BackingChoice::Ram, _) if !memory_ok => {
                     return Err(Error::usage(format!(
                         "--backing ram needs {} of memory for the region, more than half the free memory: lower --size or use --backing disk",
                         format_bytes(args.size)
                     )));
                 }
-                ("ram", _) => Backing::Ram,
-                ("disk", _) => Backing::Disk,
+                (BackingChoice::Ram, _) => Backing::Ram,
+                (BackingChoice::Disk, _) => Backing::Disk,
                 _ if args.target.is_some() || !memory_ok => Backing::Disk,
                 _ => Backing::Ram,
             };

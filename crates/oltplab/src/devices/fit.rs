@@ -38,8 +38,8 @@ pub struct FitArgs {
 
     /// Measure an emulated device instead (RAM-backed, as `oltplab device --emulate`): fitting it
     /// should give back its curves
-    #[arg(long, value_name = "SPEC")]
-    pub emulate: Option<String>,
+    #[arg(long, value_name = "SPEC", value_parser = crate::emulate::spec_arg)]
+    pub emulate: Option<Spec>,
 
     /// Access patterns to measure, comma-separated: randread, randwrite, randrw (70 % reads: a
     /// database's reads behind its writes)
@@ -301,10 +301,7 @@ pub fn run(args: FitArgs) -> Result<()> {
             args.sweep_qd
         )));
     }
-    let emulated = match &args.emulate {
-        Some(text) => Some(parse_spec(text).map_err(|e| Error::usage(e.to_string()))?),
-        None => None,
-    };
+    let emulated = args.emulate.clone();
     if emulated.as_ref().is_some_and(Spec::is_host) {
         return Err(Error::usage(
             "--emulate host is the real device: give its TARGET without --emulate",

@@ -2,6 +2,7 @@
 //! file I/O under DIR going through an emulated device (the LD_PRELOAD shim), then reports how
 //! closely the realised latencies followed the model.
 
+mod given;
 pub mod session;
 mod shim;
 
@@ -15,6 +16,7 @@ use oltplab_core::{safety, Error, Result};
 use oltplab_dbs::server::process::Account;
 use oltplab_devmodel::parse_spec;
 
+pub use given::{host_spec, spec_arg, BackingChoice, Emulation, Target, SHARED};
 pub use session::{Backing, EmulationSession, PlaceRule, SessionConfig};
 
 const AFTER_HELP: &str = "\

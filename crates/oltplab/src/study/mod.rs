@@ -32,9 +32,9 @@ use serde_json::Value;
 
 use crate::cli::DeviceArgs;
 use crate::device;
+use crate::emulate::{BackingChoice, Emulation};
 use crate::schema::{DeviceSummary, ReplayResult};
 use crate::trace::replay::{replay, ReplayConfig};
-use crate::workload::emulation::{BackingChoice, Emulation};
 use crate::workload::scaffold::{CaptureConfig, OutputConfig};
 use oltplab_devmodel::Fidelity;
 use std::time::Duration;
@@ -1380,8 +1380,12 @@ fn device_figures(
 ) -> Result<(f64, f64)> {
     let args = DeviceArgs {
         target: spec.is_host().then(|| data_dir.join("device.dat")),
-        emulate: (!spec.is_host()).then(|| spec.name()),
-        backing: if spec.is_host() { "auto" } else { "ram" }.into(),
+        emulate: (!spec.is_host()).then(|| spec.clone()),
+        backing: if spec.is_host() {
+            BackingChoice::Auto
+        } else {
+            BackingChoice::Ram
+        },
         profile: Some(DEVICE_PROFILE.into()),
         sweep_qd: Some(format!("{DEVICE_QD_LATENCY},{DEVICE_QD_IOPS}")),
         runtime: Duration::from_secs_f64(scale.device_runtime_s),

@@ -84,7 +84,14 @@ fn config(args: &StudyArgs) -> Result<CrashConfig> {
     let crash_args = CrashArgs {
         workload: "tpcc".into(),
         engine: args.engine.clone(),
-        emulate: devices.iter().flat_map(|d| with_caches(d)).collect(),
+        emulate: devices
+            .iter()
+            .flat_map(|d| with_caches(d))
+            .map(|t| {
+                crate::emulate::spec_arg(&t)
+                    .map_err(|e| Error::usage(format!("--devices: `{t}`: {e}")))
+            })
+            .collect::<Result<_>>()?,
         sqlite_synchronous: if server {
             vec!["FULL".into()]
         } else {

@@ -376,8 +376,8 @@ fn measure(
 ) -> Result<(DeviceSummary, bool)> {
     let args = DeviceArgs {
         target: None,
-        emulate: Some(spec.name()),
-        backing: "ram".into(),
+        emulate: Some(spec.clone()),
+        backing: crate::emulate::BackingChoice::Ram,
         runtime: Duration::from_secs_f64(scale.runtime_s),
         ramp: Duration::from_secs_f64(scale.ramp_s),
         size: scale.size_bytes.min(spec.capacity_bytes()),

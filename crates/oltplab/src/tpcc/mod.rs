@@ -21,9 +21,9 @@ use oltplab_workloads::tpcc::schema::TABLES;
 use oltplab_workloads::tpcc::{db_failed, Connector, Purpose};
 use serde::Serialize;
 
+use crate::emulate::{BackingChoice, Emulation};
 use crate::workload::capture::{Capture, CaptureRequest, RunEnd};
 use crate::workload::cluster;
-use crate::workload::emulation::{BackingChoice, Emulation};
 use crate::workload::scaffold::{CaptureConfig, OutputConfig};
 use crate::workload::target::{self, DbSpec, Engine, Open};
 // The in-process API `oltplab study` builds on.

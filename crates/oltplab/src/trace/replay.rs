@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use clap::Args;
 use oltplab_core::units::{format_bytes, format_count, format_ns};
 use oltplab_core::{Error, Result};
-use oltplab_devmodel::{parse_spec, Emulator, Spec};
+use oltplab_devmodel::{Emulator, Spec};
 use oltplab_io::EngineKind;
 use oltplab_metrics::env::Env;
 use oltplab_metrics::schema::{now_rfc3339, ResultDoc};
@@ -93,8 +93,8 @@ pub struct ReplayArgs {
     /// Replay through an emulated device: each I/O also waits for its modelled completion (see
     /// `oltplab devices`); a layout (--layout 'data=…,log=…') puts each file on the device the run
     /// put it on
-    #[arg(long, value_name = "SPEC", visible_alias = "layout")]
-    pub emulate: Option<String>,
+    #[arg(long, value_name = "SPEC", visible_alias = "layout", value_parser = crate::emulate::spec_arg)]
+    pub emulate: Option<Spec>,
 
     /// Format of FILE [default: detected from its first bytes]
     #[arg(long, value_name = "FORMAT", value_parser = oltplab_trace::convert::Format::NAMES)]
@@ -179,14 +179,7 @@ impl ReplayConfig {
             ));
         }
         bunching.check()?;
-        let emulate = match a.emulate.as_deref() {
-            None => None,
-            Some(text) => Some(parse_spec(text).map_err(|e| {
-                Error::usage(format!(
-                    "{e}; `oltplab devices` lists the devices and the spec syntax"
-                ))
-            })?),
-        };
+        let emulate = a.emulate.clone();
         let clock = if a.virtual_time {
             if emulate.is_none() {
                 return Err(Error::usage(

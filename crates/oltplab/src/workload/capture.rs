@@ -22,9 +22,10 @@ use oltplab_trace::{TraceData, TraceMeta, TraceWriter};
 use oltplab_workloads::driver::TxSpan;
 
 use crate::emulate::session::files_under;
-use crate::emulate::{Backing, EmulationSession, SessionConfig};
+use crate::emulate::{
+    self, Backing, BackingChoice, Emulation, EmulationSession, SessionConfig, Target, SHARED,
+};
 use crate::schema::{EmulationSummary, IoSummary, NodeIo, TxIo};
-use crate::workload::emulation::{self, BackingChoice, Emulation, Target, SHARED};
 use crate::workload::layout;
 use crate::workload::target::{DbSpec, Engine};
 
@@ -325,7 +326,7 @@ impl ServerCapture {
         }
         let spec = match cfg.emulate {
             Some(emulation) => emulation.single()?.clone(),
-            None => emulation::host(),
+            None => emulate::host_spec(),
         };
         let backing = resolve_backing(cfg.backing, &spec, std::slice::from_ref(&cluster));
         // Which files are whose: for the layout's places, and for I/O per table.
@@ -609,7 +610,7 @@ impl ClusterCapture {
         // The loaded size: a different --nodes is refused by the cluster's start, with its fix.
         let nodes = loaded;
         let specs = match cfg.emulate {
-            None => vec![emulation::host(); nodes as usize],
+            None => vec![emulate::host_spec(); nodes as usize],
             Some(Emulation {
                 target: Target::Shared(spec),
                 ..

@@ -8,7 +8,6 @@
 pub mod capture;
 pub mod cluster;
 pub mod edges;
-pub mod emulation;
 pub mod layout;
 pub mod procstat;
 pub mod ramp;
@@ -29,6 +28,7 @@ use oltplab_workloads::sql::Isolation;
 use serde::Serialize;
 
 use crate::brokerage::{Brokerage, BrokerageLoadArgs};
+use crate::emulate::{BackingChoice, Emulation};
 use crate::orders::{Orders, OrdersLoadArgs, OrdersRunArgs};
 use crate::progress::Progress;
 use crate::schema::{EmulationSummary, IoSummary, RunResult};
@@ -423,13 +423,13 @@ pub struct RunArgs {
     /// 'data=raid10(16,hdd-15k),log=pcie-flash-2012,temp=pcie-flash-2012,table:stock=sas-ssd-2012'
     /// (roles data, log, temp, table:NAME; roles with the same spec share one device; tables only
     /// on PostgreSQL and MariaDB)
-    #[arg(long, value_name = "SPEC", visible_alias = "layout", value_parser = emulation::Emulation::parse)]
-    pub emulate: Option<emulation::Emulation>,
+    #[arg(long, value_name = "SPEC", visible_alias = "layout", value_parser = Emulation::parse)]
+    pub emulate: Option<Emulation>,
 
     /// Where a managed server's files really live under --emulate: ram (the page cache, for devices
     /// faster than the real disk), disk, or auto (ram if the cluster fits in half the free memory)
-    #[arg(long, value_name = "WHERE", value_enum, default_value_t = emulation::BackingChoice::Auto)]
-    pub backing: emulation::BackingChoice,
+    #[arg(long, value_name = "WHERE", value_enum, default_value_t = BackingChoice::Auto)]
+    pub backing: BackingChoice,
 
     /// Capture the database's own I/O of the measured window into FILE (an oltplab trace; see
     /// `oltplab trace stat`), each I/O tied to its transaction type where the engine allows

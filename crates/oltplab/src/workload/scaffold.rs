@@ -14,13 +14,13 @@ use serde::Serialize;
 use crate::output;
 use oltplab_workloads::driver::TxSpan;
 
+use crate::emulate::{BackingChoice, Emulation};
 use crate::schema::{
     BrokerageSummary, EmulationSummary, IoSummary, ResultDoc, TatpSummary, TpccCpu, TpccSummary,
     Warning, OTHER_IO,
 };
 use crate::workload::capture::{Capture, CaptureRequest, RunEnd};
 use crate::workload::edges::{device_io, split_cpu, Edge};
-use crate::workload::emulation::{BackingChoice, Emulation};
 use crate::workload::procstat::{self, DiskCounters};
 use crate::workload::target::{self, Db, DbSpec, Engine, Open};
 

@@ -1,5 +1,6 @@
-//! `--emulate`/`--layout` and `--backing`, parsed once where the command line is read and carried
-//! typed from a run's config to its capture (issue 33, item 3).
+//! What the command line asks to emulate — a device spec, a run's `--emulate`/`--layout` and
+//! `--backing` — parsed once where it is read (clap's value parsers) and carried typed from the
+//! config to the measurement (issue 33, item 3).
 
 use std::fmt;
 
@@ -125,7 +126,8 @@ impl Serialize for Emulation {
     }
 }
 
-/// `--backing`: where a managed server's files really live under `--emulate`.
+/// `--backing`: where an emulated device's data (a managed server's files, `device`'s region)
+/// really lives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum BackingChoice {
@@ -138,12 +140,29 @@ pub enum BackingChoice {
 }
 
 /// This machine's own storage: the device of a capture that only traces.
-pub fn host() -> Spec {
+pub fn host_spec() -> Spec {
     parse_spec("host").expect("host is in the catalogue")
 }
 
+/// clap's value parser for one device spec or layout (`--emulate` of `device`, `trace replay`,
+/// `crash`, `devices fit`): a bad spec ends where the command line is read, exit code 2.
+pub fn spec_arg(text: &str) -> std::result::Result<Spec, String> {
+    parse_spec(text.trim())
+        .map_err(|e| format!("{e}; `oltplab devices` lists the devices and the spec syntax"))
+}
+
+impl BackingChoice {
+    pub fn name(self) -> &'static str {
+        match self {
+            BackingChoice::Auto => "auto",
+            BackingChoice::Ram => "ram",
+            BackingChoice::Disk => "disk",
+        }
+    }
+}
+
 fn one(text: &str) -> std::result::Result<Spec, String> {
-    parse_spec(text.trim()).map_err(|e| e.to_string())
+    spec_arg(text)
 }
 
 /// Whether `text` is the per-node form `nodeK:SPEC;nodeJ:SPEC…`.
