@@ -54,7 +54,7 @@ fn kind_of(cfg: &CrashConfig) -> ServerKind {
 
 fn db_spec(kind: ServerKind, data_dir: &Path) -> Result<DbSpec> {
     DbSpec::resolve(
-        Some(kind.name()),
+        Some(kind.into()),
         None,
         data_dir,
         BUFFER_POOL_BYTES,

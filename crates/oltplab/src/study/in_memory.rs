@@ -89,7 +89,7 @@ pub fn run(args: &StudyArgs) -> Result<()> {
         seed: 1,
     };
     let db = DbSpec::resolve(
-        Some(&args.engine),
+        Some(crate::workload::target::Engine::named(&args.engine)?),
         None,
         &args.data_dir,
         128 << 20,

@@ -744,7 +744,7 @@ impl Database {
     fn spec(&self, at: &Path) -> Result<DbSpec> {
         if self.is_server() {
             let mut spec = DbSpec::resolve(
-                Some(&self.engine),
+                Some(Engine::named(&self.engine)?),
                 None,
                 at,
                 self.buffer_pool_bytes,
@@ -756,7 +756,7 @@ impl Database {
             Ok(spec)
         } else {
             DbSpec::resolve(
-                Some("sqlite"),
+                Some(Engine::Sqlite),
                 Some(&format!("sqlite:{}", at.display())),
                 &self.data_dir,
                 self.buffer_pool_bytes,

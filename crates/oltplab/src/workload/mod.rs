@@ -255,8 +255,8 @@ pub struct DbArgs {
     pub workload: String,
 
     /// Database engine [default: sqlite, or what --url names]
-    #[arg(long, value_parser = Engine::NAMES)]
-    pub engine: Option<String>,
+    #[arg(long, value_enum)]
+    pub engine: Option<Engine>,
 
     /// The database: sqlite:PATH, postgres://USER[:PASSWORD]@HOST[:PORT]/DB or mysql://…
     /// (without it, SQLite lives in --data-dir and servers are started by oltplab there); several
@@ -298,7 +298,7 @@ impl DbArgs {
     pub fn spec(&self) -> Result<DbSpec> {
         let urls: Vec<&str> = self.url.iter().map(String::as_str).collect();
         let mut spec = DbSpec::resolve_urls(
-            self.engine.as_deref(),
+            self.engine,
             &urls,
             &self.data_dir,
             self.buffer_pool,
@@ -344,7 +344,7 @@ impl DbArgs {
                 w.name()
             )));
         }
-        let galera = self.engine.as_deref() == Some("galera");
+        let galera = self.engine == Some(Engine::Galera);
         if self.nodes.is_some() && !galera {
             return Err(Error::usage(
                 "--nodes is the size of a managed Galera cluster: add --engine galera, or drop --nodes",

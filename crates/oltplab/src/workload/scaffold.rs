@@ -441,14 +441,14 @@ mod tests {
             max_retries: 0,
             seed: 1,
             capture: CaptureConfig {
-                emulate: Some(Emulation::parse("ssd").unwrap()),
+                emulate: Some(Emulation::parse("sata-ssd-2010").unwrap()),
                 trace: None,
                 backing: BackingChoice::Ram,
             },
             output: output(),
         };
         let v = serde_json::to_value(&cfg).unwrap();
-        assert_eq!(v["emulate"], "ssd");
+        assert_eq!(v["emulate"], "sata-ssd-2010");
         assert_eq!(v["backing"], "ram");
         assert!(v["trace"].is_null() && v.get("trace").is_some());
         assert_eq!(v["json"], "run.json");

@@ -28,26 +28,42 @@ use crate::schema::HostUse;
 
 pub const SQLITE_FILE: &str = "tpcc.sqlite";
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum Engine {
+    /// Embedded SQLite (nothing to install)
     Sqlite,
+    /// PostgreSQL, managed by oltplab or by --url
     Postgres,
+    /// MariaDB (InnoDB), managed by oltplab or by --url
     Mariadb,
     /// A managed MariaDB Galera cluster (`--nodes N`).
     Galera,
 }
 
+impl From<ServerKind> for Engine {
+    fn from(kind: ServerKind) -> Engine {
+        match kind {
+            ServerKind::Postgres => Engine::Postgres,
+            ServerKind::Mariadb => Engine::Mariadb,
+        }
+    }
+}
+
 impl Engine {
     pub const NAMES: [&'static str; 4] = ["sqlite", "postgres", "mariadb", "galera"];
 
-    pub fn parse(name: &str) -> Engine {
-        match name {
-            "postgres" => Engine::Postgres,
-            "mariadb" => Engine::Mariadb,
-            "galera" => Engine::Galera,
-            _ => Engine::Sqlite,
-        }
+    /// The engine a checked name (a study's or a crash's `--engine`) names.
+    pub fn named(name: &str) -> Result<Engine> {
+        Engine::NAMES
+            .iter()
+            .zip([Engine::Sqlite, Engine::Postgres, Engine::Mariadb, Engine::Galera])
+            .find_map(|(n, e)| (*n == name).then_some(e))
+            .ok_or_else(|| {
+                Error::usage(format!(
+                    "--engine {name} is not a database engine: give sqlite, postgres, mariadb or galera"
+                ))
+            })
     }
 
     pub fn name(self) -> &'static str {
@@ -109,7 +125,7 @@ pub struct DbSpec {
 
 impl DbSpec {
     pub fn resolve(
-        engine: Option<&str>,
+        engine: Option<Engine>,
         url: Option<&str>,
         data_dir: &Path,
         buffer_pool_bytes: u64,
@@ -130,7 +146,7 @@ impl DbSpec {
     /// [`DbSpec::resolve`] with `--url` given any number of times: several URLs (or one naming
     /// several hosts) are the hosts of one server database, all of one protocol.
     pub fn resolve_urls(
-        engine: Option<&str>,
+        engine: Option<Engine>,
         urls: &[&str],
         data_dir: &Path,
         buffer_pool_bytes: u64,
@@ -142,10 +158,7 @@ impl DbSpec {
             if u.starts_with("sqlite:") {
                 return Ok(Engine::Sqlite);
             }
-            Ok(match kind_of_url(u)? {
-                ServerKind::Postgres => Engine::Postgres,
-                ServerKind::Mariadb => Engine::Mariadb,
-            })
+            kind_of_url(u).map(Engine::from)
         };
         let from_url = url.map(kind_of).transpose()?;
         if urls.len() > 1 {
@@ -167,7 +180,7 @@ impl DbSpec {
                 }
             }
         }
-        let engine = match (engine.map(Engine::parse), from_url) {
+        let engine = match (engine, from_url) {
             (Some(e), Some(u)) if e != u => {
                 return Err(Error::usage(format!(
                     "--engine {} does not match the {} URL given with --url: drop --engine or fix the URL",
