@@ -1,15 +1,10 @@
 //! The command line, stage one: every option with its unit, default and help, in one place (clap).
 //! Stage two — cross-option rules and derived values — is each command's `config` module.
 
-use std::path::PathBuf;
-use std::time::Duration;
+use std::io::Write;
 
-use clap::{Args, Parser, Subcommand};
-use oltplab_core::units;
-use oltplab_io::job::Rw;
-use oltplab_io::EngineKind;
-
-use crate::emulate::BackingChoice;
+use clap::{Args, CommandFactory, Parser, Subcommand};
+use oltplab_core::{Error, Result};
 
 #[derive(Parser)]
 #[command(
@@ -31,8 +26,8 @@ pub struct Cli {
 #[derive(Subcommand)]
 pub enum Command {
     /// Measure a storage device or file: IOPS, bandwidth and latency percentiles (fio-class, io_uring)
-    #[command(after_help = AFTER_DEVICE_HELP)]
-    Device(DeviceArgs),
+    #[command(after_help = crate::device::AFTER_DEVICE_HELP)]
+    Device(crate::device::DeviceArgs),
     /// The device catalogue: every emulated device with its parameters and their sources
     Devices(crate::devices::DevicesArgs),
     /// Run any command with its file I/O under a directory going through an emulated device
@@ -54,232 +49,75 @@ pub enum Command {
     /// Merge the results of drivers that ran partitions of one workload
     Merge(crate::report::MergeArgs),
     /// Print shell completions for bash, zsh, fish, elvish or powershell
-    Completions(crate::report::CompletionsArgs),
+    Completions(CompletionsArgs),
     /// Print the manual page (roff), of oltplab or of one command
-    Man(crate::report::ManArgs),
+    Man(ManArgs),
 }
 
-const AFTER_DEVICE_HELP: &str = "\
+#[derive(Args, Debug)]
+#[command(after_help = "\
 Examples:
-  oltplab device                                   16 KiB random reads, QD 32, on ./oltplab-data/device.dat
-  oltplab device /mnt/nvme --rw randrw --bs 8k     70 % reads on /mnt/nvme/device.dat
-  oltplab device --profile all --sweep-qd 1:256    S4's twelve server profiles and more, QD 1…256
-  oltplab device --engine null --bs 4k             the tool's own cost per I/O, no I/O done
-
-Sizes take k/m/g/t (powers of 1024); durations take ms/s/m/h. Ramp time is excluded from every figure.
-oltplab creates and fills the target file itself, and never writes to a block device or to a file it
-did not create unless --force is given.";
-
-#[derive(Args, Debug, Clone)]
-pub struct DeviceArgs {
-    /// File, directory (uses DIR/device.dat) or block device to measure [default: ./oltplab-data/device.dat]
-    pub target: Option<PathBuf>,
-
-    /// Access pattern
-    #[arg(long, default_value = defaults::RW, value_parser = Rw::NAMES)]
-    pub rw: String,
-
-    /// Block size of each I/O
-    #[arg(long, value_name = "SIZE", default_value = defaults::BS, value_parser = size_arg)]
-    pub bs: u64,
-
-    /// I/Os in flight per job
-    #[arg(long, value_name = "N", default_value_t = defaults::QD, value_parser = clap::value_parser!(u32).range(1..=4096))]
-    pub qd: u32,
-
-    /// Threads issuing I/O, each with its own queue of --qd
-    #[arg(long, value_name = "N", default_value_t = defaults::JOBS, value_parser = clap::value_parser!(u32).range(1..=256))]
-    pub jobs: u32,
-
-    /// Share of reads in percent, for --rw randrw and rw [default: 70]
-    #[arg(long, value_name = "PCT", value_parser = clap::value_parser!(u8).range(0..=100))]
-    pub rwmix_read: Option<u8>,
-
-    /// Share of I/Os at a random offset in percent; the others continue from the previous one
-    /// [default: 100 for rand* patterns, 0 otherwise]
-    #[arg(long, value_name = "PCT", value_parser = clap::value_parser!(u8).range(0..=100))]
-    pub random_pct: Option<u8>,
-
-    /// Size of the region the I/O covers (and of the target file oltplab creates)
-    #[arg(long, value_name = "SIZE", default_value = defaults::SIZE, value_parser = size_arg)]
-    pub size: u64,
-
-    /// Measured time of each point (each profile and queue depth)
-    #[arg(long, value_name = "DURATION", default_value = defaults::RUNTIME, value_parser = duration_arg)]
-    pub runtime: Duration,
-
-    /// Warm-up before each point's measured time; excluded from every figure
-    #[arg(long, value_name = "DURATION", default_value = defaults::RAMP, value_parser = duration_arg)]
-    pub ramp: Duration,
-
-    /// How I/O is issued: io_uring (async), psync (one blocking pread/pwrite at a time per job), null (no I/O)
-    #[arg(long, default_value = defaults::ENGINE, value_parser = EngineKind::NAMES)]
-    pub engine: String,
-
-    /// Bypass the page cache with O_DIRECT (the default)
-    #[arg(long, overrides_with = "buffered")]
-    pub direct: bool,
-
-    /// Go through the page cache instead of O_DIRECT
-    #[arg(long)]
-    pub buffered: bool,
-
-    /// After every N writes of a job, wait for them, fsync the file and wait for that (fio's fsync=N):
-    /// the flush's latency is reported on its own
-    #[arg(long, value_name = "N", conflicts_with = "fdatasync", value_parser = clap::value_parser!(u32).range(1..))]
-    pub fsync: Option<u32>,
-
-    /// As --fsync, with fdatasync (fio's fdatasync=N; what databases use for their logs)
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
-    pub fdatasync: Option<u32>,
-
-    /// Open the target O_DSYNC, so that every write is durable when it completes (fio's sync=1)
-    #[arg(long)]
-    pub sync: bool,
-
-    /// Issue at most N I/Os per second per job; latency then counts from each I/O's intended start
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
-    pub rate_iops: Option<u64>,
-
-    /// Start measuring at TIME (RFC 3339 such as 2026-11-22T10:00:00Z, or unix seconds), once the
-    /// target is ready, so that runs on several machines or processes share one window for
-    /// `oltplab merge`
-    #[arg(long, value_name = "TIME")]
-    pub start_at: Option<String>,
-
-    /// Named access profiles (NAME[,NAME…] or all): S4's server profiles, db-16k-randread, sqlio-8k-*
-    #[arg(long, value_name = "NAMES", conflicts_with_all = ["rw", "bs", "random_pct", "rwmix_read"], long_help = profile_help())]
-    pub profile: Option<String>,
-
-    /// Run each point at queue depths A, 2A, 4A … B (e.g. 1:256), or a list (1,4,32)
-    #[arg(long, value_name = "A:B", conflicts_with = "qd")]
-    pub sweep_qd: Option<String>,
-
-    /// Measure an emulated device instead (see `oltplab devices`), e.g. hdd-15k or raid5(4,sas-ssd-2012):
-    /// the I/O is real, on the backing file, and each completion comes at the device model's time
-    #[arg(long, value_name = "SPEC", value_parser = crate::emulate::spec_arg)]
-    pub emulate: Option<oltplab_devmodel::Spec>,
-
-    /// Where an emulated device's data lives: ram (a file in /dev/shm, removed afterwards; for devices
-    /// faster than the real disk), disk (TARGET), or auto (ram if the region fits in half the free memory)
-    #[arg(long, value_name = "WHERE", value_enum, default_value_t = BackingChoice::Auto)]
-    pub backing: BackingChoice,
-
-    /// Also write the JSON result to FILE; - for standard output (human output then goes to stderr)
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
-
-    /// Directory for this run's result.json [default: ./oltplab-results/device-<time>]
-    #[arg(long, value_name = "DIR")]
-    pub out: Option<PathBuf>,
-
-    /// Write every measured I/O's latency to FILE as CSV (for checking percentiles; costs memory)
-    #[arg(long, value_name = "FILE")]
-    pub lat_log: Option<PathBuf>,
-
-    /// Where the I/O buffers live: huge (a 2 MiB transparent huge page where the kernel allows,
-    /// so that a block is one memory segment) or malloc (4 KiB pages, as fio's default
-    /// iomem=malloc: a 16 KiB block is up to four segments, which virtual disks serve more slowly)
-    #[arg(long, value_name = "KIND", default_value = defaults::IOMEM, value_parser = ["huge", "malloc"])]
-    pub iomem: String,
-
-    /// Seed of the access pattern; the same seed gives the same sequence of offsets
-    #[arg(long, default_value_t = defaults::SEED)]
-    pub seed: u64,
-
-    /// Allow writing to a block device, or to a file or directory oltplab did not create
-    #[arg(long)]
-    pub force: bool,
+  oltplab completions bash > /etc/bash_completion.d/oltplab
+  oltplab completions zsh > \"${fpath[1]}/_oltplab\"
+  oltplab completions fish > ~/.config/fish/completions/oltplab.fish")]
+pub struct CompletionsArgs {
+    /// The shell to complete for
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }
 
-/// `oltplab device`'s defaults: clap shows and applies them, and [`DeviceArgs::default`] (what
-/// `oltplab study` starts from) uses the same.
-pub mod defaults {
-    pub const RW: &str = "randread";
-    pub const BS: &str = "16k";
-    pub const QD: u32 = 32;
-    pub const JOBS: u32 = 1;
-    pub const SIZE: &str = "1g";
-    pub const RUNTIME: &str = "10s";
-    pub const RAMP: &str = "2s";
-    pub const ENGINE: &str = "io_uring";
-    pub const IOMEM: &str = "huge";
-    pub const SEED: u64 = 1;
+#[derive(Args, Debug)]
+#[command(after_help = "\
+Examples:
+  oltplab man | man -l -                  read the manual now
+  oltplab man device > oltplab-device.1   one command's page
+  oltplab man > /usr/local/share/man/man1/oltplab.1")]
+pub struct ManArgs {
+    /// A command's own page (e.g. device, report); without it, the page of oltplab itself
+    #[arg(value_name = "COMMAND")]
+    pub command: Option<String>,
 }
 
-impl Default for DeviceArgs {
-    /// `oltplab device` with no options.
-    fn default() -> DeviceArgs {
-        DeviceArgs {
-            target: None,
-            rw: defaults::RW.into(),
-            bs: size_arg(defaults::BS).expect("the default size parses"),
-            qd: defaults::QD,
-            jobs: defaults::JOBS,
-            rwmix_read: None,
-            random_pct: None,
-            size: size_arg(defaults::SIZE).expect("the default size parses"),
-            runtime: duration_arg(defaults::RUNTIME).expect("the default duration parses"),
-            ramp: duration_arg(defaults::RAMP).expect("the default duration parses"),
-            engine: defaults::ENGINE.into(),
-            direct: false,
-            buffered: false,
-            fsync: None,
-            fdatasync: None,
-            sync: false,
-            rate_iops: None,
-            start_at: None,
-            profile: None,
-            sweep_qd: None,
-            emulate: None,
-            backing: BackingChoice::Auto,
-            iomem: defaults::IOMEM.into(),
-            json: None,
-            out: None,
-            lat_log: None,
-            seed: defaults::SEED,
-            force: false,
+pub fn completions(args: CompletionsArgs) -> Result<()> {
+    let mut cmd = Cli::command();
+    let mut out = std::io::stdout().lock();
+    clap_complete::generate(args.shell, &mut cmd, "oltplab", &mut out);
+    Ok(())
+}
+
+pub fn man(args: ManArgs) -> Result<()> {
+    let root = Cli::command();
+    let cmd = match &args.command {
+        None => root,
+        Some(name) => {
+            let names: Vec<String> = root
+                .get_subcommands()
+                .map(|c| c.get_name().to_string())
+                .collect();
+            let Some(sub) = root.find_subcommand(name).cloned() else {
+                return Err(Error::usage(format!(
+                    "there is no command '{name}': choose one of {}",
+                    names.join(", ")
+                )));
+            };
+            // The usage line names the full command line, `oltplab device …`.
+            sub.bin_name(format!("oltplab {name}"))
+                .display_name(format!("oltplab-{name}"))
+                .version(env!("CARGO_PKG_VERSION"))
         }
-    }
-}
-
-fn size_arg(text: &str) -> Result<u64, String> {
-    units::parse_size(text)
-}
-
-pub(crate) fn duration_arg(text: &str) -> Result<Duration, String> {
-    units::parse_duration(text)
-}
-
-fn profile_help() -> String {
-    let mut help = String::from(
-        "Run named access profiles instead of --rw/--bs: NAME[,NAME…] or all. Each runs at --qd, or at\nevery queue depth of --sweep-qd. Profiles (block size, read %, random %):\n",
-    );
-    for p in oltplab_io::profile::PROFILES {
-        help.push_str(&format!(
-            "  {:<20} {:>5} {:>4} % read {:>4} % random   {}\n",
-            p.name,
-            units::format_size_short(p.mix.block_size_bytes as u64),
-            p.mix.read_pct,
-            p.mix.random_pct,
-            p.about
-        ));
-    }
-    help
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn device_defaults_are_the_command_lines() {
-        let Command::Device(parsed) = Cli::parse_from(["oltplab", "device"]).command else {
-            panic!("parsed a device command");
-        };
-        assert_eq!(
-            format!("{parsed:?}"),
-            format!("{:?}", DeviceArgs::default())
-        );
-    }
+    };
+    let title = match &args.command {
+        None => "oltplab".to_string(),
+        Some(name) => format!("oltplab-{name}"),
+    };
+    let mut page = Vec::new();
+    clap_mangen::Man::new(cmd)
+        .title(title)
+        .source(format!("oltplab {}", env!("CARGO_PKG_VERSION")))
+        .manual("oltplab manual")
+        .render(&mut page)
+        .map_err(|e| Error::failed(format!("cannot render the man page: {e}")))?;
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(&page).and_then(|_| out.flush());
+    Ok(())
 }

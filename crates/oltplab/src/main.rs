@@ -35,8 +35,8 @@ fn main() -> ExitCode {
         cli::Command::Study(args) => study::run(args),
         cli::Command::Report(args) => report::run(args),
         cli::Command::Merge(args) => report::merge(args),
-        cli::Command::Completions(args) => report::completions(args),
-        cli::Command::Man(args) => report::man(args),
+        cli::Command::Completions(args) => cli::completions(args),
+        cli::Command::Man(args) => cli::man(args),
     };
     // A second Ctrl-C is cleaning up and will exit with 130: not with this result.
     oltplab_core::interrupt::wait_if_quitting();

@@ -102,7 +102,7 @@ pub struct CrashArgs {
     pub terminals: u32,
 
     /// The longest run before a cut: each cut comes at a random moment between a quarter of it and all of it
-    #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = crate::cli::duration_arg)]
+    #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = oltplab_core::units::parse_duration)]
     pub duration: Duration,
 
     /// When the power goes: at a random moment of the run, or (servers) while the engine writes

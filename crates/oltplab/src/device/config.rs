@@ -12,7 +12,7 @@ use oltplab_io::{profile, EngineKind};
 use oltplab_metrics::{Warning, WarningKind};
 use serde::Serialize;
 
-use crate::cli::DeviceArgs;
+use crate::device::DeviceArgs;
 use crate::emulate::BackingChoice;
 pub use crate::schema::Backing;
 

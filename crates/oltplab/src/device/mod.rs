@@ -1,6 +1,7 @@
 //! `oltplab device`: prepare the target, run every (profile, queue depth) point, save the result after
 //! each point, and print a summary.
 
+mod args;
 pub mod config;
 mod emulation;
 mod print;
@@ -25,11 +26,11 @@ use oltplab_metrics::env::{available_memory_bytes, Env};
 use oltplab_metrics::schema::{now_rfc3339, DeviceInterval};
 use oltplab_metrics::{Warning, WarningKind};
 
-use crate::cli::DeviceArgs;
 use crate::output;
 use crate::progress::Progress;
 use crate::schema::{Backing, DeviceResult, DeviceRunSummary};
 use crate::STOP;
+pub use args::{defaults, DeviceArgs, AFTER_DEVICE_HELP};
 pub use config::DeviceConfig;
 use emulation::{Emulation, RamDir};
 use summary::{MeasuredPoint, Totals};

@@ -22,9 +22,9 @@ use oltplab_io::job::Mix;
 use oltplab_metrics::schema::{now_rfc3339, ProfileResult, Warning};
 use serde::Serialize;
 
-use crate::cli::DeviceArgs;
 use crate::device;
 use crate::device::config::{self as device_config, Workload};
+use crate::device::DeviceArgs;
 use crate::output;
 
 use super::trace_fit::{self, TraceFitSummary, TraceTarget};
@@ -55,15 +55,15 @@ pub struct FitArgs {
     pub sweep_qd: String,
 
     /// Measured time of each point
-    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = duration_arg)]
+    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = oltplab_core::units::parse_duration)]
     pub runtime: Duration,
 
     /// Warm-up before each point's measured time
-    #[arg(long, value_name = "DURATION", default_value = "500ms", value_parser = duration_arg)]
+    #[arg(long, value_name = "DURATION", default_value = "500ms", value_parser = oltplab_core::units::parse_duration)]
     pub ramp: Duration,
 
     /// Size of the region the I/O covers (and of the target file oltplab creates)
-    #[arg(long, value_name = "SIZE", default_value = "1g", value_parser = size_arg)]
+    #[arg(long, value_name = "SIZE", default_value = "1g", value_parser = oltplab_core::units::parse_size)]
     pub size: u64,
 
     /// The catalogue flash device whose parameters the fit starts from and keeps where it does
@@ -134,14 +134,6 @@ model to the IOPS and mean latency (a mix's: its reads') of every point, in virt
 (on standard output, the only line there). Example:
   oltplab devices fit /mnt/ssd --out ssd.spec
   oltplab device --emulate \"$(cat ssd.spec)\" --rw randread --bs 16k --qd 8";
-
-fn duration_arg(text: &str) -> std::result::Result<Duration, String> {
-    oltplab_core::units::parse_duration(text)
-}
-
-fn size_arg(text: &str) -> std::result::Result<u64, String> {
-    oltplab_core::units::parse_size(text)
-}
 
 /// One point of the fit: a measured (or to be simulated) closed loop.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]

@@ -4,7 +4,7 @@
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
-use clap::{Args, CommandFactory};
+use clap::Args;
 use oltplab_core::safety::io_usage;
 use oltplab_core::{Error, Result};
 use oltplab_report::{Format, ReportError};
@@ -81,30 +81,6 @@ pub struct MergeArgs {
     /// Overwrite FILE even if oltplab did not write it
     #[arg(long)]
     pub force: bool,
-}
-
-#[derive(Args, Debug)]
-#[command(after_help = "\
-Examples:
-  oltplab completions bash > /etc/bash_completion.d/oltplab
-  oltplab completions zsh > \"${fpath[1]}/_oltplab\"
-  oltplab completions fish > ~/.config/fish/completions/oltplab.fish")]
-pub struct CompletionsArgs {
-    /// The shell to complete for
-    #[arg(value_enum)]
-    pub shell: clap_complete::Shell,
-}
-
-#[derive(Args, Debug)]
-#[command(after_help = "\
-Examples:
-  oltplab man | man -l -                  read the manual now
-  oltplab man device > oltplab-device.1   one command's page
-  oltplab man > /usr/local/share/man/man1/oltplab.1")]
-pub struct ManArgs {
-    /// A command's own page (e.g. device, report); without it, the page of oltplab itself
-    #[arg(value_name = "COMMAND")]
-    pub command: Option<String>,
 }
 
 /// A result file's path from a RESULT argument: the file, or DIR/result.json, or DIR/results.json.
@@ -320,48 +296,4 @@ fn same_file(a: &Path, b: &Path) -> bool {
         (Ok(x), Ok(y)) => x == y,
         _ => a == b,
     }
-}
-
-pub fn completions(args: CompletionsArgs) -> Result<()> {
-    let mut cmd = crate::cli::Cli::command();
-    let mut out = std::io::stdout().lock();
-    clap_complete::generate(args.shell, &mut cmd, "oltplab", &mut out);
-    Ok(())
-}
-
-pub fn man(args: ManArgs) -> Result<()> {
-    let root = crate::cli::Cli::command();
-    let cmd = match &args.command {
-        None => root,
-        Some(name) => {
-            let names: Vec<String> = root
-                .get_subcommands()
-                .map(|c| c.get_name().to_string())
-                .collect();
-            let Some(sub) = root.find_subcommand(name).cloned() else {
-                return Err(Error::usage(format!(
-                    "there is no command '{name}': choose one of {}",
-                    names.join(", ")
-                )));
-            };
-            // The usage line names the full command line, `oltplab device …`.
-            sub.bin_name(format!("oltplab {name}"))
-                .display_name(format!("oltplab-{name}"))
-                .version(env!("CARGO_PKG_VERSION"))
-        }
-    };
-    let title = match &args.command {
-        None => "oltplab".to_string(),
-        Some(name) => format!("oltplab-{name}"),
-    };
-    let mut page = Vec::new();
-    clap_mangen::Man::new(cmd)
-        .title(title)
-        .source(format!("oltplab {}", env!("CARGO_PKG_VERSION")))
-        .manual("oltplab manual")
-        .render(&mut page)
-        .map_err(|e| Error::failed(format!("cannot render the man page: {e}")))?;
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(&page).and_then(|_| out.flush());
-    Ok(())
 }

@@ -30,8 +30,8 @@ use oltplab_trace::{Op, TraceData, TraceReader};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::cli::DeviceArgs;
 use crate::device;
+use crate::device::DeviceArgs;
 use crate::emulate::{BackingChoice, Emulation};
 use crate::schema::{DeviceSummary, ReplayResult};
 use crate::trace::replay::{replay, ReplayConfig};

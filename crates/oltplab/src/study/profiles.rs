@@ -21,8 +21,8 @@ use oltplab_metrics::{Warning, WarningKind};
 use serde::Serialize;
 
 use super::{file_name, split_devices, StudyArgs, DEFAULT_DEVICES, REPORT_FILE, RESULTS_FILE};
-use crate::cli::DeviceArgs;
 use crate::device;
+use crate::device::DeviceArgs;
 use crate::output;
 use crate::schema::{
     DriveSeq, ProfileFigures, ProfileRatio, ProfileSet, ProfilesSummary, QdGeomean, RandomQd4,

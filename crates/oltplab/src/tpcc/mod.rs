@@ -34,9 +34,7 @@ pub(crate) use scaleout::parse_start_at;
 use scaleout::WarehouseRange;
 
 use crate::schema::RunResult;
-use crate::workload::{
-    conditions_verdict, duration_arg, given, CheckArgs, LoadArgs, RunArgs, Workload,
-};
+use crate::workload::{conditions_verdict, given, CheckArgs, LoadArgs, RunArgs, Workload};
 use crate::STOP;
 
 /// `load tpcc`'s and `run tpcc`'s defaults, where the code needs them too.
@@ -85,7 +83,7 @@ pub struct TpccRunArgs {
     pub terminals: Option<TerminalSteps>,
 
     /// Measured time
-    #[arg(long, value_name = "DURATION", default_value = RUN_DURATION, value_parser = duration_arg)]
+    #[arg(long, value_name = "DURATION", default_value = RUN_DURATION, value_parser = oltplab_core::units::parse_duration)]
     pub duration: Duration,
 
     /// Warm-up before the measured time, excluded from every figure; `auto` warms up until the
@@ -209,7 +207,9 @@ impl Workload for Tpcc {
         // --duration and --warmup have defaults, so only a value other than the default shows
         // that the user gave them.
         let t = &args.tpcc;
-        let differs = |d: Duration, default: &str| duration_arg(default).is_ok_and(|x| x != d);
+        let differs = |d: Duration, default: &str| {
+            oltplab_core::units::parse_duration(default).is_ok_and(|x| x != d)
+        };
         given(&[
             ("--warehouses", t.warehouses.is_some()),
             ("--terminals", t.terminals.is_some()),

@@ -148,7 +148,7 @@ pub const AUTO_WARMUP_MAX: Duration = Duration::from_secs(20 * 60);
 pub fn warmup_arg(text: &str) -> std::result::Result<Warmup, String> {
     match text {
         "auto" => Ok(Warmup::Auto),
-        _ => duration_arg(text).map(Warmup::For),
+        _ => units::parse_duration(text).map(Warmup::For),
     }
 }
 
@@ -271,7 +271,7 @@ pub struct DbArgs {
 
     /// Database memory: SQLite's page cache (shared out over the connections), PostgreSQL's
     /// shared_buffers, InnoDB's buffer pool (managed servers)
-    #[arg(long, value_name = "SIZE", default_value = "128m", value_parser = size_arg)]
+    #[arg(long, value_name = "SIZE", default_value = "128m", value_parser = units::parse_size)]
     pub buffer_pool: u64,
 
     /// Put the managed server's WAL / redo log in this directory
@@ -395,7 +395,7 @@ pub struct RunArgs {
     pub db: DbArgs,
 
     /// Print a progress line this often
-    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = duration_arg)]
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = units::parse_duration)]
     pub report_interval: Duration,
 
     /// Re-runs of a transaction after a serialization failure, deadlock or busy database
@@ -492,14 +492,6 @@ impl RunArgs {
         }
         Ok(db)
     }
-}
-
-pub(crate) fn size_arg(text: &str) -> Result<u64, String> {
-    units::parse_size(text)
-}
-
-pub(crate) fn duration_arg(text: &str) -> Result<Duration, String> {
-    units::parse_duration(text)
 }
 
 #[cfg(test)]
