@@ -33,6 +33,7 @@ use serde::Serialize;
 
 use crate::output::{self, say};
 use crate::schema::{CrashResult, CrashRow, CrashStateOutcome, CrashSummary};
+use crate::workload::target::{single_engine, Engine};
 use crate::STOP;
 
 const AFTER_CRASH_HELP: &str = "\
@@ -63,8 +64,8 @@ pub struct CrashArgs {
 
     /// Database engine: SQLite in oltplab's process, or a managed PostgreSQL or MariaDB server
     /// killed at the cut
-    #[arg(long, default_value = "sqlite", value_parser = ["sqlite", "postgres", "mariadb"])]
-    pub engine: String,
+    #[arg(long, default_value = "sqlite", value_parser = single_engine())]
+    pub engine: Engine,
 
     /// Emulated device, with its cache (repeat for several: one table row each)
     #[arg(long, value_name = "SPEC", value_parser = crate::emulate::spec_arg, default_value = "sata-ssd-2010")]
@@ -177,12 +178,12 @@ const MARIADB_SETTINGS: [(&str, &[&str]); 2] = [
 ];
 
 /// `default` or NAME=VALUE of the engine's settings, as (setting, value).
-fn parse_server_setting(engine: &str, text: &str) -> Result<(String, String)> {
+fn parse_server_setting(engine: Engine, text: &str) -> Result<(String, String)> {
     if text == "default" {
         return Ok(("default".into(), "default".into()));
     }
     let (known, product): (&Settings, &str) = match engine {
-        "mariadb" => (&MARIADB_SETTINGS, "MariaDB"),
+        Engine::Mariadb => (&MARIADB_SETTINGS, "MariaDB"),
         _ => (&POSTGRES_SETTINGS, "PostgreSQL"),
     };
     let names: Vec<&str> = known.iter().map(|(n, _)| *n).collect();
@@ -212,7 +213,7 @@ fn parse_server_setting(engine: &str, text: &str) -> Result<(String, String)> {
 #[derive(Clone, Debug, Serialize)]
 pub struct CrashConfig {
     pub workload: String,
-    pub engine: String,
+    pub engine: Engine,
     pub rows: Vec<CrashConfigRow>,
     pub cuts: u32,
     pub states: u32,
@@ -235,7 +236,7 @@ pub struct CrashConfig {
 
 impl CrashConfig {
     pub fn from_args(args: &CrashArgs) -> Result<CrashConfig> {
-        let server = args.engine != "sqlite";
+        let server = args.engine != Engine::Sqlite;
         let default_sync = args.sqlite_synchronous.len() == 1
             && args.sqlite_synchronous[0].eq_ignore_ascii_case("FULL");
         if server && !default_sync {
@@ -288,7 +289,7 @@ impl CrashConfig {
         let mut settings: Vec<(String, String)> = Vec::new();
         if server {
             for text in &args.server_setting {
-                let s = parse_server_setting(&args.engine, text)?;
+                let s = parse_server_setting(args.engine, text)?;
                 if !settings.contains(&s) {
                     settings.push(s);
                 }
@@ -316,7 +317,7 @@ impl CrashConfig {
         }
         Ok(CrashConfig {
             workload: args.workload.clone(),
-            engine: args.engine.clone(),
+            engine: args.engine,
             rows,
             cuts: args.cuts,
             states: args.states,
@@ -443,15 +444,15 @@ pub fn crash_with(cfg: &CrashConfig, out: &Path, started_at: &str) -> Result<Cra
     let load_dir = out.join("load");
     own_subdir(&load_dir)?;
     let load_started = Instant::now();
-    let loaded = match cfg.engine.as_str() {
-        "sqlite" => Loaded::Sqlite(workloads::load(cfg, &load_dir)?),
+    let loaded = match cfg.engine {
+        Engine::Sqlite => Loaded::Sqlite(workloads::load(cfg, &load_dir)?),
         _ => server::load(cfg, &load_dir)?,
     };
     let load_s = load_started.elapsed().as_secs_f64();
     say!("  loaded in {load_s:.1}s");
-    let product = match cfg.engine.as_str() {
-        "sqlite" => "SQLite",
-        "mariadb" => "MariaDB",
+    let product = match cfg.engine {
+        Engine::Sqlite => "SQLite",
+        Engine::Mariadb => "MariaDB",
         _ => "PostgreSQL",
     };
 
@@ -462,7 +463,7 @@ pub fn crash_with(cfg: &CrashConfig, out: &Path, started_at: &str) -> Result<Cra
         Env::collect(Some(out)),
         CrashSummary {
             workload: cfg.workload.clone(),
-            engine: cfg.engine.clone(),
+            engine: cfg.engine.name().to_string(),
             // TPC-C's scale, or the other workloads' customers.
             warehouses: match cfg.workload.as_str() {
                 "tpcc" => cfg.warehouses,
@@ -856,7 +857,7 @@ mod tests {
     #[test]
     fn postgres_settings_parse_and_carry_what_postgres_promises() {
         let row = |text: &str| {
-            let (setting, value) = parse_server_setting("postgres", text).unwrap();
+            let (setting, value) = parse_server_setting(Engine::Postgres, text).unwrap();
             CrashConfigRow {
                 spec: "sata-ssd-2010".into(),
                 setting,
@@ -897,13 +898,13 @@ mod tests {
             ("work_mem=4MB", "knows what PostgreSQL promises"),
             ("fsync=maybe", "fsync takes on, off"),
         ] {
-            let e = parse_server_setting("postgres", bad).unwrap_err();
+            let e = parse_server_setting(Engine::Postgres, bad).unwrap_err();
             assert_eq!(e.exit_code(), 2);
             assert!(e.to_string().contains(says), "{bad}: {e}");
         }
         // InnoDB's, which PostgreSQL does not have and the other way round.
         let (setting, value) =
-            parse_server_setting("mariadb", "innodb_flush_log_at_trx_commit=2").unwrap();
+            parse_server_setting(Engine::Mariadb, "innodb_flush_log_at_trx_commit=2").unwrap();
         let row = CrashConfigRow {
             spec: "sata-ssd-2010".into(),
             setting,
@@ -913,15 +914,16 @@ mod tests {
             Promise::of_row(CacheMode::Volatile, &row),
             Promise::Consistent
         );
-        let (setting, value) = parse_server_setting("mariadb", "innodb_doublewrite=OFF").unwrap();
+        let (setting, value) =
+            parse_server_setting(Engine::Mariadb, "innodb_doublewrite=OFF").unwrap();
         let row = CrashConfigRow {
             spec: "sata-ssd-2010".into(),
             setting,
             value,
         };
         assert_eq!(Promise::of_row(CacheMode::Volatile, &row), Promise::Nothing);
-        assert!(parse_server_setting("mariadb", "fsync=off").is_err());
-        assert!(parse_server_setting("postgres", "innodb_doublewrite=off").is_err());
+        assert!(parse_server_setting(Engine::Mariadb, "fsync=off").is_err());
+        assert!(parse_server_setting(Engine::Postgres, "innodb_doublewrite=off").is_err());
     }
 
     #[test]

@@ -38,7 +38,7 @@ use workloads::{conditions, lost, read_meta, run_until_cut, spec_of, Meta};
 
 use crate::emulate::{Backing, EmulationSession, SessionConfig};
 use crate::schema::{CrashStateOutcome, UndoLogSize};
-use crate::workload::target::DbSpec;
+use crate::workload::target::{DbSpec, Engine};
 use crate::STOP;
 
 /// shared_buffers / innodb_buffer_pool_size: small, so that the run writes data pages as well as
@@ -46,8 +46,8 @@ use crate::STOP;
 const BUFFER_POOL_BYTES: u64 = 64 << 20;
 
 fn kind_of(cfg: &CrashConfig) -> ServerKind {
-    match cfg.engine.as_str() {
-        "mariadb" => ServerKind::Mariadb,
+    match cfg.engine {
+        Engine::Mariadb => ServerKind::Mariadb,
         _ => ServerKind::Postgres,
     }
 }

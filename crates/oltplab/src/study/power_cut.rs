@@ -83,7 +83,7 @@ fn config(args: &StudyArgs) -> Result<CrashConfig> {
     let (cuts, states, duration) = scale(&args.scale);
     let crash_args = CrashArgs {
         workload: "tpcc".into(),
-        engine: args.engine.clone(),
+        engine: crate::workload::target::Engine::named(&args.engine)?,
         emulate: devices
             .iter()
             .flat_map(|d| with_caches(d))

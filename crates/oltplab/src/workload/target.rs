@@ -41,6 +41,19 @@ pub enum Engine {
     Galera,
 }
 
+/// clap's parser for an `--engine` of one database (a study's, a crash's): no Galera cluster.
+pub fn single_engine() -> impl clap::builder::TypedValueParser<Value = Engine> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(["sqlite", "postgres", "mariadb"])
+        .map(|name: String| Engine::named(&name).expect("each possible value names an engine"))
+}
+
+impl std::fmt::Display for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 impl From<ServerKind> for Engine {
     fn from(kind: ServerKind) -> Engine {
         match kind {
