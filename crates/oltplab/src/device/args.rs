@@ -63,9 +63,10 @@ pub struct DeviceArgs {
     #[arg(long, value_name = "DURATION", default_value = defaults::RAMP, value_parser = units::parse_duration)]
     pub ramp: Duration,
 
-    /// How I/O is issued: io_uring (async), psync (one blocking pread/pwrite at a time per job), null (no I/O)
-    #[arg(long, default_value = defaults::ENGINE, value_parser = EngineKind::NAMES)]
-    pub engine: String,
+    /// How I/O is issued: io_uring (async), psync (one blocking pread/pwrite at a time per job),
+    /// null (no I/O); fio's name for it, --ioengine, works too
+    #[arg(long, visible_alias = "ioengine", default_value = defaults::ENGINE, value_parser = io_engine())]
+    pub engine: EngineKind,
 
     /// Bypass the page cache with O_DIRECT (the default)
     #[arg(long, overrides_with = "buffered")]
@@ -172,7 +173,7 @@ impl Default for DeviceArgs {
             size: units::parse_size(defaults::SIZE).expect("the default size parses"),
             runtime: units::parse_duration(defaults::RUNTIME).expect("the default duration parses"),
             ramp: units::parse_duration(defaults::RAMP).expect("the default duration parses"),
-            engine: defaults::ENGINE.into(),
+            engine: EngineKind::IoUring,
             direct: false,
             buffered: false,
             fsync: None,
@@ -209,6 +210,14 @@ fn profile_help() -> String {
         ));
     }
     help
+}
+
+/// clap's parser for `--engine`: the I/O engine by name.
+fn io_engine() -> impl clap::builder::TypedValueParser<Value = EngineKind> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(EngineKind::NAMES).map(|name: String| {
+        EngineKind::parse(&name).expect("each possible value names an I/O engine")
+    })
 }
 
 #[cfg(test)]

@@ -96,7 +96,7 @@ impl Workload {
 }
 
 pub fn resolve(args: DeviceArgs) -> Result<DeviceConfig> {
-    let engine = EngineKind::parse(&args.engine).expect("clap restricts --engine to known names");
+    let engine = args.engine;
     let direct = !args.buffered;
     let mut warnings = Vec::new();
 
