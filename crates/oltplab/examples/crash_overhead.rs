@@ -115,10 +115,10 @@ fn one(
     };
     let stop = AtomicBool::new(false);
     let out = drive(&connector, &meta, &cfg, &stop, &mut |_| {}, &mut |_| {}).unwrap();
-    let n = out.tx[TxType::NewOrder.index()].count;
+    let n = out.run.tx[TxType::NewOrder.index()].count;
     let pending = crash.as_ref().map_or(0, |c| c.pending_writes());
     drop(connector);
     drop(vfs);
     let _ = std::fs::remove_dir_all(&dir);
-    (n as f64 * 60.0 / out.measured_s, n, out.measured_s, pending)
+    (n as f64 * 60.0 / out.run.measured_s, n, out.run.measured_s, pending)
 }

@@ -81,13 +81,13 @@ fn tables_grow_by_what_the_committed_transactions_imply() {
         record_trades: true,
     };
     let out = drive(&connector, &meta, &cfg, &stop, &mut |_| {}, &mut |_| {}).unwrap();
-    assert!(out.first_error.is_none(), "{:?}", out.first_error);
+    assert!(out.run.first_error.is_none(), "{:?}", out.run.first_error);
     let after: Vec<i64> = tables.iter().map(|t| rows(conn.as_mut(), t)).collect();
     let grew = |t: &str| {
         let i = tables.iter().position(|x| *x == t).unwrap();
         after[i] - before[i]
     };
-    let committed = |t: TxType| out.committed_all[t.index()] as i64;
+    let committed = |t: TxType| out.run.committed_all[t.index()] as i64;
     let (orders, results) = (
         committed(TxType::TradeOrder),
         committed(TxType::TradeResult),
@@ -115,7 +115,7 @@ fn tables_grow_by_what_the_committed_transactions_imply() {
     // A committed Trade-Order inserts one trade; its rollbacks insert nothing.
     assert_eq!(grew("trade"), orders);
     assert!(
-        out.rolled_back_all > 0 || orders < 300,
+        out.run.rolled_back_all > 0 || orders < 300,
         "1 % of orders roll back"
     );
     // Each Trade-Result settles one trade.

@@ -86,13 +86,13 @@ fn scenario(kind: ServerKind) {
     eprintln!(
         "{} run: {:?} retries {:?}",
         kind.product(),
-        out.tx.iter().map(|t| t.count).collect::<Vec<_>>(),
-        out.retries_by_kind
+        out.run.tx.iter().map(|t| t.count).collect::<Vec<_>>(),
+        out.run.retries_by_kind
     );
     for t in TxType::ALL {
-        let s = &out.tx[t.index()];
+        let s = &out.run.tx[t.index()];
         assert!(s.count > 0, "{t:?} never completed");
-        assert_eq!(s.errors, 0, "{t:?}: {:?}", out.first_error);
+        assert_eq!(s.errors, 0, "{t:?}: {:?}", out.run.first_error);
     }
     for c in run_checks(conn.as_mut(), |_| {}).unwrap() {
         assert!(c.holds(), "{c:?}");

@@ -59,9 +59,9 @@ fn load_drive_check() {
     };
     let out = drive(&connector, &meta, &cfg, &stop, &mut |_| {}, &mut |_| {}).unwrap();
     for t in TxType::ALL {
-        let s = &out.tx[t.index()];
+        let s = &out.run.tx[t.index()];
         assert!(s.count > 0, "{t:?} never completed");
-        assert_eq!(s.errors, 0, "{t:?}: {:?}", out.first_error);
+        assert_eq!(s.errors, 0, "{t:?}: {:?}", out.run.first_error);
     }
     let conds = run_checks(conn.as_mut(), |_| {}).unwrap();
     for c in &conds {

@@ -10,9 +10,10 @@ use oltplab_core::units::{format_bytes, format_count, format_ns};
 use oltplab_core::Result;
 use oltplab_metrics::schema::{now_rfc3339, rfc3339_micros};
 use oltplab_metrics::{Warning, WarningKind};
-use oltplab_workloads::brokerage::driver::{drive, market_workers, DriverConfig, Second};
+use oltplab_workloads::brokerage::driver::{drive, market_workers, DriverConfig};
 use oltplab_workloads::brokerage::tx::TxType;
 use oltplab_workloads::driver::Event;
+use oltplab_workloads::driver::Second;
 
 use super::{meta_of, RunConfig};
 use crate::output;
@@ -97,26 +98,26 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<BrokerageResult> {
     let mut db = db;
     let (server_warnings, died) = db.stop_server();
 
-    let measured_s = outcome.measured_s.max(1e-9);
+    let measured_s = outcome.run.measured_s.max(1e-9);
     let mut summary = BrokerageSummary {
-        measured_s: outcome.measured_s,
-        warmup_s: outcome.warmup_s,
-        measure_started_at: outcome.measure_started_at.map(rfc3339_micros),
+        measured_s: outcome.run.measured_s,
+        warmup_s: outcome.run.warmup_s,
+        measure_started_at: outcome.run.measure_started_at.map(rfc3339_micros),
         customers: meta.scale.customers,
         days: meta.scale.days,
         terminals: cfg.terminals,
-        market_workers: outcome.market_workers as u32,
+        market_workers: outcome.run.workers as u32,
         limit_orders_triggered: outcome.triggered_all,
-        market_backlog_at_end: outcome.market_backlog_at_end as u64,
-        first_error: outcome.first_error.clone(),
-        interrupted: outcome.interrupted,
+        market_backlog_at_end: outcome.run.backlog_at_end as u64,
+        first_error: outcome.run.first_error.clone(),
+        interrupted: outcome.run.interrupted,
         hosts: db.hosts_used(&cfg.db, terminals),
         ..Default::default()
     };
     let mut histograms = BTreeMap::new();
-    let all: u64 = outcome.tx.iter().map(|t| t.count).sum();
+    let all: u64 = outcome.run.tx.iter().map(|t| t.count).sum();
     for t in TxType::ALL {
-        let s = &outcome.tx[t.index()];
+        let s = &outcome.run.tx[t.index()];
         summary.tx.insert(
             t.name().into(),
             tx_summary(s, measured_s, cfg.db.engine == Engine::Sqlite),
@@ -130,7 +131,7 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<BrokerageResult> {
         );
         histograms.insert(t.name().to_string(), s.latency.to_base64());
     }
-    if let Some((mut commit, h)) = commit_summary(&outcome.tx) {
+    if let Some((mut commit, h)) = commit_summary(&outcome.run.tx) {
         if let Some(w) = &server_waits {
             commit.split_with(&w.wsrep_nodes);
         }
@@ -138,17 +139,18 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<BrokerageResult> {
         histograms.insert("commit".to_string(), h.to_base64());
     }
     summary.server_waits = server_waits;
-    summary.tpse_like = outcome.tx[TxType::TradeResult.index()].count as f64 / measured_s;
+    summary.tpse_like = outcome.run.tx[TxType::TradeResult.index()].count as f64 / measured_s;
     summary.tps_total = all as f64 / measured_s;
-    summary.errors_by_kind = counts_by_kind(&outcome.errors_by_kind);
-    summary.retries_by_kind = counts_by_kind(&outcome.retries_by_kind);
+    summary.errors_by_kind = counts_by_kind(&outcome.run.errors_by_kind);
+    summary.retries_by_kind = counts_by_kind(&outcome.run.retries_by_kind);
     let kinds = TxType::ALL.map(|t| (t.tag(), t.name()));
-    let mut warnings = edges.figures(capture, &outcome, &kinds, env.cores, &mut summary)?;
+    let mut warnings = edges.figures(capture, &outcome.run, &kinds, env.cores, &mut summary)?;
     summary.reads_per_write =
         (summary.io.writes > 0).then(|| summary.io.reads as f64 / summary.io.writes as f64);
-    warnings.extend(run_warnings(cfg, &summary, outcome.interrupted));
+    warnings.extend(run_warnings(cfg, &summary, outcome.run.interrupted));
     warnings.extend(server_warnings);
     let intervals = outcome
+        .run
         .seconds
         .iter()
         .scan(0.0, |prev, s| {

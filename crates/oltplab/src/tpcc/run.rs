@@ -12,9 +12,8 @@ use oltplab_core::{Error, Result};
 use oltplab_metrics::schema::{now_rfc3339, parse_time, rfc3339_micros};
 use oltplab_metrics::{Warning, WarningKind};
 use oltplab_workloads::driver::Event;
-use oltplab_workloads::tpcc::driver::{
-    delivery_workers, drive, DriverConfig, DriverOutcome, Second,
-};
+use oltplab_workloads::driver::Second;
+use oltplab_workloads::tpcc::driver::{delivery_workers, drive, DriverConfig, DriverOutcome};
 use oltplab_workloads::tpcc::tx::{TxType, DELIVERY_DEFERRED_P90_LIMIT_S};
 
 use super::steady::{self, WriteBack};
@@ -107,7 +106,7 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<RunOutcome> {
     let (mut summary, histograms) = tx_figures(cfg, &outcome, &meta, driven, terminals);
     summary.hosts = db.hosts_used(&cfg.db, terminals as usize);
     let kinds = TxType::ALL.map(|t| (t.tag(), t.name()));
-    let mut warnings = edges.figures(capture, &outcome, &kinds, env.cores, &mut summary)?;
+    let mut warnings = edges.figures(capture, &outcome.run, &kinds, env.cores, &mut summary)?;
     if let (Some(c), Some(w)) = (summary.commit.as_mut(), &server_waits) {
         c.split_with(&w.wsrep_nodes);
     }
@@ -132,17 +131,17 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<RunOutcome> {
         summary.cluster = Some(run);
     }
     let intervals = intervals(&outcome);
-    if outcome.warmup_steady == Some(false) && !outcome.interrupted {
+    if outcome.run.warmup_steady == Some(false) && !outcome.run.interrupted {
         warnings.push(Warning::new(
             WarningKind::NotSteady,
             format!(
                 "--warmup auto: the New-Order rate did not level off within {:.0} s; the window started anyway",
-                outcome.warmup_s
+                outcome.run.warmup_s
             ),
         ));
     }
     let steady = steady::steady_state(&intervals, write_back);
-    if !steady.steady && !outcome.interrupted {
+    if !steady.steady && !outcome.run.interrupted {
         warnings.push(not_steady_warning(&steady));
     }
     summary.steady_state = Some(steady);
@@ -330,23 +329,23 @@ fn tx_figures(
     driven: u32,
     terminals: u32,
 ) -> (TpccSummary, BTreeMap<String, String>) {
-    let measured_s = outcome.measured_s.max(1e-9);
+    let measured_s = outcome.run.measured_s.max(1e-9);
     let mut summary = TpccSummary {
-        measured_s: outcome.measured_s,
-        warmup_s: outcome.warmup_s,
+        measured_s: outcome.run.measured_s,
+        warmup_s: outcome.run.warmup_s,
         warehouses: driven,
         terminals,
-        measure_started_at: outcome.measure_started_at.map(rfc3339_micros),
+        measure_started_at: outcome.run.measure_started_at.map(rfc3339_micros),
         load_constants: nurand_constants(meta.load_constants),
         run_constants: nurand_constants(outcome.run_constants),
-        first_error: outcome.first_error.clone(),
-        interrupted: outcome.interrupted,
+        first_error: outcome.run.first_error.clone(),
+        interrupted: outcome.run.interrupted,
         ..Default::default()
     };
     let mut histograms = BTreeMap::new();
     let mut all = 0u64;
     for t in TxType::ALL {
-        let s = &outcome.tx[t.index()];
+        let s = &outcome.run.tx[t.index()];
         all += s.count;
         summary.tx.insert(
             t.name().into(),
@@ -355,34 +354,34 @@ fn tx_figures(
         histograms.insert(t.name().to_string(), s.latency.to_base64());
     }
     // tpmC counts New-Orders that completed, the intended rollbacks included (spec 5.4.2).
-    summary.tpmc = outcome.tx[TxType::NewOrder.index()].count as f64 * 60.0 / measured_s;
+    summary.tpmc = outcome.run.tx[TxType::NewOrder.index()].count as f64 * 60.0 / measured_s;
     summary.nopm = summary.tpmc;
     summary.tpm_total = all as f64 * 60.0 / measured_s;
     summary.paced = cfg.keying_think;
     summary.efficiency = summary
         .paced
         .then(|| 100.0 * summary.tpmc / (TPMC_PER_WAREHOUSE_MAX * driven as f64));
-    let d = &outcome.deferred;
+    let d = &outcome.run.deferred;
     summary.delivery_deferred = DeferredDeliverySummary {
-        workers: outcome.delivery_workers as u32,
+        workers: outcome.run.workers as u32,
         queued: d.queued,
         executed: d.executed,
         errors: d.errors,
         retries: d.retries,
-        skipped_districts: d.skipped_districts,
-        skipped_share: d.skipped_districts as f64 / (10 * d.executed).max(1) as f64,
+        skipped_districts: d.detail,
+        skipped_share: d.detail as f64 / (10 * d.executed).max(1) as f64,
         lat_ns: d.latency.stats(),
     };
     histograms.insert("delivery_deferred".to_string(), d.latency.to_base64());
     if summary.paced {
         summary.response_time_limits = response_time_limits(outcome);
     }
-    if let Some((commit, h)) = commit_summary(&outcome.tx) {
+    if let Some((commit, h)) = commit_summary(&outcome.run.tx) {
         summary.commit = Some(commit);
         histograms.insert("commit".to_string(), h.to_base64());
     }
-    summary.errors_by_kind = counts_by_kind(&outcome.errors_by_kind);
-    summary.retries_by_kind = counts_by_kind(&outcome.retries_by_kind);
+    summary.errors_by_kind = counts_by_kind(&outcome.run.errors_by_kind);
+    summary.retries_by_kind = counts_by_kind(&outcome.run.retries_by_kind);
     (summary, histograms)
 }
 
@@ -401,10 +400,16 @@ fn response_time_limits(outcome: &DriverOutcome) -> Vec<ResponseTimeLimit> {
     };
     TxType::ALL
         .iter()
-        .map(|t| limit(t.name(), &outcome.tx[t.index()].latency, t.p90_limit_s()))
+        .map(|t| {
+            limit(
+                t.name(),
+                &outcome.run.tx[t.index()].latency,
+                t.p90_limit_s(),
+            )
+        })
         .chain(std::iter::once(limit(
             "delivery_deferred",
-            &outcome.deferred.latency,
+            &outcome.run.deferred.latency,
             DELIVERY_DEFERRED_P90_LIMIT_S,
         )))
         .collect()
@@ -420,11 +425,11 @@ fn run_warnings(
 ) -> Vec<Warning> {
     let mut warnings = Vec::new();
     warnings.extend(interrupted_warning(
-        outcome.interrupted,
-        outcome.measured_s,
+        outcome.run.interrupted,
+        outcome.run.measured_s,
         cfg.duration_s,
     ));
-    let new_orders = outcome.tx[TxType::NewOrder.index()].count;
+    let new_orders = outcome.run.tx[TxType::NewOrder.index()].count;
     if new_orders < 1000 && !cfg.keying_think {
         warnings.push(Warning::new(
             WarningKind::FewSamples,
@@ -433,7 +438,7 @@ fn run_warnings(
     }
     warnings.extend(driver_cpu_warning(
         &summary.cpu,
-        outcome.measured_s,
+        outcome.run.measured_s,
         "; fewer terminals may give a higher tpmC",
     ));
     warnings.extend(spec_warnings(summary));
@@ -510,6 +515,7 @@ fn not_steady_warning(s: &SteadyState) -> Warning {
 /// The measured window's seconds.
 fn intervals(outcome: &DriverOutcome) -> Vec<TpccInterval> {
     outcome
+        .run
         .seconds
         .iter()
         .map(|s| {
@@ -522,8 +528,8 @@ fn intervals(outcome: &DriverOutcome) -> Vec<TpccInterval> {
                 t_s: s.t_s,
                 tpmc: s.counts[TxType::NewOrder.index()] as f64 * 60.0 / dt,
                 tpm_total: s.counts.iter().sum::<u64>() as f64 * 60.0 / dt,
-                new_order_lat_ns_p99: s.new_order_lat_ns_p99,
-                new_order_lat_ns_mean: s.new_order_lat_ns_mean,
+                new_order_lat_ns_p99: s.headline_lat_ns_p99,
+                new_order_lat_ns_mean: s.headline_lat_ns_mean,
                 errors: s.errors,
                 retries: s.retries,
             }
@@ -539,7 +545,7 @@ fn interval_line(seconds: &[Second]) -> String {
     let retries: u64 = seconds.iter().map(|s| s.retries).sum();
     let p99 = seconds
         .iter()
-        .map(|s| s.new_order_lat_ns_p99)
+        .map(|s| s.headline_lat_ns_p99)
         .max()
         .unwrap_or(0);
     let t = seconds.last().map(|s| s.t_s).unwrap_or(0.0);
@@ -678,14 +684,16 @@ mod tests {
         let mut outcome = DriverOutcome::default();
         let ms = 1_000_000u64;
         for _ in 0..100 {
-            outcome.tx[TxType::NewOrder.index()].latency.record(50 * ms);
-            outcome.tx[TxType::Payment.index()]
+            outcome.run.tx[TxType::NewOrder.index()]
+                .latency
+                .record(50 * ms);
+            outcome.run.tx[TxType::Payment.index()]
                 .latency
                 .record(6_000 * ms);
-            outcome.tx[TxType::StockLevel.index()]
+            outcome.run.tx[TxType::StockLevel.index()]
                 .latency
                 .record(6_000 * ms);
-            outcome.deferred.latency.record(81_000 * ms);
+            outcome.run.deferred.latency.record(81_000 * ms);
         }
         let limits = response_time_limits(&outcome);
         let met = |tx: &str| limits.iter().find(|l| l.tx == tx).unwrap().met;

@@ -12,7 +12,7 @@ use oltplab_metrics::WarningKind;
 use serde::Serialize;
 
 use crate::output;
-use oltplab_workloads::driver::TxSpan;
+use oltplab_workloads::driver;
 
 use crate::emulate::{BackingChoice, Emulation};
 use crate::schema::{
@@ -279,46 +279,6 @@ fn finish_capture(
     })
 }
 
-/// What the scaffold reads of a clock-driven workload's outcome.
-pub trait Driven {
-    fn measured_s(&self) -> f64;
-    /// Which transaction each server thread ran when (with `record_spans`).
-    fn spans(&self) -> &[TxSpan];
-    fn terminals_without_backend(&self) -> usize;
-    /// The terminals' CPU inside measured transactions (SQLite: the engine's).
-    fn in_tx_cpu(&self) -> CpuTime;
-    /// Measured completions of kind `kind` (in the driver's index order).
-    fn count(&self, kind: usize) -> u64;
-}
-
-macro_rules! driven {
-    ($($t:ty),*) => {$(
-        impl Driven for $t {
-            fn measured_s(&self) -> f64 {
-                self.measured_s
-            }
-            fn spans(&self) -> &[TxSpan] {
-                &self.spans
-            }
-            fn terminals_without_backend(&self) -> usize {
-                self.terminals_without_backend
-            }
-            fn in_tx_cpu(&self) -> CpuTime {
-                self.in_tx_cpu
-            }
-            fn count(&self, kind: usize) -> u64 {
-                self.tx[kind].count
-            }
-        }
-    )*};
-}
-
-driven!(
-    oltplab_workloads::driver::Outcome,
-    oltplab_workloads::tpcc::driver::DriverOutcome,
-    oltplab_workloads::brokerage::driver::DriverOutcome
-);
-
 /// The figures of a clock-driven run's summary its window gives.
 pub trait WindowSummary {
     /// The I/O (the capture's, else the device's), the emulation's figures, the CPU split.
@@ -348,14 +308,14 @@ impl WindowEdges {
     pub fn figures(
         self,
         capture: Option<Capture>,
-        run: &impl Driven,
+        run: &driver::Outcome,
         kinds: &[(u8, &'static str)],
         cores: usize,
         summary: &mut impl WindowSummary,
     ) -> Result<Vec<Warning>> {
-        let measured_s = run.measured_s().max(1e-9);
+        let measured_s = run.measured_s.max(1e-9);
         let tx_of_tag = |tag: u8| match kinds.iter().position(|k| k.0 == tag) {
-            Some(i) => (kinds[i].1.to_string(), run.count(i)),
+            Some(i) => (kinds[i].1.to_string(), run.tx[i].count),
             None => (OTHER_IO.to_string(), 0),
         };
         let [start, end] = &self.edges;
@@ -363,14 +323,14 @@ impl WindowEdges {
             capture,
             device_io(self.device.as_deref(), &end.2.since(&start.2), measured_s),
             &RunEnd {
-                measured_s: run.measured_s(),
-                spans: run.spans(),
+                measured_s: run.measured_s,
+                spans: &run.spans,
                 tx_of_tag: &tx_of_tag,
-                terminals_without_backend: run.terminals_without_backend(),
+                terminals_without_backend: run.terminals_without_backend,
             },
         )?;
         let (io, emulation, cpu) = summary.window_mut();
-        *cpu = split_cpu(self.engine, run.in_tx_cpu(), [start, end], captured.spin_s);
+        *cpu = split_cpu(self.engine, run.in_tx_cpu, [start, end], captured.spin_s);
         cpu.set_shares(measured_s, cores);
         *io = captured.io;
         *emulation = captured.emulation;

@@ -3,21 +3,19 @@
 //! Market-Feeds the market emulator makes of their orders (its background work, whose queueing
 //! counts in their response time). The clock, warm-up, retries and statistics are the driver's.
 
-use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use oltplab_core::Result;
-use oltplab_metrics::cpu::CpuTime;
 
 use super::market::{Job, Market};
 use super::tx::{
     execute, Input, LookupBy, Order, OrderInput, Outcome, Scratch, Statements, TxType, WatchBy,
 };
 use super::{gen, symbol_string, Meta, DAILY_MARKET_DAYS, DAY_US, FIRST_TRADING_DAY};
-use crate::driver::{self, Background, Event, TxSpan, TxStats};
+use crate::driver::{self, Background, Event};
 use crate::random::Rng;
-use crate::sql::{Conn, Connector, DbResult, ErrorKind, Purpose};
+use crate::sql::{Conn, Connector, DbResult, Purpose};
 
 #[derive(Clone, Debug)]
 pub struct DriverConfig {
@@ -39,56 +37,15 @@ pub fn market_workers(terminals: usize) -> usize {
     terminals.div_ceil(2).max(2)
 }
 
-const TYPES: usize = 10;
-
-/// One second of the measured window.
-#[derive(Clone, Debug, Default, serde::Serialize)]
-pub struct Second {
-    pub t_s: f64,
-    /// Completed transactions of each type ([`TxType::ALL`] order).
-    pub counts: [u64; TYPES],
-    pub errors: u64,
-    pub retries: u64,
-}
-
-impl From<&driver::Second> for Second {
-    fn from(s: &driver::Second) -> Second {
-        let mut counts = [0; TYPES];
-        counts.copy_from_slice(&s.counts);
-        Second {
-            t_s: s.t_s,
-            counts,
-            errors: s.errors,
-            retries: s.retries,
-        }
-    }
-}
-
+/// What the driver measured ([`driver::Outcome`]: its `tx`, `seconds` and `committed_all` in
+/// [`TxType::ALL`] order, its `workers` the market's, its `backlog_at_end` the market's jobs
+/// still queued when the run ended — dropped, their trades stay submitted), with the market's own
+/// figures.
 #[derive(Clone, Debug, Default)]
 pub struct DriverOutcome {
-    pub tx: [TxStats; TYPES],
-    pub errors_by_kind: BTreeMap<ErrorKind, u64>,
-    pub retries_by_kind: BTreeMap<ErrorKind, u64>,
-    pub seconds: Vec<Second>,
-    pub measured_s: f64,
-    pub warmup_s: f64,
-    pub terminals: usize,
-    pub market_workers: usize,
-    pub first_error: Option<String>,
-    pub in_tx_cpu: CpuTime,
-    pub interrupted: bool,
-    pub spans: Vec<TxSpan>,
-    pub terminals_without_backend: usize,
-    pub measure_started_at: Option<SystemTime>,
-    /// Transactions that committed over the whole run, warm-up and after the window included
-    /// (what the tables grew by).
-    pub committed_all: [u64; TYPES],
-    /// Trade-Orders that rolled back as intended, whole run.
-    pub rolled_back_all: u64,
+    pub run: driver::Outcome,
     /// Limit orders Market-Feed triggered, whole run.
     pub triggered_all: u64,
-    /// Jobs the market still had queued when the run ended (dropped: their trades stay submitted).
-    pub market_backlog_at_end: usize,
     /// With `record_trades`: the trade id of every Trade-Order acknowledged as committed (its
     /// `trade` row exists from then on).
     pub trades_ordered: Vec<i64>,
@@ -343,7 +300,7 @@ pub fn drive(
     meta: &Meta,
     cfg: &DriverConfig,
     stop: &AtomicBool,
-    on_second: &mut dyn FnMut(&Second),
+    on_second: &mut dyn FnMut(&driver::Second),
     on_event: &mut dyn FnMut(Event),
 ) -> Result<DriverOutcome> {
     // A check connection: a run connection would take the first host's turn (several hosts, a
@@ -369,38 +326,14 @@ pub fn drive(
         work: None,
         threads: None,
     };
-    let o = driver::drive(
-        &w,
-        connector,
-        &driver_cfg,
-        stop,
-        &mut |s| on_second(&Second::from(s)),
-        on_event,
-    )?;
-    let triggered_all = w.triggered.load(Ordering::Relaxed);
+    let run = driver::drive(&w, connector, &driver_cfg, stop, on_second, on_event)?;
     let ack = w
         .acknowledged
         .map(|a| a.into_inner().unwrap_or_else(|e| e.into_inner()))
         .unwrap_or_default();
     Ok(DriverOutcome {
-        tx: o.tx.try_into().expect("one TxStats per kind"),
-        errors_by_kind: o.errors_by_kind,
-        retries_by_kind: o.retries_by_kind,
-        seconds: o.seconds.iter().map(Second::from).collect(),
-        measured_s: o.measured_s,
-        warmup_s: o.warmup_s,
-        terminals: o.terminals,
-        market_workers: o.workers,
-        first_error: o.first_error,
-        in_tx_cpu: o.in_tx_cpu,
-        interrupted: o.interrupted,
-        spans: o.spans,
-        terminals_without_backend: o.terminals_without_backend,
-        measure_started_at: o.measure_started_at,
-        committed_all: o.committed_all.try_into().expect("one count per kind"),
-        rolled_back_all: o.rolled_back_all,
-        triggered_all,
-        market_backlog_at_end: o.backlog_at_end,
+        run,
+        triggered_all: w.triggered.load(Ordering::Relaxed),
         trades_ordered: ack.ordered,
         trades_completed: ack.completed,
     })
@@ -413,7 +346,7 @@ mod tests {
     #[test]
     fn the_customer_mix_follows_egen_weights() {
         let mut rng = Rng::new(3);
-        let mut counts = [0u32; TYPES];
+        let mut counts = [0u32; TxType::ALL.len()];
         let n = 200_000;
         for _ in 0..n {
             counts[InputGen::draw_type(&mut rng).index()] += 1;

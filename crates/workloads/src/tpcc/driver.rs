@@ -8,16 +8,13 @@ use std::sync::atomic::AtomicBool;
 use std::time::{Duration, SystemTime};
 
 use oltplab_core::Result;
-use oltplab_metrics::cpu::CpuTime;
-use oltplab_metrics::LatencyHistogram;
 
 use super::random::{Constants, TpccRng};
 use super::tx::{execute, Deck, Home, Input, InputGen, Outcome, Scratch, Statements, TxType};
 use super::{Connector, Meta};
-use crate::driver::{self, Event, TxSpan, TxStats};
+use crate::driver::{self, Event};
 use crate::random::Rng;
-use crate::sql::{Conn, DbResult, ErrorKind};
-use std::collections::BTreeMap;
+use crate::sql::{Conn, DbResult};
 
 #[derive(Clone, Debug)]
 pub struct DriverConfig {
@@ -32,7 +29,7 @@ pub struct DriverConfig {
     pub seed: u64,
     /// Attempts after the first for a retryable error.
     pub max_retries: u32,
-    /// Keep a [`TxSpan`] of every measured transaction, to tie a server's I/O trace to them.
+    /// Keep a [`driver::TxSpan`] of every measured transaction, to tie a server's I/O trace to them.
     pub record_spans: bool,
     /// The terminals' home warehouses, first and last (1-based, inclusive); None: all. Remote
     /// order lines and payments still reach every warehouse (spec 2.4.1.5, 2.5.1.2), so several
@@ -47,82 +44,13 @@ pub struct DriverConfig {
     pub record_new_orders: bool,
 }
 
-/// The deferred Delivery executions of requests queued in the measured window (spec 2.7.2):
-/// drained after the window, so every one is counted.
-#[derive(Clone, Debug, Default)]
-pub struct DeferredDelivery {
-    /// Requests the terminals queued.
-    pub queued: u64,
-    /// Executions that committed.
-    pub executed: u64,
-    /// Executions that failed for good.
-    pub errors: u64,
-    pub retries: u64,
-    /// Districts found with no undelivered order, over all executions (ten per execution).
-    pub skipped_districts: u64,
-    /// From the request's queueing to its execution's commit (the spec's limit: 90 % within 80 s).
-    pub latency: LatencyHistogram,
-}
-
-/// One second of the measured window.
-#[derive(Clone, Debug, Default, serde::Serialize)]
-pub struct Second {
-    pub t_s: f64,
-    /// Completed transactions of each type in that second.
-    pub counts: [u64; 5],
-    pub errors: u64,
-    pub retries: u64,
-    pub new_order_lat_ns_p99: u64,
-    pub new_order_lat_ns_mean: f64,
-}
-
-impl From<&driver::Second> for Second {
-    fn from(s: &driver::Second) -> Second {
-        let mut counts = [0; 5];
-        counts.copy_from_slice(&s.counts);
-        Second {
-            t_s: s.t_s,
-            counts,
-            errors: s.errors,
-            retries: s.retries,
-            new_order_lat_ns_p99: s.headline_lat_ns_p99,
-            new_order_lat_ns_mean: s.headline_lat_ns_mean,
-        }
-    }
-}
-
-/// What the driver measured.
+/// What the driver measured ([`driver::Outcome`]: its `tx` and `seconds` in [`TxType`] order,
+/// its `workers` the Delivery workers, its `deferred.detail` the districts a Delivery found no
+/// undelivered order in, over all executions), with TPC-C's own figures.
 #[derive(Clone, Debug, Default)]
 pub struct DriverOutcome {
-    pub tx: [TxStats; 5],
-    pub errors_by_kind: BTreeMap<ErrorKind, u64>,
-    pub retries_by_kind: BTreeMap<ErrorKind, u64>,
-    pub seconds: Vec<Second>,
-    pub measured_s: f64,
-    pub terminals: usize,
+    pub run: driver::Outcome,
     pub run_constants: Constants,
-    pub first_error: Option<String>,
-    /// CPU time the terminals spent inside measured transactions: for embedded SQLite, the
-    /// engine's share of the process's CPU.
-    pub in_tx_cpu: CpuTime,
-    /// True when `stop` ended the run before its duration.
-    pub interrupted: bool,
-    /// With `record_spans`: every measured transaction of terminals whose server thread is known.
-    pub spans: Vec<TxSpan>,
-    /// With `record_spans`: terminals whose server thread could not be found (their I/O stays
-    /// untagged).
-    pub terminals_without_backend: usize,
-    /// Wall-clock start of the measured window (None if it never started): `Second::t_s` counts
-    /// from here, and `oltplab merge` puts several drivers' seconds on one clock with it.
-    pub measure_started_at: Option<SystemTime>,
-    /// Delivery's deferred executions ([`TxStats`] of Delivery count the terminals' requests).
-    pub deferred: DeferredDelivery,
-    /// Workers that executed the deferred Deliveries, each with its own connection.
-    pub delivery_workers: usize,
-    /// The warm-up as it ran (with `warmup_auto`, until the rate was steady).
-    pub warmup_s: f64,
-    /// With `warmup_auto`: whether the rate became steady before the warm-up's limit.
-    pub warmup_steady: Option<bool>,
     /// With `record_new_orders`: (w, d, o_id) of every New-Order acknowledged as committed.
     pub new_orders: Vec<(i64, i64, i64)>,
 }
@@ -246,7 +174,7 @@ pub fn drive(
     meta: &Meta,
     cfg: &DriverConfig,
     stop: &AtomicBool,
-    on_second: &mut dyn FnMut(&Second),
+    on_second: &mut dyn FnMut(&driver::Second),
     on_event: &mut dyn FnMut(Event),
 ) -> Result<DriverOutcome> {
     let mut rng = TpccRng::new(cfg.seed ^ 0x5255_4e00);
@@ -280,40 +208,10 @@ pub fn drive(
         work: None,
         threads: None,
     };
-    let o = driver::drive(
-        &w,
-        connector,
-        &driver_cfg,
-        stop,
-        &mut |s| on_second(&Second::from(s)),
-        on_event,
-    )?;
-    let d = o.deferred;
+    let run = driver::drive(&w, connector, &driver_cfg, stop, on_second, on_event)?;
     Ok(DriverOutcome {
-        tx: o.tx.try_into().expect("one TxStats per kind"),
-        errors_by_kind: o.errors_by_kind,
-        retries_by_kind: o.retries_by_kind,
-        seconds: o.seconds.iter().map(Second::from).collect(),
-        measured_s: o.measured_s,
-        terminals: o.terminals,
+        run,
         run_constants,
-        first_error: o.first_error,
-        in_tx_cpu: o.in_tx_cpu,
-        interrupted: o.interrupted,
-        spans: o.spans,
-        terminals_without_backend: o.terminals_without_backend,
-        measure_started_at: o.measure_started_at,
-        deferred: DeferredDelivery {
-            queued: d.queued,
-            executed: d.executed,
-            errors: d.errors,
-            retries: d.retries,
-            skipped_districts: d.detail,
-            latency: d.latency,
-        },
-        delivery_workers: o.workers,
-        warmup_s: o.warmup_s,
-        warmup_steady: o.warmup_steady,
         new_orders: w
             .new_orders
             .map(|k| k.into_inner().unwrap_or_else(|e| e.into_inner()))
