@@ -120,5 +120,10 @@ fn one(
     drop(connector);
     drop(vfs);
     let _ = std::fs::remove_dir_all(&dir);
-    (n as f64 * 60.0 / out.run.measured_s, n, out.run.measured_s, pending)
+    (
+        n as f64 * 60.0 / out.run.measured_s,
+        n,
+        out.run.measured_s,
+        pending,
+    )
 }

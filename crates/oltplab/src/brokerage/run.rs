@@ -25,7 +25,8 @@ use crate::schema::{
 use crate::workload::capture::Capture;
 use crate::workload::cluster::WsrepSampler;
 use crate::workload::scaffold::{
-    driver_cpu_warning, interrupted_warning, open_for_run, print_cpu, EdgeSamples, IntervalLines,
+    driver_cpu_warning, interrupted_warning, open_for_run, per_second, print_cpu, EdgeSamples,
+    IntervalLines,
 };
 use crate::workload::target::Engine;
 
@@ -149,22 +150,13 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<BrokerageResult> {
         (summary.io.writes > 0).then(|| summary.io.reads as f64 / summary.io.writes as f64);
     warnings.extend(run_warnings(cfg, &summary, outcome.run.interrupted));
     warnings.extend(server_warnings);
-    let intervals = outcome
-        .run
-        .seconds
-        .iter()
-        .scan(0.0, |prev, s| {
-            let dt = (s.t_s - *prev).max(1e-9);
-            *prev = s.t_s;
-            Some(BrokerageInterval {
-                t_s: s.t_s,
-                tpse_like: s.counts[TxType::TradeResult.index()] as f64 / dt,
-                tps_total: s.counts.iter().sum::<u64>() as f64 / dt,
-                errors: s.errors,
-                retries: s.retries,
-            })
-        })
-        .collect();
+    let intervals = per_second(&outcome.run.seconds, |s, dt| BrokerageInterval {
+        t_s: s.t_s,
+        tpse_like: s.counts[TxType::TradeResult.index()] as f64 / dt,
+        tps_total: s.counts.iter().sum::<u64>() as f64 / dt,
+        errors: s.errors,
+        retries: s.retries,
+    });
     let mut config_json = serde_json::to_value(cfg).expect("config serialises");
     config_json["workload"] = serde_json::json!("brokerage");
     let doc = BrokerageResult {

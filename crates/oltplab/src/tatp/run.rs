@@ -19,7 +19,8 @@ use crate::output;
 use crate::schema::{counts_by_kind, tx_summary, MixShare, TatpInterval, TatpResult, TatpSummary};
 use crate::workload::capture::Capture;
 use crate::workload::scaffold::{
-    driver_cpu_warning, interrupted_warning, open_for_run, print_cpu, EdgeSamples, IntervalLines,
+    driver_cpu_warning, interrupted_warning, open_for_run, per_second, print_cpu, EdgeSamples,
+    IntervalLines,
 };
 use crate::workload::target::Engine;
 
@@ -127,20 +128,12 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<TatpResult> {
         (summary.io.writes > 0).then(|| summary.io.reads as f64 / summary.io.writes as f64);
     warnings.extend(run_warnings(cfg, &summary));
     warnings.extend(server_warnings);
-    let intervals = outcome
-        .seconds
-        .iter()
-        .scan(0.0, |prev, s| {
-            let dt = (s.t_s - *prev).max(1e-9);
-            *prev = s.t_s;
-            Some(TatpInterval {
-                t_s: s.t_s,
-                tps_total: s.counts.iter().sum::<u64>() as f64 / dt,
-                errors: s.errors,
-                retries: s.retries,
-            })
-        })
-        .collect();
+    let intervals = per_second(&outcome.seconds, |s, dt| TatpInterval {
+        t_s: s.t_s,
+        tps_total: s.counts.iter().sum::<u64>() as f64 / dt,
+        errors: s.errors,
+        retries: s.retries,
+    });
     let mut config_json = serde_json::to_value(cfg).expect("config serialises");
     config_json["workload"] = serde_json::json!("tatp");
     let doc = TatpResult {

@@ -29,8 +29,8 @@ use crate::schema::{
 };
 use crate::workload::capture::Capture;
 use crate::workload::scaffold::{
-    driver_cpu_warning, interrupted_warning, open_for_run, print_cpu, EdgeSamples, IntervalLines,
-    WindowEdges,
+    driver_cpu_warning, interrupted_warning, open_for_run, per_second, print_cpu, EdgeSamples,
+    IntervalLines, WindowEdges,
 };
 use crate::workload::target::{self, Engine};
 
@@ -514,27 +514,15 @@ fn not_steady_warning(s: &SteadyState) -> Warning {
 
 /// The measured window's seconds.
 fn intervals(outcome: &DriverOutcome) -> Vec<TpccInterval> {
-    outcome
-        .run
-        .seconds
-        .iter()
-        .map(|s| {
-            let dt = if s.t_s.fract() > 0.0 && s.t_s < 1.0 {
-                s.t_s
-            } else {
-                1.0
-            };
-            TpccInterval {
-                t_s: s.t_s,
-                tpmc: s.counts[TxType::NewOrder.index()] as f64 * 60.0 / dt,
-                tpm_total: s.counts.iter().sum::<u64>() as f64 * 60.0 / dt,
-                new_order_lat_ns_p99: s.headline_lat_ns_p99,
-                new_order_lat_ns_mean: s.headline_lat_ns_mean,
-                errors: s.errors,
-                retries: s.retries,
-            }
-        })
-        .collect()
+    per_second(&outcome.run.seconds, |s, dt| TpccInterval {
+        t_s: s.t_s,
+        tpmc: s.counts[TxType::NewOrder.index()] as f64 * 60.0 / dt,
+        tpm_total: s.counts.iter().sum::<u64>() as f64 * 60.0 / dt,
+        new_order_lat_ns_p99: s.headline_lat_ns_p99,
+        new_order_lat_ns_mean: s.headline_lat_ns_mean,
+        errors: s.errors,
+        retries: s.retries,
+    })
 }
 
 fn interval_line(seconds: &[Second]) -> String {

@@ -279,6 +279,19 @@ fn finish_capture(
     })
 }
 
+/// Each measured second mapped with the time it covers (the first and, after Ctrl-C, the last
+/// may be partial): the rates of a run's `intervals`.
+pub fn per_second<T>(seconds: &[driver::Second], f: impl Fn(&driver::Second, f64) -> T) -> Vec<T> {
+    seconds
+        .iter()
+        .scan(0.0, |prev, s| {
+            let dt = (s.t_s - *prev).max(1e-9);
+            *prev = s.t_s;
+            Some(f(s, dt))
+        })
+        .collect()
+}
+
 /// The figures of a clock-driven run's summary its window gives.
 pub trait WindowSummary {
     /// The I/O (the capture's, else the device's), the emulation's figures, the CPU split.
