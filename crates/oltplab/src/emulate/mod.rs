@@ -14,7 +14,7 @@ use std::sync::atomic::Ordering;
 use clap::Args;
 use oltplab_core::{safety, Error, Result};
 use oltplab_dbs::server::process::Account;
-use oltplab_devmodel::parse_spec;
+use oltplab_devmodel::Spec;
 
 pub use given::{host_spec, spec_arg, BackingChoice, Emulation, Target, SHARED};
 pub use session::{Backing, EmulationSession, PlaceRule, SessionConfig};
@@ -36,8 +36,8 @@ the command fails.";
 pub struct EmulateArgs {
     /// The emulated device: a catalogue name (see `oltplab devices`) or a composition such as
     /// raid5(4,hdd-15k) or wbcache(raid10(4,hdd-15k),size=1g)
-    #[arg(long, value_name = "SPEC")]
-    pub device: String,
+    #[arg(long, value_name = "SPEC", value_parser = spec_arg)]
+    pub device: Spec,
 
     /// The directory whose files go through the emulated device (created and marked by oltplab)
     #[arg(long, value_name = "DIR")]
@@ -50,8 +50,8 @@ pub struct EmulateArgs {
     /// Where the data really lives: disk (the files under DIR, real I/O first, then the modelled
     /// wait) or ram (the page cache: O_DIRECT dropped, syncs not passed on; for devices faster than
     /// the real disk)
-    #[arg(long, default_value = "disk", value_parser = ["disk", "ram"])]
-    pub backing: String,
+    #[arg(long, default_value = "disk", value_parser = backing_arg())]
+    pub backing: Backing,
 
     /// Seed of the model's random choices (rotational positions …); the same seed, the same model
     #[arg(long, default_value_t = 1)]
@@ -101,18 +101,26 @@ pub fn check_trace_path(trace: &Path, dir: &Path, force: bool) -> Result<()> {
     Ok(())
 }
 
+/// clap's parser for `--backing`: disk or ram (no auto: the command's files are not known).
+fn backing_arg() -> impl clap::builder::TypedValueParser<Value = Backing> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(["disk", "ram"]).map(|name: String| {
+        match name.as_str() {
+            "ram" => Backing::Ram,
+            _ => Backing::Disk,
+        }
+    })
+}
+
 pub fn run(args: EmulateArgs) -> Result<()> {
-    let spec = parse_spec(&args.device).map_err(|e| Error::usage(e.to_string()))?;
+    let spec = args.device;
     if spec.is_layout() {
         return Err(Error::usage(format!(
             "--device {}: a layout needs to know which files are the log, temp or a table, which `oltplab emulate` cannot tell for any command; give one device here, or use `oltplab run … --layout`, which places a database's files itself",
-            args.device
+            spec.name()
         )));
     }
-    let backing = match args.backing.as_str() {
-        "ram" => Backing::Ram,
-        _ => Backing::Disk,
-    };
+    let backing = args.backing;
     if let Some(trace) = &args.trace {
         check_trace_path(trace, &args.path, args.force)?;
     }
