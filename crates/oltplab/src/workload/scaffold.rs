@@ -391,6 +391,25 @@ mod tests {
     use super::*;
     use std::cell::RefCell;
 
+    /// A partial first second (the window opened mid-second) and a partial last one (Ctrl-C)
+    /// count at their own length, the whole ones at a second.
+    #[test]
+    fn each_second_counts_the_time_it_covers() {
+        let second = |t_s: f64, n: u64| driver::Second {
+            t_s,
+            counts: vec![n],
+            ..driver::Second::default()
+        };
+        let seconds = [
+            second(0.5, 50),
+            second(1.5, 100),
+            second(2.5, 100),
+            second(2.75, 25),
+        ];
+        let rates = per_second(&seconds, |s, dt| s.counts[0] as f64 / dt);
+        assert_eq!(rates, [100.0, 100.0, 100.0, 100.0]);
+    }
+
     fn output() -> OutputConfig {
         OutputConfig {
             json: Some("run.json".into()),
