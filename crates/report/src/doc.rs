@@ -6,7 +6,8 @@
 use oltplab_metrics::schema::SCHEMA;
 use oltplab_metrics::LatencyHistogram;
 use oltplab_schema::{
-    read_at, read_value, CrashSummary, DeviceSummary, Envelope, InMemorySummary, StudySummary,
+    read_at, read_value, CrashSummary, DeviceSummary, Envelope, InMemorySummary, ReplaySummary,
+    StudySummary,
 };
 use serde_json::Value;
 
@@ -104,6 +105,8 @@ pub enum Figures {
     /// measurements alone, not as `DeviceRunSummary`, whose flattened fields would hide an error's
     /// path; the emulation's figures are not part of the device section.
     Device(Box<DeviceSummary>),
+    /// A replay's summary (also of a merge of replays).
+    Replay(Box<ReplaySummary>),
     /// The kinds whose sections still read `Doc::v` through JSON pointers.
     Untyped,
 }
@@ -359,6 +362,10 @@ pub fn docs<'a>(results: &'a [Value], labels: &[String]) -> Result<Vec<Doc<'a>>,
             if kind == Kind::Device {
                 let summary = read_at(v, "summary").map_err(|e| invalid(e.to_string()))?;
                 doc.figures = Figures::Device(Box::new(summary));
+            }
+            if kind == Kind::Replay {
+                let summary = read_at(v, "summary").map_err(|e| invalid(e.to_string()))?;
+                doc.figures = Figures::Replay(Box::new(summary));
             }
             if kind == Kind::Crash {
                 let summary = read_at(v, "summary").map_err(|e| invalid(e.to_string()))?;
