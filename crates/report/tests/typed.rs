@@ -298,3 +298,39 @@ fn a_real_replays_figures_reach_the_report_as_written() {
     bad["summary"]["read"]["lat_ns"]["p99"] = "slow".into();
     refused(bad, "summary.read.lat_ns.p99");
 }
+
+/// A real placement study (S3, PostgreSQL): each configuration's figures reach the report as
+/// written; a configuration without its throughput, or a study whose terminals are text, is
+/// refused naming the field.
+#[test]
+fn a_real_storage_studys_figures_reach_the_report_as_written() {
+    let doc = real("study-placement.json");
+    let csv = oltplab_report::csv(std::slice::from_ref(&doc)).unwrap();
+    let configs = doc["summary"]["configs"].as_array().unwrap();
+    assert_eq!(configs.len(), 4);
+    for c in configs {
+        let name = c["name"].as_str().unwrap();
+        for (column, written) in [
+            ("throughput", &c["throughput"]),
+            ("throughput_vs_first", &c["throughput_vs_first"]),
+            ("io_iops", &c["io_iops"]),
+            ("lat_ns_p90", &c["lat_ns"]["p90"]),
+            ("cpu_utilisation", &c["cpu_utilisation"]),
+        ] {
+            assert_eq!(
+                csv_number(&csv, "study", "configs", name, column),
+                written.as_f64().unwrap(),
+                "{name} {column}"
+            );
+        }
+    }
+    let mut bad = doc.clone();
+    bad["summary"]["configs"][2]
+        .as_object_mut()
+        .unwrap()
+        .remove("throughput");
+    refused(bad, "summary.configs[2].throughput");
+    let mut bad = doc;
+    bad["summary"]["terminals"] = "four".into();
+    refused(bad, "summary.terminals");
+}

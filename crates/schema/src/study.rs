@@ -219,6 +219,19 @@ mod zero_is_none {
     }
 }
 
+/// `Option<u32>` stored as a number where 0 stands for None: a count the workload has not.
+mod zero_count_is_none {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &Option<u32>, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u32(v.unwrap_or(0))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Error> {
+        Ok(Some(u32::deserialize(d)?).filter(|n| *n != 0))
+    }
+}
+
 fn tpcc() -> String {
     "tpcc".into()
 }
@@ -392,7 +405,6 @@ pub enum Limit {
 
 /// One storage configuration's figures.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
-#[serde(default)]
 pub struct ConfigFigures {
     /// What S2/S3 call it, e.g. `log+temp on flash`.
     pub name: String,
@@ -401,31 +413,33 @@ pub struct ConfigFigures {
     #[serde(flatten)]
     pub figures: super::RampStep,
     /// Its throughput against the first configuration's.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub throughput_vs_first: Option<f64>,
 }
 
-/// `summary` of a cache-tiers or placement study.
+/// `summary` of a cache-tiers or placement study. Every figure it always has is required when
+/// read back; the optional ones are `Option`.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
-#[serde(default)]
 pub struct StorageStudySummary {
     pub scenario: String,
     pub engine: String,
     /// tpcc or brokerage.
     pub workload: String,
-    /// TPC-C's warehouses (0 for brokerage).
-    pub warehouses: u32,
+    /// TPC-C's warehouses; None for the brokerage workload (written as 0 there, as results
+    /// always have been, and read back as None; absent too).
+    #[serde(default, with = "zero_count_is_none")]
+    pub warehouses: Option<u32>,
     /// The brokerage database's customers.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub customers: Option<i64>,
     pub terminals: u32,
     pub load_s: f64,
     pub database_bytes: u64,
     pub buffer_pool_bytes: u64,
     /// placement: the table the first configuration's I/O named hottest (its share of the I/O).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hot_table: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hot_table_share_pct: Option<f64>,
     pub configs: Vec<ConfigFigures>,
     pub interrupted: bool,
