@@ -372,7 +372,7 @@ fn a_result_with_a_renamed_field_is_refused_naming_it() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// Replays and storage studies are read through their types too: a real one with a field
+/// Replays, storage and cluster studies are read through their types too: a real one with a field
 /// removed or of another type is refused by `report` with one sentence naming it, exit code 2, and
 /// the real one renders.
 #[test]
@@ -384,7 +384,12 @@ fn a_replay_or_study_with_a_broken_field_is_refused_naming_it() {
     };
     let replay = read("../schema/tests/fixtures/replay-hdd-10k.json");
     let placement = read("../report/tests/fixtures/study-placement.json");
-    for (name, doc) in [("replay.json", &replay), ("placement.json", &placement)] {
+    let cluster = read("../report/tests/fixtures/study-cluster.json");
+    for (name, doc) in [
+        ("replay.json", &replay),
+        ("placement.json", &placement),
+        ("cluster.json", &cluster),
+    ] {
         std::fs::write(dir.join(name), doc.to_string()).unwrap();
         let out = oltplab(&dir, &["report", name, "--format", "md", "-o", "-"]);
         assert!(out.status.success(), "{name}: {}", stderr(&out));
@@ -395,12 +400,22 @@ fn a_replay_or_study_with_a_broken_field_is_refused_naming_it() {
     let mut bad = placement;
     bad["summary"]["configs"][1]["io_iops"] = "lots".into();
     std::fs::write(dir.join("bad-placement.json"), bad.to_string()).unwrap();
+    let mut bad = cluster;
+    bad["summary"]["rows"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("cpu_utilisation");
+    std::fs::write(dir.join("bad-cluster.json"), bad.to_string()).unwrap();
     for (file, expected) in [
         (
             "bad-replay.json",
             "bad-replay.json has no readable field `summary.iops` (missing)",
         ),
         ("bad-placement.json", "`summary.configs[1]"),
+        (
+            "bad-cluster.json",
+            "has no readable field `summary.rows[0].cpu_utilisation` (missing)",
+        ),
     ] {
         assert_one_line_usage_error(&oltplab(&dir, &["report", file]), expected);
     }

@@ -334,3 +334,47 @@ fn a_real_storage_studys_figures_reach_the_report_as_written() {
     bad["summary"]["terminals"] = "four".into();
     refused(bad, "summary.terminals");
 }
+
+/// The real cluster study: each run's and each node's figures reach the report as written; a row
+/// without its tpmC, or a node whose flushes are text, is refused naming the field.
+#[test]
+fn a_real_cluster_studys_figures_reach_the_report_as_written() {
+    let doc = real("study-cluster.json");
+    let csv = oltplab_report::csv(std::slice::from_ref(&doc)).unwrap();
+    let rows = doc["summary"]["rows"].as_array().unwrap();
+    let mut nodes = 0;
+    for r in rows {
+        let device = r["device"].as_str().unwrap();
+        // The table's rows are named by device; the system is a column of its own.
+        let shown: Vec<f64> = csv
+            .lines()
+            .filter_map(|l| l.split_once(&format!(",study,runs,{device},tpmc,")))
+            .map(|(_, v)| v.parse().unwrap())
+            .collect();
+        assert!(
+            shown.contains(&r["tpmc"].as_f64().unwrap()),
+            "{device}: {shown:?}"
+        );
+        for n in r["io_by_node"].as_array().into_iter().flatten() {
+            let iops = n["iops"].as_f64().unwrap();
+            assert!(
+                csv.lines()
+                    .filter_map(|l| l.split_once(&format!(",study,nodes,{device},iops,")))
+                    .any(|(_, v)| v.parse::<f64>().unwrap() == iops),
+                "{device} node {}: {iops}",
+                n["node"]
+            );
+            nodes += 1;
+        }
+    }
+    assert!(nodes >= 3, "{nodes} nodes");
+    let mut bad = doc.clone();
+    bad["summary"]["rows"][1]
+        .as_object_mut()
+        .unwrap()
+        .remove("tpmc");
+    refused(bad, "summary.rows[1].tpmc");
+    let mut bad = doc;
+    bad["summary"]["rows"][1]["io_by_node"][0]["syncs"] = "many".into();
+    refused(bad, "summary.rows[1].io_by_node[0].syncs");
+}

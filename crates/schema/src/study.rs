@@ -447,8 +447,8 @@ pub struct StorageStudySummary {
 
 /// `summary` of a cluster study (`oltplab study --scenario cluster`): one MariaDB server against
 /// a Galera cluster of `nodes`, each on every listed emulated device (each node its own instance).
+/// Read back, every field is required.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
-#[serde(default)]
 pub struct ClusterStudySummary {
     pub scenario: String,
     /// The cluster's nodes (the single server is one MariaDB without Galera).
@@ -467,9 +467,9 @@ pub struct ClusterStudySummary {
     pub interrupted: bool,
 }
 
-/// One run of a cluster study: a system (`mariadb` or `galera`) on a device.
+/// One run of a cluster study: a system (`mariadb` or `galera`) on a device. Read back, the
+/// figures it may lack are `Option` or lists (absent when empty); the rest is required.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
-#[serde(default)]
 pub struct ClusterStudyRow {
     /// The device spec every server or node ran on.
     pub device: String,
@@ -479,7 +479,7 @@ pub struct ClusterStudyRow {
     /// New-Orders per minute of the window (a tpmC when paced).
     pub tpmc: f64,
     /// Its tpmC against the single server's on the same device.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tpmc_vs_single: Option<f64>,
     /// New-Order's response time, which ends with its COMMIT (replication and certification
     /// included on the cluster).
@@ -493,7 +493,7 @@ pub struct ClusterStudyRow {
     pub commits_with_last_statement: u64,
     /// The cluster: the share of the mean commit the nodes measured as replication (their group
     /// communication, `summary.commit.replication_share` of the run).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub commit_replication_share: Option<f64>,
     /// Measured transactions of every type.
     pub transactions: u64,
@@ -502,19 +502,19 @@ pub struct ClusterStudyRow {
     pub conflicts_per_1000_tx: f64,
     /// The nodes' mean share of the window replication was paused by flow control
     /// (`wsrep_flow_control_paused_ns`); None for the single server.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flow_control_paused_share: Option<f64>,
     /// Reads + writes per second of every server or node together (each node's own in `io_by_node`).
     pub io_iops: f64,
     pub io_syncs_per_s: f64,
     pub cpu_utilisation: f64,
     /// The cluster's nodes: each one's I/O on its own device and its wsrep counters.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub io_by_node: Vec<super::NodeIo>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub wsrep_nodes: Vec<super::WsrepNode>,
     /// Kinds of the run's warnings that make the row less reliable.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
     /// The run's own result, relative to the study's output directory.
     pub result: String,

@@ -195,16 +195,26 @@ fn alpha_without_a_bound_is_none_and_written_as_zero() {
     );
 }
 
-/// The storage study (S3 placement) the report reads typed: its real result reads back into its
-/// type and writes out the same JSON, value for value.
+/// The storage (S3 placement) and cluster studies the report reads typed: their real results read
+/// back into their types and write out the same JSON, value for value.
 #[test]
-fn storage_studies_round_trip_exactly() {
-    let name = "study-placement.json";
-    let typed: ResultDoc<StorageStudySummary, Value> =
-        read_value(&fixture(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
-    let after = serde_json::to_value(typed).unwrap();
-    if let Some(d) = first_difference(&fixture(name), &after, "") {
-        panic!("{name}: the typed round trip changed the JSON: {d}");
+fn storage_and_cluster_studies_round_trip_exactly() {
+    for (name, after) in [
+        (
+            "study-placement.json",
+            read_value::<ResultDoc<StorageStudySummary, Value>>(&fixture("study-placement.json"))
+                .map(|t| serde_json::to_value(t).unwrap()),
+        ),
+        (
+            "study-cluster.json",
+            read_value::<ResultDoc<ClusterStudySummary, Value>>(&fixture("study-cluster.json"))
+                .map(|t| serde_json::to_value(t).unwrap()),
+        ),
+    ] {
+        let after = after.unwrap_or_else(|e| panic!("{name}: {e}"));
+        if let Some(d) = first_difference(&fixture(name), &after, "") {
+            panic!("{name}: the typed round trip changed the JSON: {d}");
+        }
     }
 }
 
