@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::mem::size_of;
 use std::ptr;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use oltplab_core::{Error, Result};
@@ -130,16 +130,52 @@ struct State {
     files: Mutex<HashMap<String, u32>>,
     /// I/Os the real file system refused.
     errors: AtomicU32,
-    /// Only I/Os submitted in [from, until) (monotonic ns) go into the trace: the measured window,
-    /// without the warm-up or what happens after (closing connections checkpoints the WAL).
+    /// The [`TraceWindow`] in atomics, read on every I/O: whether any I/O is traced, from when,
+    /// and until when if the window has an end yet.
+    trace_on: AtomicBool,
     trace_from_ns: AtomicU64,
+    trace_bounded: AtomicBool,
     trace_until_ns: AtomicU64,
+}
+
+/// Which I/Os go into the trace, by their submission time (CLOCK_MONOTONIC ns): the measured
+/// window, without the warm-up or what happens after it (closing connections checkpoints the WAL).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TraceWindow {
+    pub from_ns: u64,
+    /// None: the window has no end yet.
+    pub until_ns: Option<u64>,
+}
+
+impl TraceWindow {
+    /// Every I/O from the start on (a new VFS's window).
+    pub const ALL: TraceWindow = TraceWindow {
+        from_ns: 0,
+        until_ns: None,
+    };
+
+    pub fn contains(&self, t_ns: u64) -> bool {
+        t_ns >= self.from_ns && self.until_ns.is_none_or(|u| t_ns < u)
+    }
 }
 
 // SAFETY: `base` points to SQLite's static default VFS, valid for the process's lifetime; all other
 // fields are thread-safe.
 unsafe impl Send for State {}
 unsafe impl Sync for State {}
+
+impl State {
+    fn trace_window(&self) -> Option<TraceWindow> {
+        if !self.trace_on.load(Ordering::Relaxed) {
+            return None;
+        }
+        Some(TraceWindow {
+            from_ns: self.trace_from_ns.load(Ordering::Relaxed),
+            until_ns: (self.trace_bounded.load(Ordering::Relaxed))
+                .then(|| self.trace_until_ns.load(Ordering::Relaxed)),
+        })
+    }
+}
 
 /// A registered VFS. Open connections with `name()`; drop it only after they are closed.
 pub struct Vfs {
@@ -176,8 +212,10 @@ impl Vfs {
             counters: Default::default(),
             files: Mutex::new(HashMap::new()),
             errors: AtomicU32::new(0),
-            trace_from_ns: AtomicU64::new(0),
-            trace_until_ns: AtomicU64::new(u64::MAX),
+            trace_on: AtomicBool::new(true),
+            trace_from_ns: AtomicU64::new(TraceWindow::ALL.from_ns),
+            trace_bounded: AtomicBool::new(false),
+            trace_until_ns: AtomicU64::new(0),
         });
         let name = CString::new(format!(
             "oltplab-{}-{}",
@@ -227,11 +265,25 @@ impl Vfs {
         }
     }
 
-    /// Traces only I/Os submitted in [`from_ns`, `until_ns`) (CLOCK_MONOTONIC): the measured
-    /// window of a run.
-    pub fn trace_window(&self, from_ns: u64, until_ns: u64) {
-        self.state.trace_from_ns.store(from_ns, Ordering::Relaxed);
-        self.state.trace_until_ns.store(until_ns, Ordering::Relaxed);
+    /// Traces only I/Os submitted in `window`; None: none at all (before the measured window).
+    pub fn trace_window(&self, window: Option<TraceWindow>) {
+        let s = &self.state;
+        match window {
+            None => s.trace_on.store(false, Ordering::Relaxed),
+            Some(w) => {
+                s.trace_from_ns.store(w.from_ns, Ordering::Relaxed);
+                s.trace_until_ns
+                    .store(w.until_ns.unwrap_or(0), Ordering::Relaxed);
+                s.trace_bounded
+                    .store(w.until_ns.is_some(), Ordering::Relaxed);
+                s.trace_on.store(true, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// The window set last (None: nothing is traced).
+    pub fn traced_window(&self) -> Option<TraceWindow> {
+        self.state.trace_window()
     }
 
     /// I/Os the real file system refused.
@@ -451,10 +503,7 @@ unsafe fn timed_io(
         }
     };
     let trace = state.options.trace.as_ref();
-    let in_window = |t: u64| {
-        t >= state.trace_from_ns.load(Ordering::Relaxed)
-            && t < state.trace_until_ns.load(Ordering::Relaxed)
-    };
+    let in_window = |t: u64| state.trace_window().is_some_and(|w| w.contains(t));
     if let Some(trace) = trace.filter(|_| in_window(start_ns)) {
         trace.record(Record {
             submit_ns: start_ns.saturating_sub(trace.start_ns()),

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
-use oltplab_dbs::vfs::{set_thread_tag, Vfs, VfsOptions};
+use oltplab_dbs::vfs::{set_thread_tag, TraceWindow, Vfs, VfsOptions};
 use oltplab_devmodel::{parse_spec, Emulator};
 use oltplab_trace::{Op, TraceMeta, TraceReader, TraceWriter};
 use rusqlite::{Connection, OpenFlags};
@@ -94,6 +94,61 @@ fn counts_and_trace_agree_and_are_tagged() {
         files.iter().any(|f| f.ends_with("db.sqlite-wal")),
         "{files:?}"
     );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The trace holds the I/Os of its window alone: none before it opens (no window), all while it
+/// has no end, none once it closed.
+#[test]
+fn only_the_windows_io_is_traced() {
+    let dir = scratch("window");
+    let trace_path = dir.join("t.trace");
+    let trace = Arc::new(TraceWriter::create(&trace_path, TraceMeta::new("sqlite-vfs")).unwrap());
+    let vfs = Vfs::register(VfsOptions {
+        trace: Some(trace.clone()),
+        emulator: None,
+        placed_files: Vec::new(),
+        crash: None,
+    })
+    .unwrap();
+    assert_eq!(vfs.traced_window(), Some(TraceWindow::ALL));
+    vfs.trace_window(None);
+    assert_eq!(vfs.traced_window(), None);
+    let inside = {
+        let conn = open(&dir.join("db.sqlite"), &vfs);
+        conn.execute_batch("CREATE TABLE t(k INTEGER PRIMARY KEY, v BLOB)")
+            .unwrap();
+        let insert = |k: i64| {
+            conn.execute("INSERT INTO t VALUES (?1, zeroblob(3000))", [k])
+                .unwrap();
+        };
+        (0..20).for_each(insert);
+        let before = vfs.counts();
+        let from_ns = oltplab_devmodel::now_ns();
+        vfs.trace_window(Some(TraceWindow {
+            from_ns,
+            until_ns: None,
+        }));
+        (20..50).for_each(insert);
+        let at_end = vfs.counts();
+        let end = TraceWindow {
+            from_ns,
+            until_ns: Some(oltplab_devmodel::now_ns()),
+        };
+        vfs.trace_window(Some(end));
+        assert_eq!(vfs.traced_window(), Some(end));
+        (50..80).for_each(insert);
+        at_end.writes - before.writes
+    };
+    drop(vfs);
+    trace.close().unwrap();
+    let mut writes = 0;
+    TraceReader::open(&trace_path)
+        .unwrap()
+        .for_each(|r| writes += (r.kind() == Op::Write) as u64)
+        .unwrap();
+    assert!(inside >= 30, "{inside}");
+    assert_eq!(writes, inside);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -77,14 +77,6 @@ pub fn controller() -> &'static [Param] {
     CONTROLLER
 }
 
-/// The value of the controller parameter `key`.
-pub fn controller_param(key: &str) -> f64 {
-    CONTROLLER
-        .iter()
-        .find(|p| p.key == key)
-        .map_or(0.0, |p| p.value)
-}
-
 const HP_RAID: &str = "HP technology brief \"HP Smart Array Controllers and basic RAID performance factors\" (Dec 2012): the previous generation's RAID-on-chip (the P410i's) \"supports up to 60,000 4 KB random IOPS\"; posted writes complete \"in microseconds instead of milliseconds\"; the write cache is destaged with write coalescing and command reordering";
 const PCIE2: &str = "PCI Express 2.0: 500 MB/s per lane and direction (Tom's Hardware, \"6 Gb SAS, 16 SSDs, 3.4 GB/s\"); the PERC H710P, the Smart Array P410i and LSI SAS2208 cards are PCIe 2.0 ×8";
 const READ_AHEAD: &str = "Dell PERC H710/H710P/H810 User's Guide, virtual disk read policies: read-ahead reads sequentially ahead of requested data into the cache; adaptive read-ahead begins when the two most recent accesses were sequential and reverts on random ones. How far ahead: a full stripe of the array (Gateway 840 RAID manual: \"read in advance a full 256 KB\" stripe for a 64 KB request); two such chunks are kept in flight (assumed, so that the drives stream)";

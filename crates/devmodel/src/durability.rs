@@ -16,9 +16,9 @@ use std::fmt;
 
 use serde::Serialize;
 
-use crate::catalogue::DeviceKind;
 use crate::emulator::slot_device;
-use crate::spec::{param, Spec};
+use crate::params::DeviceParams;
+use crate::spec::{device_params, Spec};
 
 /// A device's (or controller's) write cache, as a power cut sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -124,21 +124,22 @@ impl Durability {
                 .get(index as usize)
                 .map_or(Durability::DURABLE, |d| Durability::of(d, 0)),
             Spec::Device { entry, overrides } => {
-                let v = |k: &str| param(entry, overrides, k);
                 let given = |k: &str| overrides.iter().find(|(o, _)| *o == k).map(|(_, v)| *v);
                 let mib = |x: f64| (x * 1024.0 * 1024.0) as u64;
-                let (default, cache_bytes) = match entry.kind {
-                    DeviceKind::Hdd if v("write_cache") >= 0.5 => {
-                        (CacheMode::Volatile, mib(v("cache_mib")))
+                let (default, cache_bytes) = match device_params(entry, overrides) {
+                    DeviceParams::Hdd(p) if p.write_cache >= 0.5 => {
+                        (CacheMode::Volatile, mib(p.cache_mib))
                     }
-                    DeviceKind::Hdd => (CacheMode::Off, mib(v("cache_mib"))),
-                    DeviceKind::Flash if v("power_loss_protected") >= 0.5 => {
-                        (CacheMode::Battery, mib(v("write_buffer_mib")))
+                    DeviceParams::Hdd(p) => (CacheMode::Off, mib(p.cache_mib)),
+                    DeviceParams::Flash(p) if p.power_loss_protected >= 0.5 => {
+                        (CacheMode::Battery, mib(p.write_buffer_mib))
                     }
-                    DeviceKind::Flash if v("write_buffer_mib") > 0.0 => {
-                        (CacheMode::Volatile, mib(v("write_buffer_mib")))
+                    DeviceParams::Flash(p) if p.write_buffer_mib > 0.0 => {
+                        (CacheMode::Volatile, mib(p.write_buffer_mib))
                     }
-                    DeviceKind::Flash | DeviceKind::Ram | DeviceKind::Host => (CacheMode::Off, 0),
+                    DeviceParams::Flash(_) | DeviceParams::Ram(_) | DeviceParams::Host => {
+                        (CacheMode::Off, 0)
+                    }
                 };
                 Durability {
                     cache: given(CACHE_KEY).map_or(default, CacheMode::from_code),

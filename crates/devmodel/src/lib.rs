@@ -12,6 +12,7 @@ pub mod diskvalid;
 pub mod durability;
 mod emulator;
 mod model;
+pub mod params;
 pub mod sim;
 pub mod spec;
 mod state;
@@ -25,6 +26,7 @@ pub use emulator::{
     spin_margin_ns, thread_spin_ns, wait_until, DeviceCounts, Emulator, Fidelity, KindLatency,
     FILE_SLOT_BYTES, LATE_TARGET_PCT, OFF_TARGET_PCT, P99_OFF_TARGET_PCT, SLOT_DEVICE_SHIFT,
 };
+pub use params::{DeviceParams, MissingParam};
 pub use spec::{parse_spec, RaidLevel, Role, Spec, SpecError, LAYOUT_DEVICES_MAX};
 
 /// What an I/O does.

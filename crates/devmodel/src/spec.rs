@@ -17,6 +17,7 @@ use std::fmt;
 use crate::catalogue::{self, CatalogueEntry, DeviceKind};
 use crate::durability::{self, CacheMode, CACHE_KEY, SECTOR_KEY};
 use crate::model;
+use crate::params::DeviceParams;
 
 /// Longest spec text accepted; nobody types more, and it bounds the parser's work.
 pub const SPEC_TEXT_MAX: usize = 1000;
@@ -258,11 +259,11 @@ impl Spec {
     pub fn capacity_bytes(&self) -> u64 {
         match self {
             Spec::Device { entry, overrides } => {
-                if entry.kind == DeviceKind::Host {
-                    return u64::MAX / 2;
+                match device_params(entry, overrides).capacity_gb() {
+                    Some(gb) => (gb * 1e9) as u64,
+                    // The host: the real device's size is the bound, not a model's.
+                    None => u64::MAX / 2,
                 }
-                let gb = param(entry, overrides, "capacity_gb");
-                (gb * 1e9) as u64
             }
             Spec::Raid {
                 level,
@@ -332,20 +333,13 @@ impl Spec {
     }
 }
 
-/// The value of `key` for a catalogue device after overrides.
-pub(crate) fn param(entry: &CatalogueEntry, overrides: &[(&'static str, f64)], key: &str) -> f64 {
-    overrides
-        .iter()
-        .find(|(k, _)| *k == key)
-        .map(|(_, v)| *v)
-        .or_else(|| entry.param(key))
-        .or_else(|| {
-            optional_params(entry.kind)
-                .iter()
-                .find(|p| p.key == key)
-                .map(|p| p.value)
-        })
-        .unwrap_or(0.0)
+/// A parsed device's parameters. Every `Spec::Device` comes from [`parse_spec`], which refuses a
+/// device whose parameters do not all read (`model::check_device`), so this finds them all.
+pub(crate) fn device_params(
+    entry: &CatalogueEntry,
+    overrides: &[(&'static str, f64)],
+) -> DeviceParams {
+    DeviceParams::of(entry, overrides).expect("checked when parsed")
 }
 
 /// Parameters every device of a kind accepts in a spec although its catalogue entry does not

@@ -371,3 +371,54 @@ fn a_result_with_a_renamed_field_is_refused_naming_it() {
     assert!(!dir.join("m.json").exists());
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Replays, storage and cluster studies are read through their types too: a real one with a field
+/// removed or of another type is refused by `report` with one sentence naming it, exit code 2, and
+/// the real one renders.
+#[test]
+fn a_replay_or_study_with_a_broken_field_is_refused_naming_it() {
+    let dir = scratch("broken-kinds");
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let read = |path: &str| -> Value {
+        serde_json::from_str(&std::fs::read_to_string(here.join(path)).unwrap()).unwrap()
+    };
+    let replay = read("../schema/tests/fixtures/replay-hdd-10k.json");
+    let placement = read("../report/tests/fixtures/study-placement.json");
+    let cluster = read("../report/tests/fixtures/study-cluster.json");
+    for (name, doc) in [
+        ("replay.json", &replay),
+        ("placement.json", &placement),
+        ("cluster.json", &cluster),
+    ] {
+        std::fs::write(dir.join(name), doc.to_string()).unwrap();
+        let out = oltplab(&dir, &["report", name, "--format", "md", "-o", "-"]);
+        assert!(out.status.success(), "{name}: {}", stderr(&out));
+    }
+    let mut bad = replay;
+    bad["summary"].as_object_mut().unwrap().remove("iops");
+    std::fs::write(dir.join("bad-replay.json"), bad.to_string()).unwrap();
+    let mut bad = placement;
+    bad["summary"]["configs"][1]["io_iops"] = "lots".into();
+    std::fs::write(dir.join("bad-placement.json"), bad.to_string()).unwrap();
+    let mut bad = cluster;
+    bad["summary"]["rows"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("cpu_utilisation");
+    std::fs::write(dir.join("bad-cluster.json"), bad.to_string()).unwrap();
+    for (file, expected) in [
+        (
+            "bad-replay.json",
+            "bad-replay.json has no readable field `summary.iops` (missing)",
+        ),
+        ("bad-placement.json", "`summary.configs[1]"),
+        (
+            "bad-cluster.json",
+            "has no readable field `summary.rows[0].cpu_utilisation` (missing)",
+        ),
+    ] {
+        assert_one_line_usage_error(&oltplab(&dir, &["report", file]), expected);
+    }
+    assert!(!dir.join("report.html").exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -1,11 +1,12 @@
 //! The cluster study (`study --scenario cluster`): one MariaDB server against a Galera cluster on
 //! each emulated device — a row per run with throughput, New-Order's response time, certification
 //! conflicts and flow control, a row per node with its own I/O, and bars of what replication costs.
+//! Read through the typed `ClusterStudySummary`.
 
-use serde_json::Value;
+use oltplab_schema::{ClusterStudyRow, ClusterStudySummary};
 
 use crate::common::{self, Ids};
-use crate::doc::{num, Doc};
+use crate::doc::{Doc, Figures};
 use crate::fmt::{ns_short, si, Unit};
 use crate::model::{Cell, Column, Section, Table};
 use crate::svg::{self, Axis, Scale, Series};
@@ -14,22 +15,28 @@ pub fn is_cluster(doc: &Doc) -> bool {
     doc.str("/summary/scenario") == Some("cluster")
 }
 
+/// The summary, read typed when the result was checked (`doc::docs`).
+fn summary<'a>(doc: &'a Doc) -> Option<&'a ClusterStudySummary> {
+    match &doc.figures {
+        Figures::Cluster(s) => Some(s),
+        _ => None,
+    }
+}
+
+fn rows<'a>(doc: &'a Doc) -> &'a [ClusterStudyRow] {
+    summary(doc).map_or(&[], |s| s.rows.as_slice())
+}
+
 /// E.g. `study cluster, 3 nodes vs one MariaDB on 3 devices`.
 pub fn label(doc: &Doc) -> String {
-    let rows = doc.array("/summary/rows");
-    let mut devices: Vec<&str> = rows.iter().filter_map(|r| r["device"].as_str()).collect();
+    let mut devices: Vec<&str> = rows(doc).iter().map(|r| r.device.as_str()).collect();
     devices.dedup();
     format!(
         "study cluster, {} nodes vs one MariaDB on {} device{}",
-        doc.num("/summary/nodes")
-            .map_or("?".into(), |n| n.to_string()),
+        summary(doc).map_or("?".into(), |s| s.nodes.to_string()),
         devices.len(),
         if devices.len() == 1 { "" } else { "s" }
     )
-}
-
-fn text(v: &Value, key: &str) -> String {
-    v[key].as_str().unwrap_or("?").to_string()
 }
 
 fn runs_table(doc: &Doc) -> Table {
@@ -67,28 +74,24 @@ fn runs_table(doc: &Doc) -> Table {
             Column::new("warnings", "less reliable", Unit::Text),
         ],
     );
-    for r in doc.array("/summary/rows") {
-        let warnings: Vec<&str> = r["warnings"]
-            .as_array()
-            .map(|w| w.iter().filter_map(Value::as_str).collect())
-            .unwrap_or_default();
+    for r in rows(doc) {
         t.push(vec![
-            Cell::Text(text(r, "device")),
-            Cell::Text(text(r, "system")),
-            Cell::Num(num(r, "/nodes")),
-            Cell::Num(num(r, "/tpmc")),
-            Cell::Num(num(r, "/tpmc_vs_single")),
-            Cell::Num(num(r, "/new_order_lat_ns_p50")),
-            Cell::Num(num(r, "/new_order_lat_ns_p99")),
-            Cell::Num(num(r, "/commit_latency_ns_p50")),
-            Cell::Num(num(r, "/commit_latency_ns_p99")),
-            Cell::Num(num(r, "/commit_replication_share")),
-            Cell::Num(num(r, "/conflicts_per_1000_tx")),
-            Cell::Num(num(r, "/flow_control_paused_share")),
-            Cell::Num(num(r, "/io_iops")),
-            Cell::Num(num(r, "/io_syncs_per_s")),
-            Cell::Num(num(r, "/cpu_utilisation")),
-            Cell::Text(warnings.join(", ")),
+            Cell::Text(r.device.clone()),
+            Cell::Text(r.system.clone()),
+            Cell::Num(Some(r.nodes as f64)),
+            Cell::Num(Some(r.tpmc)),
+            Cell::Num(r.tpmc_vs_single),
+            Cell::Num(Some(r.new_order_lat_ns_p50 as f64)),
+            Cell::Num(Some(r.new_order_lat_ns_p99 as f64)),
+            Cell::Num(Some(r.commit_latency_ns_p50 as f64)),
+            Cell::Num(Some(r.commit_latency_ns_p99 as f64)),
+            Cell::Num(r.commit_replication_share),
+            Cell::Num(Some(r.conflicts_per_1000_tx)),
+            Cell::Num(r.flow_control_paused_share),
+            Cell::Num(Some(r.io_iops)),
+            Cell::Num(Some(r.io_syncs_per_s)),
+            Cell::Num(Some(r.cpu_utilisation)),
+            Cell::Text(r.warnings.join(", ")),
         ]);
     }
     t
@@ -121,27 +124,22 @@ fn nodes_table(doc: &Doc) -> Table {
             ),
         ],
     );
-    for r in doc.array("/summary/rows") {
-        let wsrep = r["wsrep_nodes"]
-            .as_array()
-            .map(Vec::as_slice)
-            .unwrap_or(&[]);
-        for n in r["io_by_node"].as_array().map(Vec::as_slice).unwrap_or(&[]) {
-            let k = num(n, "/node");
-            let w = wsrep.iter().find(|w| num(w, "/node") == k);
+    for r in rows(doc) {
+        for n in &r.io_by_node {
+            let w = r.wsrep_nodes.iter().find(|w| w.node == n.node);
             t.push(vec![
-                Cell::Text(text(r, "device")),
-                Cell::Num(k),
-                Cell::Num(num(n, "/iops")),
-                Cell::Num(num(n, "/reads")),
-                Cell::Num(num(n, "/writes")),
-                Cell::Num(num(n, "/syncs")),
-                Cell::Num(num(n, "/write_lat_ns/p99")),
-                Cell::Num(num(n, "/sync_lat_ns/p99")),
-                Cell::Num(w.and_then(|w| num(w, "/flow_control_paused_share"))),
-                Cell::Num(w.and_then(|w| num(w, "/local_cert_failures"))),
-                Cell::Num(w.and_then(|w| num(w, "/repl_latency_ns_mean"))),
-                Cell::Num(num(n, "/emulation/fidelity/emulated_off_pct")),
+                Cell::Text(r.device.clone()),
+                Cell::Num(Some(n.node as f64)),
+                Cell::Num(Some(n.iops)),
+                Cell::Num(Some(n.reads as f64)),
+                Cell::Num(Some(n.writes as f64)),
+                Cell::Num(Some(n.syncs as f64)),
+                Cell::Num(Some(n.write_lat_ns.p99 as f64)),
+                Cell::Num(Some(n.sync_lat_ns.p99 as f64)),
+                Cell::Num(w.map(|w| w.flow_control_paused_share)),
+                Cell::Num(w.map(|w| w.local_cert_failures as f64)),
+                Cell::Num(w.and_then(|w| w.repl_latency_ns_mean)),
+                Cell::Num(n.emulation.as_ref().map(|e| e.fidelity.emulated_off_pct)),
             ]);
         }
     }
@@ -157,26 +155,27 @@ pub fn section(doc: &Doc, index: usize, charts: bool) -> Section {
     );
     s.notes.push(format!(
         "TPC-C, {} warehouses, {} terminals (S1's one per warehouse), a buffer pool of {} per server; each run on a fresh copy of its system's loaded data, every node on its own instance of the device. New-Order's response time ends with its commit, so on the cluster it holds replication and certification.",
-        doc.num("/summary/warehouses").map_or("?".into(), |v| v.to_string()),
-        doc.num("/summary/terminals").map_or("?".into(), |v| v.to_string()),
-        doc.num("/summary/buffer_pool_bytes")
-            .map_or("?".into(), |b| crate::fmt::value(Some(b), Unit::Bytes)),
+        summary(doc).map_or("?".into(), |s| s.warehouses.to_string()),
+        summary(doc).map_or("?".into(), |s| s.terminals.to_string()),
+        summary(doc).map_or("?".into(), |s| {
+            crate::fmt::value(Some(s.buffer_pool_bytes as f64), Unit::Bytes)
+        }),
     ));
     s.notes.push(
         "Every node shares this machine's cores and memory and talks over loopback: this measures what replication and each node's storage cost, not scale-out (docs/cluster.md).".into(),
     );
-    let rows = doc.array("/summary/rows");
+    let rows = rows(doc);
     if charts && !rows.is_empty() {
         let mut ids = Ids::new(&s.id);
-        let mut devices: Vec<String> = rows.iter().map(|r| text(r, "device")).collect();
+        let mut devices: Vec<String> = rows.iter().map(|r| r.device.clone()).collect();
         devices.dedup();
-        let of = |system: &str, p: &str| -> Vec<Option<f64>> {
+        let of = |system: &str, get: fn(&ClusterStudyRow) -> f64| -> Vec<Option<f64>> {
             devices
                 .iter()
                 .map(|d| {
                     rows.iter()
-                        .find(|r| r["device"].as_str() == Some(d) && r["system"] == system)
-                        .and_then(|r| num(r, p))
+                        .find(|r| r.device == *d && r.system == system)
+                        .map(get)
                 })
                 .collect()
         };
@@ -187,8 +186,8 @@ pub fn section(doc: &Doc, index: usize, charts: bool) -> Section {
                 "The same TPC-C on each device: one MariaDB server, and a Galera cluster with every node on its own instance of the device.",
                 &devices,
                 &[
-                    Series::bars("one server", of("mariadb", "/tpmc")),
-                    Series::bars("cluster", of("galera", "/tpmc")),
+                    Series::bars("one server", of("mariadb", |r| r.tpmc)),
+                    Series::bars("cluster", of("galera", |r| r.tpmc)),
                 ],
                 &Axis::new("New-Orders/min", Scale::Linear, si),
                 false,
@@ -203,8 +202,8 @@ pub fn section(doc: &Doc, index: usize, charts: bool) -> Section {
                 "New-Order's response time ends with its commit.",
                 &devices,
                 &[
-                    Series::bars("one server", of("mariadb", "/new_order_lat_ns_p99")),
-                    Series::bars("cluster", of("galera", "/new_order_lat_ns_p99")),
+                    Series::bars("one server", of("mariadb", |r| r.new_order_lat_ns_p99 as f64)),
+                    Series::bars("cluster", of("galera", |r| r.new_order_lat_ns_p99 as f64)),
                 ],
                 &Axis::new("p99", Scale::Linear, ns_short),
                 false,

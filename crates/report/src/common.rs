@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use oltplab_metrics::LatencyHistogram;
+use oltplab_metrics::{LatencyHistogram, LatencyNs};
 use oltplab_schema::Envelope;
 use serde_json::Value;
 
@@ -69,6 +69,26 @@ pub fn lat_cells(lat: Option<&Value>) -> Vec<Cell> {
                 None => None,
             })
         })
+        .collect()
+}
+
+/// A latency figure by its field name (`mean`, `p50`, `p90`, `p99`, `p999`, `max`).
+pub fn lat_figure(l: &LatencyNs, field: &str) -> f64 {
+    match field {
+        "mean" => l.mean,
+        "p50" => l.p50 as f64,
+        "p90" => l.p90 as f64,
+        "p99" => l.p99 as f64,
+        "p999" => l.p999 as f64,
+        _ => l.max as f64,
+    }
+}
+
+/// Latency cells of a typed `lat_ns`, in the order of `lat_columns`.
+pub fn latency_cells(l: &LatencyNs) -> Vec<Cell> {
+    LAT_FIELDS
+        .iter()
+        .map(|(k, _)| Cell::Num(Some(lat_figure(l, k))))
         .collect()
 }
 

@@ -66,26 +66,6 @@ impl<'a> Figures3<'a> {
     }
 }
 
-/// A latency figure by its field name (`mean`, `p50`, `p99`, `p999`, `max`).
-fn lat_field(l: &LatencyNs, field: &str) -> f64 {
-    match field {
-        "mean" => l.mean,
-        "p50" => l.p50 as f64,
-        "p90" => l.p90 as f64,
-        "p99" => l.p99 as f64,
-        "p999" => l.p999 as f64,
-        _ => l.max as f64,
-    }
-}
-
-/// Latency cells in the order of `lat_columns`.
-fn lat_cells(l: &LatencyNs) -> Vec<Cell> {
-    common::LAT_FIELDS
-        .iter()
-        .map(|(k, _)| Cell::Num(Some(lat_field(l, k))))
-        .collect()
-}
-
 /// One measured point: a (profile, queue depth) pair, or the whole run when it had only one.
 pub struct Point<'a> {
     pub label: String,
@@ -182,7 +162,7 @@ fn points_table(doc: &Doc, pts: &[Point]) -> Table {
             Cell::Num(Some(f.read.iops)),
             Cell::Num(Some(f.write.iops)),
         ];
-        r.extend(lat_cells(f.lat_ns));
+        r.extend(common::latency_cells(f.lat_ns));
         // A side that did no I/O has no percentile.
         r.push(Cell::Num(
             (f.read.ios != 0).then_some(f.read.lat_ns.p99 as f64),
@@ -387,7 +367,7 @@ fn device_charts(s: &mut Section, ids: &mut Ids, doc: &Doc, pts: &[Point]) {
                 lat.push(Series::line(
                     label,
                     p.iter()
-                        .filter_map(|pt| Some((pt.qd?, lat_field(pt.f.lat_ns, field))))
+                        .filter_map(|pt| Some((pt.qd?, common::lat_figure(pt.f.lat_ns, field))))
                         .collect(),
                 ));
             }
@@ -435,7 +415,9 @@ fn device_charts(s: &mut Section, ids: &mut Ids, doc: &Doc, pts: &[Point]) {
         .map(|(f, l)| {
             Series::bars(
                 *l,
-                pts.iter().map(|p| Some(lat_field(p.f.lat_ns, f))).collect(),
+                pts.iter()
+                    .map(|p| Some(common::lat_figure(p.f.lat_ns, f)))
+                    .collect(),
             )
         })
         .collect();

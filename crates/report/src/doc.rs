@@ -6,7 +6,8 @@
 use oltplab_metrics::schema::SCHEMA;
 use oltplab_metrics::LatencyHistogram;
 use oltplab_schema::{
-    read_at, read_value, CrashSummary, DeviceSummary, Envelope, InMemorySummary, StudySummary,
+    read_at, read_value, ClusterStudySummary, CrashSummary, DeviceSummary, Envelope,
+    InMemorySummary, ReplaySummary, StorageStudySummary, StudySummary,
 };
 use serde_json::Value;
 
@@ -104,6 +105,12 @@ pub enum Figures {
     /// measurements alone, not as `DeviceRunSummary`, whose flattened fields would hide an error's
     /// path; the emulation's figures are not part of the device section.
     Device(Box<DeviceSummary>),
+    /// A cache-tiers or placement study's summary (S2, S3).
+    Storage(Box<StorageStudySummary>),
+    /// A cluster study's summary.
+    Cluster(Box<ClusterStudySummary>),
+    /// A replay's summary (also of a merge of replays).
+    Replay(Box<ReplaySummary>),
     /// The kinds whose sections still read `Doc::v` through JSON pointers.
     Untyped,
 }
@@ -352,6 +359,14 @@ pub fn docs<'a>(results: &'a [Value], labels: &[String]) -> Result<Vec<Doc<'a>>,
                 let summary = read_at(v, "summary").map_err(|e| invalid(e.to_string()))?;
                 doc.figures = Figures::S1(Box::new(summary));
             }
+            if kind == Kind::Study && crate::storage::is_storage(&doc) {
+                let summary = read_at(v, "summary").map_err(|e| invalid(e.to_string()))?;
+                doc.figures = Figures::Storage(Box::new(summary));
+            }
+            if kind == Kind::Study && crate::cluster::is_cluster(&doc) {
+                let summary = read_at(v, "summary").map_err(|e| invalid(e.to_string()))?;
+                doc.figures = Figures::Cluster(Box::new(summary));
+            }
             if kind == Kind::Study && crate::in_memory::is_in_memory(&doc) {
                 let summary = read_at(v, "summary").map_err(|e| invalid(e.to_string()))?;
                 doc.figures = Figures::InMemory(Box::new(summary));
@@ -359,6 +374,10 @@ pub fn docs<'a>(results: &'a [Value], labels: &[String]) -> Result<Vec<Doc<'a>>,
             if kind == Kind::Device {
                 let summary = read_at(v, "summary").map_err(|e| invalid(e.to_string()))?;
                 doc.figures = Figures::Device(Box::new(summary));
+            }
+            if kind == Kind::Replay {
+                let summary = read_at(v, "summary").map_err(|e| invalid(e.to_string()))?;
+                doc.figures = Figures::Replay(Box::new(summary));
             }
             if kind == Kind::Crash {
                 let summary = read_at(v, "summary").map_err(|e| invalid(e.to_string()))?;

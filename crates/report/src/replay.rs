@@ -1,10 +1,37 @@
 //! `replay` results: the IOPS a captured trace reached when replayed as fast as the device allows.
+//! Read through the typed `ReplaySummary`.
 
-use crate::common::{self, lat_cells, lat_columns, Ids, Metric};
-use crate::doc::Doc;
+use oltplab_schema::ReplaySummary;
+
+use crate::common::{self, lat_columns, lat_figure, latency_cells, Ids, Metric};
+use crate::doc::{Doc, Figures};
 use crate::fmt::{ns_short, si, Unit};
 use crate::model::{Cell, Column, Section, Table};
 use crate::svg::{self, Axis, Scale, Series};
+
+fn summary<'a>(doc: &'a Doc) -> Option<&'a ReplaySummary> {
+    match &doc.figures {
+        Figures::Replay(s) => Some(s),
+        _ => None,
+    }
+}
+
+/// A figure of the summary; None where the result has not got it.
+fn figure(doc: &Doc, get: fn(&ReplaySummary) -> Option<f64>) -> Option<f64> {
+    summary(doc).and_then(get)
+}
+
+/// Reads', writes' and (where written) syncs' IOPS and latency, in that order.
+fn ops(s: &ReplaySummary) -> Vec<(&'static str, f64, &oltplab_metrics::LatencyNs)> {
+    let mut out = vec![
+        ("read", s.read.iops, &s.read.lat_ns),
+        ("write", s.write.iops, &s.write.lat_ns),
+    ];
+    if let Some(sync) = &s.sync {
+        out.push(("sync", sync.iops, &sync.lat_ns));
+    }
+    out
+}
 
 fn summary_table(doc: &Doc) -> Table {
     let mut t = Table::new(
@@ -15,37 +42,28 @@ fn summary_table(doc: &Doc) -> Table {
             Column::new("value", "value", Unit::Text),
         ],
     );
-    t.push_kv("iops", "IOPS", doc.num("/summary/iops"), Unit::Count);
+    let Some(s) = summary(doc) else { return t };
+    t.push_kv("iops", "IOPS", Some(s.iops), Unit::Count);
     t.push_kv(
         "ops",
         "operations replayed",
-        doc.num("/summary/ops"),
+        Some(s.ops as f64),
         Unit::Count,
     );
-    for (key, label, ptr, unit) in [
-        ("read_iops", "read IOPS", "/summary/read/iops", Unit::Count),
-        (
-            "write_iops",
-            "write IOPS",
-            "/summary/write/iops",
-            Unit::Count,
-        ),
-        (
-            "elapsed_s",
-            "replay time",
-            "/summary/elapsed_s",
-            Unit::Seconds,
-        ),
-        ("trace_s", "traced time", "/summary/trace_s", Unit::Seconds),
+    for (key, label, value, unit) in [
+        ("read_iops", "read IOPS", Some(s.read.iops), Unit::Count),
+        ("write_iops", "write IOPS", Some(s.write.iops), Unit::Count),
+        ("elapsed_s", "replay time", s.elapsed_s, Unit::Seconds),
+        ("trace_s", "traced time", s.trace_s, Unit::Seconds),
         (
             "speedup",
             "speed-up over the traced time",
-            "/summary/speedup",
+            s.speedup,
             Unit::Ratio,
         ),
     ] {
-        if doc.v.pointer(ptr).is_some() {
-            t.push_kv(key, label, doc.num(ptr), unit);
+        if value.is_some() {
+            t.push_kv(key, label, value, unit);
         }
     }
     t
@@ -58,12 +76,9 @@ fn latency_table(doc: &Doc) -> Table {
     ];
     columns.extend(lat_columns(""));
     let mut t = Table::new("latency", "Latency by operation", columns);
-    for op in ["read", "write", "sync"] {
-        let Some(v) = doc.v.pointer(&format!("/summary/{op}")) else {
-            continue;
-        };
-        let mut row = vec![Cell::text(op), Cell::Num(crate::doc::num(v, "/iops"))];
-        row.extend(lat_cells(v.get("lat_ns")));
+    for (op, iops, lat) in summary(doc).map(ops).unwrap_or_default() {
+        let mut row = vec![Cell::text(op), Cell::Num(Some(iops))];
+        row.extend(latency_cells(lat));
         t.push(row);
     }
     t
@@ -78,18 +93,13 @@ pub fn section(doc: &Doc, index: usize, charts: bool) -> Section {
     );
     if charts {
         let mut ids = Ids::new(&s.id);
-        let ops = ["read", "write"];
-        let cats: Vec<String> = ops.iter().map(|o| format!("{o}s")).collect();
+        let ops: Vec<(&str, f64, &oltplab_metrics::LatencyNs)> = summary(doc)
+            .map(|s| ops(s).into_iter().take(2).collect())
+            .unwrap_or_default();
+        let cats: Vec<String> = ["read", "write"].iter().map(|o| format!("{o}s")).collect();
         let lat: Vec<Series> = [("p50", "p50"), ("p99", "p99"), ("p999", "p99.9")]
             .iter()
-            .map(|(f, l)| {
-                Series::bars(
-                    *l,
-                    ops.iter()
-                        .map(|o| doc.num(&format!("/summary/{o}/lat_ns/{f}")))
-                        .collect(),
-                )
-            })
+            .map(|(f, l)| Series::bars(*l, ops.iter().map(|o| Some(lat_figure(o.2, f))).collect()))
             .collect();
         s.chart(
             svg::bars(
@@ -97,13 +107,13 @@ pub fn section(doc: &Doc, index: usize, charts: bool) -> Section {
                 "Replay IOPS, reads and writes",
                 &format!(
                     "Read IOPS {}, write IOPS {}.",
-                    crate::fmt::value(doc.num("/summary/read/iops"), Unit::Count),
-                    crate::fmt::value(doc.num("/summary/write/iops"), Unit::Count)
+                    crate::fmt::value(ops.first().map(|o| o.1), Unit::Count),
+                    crate::fmt::value(ops.get(1).map(|o| o.1), Unit::Count)
                 ),
                 &cats,
                 &[Series::bars(
                     "IOPS",
-                    ops.iter().map(|o| doc.num(&format!("/summary/{o}/iops"))).collect(),
+                    ops.iter().map(|o| Some(o.1)).collect(),
                 )],
                 &Axis::new("IOPS", Scale::Linear, si),
                 false,
@@ -154,20 +164,32 @@ pub fn comparison(docs: &[&Doc], charts: bool) -> Section {
     let t = common::comparison_table(
         docs,
         &[
-            Metric::new("iops", "IOPS", Unit::Count, "/summary/iops", Some("IOPS ×")),
-            Metric::new("ops", "operations", Unit::Count, "/summary/ops", None),
-            Metric::new(
+            Metric::typed(
+                "iops",
+                "IOPS",
+                Unit::Count,
+                |d| figure(d, |s| Some(s.iops)),
+                Some("IOPS ×"),
+            ),
+            Metric::typed(
+                "ops",
+                "operations",
+                Unit::Count,
+                |d| figure(d, |s| Some(s.ops as f64)),
+                None,
+            ),
+            Metric::typed(
                 "read_lat_ns_p99",
                 "read p99",
                 Unit::Ns,
-                "/summary/read/lat_ns/p99",
+                |d| figure(d, |s| Some(s.read.lat_ns.p99 as f64)),
                 Some("read p99 ×"),
             ),
-            Metric::new(
+            Metric::typed(
                 "write_lat_ns_p99",
                 "write p99",
                 Unit::Ns,
-                "/summary/write/lat_ns/p99",
+                |d| figure(d, |s| Some(s.write.lat_ns.p99 as f64)),
                 Some("write p99 ×"),
             ),
         ],
@@ -183,11 +205,11 @@ pub fn comparison(docs: &[&Doc], charts: bool) -> Section {
                 &labels,
                 &[Series::bars(
                     "IOPS",
-                    docs.iter().map(|d| d.num("/summary/iops")).collect(),
+                    docs.iter().map(|d| figure(d, |s| Some(s.iops))).collect(),
                 )],
                 &Axis::new(
                     "IOPS",
-                    common::auto_scale(docs.iter().filter_map(|d| d.num("/summary/iops"))),
+                    common::auto_scale(docs.iter().filter_map(|d| figure(d, |s| Some(s.iops)))),
                     si,
                 ),
                 false,

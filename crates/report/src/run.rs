@@ -655,6 +655,16 @@ pub(crate) fn kinds(v: &Value) -> String {
         .unwrap_or_default()
 }
 
+/// Typed reliability warnings, as text: their names as results spell them.
+pub(crate) fn warning_kinds(kinds: &[oltplab_metrics::WarningKind]) -> String {
+    kinds
+        .iter()
+        .filter_map(|k| serde_json::to_value(k).ok())
+        .filter_map(|v| v.as_str().map(str::to_string))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// What a ramp's steps count as throughput: `New-Orders/min` (TPC-C), `Trade-Results/s`
 /// (brokerage).
 fn ramp_unit(ramp: &[Value]) -> &str {

@@ -1,11 +1,11 @@
 //! The storage-configuration studies, S2 (`cache-tiers`) and S3 (`placement`): a row per
 //! configuration as the papers tabulate them, and bars of throughput, response time, CPU and each
-//! device's busy share.
+//! device's busy share. Read through the typed `StorageStudySummary`.
 
-use serde_json::Value;
+use oltplab_schema::{ConfigFigures, StorageStudySummary};
 
 use crate::common::{self, Ids};
-use crate::doc::{num, Doc};
+use crate::doc::{Doc, Figures};
 use crate::fmt::{ns_short, si, Unit};
 use crate::model::{Cell, Column, Section, Table};
 use crate::svg::{self, Axis, Scale, Series};
@@ -17,33 +17,37 @@ pub fn is_storage(doc: &Doc) -> bool {
     )
 }
 
+/// The summary, read typed when the result was checked (`doc::docs`).
+fn summary<'a>(doc: &'a Doc) -> Option<&'a StorageStudySummary> {
+    match &doc.figures {
+        Figures::Storage(s) => Some(s),
+        _ => None,
+    }
+}
+
+fn configs<'a>(doc: &'a Doc) -> &'a [ConfigFigures] {
+    summary(doc).map_or(&[], |s| s.configs.as_slice())
+}
+
 /// The label of a storage study, e.g. `study placement on postgres, 4 configurations`.
 pub fn label(doc: &Doc) -> String {
-    let n = doc.array("/summary/configs").len();
+    let n = configs(doc).len();
     format!(
         "study {} on {}, {n} configuration{}",
-        doc.str("/summary/scenario").unwrap_or("?"),
-        doc.str("/summary/engine").unwrap_or("?"),
+        summary(doc).map_or("?", |s| s.scenario.as_str()),
+        summary(doc).map_or("?", |s| s.engine.as_str()),
         if n == 1 { "" } else { "s" }
     )
 }
 
-fn name(c: &Value) -> String {
-    c.get("name")
-        .and_then(Value::as_str)
-        .unwrap_or("?")
-        .to_string()
-}
-
 /// Each device's busy share and read-cache hits, as one text cell.
-fn devices_text(c: &Value) -> String {
-    let devices = c["devices"].as_array().map(Vec::as_slice).unwrap_or(&[]);
-    devices
+fn devices_text(c: &ConfigFigures) -> String {
+    c.figures
+        .devices
         .iter()
         .map(|d| {
-            let n = d["name"].as_str().unwrap_or("?");
-            let busy = num(d, "/busy_pct").map_or("?".into(), |b| format!("{b:.0} %"));
-            match num(d, "/read_cache_hit_pct") {
+            let (n, busy) = (&d.name, format!("{:.0} %", d.busy_pct));
+            match d.read_cache_hit_pct {
                 Some(h) => format!("{n}: busy {busy}, read cache hits {h:.0} %"),
                 None => format!("{n}: busy {busy}"),
             }
@@ -54,10 +58,9 @@ fn devices_text(c: &Value) -> String {
 
 /// The throughput's unit: New-Orders/min (TPC-C) or Trade-Results/s (brokerage).
 fn unit(doc: &Doc) -> String {
-    doc.array("/summary/configs")
+    configs(doc)
         .first()
-        .and_then(|c| c["throughput_unit"].as_str())
-        .unwrap_or("throughput")
+        .map_or("throughput", |c| c.figures.throughput_unit.as_str())
         .to_string()
 }
 
@@ -82,25 +85,26 @@ fn table(doc: &Doc) -> Table {
             Column::new("spec", "spec", Unit::Text),
         ],
     );
-    for c in doc.array("/summary/configs") {
+    for c in configs(doc) {
+        let f = &c.figures;
         t.push(vec![
-            Cell::Text(name(c)),
-            Cell::Num(num(c, "/throughput")),
-            Cell::Num(num(c, "/throughput_vs_first")),
-            Cell::Num(num(c, "/io_iops")),
-            Cell::Num(num(c, "/lat_ns/mean")),
-            Cell::Num(num(c, "/lat_ns/p90")),
-            Cell::Num(num(c, "/cpu_utilisation")),
+            Cell::Text(c.name.clone()),
+            Cell::Num(Some(f.throughput)),
+            Cell::Num(c.throughput_vs_first),
+            Cell::Num(Some(f.io_iops)),
+            Cell::Num(Some(f.lat_ns.mean)),
+            Cell::Num(Some(f.lat_ns.p90 as f64)),
+            Cell::Num(Some(f.cpu_utilisation)),
             Cell::Text(devices_text(c)),
-            Cell::Text(crate::run::kinds(c)),
-            Cell::Text(c["spec"].as_str().unwrap_or("").to_string()),
+            Cell::Text(crate::run::warning_kinds(&f.warnings)),
+            Cell::Text(c.spec.clone()),
         ]);
     }
     t
 }
 
 pub fn section(doc: &Doc, index: usize, charts: bool) -> Section {
-    let scenario = doc.str("/summary/scenario").unwrap_or("?");
+    let scenario = summary(doc).map_or("?", |s| s.scenario.as_str());
     let study = if scenario == "placement" {
         "where the files live, S3"
     } else {
@@ -114,29 +118,31 @@ pub fn section(doc: &Doc, index: usize, charts: bool) -> Section {
     );
     s.notes.push(format!(
         "{}, {} terminals, each configuration on a fresh copy of the same loaded database; the device figures are the emulator's own (busy = time with an I/O in service).",
-        match doc.num("/summary/customers") {
+        match summary(doc).and_then(|s| s.customers) {
             Some(c) => format!("The brokerage workload (TPC-E-like), {c} customers"),
             None => format!(
                 "TPC-C, {} warehouse(s)",
-                doc.num("/summary/warehouses").map_or("?".into(), |v| v.to_string())
+                summary(doc)
+                    .and_then(|s| s.warehouses)
+                    .map_or("?".into(), |w| w.to_string())
             ),
         },
-        doc.num("/summary/terminals").map_or("?".into(), |v| v.to_string()),
+        summary(doc).map_or("?".into(), |s| s.terminals.to_string()),
     ));
     if let (Some(t), Some(share)) = (
-        doc.str("/summary/hot_table"),
-        doc.num("/summary/hot_table_share_pct"),
+        summary(doc).and_then(|s| s.hot_table.as_deref()),
+        summary(doc).and_then(|s| s.hot_table_share_pct),
     ) {
         s.notes.push(format!(
             "The hottest table, {t}, had {share:.1} % of the first configuration's reads and writes; the third configuration puts it (with its indexes) on flash."
         ));
     }
-    let configs = doc.array("/summary/configs");
+    let configs = configs(doc);
     if charts && !configs.is_empty() {
         let mut ids = Ids::new(&s.id);
-        let cats: Vec<String> = configs.iter().map(name).collect();
-        let col = |p: &str, f: f64| -> Vec<Option<f64>> {
-            configs.iter().map(|c| num(c, p).map(|v| v * f)).collect()
+        let cats: Vec<String> = configs.iter().map(|c| c.name.clone()).collect();
+        let col = |get: fn(&oltplab_schema::RampStep) -> f64, f: f64| -> Vec<Option<f64>> {
+            configs.iter().map(|c| Some(get(&c.figures) * f)).collect()
         };
         s.chart(
             svg::bars(
@@ -144,7 +150,7 @@ pub fn section(doc: &Doc, index: usize, charts: bool) -> Section {
                 "Throughput by storage configuration",
                 &format!("{} of each configuration.", unit(doc)),
                 &cats,
-                &[Series::bars(unit(doc), col("/throughput", 1.0))],
+                &[Series::bars(unit(doc), col(|r| r.throughput, 1.0))],
                 &Axis::new(unit(doc), Scale::Linear, si),
                 false,
                 None,
@@ -158,8 +164,8 @@ pub fn section(doc: &Doc, index: usize, charts: bool) -> Section {
                 "Mean and 90th-percentile response time over every transaction type.",
                 &cats,
                 &[
-                    Series::bars("mean", col("/lat_ns/mean", 1.0)),
-                    Series::bars("p90", col("/lat_ns/p90", 1.0)),
+                    Series::bars("mean", col(|r| r.lat_ns.mean, 1.0)),
+                    Series::bars("p90", col(|r| r.lat_ns.p90 as f64, 1.0)),
                 ],
                 &Axis::new("response time", Scale::Linear, ns_short),
                 false,
@@ -170,10 +176,10 @@ pub fn section(doc: &Doc, index: usize, charts: bool) -> Section {
         let busiest: Vec<Option<f64>> = configs
             .iter()
             .map(|c| {
-                c["devices"]
-                    .as_array()?
+                c.figures
+                    .devices
                     .iter()
-                    .filter_map(|d| num(d, "/busy_pct"))
+                    .map(|d| d.busy_pct)
                     .reduce(f64::max)
             })
             .collect();
@@ -184,7 +190,7 @@ pub fn section(doc: &Doc, index: usize, charts: bool) -> Section {
                 "CPU utilisation and the busy share of the busiest device of each configuration, in percent.",
                 &cats,
                 &[
-                    Series::bars("CPU busy %", col("/cpu_utilisation", 100.0)),
+                    Series::bars("CPU busy %", col(|r| r.cpu_utilisation, 100.0)),
                     Series::bars("busiest device busy %", busiest),
                 ],
                 &Axis::new("percent", Scale::Linear, si),

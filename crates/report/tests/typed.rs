@@ -223,3 +223,158 @@ fn an_in_memory_studys_points_reach_the_report_as_written() {
         "{text}"
     );
 }
+
+/// A fixture of the report's (`tests/fixtures`) or, with `schema/`, of the schema crate's.
+fn real(name: &str) -> Value {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let path = match name.strip_prefix("schema/") {
+        Some(n) => dir.join("../schema/tests/fixtures").join(n),
+        None => dir.join("tests/fixtures").join(name),
+    };
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// The CSV's raw value at (table, row, column), as a number.
+fn csv_number(csv: &str, kind: &str, table: &str, row: &str, column: &str) -> f64 {
+    let tail = format!(",{kind},{table},{row},{column},");
+    csv.lines()
+        .find_map(|l| l.split_once(&tail).map(|(_, v)| v.to_string()))
+        .unwrap_or_else(|| panic!("{table} {row} {column} not in {csv}"))
+        .parse()
+        .unwrap()
+}
+
+/// `oltplab`'s refusal of `doc`: the error of rendering it, which names `path`.
+fn refused(doc: Value, path: &str) {
+    let err = oltplab_report::markdown(&[doc]).unwrap_err();
+    assert!(
+        matches!(err, ReportError::Invalid { index: 0, .. }),
+        "{err}"
+    );
+    let text = err.to_string();
+    assert!(text.contains(&format!("`{path}`")), "{path}: {text}");
+    assert_eq!(text.lines().count(), 1, "one sentence: {text}");
+}
+
+/// A real replay (the quick study's trace of hdd-10k replayed on its model): its figures reach the
+/// report as written, and a missing or mistyped one is refused naming it.
+#[test]
+fn a_real_replays_figures_reach_the_report_as_written() {
+    let doc = real("schema/replay-hdd-10k.json");
+    let csv = oltplab_report::csv(std::slice::from_ref(&doc)).unwrap();
+    let s = &doc["summary"];
+    for (table, row, column, written) in [
+        ("summary", "iops", "value", &s["iops"]),
+        ("summary", "ops", "value", &s["ops"]),
+        ("summary", "elapsed_s", "value", &s["elapsed_s"]),
+        ("summary", "speedup", "value", &s["speedup"]),
+        ("latency", "read", "iops", &s["read"]["iops"]),
+        (
+            "latency",
+            "write",
+            "lat_ns_p99",
+            &s["write"]["lat_ns"]["p99"],
+        ),
+        (
+            "latency",
+            "sync",
+            "lat_ns_mean",
+            &s["sync"]["lat_ns"]["mean"],
+        ),
+    ] {
+        assert_eq!(
+            csv_number(&csv, "replay", table, row, column),
+            written.as_f64().unwrap(),
+            "{table} {row} {column}"
+        );
+    }
+    let mut bad = doc.clone();
+    bad["summary"]["write"]
+        .as_object_mut()
+        .unwrap()
+        .remove("iops");
+    refused(bad, "summary.write.iops");
+    let mut bad = doc;
+    bad["summary"]["read"]["lat_ns"]["p99"] = "slow".into();
+    refused(bad, "summary.read.lat_ns.p99");
+}
+
+/// A real placement study (S3, PostgreSQL): each configuration's figures reach the report as
+/// written; a configuration without its throughput, or a study whose terminals are text, is
+/// refused naming the field.
+#[test]
+fn a_real_storage_studys_figures_reach_the_report_as_written() {
+    let doc = real("study-placement.json");
+    let csv = oltplab_report::csv(std::slice::from_ref(&doc)).unwrap();
+    let configs = doc["summary"]["configs"].as_array().unwrap();
+    assert_eq!(configs.len(), 4);
+    for c in configs {
+        let name = c["name"].as_str().unwrap();
+        for (column, written) in [
+            ("throughput", &c["throughput"]),
+            ("throughput_vs_first", &c["throughput_vs_first"]),
+            ("io_iops", &c["io_iops"]),
+            ("lat_ns_p90", &c["lat_ns"]["p90"]),
+            ("cpu_utilisation", &c["cpu_utilisation"]),
+        ] {
+            assert_eq!(
+                csv_number(&csv, "study", "configs", name, column),
+                written.as_f64().unwrap(),
+                "{name} {column}"
+            );
+        }
+    }
+    let mut bad = doc.clone();
+    bad["summary"]["configs"][2]
+        .as_object_mut()
+        .unwrap()
+        .remove("throughput");
+    refused(bad, "summary.configs[2].throughput");
+    let mut bad = doc;
+    bad["summary"]["terminals"] = "four".into();
+    refused(bad, "summary.terminals");
+}
+
+/// The real cluster study: each run's and each node's figures reach the report as written; a row
+/// without its tpmC, or a node whose flushes are text, is refused naming the field.
+#[test]
+fn a_real_cluster_studys_figures_reach_the_report_as_written() {
+    let doc = real("study-cluster.json");
+    let csv = oltplab_report::csv(std::slice::from_ref(&doc)).unwrap();
+    let rows = doc["summary"]["rows"].as_array().unwrap();
+    let mut nodes = 0;
+    for r in rows {
+        let device = r["device"].as_str().unwrap();
+        // The table's rows are named by device; the system is a column of its own.
+        let shown: Vec<f64> = csv
+            .lines()
+            .filter_map(|l| l.split_once(&format!(",study,runs,{device},tpmc,")))
+            .map(|(_, v)| v.parse().unwrap())
+            .collect();
+        assert!(
+            shown.contains(&r["tpmc"].as_f64().unwrap()),
+            "{device}: {shown:?}"
+        );
+        for n in r["io_by_node"].as_array().into_iter().flatten() {
+            let iops = n["iops"].as_f64().unwrap();
+            assert!(
+                csv.lines()
+                    .filter_map(|l| l.split_once(&format!(",study,nodes,{device},iops,")))
+                    .any(|(_, v)| v.parse::<f64>().unwrap() == iops),
+                "{device} node {}: {iops}",
+                n["node"]
+            );
+            nodes += 1;
+        }
+    }
+    assert!(nodes >= 3, "{nodes} nodes");
+    let mut bad = doc.clone();
+    bad["summary"]["rows"][1]
+        .as_object_mut()
+        .unwrap()
+        .remove("tpmc");
+    refused(bad, "summary.rows[1].tpmc");
+    let mut bad = doc;
+    bad["summary"]["rows"][1]["io_by_node"][0]["syncs"] = "many".into();
+    refused(bad, "summary.rows[1].io_by_node[0].syncs");
+}

@@ -276,8 +276,8 @@ pub struct HostUse {
 }
 
 /// One step of a users ramp, or one configuration of a storage study: S2's and S3's figures.
+/// Read back, every figure but the lists (absent when empty) is required.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
-#[serde(default)]
 pub struct RampStep {
     pub terminals: u32,
     /// The workload's headline rate: New-Orders per minute (TPC-C; a tpmC only when paced), or
@@ -293,13 +293,13 @@ pub struct RampStep {
     /// The database's reads + writes per second.
     pub io_iops: f64,
     /// Each emulated device's I/O and busy share (`io.by_device`).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub devices: Vec<GroupIo>,
     /// The I/O by table (`io.by_table`), when the run was traced.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tables: Vec<GroupIo>,
     /// What makes the figures less reliable (the run's warnings say more).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<oltplab_metrics::WarningKind>,
     pub interrupted: bool,
 }

@@ -219,6 +219,19 @@ mod zero_is_none {
     }
 }
 
+/// `Option<u32>` stored as a number where 0 stands for None: a count the workload has not.
+mod zero_count_is_none {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &Option<u32>, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u32(v.unwrap_or(0))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Error> {
+        Ok(Some(u32::deserialize(d)?).filter(|n| *n != 0))
+    }
+}
+
 fn tpcc() -> String {
     "tpcc".into()
 }
@@ -392,7 +405,6 @@ pub enum Limit {
 
 /// One storage configuration's figures.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
-#[serde(default)]
 pub struct ConfigFigures {
     /// What S2/S3 call it, e.g. `log+temp on flash`.
     pub name: String,
@@ -401,31 +413,33 @@ pub struct ConfigFigures {
     #[serde(flatten)]
     pub figures: super::RampStep,
     /// Its throughput against the first configuration's.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub throughput_vs_first: Option<f64>,
 }
 
-/// `summary` of a cache-tiers or placement study.
+/// `summary` of a cache-tiers or placement study. Every figure it always has is required when
+/// read back; the optional ones are `Option`.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
-#[serde(default)]
 pub struct StorageStudySummary {
     pub scenario: String,
     pub engine: String,
     /// tpcc or brokerage.
     pub workload: String,
-    /// TPC-C's warehouses (0 for brokerage).
-    pub warehouses: u32,
+    /// TPC-C's warehouses; None for the brokerage workload (written as 0 there, as results
+    /// always have been, and read back as None; absent too).
+    #[serde(default, with = "zero_count_is_none")]
+    pub warehouses: Option<u32>,
     /// The brokerage database's customers.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub customers: Option<i64>,
     pub terminals: u32,
     pub load_s: f64,
     pub database_bytes: u64,
     pub buffer_pool_bytes: u64,
     /// placement: the table the first configuration's I/O named hottest (its share of the I/O).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hot_table: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hot_table_share_pct: Option<f64>,
     pub configs: Vec<ConfigFigures>,
     pub interrupted: bool,
@@ -433,8 +447,8 @@ pub struct StorageStudySummary {
 
 /// `summary` of a cluster study (`oltplab study --scenario cluster`): one MariaDB server against
 /// a Galera cluster of `nodes`, each on every listed emulated device (each node its own instance).
+/// Read back, every field is required.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
-#[serde(default)]
 pub struct ClusterStudySummary {
     pub scenario: String,
     /// The cluster's nodes (the single server is one MariaDB without Galera).
@@ -453,9 +467,9 @@ pub struct ClusterStudySummary {
     pub interrupted: bool,
 }
 
-/// One run of a cluster study: a system (`mariadb` or `galera`) on a device.
+/// One run of a cluster study: a system (`mariadb` or `galera`) on a device. Read back, the
+/// figures it may lack are `Option` or lists (absent when empty); the rest is required.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
-#[serde(default)]
 pub struct ClusterStudyRow {
     /// The device spec every server or node ran on.
     pub device: String,
@@ -465,7 +479,7 @@ pub struct ClusterStudyRow {
     /// New-Orders per minute of the window (a tpmC when paced).
     pub tpmc: f64,
     /// Its tpmC against the single server's on the same device.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tpmc_vs_single: Option<f64>,
     /// New-Order's response time, which ends with its COMMIT (replication and certification
     /// included on the cluster).
@@ -479,7 +493,7 @@ pub struct ClusterStudyRow {
     pub commits_with_last_statement: u64,
     /// The cluster: the share of the mean commit the nodes measured as replication (their group
     /// communication, `summary.commit.replication_share` of the run).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub commit_replication_share: Option<f64>,
     /// Measured transactions of every type.
     pub transactions: u64,
@@ -488,19 +502,19 @@ pub struct ClusterStudyRow {
     pub conflicts_per_1000_tx: f64,
     /// The nodes' mean share of the window replication was paused by flow control
     /// (`wsrep_flow_control_paused_ns`); None for the single server.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flow_control_paused_share: Option<f64>,
     /// Reads + writes per second of every server or node together (each node's own in `io_by_node`).
     pub io_iops: f64,
     pub io_syncs_per_s: f64,
     pub cpu_utilisation: f64,
     /// The cluster's nodes: each one's I/O on its own device and its wsrep counters.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub io_by_node: Vec<super::NodeIo>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub wsrep_nodes: Vec<super::WsrepNode>,
     /// Kinds of the run's warnings that make the row less reliable.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
     /// The run's own result, relative to the study's output directory.
     pub result: String,

@@ -194,3 +194,40 @@ fn alpha_without_a_bound_is_none_and_written_as_zero() {
         serde_json::json!(0.0)
     );
 }
+
+/// The storage (S3 placement) and cluster studies the report reads typed: their real results read
+/// back into their types and write out the same JSON, value for value.
+#[test]
+fn storage_and_cluster_studies_round_trip_exactly() {
+    for (name, after) in [
+        (
+            "study-placement.json",
+            read_value::<ResultDoc<StorageStudySummary, Value>>(&fixture("study-placement.json"))
+                .map(|t| serde_json::to_value(t).unwrap()),
+        ),
+        (
+            "study-cluster.json",
+            read_value::<ResultDoc<ClusterStudySummary, Value>>(&fixture("study-cluster.json"))
+                .map(|t| serde_json::to_value(t).unwrap()),
+        ),
+    ] {
+        let after = after.unwrap_or_else(|e| panic!("{name}: {e}"));
+        if let Some(d) = first_difference(&fixture(name), &after, "") {
+            panic!("{name}: the typed round trip changed the JSON: {d}");
+        }
+    }
+}
+
+/// A brokerage storage study has no warehouses: None in the type, 0 in the file as always.
+#[test]
+fn a_brokerage_storage_study_has_no_warehouses() {
+    let mut doc = fixture("study-placement.json");
+    let typed: ResultDoc<StorageStudySummary, Value> = read_value(&doc).unwrap();
+    assert_eq!(typed.summary.warehouses, Some(1));
+    doc["summary"]["warehouses"] = serde_json::json!(0);
+    let mut typed: ResultDoc<StorageStudySummary, Value> = read_value(&doc).unwrap();
+    assert_eq!(typed.summary.warehouses, None);
+    typed.summary.warehouses = None;
+    let written = serde_json::to_value(&typed).unwrap();
+    assert_eq!(written["summary"]["warehouses"], serde_json::json!(0));
+}

@@ -93,11 +93,11 @@ pub struct DriverConfig {
 }
 
 /// Each terminal's work when it is fixed: `warmup_tx` transactions, then — once every terminal
-/// has run its warm-up — `tx` measured ones.
+/// has run its warm-up — `tx` measured ones (None: until the run is stopped).
 #[derive(Clone, Copy, Debug)]
 pub struct FixedWork {
     pub warmup_tx: u64,
-    pub tx: u64,
+    pub tx: Option<u64>,
 }
 
 /// A terminal (or worker) that fails this many transactions in a row stops: something is broken,
@@ -630,7 +630,10 @@ fn terminal_thread<W: Workload>(terminals: Vec<(Box<dyn Conn>, W::Terminal, u64)
                 Turn::Ended => break,
             }
             if let Some(work) = &ctx.cfg.work {
-                if s.ran >= work.warmup_tx.saturating_add(work.tx) {
+                if work
+                    .tx
+                    .is_some_and(|tx| s.ran >= work.warmup_tx.saturating_add(tx))
+                {
                     finish_slot(s, ctx, true);
                 }
             }
@@ -1246,7 +1249,7 @@ mod tests {
             terminals: 5,
             work: Some(FixedWork {
                 warmup_tx: 3,
-                tx: 40,
+                tx: Some(40),
             }),
             threads: Some(2),
             ..config()

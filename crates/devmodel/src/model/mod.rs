@@ -26,7 +26,8 @@ use drive::ram::Ram;
 use raid::Raid;
 
 use crate::catalogue::DeviceKind;
-use crate::spec::{param, Spec};
+use crate::params::DeviceParams;
+use crate::spec::Spec;
 use crate::state::St;
 use crate::IoKind;
 
@@ -41,66 +42,67 @@ pub(crate) enum Node {
     PageCache(Box<PageCache<Node>>),
 }
 
-/// Checks a catalogue device's parameters (after overrides) for values no model can use.
+/// Checks a catalogue device's parameters (after overrides): each one its model reads is there,
+/// with a value the model can use.
 pub(crate) fn check_device(spec: &Spec) -> Result<(), String> {
     let Spec::Device { entry, overrides } = spec else {
         return Ok(());
     };
-    let v = |k: &str| param(entry, overrides, k);
-    let positive = |keys: &[&str]| -> Result<(), String> {
-        for k in keys {
-            if v(k) <= 0.0 {
+    let params = DeviceParams::of(entry, overrides).map_err(|e| e.to_string())?;
+    let positive = |values: &[(&str, f64)]| -> Result<(), String> {
+        for (k, v) in values {
+            if *v <= 0.0 {
                 return Err(format!("{} needs {k} > 0", entry.name));
             }
         }
         Ok(())
     };
-    match entry.kind {
-        DeviceKind::Host => Ok(()),
-        DeviceKind::Hdd => {
+    match params {
+        DeviceParams::Host => Ok(()),
+        DeviceParams::Hdd(p) => {
             positive(&[
-                "capacity_gb",
-                "rpm",
-                "seek_track_ms",
-                "seek_avg_ms",
-                "seek_full_ms",
-                "media_outer_mb_s",
-                "media_inner_mb_s",
-                "queue_max",
-                "link_mb_s",
+                ("capacity_gb", p.capacity_gb),
+                ("rpm", p.rpm),
+                ("seek_track_ms", p.seek_track_ms),
+                ("seek_avg_ms", p.seek_avg_ms),
+                ("seek_full_ms", p.seek_full_ms),
+                ("media_outer_mb_s", p.media_outer_mb_s),
+                ("media_inner_mb_s", p.media_inner_mb_s),
+                ("queue_max", p.queue_max),
+                ("link_mb_s", p.link_mb_s),
             ])?;
-            if v("write_cache") != 0.0 && v("write_cache") != 1.0 {
+            if p.write_cache != 0.0 && p.write_cache != 1.0 {
                 return Err(format!("{}: write_cache is on or off (1 or 0)", entry.name));
             }
-            if v("media_inner_mb_s") > v("media_outer_mb_s") {
+            if p.media_inner_mb_s > p.media_outer_mb_s {
                 return Err(format!("{}: media_inner_mb_s must not exceed media_outer_mb_s (the outer zone is the fastest)", entry.name));
             }
-            if v("queue_max") > 256.0 {
+            if p.queue_max > 256.0 {
                 return Err(format!("{}: queue_max is at most 256", entry.name));
             }
-            if !(1.0..=HDD_SEGMENTS as f64).contains(&v("cache_segments").round()) {
+            if !(1.0..=HDD_SEGMENTS as f64).contains(&p.cache_segments.round()) {
                 return Err(format!(
                     "{}: cache_segments is 1 to {HDD_SEGMENTS}",
                     entry.name
                 ));
             }
-            SeekCurve::fit(v("seek_track_ms"), v("seek_avg_ms"), v("seek_full_ms")).map(|_| ())
+            SeekCurve::fit(p.seek_track_ms, p.seek_avg_ms, p.seek_full_ms).map(|_| ())
         }
-        DeviceKind::Flash => {
+        DeviceParams::Flash(p) => {
             positive(&[
-                "capacity_gb",
-                "channels",
-                "dies_per_channel",
-                "page_kib",
-                "read_us",
-                "program_us",
-                "waf_random",
-                "channel_mb_s",
-                "link_mb_s",
-                "cmd_occupancy_us",
-                "controllers",
+                ("capacity_gb", p.capacity_gb),
+                ("channels", p.channels),
+                ("dies_per_channel", p.dies_per_channel),
+                ("page_kib", p.page_kib),
+                ("read_us", p.read_us),
+                ("program_us", p.program_us),
+                ("waf_random", p.waf_random),
+                ("channel_mb_s", p.channel_mb_s),
+                ("link_mb_s", p.link_mb_s),
+                ("cmd_occupancy_us", p.cmd_occupancy_us),
+                ("controllers", p.controllers),
             ])?;
-            if v("channels") * v("dies_per_channel") > 1024.0 || v("controllers") > 64.0 {
+            if p.channels * p.dies_per_channel > 1024.0 || p.controllers > 64.0 {
                 return Err(format!(
                     "{}: at most 1024 dies and 64 controllers are modelled",
                     entry.name
@@ -108,9 +110,13 @@ pub(crate) fn check_device(spec: &Spec) -> Result<(), String> {
             }
             Ok(())
         }
-        DeviceKind::Ram => {
-            positive(&["capacity_gb", "bandwidth_mb_s", "units"])?;
-            if v("units") > 64.0 {
+        DeviceParams::Ram(p) => {
+            positive(&[
+                ("capacity_gb", p.capacity_gb),
+                ("bandwidth_mb_s", p.bandwidth_mb_s),
+                ("units", p.units),
+            ])?;
+            if p.units > 64.0 {
                 return Err(format!("{}: at most 64 units", entry.name));
             }
             Ok(())

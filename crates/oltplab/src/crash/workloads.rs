@@ -148,8 +148,8 @@ pub(super) fn brokerage_driver(cfg: &CrashConfig, seed: u64) -> brokerage::drive
 pub(super) fn orders_point(cfg: &CrashConfig, scale: OrdersScale, seed: u64) -> PointConfig {
     PointConfig {
         connections: cfg.terminals,
-        // More than any cut lets it run.
-        tx_per_connection: u64::MAX,
+        // No end of its own: the cut ends it.
+        tx_per_connection: None,
         warmup_tx_per_connection: 0,
         mode: Mode::Insert,
         scale,

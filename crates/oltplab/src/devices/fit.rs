@@ -17,7 +17,9 @@ use std::time::{Duration, Instant};
 use clap::Args;
 use oltplab_core::units::{format_count, format_ns, format_size_short};
 use oltplab_core::{Error, Result};
-use oltplab_devmodel::{catalogue, parse_spec, CatalogueEntry, DeviceKind, Emulator, IoKind, Spec};
+use oltplab_devmodel::{
+    catalogue, parse_spec, CatalogueEntry, DeviceKind, DeviceParams, Emulator, IoKind, Spec,
+};
 use oltplab_io::job::Mix;
 use oltplab_metrics::schema::{now_rfc3339, ProfileResult, Warning};
 use serde::Serialize;
@@ -699,7 +701,7 @@ pub fn simulate(spec: &Spec, p: &PointDef, c: &SimConfig) -> Result<Figures> {
     let min_warm = if p.op == Op::Randread {
         0
     } else {
-        (2.0 * spec_param(spec, "write_buffer_mib") * 1024.0 * 1024.0 / bs as f64).ceil() as u64
+        (2.0 * write_buffer_mib(spec)? * 1024.0 * 1024.0 / bs as f64).ceil() as u64
     };
     if p.op == Op::Commit {
         // One append and its flush at a time.
@@ -769,16 +771,15 @@ pub fn simulate(spec: &Spec, p: &PointDef, c: &SimConfig) -> Result<Figures> {
     }
 }
 
-/// A device spec's parameter (after its overrides), 0 for a composition.
-fn spec_param(spec: &Spec, key: &str) -> f64 {
-    match spec {
-        Spec::Device { entry, overrides } => overrides
-            .iter()
-            .find(|(k, _)| *k == key)
-            .map(|(_, v)| *v)
-            .or_else(|| entry.param(key))
-            .unwrap_or(0.0),
-        _ => 0.0,
+/// The write buffer a candidate's writes may hide behind: a flash device's (after its
+/// overrides); the other kinds and compositions have none the fit models.
+fn write_buffer_mib(spec: &Spec) -> Result<f64> {
+    let Spec::Device { entry, overrides } = spec else {
+        return Ok(0.0);
+    };
+    match DeviceParams::of(entry, overrides).map_err(|e| Error::usage(e.to_string()))? {
+        DeviceParams::Flash(p) => Ok(p.write_buffer_mib),
+        DeviceParams::Hdd(_) | DeviceParams::Ram(_) | DeviceParams::Host => Ok(0.0),
     }
 }
 

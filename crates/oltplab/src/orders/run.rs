@@ -102,7 +102,7 @@ pub fn run_with(cfg: &OrdersRunConfig, stop: &AtomicBool) -> Result<RunOutcome> 
     for &connections in &cfg.connections {
         let point_cfg = PointConfig {
             connections,
-            tx_per_connection: cfg.tx_per_connection_at(connections),
+            tx_per_connection: Some(cfg.tx_per_connection_at(connections)),
             warmup_tx_per_connection: cfg.warmup_tx_per_connection,
             mode: cfg.mode,
             scale: meta.scale,

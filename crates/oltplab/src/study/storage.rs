@@ -159,7 +159,7 @@ pub fn run(args: &StudyArgs) -> Result<()> {
         scenario: args.scenario.to_string(),
         engine: args.engine.clone(),
         workload: args.workload.clone(),
-        warehouses: if brokerage { 0 } else { scale.warehouses },
+        warehouses: (!brokerage).then_some(scale.warehouses),
         customers: brokerage.then_some(BROKERAGE_CUSTOMERS),
         terminals: scale.terminals,
         load_s: load_started.elapsed().as_secs_f64(),

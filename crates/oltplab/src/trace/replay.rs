@@ -451,10 +451,10 @@ fn print_summary(doc: &ReplayResult, result: &Path) {
         s.lanes,
         s.threads,
         s.order,
-        s.elapsed_s,
+        s.elapsed_s.unwrap_or_default(),
         if s.clock == "virtual" { " of virtual time" } else { "" },
-        s.trace_s,
-        s.speedup
+        s.trace_s.unwrap_or_default(),
+        s.speedup.unwrap_or_default()
     );
     say!(
         "IOPS {} (reads + writes); {:.1} I/Os in flight on average",
@@ -483,12 +483,12 @@ fn print_summary(doc: &ReplayResult, result: &Path) {
             );
         }
     }
-    if s.sync.ops > 0 {
+    if let Some(sync) = s.sync.as_ref().filter(|y| y.ops > 0) {
         say!(
             "  sync  {:>10} ops/s {:>9}   {}",
-            format_count(s.sync.iops),
+            format_count(sync.iops),
             "",
-            lat_line(&s.sync.lat_ns)
+            lat_line(&sync.lat_ns)
         );
     }
     if s.unaligned_ops > 0 || s.short_ios > 0 || s.unsupported_ops > 0 {

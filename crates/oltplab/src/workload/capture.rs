@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use oltplab_core::{Error, Result};
-use oltplab_dbs::vfs::{Vfs, VfsCounts, VfsOptions};
+use oltplab_dbs::vfs::{TraceWindow, Vfs, VfsCounts, VfsOptions};
 use oltplab_devmodel::{now_ns, DeviceCounts, Emulator, Fidelity, Spec};
 use oltplab_metrics::{LatencyNs, Warning, WarningKind};
 use oltplab_trace::stat::{io_by_table, GroupIo, TraceStat};
@@ -195,7 +195,7 @@ impl SqliteCapture {
             crash: None,
         })?;
         // Nothing is traced until the measured window starts.
-        vfs.trace_window(u64::MAX, u64::MAX);
+        vfs.trace_window(None);
         Ok(Some(SqliteCapture {
             vfs,
             trace,
@@ -211,7 +211,10 @@ impl SqliteCapture {
     fn measure_start(&self) {
         let now = now_ns();
         self.window_start_ns.store(now, Ordering::Relaxed);
-        self.vfs.trace_window(now, u64::MAX);
+        self.vfs.trace_window(Some(TraceWindow {
+            from_ns: now,
+            until_ns: None,
+        }));
         *self
             .counts_at_start
             .lock()
@@ -224,7 +227,10 @@ impl SqliteCapture {
 
     fn measure_end(&self) {
         let start = self.window_start_ns.load(Ordering::Relaxed);
-        self.vfs.trace_window(start, now_ns());
+        self.vfs.trace_window(Some(TraceWindow {
+            from_ns: start,
+            until_ns: Some(now_ns()),
+        }));
         *self.counts_at_end.lock().unwrap_or_else(|p| p.into_inner()) = Some(self.vfs.counts());
         if let Some(e) = &self.emulator {
             self.devices.end(e.device_counts(now_ns()));
@@ -309,7 +315,8 @@ pub struct ServerCapture {
     merged_path: PathBuf,
     /// A temporary merged trace, registered for a quick quit.
     _temp_trace: Option<oltplab_core::interrupt::Guard>,
-    window_ns: Mutex<(u64, u64)>,
+    /// The measured window: its start, and its end once it closed.
+    window: Mutex<TraceWindow>,
     fidelity_at_end: Mutex<Option<Fidelity>>,
     /// Which files hold which table, for I/O per table.
     tables: layout::TableFiles,
@@ -388,7 +395,7 @@ impl ServerCapture {
                 .is_none()
                 .then(|| oltplab_core::interrupt::guard_path(&merged_path)),
             merged_path,
-            window_ns: Mutex::new((0, u64::MAX)),
+            window: Mutex::new(TraceWindow::ALL),
             fidelity_at_end: Mutex::new(None),
             tables,
             spec: spec_copy,
@@ -397,13 +404,19 @@ impl ServerCapture {
     }
 
     fn measure_start(&self) {
-        self.window_ns.lock().unwrap_or_else(|p| p.into_inner()).0 = now_ns();
+        self.window
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .from_ns = now_ns();
         self.session.reset_fidelity();
         self.devices.start(self.session.device_counts());
     }
 
     fn measure_end(&self) {
-        self.window_ns.lock().unwrap_or_else(|p| p.into_inner()).1 = now_ns();
+        self.window
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .until_ns = Some(now_ns());
         // The shutdown checkpoint that follows is not the run's.
         self.devices.end(self.session.device_counts());
         *self
@@ -422,7 +435,7 @@ impl ServerCapture {
 
     /// [`ServerCapture::finish`] with the latencies of the trace, for a cluster's node.
     fn finish_node(self, outcome: &RunEnd) -> Result<NodeFigures> {
-        let (from_ns, until_ns) = *self.window_ns.lock().unwrap_or_else(|p| p.into_inner());
+        let window = *self.window.lock().unwrap_or_else(|p| p.into_inner());
         let fidelity = self
             .fidelity_at_end
             .lock()
@@ -431,8 +444,9 @@ impl ServerCapture {
             .unwrap_or_else(|| self.session.fidelity());
         let processes = self.session.processes();
         let spans = SpanIndex::new(outcome.spans);
-        let report = self.session.finish_filtered(from_ns, |r, at_ns| {
-            if at_ns >= until_ns {
+        let report = self.session.finish_filtered(window.from_ns, |r, at_ns| {
+            // The session starts at `from_ns`; an I/O at or after the end is not the run's.
+            if window.until_ns.is_some_and(|u| at_ns >= u) {
                 return false;
             }
             r.tag = spans.tag_of(r.tid, at_ns);

@@ -1,6 +1,7 @@
 //! Small, deterministic results of every kind, shaped as the README's "Read the results" section describes
 //! them. Device results are real ones (tests/fixtures); run, replay and study results are built here
-//! from seeded latencies so their histograms are real HdrHistograms too.
+//! from seeded latencies so their histograms are real HdrHistograms too; the kinds the report reads
+//! typed carry every field their type requires.
 
 #![allow(dead_code)]
 
@@ -165,8 +166,15 @@ pub fn replay(seed: u64, iops: f64) -> Value {
         "config": {"trace": "host.trace", "target": "/mnt/test", "as_fast_as_possible": true},
         "env": env("vm"),
         "summary": {"iops": iops, "ops": 4000,
-                    "read": {"iops": iops * 0.75, "lat_ns": hr.stats()},
-                    "write": {"iops": iops * 0.25, "lat_ns": hw.stats()}},
+                    "ops_by_kind": {"read": 3000, "write": 1000},
+                    "read": {"ios": 3000, "bytes": 3000 * 16384, "iops": iops * 0.75,
+                             "bw_bytes": iops * 0.75 * 16384.0, "lat_ns": hr.stats()},
+                    "write": {"ios": 1000, "bytes": 1000 * 16384, "iops": iops * 0.25,
+                              "bw_bytes": iops * 0.25 * 16384.0, "lat_ns": hw.stats()},
+                    "trace_ops": 4000, "trace_complete": true, "threads": 4, "lanes": 4,
+                    "workers": 1, "engine": "io_uring", "direct": true, "direct_align_bytes": 4096,
+                    "unaligned_ops": 0, "short_ios": 0, "unsupported_ops": 0,
+                    "interrupted": false, "cpu_user_s": 0.25, "cpu_sys_s": 0.5},
         "intervals": [{"t_s": 1.0, "iops": iops * 0.9}, {"t_s": 2.0, "iops": iops * 1.05}, {"t_s": 3.0, "iops": iops}],
         "histograms": {"read": hr.to_base64(), "write": hw.to_base64()},
         "warnings": []

@@ -220,12 +220,19 @@ pub struct ReplaySummary {
     pub ops_by_kind: serde_json::Value,
     pub read: OpSummary,
     pub write: OpSummary,
-    pub sync: SyncSummary,
-    pub elapsed_s: f64,
+    /// This and the three figures after it are always written; they are optional to a reader
+    /// because the reports have always drawn a replay without them (DESIGN.md names iops, ops
+    /// and read|write as what they rely on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sync: Option<SyncSummary>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub elapsed_s: Option<f64>,
     /// The traced time the same operations took.
-    pub trace_s: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_s: Option<f64>,
     /// trace_s / elapsed_s: how much faster than captured the replay ran.
-    pub speedup: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub speedup: Option<f64>,
     pub trace_ops: u64,
     pub trace_complete: bool,
     pub threads: u64,
@@ -288,18 +295,18 @@ impl ReplayOutcome {
             ops_by_kind: serde_json::to_value(self.counts).expect("counts serialise"),
             read: op(self.counts.read, self.read_bytes, &self.read_latency),
             write: op(self.counts.write, self.written_bytes, &self.write_latency),
-            sync: SyncSummary {
+            sync: Some(SyncSummary {
                 ops: self.counts.syncs(),
                 iops: per_s(self.counts.syncs()),
                 lat_ns: self.sync_latency.stats(),
-            },
-            elapsed_s: secs,
-            trace_s: self.trace_duration_ns as f64 / 1e9,
-            speedup: if secs > 0.0 {
+            }),
+            elapsed_s: Some(secs),
+            trace_s: Some(self.trace_duration_ns as f64 / 1e9),
+            speedup: Some(if secs > 0.0 {
                 self.trace_duration_ns as f64 / 1e9 / secs
             } else {
                 0.0
-            },
+            }),
             trace_ops: self.trace_ops,
             trace_complete: self.trace_complete,
             threads: self.threads,

@@ -18,7 +18,9 @@ use super::{Mode, Scale, TxError};
 #[derive(Clone, Debug)]
 pub struct PointConfig {
     pub connections: u32,
-    pub tx_per_connection: u64,
+    /// Measured transactions each connection runs; None: until the run is halted (a power cut
+    /// ends `oltplab crash`'s).
+    pub tx_per_connection: Option<u64>,
     /// Transactions each connection runs before the measured work; excluded from every figure.
     pub warmup_tx_per_connection: u64,
     pub mode: Mode,

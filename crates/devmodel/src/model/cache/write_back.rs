@@ -2,6 +2,7 @@
 
 use super::super::base::{Alloc, Ctx, Model};
 use super::blocks::{DirtyRing, DESTAGE_MERGE_MAX};
+use crate::params::ControllerParams;
 use crate::state::St;
 use crate::IoKind;
 
@@ -54,13 +55,14 @@ const WB_WORDS: usize = WB_STREAMS + RA_STREAMS * RA_STREAM_WORDS;
 
 impl<M: Model> WriteBack<M> {
     pub(crate) fn new(backing: M, size: u64, readahead: u64, alloc: &mut Alloc) -> WriteBack<M> {
-        let c = crate::catalogue::controller_param;
+        // The catalogue's own list, which its test reads whole.
+        let c = ControllerParams::of_catalogue().expect("the catalogue's controller is complete");
         WriteBack {
             backing,
             ring: DirtyRing::new(alloc),
             size,
-            cmd_ns: (c("cmd_us") * 1e3) as u64,
-            link_bytes_per_ns: c("link_mb_s") * 1e6 / 1e9,
+            cmd_ns: (c.cmd_us * 1e3) as u64,
+            link_bytes_per_ns: c.link_mb_s * 1e6 / 1e9,
             readahead,
             base: alloc.take(WB_WORDS),
         }
@@ -290,7 +292,7 @@ mod tests {
         // Writes: a 16 MiB cache takes 1,024 16 KiB writes at the controller's speed, then they
         // run at the rate the drive takes the destaged (coalesced, sequential) data.
         let w = seq("wbcache(hdd-15k,size=16m)", IoKind::Write, 4000);
-        let cmd = crate::catalogue::controller_param("cmd_us") * 1e3;
+        let cmd = ControllerParams::of_catalogue().unwrap().cmd_us * 1e3;
         let burst = mean(&w[..900]);
         assert!(
             burst < 1.5 * cmd + 10_000.0,

@@ -2,7 +2,8 @@
 //! link and the write buffer.
 
 use super::super::base::{earliest, Alloc, Ctx};
-use crate::spec::{param, Spec};
+use crate::params::DeviceParams;
+use crate::spec::{device_params, Spec};
 use crate::state::St;
 use crate::IoKind;
 
@@ -114,15 +115,17 @@ impl Flash {
         let Spec::Device { entry, overrides } = spec else {
             unreachable!()
         };
-        let v = |k: &str| param(entry, overrides, k);
-        let n_chans = v("channels").round().max(1.0) as usize;
-        let n_dies = n_chans * v("dies_per_channel").round().max(1.0) as usize;
-        let n_ctrl = v("controllers").round().max(1.0) as usize;
-        let page = (v("page_kib") * 1024.0).round().max(512.0) as u64;
-        let program_ns = v("program_us") * 1e3;
+        let DeviceParams::Flash(p) = device_params(entry, overrides) else {
+            unreachable!("a flash device's entry")
+        };
+        let n_chans = p.channels.round().max(1.0) as usize;
+        let n_dies = n_chans * p.dies_per_channel.round().max(1.0) as usize;
+        let n_ctrl = p.controllers.round().max(1.0) as usize;
+        let page = (p.page_kib * 1024.0).round().max(512.0) as u64;
+        let program_ns = p.program_us * 1e3;
         // Bytes the dies program per ns; the buffer hides a backlog of this many ns of programming.
         let program_bpns = n_dies as f64 * page as f64 / program_ns;
-        let buffer_bytes = v("write_buffer_mib") * 1024.0 * 1024.0;
+        let buffer_bytes = p.write_buffer_mib * 1024.0 * 1024.0;
         Flash {
             ctrl: alloc.take(n_ctrl),
             dies: alloc.take(2 * n_dies),
@@ -135,27 +138,27 @@ impl Flash {
             n_dies,
             n_chans,
             page,
-            read_ns: v("read_us") * 1e3,
+            read_ns: p.read_us * 1e3,
             program_ns,
-            waf_random: v("waf_random").max(1.0),
-            chan_bpns: v("channel_mb_s") * 1e6 / 1e9,
-            link_bpns: v("link_mb_s") * 1e6 / 1e9,
-            read_overhead_ns: v("read_overhead_us") * 1e3,
-            occupancy_ns: v("cmd_occupancy_us") * 1e3,
-            write_occupancy_ns: if v("write_occupancy_us") > 0.0 {
-                v("write_occupancy_us") * 1e3
+            waf_random: p.waf_random.max(1.0),
+            chan_bpns: p.channel_mb_s * 1e6 / 1e9,
+            link_bpns: p.link_mb_s * 1e6 / 1e9,
+            read_overhead_ns: p.read_overhead_us * 1e3,
+            occupancy_ns: p.cmd_occupancy_us * 1e3,
+            write_occupancy_ns: if p.write_occupancy_us > 0.0 {
+                p.write_occupancy_us * 1e3
             } else {
-                v("cmd_occupancy_us") * 1e3
+                p.cmd_occupancy_us * 1e3
             },
             buffer_window_ns: buffer_bytes / program_bpns,
-            write_ack_ns: v("write_ack_us") * 1e3,
-            flush_ns: v("flush_us") * 1e3,
-            protected: v("power_loss_protected") >= 0.5,
-            half_program_ns: program_ns * v("waf_random").max(1.0) / 2.0,
+            write_ack_ns: p.write_ack_us * 1e3,
+            flush_ns: p.flush_us * 1e3,
+            protected: p.power_loss_protected >= 0.5,
+            half_program_ns: program_ns * p.waf_random.max(1.0) / 2.0,
             seq_read_bpns: (n_dies as f64 * page as f64
-                / (v("read_us") * 1e3 + page as f64 / (v("channel_mb_s") * 1e-3)))
-                .min(n_chans as f64 * v("channel_mb_s") * 1e-3)
-                .min(v("link_mb_s") * 1e-3),
+                / (p.read_us * 1e3 + page as f64 / (p.channel_mb_s * 1e-3)))
+                .min(n_chans as f64 * p.channel_mb_s * 1e-3)
+                .min(p.link_mb_s * 1e-3),
         }
     }
 

@@ -1,7 +1,8 @@
 //! A hard disk drive: one actuator over a rotating platter, its queue and buffer.
 
 use super::super::base::{Alloc, Ctx};
-use crate::spec::{param, Spec};
+use crate::params::DeviceParams;
+use crate::spec::{device_params, Spec};
 use crate::state::St;
 use crate::IoKind;
 
@@ -160,28 +161,30 @@ impl Hdd {
         let Spec::Device { entry, overrides } = spec else {
             unreachable!()
         };
-        let v = |k: &str| param(entry, overrides, k);
-        let queue_max = v("queue_max").round().clamp(1.0, 256.0) as usize;
-        let cache_bytes = v("cache_mib") * 1024.0 * 1024.0;
-        let segments = (v("cache_segments").round() as usize).clamp(1, HDD_SEGMENTS);
-        let outer_bpns = v("media_outer_mb_s") * 1e6 / 1e9;
-        let inner_bpns = v("media_inner_mb_s") * 1e6 / 1e9;
+        let DeviceParams::Hdd(p) = device_params(entry, overrides) else {
+            unreachable!("an HDD's entry")
+        };
+        let queue_max = p.queue_max.round().clamp(1.0, 256.0) as usize;
+        let cache_bytes = p.cache_mib * 1024.0 * 1024.0;
+        let segments = (p.cache_segments.round() as usize).clamp(1, HDD_SEGMENTS);
+        let outer_bpns = p.media_outer_mb_s * 1e6 / 1e9;
+        let inner_bpns = p.media_inner_mb_s * 1e6 / 1e9;
         Hdd {
             base: alloc.take(HDD_RING + 3 * (queue_max - 1)),
-            capacity: v("capacity_gb") * 1e9,
-            period_ns: 60e9 / v("rpm"),
-            inv_period: v("rpm") / 60e9,
-            overhead_ns: v("overhead_us") * 1e3,
-            hit_ns: v("hit_overhead_us") * 1e3,
-            write_hit_ns: v("write_hit_overhead_us") * 1e3,
-            settle_ns: v("write_settle_ms") * 1e6,
+            capacity: p.capacity_gb * 1e9,
+            period_ns: 60e9 / p.rpm,
+            inv_period: p.rpm / 60e9,
+            overhead_ns: p.overhead_us * 1e3,
+            hit_ns: p.hit_overhead_us * 1e3,
+            write_hit_ns: p.write_hit_overhead_us * 1e3,
+            settle_ns: p.write_settle_ms * 1e6,
             queue_max,
-            seek: SeekCurve::fit(v("seek_track_ms"), v("seek_avg_ms"), v("seek_full_ms"))
+            seek: SeekCurve::fit(p.seek_track_ms, p.seek_avg_ms, p.seek_full_ms)
                 .expect("checked when parsed"),
             outer_bpns,
             inner_bpns,
-            link_bpns: v("link_mb_s") * 1e6 / 1e9,
-            write_cache: v("write_cache") >= 0.5,
+            link_bpns: p.link_mb_s * 1e6 / 1e9,
+            write_cache: p.write_cache >= 0.5,
             segment_bytes: (cache_bytes / segments as f64) as u64,
             segments,
             cache_window_ns: cache_bytes / 2.0 / ((outer_bpns + inner_bpns) / 2.0),

@@ -1,7 +1,8 @@
 //! Memory as a device.
 
 use super::super::base::{earliest, Alloc};
-use crate::spec::{param, Spec};
+use crate::params::DeviceParams;
+use crate::spec::{device_params, Spec};
 use crate::state::St;
 use crate::IoKind;
 
@@ -18,13 +19,15 @@ impl Ram {
         let Spec::Device { entry, overrides } = spec else {
             unreachable!()
         };
-        let v = |k: &str| param(entry, overrides, k);
-        let n = v("units").round().clamp(1.0, 64.0) as usize;
+        let DeviceParams::Ram(p) = device_params(entry, overrides) else {
+            unreachable!("a memory device's entry")
+        };
+        let n = p.units.round().clamp(1.0, 64.0) as usize;
         Ram {
             units: alloc.take(n),
             n,
-            latency_ns: v("latency_us") * 1e3,
-            bpns: v("bandwidth_mb_s") * 1e6 / 1e9,
+            latency_ns: p.latency_us * 1e3,
+            bpns: p.bandwidth_mb_s * 1e6 / 1e9,
         }
     }
 

@@ -59,8 +59,14 @@ pub fn run_point(
             let mut gate = gate.clone();
             let cfg = cfg.clone();
             set.spawn(async move {
-                s.run(cfg.warmup_tx_per_connection, false, &cfg, &recorder, &halt)
-                    .await;
+                s.run(
+                    Some(cfg.warmup_tx_per_connection),
+                    false,
+                    &cfg,
+                    &recorder,
+                    &halt,
+                )
+                .await;
                 barrier.wait().await;
                 let _ = gate.wait_for(|open| *open).await;
                 s.run(cfg.tx_per_connection, true, &cfg, &recorder, &halt)

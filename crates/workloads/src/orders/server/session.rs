@@ -255,16 +255,18 @@ impl Session {
         }
     }
 
-    /// Runs `n` transactions with retries, reporting each to `recorder`.
+    /// Runs `n` transactions (None: until `halt`) with retries, reporting each to `recorder`.
     pub(super) async fn run(
         &mut self,
-        n: u64,
+        n: Option<u64>,
         measured: bool,
         cfg: &PointConfig,
         recorder: &Recorder,
         halt: &AtomicBool,
     ) {
-        for _ in 0..n {
+        let mut ran = 0u64;
+        while n.is_none_or(|n| ran < n) {
+            ran += 1;
             if halt.load(Ordering::Relaxed) {
                 return;
             }

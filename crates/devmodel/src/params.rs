@@ -1,0 +1,213 @@
+//! A device's parameters as typed structs, one per kind of model. Each field is named as its
+//! parameter's key and read once from the spec: its overrides, then the catalogue entry, then the
+//! kind's optional parameters. A parameter found in none of them is an error naming it, never a 0.
+
+use std::fmt;
+
+use crate::catalogue::{CatalogueEntry, DeviceKind};
+use crate::spec::optional_params;
+
+/// A parameter a model needs that a device (or the RAID controller) does not have.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MissingParam {
+    /// The catalogue device, or `the RAID controller`.
+    pub device: &'static str,
+    pub key: &'static str,
+}
+
+impl fmt::Display for MissingParam {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} has no parameter '{}', which its model needs: this oltplab's catalogue entry is incomplete (a bug, please report it); use another device",
+            self.device, self.key
+        )
+    }
+}
+
+impl std::error::Error for MissingParam {}
+
+/// A struct of `f64` parameters whose field names are the keys, and a reader that names the first
+/// key it cannot find.
+macro_rules! params {
+    ($(#[$doc:meta])* $name:ident { $($field:ident),+ $(,)? }) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, PartialEq)]
+        pub struct $name {
+            $(pub $field: f64),+
+        }
+
+        impl $name {
+            /// Every key, in the order of the fields.
+            pub const KEYS: &'static [&'static str] = &[$(stringify!($field)),+];
+
+            fn read(
+                device: &'static str,
+                get: impl Fn(&'static str) -> Option<f64>,
+            ) -> Result<$name, MissingParam> {
+                Ok($name {
+                    $($field: get(stringify!($field)).ok_or(MissingParam {
+                        device,
+                        key: stringify!($field),
+                    })?),+
+                })
+            }
+        }
+    };
+}
+
+params! {
+    /// An HDD: one actuator, seek curve, rotation, zoned media, command queue and buffer.
+    HddParams {
+        capacity_gb, rpm, seek_track_ms, seek_avg_ms, seek_full_ms, write_settle_ms,
+        media_outer_mb_s, media_inner_mb_s, overhead_us, queue_max, link_mb_s, cache_mib,
+        cache_segments, hit_overhead_us, write_hit_overhead_us, write_cache,
+    }
+}
+
+params! {
+    /// Flash (or 3D XPoint): channels × dies, a controller, a host link and a write buffer.
+    FlashParams {
+        capacity_gb, channels, dies_per_channel, page_kib, read_us, program_us, waf_random,
+        channel_mb_s, link_mb_s, read_overhead_us, cmd_occupancy_us, controllers,
+        write_buffer_mib, write_ack_us, power_loss_protected, write_occupancy_us, flush_us,
+    }
+}
+
+params! {
+    /// Memory: a fixed latency and a copy bandwidth per unit.
+    RamParams { capacity_gb, latency_us, bandwidth_mb_s, units }
+}
+
+params! {
+    /// The RAID controller of `wbcache(…)` (`catalogue::controller`).
+    ControllerParams {
+        size_mib, cmd_us, link_mb_s, destage_round, readahead_chunks, readahead_streams,
+    }
+}
+
+/// A catalogue device's parameters after its spec's overrides, by kind.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum DeviceParams {
+    /// No emulation: no parameters.
+    Host,
+    Hdd(HddParams),
+    Flash(FlashParams),
+    Ram(RamParams),
+}
+
+impl DeviceParams {
+    /// `entry`'s parameters with `overrides` applied, or the first one that is missing.
+    pub fn of(
+        entry: &CatalogueEntry,
+        overrides: &[(&'static str, f64)],
+    ) -> Result<DeviceParams, MissingParam> {
+        let get = |key: &str| {
+            overrides
+                .iter()
+                .find(|(k, _)| *k == key)
+                .map(|(_, v)| *v)
+                .or_else(|| entry.param(key))
+                .or_else(|| {
+                    optional_params(entry.kind)
+                        .iter()
+                        .find(|p| p.key == key)
+                        .map(|p| p.value)
+                })
+        };
+        Ok(match entry.kind {
+            DeviceKind::Host => DeviceParams::Host,
+            DeviceKind::Hdd => DeviceParams::Hdd(HddParams::read(entry.name, get)?),
+            DeviceKind::Flash => DeviceParams::Flash(FlashParams::read(entry.name, get)?),
+            DeviceKind::Ram => DeviceParams::Ram(RamParams::read(entry.name, get)?),
+        })
+    }
+
+    /// Decimal GB the device holds (None: the host's, which no model bounds).
+    pub fn capacity_gb(&self) -> Option<f64> {
+        match self {
+            DeviceParams::Host => None,
+            DeviceParams::Hdd(p) => Some(p.capacity_gb),
+            DeviceParams::Flash(p) => Some(p.capacity_gb),
+            DeviceParams::Ram(p) => Some(p.capacity_gb),
+        }
+    }
+}
+
+impl ControllerParams {
+    /// The controller's parameters from the catalogue.
+    pub fn of_catalogue() -> Result<ControllerParams, MissingParam> {
+        ControllerParams::read("the RAID controller", |key| {
+            crate::catalogue::controller()
+                .iter()
+                .find(|p| p.key == key)
+                .map(|p| p.value)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalogue::{catalogue, Param};
+
+    /// Every catalogue device and the controller give their model every parameter it reads, and
+    /// a kind's entries list nothing its model ignores (so a renamed field shows here).
+    #[test]
+    fn every_catalogue_device_has_its_models_parameters() {
+        for entry in catalogue() {
+            let params = DeviceParams::of(entry, &[]).unwrap_or_else(|e| panic!("{e}"));
+            let keys = match params {
+                DeviceParams::Host => &[][..],
+                DeviceParams::Hdd(_) => HddParams::KEYS,
+                DeviceParams::Flash(_) => FlashParams::KEYS,
+                DeviceParams::Ram(_) => RamParams::KEYS,
+            };
+            for p in entry.params {
+                assert!(
+                    keys.contains(&p.key),
+                    "{}: {} is read by no model",
+                    entry.name,
+                    p.key
+                );
+            }
+        }
+        let c = ControllerParams::of_catalogue().unwrap();
+        assert!(c.cmd_us > 0.0 && c.link_mb_s > 0.0, "{c:?}");
+    }
+
+    /// A parameter the entry lacks is named, not read as 0; an override counts as having it.
+    #[test]
+    fn a_missing_parameter_is_named() {
+        const INCOMPLETE: &[Param] = &[Param {
+            key: "capacity_gb",
+            value: 1.0,
+            about: "",
+            source: "",
+        }];
+        static ENTRY: CatalogueEntry = CatalogueEntry {
+            name: "ram-incomplete",
+            kind: DeviceKind::Ram,
+            summary: "",
+            params: INCOMPLETE,
+        };
+        let e = DeviceParams::of(&ENTRY, &[]).unwrap_err();
+        assert_eq!(
+            e,
+            MissingParam {
+                device: "ram-incomplete",
+                key: "latency_us"
+            }
+        );
+        assert!(e.to_string().contains("'latency_us'"), "{e}");
+        let given = [
+            ("latency_us", 0.5),
+            ("bandwidth_mb_s", 100.0),
+            ("units", 2.0),
+        ];
+        let Ok(DeviceParams::Ram(p)) = DeviceParams::of(&ENTRY, &given) else {
+            panic!("overrides complete it")
+        };
+        assert_eq!((p.capacity_gb, p.latency_us, p.units), (1.0, 0.5, 2.0));
+    }
+}
