@@ -495,5 +495,19 @@ fn an_interrupted_study_resumes_only_its_unfinished_devices() {
     let want = devices[1]["tpmc"].as_f64().unwrap() / devices[0]["tpmc"].as_f64().unwrap();
     assert!((got - want).abs() < 1e-9 * want.max(1.0), "{got} vs {want}");
     assert_eq!(doc["summary"]["cells"].as_array().unwrap().len(), 2);
+    // A file whose cells differ in more than the device cannot continue S1's result.
+    std::fs::write(
+        dir.join("two.toml"),
+        "scale = \"test\"\ndevices = [\"sata-ssd-2010\"]\nterminals = [1, 2]\n",
+    )
+    .unwrap();
+    let out = oltplab(&dir, &["study", "--file", "two.toml", "--resume", "res"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("one row per device") && !err.contains("panicked"),
+        "{err}"
+    );
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
