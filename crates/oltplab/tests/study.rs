@@ -1,11 +1,12 @@
 //! `oltplab study` end to end, as the README's main job runs it but at the hidden test scale (3 s
 //! runs; the README's quick scale takes two minutes and is run from a clean clone before every
 //! release): every device gets its device figures, a traced TPC-C run, a replay and α;
-//! results.json, the traces and report.html are written; bad input is refused before anything runs.
+//! results.json, the traces and report.html are written; bad input is refused before anything runs;
+//! `--dry-run` prints studies/s1.toml with the options applied, and a stopped study resumes.
 
 mod common;
 
-use common::{oltplab, scratch};
+use common::{oltplab, scratch, stderr};
 use serde_json::Value;
 
 #[test]
@@ -304,5 +305,209 @@ fn s1_server_setting_reaches_the_managed_server() {
         "{}",
         run["env"]
     );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `--scenario s1 --dry-run` applies every option to studies/s1.toml and prints a file that
+/// parses, whose cells are what the options say; nothing is made.
+#[test]
+fn s1_dry_run_prints_its_file_with_every_option_applied() {
+    let dir = scratch("s1-dry");
+    let out = oltplab(
+        &dir,
+        &[
+            "study",
+            "--scenario",
+            "s1",
+            "--scale",
+            "test",
+            "--devices",
+            "hdd-10k,raid10(4,hdd-15k)",
+            "--repeat",
+            "2",
+            "--pacing",
+            "spec",
+            "--dry-run",
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    for line in [
+        "devices = [\"hdd-10k\", \"raid10(4,hdd-15k)\"]",
+        "repeat = 2",
+        "pacing = [\"spec\"]",
+        "terminals = [10]",
+        "baseline = \"hdd-10k\"",
+    ] {
+        assert!(stdout.lines().any(|l| l == line), "{line}: {stdout}");
+    }
+    std::fs::write(dir.join("printed.toml"), &stdout).unwrap();
+    let out = oltplab(&dir, &["study", "--file", "printed.toml", "--dry-run"]);
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let listing = String::from_utf8_lossy(&out.stdout);
+    assert!(listing.contains("2 cells at scale test"), "{listing}");
+    assert!(listing.contains("2 repetitions"), "{listing}");
+    for id in [
+        "sqlite_hdd-10k_t10_spec",
+        "sqlite_raid10_4_hdd-15k_stripe_64k_t10_spec",
+    ] {
+        assert!(listing.contains(id), "{id}: {listing}");
+    }
+    let made: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .filter(|n| n != "printed.toml")
+        .collect();
+    assert!(made.is_empty(), "made {made:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The devices whose progress line (`[i/n] NAME (…)` or `[i/n] NAME: finished earlier, kept`) a
+/// study printed: (measured, kept).
+fn devices_in(err: &str) -> (Vec<String>, Vec<String>) {
+    let (mut ran, mut kept) = (Vec::new(), Vec::new());
+    for line in err.lines().filter(|l| l.starts_with('[')) {
+        let Some((_, rest)) = line.split_once("] ") else {
+            continue;
+        };
+        if let Some(name) = rest.strip_suffix(": finished earlier, kept") {
+            kept.push(name.to_string());
+        } else if let Some((name, _)) = rest.split_once(" (") {
+            ran.push(name.to_string());
+        }
+    }
+    (ran, kept)
+}
+
+/// `oltplab study` says first which file it runs; stopped by Ctrl-C in its second device, it
+/// keeps the first, and `oltplab study --resume DIR` runs only the second: S1's result with both
+/// devices, each device's trace under its name.
+#[test]
+fn an_interrupted_study_resumes_only_its_unfinished_devices() {
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+    let dir = scratch("s1-resume");
+    let res = dir.join("res");
+    let cells = |res: &std::path::Path| -> Vec<String> {
+        std::fs::read_dir(res.join("cells"))
+            .map(|d| {
+                d.flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .filter(|n| n.ends_with(".json"))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let mut child = Command::new(env!("CARGO_BIN_EXE_oltplab"))
+        .current_dir(&dir)
+        .args([
+            "study",
+            "--scale",
+            "test",
+            "--devices",
+            "sata-ssd-2010,pcie-flash-2012",
+            "--out",
+            "res",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while cells(&res).is_empty() {
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "no device finished in 2 minutes"
+        );
+        if child.try_wait().unwrap().is_some() {
+            let out = child.wait_with_output().unwrap();
+            panic!("the study ended before its first device: {}", stderr(&out));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_millis(1500));
+    // SAFETY: signalling our own child process.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    // First, which file it ran and what it applied.
+    let first = err.lines().next().unwrap_or("");
+    assert!(
+        first.starts_with("(running studies/s1.toml with ") && first.contains("scale = \"test\""),
+        "{err}"
+    );
+    assert!(err.contains("oltplab study --resume res"), "{err}");
+    let stopped: Value =
+        serde_json::from_str(&std::fs::read_to_string(res.join("results.json")).unwrap()).unwrap();
+    assert_eq!(stopped["summary"]["scenario"], "s1");
+    assert_eq!(stopped["summary"]["interrupted"], true);
+    assert_eq!(stopped["summary"]["devices"].as_array().unwrap().len(), 1);
+    let kept = cells(&res);
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    let kept_text = std::fs::read_to_string(res.join("cells").join(&kept[0])).unwrap();
+    assert!(res.join("study.toml").is_file());
+
+    let out = oltplab(&dir, &["study", "--resume", "res"]);
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert_eq!(
+        devices_in(&err),
+        (
+            vec!["pcie-flash-2012".to_string()],
+            vec!["sata-ssd-2010".to_string()]
+        ),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(res.join("cells").join(&kept[0])).unwrap(),
+        kept_text,
+        "the kept device's result was rewritten"
+    );
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(res.join("results.json")).unwrap()).unwrap();
+    assert_eq!(doc["summary"]["scenario"], "s1");
+    assert_eq!(doc["config"]["scenario"], "s1");
+    assert_eq!(doc["summary"]["interrupted"], false);
+    assert_eq!(doc["summary"]["baseline"], "sata-ssd-2010");
+    let devices = doc["summary"]["devices"].as_array().unwrap();
+    let names: Vec<&str> = devices
+        .iter()
+        .map(|d| d["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["sata-ssd-2010", "pcie-flash-2012"]);
+    for d in devices {
+        for f in [
+            "randread16k_iops",
+            "tpmc",
+            "run_iops",
+            "replay_iops",
+            "alpha",
+        ] {
+            assert!(d[f].as_f64().unwrap_or(0.0) > 0.0, "{}.{f}", d["name"]);
+        }
+        assert!(res
+            .join(format!("{}.trace", d["name"].as_str().unwrap()))
+            .is_file());
+    }
+    let got = devices[1]["vs_baseline"]["tpmc"].as_f64().unwrap();
+    let want = devices[1]["tpmc"].as_f64().unwrap() / devices[0]["tpmc"].as_f64().unwrap();
+    assert!((got - want).abs() < 1e-9 * want.max(1.0), "{got} vs {want}");
+    assert_eq!(doc["summary"]["cells"].as_array().unwrap().len(), 2);
+    // A file whose cells differ in more than the device cannot continue S1's result.
+    std::fs::write(
+        dir.join("two.toml"),
+        "scale = \"test\"\ndevices = [\"sata-ssd-2010\"]\nterminals = [1, 2]\n",
+    )
+    .unwrap();
+    let out = oltplab(&dir, &["study", "--file", "two.toml", "--resume", "res"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("one row per device") && !err.contains("panicked"),
+        "{err}"
+    );
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -1,9 +1,11 @@
-//! `oltplab study --file F`: the user's own study. A TOML file names the axes — devices, engines
-//! with their server settings, terminal counts, pacing — and the scale, repeats and baseline; its
-//! cells (the matrix of the axes, or an explicit `[[cell]]` list) each get S1's measurement
-//! (`study_device`: device figures, a traced TPC-C run, its replays, α). Every finished cell is
-//! saved on its own under a name derived from its resolved configuration, so `--resume DIR` runs
-//! only the cells that are not there yet (docs/studies.md, "Your own study: --file").
+//! `oltplab study --file F`: the user's own study, and `oltplab study` (S1), which runs the
+//! shipped studies/s1.toml with its options applied. A TOML file names the axes — devices,
+//! engines with their server settings, terminal counts, pacing — and the scale, repeats and
+//! baseline; its cells (the matrix of the axes, or an explicit `[[cell]]` list) each get S1's
+//! measurement (`device_figures`, then `study_runs`: a traced TPC-C run, its replays, α). Every
+//! finished cell is saved on its own under a name derived from its resolved configuration, so
+//! `--resume DIR` runs only the cells that are not there yet (docs/studies.md, "Your own study:
+//! --file").
 
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -1071,32 +1073,123 @@ fn finished(out: &Path, study: &FileStudy) -> Vec<Option<CellResult>> {
         .collect()
 }
 
+/// Whose result a run of S1's measurement writes.
+#[derive(Clone, Debug, PartialEq)]
+enum Kind {
+    /// `--file F`: a study file's (`summary.scenario` file, `summary.cells[]`); each cell's
+    /// traces, runs and replays are named by its id.
+    File,
+    /// `oltplab study` (S1): the scenario's result as it always was (`summary.devices[]`, one
+    /// per device, beside `summary.cells[]`), each device's files named by the device, as
+    /// docs/studies.md and the checks outside this repository read them.
+    S1,
+}
+
+impl Kind {
+    /// The kind of study in `dir` that `--resume` continues: S1's if its `results.json` says so
+    /// (written before any cell runs), else a study file's.
+    fn of_dir(dir: &Path) -> Kind {
+        let scenario = std::fs::read_to_string(dir.join(RESULTS_FILE))
+            .ok()
+            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+            .and_then(|v| v.pointer("/summary/scenario")?.as_str().map(String::from));
+        match scenario.as_deref() {
+            Some(S1_SCENARIO) => Kind::S1,
+            _ => Kind::File,
+        }
+    }
+}
+
+/// The `scenario` of an `oltplab study` (S1) result.
+const S1_SCENARIO: &str = "s1";
+
 pub fn run(args: &StudyArgs) -> Result<()> {
     let path = match (&args.file, &args.resume) {
         (Some(f), _) => f.clone(),
         (None, Some(dir)) => dir.join(STUDY_FILE_COPY),
         (None, None) => unreachable!("study::run dispatches here only with --file or --resume"),
     };
-    if let Some(dir) = &args.resume {
-        if !dir.join(RESULTS_FILE).is_file() && !dir.join(STUDY_FILE_COPY).is_file() {
-            return Err(Error::usage(format!(
-                "--resume {} holds no study-file study (no {RESULTS_FILE} or {STUDY_FILE_COPY}): give the output directory of an `oltplab study --file` run",
-                dir.display()
-            )));
+    let kind = match &args.resume {
+        Some(dir) => {
+            if !dir.join(RESULTS_FILE).is_file() && !dir.join(STUDY_FILE_COPY).is_file() {
+                return Err(Error::usage(format!(
+                    "--resume {} holds no study-file study (no {RESULTS_FILE} or {STUDY_FILE_COPY}): give the output directory of an `oltplab study` or `oltplab study --file` run",
+                    dir.display()
+                )));
+            }
+            Kind::of_dir(dir)
         }
-    }
+        None => Kind::File,
+    };
     let study = load(&path)?;
     if study.measure != Measure::S1 {
         return run_scenario(&study, args);
     }
+    run_study(&study, args, kind, None)
+}
+
+/// `oltplab study` (S1): the shipped studies/s1.toml with the command's options applied, run by
+/// the same engine as `--file`, its result S1's.
+pub(super) fn run_s1(args: &StudyArgs, file: &super::S1File) -> Result<()> {
+    let study = parse(Path::new(file.label), &file.text)?;
+    run_study(&study, args, Kind::S1, Some(file))
+}
+
+/// S1's result has a row per device: its cells must differ in the device alone.
+fn check_s1_shape(study: &FileStudy, dir: &Path) -> Result<()> {
+    let first = &study.cells[0];
+    let other = study.cells.iter().find_map(|c| {
+        if c.engine_index != first.engine_index {
+            Some("engines")
+        } else if c.axes.workload != "tpcc" {
+            Some("workloads")
+        } else if c.axes.terminals != first.axes.terminals {
+            Some("terminal counts")
+        } else if c.axes.pacing != first.axes.pacing {
+            Some("pacings")
+        } else {
+            None
+        }
+    });
+    match other {
+        Some(what) => Err(Error::usage(format!(
+            "--resume {}: that directory holds an `oltplab study` (S1) run, one row per device, and {} has cells of more than one TPC-C engine, workload, terminal count or pacing ({what}): run it with its own --out DIR",
+            dir.display(),
+            study.path.display()
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// What a cell's traces, runs, replays and device step are named by in the output directory.
+fn files_of(kind: &Kind, cell: &CellPlan) -> String {
+    match kind {
+        Kind::File => cell.id.clone(),
+        Kind::S1 => cell.axes.device_name.clone(),
+    }
+}
+
+/// Runs a study of S1's measurement: its cells not finished in `--resume DIR`, each saved when
+/// it finishes, then the result of `kind`. `s1` is the file `oltplab study` built (None: a file
+/// given or resumed).
+fn run_study(
+    study: &FileStudy,
+    args: &StudyArgs,
+    kind: Kind,
+    s1: Option<&super::S1File>,
+) -> Result<()> {
+    let path = &study.path;
+    if let (Kind::S1, Some(dir)) = (&kind, &args.resume) {
+        check_s1_shape(study, dir)?;
+    }
     let done_before = args
         .resume
         .as_deref()
-        .map(|dir| finished(dir, &study))
+        .map(|dir| finished(dir, study))
         .unwrap_or_else(|| vec![None; study.cells.len()]);
-    let settings_checked = check_settings(&study)?;
+    let settings_checked = check_settings(study)?;
     if args.dry_run {
-        print_plan(&study, &done_before);
+        print_plan(study, &done_before);
         if !settings_checked {
             output::say!("(server settings not checked: the server is not installed)");
         }
@@ -1116,47 +1209,104 @@ pub fn run(args: &StudyArgs) -> Result<()> {
     safety::ensure_own_dir(&args.data_dir, args.force)?;
     let cells_dir = out.join(CELLS_DIR);
     safety::ensure_own_dir(&cells_dir, args.force)?;
-    // The file as run, so that `--resume DIR` alone runs the same study.
     let copy = out.join(STUDY_FILE_COPY);
-    if std::fs::canonicalize(&copy).ok() != std::fs::canonicalize(&path).ok() {
-        std::fs::write(&copy, &study.text).map_err(|e| safety::io_usage(&copy, "write", &e))?;
-    }
 
     let mut results = done_before;
     let kept = results.iter().flatten().count();
     let todo = study.cells.len() - kept;
-    output::note!(
-        "oltplab study --file {}: {} cells ({kept} finished earlier, {todo} to run), scale {} ({} warehouse{}), about {} to run; output {}",
-        path.display(),
-        study.cells.len(),
-        study.scale.name,
-        study.scale.warehouses,
-        if study.scale.warehouses == 1 { "" } else { "s" },
-        duration(estimates_s(&study, &results).iter().sum()),
-        out.display()
-    );
+    let estimate = duration(estimates_s(study, &results).iter().sum());
+    match (&kind, s1) {
+        (Kind::S1, Some(file)) => {
+            let changed = match file.applied.len() {
+                0 => "as shipped".to_string(),
+                _ => format!("with {}", file.applied.join(", ")),
+            };
+            output::note!(
+                "(running {} {changed}: `oltplab study --file {}` runs the same cells, `oltplab study --resume {}` finishes this study if it stops)",
+                file.label,
+                copy.display(),
+                out.display()
+            );
+        }
+        (Kind::S1, None) => output::note!(
+            "(resuming the `oltplab study` in {}: {}, the file it ran; {kept} of {} devices finished earlier)",
+            out.display(),
+            path.display(),
+            study.cells.len()
+        ),
+        (Kind::File, _) => {}
+    }
+    match kind {
+        Kind::S1 => {
+            let c = &study.cells[0];
+            output::note!(
+                "oltplab study s1 — {} on {}: {} warehouse{}, {} terminals, {} warm-up + {} measured per device, about {estimate} to run; output {}",
+                describe_engine(&c.axes),
+                study
+                    .cells
+                    .iter()
+                    .map(|c| c.axes.device_name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                c.scale.warehouses,
+                if c.scale.warehouses == 1 { "" } else { "s" },
+                c.scale.terminals,
+                secs(c.scale.warmup_s),
+                secs(c.scale.duration_s),
+                out.display()
+            );
+        }
+        Kind::File => output::note!(
+            "oltplab study --file {}: {} cells ({kept} finished earlier, {todo} to run), scale {} ({} warehouse{}), about {estimate} to run; output {}",
+            path.display(),
+            study.cells.len(),
+            study.scale.name,
+            study.scale.warehouses,
+            if study.scale.warehouses == 1 { "" } else { "s" },
+            out.display()
+        ),
+    }
 
-    let config = FileStudyConfig {
-        scenario: SCENARIO.into(),
-        file: path.clone(),
-        scale: study.scale.clone(),
-        repeat: study.repeat,
-        data_dir: args.data_dir.clone(),
-        seed: 1,
-        cells: study.cells.iter().map(|c| c.id.clone()).collect(),
-    };
+    let config = study_config(study, &kind, &args.data_dir);
     // One load per engine entry and workload.
     let mut loaded: Vec<((usize, String), (Database, String))> = Vec::new();
     let mut load_s = 0.0;
     let mut interrupted = false;
     let mut ran = 0;
+    let doc = |results: &[Option<CellResult>], load_s: f64, interrupted: bool, ran: usize| {
+        combined(
+            study,
+            &kind,
+            &config,
+            &started_at,
+            &args.data_dir,
+            results,
+            load_s,
+            interrupted,
+            ran,
+        )
+    };
+    // The result before the copy of the file, so that `--resume DIR` knows the kind of any
+    // study whose file is there.
+    if args.resume.is_none() {
+        save(&doc(&results, 0.0, false, 0), &out, args.json.as_deref())?;
+    }
+    // The file as run, so that `--resume DIR` alone runs the same study; not over itself when
+    // resumed from it (`oltplab study` names a file it has in memory only).
+    let same = matches!(
+        (std::fs::canonicalize(&copy), std::fs::canonicalize(path)),
+        (Ok(a), Ok(b)) if a == b
+    );
+    if !same {
+        std::fs::write(&copy, &study.text).map_err(|e| safety::io_usage(&copy, "write", &e))?;
+    }
     for (i, cell) in study.cells.iter().enumerate() {
+        let files = files_of(&kind, cell);
         if results[i].is_some() {
             output::note!(
-                "\n[{}/{}] {}: finished earlier, kept",
+                "\n[{}/{}] {files}: finished earlier, kept",
                 i + 1,
                 study.cells.len(),
-                cell.id
             );
             continue;
         }
@@ -1165,10 +1315,9 @@ pub fn run(args: &StudyArgs) -> Result<()> {
             break;
         }
         output::note!(
-            "\n[{}/{}] {} ({} on {}, {} terminals, pacing {})",
+            "\n[{}/{}] {files} ({} on {}, {} terminals, pacing {})",
             i + 1,
             study.cells.len(),
-            cell.id,
             describe_engine(&cell.axes),
             cell.axes.device,
             cell.axes.terminals,
@@ -1191,7 +1340,7 @@ pub fn run(args: &StudyArgs) -> Result<()> {
         let Some((_, (database, engine_version))) = loaded.iter().find(|(k, _)| *k == key) else {
             unreachable!("loaded above")
         };
-        remove_stopped_traces(&out, &cell.id, study.repeat)?;
+        remove_stopped_traces(&out, &files, study.repeat)?;
         let mut warnings = Vec::new();
         // A device is measured once: its figures do not depend on the engine or the load. A
         // layout's are its data device's (`oltplab device` has no log or tables to place).
@@ -1214,14 +1363,14 @@ pub fn run(args: &StudyArgs) -> Result<()> {
                         String::new()
                     }
                 );
-                device_figures(&probe, &cell.id, &cell.scale, &args.data_dir, &out)
+                device_figures(&probe, &files, &cell.scale, &args.data_dir, &out)
                     .and_then(|device| super::interrupted().map(|()| device))
             }
         };
         let measured = device.and_then(|device| {
             study_runs(
                 &cell.spec,
-                &cell.id,
+                &files,
                 device,
                 &cell.scale,
                 study.repeat,
@@ -1261,32 +1410,17 @@ pub fn run(args: &StudyArgs) -> Result<()> {
         output::write_json(&at, &result)?;
         results[i] = Some(result);
         ran += 1;
-        let doc = combined(
-            &study,
-            &config,
-            &started_at,
-            &args.data_dir,
-            &results,
-            load_s,
-            false,
-            ran,
-        );
+        let doc = doc(&results, load_s, false, ran);
         save(&doc, &out, args.json.as_deref())?;
         write_report(&doc, &out)?;
     }
     interrupted |= STOP.load(Ordering::Relaxed);
-    let doc = combined(
-        &study,
-        &config,
-        &started_at,
-        &args.data_dir,
-        &results,
-        load_s,
-        interrupted,
-        ran,
-    );
+    let doc = doc(&results, load_s, interrupted, ran);
     super::end(doc, &out, args.json.as_deref(), |s| {
-        print_cells(s, &out);
+        match &kind {
+            Kind::S1 => super::print_table(s, &out),
+            Kind::File => print_cells(s, &out),
+        }
         if s.interrupted {
             output::note!(
                 "\nto finish the study: oltplab study --resume {}",
@@ -1568,8 +1702,12 @@ fn load_text(workload: &str, scale: &Scale) -> String {
 #[derive(Debug, Serialize)]
 struct FileStudyConfig {
     scenario: String,
+    /// S1's own keys (`oltplab study`), as its results always had them.
+    #[serde(flatten)]
+    s1: Option<S1Config>,
     file: PathBuf,
-    /// The file's scale; each cell's terminals and pacing are in its axes.
+    /// The file's scale (S1: with its pacing, as every cell runs it); each cell's terminals and
+    /// pacing are in its axes.
     scale: Scale,
     repeat: u32,
     data_dir: PathBuf,
@@ -1578,11 +1716,48 @@ struct FileStudyConfig {
     cells: Vec<String>,
 }
 
+/// The configuration keys of an S1 result beside a study file's.
+#[derive(Debug, Serialize)]
+struct S1Config {
+    engine: String,
+    /// Each device's spec, as resolved.
+    devices: Vec<String>,
+    /// The managed server's settings, for the load and every run (`--server-setting`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    server_settings: Vec<String>,
+}
+
+fn study_config(study: &FileStudy, kind: &Kind, data_dir: &Path) -> FileStudyConfig {
+    let (scenario, s1, scale) = match kind {
+        Kind::File => (SCENARIO, None, study.scale.clone()),
+        Kind::S1 => {
+            let first = &study.cells[0];
+            let s1 = S1Config {
+                engine: first.axes.engine.clone(),
+                devices: study.cells.iter().map(|c| c.axes.device.clone()).collect(),
+                server_settings: first.axes.server_settings.clone(),
+            };
+            (S1_SCENARIO, Some(s1), first.scale.clone())
+        }
+    };
+    FileStudyConfig {
+        scenario: scenario.into(),
+        s1,
+        file: study.path.clone(),
+        scale,
+        repeat: study.repeat,
+        data_dir: data_dir.to_path_buf(),
+        seed: 1,
+        cells: study.cells.iter().map(|c| c.id.clone()).collect(),
+    }
+}
+
 /// The study's result from the finished cells, with ratios against the baseline device's cell of
-/// the same engine, terminals and pacing.
+/// the same engine, terminals and pacing; S1's has each cell's figures as its device's too.
 #[allow(clippy::too_many_arguments)]
 fn combined(
     study: &FileStudy,
+    kind: &Kind,
     config: &FileStudyConfig,
     started_at: &str,
     data_dir: &Path,
@@ -1593,17 +1768,21 @@ fn combined(
 ) -> oltplab_metrics::schema::ResultDoc<StudySummary, serde_json::Value> {
     let mut cells: Vec<CellResult> = results.iter().flatten().cloned().collect();
     add_cell_ratios(&mut cells, study.baseline.as_deref());
+    let devices = match kind {
+        Kind::S1 => cells.iter().map(|c| c.figures.clone()).collect(),
+        Kind::File => Vec::new(),
+    };
     let summary = StudySummary {
-        scenario: SCENARIO.into(),
+        scenario: config.scenario.clone(),
         engine: unique(study.engines.iter().map(|e| e.engine.as_str()))
             .collect::<Vec<_>>()
             .join(","),
         baseline: study.baseline.clone(),
         buffer_pool_bytes: cells.first().map_or(0, |c| c.buffer_pool_bytes),
+        devices,
         load_s,
         interrupted,
         cells,
-        ..StudySummary::default()
     };
     let mut doc = new_study_doc(started_at.to_string(), config, data_dir, summary);
     doc.env.engine_version = doc.summary.cells.first().map(|c| c.engine_version.clone());
@@ -1611,10 +1790,14 @@ fn combined(
         doc.warnings.extend(c.warnings.iter().cloned());
     }
     if interrupted {
+        let what = match kind {
+            Kind::S1 => "devices",
+            Kind::File => "cells",
+        };
         let w = Warning::new(
             WarningKind::Interrupted,
             format!(
-                "Ctrl-C stopped the study with {} of {} cells finished ({ran} in this run); `oltplab study --resume DIR` runs the rest",
+                "Ctrl-C stopped the study with {} of {} {what} finished ({ran} in this run); `oltplab study --resume DIR` runs the rest",
                 doc.summary.cells.len(),
                 study.cells.len()
             ),

@@ -1,9 +1,11 @@
 //! `oltplab study`: S1 end to end on one machine. For each device (the real one, `host`, and
 //! emulated ones): the device's 16 KiB random-read IOPS and latency, a TPC-C run with its I/O
 //! trace captured, the trace's replay as fast as the device allows, and α = run IOPS / replay IOPS,
-//! with a sentence on what limited the run. Writes `results.json`, each device's trace and
-//! `report.html` into the output directory, and saves `results.json` after every device so that an
-//! interrupted study keeps what it finished.
+//! with a sentence on what limited the run. S1 is the shipped studies/s1.toml with the command's
+//! options applied (`s1_file`), run by the study-file engine (`file.rs`): `results.json`, each
+//! device's trace and `report.html` in the output directory, each finished device saved as a
+//! cell, so that `--resume DIR` finishes an interrupted study. The other scenarios are their
+//! own modules.
 
 mod cluster;
 mod explain;
@@ -40,7 +42,7 @@ use oltplab_devmodel::Fidelity;
 use std::time::Duration;
 
 use crate::output;
-use crate::schema::{Breakdown, DeviceFigures, Interval, Ratios, Repeats, StudySummary};
+use crate::schema::{Breakdown, DeviceFigures, Interval, Repeats, StudySummary};
 use crate::tpcc::{self, LoadConfig, RunConfig};
 use crate::workload::target::{DbSpec, Engine};
 use crate::STOP;
@@ -198,8 +200,9 @@ pub struct StudyArgs {
     #[arg(long, value_name = "NAME=VALUE", conflicts_with_all = ["file", "resume"])]
     pub server_setting: Vec<String>,
 
-    /// Continue the --file study whose output directory is DIR: its finished cells are kept, the
-    /// others (new in the file, or stopped) run; without --file, DIR's copy of the file is used
+    /// Continue the `oltplab study` or --file study whose output directory is DIR: its finished
+    /// cells are kept, the others (new in the file, or stopped) run; without --file, DIR's copy
+    /// of the file is used
     #[arg(long, value_name = "DIR", conflicts_with_all = ["out", "scenario", "devices", "engine", "scale", "pacing", "repeat", "workload", "nodes"])]
     pub resume: Option<PathBuf>,
 }
@@ -233,7 +236,8 @@ Examples:
                                                    whose cache is volatile, lying or battery-backed
   oltplab study --file studies/s1.toml --dry-run   your own study file: its cells and their time
   oltplab study --file my.toml --out my-study      run it; each finished cell is kept
-  oltplab study --resume my-study                  after Ctrl-C: only the cells not finished
+  oltplab study --resume my-study                  after Ctrl-C: only the cells not finished (also
+                                                   of `oltplab study`, which runs studies/s1.toml)
   oltplab report my-study --by terminals,device    its charts along terminals, a line per device
 
 For each device: 16 KiB random reads at QD 1 (latency) and QD 32 (IOPS); a TPC-C run with its I/O
@@ -314,21 +318,6 @@ impl Scale {
 /// S1's buffer pool against its data: 512 MB for 200 warehouses (about 20 GB).
 const S1_POOL_SHARE: f64 = 0.025;
 
-#[derive(Debug, Serialize)]
-struct StudyConfig {
-    scenario: String,
-    engine: String,
-    devices: Vec<String>,
-    scale: Scale,
-    data_dir: PathBuf,
-    seed: u64,
-    /// Runs and replays per device (`--repeat`).
-    repeat: u32,
-    /// The managed server's `--server-setting`s, for the load and every run.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    server_settings: Vec<String>,
-}
-
 /// S1's `--server-setting`s: for its managed server only, each name known to the installed server.
 fn s1_server_settings(args: &StudyArgs) -> Result<Vec<(String, String)>> {
     if args.server_setting.is_empty() {
@@ -393,126 +382,9 @@ pub fn run(args: StudyArgs) -> Result<()> {
     if storage {
         return storage::run(&args);
     }
-    let specs = split_devices(&args.devices)?
-        .iter()
-        .map(|text| parse_spec(text).map_err(|e| Error::usage(format!("--devices: `{text}`: {e}"))))
-        .collect::<Result<Vec<Spec>>>()?;
-    let names: Vec<String> = specs.iter().map(|s| file_name(&s.name())).collect();
-    for (i, n) in names.iter().enumerate() {
-        if names[..i].contains(n) {
-            return Err(Error::usage(format!(
-                "--devices names {n} twice: give each device once"
-            )));
-        }
-    }
-    let scale = Scale::named(&args.scale).paced(args.pacing);
-    if args.scenario == Scenario::S1
-        && args.engine == "sqlite"
-        && args.devices == DEFAULT_DEVICES
-        && args.pacing == Pacing::None
-        && args.repeat == 1
-    {
-        // The same cells as the shipped study file (its results under `summary.cells`).
-        let scale_note = match args.scale.as_str() {
-            "quick" => String::new(),
-            other => format!(" with scale = \"{other}\""),
-        };
-        output::note!(
-            "(S1's cells are those of the study file studies/s1.toml{scale_note}: `oltplab study --file studies/s1.toml` runs the same measurement)"
-        );
-    }
-    let config = StudyConfig {
-        scenario: args.scenario.to_string(),
-        engine: args.engine.clone(),
-        devices: specs.iter().map(|s| s.name()).collect(),
-        scale: scale.clone(),
-        data_dir: args.data_dir.clone(),
-        seed: 1,
-        repeat: args.repeat,
-        server_settings: args.server_setting.clone(),
-    };
-    let (started_at, out) = prepare(&args)?;
-    let summary = StudySummary {
-        scenario: config.scenario.clone(),
-        engine: config.engine.clone(),
-        baseline: specs
-            .iter()
-            .position(|s| !s.is_host())
-            .map(|i| names[i].clone()),
-        ..StudySummary::default()
-    };
-    let mut doc = new_study_doc(started_at, &config, &args.data_dir, summary);
-    output::note!(
-        "oltplab study {} — {} on {}: {} warehouse{}, {} terminals, {} warm-up + {} measured per device; output {}",
-        config.scenario,
-        config.engine,
-        config.devices.join(", "),
-        scale.warehouses,
-        if scale.warehouses == 1 { "" } else { "s" },
-        scale.terminals,
-        secs(scale.warmup_s),
-        secs(scale.duration_s),
-        out.display()
-    );
-
-    // One load, copied for each device, so that every run starts from the same database.
-    let mut database = Database::new(&args.engine, &args.data_dir, &scale);
-    database.server_settings = server_settings;
-    let load_started = std::time::Instant::now();
-    let engine_version = database.load_tpcc(scale.warehouses, config.seed)?;
-    doc.summary.load_s = load_started.elapsed().as_secs_f64();
-    doc.env.engine_version = Some(engine_version);
-    if let Some(share) = scale.pool_share_of_data {
-        let data_bytes = tree_bytes(&database.base);
-        database.buffer_pool_bytes =
-            ((data_bytes as f64 * share) as u64).max(SERVER_POOL_BYTES_MIN);
-        output::note!(
-            "buffer pool {} = {:.1} % of the loaded {}",
-            format_bytes(database.buffer_pool_bytes),
-            share * 100.0,
-            format_bytes(data_bytes)
-        );
-    }
-    doc.summary.buffer_pool_bytes = database.buffer_pool_bytes;
-
-    for (i, spec) in specs.iter().enumerate() {
-        if STOP.load(Ordering::Relaxed) {
-            break;
-        }
-        let name = &names[i];
-        output::note!("\n[{}/{}] {} ({})", i + 1, specs.len(), name, spec.name());
-        match study_device(
-            spec,
-            name,
-            &scale,
-            config.repeat,
-            &database,
-            &args.data_dir,
-            &out,
-            &mut doc.warnings,
-        ) {
-            Ok(figures) => doc.summary.devices.push(figures),
-            Err(Error::Interrupted) => break,
-            Err(e) => return Err(e),
-        }
-        add_ratios(&mut doc.summary);
-        save(&doc, &out, args.json.as_deref())?;
-    }
-    let json = args.json.as_deref();
-    let stopped = |s: &StudySummary| {
-        let w = Warning::new(
-            WarningKind::Interrupted,
-            format!(
-                "Ctrl-C stopped the study after {} of {} devices; results.json holds those",
-                s.devices.len(),
-                specs.len()
-            ),
-        );
-        // S1 says it at once, as its other warnings.
-        output::print_warnings(std::slice::from_ref(&w));
-        w
-    };
-    finish(doc, &out, json, stopped, |s| print_table(s, &out))
+    // S1: the shipped studies/s1.toml with the options given, run by the study-file engine.
+    let s1 = s1_file(&args, &server_settings)?;
+    file::run_s1(&args, &s1)
 }
 
 /// The shipped study files of the reference studies that a study file can express.
@@ -544,9 +416,13 @@ const SHIPPED_FILES: [(Scenario, &str, &str); 5] = [
     ),
 ];
 
-/// `--scenario NAME --dry-run`: the scenario's cells as a study file, its scale and engine as
-/// given; what a file cannot say is refused with the reason.
+/// `--scenario NAME --dry-run`: the scenario's cells as a study file, with the options given
+/// applied (S1: every option; the others: the scale and engine); what a file cannot say is
+/// refused with the reason.
 fn equivalent_file(args: &StudyArgs) -> Result<String> {
+    if args.scenario == Scenario::S1 {
+        return Ok(s1_file(args, &s1_server_settings(args)?)?.text);
+    }
     let Some((_, path, text)) = SHIPPED_FILES.iter().find(|(s, ..)| *s == args.scenario) else {
         return Err(Error::usage(format!(
             "--dry-run prints the study file of the s1, cache-tiers, placement, profiles and in-memory scenarios or lists a study file's cells; the {} scenario has no study file yet: drop --dry-run, or add --file FILE",
@@ -559,9 +435,6 @@ fn equivalent_file(args: &StudyArgs) -> Result<String> {
     }
     if args.workload != "tpcc" {
         fixed.push("--workload (set workloads = [\"brokerage\"] in the file)");
-    }
-    if args.repeat != 1 && args.scenario == Scenario::S1 {
-        fixed.push("--repeat (set repeat = N in the file)");
     }
     if args.pacing != Pacing::None {
         fixed.push("--pacing (set pacing = [\"spec\"] in the file)");
@@ -604,6 +477,162 @@ fn equivalent_file(args: &StudyArgs) -> Result<String> {
         ))
     })?;
     Ok(out)
+}
+
+/// `oltplab study` (`--scenario s1`) as the study file it runs: studies/s1.toml with every
+/// option given applied.
+pub struct S1File {
+    /// Where the text comes from, as errors and the result's `config.file` name it.
+    pub label: &'static str,
+    pub text: String,
+    /// The keys the options changed, as written (`scale = "test"`); empty: the file as shipped.
+    pub applied: Vec<String>,
+}
+
+/// S1's `--devices`: each a device spec, each once as a file name (its trace and runs are named
+/// by it), as given.
+fn s1_devices(args: &StudyArgs) -> Result<Vec<(String, Spec)>> {
+    let mut devices: Vec<(String, Spec)> = Vec::new();
+    for text in split_devices(&args.devices)? {
+        let spec =
+            parse_spec(&text).map_err(|e| Error::usage(format!("--devices: `{text}`: {e}")))?;
+        let name = file_name(&spec.name());
+        if devices.iter().any(|(_, s)| file_name(&s.name()) == name) {
+            return Err(Error::usage(format!(
+                "--devices names {name} twice: give each device once"
+            )));
+        }
+        devices.push((text, spec));
+    }
+    Ok(devices)
+}
+
+/// A TOML basic string: `"…"` with `\`, `"` and control characters escaped.
+fn toml_string(text: &str) -> String {
+    let mut out = String::from("\"");
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if c.is_control() => out.push_str(&format!("\\u{:04X}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+fn toml_list<S: AsRef<str>>(items: &[S]) -> String {
+    let items: Vec<String> = items.iter().map(|i| toml_string(i.as_ref())).collect();
+    format!("[{}]", items.join(", "))
+}
+
+/// studies/s1.toml with `--engine`, `--scale`, `--devices`, `--repeat`, `--pacing` and the
+/// checked `--server-setting`s applied: the same cells the scenario measured by hand before.
+fn s1_file(args: &StudyArgs, settings: &[(String, String)]) -> Result<S1File> {
+    let Some((label, shipped)) = SHIPPED_FILES
+        .iter()
+        .find(|(s, ..)| *s == Scenario::S1)
+        .map(|(_, label, text)| (*label, *text))
+    else {
+        unreachable!("studies/s1.toml is shipped")
+    };
+    if args.workload != "tpcc" {
+        return Err(Error::usage(
+            "--workload belongs to the cache-tiers and placement scenarios; the s1 scenario runs TPC-C (a study file's workloads = [\"brokerage\"] runs S1's measurement on the brokerage workload)",
+        ));
+    }
+    let devices = s1_devices(args)?;
+    // Terminals follow the scale and the pacing (ten per warehouse when paced), as S1 ran them.
+    let scale = Scale::named(&args.scale).paced(args.pacing);
+    let texts: Vec<&str> = devices.iter().map(|(t, _)| t.as_str()).collect();
+    // As S1: ratios against the first emulated device; none if every device is the host.
+    let baseline = devices
+        .iter()
+        .find(|(_, s)| !s.is_host())
+        .map(|(t, _)| toml_string(t));
+    let values: [(&str, Option<String>); 7] = [
+        ("scale", Some(toml_string(&args.scale))),
+        ("repeat", Some(args.repeat.to_string())),
+        ("devices", Some(toml_list(&texts))),
+        ("terminals", Some(format!("[{}]", scale.terminals))),
+        ("pacing", Some(toml_list(&[args.pacing.name()]))),
+        ("baseline", baseline),
+        ("engine", Some(toml_string(&args.engine))),
+    ];
+    let mut found = [false; 7];
+    let mut applied = Vec::new();
+    let mut body = String::new();
+    for line in shipped.lines() {
+        let Some(i) = values
+            .iter()
+            .position(|(key, _)| line.starts_with(&format!("{key} = ")))
+        else {
+            body.push_str(line);
+            body.push('\n');
+            continue;
+        };
+        found[i] = true;
+        let (key, value) = &values[i];
+        let was = line[key.len() + 3..].trim();
+        match value {
+            Some(v) => {
+                body.push_str(&format!("{key} = {v}\n"));
+                if v != was {
+                    applied.push(format!("{key} = {v}"));
+                }
+            }
+            None => {
+                body.push_str(&format!("# {key}: none, every device is the host\n"));
+                applied.push(format!("no {key}"));
+            }
+        }
+        if *key == "engine" && !settings.is_empty() {
+            let given: Vec<String> = settings.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            let line = format!("server_settings = {}", toml_list(&given));
+            body.push_str(&line);
+            body.push('\n');
+            applied.push(line);
+        }
+    }
+    if let Some(i) = found.iter().position(|f| !f) {
+        return Err(Error::failed(format!(
+            "{label} has no `{} = ` line to apply the command's options to: this is a bug in oltplab",
+            values[i].0
+        )));
+    }
+    let mut command = format!(
+        "oltplab study --scenario s1 --engine {} --scale {}",
+        args.engine, args.scale
+    );
+    if args.devices != DEFAULT_DEVICES {
+        command.push_str(&format!(" --devices {}", args.devices));
+    }
+    if args.repeat != 1 {
+        command.push_str(&format!(" --repeat {}", args.repeat));
+    }
+    if args.pacing != Pacing::None {
+        command.push_str(&format!(" --pacing {}", args.pacing.name()));
+    }
+    for s in &args.server_setting {
+        command.push_str(&format!(" --server-setting {s}"));
+    }
+    let changed = match applied.len() {
+        0 => "as shipped".to_string(),
+        _ => format!("with {}", applied.join(", ")),
+    };
+    // One comment line, whatever a setting's value holds.
+    let command = command.replace(|c: char| c.is_control(), " ");
+    let text = format!(
+        "# {command} as a study file: {label} {changed}\n{}",
+        body.trim_end()
+    );
+    file::parse(Path::new(label), &text).map_err(|e| Error::usage(format!("{command}: {e}")))?;
+    Ok(S1File {
+        label,
+        text,
+        applied,
+    })
 }
 
 /// Splits the device list at top-level commas: `raid5(4,hdd-15k),host` is two devices.
@@ -860,29 +889,9 @@ impl Database {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-fn study_device(
-    spec: &Spec,
-    name: &str,
-    scale: &Scale,
-    repeat: u32,
-    database: &Database,
-    data_dir: &Path,
-    out: &Path,
-    warnings: &mut Vec<Warning>,
-) -> Result<DeviceFigures> {
-    // 1. The device itself: 16 KiB random reads, QD 1 for latency and QD 32 for IOPS.
-    output::note!("  device: 16 KiB random reads at QD 1 and 32");
-    let device = device_figures(spec, name, scale, data_dir, out)?;
-    interrupted()?;
-    study_runs(
-        spec, name, device, scale, repeat, database, data_dir, out, warnings,
-    )
-}
-
 /// Steps 2–4 of a device's measurement — TPC-C with its trace, the replays, α and what limited
-/// the run, `repeat` times — given its device figures (QD 1 mean latency ns, QD 32 IOPS): what a
-/// study file's cell runs when an earlier cell already measured its device.
+/// the run, `repeat` times — given its device figures (QD 1 mean latency ns, QD 32 IOPS, from
+/// `device_figures` or an earlier cell of the same device): what each cell of a study runs.
 #[allow(clippy::too_many_arguments)]
 fn study_runs(
     spec: &Spec,
@@ -1514,32 +1523,6 @@ fn trace_totals(path: &Path) -> Result<TraceTotals> {
     Ok(t)
 }
 
-fn add_ratios(summary: &mut StudySummary) {
-    let Some(base_name) = summary.baseline.clone() else {
-        return;
-    };
-    let Some(base) = summary
-        .devices
-        .iter()
-        .find(|d| d.name == base_name)
-        .cloned()
-    else {
-        return;
-    };
-    let ratio = |a: f64, b: f64| if b > 0.0 { a / b } else { 0.0 };
-    for d in &mut summary.devices {
-        d.vs_baseline = Some(Ratios {
-            randread16k_iops: ratio(d.randread16k_iops, base.randread16k_iops),
-            randread16k_lat_ns: ratio(d.randread16k_lat_ns, base.randread16k_lat_ns),
-            tpmc: ratio(d.tpmc, base.tpmc),
-            tpse_like: None,
-            orders_tps: None,
-            run_iops: ratio(d.run_iops, base.run_iops),
-            alpha: ratio(d.alpha.unwrap_or(0.0), base.alpha.unwrap_or(0.0)),
-        });
-    }
-}
-
 /// A study's result document: its resolved config, the environment of its data directory.
 fn new_study_doc<C: Serialize, S>(
     started_at: String,
@@ -1771,6 +1754,119 @@ mod tests {
             }]),
             ..DeviceSummary::default()
         }
+    }
+
+    /// `oltplab study ARGS…`'s arguments, as clap parses them.
+    fn study_args(args: &[&str]) -> StudyArgs {
+        #[derive(clap::Parser)]
+        struct Cli {
+            #[command(flatten)]
+            study: StudyArgs,
+        }
+        use clap::Parser as _;
+        Cli::try_parse_from(std::iter::once("study").chain(args.iter().copied()))
+            .unwrap()
+            .study
+    }
+
+    /// `oltplab study --scale quick` is studies/s1.toml as shipped: the same cells, hashes
+    /// included, so its finished cells are the file's.
+    #[test]
+    fn s1_at_the_quick_scale_is_the_shipped_file() {
+        let s1 = s1_file(&study_args(&["--scale", "quick"]), &[]).unwrap();
+        assert!(s1.applied.is_empty(), "{:?}", s1.applied);
+        let ran = file::parse(Path::new(s1.label), &s1.text).unwrap();
+        let shipped = file::parse(
+            Path::new("studies/s1.toml"),
+            include_str!("../../../../studies/s1.toml"),
+        )
+        .unwrap();
+        let cells = |s: &file::FileStudy| -> Vec<(String, String)> {
+            s.cells
+                .iter()
+                .map(|c| (c.id.clone(), c.hash.clone()))
+                .collect()
+        };
+        assert_eq!(cells(&ran), cells(&shipped));
+        assert_eq!(ran.baseline, shipped.baseline);
+    }
+
+    /// Every option of the S1 scenario lands in the file it runs, which parses into the cells S1
+    /// measures: the devices in order, the scale's terminals (ten per warehouse when paced), the
+    /// repetitions, the engine with its settings, the first emulated device as the baseline.
+    #[test]
+    fn s1_applies_every_option_to_its_file() {
+        let args = study_args(&[
+            "--scale",
+            "test",
+            "--engine",
+            "postgres",
+            "--devices",
+            "host,raid10(4,hdd-15k),nvme-gen4",
+            "--repeat",
+            "3",
+            "--pacing",
+            "spec",
+        ]);
+        let settings = [("synchronous_commit".to_string(), "off".to_string())];
+        let s1 = s1_file(&args, &settings).unwrap();
+        let study = file::parse(Path::new(s1.label), &s1.text).unwrap();
+        let devices: Vec<&str> = study.cells.iter().map(|c| c.axes.device.as_str()).collect();
+        assert_eq!(
+            devices,
+            ["host", "raid10(4,hdd-15k,stripe=64k)", "nvme-gen4"],
+            "{}",
+            s1.text
+        );
+        let paced = Scale::named("test").paced(Pacing::Spec);
+        for c in &study.cells {
+            assert_eq!(c.axes.engine, "postgres");
+            assert_eq!(c.axes.server_settings, ["synchronous_commit=off"]);
+            assert_eq!(c.axes.terminals, paced.terminals);
+            assert_eq!(c.axes.pacing, "spec");
+        }
+        assert_eq!(study.repeat, 3);
+        assert_eq!(study.scale.name, "test");
+        assert_eq!(
+            study.baseline.as_deref(),
+            Some("raid10_4_hdd-15k_stripe_64k")
+        );
+        for key in [
+            "scale = \"test\"",
+            "repeat = 3",
+            "pacing = [\"spec\"]",
+            "engine = \"postgres\"",
+        ] {
+            assert!(
+                s1.applied.iter().any(|a| a == key),
+                "{key}: {:?}",
+                s1.applied
+            );
+        }
+        assert!(s1
+            .text
+            .starts_with("# oltplab study --scenario s1 --engine postgres"));
+        // Only the host: no baseline, as S1 had none then.
+        let host = s1_file(&study_args(&["--devices", "host"]), &[]).unwrap();
+        let study = file::parse(Path::new(host.label), &host.text).unwrap();
+        assert_eq!(study.baseline, None);
+        assert_eq!(study.cells.len(), 1);
+    }
+
+    #[test]
+    fn s1_refuses_bad_devices_naming_the_option() {
+        for (devices, expected) in [
+            ("hdd-10k,,host", "empty entry"),
+            ("floppy", "--devices: `floppy`"),
+            ("host,host", "twice"),
+        ] {
+            let e = s1_file(&study_args(&["--devices", devices]), &[])
+                .err()
+                .unwrap();
+            assert_eq!(e.exit_code(), 2);
+            assert!(e.to_string().contains(expected), "{devices}: {e}");
+        }
+        assert_eq!(toml_string("a\"b\\c"), "\"a\\\"b\\\\c\"");
     }
 
     #[test]
