@@ -30,6 +30,7 @@ use super::{
 use crate::output;
 use crate::schema::{ClusterStudyRow, ClusterStudySummary, TpccResult};
 use crate::tpcc;
+use crate::workload::target::Engine;
 use crate::STOP;
 
 /// The cluster's size without `--nodes`: the smallest that survives a node's loss.
@@ -69,7 +70,7 @@ pub fn run(args: &StudyArgs) -> Result<()> {
             "--repeat belongs to the s1 scenario; the cluster scenario runs each device once per system",
         ));
     }
-    if !matches!(args.engine.as_str(), "sqlite" | "mariadb") {
+    if !matches!(args.engine, Engine::Sqlite | Engine::Mariadb) {
         return Err(Error::usage(format!(
             "the cluster scenario compares one MariaDB server with a Galera cluster of MariaDB nodes, not {}: drop --engine",
             args.engine

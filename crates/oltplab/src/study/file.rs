@@ -27,6 +27,7 @@ use super::{
 };
 use crate::output;
 use crate::schema::{CellAxes, CellResult, DeviceFigures, Ratios, StudySummary};
+use crate::workload::target::Engine;
 use crate::STOP;
 
 /// The copy of the study file kept in the output directory: `--resume DIR` alone reads it.
@@ -1457,7 +1458,7 @@ fn run_scenario(study: &FileStudy, args: &StudyArgs) -> Result<()> {
         study.path.display()
     );
     let scenario = StudyArgs {
-        engine,
+        engine: Engine::named(&engine)?,
         devices,
         scale: study.scale.name.clone(),
         pacing: super::Pacing::None,

@@ -83,13 +83,13 @@ pub fn run(args: &StudyArgs) -> Result<()> {
     let scale = Scale::named(&args.scale);
     let config = StudyConfig {
         scenario: args.scenario.to_string(),
-        engine: args.engine.clone(),
+        engine: args.engine.name().to_string(),
         scale: scale.clone(),
         data_dir: args.data_dir.clone(),
         seed: 1,
     };
     let db = DbSpec::resolve(
-        Some(crate::workload::target::Engine::named(&args.engine)?),
+        Some(args.engine),
         None,
         &args.data_dir,
         128 << 20,

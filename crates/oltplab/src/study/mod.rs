@@ -124,8 +124,8 @@ impl std::fmt::Display for Scenario {
 #[command(after_help = AFTER_STUDY_HELP)]
 pub struct StudyArgs {
     /// Database engine (sqlite is embedded: nothing to install)
-    #[arg(long, default_value = "sqlite", value_parser = ["sqlite", "postgres", "mariadb"])]
-    pub engine: String,
+    #[arg(long, default_value = "sqlite", value_parser = crate::workload::target::single_engine())]
+    pub engine: Engine,
 
     /// Devices to compare, as device specs (see `oltplab devices`); ratios are against the first
     /// emulated one (--scenario profiles: two or more sets, default
@@ -329,13 +329,13 @@ fn s1_server_settings(args: &StudyArgs) -> Result<Vec<(String, String)>> {
             args.scenario
         )));
     }
-    if args.engine == "sqlite" {
+    if args.engine == Engine::Sqlite {
         return Err(Error::usage(
             "--server-setting is for a PostgreSQL or MariaDB server: add --engine postgres or mariadb, or drop it",
         ));
     }
     let settings = crate::workload::parse_server_settings(&args.server_setting)?;
-    oltplab_dbs::server::check_settings(&args.engine, &settings)?;
+    oltplab_dbs::server::check_settings(args.engine.name(), &settings)?;
     Ok(settings)
 }
 
@@ -442,7 +442,7 @@ fn equivalent_file(args: &StudyArgs) -> Result<String> {
     if !args.server_setting.is_empty() {
         fixed.push("--server-setting (give server_settings in the file's [[engines]])");
     }
-    if args.scenario == Scenario::Profiles && args.engine != "sqlite" {
+    if args.scenario == Scenario::Profiles && args.engine != Engine::Sqlite {
         fixed.push("--engine (the profiles scenario runs no database)");
     }
     if !fixed.is_empty() {
@@ -455,7 +455,9 @@ fn equivalent_file(args: &StudyArgs) -> Result<String> {
         "# oltplab study --scenario {} --engine {} --scale {} as a study file ({path}, with the scale and engine given)\n",
         args.scenario, args.engine, args.scale
     );
-    if args.scenario == Scenario::CacheTiers && (args.engine != "sqlite" || args.scale != "quick") {
+    if args.scenario == Scenario::CacheTiers
+        && (args.engine != Engine::Sqlite || args.scale != "quick")
+    {
         out.push_str("# note: the scenario sizes the SSD read cache at half of the database it loads; size=40m below is the quick SQLite load's\n");
     }
     for line in text.lines() {
@@ -558,7 +560,7 @@ fn s1_file(args: &StudyArgs, settings: &[(String, String)]) -> Result<S1File> {
         ("terminals", Some(format!("[{}]", scale.terminals))),
         ("pacing", Some(toml_list(&[args.pacing.name()]))),
         ("baseline", baseline),
-        ("engine", Some(toml_string(&args.engine))),
+        ("engine", Some(toml_string(args.engine.name()))),
     ];
     let mut found = [false; 7];
     let mut applied = Vec::new();

@@ -12,6 +12,7 @@ use oltplab_core::{Error, Result};
 
 use super::{split_devices, StudyArgs, DEFAULT_DEVICES};
 use crate::crash::{self, CrashArgs, CrashConfig};
+use crate::workload::target::Engine;
 
 /// The device of the matrix when --devices is left at S1's list: the drive whose cache the
 /// catalogue makes volatile, so that all three modes are that drive's.
@@ -74,7 +75,7 @@ fn config(args: &StudyArgs) -> Result<CrashConfig> {
     } else {
         split_devices(&args.devices)?
     };
-    let server = args.engine != "sqlite";
+    let server = args.engine != Engine::Sqlite;
     if !server && !args.server_setting.is_empty() {
         return Err(Error::usage(
             "--server-setting is for --engine postgres or mariadb; --scenario power-cut runs SQLite with synchronous FULL, NORMAL and OFF",
@@ -83,7 +84,7 @@ fn config(args: &StudyArgs) -> Result<CrashConfig> {
     let (cuts, states, duration) = scale(&args.scale);
     let crash_args = CrashArgs {
         workload: "tpcc".into(),
-        engine: crate::workload::target::Engine::named(&args.engine)?,
+        engine: args.engine,
         emulate: devices
             .iter()
             .flat_map(|d| with_caches(d))
@@ -99,7 +100,7 @@ fn config(args: &StudyArgs) -> Result<CrashConfig> {
         },
         server_setting: match (server, args.server_setting.is_empty()) {
             (true, false) => args.server_setting.clone(),
-            _ => default_settings(&args.engine),
+            _ => default_settings(args.engine.name()),
         },
         cuts,
         states,

@@ -28,6 +28,7 @@ use crate::schema::{
     DriveSeq, ProfileFigures, ProfileRatio, ProfileSet, ProfilesSummary, QdGeomean, RandomQd4,
     SetRatio,
 };
+use crate::workload::target::Engine;
 use crate::STOP;
 
 /// S4's two device sets: four 15k rpm disks in RAID5 against four 2012 SAS SSDs in RAID5, each
@@ -188,7 +189,7 @@ fn parse_sets(text: &str) -> Result<Vec<Spec>> {
 }
 
 pub fn run(args: &StudyArgs) -> Result<()> {
-    if args.engine != "sqlite" || args.pacing != super::Pacing::None || args.repeat != 1 {
+    if args.engine != Engine::Sqlite || args.pacing != super::Pacing::None || args.repeat != 1 {
         return Err(Error::usage(
             "--engine, --pacing and --repeat belong to the database scenarios, and the profiles scenario runs no database: drop them",
         ));

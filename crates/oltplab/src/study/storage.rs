@@ -83,7 +83,7 @@ pub fn run(args: &StudyArgs) -> Result<()> {
     };
     let scale = Scale::named(&args.scale).paced(args.pacing);
     let (started_at, out) = prepare(args)?;
-    let mut database = Database::new(&args.engine, &args.data_dir, &scale);
+    let mut database = Database::new(args.engine.name(), &args.data_dir, &scale);
 
     // One load, copied for each configuration.
     let brokerage = args.workload == "brokerage";
@@ -141,7 +141,7 @@ pub fn run(args: &StudyArgs) -> Result<()> {
     };
     let config = StorageConfig {
         scenario: args.scenario.to_string(),
-        engine: args.engine.clone(),
+        engine: args.engine.name().to_string(),
         workload: args.workload.clone(),
         devices: plan
             .iter()
@@ -157,7 +157,7 @@ pub fn run(args: &StudyArgs) -> Result<()> {
     };
     let summary = StorageStudySummary {
         scenario: args.scenario.to_string(),
-        engine: args.engine.clone(),
+        engine: args.engine.name().to_string(),
         workload: args.workload.clone(),
         warehouses: (!brokerage).then_some(scale.warehouses),
         customers: brokerage.then_some(BROKERAGE_CUSTOMERS),
