@@ -386,7 +386,6 @@ fn devices_in(err: &str) -> (Vec<String>, Vec<String>) {
 #[test]
 fn an_interrupted_study_resumes_only_its_unfinished_devices() {
     use std::process::{Command, Stdio};
-    use std::time::{Duration, Instant};
     let dir = scratch("s1-resume");
     let res = dir.join("res");
     let cells = |res: &std::path::Path| -> Vec<String> {
@@ -399,7 +398,7 @@ fn an_interrupted_study_resumes_only_its_unfinished_devices() {
             })
             .unwrap_or_default()
     };
-    let mut child = Command::new(env!("CARGO_BIN_EXE_oltplab"))
+    let child = Command::new(env!("CARGO_BIN_EXE_oltplab"))
         .current_dir(&dir)
         .args([
             "study",
@@ -414,22 +413,7 @@ fn an_interrupted_study_resumes_only_its_unfinished_devices() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let started = Instant::now();
-    while cells(&res).is_empty() {
-        assert!(
-            started.elapsed() < Duration::from_secs(120),
-            "no device finished in 2 minutes"
-        );
-        if child.try_wait().unwrap().is_some() {
-            let out = child.wait_with_output().unwrap();
-            panic!("the study ended before its first device: {}", stderr(&out));
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    std::thread::sleep(Duration::from_millis(1500));
-    // SAFETY: signalling our own child process.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let out = child.wait_with_output().unwrap();
+    let out = common::interrupt_after_first(child, || !cells(&res).is_empty(), "device");
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(130), "{err}");
     // First, which file it ran and what it applied.

@@ -8,7 +8,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use common::{assert_ok, assert_one_line_usage_error, json, oltplab, scratch, stderr};
 use serde_json::Value;
@@ -254,29 +254,14 @@ fn interrupted_study_resumes_only_the_stopped_and_new_cells_and_reports_every_ce
     .unwrap();
 
     // 1. Ctrl-C in the second cell, once the first is saved.
-    let mut child = Command::new(env!("CARGO_BIN_EXE_oltplab"))
+    let child = Command::new(env!("CARGO_BIN_EXE_oltplab"))
         .current_dir(&dir)
         .args(["study", "--file", "mine.toml", "--out", "res"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let started = Instant::now();
-    while cell_files(&res).is_empty() {
-        assert!(
-            started.elapsed() < Duration::from_secs(120),
-            "no cell finished in 2 minutes"
-        );
-        if child.try_wait().unwrap().is_some() {
-            let out = child.wait_with_output().unwrap();
-            panic!("the study ended before its first cell: {}", stderr(&out));
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    std::thread::sleep(Duration::from_millis(1500));
-    // SAFETY: signalling our own child process.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let out = child.wait_with_output().unwrap();
+    let out = common::interrupt_after_first(child, || !cell_files(&res).is_empty(), "cell");
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(130), "{err}");
     assert!(err.contains("oltplab study --resume"), "{err}");

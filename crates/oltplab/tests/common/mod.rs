@@ -4,7 +4,8 @@
 #![allow(dead_code)] // each test file uses its own subset
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output};
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
@@ -144,4 +145,26 @@ fn find(dir: &Path, name: &str, depth: u32) -> bool {
         p.file_name().is_some_and(|n| n == name)
             || (depth > 0 && p.is_dir() && find(&p, name, depth - 1))
     })
+}
+
+/// Ctrl-C for `child` (a study writing into a directory) 1.5 s after `finished()` first holds —
+/// once its first `what` is saved, so that the signal lands in the next one — and its output.
+/// Fails if that takes over 2 minutes or the child ends before.
+pub fn interrupt_after_first(mut child: Child, finished: impl Fn() -> bool, what: &str) -> Output {
+    let started = Instant::now();
+    while !finished() {
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "no {what} finished in 2 minutes"
+        );
+        if child.try_wait().unwrap().is_some() {
+            let out = child.wait_with_output().unwrap();
+            panic!("the study ended before its first {what}: {}", stderr(&out));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_millis(1500));
+    // SAFETY: signalling our own child process.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    child.wait_with_output().unwrap()
 }
