@@ -25,9 +25,8 @@ fn open(path: &std::path::Path, vfs: &Vfs) -> Connection {
     conn
 }
 
-#[test]
-fn counts_and_trace_agree_and_are_tagged() {
-    let dir = scratch("trace");
+/// A VFS that traces into `dir/t.trace`, without a model: the trace's path, writer and the VFS.
+fn traced_vfs(dir: &std::path::Path) -> (std::path::PathBuf, Arc<TraceWriter>, Vfs) {
     let trace_path = dir.join("t.trace");
     let trace = Arc::new(TraceWriter::create(&trace_path, TraceMeta::new("sqlite-vfs")).unwrap());
     let vfs = Vfs::register(VfsOptions {
@@ -37,6 +36,13 @@ fn counts_and_trace_agree_and_are_tagged() {
         crash: None,
     })
     .unwrap();
+    (trace_path, trace, vfs)
+}
+
+#[test]
+fn counts_and_trace_agree_and_are_tagged() {
+    let dir = scratch("trace");
+    let (trace_path, trace, vfs) = traced_vfs(&dir);
     {
         let conn = open(&dir.join("db.sqlite"), &vfs);
         conn.execute_batch("CREATE TABLE t(k INTEGER PRIMARY KEY, v BLOB)")
@@ -102,15 +108,7 @@ fn counts_and_trace_agree_and_are_tagged() {
 #[test]
 fn only_the_windows_io_is_traced() {
     let dir = scratch("window");
-    let trace_path = dir.join("t.trace");
-    let trace = Arc::new(TraceWriter::create(&trace_path, TraceMeta::new("sqlite-vfs")).unwrap());
-    let vfs = Vfs::register(VfsOptions {
-        trace: Some(trace.clone()),
-        emulator: None,
-        placed_files: Vec::new(),
-        crash: None,
-    })
-    .unwrap();
+    let (trace_path, trace, vfs) = traced_vfs(&dir);
     assert_eq!(vfs.traced_window(), Some(TraceWindow::ALL));
     vfs.trace_window(None);
     assert_eq!(vfs.traced_window(), None);
