@@ -670,6 +670,7 @@ mod tests {
     #[test]
     fn response_times_are_checked_against_the_spec_limits() {
         let mut outcome = DriverOutcome::default();
+        outcome.run.tx = vec![Default::default(); TxType::ALL.len()];
         let ms = 1_000_000u64;
         for _ in 0..100 {
             outcome.run.tx[TxType::NewOrder.index()]
