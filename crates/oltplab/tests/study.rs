@@ -363,29 +363,11 @@ fn s1_dry_run_prints_its_file_with_every_option_applied() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// The devices whose progress line (`[i/n] NAME (…)` or `[i/n] NAME: finished earlier, kept`) a
-/// study printed: (measured, kept).
-fn devices_in(err: &str) -> (Vec<String>, Vec<String>) {
-    let (mut ran, mut kept) = (Vec::new(), Vec::new());
-    for line in err.lines().filter(|l| l.starts_with('[')) {
-        let Some((_, rest)) = line.split_once("] ") else {
-            continue;
-        };
-        if let Some(name) = rest.strip_suffix(": finished earlier, kept") {
-            kept.push(name.to_string());
-        } else if let Some((name, _)) = rest.split_once(" (") {
-            ran.push(name.to_string());
-        }
-    }
-    (ran, kept)
-}
-
 /// `oltplab study` says first which file it runs; stopped by Ctrl-C in its second device, it
 /// keeps the first, and `oltplab study --resume DIR` runs only the second: S1's result with both
 /// devices, each device's trace under its name.
 #[test]
 fn an_interrupted_study_resumes_only_its_unfinished_devices() {
-    use std::process::{Command, Stdio};
     let dir = scratch("s1-resume");
     let res = dir.join("res");
     let cells = |res: &std::path::Path| -> Vec<String> {
@@ -398,9 +380,9 @@ fn an_interrupted_study_resumes_only_its_unfinished_devices() {
             })
             .unwrap_or_default()
     };
-    let child = Command::new(env!("CARGO_BIN_EXE_oltplab"))
-        .current_dir(&dir)
-        .args([
+    let out = common::interrupt_after_first(
+        &dir,
+        &[
             "study",
             "--scale",
             "test",
@@ -408,12 +390,10 @@ fn an_interrupted_study_resumes_only_its_unfinished_devices() {
             "sata-ssd-2010,pcie-flash-2012",
             "--out",
             "res",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let out = common::interrupt_after_first(child, || !cells(&res).is_empty(), "device");
+        ],
+        || !cells(&res).is_empty(),
+        "device",
+    );
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(130), "{err}");
     // First, which file it ran and what it applied.
@@ -437,7 +417,7 @@ fn an_interrupted_study_resumes_only_its_unfinished_devices() {
     let err = stderr(&out);
     assert!(out.status.success(), "{err}");
     assert_eq!(
-        devices_in(&err),
+        common::cells_in(&err),
         (
             vec!["pcie-flash-2012".to_string()],
             vec!["sata-ssd-2010".to_string()]

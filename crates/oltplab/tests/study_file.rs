@@ -7,7 +7,6 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::time::Instant;
 
 use common::{assert_ok, assert_one_line_usage_error, json, oltplab, scratch, stderr};
@@ -213,23 +212,6 @@ fn a_misspelt_server_setting_fails_before_anything_runs() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// The ids of the cells a run measured and of those it kept, from its progress lines
-/// (`[2/4] id (…)` and `[1/4] id: finished earlier, kept`).
-fn cells_in(err: &str) -> (Vec<String>, Vec<String>) {
-    let (mut ran, mut kept) = (Vec::new(), Vec::new());
-    for line in err.lines().filter(|l| l.starts_with('[')) {
-        let Some((_, rest)) = line.split_once("] ") else {
-            continue;
-        };
-        if let Some(id) = rest.strip_suffix(": finished earlier, kept") {
-            kept.push(id.to_string());
-        } else if let Some((id, _)) = rest.split_once(" (") {
-            ran.push(id.to_string());
-        }
-    }
-    (ran, kept)
-}
-
 fn cell_files(out: &Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(out.join("cells"))
         .map(|d| {
@@ -254,14 +236,12 @@ fn interrupted_study_resumes_only_the_stopped_and_new_cells_and_reports_every_ce
     .unwrap();
 
     // 1. Ctrl-C in the second cell, once the first is saved.
-    let child = Command::new(env!("CARGO_BIN_EXE_oltplab"))
-        .current_dir(&dir)
-        .args(["study", "--file", "mine.toml", "--out", "res"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let out = common::interrupt_after_first(child, || !cell_files(&res).is_empty(), "cell");
+    let out = common::interrupt_after_first(
+        &dir,
+        &["study", "--file", "mine.toml", "--out", "res"],
+        || !cell_files(&res).is_empty(),
+        "cell",
+    );
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(130), "{err}");
     assert!(err.contains("oltplab study --resume"), "{err}");
@@ -305,7 +285,7 @@ fn interrupted_study_resumes_only_the_stopped_and_new_cells_and_reports_every_ce
 
     let out = oltplab(&dir, &["study", "--file", "mine.toml", "--resume", "res"]);
     assert_ok(&out);
-    let (ran, kept) = cells_in(&stderr(&out));
+    let (ran, kept) = common::cells_in(&stderr(&out));
     assert_eq!(kept, ["sqlite_sata-ssd-2010_t1"]);
     assert_eq!(
         ran,

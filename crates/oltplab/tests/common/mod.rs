@@ -147,10 +147,22 @@ fn find(dir: &Path, name: &str, depth: u32) -> bool {
     })
 }
 
-/// Ctrl-C for `child` (a study writing into a directory) 1.5 s after `finished()` first holds —
-/// once its first `what` is saved, so that the signal lands in the next one — and its output.
-/// Fails if that takes over 2 minutes or the child ends before.
-pub fn interrupt_after_first(mut child: Child, finished: impl Fn() -> bool, what: &str) -> Output {
+/// `oltplab ARGS` in `dir`, stopped by Ctrl-C 1.5 s after `finished()` first holds — once its
+/// first `what` is saved, so that the signal lands in the next one — and its output. Fails if
+/// that takes over 2 minutes or the command ends before.
+pub fn interrupt_after_first(
+    dir: &Path,
+    args: &[&str],
+    finished: impl Fn() -> bool,
+    what: &str,
+) -> Output {
+    let mut child: Child = Command::new(env!("CARGO_BIN_EXE_oltplab"))
+        .current_dir(dir)
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
     let started = Instant::now();
     while !finished() {
         assert!(
@@ -167,4 +179,21 @@ pub fn interrupt_after_first(mut child: Child, finished: impl Fn() -> bool, what
     // SAFETY: signalling our own child process.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     child.wait_with_output().unwrap()
+}
+
+/// The ids of the cells (an S1 study's: its devices) a study measured and of those it kept, from
+/// its progress lines (`[2/4] id (…)` and `[1/4] id: finished earlier, kept`).
+pub fn cells_in(err: &str) -> (Vec<String>, Vec<String>) {
+    let (mut ran, mut kept) = (Vec::new(), Vec::new());
+    for line in err.lines().filter(|l| l.starts_with('[')) {
+        let Some((_, rest)) = line.split_once("] ") else {
+            continue;
+        };
+        if let Some(id) = rest.strip_suffix(": finished earlier, kept") {
+            kept.push(id.to_string());
+        } else if let Some((id, _)) = rest.split_once(" (") {
+            ran.push(id.to_string());
+        }
+    }
+    (ran, kept)
 }
