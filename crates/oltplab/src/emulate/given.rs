@@ -40,11 +40,11 @@ impl Emulation {
                     "one shared device takes one spec, not one per node: give `{SHARED}SPEC`, or drop `{SHARED}` to give each node its own"
                 ));
             }
-            Target::Shared(one(shared)?)
+            Target::Shared(spec_arg(shared)?)
         } else if node_form(text) {
             Target::Nodes(nodes(text)?)
         } else {
-            Target::Device(one(text)?)
+            Target::Device(spec_arg(text)?)
         };
         Ok(Emulation {
             text: text.to_string(),
@@ -161,10 +161,6 @@ impl BackingChoice {
     }
 }
 
-fn one(text: &str) -> std::result::Result<Spec, String> {
-    spec_arg(text)
-}
-
 /// Whether `text` is the per-node form `nodeK:SPEC;nodeJ:SPEC…`.
 fn node_form(text: &str) -> bool {
     text.trim_start()
@@ -194,7 +190,7 @@ fn nodes(text: &str) -> std::result::Result<Vec<(u32, Spec)>, String> {
         if spec.trim().is_empty() {
             return Err(bad());
         }
-        named.push((k, one(spec).map_err(|e| format!("node{k}: {e}"))?));
+        named.push((k, spec_arg(spec).map_err(|e| format!("node{k}: {e}"))?));
     }
     Ok(named)
 }
