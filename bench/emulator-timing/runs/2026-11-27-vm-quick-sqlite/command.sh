@@ -1,0 +1,1 @@
+target/release/oltplab study --scale quick --out /var/tmp/qs/out --data-dir /var/tmp/qs/data   # release build of 46178b6 (src as 5a7f2ee); quiet machine, except ~10 s of a cargo clippy during the hdd-10k/sata-ssd-2010 devices
