@@ -4,6 +4,7 @@ mod common;
 
 use std::path::Path;
 use std::process::Command;
+use std::time::Duration;
 
 use common::{assert_usage_error, json, oltplab, program_installed, scratch, stderr};
 use oltplab_core::testing::{root_or_skip, skip, Need};
@@ -426,7 +427,7 @@ fn a_file_system_without_direct_io_gets_a_hint_to_use_buffered() {
             "--buffered",
         ],
     );
-    let _ = Command::new("umount").arg(&mnt).status();
+    unmount(&mnt);
     assert_usage_error(&direct, "--buffered");
     assert!(buffered.status.success(), "{}", stderr(&buffered));
     assert!(
@@ -434,6 +435,33 @@ fn a_file_system_without_direct_io_gets_a_hint_to_use_buffered() {
             || String::from_utf8_lossy(&buffered.stdout).contains("IOPS")
     );
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Unmounts what the test mounted. The kernel drops an exited io_uring's
+/// file references a moment after the process is gone, so a first umount
+/// can find the mount busy (a CI run did); retry, then detach it lazily.
+fn unmount(mnt: &Path) {
+    for _ in 0..50 {
+        let out = Command::new("umount")
+            .arg(mnt)
+            .output()
+            .expect("umount runs");
+        if out.status.success() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let lazy = Command::new("umount")
+        .arg("-l")
+        .arg(mnt)
+        .output()
+        .expect("umount runs");
+    assert!(
+        lazy.status.success(),
+        "umount -l {}: {}",
+        mnt.display(),
+        String::from_utf8_lossy(&lazy.stderr)
+    );
 }
 
 #[test]
