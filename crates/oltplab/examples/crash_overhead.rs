@@ -112,6 +112,7 @@ fn one(
         home_warehouses: None,
         start_at: None,
         record_new_orders: keep,
+        procedures: false,
     };
     let stop = AtomicBool::new(false);
     let out = drive(&connector, &meta, &cfg, &stop, &mut |_| {}, &mut |_| {}).unwrap();

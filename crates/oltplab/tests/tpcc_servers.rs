@@ -66,14 +66,74 @@ fn load_run_check(engine: &str, programs: &[&str]) {
         assert_eq!(s["tx"][t]["errors"].as_u64(), Some(0), "{t}: {err}");
     }
     assert!(s["tpmc"].as_f64().unwrap() > 0.0, "{err}");
+    check_holds(&db);
 
-    // The run's orders, stock and payments keep the database consistent.
-    let out = oltplab(Path::new("/"), &[&["check", "tpcc"], &db[..]].concat());
+    if engine == "postgres" {
+        // The same transactions as server-side functions: one round trip each, so the driver
+        // spends less CPU per transaction; the intended rollbacks still roll back, nothing
+        // fails, and the database stays consistent.
+        let procedures_dir = dir.join("procedures");
+        let out = oltplab(
+            Path::new("/"),
+            &[
+                &["run", "tpcc", "--procedures"],
+                &db[..],
+                &["--terminals", "4", "--warmup", "2s", "--duration", "10s"],
+                &["--out", procedures_dir.to_str().unwrap()],
+            ]
+            .concat(),
+        );
+        let err = stderr(&out);
+        assert!(out.status.success(), "{err}");
+        let called: Value =
+            serde_json::from_slice(&std::fs::read(procedures_dir.join("result.json")).unwrap())
+                .unwrap();
+        assert_eq!(called["config"]["procedures"], true);
+        let p = &called["summary"];
+        for t in [
+            "new_order",
+            "payment",
+            "order_status",
+            "delivery",
+            "stock_level",
+        ] {
+            assert!(p["tx"][t]["count"].as_u64().unwrap() > 0, "{t}: {err}");
+            assert_eq!(p["tx"][t]["errors"].as_u64(), Some(0), "{t}: {err}");
+        }
+        assert!(
+            p["tx"]["new_order"]["rollbacks"].as_u64().unwrap() > 0,
+            "New-Order's intended 1 % rollbacks: {err}"
+        );
+        let driver_s_per_tx = |s: &Value| {
+            let cpu = &s["cpu"];
+            let tx: u64 = s["tx"]
+                .as_object()
+                .unwrap()
+                .values()
+                .map(|t| t["count"].as_u64().unwrap())
+                .sum();
+            (cpu["driver_user_s"].as_f64().unwrap() + cpu["driver_sys_s"].as_f64().unwrap())
+                / tx as f64
+        };
+        let (statements, calls) = (driver_s_per_tx(s), driver_s_per_tx(p));
+        assert!(
+            calls < 0.8 * statements,
+            "driver CPU per transaction: {:.0} µs with --procedures, {:.0} µs without",
+            calls * 1e6,
+            statements * 1e6
+        );
+        check_holds(&db);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `oltplab check tpcc`: the run's orders, stock and payments kept the database consistent.
+fn check_holds(db: &[&str]) {
+    let out = oltplab(Path::new("/"), &[&["check", "tpcc"], db].concat());
     let err = stderr(&out);
     assert!(out.status.success(), "{err}");
     assert!(err.contains(" holds"), "{err}");
     assert!(!err.contains("VIOLATED"), "{err}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

@@ -354,6 +354,10 @@ fn bad_input_is_one_sentence_and_exit_code_2() {
         ),
         "10 terminals per warehouse",
     );
+    assert_usage_error(
+        &oltplab(&dir, &["run", "tpcc", "--procedures"]),
+        "PostgreSQL functions, and this run is on --engine sqlite: drop --procedures",
+    );
     // A file oltplab did not create is not touched.
     std::fs::write(dir.join("precious.db"), "keep me").unwrap();
     assert_usage_error(

@@ -73,6 +73,7 @@ fn scenario(kind: ServerKind) {
         home_warehouses: None,
         start_at: None,
         record_new_orders: false,
+        procedures: false,
     };
     let out = drive(
         connector.as_ref(),

@@ -56,6 +56,7 @@ fn load_drive_check() {
         home_warehouses: None,
         start_at: None,
         record_new_orders: false,
+        procedures: false,
     };
     let out = drive(&connector, &meta, &cfg, &stop, &mut |_| {}, &mut |_| {}).unwrap();
     for t in TxType::ALL {

@@ -128,6 +128,7 @@ pub(super) fn tpcc_driver(cfg: &CrashConfig, seed: u64) -> DriverConfig {
         home_warehouses: None,
         start_at: None,
         record_new_orders: true,
+        procedures: false,
     }
 }
 

@@ -1576,6 +1576,7 @@ fn study_run(
         seed: 1,
         warehouse_range: None,
         start_at: None,
+        procedures: false,
         capture: CaptureConfig {
             emulate: emulate.cloned().map(Emulation::device),
             trace,

@@ -113,6 +113,12 @@ pub struct TpccRunArgs {
     #[arg(long, value_name = "LEVEL",
           value_parser = clap::builder::PossibleValuesParser::new(["read-committed", "repeatable-read", "serializable"]))]
     pub isolation: Option<String>,
+
+    /// Run each transaction as one call of a server-side function (PostgreSQL), as HammerDB runs
+    /// TPC-C: one round trip per transaction, so the driver's CPU and waits shrink. The functions
+    /// (oltplab_tpcc_*) are created or replaced in the database at the run's start
+    #[arg(long)]
+    pub procedures: bool,
 }
 
 /// `--terminals`: one count, or the steps of a users ramp.
@@ -225,6 +231,7 @@ impl Workload for Tpcc {
             ("--warehouse-range", t.warehouse_range.is_some()),
             ("--start-at", t.start_at.is_some()),
             ("--isolation", t.isolation.is_some()),
+            ("--procedures", t.procedures),
         ])
     }
 }
@@ -279,6 +286,8 @@ pub struct RunConfig {
     pub warehouse_range: Option<WarehouseRange>,
     /// When the warm-up starts (RFC 3339, UTC); None: at once.
     pub start_at: Option<String>,
+    /// `--procedures`: each transaction one call of a server-side function.
+    pub procedures: bool,
     /// `--emulate`, `--trace`, `--backing`.
     #[serde(flatten)]
     pub capture: CaptureConfig,
@@ -315,6 +324,12 @@ impl RunConfig {
             }
             _ => Vec::new(),
         };
+        if t.procedures && db.engine != Engine::Postgres {
+            return Err(Error::usage(format!(
+                "--procedures runs TPC-C's transactions as PostgreSQL functions, and this run is on --engine {}: drop --procedures",
+                db.engine.name()
+            )));
+        }
         let single = t.terminals.as_ref().and_then(TerminalSteps::single);
         let terminals = match (t.keying_think, single) {
             (true, Some(n)) => {
@@ -355,6 +370,7 @@ impl RunConfig {
             seed: args.seed,
             warehouse_range,
             start_at,
+            procedures: t.procedures,
             capture: args.capture_config(),
             sqlite_vfs: None,
             output: args.output_config(),

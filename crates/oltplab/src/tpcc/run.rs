@@ -259,6 +259,7 @@ fn drive_window(
         start_at: cfg.start_at.as_deref().and_then(parse_time),
         // A cluster's run checks that every acknowledged New-Order survived a node's failure.
         record_new_orders: db.cluster.is_some(),
+        procedures: cfg.procedures,
     };
     let mut samples = EdgeSamples::new(db, device, capture);
     let mut lines = IntervalLines::new(cfg.report_interval_s, cfg.output.quiet, interval_line);

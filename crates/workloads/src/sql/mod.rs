@@ -189,6 +189,10 @@ pub enum ErrorKind {
     LockTimeout,
     /// SQLite's database is locked by another writer (SQLITE_BUSY): retried.
     Busy,
+    /// A server-side procedure rolled its transaction back as the workload asked (TPC-C
+    /// New-Order's 1 %, SQLSTATE [`INTENDED_ROLLBACK_SQLSTATE`]): the workload's outcome, which
+    /// it turns into one before the driver sees an error.
+    IntendedRollback,
     /// The connection broke: fatal.
     Connection,
     /// Anything else: fatal.
@@ -218,11 +222,15 @@ impl ErrorKind {
             ErrorKind::AbortedUnreported => "aborted_unreported",
             ErrorKind::LockTimeout => "lock_timeout",
             ErrorKind::Busy => "busy",
+            ErrorKind::IntendedRollback => "intended_rollback",
             ErrorKind::Connection => "connection",
             ErrorKind::Other => "other",
         }
     }
 }
+
+/// The SQLSTATE a procedure raises to roll back on purpose ([`ErrorKind::IntendedRollback`]).
+pub const INTENDED_ROLLBACK_SQLSTATE: &str = "OLRB1";
 
 #[derive(Clone, Debug)]
 pub struct DbError {

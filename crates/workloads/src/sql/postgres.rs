@@ -323,6 +323,7 @@ pub fn classify(e: &tokio_postgres::Error) -> DbError {
         Some(c) if *c == SqlState::T_R_SERIALIZATION_FAILURE => ErrorKind::Serialization,
         Some(c) if *c == SqlState::T_R_DEADLOCK_DETECTED => ErrorKind::Deadlock,
         Some(c) if *c == SqlState::LOCK_NOT_AVAILABLE => ErrorKind::LockTimeout,
+        Some(c) if c.code() == super::INTENDED_ROLLBACK_SQLSTATE => ErrorKind::IntendedRollback,
         _ if e.is_closed() => ErrorKind::Connection,
         None => ErrorKind::Connection,
         _ => ErrorKind::Other,

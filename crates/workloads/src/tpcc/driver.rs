@@ -10,11 +10,12 @@ use std::time::{Duration, SystemTime};
 use oltplab_core::Result;
 
 use super::random::{Constants, TpccRng};
+use super::tx::procedures::{self, Procedures};
 use super::tx::{execute, Deck, Home, Input, InputGen, Outcome, Scratch, Statements, TxType};
 use super::{Connector, Meta};
 use crate::driver::{self, Event};
 use crate::random::Rng;
-use crate::sql::{Conn, DbResult};
+use crate::sql::{Conn, DbResult, Purpose};
 
 #[derive(Clone, Debug)]
 pub struct DriverConfig {
@@ -42,6 +43,9 @@ pub struct DriverConfig {
     /// durability after a power cut (`oltplab crash`) or a cluster node's failure. The one
     /// record of acknowledged commits: [`Scratch::take_committed_order`] after each execution.
     pub record_new_orders: bool,
+    /// Run each transaction as one call of a server-side function ([`procedures`]; PostgreSQL),
+    /// created or replaced before the terminals start.
+    pub procedures: bool,
 }
 
 /// What the driver measured ([`driver::Outcome`]: its `tx` and `seconds` in [`TxType`] order,
@@ -69,6 +73,8 @@ pub struct Done {
 /// TPC-C as the driver runs it.
 struct Tpcc {
     statements: Statements,
+    /// `--procedures`: the calls that replace the statements.
+    procedures: Option<Procedures>,
     gen: InputGen,
     homes: (i64, i64),
     keying_think: bool,
@@ -108,7 +114,10 @@ impl driver::Workload for Tpcc {
     }
 
     fn execute(&self, conn: &mut dyn Conn, input: &Input, s: &mut Scratch) -> DbResult<Done> {
-        let outcome = execute(conn, &self.statements, input, s)?;
+        let outcome = match &self.procedures {
+            Some(p) => procedures::execute(conn, p, input, s)?,
+            None => execute(conn, &self.statements, input, s)?,
+        };
         if let (Some(keys), Some(key)) = (&self.new_orders, s.take_committed_order()) {
             keys.lock().unwrap_or_else(|e| e.into_inner()).push(key);
         }
@@ -185,8 +194,17 @@ pub fn drive(
         "home warehouses {homes:?} outside 1..={}: the caller checks the range",
         meta.warehouses
     );
+    if cfg.procedures {
+        let mut conn = connector.connect(Purpose::Run)?;
+        procedures::install(conn.as_mut()).map_err(|e| {
+            oltplab_core::Error::failed(format!(
+                "cannot create TPC-C's functions for --procedures ({e}): the run's user needs the right to create functions in the database's schema"
+            ))
+        })?;
+    }
     let w = Tpcc {
         statements: Statements::new(connector.dialect()),
+        procedures: cfg.procedures.then(Procedures::new),
         gen: InputGen {
             warehouses: meta.warehouses,
             home_warehouses: homes,

@@ -8,6 +8,7 @@ mod input;
 mod new_order;
 mod order_status;
 mod payment;
+pub mod procedures;
 mod statements;
 mod stock_level;
 

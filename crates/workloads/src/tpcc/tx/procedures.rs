@@ -1,0 +1,142 @@
+//! The five transactions as server-side functions (`run tpcc --procedures`, PostgreSQL): each
+//! transaction is one call, sent with its BEGIN and COMMIT in one round trip, so the driver waits
+//! once per transaction instead of two or three times. The functions (procedures.sql) do what
+//! the client-side transactions do; the client draws the same inputs and keeps the same records
+//! (the acknowledged New-Order, Delivery's skipped districts).
+
+use super::{CustomerSel, Input, Outcome, Scratch};
+use crate::sql::{
+    Conn, DbError, DbResult, Dialect, End, ErrorKind, Piped, Stmt, StmtBuilder, TxMode, P,
+};
+
+/// The functions, created (or replaced) by [`install`].
+const SQL: &str = include_str!("procedures.sql");
+
+/// The calls, prepared once per connection.
+pub struct Procedures {
+    new_order: Stmt,
+    payment: Stmt,
+    order_status: Stmt,
+    delivery: Stmt,
+    stock_level: Stmt,
+}
+
+impl Procedures {
+    pub fn new() -> Self {
+        let mut b = StmtBuilder::new(Dialect::Postgres);
+        Self {
+            new_order: b
+                .make("SELECT oltplab_tpcc_new_order(?, ?, ?, ?::int4[], ?::int4[], ?::int4[], ?)"),
+            payment: b.make("SELECT oltplab_tpcc_payment(?, ?, ?, ?, ?, ?, ?, ?)"),
+            order_status: b.make("SELECT oltplab_tpcc_order_status(?, ?, ?, ?)"),
+            delivery: b.make("SELECT oltplab_tpcc_delivery(?, ?, ?)"),
+            stock_level: b.make("SELECT oltplab_tpcc_stock_level(?, ?, ?)"),
+        }
+    }
+}
+
+impl Default for Procedures {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Creates or replaces the functions in the database `conn` is connected to (PostgreSQL).
+pub fn install(conn: &mut dyn Conn) -> DbResult<()> {
+    conn.batch(SQL)
+}
+
+/// A customer by id, or by last name: the functions' (id, last name) pair.
+fn by(customer: &CustomerSel) -> (P<'_>, P<'_>) {
+    match customer {
+        CustomerSel::Id(id) => (P::I(*id), P::Null),
+        CustomerSel::Last(last) => (P::Null, P::S(last)),
+    }
+}
+
+/// Runs one transaction as one call, BEGIN and COMMIT with it. On an error the caller rolls back
+/// (the COMMIT sent along already ended the transaction; the extra ROLLBACK is harmless).
+pub fn execute(
+    conn: &mut dyn Conn,
+    p: &Procedures,
+    input: &Input,
+    s: &mut Scratch,
+) -> DbResult<Outcome> {
+    let now = crate::sql::now_us();
+    s.committed_order = None;
+    s.skipped_districts = 0;
+    let (stmt, mode) = match input {
+        Input::NewOrder { .. } => (&p.new_order, TxMode::Write),
+        Input::Payment { .. } => (&p.payment, TxMode::Write),
+        Input::OrderStatus { .. } => (&p.order_status, TxMode::Read),
+        Input::Delivery { .. } => (&p.delivery, TxMode::Write),
+        Input::StockLevel { .. } => (&p.stock_level, TxMode::Read),
+    };
+    let [items, supply, quantity] = &mut s.stock[..3] else {
+        unreachable!("four stock arrays")
+    };
+    let params: Vec<P> = match input {
+        Input::NewOrder { w, d, c, lines, .. } => {
+            items.clear();
+            supply.clear();
+            quantity.clear();
+            for l in lines {
+                items.push(l.i_id);
+                supply.push(l.supply_w);
+                quantity.push(l.quantity);
+            }
+            vec![
+                P::I(*w),
+                P::I(*d),
+                P::I(*c),
+                P::Ints(items),
+                P::Ints(supply),
+                P::Ints(quantity),
+                P::T(now),
+            ]
+        }
+        Input::Payment {
+            w,
+            d,
+            c_w,
+            c_d,
+            customer,
+            amount_cents,
+        } => {
+            let (id, last) = by(customer);
+            vec![
+                P::I(*w),
+                P::I(*d),
+                P::I(*c_w),
+                P::I(*c_d),
+                id,
+                last,
+                P::F(*amount_cents as f64 / 100.0),
+                P::T(now),
+            ]
+        }
+        Input::OrderStatus { w, d, customer } => {
+            let (id, last) = by(customer);
+            vec![P::I(*w), P::I(*d), id, last]
+        }
+        Input::Delivery { w, carrier } => vec![P::I(*w), P::I(*carrier), P::T(now)],
+        Input::StockLevel { w, d, threshold } => vec![P::I(*w), P::I(*d), P::I(*threshold)],
+    };
+    conn.begin(mode)?;
+    let done = conn.pipeline(&mut [Piped::new(stmt, &params, &mut s.rows)], End::Commit);
+    match done {
+        Err(DbError {
+            kind: ErrorKind::IntendedRollback,
+            ..
+        }) => return Ok(Outcome::RolledBack),
+        r => r?,
+    }
+    let value = (!s.rows.is_empty()).then(|| s.rows.get(0, 0).i64());
+    match (input, value) {
+        (Input::NewOrder { w, d, .. }, Some(o_id)) => s.committed_order = Some((*w, *d, o_id)),
+        (Input::Delivery { .. }, Some(skipped)) => s.skipped_districts = skipped as u32,
+        (_, None) => return Err(DbError::other("a TPC-C function returned no row")),
+        _ => {}
+    }
+    Ok(Outcome::Committed)
+}
