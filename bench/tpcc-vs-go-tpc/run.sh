@@ -35,6 +35,8 @@ engines="${ENGINES:-postgres mariadb sqlite}"
 # PARTS=load: only the loads of each round (step 1; no runs, no checks, no SQLite) — many rounds of
 # the load comparison in minutes.
 parts="${PARTS:-load run}"
+# More options for the server runs of oltplab, e.g. OLTPLAB_RUN_ARGS=--procedures (PostgreSQL).
+read -r -a oltplab_run_args <<< "${OLTPLAB_RUN_ARGS:-}"
 go_tpc_version="${GO_TPC_VERSION:-v1.0.9}"
 # The module's hash (go.sum line), so that the build is verified without the checksum database.
 go_tpc_sum="${GO_TPC_SUM:-h1:DeFrlVnNzC+SxiRIihNhD9fWHnHhMZWDSFNfUVq67Ys=}"
@@ -254,7 +256,7 @@ for engine in $engines; do
       rm -rf "$out/$engine-run-oltplab-$r"
       run "$engine-run-oltplab-$r" "$server_pid" "$oltplab" run tpcc --url "$oltplab_url" \
         --terminals "$terminals" --warmup "${warmup}s" --duration "${duration}s" \
-        --out "$out/$engine-run-oltplab-$r"
+        ${oltplab_run_args[@]+"${oltplab_run_args[@]}"} --out "$out/$engine-run-oltplab-$r"
       run "$engine-check-oltplab-$r" - "$oltplab" check tpcc --url "$oltplab_url" || true  # in summary.md
     }
     [[ " $parts " == *" run "* ]] || continue
