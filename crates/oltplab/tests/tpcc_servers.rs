@@ -68,8 +68,8 @@ fn load_run_check(engine: &str, programs: &[&str]) {
     assert!(s["tpmc"].as_f64().unwrap() > 0.0, "{err}");
     check_holds(&db);
 
-    if engine == "postgres" {
-        // The same transactions as server-side functions: one round trip each, so the driver
+    {
+        // The same transactions as server-side code: one round trip each, so the driver
         // spends less CPU per transaction; the intended rollbacks still roll back, nothing
         // fails, and the database stays consistent.
         let procedures_dir = dir.join("procedures");

@@ -356,7 +356,7 @@ fn bad_input_is_one_sentence_and_exit_code_2() {
     );
     assert_usage_error(
         &oltplab(&dir, &["run", "tpcc", "--procedures"]),
-        "PostgreSQL functions, and this run is on --engine sqlite: drop --procedures",
+        "SQLite runs them in-process already: drop --procedures",
     );
     // A file oltplab did not create is not touched.
     std::fs::write(dir.join("precious.db"), "keep me").unwrap();

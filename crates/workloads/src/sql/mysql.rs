@@ -82,6 +82,7 @@ pub fn classify(e: &mysql::Error) -> DbError {
                 1213 => ErrorKind::Deadlock,
                 1205 => ErrorKind::LockTimeout,
                 1020 => ErrorKind::Serialization, // "record has changed since last read"
+                _ if m.state == super::INTENDED_ROLLBACK_SQLSTATE => ErrorKind::IntendedRollback,
                 _ => ErrorKind::Other,
             };
             DbError::new(kind, m.message.clone())

@@ -198,13 +198,17 @@ pub fn drive(
         let mut conn = connector.connect(Purpose::Run)?;
         procedures::install(conn.as_mut()).map_err(|e| {
             oltplab_core::Error::failed(format!(
-                "cannot create TPC-C's functions for --procedures ({e}): the run's user needs the right to create functions in the database's schema"
+                "cannot create TPC-C's server-side procedures for --procedures: {e} (the run's user needs the right to create functions or procedures in the database)"
             ))
         })?;
     }
     let w = Tpcc {
         statements: Statements::new(connector.dialect()),
-        procedures: cfg.procedures.then(Procedures::new),
+        procedures: if cfg.procedures {
+            Procedures::new(connector.dialect())
+        } else {
+            None
+        },
         gen: InputGen {
             warehouses: meta.warehouses,
             home_warehouses: homes,
