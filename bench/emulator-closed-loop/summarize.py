@@ -54,6 +54,11 @@ def waited(kind, name, q):
     on the emulated side the model's time plus any late wake-up."""
     def get(r, t):
         emulation = r["summary"].get("emulation")
+        host = r["summary"].get("io", {}).get("waited_by_kind")
+        if emulation is None and host:
+            # The real side, timed by the same shim (runs since 2026-11-27).
+            k = next(k for k in host if k["kind"] == kind)
+            return k[f"realised_lat_ns_{q}"] / 1e3
         if emulation is None:
             # The real side's trace holds the calls' own times only if it was captured before
             # d7b6b72 (REAL_TRACE=call); since then it leaves out the wait for a core, like the

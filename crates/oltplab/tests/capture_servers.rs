@@ -160,7 +160,29 @@ fn traced_run(engine: &str, emulate: Option<&str>) {
             assert_eq!(s["emulation"]["device"], spec);
             assert!(s["emulation"]["fidelity"]["ios"].as_u64().unwrap() > 0);
         }
-        None => assert!(s.get("emulation").is_none(), "{s}"),
+        None => {
+            assert!(s.get("emulation").is_none(), "{s}");
+            // The real device's side of the emulator's comparison: what each kind of call took,
+            // timed by the shim as it times an emulated run's.
+            let waited = s["io"]["waited_by_kind"]
+                .as_array()
+                .expect("waited_by_kind");
+            for kind in ["read", "write", "flush"] {
+                let k = waited
+                    .iter()
+                    .find(|k| k["kind"] == kind)
+                    .unwrap_or_else(|| panic!("no {kind} in {waited:?}"));
+                assert!(k["ios"].as_u64().unwrap() > 0, "{k}");
+                let p50 = k["realised_lat_ns_p50"].as_u64().unwrap();
+                assert!(
+                    p50 > 0 && p50 <= k["realised_lat_ns_p99"].as_u64().unwrap(),
+                    "{k}"
+                );
+            }
+        }
+    }
+    if emulate.is_some() {
+        assert!(s["io"].get("waited_by_kind").is_none(), "{s}");
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -111,6 +111,12 @@ pub struct IoSummary {
     /// its own device, node 1 first (the fields above are their sums).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub by_node: Vec<NodeIo>,
+    /// A server run through the shim without a model (`--emulate host`, the real device): what
+    /// the database waited for each kind of I/O, as the shim timed its calls (waits for a core
+    /// included) — the same instrument as an emulated run's
+    /// `summary.emulation.fidelity.realised_by_kind`, so the two compare like with like.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub waited_by_kind: Vec<oltplab_devmodel::KindLatency>,
 }
 
 /// `summary.io.by_node[]`: one Galera node's I/O in the measured window, from its own trace, and

@@ -295,7 +295,7 @@ impl SqliteCapture {
             by_tx,
             by_table,
             by_device,
-            by_node: Vec::new(),
+            ..IoSummary::default()
         };
         let emulation = self
             .emulator
@@ -516,6 +516,11 @@ impl ServerCapture {
                 Vec::new()
             },
             by_node: Vec::new(),
+            // The real device: no model to compare with, only what the calls took.
+            waited_by_kind: match self.device {
+                None => fidelity.realised_by_kind.clone(),
+                Some(_) => Vec::new(),
+            },
         };
         if self.trace_path.is_none() {
             let _ = std::fs::remove_file(&self.merged_path);
