@@ -23,6 +23,7 @@ mod orders;
 mod profiles;
 mod read;
 mod run;
+mod run_figures;
 mod study;
 mod tatp;
 
@@ -33,6 +34,7 @@ pub use orders::*;
 pub use profiles::*;
 pub use read::{read_at, read_str, read_value, ReadError};
 pub use run::*;
+pub use run_figures::*;
 pub use study::*;
 pub use tatp::*;
 
