@@ -1,7 +1,7 @@
 #!/bin/sh
 # Renders every given result file, and every group of them side by side, with two oltplab binaries
 # (HTML, Markdown, CSV) and reports any byte that differs. A refactor of the report's reading must
-# change no render. Usage: compare.sh OLD_BIN NEW_BIN WORKDIR RESULT.json...
+# change no render. Usage: [REPORT_ARGS="--by terminals"] compare.sh OLD_BIN NEW_BIN WORKDIR RESULT.json...
 set -eu
 old=$1 new=$2 work=$3
 shift 3
@@ -11,8 +11,8 @@ render() { # name, files...
     name=$1
     shift
     for fmt in html md csv; do
-        "$old" report --quiet --format "$fmt" -o - "$@" >"$work/$name.old.$fmt" 2>"$work/$name.old.err" || echo "old refused $name: $(cat "$work/$name.old.err")"
-        "$new" report --quiet --format "$fmt" -o - "$@" >"$work/$name.new.$fmt" 2>"$work/$name.new.err" || echo "new refused $name: $(cat "$work/$name.new.err")"
+        "$old" report --quiet ${REPORT_ARGS:-} --format "$fmt" -o - "$@" >"$work/$name.old.$fmt" 2>"$work/$name.old.err" || echo "old refused $name: $(cat "$work/$name.old.err")"
+        "$new" report --quiet ${REPORT_ARGS:-} --format "$fmt" -o - "$@" >"$work/$name.new.$fmt" 2>"$work/$name.new.err" || echo "new refused $name: $(cat "$work/$name.new.err")"
         renders=$((renders + 1))
         if ! cmp -s "$work/$name.old.$fmt" "$work/$name.new.$fmt"; then
             differ=$((differ + 1))

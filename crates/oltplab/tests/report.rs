@@ -461,3 +461,26 @@ fn a_run_with_a_broken_field_is_refused_naming_it() {
     assert!(!dir.join("report.csv").exists());
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A study file's cells are read through their types: `report` of a real one whose cell lost its
+/// id exits 2 with one sentence naming the field and writes nothing.
+#[test]
+fn a_study_files_cell_without_its_id_is_refused_naming_it() {
+    let dir = scratch("broken-cells");
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut study: Value = serde_json::from_str(
+        &std::fs::read_to_string(here.join("../report/tests/fixtures/study-file.json")).unwrap(),
+    )
+    .unwrap();
+    study["summary"]["cells"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("id");
+    std::fs::write(dir.join("cells.json"), study.to_string()).unwrap();
+    assert_one_line_usage_error(
+        &oltplab(&dir, &["report", "cells.json", "--by", "terminals"]),
+        "cells.json has no readable field `summary.cells[0].id` (missing)",
+    );
+    assert!(!dir.join("report.html").exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -6,8 +6,8 @@
 use oltplab_metrics::schema::SCHEMA;
 use oltplab_metrics::LatencyHistogram;
 use oltplab_schema::{
-    read_at, read_value, ClusterStudySummary, CrashSummary, DeviceSummary, Envelope,
-    InMemorySummary, ReplaySummary, RunDocument, StorageStudySummary, StudySummary,
+    read_at, read_value, CellStudyFigures, ClusterStudySummary, CrashSummary, DeviceSummary,
+    Envelope, InMemorySummary, ReplaySummary, RunDocument, StorageStudySummary, StudySummary,
 };
 use serde_json::Value;
 
@@ -113,6 +113,8 @@ pub enum Figures {
     Replay(Box<ReplaySummary>),
     /// A run's figures, of any workload (also of a merge of runs).
     Run(Box<RunDocument>),
+    /// A study file's cells (`study --file`).
+    Cells(Box<CellStudyFigures>),
     /// The kinds whose sections still read `Doc::v` through JSON pointers.
     Untyped,
 }
@@ -370,6 +372,10 @@ pub fn docs<'a>(results: &'a [Value], labels: &[String]) -> Result<Vec<Doc<'a>>,
             if kind == Kind::Study && crate::cluster::is_cluster(&doc) {
                 let summary = read_at(v, "summary").map_err(|e| invalid(e.to_string()))?;
                 doc.figures = Figures::Cluster(Box::new(summary));
+            }
+            if kind == Kind::Study && crate::cells::is_cells(&doc) {
+                let summary = read_at(v, "summary").map_err(|e| invalid(e.to_string()))?;
+                doc.figures = Figures::Cells(Box::new(summary));
             }
             if kind == Kind::Study && crate::in_memory::is_in_memory(&doc) {
                 let summary = read_at(v, "summary").map_err(|e| invalid(e.to_string()))?;

@@ -446,3 +446,39 @@ fn a_run_whose_sweep_node_or_step_does_not_read_is_refused_naming_it() {
         .remove("throughput");
     refused(bad, "summary.ramp[1].throughput");
 }
+
+/// A real study file's result (two SQLite devices at one and two terminals): each cell's figures
+/// reach the report as written; a cell whose tpmC is text, or without its id, is refused naming
+/// the field.
+#[test]
+fn a_real_study_files_cells_reach_the_report_as_written() {
+    let doc = real("study-file.json");
+    let csv = oltplab_report::csv(std::slice::from_ref(&doc)).unwrap();
+    let cells = doc["summary"]["cells"].as_array().unwrap();
+    assert_eq!(cells.len(), 4);
+    for c in cells {
+        let id = c["id"].as_str().unwrap();
+        for column in [
+            "randread16k_iops",
+            "tpmc",
+            "run_iops",
+            "replay_iops",
+            "alpha",
+        ] {
+            assert_eq!(
+                csv_number(&csv, "study", "cells", id, column),
+                c["figures"][column].as_f64().unwrap(),
+                "{id} {column}"
+            );
+        }
+    }
+    let mut bad = doc.clone();
+    bad["summary"]["cells"][1]["figures"]["tpmc"] = "fast".into();
+    refused(bad, "summary.cells[1].figures.tpmc");
+    let mut bad = doc;
+    bad["summary"]["cells"][2]
+        .as_object_mut()
+        .unwrap()
+        .remove("id");
+    refused(bad, "summary.cells[2].id");
+}

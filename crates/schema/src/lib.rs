@@ -17,6 +17,7 @@ pub use oltplab_trace::replay::sim::ReplayOrder;
 pub use oltplab_trace::replay::{ReplayInterval, ReplaySummary};
 
 mod brokerage;
+mod cell_figures;
 mod crash;
 mod in_memory;
 mod orders;
@@ -28,6 +29,7 @@ mod study;
 mod tatp;
 
 pub use brokerage::*;
+pub use cell_figures::*;
 pub use crash::*;
 pub use in_memory::*;
 pub use orders::*;
