@@ -117,8 +117,23 @@ const TABLE_NAME_MAX: usize = 63;
 
 pub const DEFAULT_STRIPE_BYTES: u64 = 64 << 10;
 pub const DEFAULT_WBCACHE_BYTES: u64 = 1 << 30;
-/// `readahead=on` while parsing, before it becomes the backing's full stripe.
-const READAHEAD_ON: u64 = u64::MAX;
+/// `wbcache(…)`'s arguments as given, each at most once.
+#[derive(Default)]
+struct WbCacheArgs {
+    /// Where SIZE stands in the text, and its bytes.
+    size: Option<(usize, u64)>,
+    readahead: Option<Readahead>,
+    cache: Option<CacheMode>,
+}
+
+/// `readahead=on|off|SIZE` as given.
+#[derive(Clone, Copy)]
+enum Readahead {
+    /// `on`: a full stripe of the array behind, known once the backing is.
+    FullStripe,
+    /// `off` (0) or a chunk's bytes.
+    Bytes(u64),
+}
 
 impl Spec {
     /// The canonical text of the spec: parsing it gives the same spec.
@@ -944,15 +959,11 @@ impl Parser<'_> {
         )?;
         let (_, backing) = self.composable(depth)?;
         let args = self.wbcache_args()?;
-        let (size_at, size_bytes) = args
-            .iter()
-            .find(|(k, _, _)| k == "size")
-            .map(|(_, a, v)| (*a, *v))
-            .unwrap_or((at, DEFAULT_WBCACHE_BYTES));
+        let (size_at, size_bytes) = args.size.unwrap_or((at, DEFAULT_WBCACHE_BYTES));
         // readahead=on reads a full stripe of the array behind at a time; SIZE gives the chunk.
-        let readahead_bytes = match args.iter().find(|(k, _, _)| k == "readahead") {
-            Some((_, _, v)) if *v == READAHEAD_ON => backing.full_stripe_bytes(),
-            Some((_, _, v)) => *v,
+        let readahead_bytes = match args.readahead {
+            Some(Readahead::FullStripe) => backing.full_stripe_bytes(),
+            Some(Readahead::Bytes(v)) => v,
             None => 0,
         };
         if size_bytes > backing.capacity_bytes() {
@@ -965,10 +976,7 @@ impl Parser<'_> {
                 ),
             ));
         }
-        let cache = match args.iter().find(|(k, _, _)| k == CACHE_KEY) {
-            Some((_, _, code)) => CacheMode::from_code(*code as f64),
-            None => CacheMode::Battery,
-        };
+        let cache = args.cache.unwrap_or(CacheMode::Battery);
         Ok(Spec::WbCache {
             backing: Box::new(backing),
             size_bytes,
@@ -978,8 +986,8 @@ impl Parser<'_> {
     }
 
     /// wbcache's `,size=SIZE` and `,readahead=on|off|SIZE`, each at most once, up to the ')'.
-    fn wbcache_args(&mut self) -> Result<Vec<(String, usize, u64)>, SpecError> {
-        let mut out: Vec<(String, usize, u64)> = Vec::new();
+    fn wbcache_args(&mut self) -> Result<WbCacheArgs, SpecError> {
+        let mut out = WbCacheArgs::default();
         loop {
             match self.peek() {
                 Some(')') => {
@@ -995,7 +1003,12 @@ impl Parser<'_> {
                             format!("unknown argument '{key}'; expected size, readahead or cache"),
                         ));
                     }
-                    if out.iter().any(|(k, _, _)| *k == key) {
+                    let given = match key.as_str() {
+                        "size" => out.size.is_some(),
+                        "readahead" => out.readahead.is_some(),
+                        _ => out.cache.is_some(),
+                    };
+                    if given {
                         return Err(self.error(at, format!("'{key}' is given twice")));
                     }
                     if key == CACHE_KEY {
@@ -1003,7 +1016,7 @@ impl Parser<'_> {
                         let (vat, word) = self.word("battery, volatile or lying")?;
                         match CacheMode::from_name(&word) {
                             Some(CacheMode::Off) => return Err(self.error(vat, "a write-back cache cannot be off; leave wbcache(…) out for a controller without one")),
-                            Some(mode) => out.push((key, vat, mode.code() as u64)),
+                            Some(mode) => out.cache = Some(mode),
                             None => return Err(self.error(vat, format!("unknown cache mode '{word}'; a controller's cache is battery, volatile or lying"))),
                         }
                     } else if key == "readahead" {
@@ -1011,8 +1024,8 @@ impl Parser<'_> {
                         self.expect('=', "'=' after readahead")?;
                         let (vat, word) = self.word("on, off or a size such as 256k")?;
                         match word.as_str() {
-                            "on" => out.push((key, vat, READAHEAD_ON)),
-                            "off" => out.push((key, vat, 0)),
+                            "on" => out.readahead = Some(Readahead::FullStripe),
+                            "off" => out.readahead = Some(Readahead::Bytes(0)),
                             w if !matches!(oltplab_core::units::parse_size(w), Ok(v) if v > 0) => {
                                 return Err(self.error(
                                     vat,
@@ -1031,12 +1044,11 @@ impl Parser<'_> {
                                         ),
                                     ));
                                 }
-                                out.push((key, vat, v));
+                                out.readahead = Some(Readahead::Bytes(v));
                             }
                         }
                     } else {
-                        let (vat, v) = self.size_arg(&key)?;
-                        out.push((key, vat, v));
+                        out.size = Some(self.size_arg(&key)?);
                     }
                 }
                 Some(c) => {

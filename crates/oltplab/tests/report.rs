@@ -422,3 +422,65 @@ fn a_replay_or_study_with_a_broken_field_is_refused_naming_it() {
     assert!(!dir.join("report.html").exists());
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Runs are read through their types: `report` of a real run whose New-Order entry lost its
+/// count, or whose tpmC is text, exits 2 with one sentence naming the field and writes nothing;
+/// the real one renders.
+#[test]
+fn a_run_with_a_broken_field_is_refused_naming_it() {
+    let dir = scratch("broken-run");
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let run: Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            here.join("../schema/tests/fixtures/run-tpcc-sqlite-hdd-10k.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    std::fs::write(dir.join("run.json"), run.to_string()).unwrap();
+    let out = oltplab(&dir, &["report", "run.json", "--format", "md", "-o", "-"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let mut no_count = run.clone();
+    no_count["summary"]["tx"]["new_order"]
+        .as_object_mut()
+        .unwrap()
+        .remove("count");
+    std::fs::write(dir.join("no-count.json"), no_count.to_string()).unwrap();
+    assert_one_line_usage_error(
+        &oltplab(&dir, &["report", "no-count.json"]),
+        "no-count.json has no readable field `summary.tx.new_order.count` (missing)",
+    );
+    let mut text = run;
+    text["summary"]["tpmc"] = "fast".into();
+    std::fs::write(dir.join("text.json"), text.to_string()).unwrap();
+    assert_one_line_usage_error(
+        &oltplab(&dir, &["report", "text.json", "--format", "csv"]),
+        "text.json has no readable field `summary.tpmc` (invalid type: string \"fast\"",
+    );
+    assert!(!dir.join("report.html").exists());
+    assert!(!dir.join("report.csv").exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A study file's cells are read through their types: `report` of a real one whose cell lost its
+/// id exits 2 with one sentence naming the field and writes nothing.
+#[test]
+fn a_study_files_cell_without_its_id_is_refused_naming_it() {
+    let dir = scratch("broken-cells");
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut study: Value = serde_json::from_str(
+        &std::fs::read_to_string(here.join("../report/tests/fixtures/study-file.json")).unwrap(),
+    )
+    .unwrap();
+    study["summary"]["cells"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("id");
+    std::fs::write(dir.join("cells.json"), study.to_string()).unwrap();
+    assert_one_line_usage_error(
+        &oltplab(&dir, &["report", "cells.json", "--by", "terminals"]),
+        "cells.json has no readable field `summary.cells[0].id` (missing)",
+    );
+    assert!(!dir.join("report.html").exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -4,10 +4,10 @@
 //! its numbers; charts of tpmC, run IOPS, α, the emulated p99 and the tpmC and α ratios along the
 //! axes the user picks (`oltplab report DIR --by AXIS[,AXIS]`), each warned cell marked.
 
-use serde_json::Value;
+use oltplab_schema::{CellFigures, CellStudyFigures};
 
 use crate::common::{self, Ids};
-use crate::doc::{num, Doc};
+use crate::doc::{Doc, Figures};
 use crate::fmt::{ns_short, ratio_short, si, Unit};
 use crate::model::{Cell, Column, Section, Table};
 use crate::svg::{self, Axis, Reference, Scale, Series};
@@ -92,18 +92,19 @@ impl CellAxis {
     }
 
     /// The cell's value on this axis, as shown.
-    fn value(self, c: &Value) -> String {
+    fn value(self, c: &CellFigures) -> String {
+        let text = |t: &Option<String>| t.clone().unwrap_or_default();
         match self {
             // The short name the study file gave the device or layout, else its spec.
-            CellAxis::Device | CellAxis::Layout => match text(c, "/label") {
-                label if label.is_empty() => text(c, "/device"),
+            CellAxis::Device | CellAxis::Layout => match text(&c.label) {
+                label if label.is_empty() => text(&c.device),
                 label => label,
             },
-            CellAxis::Engine => text(c, "/engine_name"),
-            CellAxis::Terminals => text(c, "/terminals"),
-            CellAxis::Pacing => text(c, "/pacing"),
+            CellAxis::Engine => text(&c.engine_name),
+            CellAxis::Terminals => c.terminals.map(|t| t.to_string()).unwrap_or_default(),
+            CellAxis::Pacing => text(&c.pacing),
             // A TPC-C cell names no workload (the cells before workloads were an axis).
-            CellAxis::Workload => match text(c, "/workload") {
+            CellAxis::Workload => match text(&c.workload) {
                 w if w.is_empty() => "tpcc".into(),
                 w => w,
             },
@@ -115,59 +116,50 @@ pub fn is_cells(doc: &Doc) -> bool {
     doc.str("/summary/scenario") == Some("file")
 }
 
+/// The study's typed summary (None only for a result of another kind).
+fn study<'a>(doc: &'a Doc) -> Option<&'a CellStudyFigures> {
+    match &doc.figures {
+        Figures::Cells(s) => Some(s),
+        _ => None,
+    }
+}
+
+/// The study's cells (none for a result of another kind).
+fn cells<'a>(doc: &'a Doc) -> &'a [CellFigures] {
+    study(doc).map(|s| s.cells.as_slice()).unwrap_or(&[])
+}
+
 /// The label of a study-file study, e.g. `study file, 4 cells (baseline hdd-10k)`.
 pub fn label(doc: &Doc) -> String {
-    let n = doc.array("/summary/cells").len();
+    let n = cells(doc).len();
     let mut text = format!("study file, {n} cell{}", if n == 1 { "" } else { "s" });
-    if let Some(b) = doc.str("/summary/baseline") {
+    if let Some(b) = study(doc).and_then(|s| s.baseline.as_ref()) {
         text.push_str(&format!(" (baseline {b})"));
     }
     text
 }
 
-fn id(c: &Value) -> String {
-    c.get("id")
-        .and_then(Value::as_str)
-        .unwrap_or("?")
-        .to_string()
-}
-
-fn text(c: &Value, pointer: &str) -> String {
-    match c.pointer(pointer) {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Number(n)) => n.to_string(),
-        Some(Value::Array(a)) => a
-            .iter()
-            .filter_map(Value::as_str)
-            .collect::<Vec<_>>()
-            .join(" "),
-        _ => String::new(),
-    }
+fn text(t: &Option<String>) -> String {
+    t.clone().unwrap_or_default()
 }
 
 /// The cell's warnings, one line each, beside its figures.
-fn warnings_text(c: &Value) -> String {
-    c["warnings"]
-        .as_array()
-        .into_iter()
-        .flatten()
+fn warnings_text(c: &CellFigures) -> String {
+    c.warnings
+        .iter()
         .filter_map(|w| {
-            let kind = w["kind"].as_str().unwrap_or("warning");
-            w["message"].as_str().map(|m| format!("{kind}: {m}"))
+            let kind = w.kind.as_deref().unwrap_or("warning");
+            w.message.as_ref().map(|m| format!("{kind}: {m}"))
         })
         .collect::<Vec<_>>()
         .join("; ")
 }
 
-fn cells_table(cells: &[Value], baseline: Option<&str>) -> Table {
+fn cells_table(cells: &[CellFigures], baseline: Option<&str>) -> Table {
     // A study with brokerage cells gets their throughput beside tpmC; TPC-C's table is as it was.
-    let brokerage = cells
-        .iter()
-        .any(|c| num(&c["figures"], "/tpse_like").is_some());
+    let brokerage = cells.iter().any(|c| c.figures.tpse_like.is_some());
     // Order-entry cells likewise, after the brokerage's.
-    let orders = cells
-        .iter()
-        .any(|c| num(&c["figures"], "/orders_tps").is_some());
+    let orders = cells.iter().any(|c| c.figures.orders_tps.is_some());
     let orders_at = if brokerage { 12 } else { 10 };
     let mut columns = vec![
         Column::new("cell", "cell", Unit::Text),
@@ -217,35 +209,36 @@ fn cells_table(cells: &[Value], baseline: Option<&str>) -> Table {
         columns,
     );
     for c in cells {
-        let f = &c["figures"];
+        let f = &c.figures;
+        let vs = f.vs_baseline.as_ref();
         let mut row = vec![
-            Cell::Text(id(c)),
-            Cell::Text(text(c, "/engine_name")),
-            Cell::Text(text(c, "/server_settings")),
-            Cell::Text(text(c, "/device")),
-            Cell::Text(text(c, "/terminals")),
-            Cell::Text(text(c, "/pacing")),
-            Cell::Num(num(f, "/randread16k_iops")),
-            Cell::Num(num(f, "/randread16k_lat_ns")),
-            Cell::Num(num(f, "/tpmc")),
-            Cell::Num(num(f, "/vs_baseline/tpmc")),
-            Cell::Num(num(f, "/run_iops")),
-            Cell::Num(num(f, "/replay_iops")),
-            Cell::Num(num(c, "/run/lat_ns/p90")),
+            Cell::Text(c.id.clone()),
+            Cell::Text(text(&c.engine_name)),
+            Cell::Text(c.server_settings.join(" ")),
+            Cell::Text(text(&c.device)),
+            Cell::Text(CellAxis::Terminals.value(c)),
+            Cell::Text(text(&c.pacing)),
+            Cell::Num(f.randread16k_iops),
+            Cell::Num(f.randread16k_lat_ns),
+            Cell::Num(f.tpmc),
+            Cell::Num(vs.and_then(|r| r.tpmc)),
+            Cell::Num(f.run_iops),
+            Cell::Num(f.replay_iops),
+            Cell::Num(c.run.as_ref().and_then(|r| r.lat_ns?.p90)),
             Cell::Text(busy_text(c)),
-            Cell::Num(num(f, "/alpha")),
-            Cell::Num(num(f, "/vs_baseline/alpha")),
-            Cell::Num(num(f, "/vs_baseline/randread16k_iops")),
-            Cell::Text(text(f, "/breakdown/limit")),
+            Cell::Num(f.alpha),
+            Cell::Num(vs.and_then(|r| r.alpha)),
+            Cell::Num(vs.and_then(|r| r.randread16k_iops)),
+            Cell::Text(text(&f.breakdown.as_ref().and_then(|b| b.limit.clone()))),
             Cell::Text(warnings_text(c)),
         ];
         if brokerage {
-            row.insert(10, Cell::Num(num(f, "/tpse_like")));
-            row.insert(11, Cell::Num(num(f, "/vs_baseline/tpse_like")));
+            row.insert(10, Cell::Num(f.tpse_like));
+            row.insert(11, Cell::Num(vs.and_then(|r| r.tpse_like)));
         }
         if orders {
-            row.insert(orders_at, Cell::Num(num(f, "/orders_tps")));
-            row.insert(orders_at + 1, Cell::Num(num(f, "/vs_baseline/orders_tps")));
+            row.insert(orders_at, Cell::Num(f.orders_tps));
+            row.insert(orders_at + 1, Cell::Num(vs.and_then(|r| r.orders_tps)));
         }
         if workloads {
             row.insert(2, Cell::Text(CellAxis::Workload.value(c)));
@@ -257,20 +250,19 @@ fn cells_table(cells: &[Value], baseline: Option<&str>) -> Table {
 
 /// Each emulated device's busy share in the cell's run (S3's 100 − idle), a layout's by its
 /// roles, with the read cache's hit ratio where there is one.
-fn busy_text(c: &Value) -> String {
-    let devices = c.pointer("/run/devices").and_then(Value::as_array);
-    let devices = devices.map(Vec::as_slice).unwrap_or_default();
+fn busy_text(c: &CellFigures) -> String {
+    let devices = c.run.as_ref().map(|r| r.devices.as_slice()).unwrap_or(&[]);
     devices
         .iter()
         .map(|d| {
-            let name = d["name"].as_str().unwrap_or("?");
+            let name = d.name.as_deref().unwrap_or("?");
             // `log+temp=SPEC` → `log+temp`; a single device's spec is long and in its own column.
             let name = match name.split_once('=') {
                 Some((roles, _)) if !roles.contains('(') => roles,
                 _ => "device",
             };
-            let busy = d["busy_pct"].as_f64().unwrap_or(0.0);
-            match d["read_cache_hit_pct"].as_f64() {
+            let busy = d.busy_pct.unwrap_or(0.0);
+            match d.read_cache_hit_pct {
                 Some(h) => format!("{name} {busy:.0} % ({h:.0} %)"),
                 None => format!("{name} {busy:.0} %"),
             }
@@ -281,9 +273,9 @@ fn busy_text(c: &Value) -> String {
 
 /// The axes charts run along when the user names none: device, and terminals when they vary (else
 /// the first other axis that varies) as the series.
-fn default_axes(cells: &[Value]) -> Vec<CellAxis> {
+fn default_axes(cells: &[CellFigures]) -> Vec<CellAxis> {
     // A layout's spec names its roles (`data=…`): the axis is then called layout.
-    let storage = if cells.iter().any(|c| text(c, "/device").contains('=')) {
+    let storage = if cells.iter().any(|c| text(&c.device).contains('=')) {
         CellAxis::Layout
     } else {
         CellAxis::Device
@@ -303,12 +295,12 @@ fn default_axes(cells: &[Value]) -> Vec<CellAxis> {
     axes
 }
 
-fn varies(cells: &[Value], axis: CellAxis) -> bool {
+fn varies(cells: &[CellFigures], axis: CellAxis) -> bool {
     cells.iter().any(|c| axis.value(c) != axis.value(&cells[0]))
 }
 
 /// Values in the order the cells first show them (terminals in numeric order).
-fn axis_values(cells: &[Value], axis: CellAxis) -> Vec<String> {
+fn axis_values(cells: &[CellFigures], axis: CellAxis) -> Vec<String> {
     let mut values: Vec<String> = Vec::new();
     for c in cells {
         let v = axis.value(c);
@@ -324,7 +316,7 @@ fn axis_values(cells: &[Value], axis: CellAxis) -> Vec<String> {
 
 /// A figure charted along the axes.
 struct Metric {
-    pointer: &'static str,
+    get: fn(&CellFigures) -> Option<f64>,
     title: &'static str,
     desc: &'static str,
     label: &'static str,
@@ -335,7 +327,7 @@ struct Metric {
 
 const METRICS: [Metric; 10] = [
     Metric {
-        pointer: "/figures/tpmc",
+        get: |c| c.figures.tpmc,
         title: "tpmC",
         desc: "New-Order transactions per minute of each cell's TPC-C run.",
         label: "tpmC",
@@ -345,7 +337,7 @@ const METRICS: [Metric; 10] = [
     },
     // A brokerage cell's throughput (`workloads = ["brokerage"]`); drawn only when a cell has it.
     Metric {
-        pointer: "/figures/tpse_like",
+        get: |c| c.figures.tpse_like,
         title: "Trade-Results per second",
         desc: "Trade-Result transactions per second of each cell's brokerage run.",
         label: "Trade-Results/s",
@@ -354,7 +346,7 @@ const METRICS: [Metric; 10] = [
         caption: "Throughput of each brokerage cell; the table gives it against the baseline device's cell of the same workload.",
     },
     Metric {
-        pointer: "/figures/vs_baseline/tpse_like",
+        get: |c| c.figures.vs_baseline.as_ref()?.tpse_like,
         title: "Trade-Results per second against the baseline",
         desc: "Each brokerage cell's Trade-Results per second divided by the baseline cell's (same engine, workload, terminals and pacing).",
         label: "Trade-Results/s ×",
@@ -364,7 +356,7 @@ const METRICS: [Metric; 10] = [
     },
     // An order-entry cell's throughput (`workloads = ["orders"]`); drawn only when a cell has it.
     Metric {
-        pointer: "/figures/orders_tps",
+        get: |c| c.figures.orders_tps,
         title: "Order-entry transactions per second",
         desc: "Transactions per second of each cell's order-entry run over its fixed work.",
         label: "tx/s",
@@ -373,7 +365,7 @@ const METRICS: [Metric; 10] = [
         caption: "Throughput of each order-entry cell; the table gives it against the baseline device's cell of the same workload.",
     },
     Metric {
-        pointer: "/figures/vs_baseline/orders_tps",
+        get: |c| c.figures.vs_baseline.as_ref()?.orders_tps,
         title: "Order-entry transactions per second against the baseline",
         desc: "Each order-entry cell's transactions per second divided by the baseline cell's (same engine, workload, terminals and pacing).",
         label: "tx/s ×",
@@ -382,7 +374,7 @@ const METRICS: [Metric; 10] = [
         caption: "Above 1: the cell's storage did more order-entry transactions than the baseline's.",
     },
     Metric {
-        pointer: "/figures/run_iops",
+        get: |c| c.figures.run_iops,
         title: "IOPS in the TPC-C run",
         desc: "I/O operations per second the database issued during each cell's TPC-C run.",
         label: "IOPS",
@@ -391,7 +383,7 @@ const METRICS: [Metric; 10] = [
         caption: "What the database asked of the device during the run; α divides it by what the replay of the same trace got.",
     },
     Metric {
-        pointer: "/figures/alpha",
+        get: |c| c.figures.alpha,
         title: "Storage utilisation α",
         desc: "α = IOPS during TPC-C / IOPS of the trace replay, per cell.",
         label: "α",
@@ -400,7 +392,7 @@ const METRICS: [Metric; 10] = [
         caption: "α near 1: the database keeps the device busy; low: something else (CPU, locks, the driver) limits it. Above 1.05 a replay was no bound.",
     },
     Metric {
-        pointer: "/figures/vs_baseline/tpmc",
+        get: |c| c.figures.vs_baseline.as_ref()?.tpmc,
         title: "tpmC against the baseline",
         desc: "Each cell's tpmC divided by the baseline cell's (same engine, terminals and pacing).",
         label: "tpmC ×",
@@ -409,7 +401,7 @@ const METRICS: [Metric; 10] = [
         caption: "Above 1: the cell's storage did more New-Orders than the baseline's; cells with no baseline cell of their engine, terminals and pacing are missing.",
     },
     Metric {
-        pointer: "/figures/vs_baseline/alpha",
+        get: |c| c.figures.vs_baseline.as_ref()?.alpha,
         title: "α against the baseline",
         desc: "Each cell's storage utilisation α divided by the baseline cell's (same engine, terminals and pacing).",
         label: "α ×",
@@ -418,7 +410,7 @@ const METRICS: [Metric; 10] = [
         caption: "Below 1: the database used less of this storage's capability than of the baseline's.",
     },
     Metric {
-        pointer: "/figures/run_fidelity/realised_lat_ns_p99",
+        get: |c| c.figures.run_fidelity.as_ref()?.realised_lat_ns_p99,
         title: "I/O latency p99 on the emulated device",
         desc: "The 99th percentile of the I/O latency the emulated device gave during each cell's TPC-C run.",
         label: "latency p99",
@@ -430,7 +422,7 @@ const METRICS: [Metric; 10] = [
 
 /// The charts of every metric along `axes[0]`, one series per value of `axes[1]` (and of any other
 /// axis that varies, so that no cell hides another).
-fn axis_charts(s: &mut Section, cells: &[Value], axes: &[CellAxis]) {
+fn axis_charts(s: &mut Section, cells: &[CellFigures], axes: &[CellAxis]) {
     let x_axis = axes[0];
     let mut series_axes: Vec<CellAxis> = axes[1..].to_vec();
     series_axes.extend(
@@ -438,7 +430,7 @@ fn axis_charts(s: &mut Section, cells: &[Value], axes: &[CellAxis]) {
             .into_iter()
             .filter(|a| !axes.iter().any(|x| x.same() == *a) && varies(cells, *a)),
     );
-    let key = |c: &Value| -> String {
+    let key = |c: &CellFigures| -> String {
         series_axes
             .iter()
             .map(|a| format!("{} {}", a.name(), a.value(c)))
@@ -448,18 +440,18 @@ fn axis_charts(s: &mut Section, cells: &[Value], axes: &[CellAxis]) {
     let xs = axis_values(cells, x_axis);
     // Series in order of first appearance; a cell whose (x, series) another already holds (the
     // axes do not tell them apart) gets a series of its own, named by its id.
-    let mut series: Vec<(String, Vec<Option<&Value>>)> = Vec::new();
+    let mut series: Vec<(String, Vec<Option<&CellFigures>>)> = Vec::new();
     for c in cells {
         let x = xs
             .iter()
             .position(|v| *v == x_axis.value(c))
             .expect("listed");
         let mut name = key(c);
-        let taken = |name: &str, series: &[(String, Vec<Option<&Value>>)]| {
+        let taken = |name: &str, series: &[(String, Vec<Option<&CellFigures>>)]| {
             series.iter().any(|(n, row)| n == name && row[x].is_some())
         };
         if taken(&name, &series) {
-            name = format!("cell {}", id(c));
+            name = format!("cell {}", c.id);
         }
         let row = match series.iter().position(|(n, _)| *n == name) {
             Some(i) => &mut series[i].1,
@@ -489,7 +481,7 @@ fn axis_charts(s: &mut Section, cells: &[Value], axes: &[CellAxis]) {
     ));
     let mut ids = Ids::new(&s.id);
     for m in &METRICS {
-        if cells.iter().all(|c| num(c, m.pointer).is_none()) {
+        if cells.iter().all(|c| (m.get)(c).is_none()) {
             continue;
         }
         let y_axis = Axis::new(m.label, Scale::Linear, m.fmt);
@@ -499,16 +491,13 @@ fn axis_charts(s: &mut Section, cells: &[Value], axes: &[CellAxis]) {
         });
         let title = format!("{} by {}", m.title, x_axis.name());
         let make =
-            |name: &str, row: &[Option<&Value>]| -> (String, Vec<Option<f64>>, Vec<String>) {
+            |name: &str, row: &[Option<&CellFigures>]| -> (String, Vec<Option<f64>>, Vec<String>) {
                 let label = if name.is_empty() {
                     m.label.to_string()
                 } else {
                     name.to_string()
                 };
-                let values = row
-                    .iter()
-                    .map(|c| c.and_then(|c| num(c, m.pointer)))
-                    .collect();
+                let values = row.iter().map(|c| c.and_then(m.get)).collect();
                 let warnings = row
                     .iter()
                     .map(|c| c.map(warnings_text).unwrap_or_default())
@@ -575,20 +564,21 @@ pub fn section(doc: &Doc, index: usize, charts: bool, by: Option<&[CellAxis]>) -
         doc.label.clone(),
         "study",
     );
-    let cells = doc.array("/summary/cells");
+    let cells = cells(doc);
     for c in cells {
-        if let Some(e) = c.pointer("/figures/explanation").and_then(Value::as_str) {
-            s.notes.push(format!("{}: {e}", id(c)));
+        if let Some(e) = &c.figures.explanation {
+            s.notes.push(format!("{}: {e}", c.id));
         }
     }
-    if doc.v.pointer("/summary/interrupted") == Some(&Value::Bool(true)) {
+    if study(doc).and_then(|s| s.interrupted) == Some(true) {
         s.notes.push("Interrupted: the table holds the cells that finished; `oltplab study --resume DIR` runs the rest.".into());
     }
     if charts && !cells.is_empty() {
         let axes = by.map_or_else(|| default_axes(cells), <[CellAxis]>::to_vec);
         axis_charts(&mut s, cells, &axes);
     }
-    s.table(cells_table(cells, doc.str("/summary/baseline")));
+    let baseline = study(doc).and_then(|s| s.baseline.as_deref());
+    s.table(cells_table(cells, baseline));
     common::warnings(&mut s, doc);
     common::context(&mut s, &[doc]);
     s
@@ -598,12 +588,18 @@ pub fn section(doc: &Doc, index: usize, charts: bool, by: Option<&[CellAxis]>) -
 mod tests {
     use super::*;
 
+    /// A cell as its JSON reads.
+    fn cell(v: serde_json::Value) -> CellFigures {
+        serde_json::from_value(v).unwrap()
+    }
+
     /// A named device or layout is charted by its name, the others by their spec.
     #[test]
     fn the_storage_axis_shows_a_cells_short_name() {
-        let named =
-            serde_json::json!({"device": "data=hdd-10k,log=nvme-gen4", "label": "log-flash"});
-        let plain = serde_json::json!({"device": "data=hdd-10k,log=nvme-gen4"});
+        let named = cell(
+            serde_json::json!({"id": "a", "device": "data=hdd-10k,log=nvme-gen4", "label": "log-flash"}),
+        );
+        let plain = cell(serde_json::json!({"id": "b", "device": "data=hdd-10k,log=nvme-gen4"}));
         assert_eq!(CellAxis::Layout.value(&named), "log-flash");
         assert_eq!(CellAxis::Device.value(&named), "log-flash");
         assert_eq!(CellAxis::Layout.value(&plain), "data=hdd-10k,log=nvme-gen4");
@@ -613,9 +609,9 @@ mod tests {
     /// TPC-C cells keeps its table as it was.
     #[test]
     fn brokerage_cells_get_their_throughput_columns() {
-        let tpcc = serde_json::json!({"id": "a", "figures": {"tpmc": 900.0}});
-        let brokerage = serde_json::json!({"id": "b", "workload": "brokerage",
-            "figures": {"tpse_like": 41.5, "vs_baseline": {"tpse_like": 1.0}}});
+        let tpcc = cell(serde_json::json!({"id": "a", "figures": {"tpmc": 900.0}}));
+        let brokerage = cell(serde_json::json!({"id": "b", "workload": "brokerage",
+            "figures": {"tpse_like": 41.5, "vs_baseline": {"tpse_like": 1.0}}}));
         let keys = |t: &Table| t.columns.iter().map(|c| c.key.clone()).collect::<Vec<_>>();
         let only_tpcc = cells_table(std::slice::from_ref(&tpcc), None);
         assert!(!keys(&only_tpcc).contains(&"tpse_like".to_string()));
@@ -631,9 +627,11 @@ mod tests {
     /// default chart's series when nothing else varies; order entry's throughput columns.
     #[test]
     fn a_study_mixing_workloads_gets_a_workload_column_and_axis() {
-        let tpcc = serde_json::json!({"id": "a", "device": "d", "figures": {"tpmc": 900.0}});
-        let orders = serde_json::json!({"id": "b", "device": "d", "workload": "orders",
-            "figures": {"orders_tps": 1500.0, "vs_baseline": {"orders_tps": 1.0}}});
+        let tpcc = cell(serde_json::json!({"id": "a", "device": "d", "figures": {"tpmc": 900.0}}));
+        let orders = cell(
+            serde_json::json!({"id": "b", "device": "d", "workload": "orders",
+            "figures": {"orders_tps": 1500.0, "vs_baseline": {"orders_tps": 1.0}}}),
+        );
         let by = CellAxis::parse_list("workload,device").unwrap();
         assert_eq!(by, [CellAxis::Workload, CellAxis::Device]);
         assert_eq!(CellAxis::Workload.value(&tpcc), "tpcc", "TPC-C names none");

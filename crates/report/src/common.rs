@@ -58,20 +58,6 @@ pub fn lat_columns(prefix: &str) -> Vec<Column> {
         .collect()
 }
 
-/// Latency cells from a `lat_ns` object; a bare number counts as the mean.
-pub fn lat_cells(lat: Option<&Value>) -> Vec<Cell> {
-    LAT_FIELDS
-        .iter()
-        .map(|(k, _)| {
-            Cell::Num(match lat {
-                Some(Value::Number(n)) if *k == "mean" => n.as_f64(),
-                Some(v) => num(v, &format!("/{k}")),
-                None => None,
-            })
-        })
-        .collect()
-}
-
 /// A latency figure by its field name (`mean`, `p50`, `p90`, `p99`, `p999`, `max`).
 pub fn lat_figure(l: &LatencyNs, field: &str) -> f64 {
     match field {
@@ -92,35 +78,17 @@ pub fn latency_cells(l: &LatencyNs) -> Vec<Cell> {
         .collect()
 }
 
-/// One figure of a side-by-side comparison: a column of values at `pointer` (or, for kinds read
-/// typed, from `get`), and, with a `ratio_label`, a column of ratios against the first result.
+/// One figure of a side-by-side comparison: a column of values from `get` (each kind's typed
+/// document), and, with a `ratio_label`, a column of ratios against the first result.
 pub struct Metric {
     pub key: &'static str,
     pub label: &'static str,
     pub unit: Unit,
-    pub pointer: &'static str,
-    pub get: Option<fn(&Doc) -> Option<f64>>,
+    pub get: fn(&Doc) -> Option<f64>,
     pub ratio_label: Option<&'static str>,
 }
 
 impl Metric {
-    pub const fn new(
-        key: &'static str,
-        label: &'static str,
-        unit: Unit,
-        pointer: &'static str,
-        ratio_label: Option<&'static str>,
-    ) -> Self {
-        Self {
-            key,
-            label,
-            unit,
-            pointer,
-            get: None,
-            ratio_label,
-        }
-    }
-
     /// A figure of a kind read through its typed document.
     pub const fn typed(
         key: &'static str,
@@ -133,17 +101,13 @@ impl Metric {
             key,
             label,
             unit,
-            pointer: "",
-            get: Some(get),
+            get,
             ratio_label,
         }
     }
 
     fn value(&self, d: &Doc) -> Option<f64> {
-        match self.get {
-            Some(get) => get(d),
-            None => d.num(self.pointer),
-        }
+        (self.get)(d)
     }
 }
 

@@ -6,8 +6,8 @@
 use oltplab_metrics::schema::SCHEMA;
 use oltplab_metrics::LatencyHistogram;
 use oltplab_schema::{
-    read_at, read_value, ClusterStudySummary, CrashSummary, DeviceSummary, Envelope,
-    InMemorySummary, ReplaySummary, StorageStudySummary, StudySummary,
+    read_at, read_value, CellStudyFigures, ClusterStudySummary, CrashSummary, DeviceSummary,
+    Envelope, InMemorySummary, ReplaySummary, RunDocument, StorageStudySummary, StudySummary,
 };
 use serde_json::Value;
 
@@ -111,6 +111,10 @@ pub enum Figures {
     Cluster(Box<ClusterStudySummary>),
     /// A replay's summary (also of a merge of replays).
     Replay(Box<ReplaySummary>),
+    /// A run's figures, of any workload (also of a merge of runs).
+    Run(Box<RunDocument>),
+    /// A study file's cells (`study --file`).
+    Cells(Box<CellStudyFigures>),
     /// The kinds whose sections still read `Doc::v` through JSON pointers.
     Untyped,
 }
@@ -201,9 +205,10 @@ impl<'a> Doc<'a> {
         match self.kind {
             Kind::Device => describe_device(self.v),
             Kind::Run => {
-                let workload = self
-                    .str("/config/workload")
-                    .or(self.str("/summary/workload"))
+                let run = crate::run::document(self);
+                let workload = run
+                    .and_then(|r| r.config.workload.as_deref())
+                    .or(run.and_then(|r| r.summary.workload.as_deref()))
                     .unwrap_or("workload");
                 let mut parts = vec![workload.to_string()];
                 if let Some(e) = self
@@ -214,7 +219,8 @@ impl<'a> Doc<'a> {
                     parts.push(format!("on {e}"));
                 }
                 // Orders: the table kind and what each transaction does.
-                if let (Some(t), Some(m)) = (self.str("/summary/tables"), self.str("/summary/mode"))
+                if let Some((Some(t), Some(m))) =
+                    run.map(|r| (r.summary.tables.as_deref(), r.summary.mode.as_deref()))
                 {
                     parts.push(format!("{t} tables, {m}"));
                 }
@@ -367,6 +373,10 @@ pub fn docs<'a>(results: &'a [Value], labels: &[String]) -> Result<Vec<Doc<'a>>,
                 let summary = read_at(v, "summary").map_err(|e| invalid(e.to_string()))?;
                 doc.figures = Figures::Cluster(Box::new(summary));
             }
+            if kind == Kind::Study && crate::cells::is_cells(&doc) {
+                let summary = read_at(v, "summary").map_err(|e| invalid(e.to_string()))?;
+                doc.figures = Figures::Cells(Box::new(summary));
+            }
             if kind == Kind::Study && crate::in_memory::is_in_memory(&doc) {
                 let summary = read_at(v, "summary").map_err(|e| invalid(e.to_string()))?;
                 doc.figures = Figures::InMemory(Box::new(summary));
@@ -378,6 +388,10 @@ pub fn docs<'a>(results: &'a [Value], labels: &[String]) -> Result<Vec<Doc<'a>>,
             if kind == Kind::Replay {
                 let summary = read_at(v, "summary").map_err(|e| invalid(e.to_string()))?;
                 doc.figures = Figures::Replay(Box::new(summary));
+            }
+            if kind == Kind::Run {
+                let run = read_value(v).map_err(|e| invalid(e.to_string()))?;
+                doc.figures = Figures::Run(Box::new(run));
             }
             if kind == Kind::Crash {
                 let summary = read_at(v, "summary").map_err(|e| invalid(e.to_string()))?;

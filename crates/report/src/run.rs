@@ -1,10 +1,16 @@
 //! `run` results (TPC-C and orders): throughput over time, per-transaction-type latency percentiles,
-//! CPU and device IOPS, errors and retries, and an orders connection sweep.
+//! CPU and device IOPS, errors and retries, and an orders connection sweep. Read through the
+//! typed `RunDocument`.
 
-use serde_json::Value;
+use std::collections::BTreeMap;
 
-use crate::common::{self, auto_scale, lat_cells, lat_columns, Ids, Metric};
-use crate::doc::{num, Doc};
+use oltplab_schema::{
+    CpuFigures, GroupFigures, IoFigures, LatencyFigures, RampFigures, RunDocument, RunFigures,
+    SweepFigures, TxFigures, TxIoFigures, Written,
+};
+
+use crate::common::{self, auto_scale, lat_columns, Ids, Metric};
+use crate::doc::{Doc, Figures};
 use crate::fmt::{ns_short, si, Unit};
 use crate::model::{Cell, Column, Section, Table};
 use crate::svg::{self, Axis, Scale, Series};
@@ -18,14 +24,53 @@ const TX_ORDER: [&str; 5] = [
     "stock_level",
 ];
 
-pub fn tx_names<'a>(doc: &Doc<'a>) -> Vec<&'a str> {
-    let Some(tx) = doc.v.pointer("/summary/tx").and_then(Value::as_object) else {
+/// The run's typed document (None only for a result of another kind).
+pub fn document<'a>(doc: &'a Doc) -> Option<&'a RunDocument> {
+    match &doc.figures {
+        Figures::Run(r) => Some(r),
+        _ => None,
+    }
+}
+
+fn figures<'a>(doc: &'a Doc) -> Option<&'a RunFigures> {
+    document(doc).map(|r| &r.summary)
+}
+
+fn workload<'a>(doc: &'a Doc) -> Option<&'a str> {
+    document(doc)?.config.workload.as_deref()
+}
+
+/// `summary.tx.<name>`.
+fn tx<'a>(doc: &'a Doc, name: &str) -> Option<&'a TxFigures> {
+    figures(doc)?.tx.as_ref()?.get(name)
+}
+
+/// A figure of `summary.io`, as written.
+fn io_figure(f: &RunFigures, get: fn(&IoFigures) -> Written) -> Written {
+    f.io.as_ref().and_then(get)
+}
+
+/// A figure of `summary.cpu`, as written.
+fn cpu_figure(f: &RunFigures, get: fn(&CpuFigures) -> Written) -> Written {
+    f.cpu.as_ref().and_then(get)
+}
+
+/// Latency cells in the order of `lat_columns`, "—" where not written.
+fn latency_cells(l: Option<&LatencyFigures>) -> Vec<Cell> {
+    common::LAT_FIELDS
+        .iter()
+        .map(|(k, _)| Cell::Num(l.and_then(|l| l.get(k))))
+        .collect()
+}
+
+pub fn tx_names<'a>(doc: &'a Doc) -> Vec<&'a str> {
+    let Some(tx) = figures(doc).and_then(|f| f.tx.as_ref()) else {
         return Vec::new();
     };
     let mut names: Vec<&str> = TX_ORDER
         .iter()
-        .filter(|n| tx.contains_key(**n))
-        .map(|n| tx.get_key_value(*n).expect("present").0.as_str())
+        .filter_map(|n| tx.get_key_value(*n))
+        .map(|(k, _)| k.as_str())
         .collect();
     let mut rest: Vec<&str> = tx
         .keys()
@@ -46,99 +91,97 @@ fn summary_table(doc: &Doc) -> Table {
             Column::new("value", "value", Unit::Text),
         ],
     );
-    let rows: [(&str, &str, &str, Unit); 19] = [
+    let Some(f) = figures(doc) else {
+        return t;
+    };
+    let rows: [(&str, &str, Written, Unit); 19] = [
         (
             "tpse_like",
             "tpsE-like (Trade-Results per second; not a TPC-E tpsE)",
-            "/summary/tpse_like",
+            f.tpse_like,
             Unit::Number,
         ),
         (
             "tps_total",
             "transactions per second",
-            "/summary/tps_total",
+            f.tps_total,
             Unit::Number,
         ),
         (
             "reads_per_write",
             "reads per write",
-            "/summary/reads_per_write",
+            f.reads_per_write,
             Unit::Number,
         ),
-        (
-            "tpmc",
-            "tpmC (New-Orders per minute)",
-            "/summary/tpmc",
-            Unit::Number,
-        ),
+        ("tpmc", "tpmC (New-Orders per minute)", f.tpmc, Unit::Number),
         (
             "tpm_total",
             "transactions per minute",
-            "/summary/tpm_total",
+            f.tpm_total,
             Unit::Number,
         ),
-        (
-            "tps",
-            "transactions per second",
-            "/summary/tps",
-            Unit::Number,
-        ),
+        ("tps", "transactions per second", f.tps, Unit::Number),
         (
             "efficiency",
             "efficiency (of the 12.86 tpmC per warehouse ceiling)",
-            "/summary/efficiency",
+            f.efficiency,
             Unit::Share,
         ),
+        ("elapsed_s", "measured time", f.elapsed_s, Unit::Seconds),
         (
-            "elapsed_s",
-            "measured time",
-            "/summary/elapsed_s",
-            Unit::Seconds,
+            "io_iops",
+            "device IOPS",
+            io_figure(f, |i| i.iops),
+            Unit::Count,
         ),
-        ("io_iops", "device IOPS", "/summary/io/iops", Unit::Count),
-        ("io_reads", "reads", "/summary/io/reads", Unit::Count),
-        ("io_writes", "writes", "/summary/io/writes", Unit::Count),
-        ("io_syncs", "syncs", "/summary/io/syncs", Unit::Count),
+        ("io_reads", "reads", io_figure(f, |i| i.reads), Unit::Count),
+        (
+            "io_writes",
+            "writes",
+            io_figure(f, |i| i.writes),
+            Unit::Count,
+        ),
+        ("io_syncs", "syncs", io_figure(f, |i| i.syncs), Unit::Count),
         (
             "io_read_bytes",
             "read",
-            "/summary/io/read_bytes",
+            io_figure(f, |i| i.read_bytes),
             Unit::Bytes,
         ),
         (
             "io_written_bytes",
             "written",
-            "/summary/io/written_bytes",
+            io_figure(f, |i| i.written_bytes),
             Unit::Bytes,
         ),
         (
             "cpu_db_user_s",
             "database CPU, user",
-            "/summary/cpu/db_user_s",
+            cpu_figure(f, |c| c.db_user_s),
             Unit::Seconds,
         ),
         (
             "cpu_db_sys_s",
             "database CPU, system",
-            "/summary/cpu/db_sys_s",
+            cpu_figure(f, |c| c.db_sys_s),
             Unit::Seconds,
         ),
         (
             "cpu_driver_user_s",
             "driver CPU, user",
-            "/summary/cpu/driver_user_s",
+            cpu_figure(f, |c| c.driver_user_s),
             Unit::Seconds,
         ),
         (
             "cpu_driver_sys_s",
             "driver CPU, system",
-            "/summary/cpu/driver_sys_s",
+            cpu_figure(f, |c| c.driver_sys_s),
             Unit::Seconds,
         ),
         (
             "cpu_utilisation",
             "CPU utilisation",
-            "/summary/cpu/utilisation",
+            cpu_figure(f, |c| c.utilisation),
             Unit::Share,
         ),
     ];
@@ -146,46 +189,56 @@ fn summary_table(doc: &Doc) -> Table {
         (
             "transactions",
             "transactions measured",
-            "/summary/transactions",
+            f.transactions,
             Unit::Count,
         ),
-        ("lat_ns_p50", "latency p50", "/summary/lat_ns/p50", Unit::Ns),
-        ("lat_ns_p99", "latency p99", "/summary/lat_ns/p99", Unit::Ns),
-        ("errors", "errors", "/summary/errors", Unit::Count),
-        ("retries", "retries", "/summary/retries", Unit::Count),
+        (
+            "lat_ns_p50",
+            "latency p50",
+            f.lat_ns.and_then(|l| l.p50).map(Some),
+            Unit::Ns,
+        ),
+        (
+            "lat_ns_p99",
+            "latency p99",
+            f.lat_ns.and_then(|l| l.p99).map(Some),
+            Unit::Ns,
+        ),
+        ("errors", "errors", f.errors, Unit::Count),
+        ("retries", "retries", f.retries, Unit::Count),
     ];
     // An unpaced TPC-C run's New-Orders per minute is not a tpmC (HammerDB calls it NOPM).
-    let unpaced = doc.v.pointer("/summary/paced") == Some(&Value::Bool(false));
-    for (key, label, ptr, unit) in rows.into_iter().chain(orders_rows) {
+    let unpaced = f.paced == Some(false);
+    for (key, label, written, unit) in rows.into_iter().chain(orders_rows) {
         let label = match key {
             "tpmc" if unpaced => "NOPM (New-Orders per minute, unpaced: not a tpmC)",
             _ => label,
         };
-        if doc.v.pointer(ptr).is_some() {
-            t.push_kv(key, label, doc.num(ptr), unit);
+        if let Some(value) = written {
+            t.push_kv(key, label, value, unit);
         }
     }
     // Throughput figures are the point of a run: show them as missing rather than leave them out.
-    for (key, label, ptr) in [
-        ("tpmc", "tpmC", "/summary/tpmc"),
-        ("tps", "transactions per second", "/summary/tps"),
-        ("tpse_like", "tpsE-like", "/summary/tpse_like"),
+    for (key, label, written) in [
+        ("tpmc", "tpmC", f.tpmc),
+        ("tps", "transactions per second", f.tps),
+        ("tpse_like", "tpsE-like", f.tpse_like),
     ] {
         let wanted = match key {
             "tpmc" => is_tpcc(doc),
             "tpse_like" => is_brokerage(doc),
             _ => !is_tpcc(doc) && !is_brokerage(doc),
         };
-        if wanted && doc.v.pointer(ptr).is_none() {
+        if wanted && written.is_none() {
             t.push_kv(key, label, None, Unit::Number);
         }
     }
-    for (field, label) in wait_fields(doc) {
-        for (k, v) in object(doc.v, &format!("/summary/{field}")) {
+    for (field, label) in wait_fields(f) {
+        for (k, v) in f.waits_of(field).into_iter().flatten() {
             t.push_kv(
                 &format!("{field}_{k}"),
                 &format!("{k}: {label}"),
-                v.as_f64(),
+                *v,
                 Unit::Number,
             );
         }
@@ -196,9 +249,10 @@ fn summary_table(doc: &Doc) -> Table {
 /// The wait figures of an orders run, each with how a reader should read it. PostgreSQL counts no
 /// waits: its `waits_per_s` holds the sampled sessions, the same figures as `waiting_sessions`, so
 /// they are shown once.
-fn wait_fields(doc: &Doc) -> Vec<(&'static str, &'static str)> {
-    let has_sessions = doc.v.pointer("/summary/waiting_sessions").is_some();
-    match (doc.str("/summary/waits/unit"), has_sessions) {
+fn wait_fields(f: &RunFigures) -> Vec<(&'static str, &'static str)> {
+    let has_sessions = f.waiting_sessions.is_some();
+    let unit = f.waits.as_ref().and_then(|w| w.unit.as_deref());
+    match (unit, has_sessions) {
         (Some("waiting_sessions"), true) => {
             vec![("waiting_sessions", "sessions waiting (sampled)")]
         }
@@ -211,21 +265,11 @@ fn wait_fields(doc: &Doc) -> Vec<(&'static str, &'static str)> {
     }
 }
 
-/// The members of an object (empty if there is none). Keys may hold '/', so no JSON pointer
-/// reaches into it.
-fn object<'a>(v: &'a Value, pointer: &str) -> Vec<(&'a String, &'a Value)> {
-    v.pointer(pointer)
-        .and_then(Value::as_object)
-        .map(|m| m.iter().collect())
-        .unwrap_or_default()
-}
-
 /// The kinds present in `field` of any sweep point, sorted.
-fn sweep_kinds(sweep: &[Value], field: &str) -> Vec<String> {
+fn sweep_kinds(sweep: &[SweepFigures], field: &str) -> Vec<String> {
     let mut kinds: Vec<String> = sweep
         .iter()
-        .filter_map(|p| p.get(field).and_then(Value::as_object))
-        .flat_map(|m| m.keys().cloned())
+        .flat_map(|p| p.waits(field).keys().cloned())
         .collect();
     kinds.sort();
     kinds.dedup();
@@ -233,21 +277,18 @@ fn sweep_kinds(sweep: &[Value], field: &str) -> Vec<String> {
 }
 
 /// `point.field[kind]`.
-fn kind_value(p: &Value, field: &str, kind: &str) -> Option<f64> {
-    p.get(field)?.get(kind)?.as_f64()
+fn kind_value(p: &SweepFigures, field: &str, kind: &str) -> Option<f64> {
+    p.waits(field).get(kind).copied().flatten()
 }
 
 pub fn is_tpcc(doc: &Doc) -> bool {
-    !is_brokerage(doc)
-        && (doc.v.pointer("/summary/tpmc").is_some()
-            || doc.v.pointer("/summary/tx").is_some()
-            || doc.str("/config/workload") == Some("tpcc"))
+    let written = figures(doc).is_some_and(|f| f.tpmc.is_some() || f.tx.is_some());
+    !is_brokerage(doc) && (written || workload(doc) == Some("tpcc"))
 }
 
 /// A run of the brokerage workload (TPC-E-like): its headline is tpsE-like.
 pub fn is_brokerage(doc: &Doc) -> bool {
-    doc.v.pointer("/summary/tpse_like").is_some()
-        || doc.str("/config/workload") == Some("brokerage")
+    figures(doc).is_some_and(|f| f.tpse_like.is_some()) || workload(doc) == Some("brokerage")
 }
 
 fn tx_table(doc: &Doc) -> Table {
@@ -261,15 +302,15 @@ fn tx_table(doc: &Doc) -> Table {
     columns.extend(lat_columns(""));
     let mut t = Table::new("tx", "Transactions", columns);
     for name in tx_names(doc) {
-        let v = &doc.v["summary"]["tx"][name];
+        let Some(v) = tx(doc, name) else { continue };
         let mut row = vec![
             Cell::text(name),
-            Cell::Num(num(v, "/count")),
-            Cell::Num(num(v, "/errors")),
-            Cell::Num(num(v, "/rollbacks")),
-            Cell::Num(num(v, "/retries")),
+            Cell::Num(Some(v.count as f64)),
+            Cell::Num(v.errors),
+            Cell::Num(v.rollbacks),
+            Cell::Num(v.retries),
         ];
-        row.extend(lat_cells(v.get("lat_ns")));
+        row.extend(latency_cells(v.lat_ns.as_ref()));
         t.push(row);
     }
     t
@@ -287,19 +328,18 @@ pub struct IoPerTx {
 }
 
 impl IoPerTx {
-    /// From a run's `summary.io.by_tx.<type>` (run results are not read typed yet).
-    pub fn of_value(v: &Value) -> IoPerTx {
+    /// From a run's `summary.io.by_tx.<type>`, each figure where written.
+    pub fn of_figures(v: &TxIoFigures) -> IoPerTx {
         IoPerTx {
-            transactions: num(v, "/transactions"),
+            transactions: v.transactions,
             per_tx: [
-                "/reads_per_tx",
-                "/writes_per_tx",
-                "/syncs_per_tx",
-                "/read_bytes_per_tx",
-                "/written_bytes_per_tx",
-            ]
-            .map(|p| num(v, p)),
-            totals: ["/reads", "/writes", "/syncs"].map(|p| num(v, p)),
+                v.reads_per_tx,
+                v.writes_per_tx,
+                v.syncs_per_tx,
+                v.read_bytes_per_tx,
+                v.written_bytes_per_tx,
+            ],
+            totals: [v.reads, v.writes, v.syncs],
         }
     }
 
@@ -348,17 +388,20 @@ pub fn io_per_tx_table(id: &str, title: &str, first: &str, rows: &[(String, IoPe
 }
 
 fn run_io_table(doc: &Doc) -> Table {
-    let by_tx = &doc.v["summary"]["io"]["by_tx"];
+    let empty = BTreeMap::new();
+    let by_tx = figures(doc)
+        .and_then(|f| f.io.as_ref())
+        .map_or(&empty, |io| &io.by_tx);
     let mut names: Vec<&str> = tx_names(doc)
         .into_iter()
-        .filter(|n| by_tx.get(*n).is_some())
+        .filter(|n| by_tx.contains_key(*n))
         .collect();
-    if by_tx.get("other").is_some() {
+    if by_tx.contains_key("other") {
         names.push("other");
     }
     let rows: Vec<(String, IoPerTx)> = names
         .iter()
-        .map(|n| (n.to_string(), IoPerTx::of_value(&by_tx[*n])))
+        .map(|n| (n.to_string(), IoPerTx::of_figures(&by_tx[*n])))
         .collect();
     io_per_tx_table(
         "io_by_tx",
@@ -369,7 +412,7 @@ fn run_io_table(doc: &Doc) -> Table {
 }
 
 fn sweep_table(doc: &Doc) -> Table {
-    let sweep = doc.array("/summary/sweep");
+    let sweep = sweep(doc);
     let mut columns = vec![
         Column::new("connections", "connections", Unit::Text),
         Column::new("tps", "transactions/s", Unit::Number),
@@ -378,7 +421,7 @@ fn sweep_table(doc: &Doc) -> Table {
         Column::new("cpu_utilisation", "CPU busy", Unit::Share),
     ];
     let mut kinds = Vec::new();
-    for (field, label) in wait_fields(doc) {
+    for (field, label) in figures(doc).map(wait_fields).unwrap_or_default() {
         for k in sweep_kinds(sweep, field) {
             columns.push(Column::new(
                 &format!("{field}_{k}"),
@@ -391,11 +434,11 @@ fn sweep_table(doc: &Doc) -> Table {
     let mut t = Table::new("sweep", "Connection sweep", columns);
     for p in sweep {
         let mut row = vec![
-            Cell::Text(num(p, "/connections").map_or(String::new(), |c| format!("{c}"))),
-            Cell::Num(num(p, "/tps")),
-            Cell::Num(num(p, "/elapsed_s")),
-            Cell::Num(num(p, "/lat_ns/p99")),
-            Cell::Num(num(p, "/cpu/utilisation")),
+            Cell::Text(p.connections.map_or(String::new(), |c| format!("{c}"))),
+            Cell::Num(p.tps),
+            Cell::Num(p.elapsed_s),
+            Cell::Num(p.lat_ns.and_then(|l| l.p99)),
+            Cell::Num(sweep_utilisation(p)),
         ];
         for (field, k) in &kinds {
             row.push(Cell::Num(kind_value(p, field, k)));
@@ -403,6 +446,15 @@ fn sweep_table(doc: &Doc) -> Table {
         t.push(row);
     }
     t
+}
+
+/// An order-entry sweep's points (none for other runs).
+fn sweep<'a>(doc: &'a Doc) -> &'a [SweepFigures] {
+    figures(doc).and_then(|f| f.sweep.as_deref()).unwrap_or(&[])
+}
+
+fn sweep_utilisation(p: &SweepFigures) -> Option<f64> {
+    p.cpu.as_ref().and_then(|c| c.utilisation).flatten()
 }
 
 pub fn section(doc: &Doc, index: usize, charts: bool) -> Section {
@@ -456,6 +508,11 @@ fn curve_histograms(doc: &Doc) -> Vec<(String, oltplab_metrics::LatencyHistogram
         .collect()
 }
 
+/// A latency figure (`p99` …) of a transaction type, where written.
+fn tx_latency(doc: &Doc, name: &str, field: &str) -> Option<f64> {
+    tx(doc, name)?.lat_ns?.get(field)
+}
+
 fn run_charts(s: &mut Section, ids: &mut Ids, doc: &Doc) {
     common::interval_charts(s, ids, doc);
     let names = tx_names(doc);
@@ -467,15 +524,7 @@ fn run_charts(s: &mut Section, ids: &mut Ids, doc: &Doc) {
         ("p999", "p99.9"),
     ]
     .iter()
-    .map(|(f, l)| {
-        Series::bars(
-            *l,
-            names
-                .iter()
-                .map(|n| num(&doc.v["summary"]["tx"][*n], &format!("/lat_ns/{f}")))
-                .collect(),
-        )
-    })
+    .map(|(f, l)| Series::bars(*l, names.iter().map(|n| tx_latency(doc, n, f)).collect()))
     .collect();
     s.chart(
         svg::bars(
@@ -487,10 +536,7 @@ fn run_charts(s: &mut Section, ids: &mut Ids, doc: &Doc) {
                     .iter()
                     .map(|n| format!(
                         "{n} p99 {}",
-                        crate::fmt::value(
-                            num(&doc.v["summary"]["tx"][*n], "/lat_ns/p99"),
-                            Unit::Ns
-                        )
+                        crate::fmt::value(tx_latency(doc, n, "p99"), Unit::Ns)
                     ))
                     .collect::<Vec<_>>()
                     .join(", ")
@@ -513,18 +559,14 @@ fn run_charts(s: &mut Section, ids: &mut Ids, doc: &Doc) {
         common::PERCENTILE_CAPTION,
     );
     // Errors, rollbacks and retries per type: only when there were any.
-    let failures: Vec<Series> = ["errors", "rollbacks", "retries"]
-        .iter()
-        .map(|f| {
-            Series::bars(
-                *f,
-                names
-                    .iter()
-                    .map(|n| num(&doc.v["summary"]["tx"][*n], &format!("/{f}")))
-                    .collect(),
-            )
-        })
-        .collect();
+    let failures: Vec<Series> = [
+        ("errors", (|t| t.errors) as fn(&TxFigures) -> Option<f64>),
+        ("rollbacks", |t| t.rollbacks),
+        ("retries", |t| t.retries),
+    ]
+    .iter()
+    .map(|(f, get)| Series::bars(*f, names.iter().map(|n| tx(doc, n).and_then(get)).collect()))
+    .collect();
     if failures
         .iter()
         .any(|s| s.values.iter().flatten().any(|v| *v > 0.0))
@@ -547,7 +589,7 @@ fn run_charts(s: &mut Section, ids: &mut Ids, doc: &Doc) {
     ramp_charts(s, ids, doc);
 }
 
-/// `summary.io.by_device` or `by_table`: reads, writes, share and busy share per group.
+/// `summary.io.by_device` or (`list` = `by_table`) `by_table`: reads, writes, share and busy share per group.
 fn io_group_table(doc: &Doc, list: &str, title: &str) -> Table {
     let mut t = Table::new(
         list,
@@ -564,17 +606,22 @@ fn io_group_table(doc: &Doc, list: &str, title: &str) -> Table {
             Column::new("read_cache_hit_pct", "read cache hits %", Unit::Number),
         ],
     );
-    for g in doc.array(&format!("/summary/io/{list}")) {
+    let groups: &[GroupFigures] = match figures(doc).and_then(|f| f.io.as_ref()) {
+        Some(io) if list == "by_device" => &io.by_device,
+        Some(io) => &io.by_table,
+        None => &[],
+    };
+    for g in groups {
         t.push(vec![
-            Cell::Text(g["name"].as_str().unwrap_or("").to_string()),
-            Cell::Num(num(g, "/reads")),
-            Cell::Num(num(g, "/writes")),
-            Cell::Num(num(g, "/syncs")),
-            Cell::Num(num(g, "/read_bytes")),
-            Cell::Num(num(g, "/written_bytes")),
-            Cell::Num(num(g, "/share_pct")),
-            Cell::Num(num(g, "/busy_pct")),
-            Cell::Num(num(g, "/read_cache_hit_pct")),
+            Cell::Text(g.name.clone()),
+            Cell::Num(g.reads),
+            Cell::Num(g.writes),
+            Cell::Num(g.syncs),
+            Cell::Num(g.read_bytes),
+            Cell::Num(g.written_bytes),
+            Cell::Num(g.share_pct),
+            Cell::Num(g.busy_pct),
+            Cell::Num(g.read_cache_hit_pct),
         ]);
     }
     t
@@ -603,56 +650,51 @@ fn node_io_table(doc: &Doc) -> Table {
             ),
         ],
     );
-    for n in doc.array("/summary/io/by_node") {
+    let nodes = figures(doc)
+        .and_then(|f| f.io.as_ref())
+        .map(|io| io.by_node.as_slice())
+        .unwrap_or(&[]);
+    for n in nodes {
         t.push(vec![
-            Cell::Num(num(n, "/node")),
-            Cell::Text(n["device"].as_str().unwrap_or("").to_string()),
-            Cell::Num(num(n, "/iops")),
-            Cell::Num(num(n, "/reads")),
-            Cell::Num(num(n, "/writes")),
-            Cell::Num(num(n, "/syncs")),
-            Cell::Num(num(n, "/read_lat_ns/p99")),
-            Cell::Num(num(n, "/write_lat_ns/p99")),
-            Cell::Num(num(n, "/sync_lat_ns/p50")),
-            Cell::Num(num(n, "/sync_lat_ns/p99")),
-            Cell::Num(num(n, "/emulation/fidelity/emulated_off_pct")),
+            Cell::Num(Some(n.node as f64)),
+            Cell::Text(n.device.clone().unwrap_or_default()),
+            Cell::Num(n.iops),
+            Cell::Num(n.reads),
+            Cell::Num(n.writes),
+            Cell::Num(n.syncs),
+            Cell::Num(n.read_lat_ns.and_then(|l| l.p99)),
+            Cell::Num(n.write_lat_ns.and_then(|l| l.p99)),
+            Cell::Num(n.sync_lat_ns.and_then(|l| l.p50)),
+            Cell::Num(n.sync_lat_ns.and_then(|l| l.p99)),
+            Cell::Num(
+                n.emulation
+                    .as_ref()
+                    .and_then(|e| e.fidelity.as_ref())
+                    .and_then(|f| f.emulated_off_pct),
+            ),
         ]);
     }
     t
 }
 
 /// The device names of a ramp's steps, in their first order.
-fn ramp_devices(ramp: &[Value]) -> Vec<String> {
+fn ramp_devices(ramp: &[RampFigures]) -> Vec<String> {
     let mut names: Vec<String> = Vec::new();
     for step in ramp {
-        for d in step["devices"].as_array().into_iter().flatten() {
-            if let Some(n) = d["name"].as_str().filter(|n| !names.iter().any(|x| x == n)) {
-                names.push(n.to_string());
+        for d in &step.devices {
+            if !names.contains(&d.name) {
+                names.push(d.name.clone());
             }
         }
     }
     names
 }
 
-fn device_busy(step: &Value, name: &str) -> Option<f64> {
-    step["devices"]
-        .as_array()?
+fn device_busy(step: &RampFigures, name: &str) -> Option<f64> {
+    step.devices
         .iter()
-        .find(|d| d["name"] == name)
-        .and_then(|d| d["busy_pct"].as_f64())
-}
-
-/// A step's or configuration's reliability warnings, as text.
-pub(crate) fn kinds(v: &Value) -> String {
-    v["warnings"]
-        .as_array()
-        .map(|w| {
-            w.iter()
-                .filter_map(Value::as_str)
-                .collect::<Vec<_>>()
-                .join(", ")
-        })
-        .unwrap_or_default()
+        .find(|d| d.name == name)
+        .map(|d| d.busy_pct)
 }
 
 /// Typed reliability warnings, as text: their names as results spell them.
@@ -667,16 +709,20 @@ pub(crate) fn warning_kinds(kinds: &[oltplab_metrics::WarningKind]) -> String {
 
 /// What a ramp's steps count as throughput: `New-Orders/min` (TPC-C), `Trade-Results/s`
 /// (brokerage).
-fn ramp_unit(ramp: &[Value]) -> &str {
+fn ramp_unit(ramp: &[RampFigures]) -> &str {
     ramp.first()
-        .and_then(|s| s.get("throughput_unit"))
-        .and_then(Value::as_str)
+        .map(|s| s.throughput_unit.as_str())
         .unwrap_or("New-Orders/min")
+}
+
+/// A users ramp's steps (none without a ramp).
+fn ramp<'a>(doc: &'a Doc) -> &'a [RampFigures] {
+    figures(doc).map(|f| f.ramp.as_slice()).unwrap_or(&[])
 }
 
 /// A users ramp, a row per step: S3's table.
 fn ramp_table(doc: &Doc) -> Table {
-    let ramp = doc.array("/summary/ramp");
+    let ramp = ramp(doc);
     let devices = ramp_devices(ramp);
     let mut columns = vec![
         Column::new("terminals", "terminals", Unit::Text),
@@ -698,18 +744,18 @@ fn ramp_table(doc: &Doc) -> Table {
     let mut t = Table::new("ramp", "Users ramp", columns);
     for step in ramp {
         let mut row = vec![
-            Cell::Text(num(step, "/terminals").map_or(String::new(), |c| format!("{c}"))),
-            Cell::Num(num(step, "/throughput")),
-            Cell::Num(num(step, "/tx_per_s")),
-            Cell::Num(num(step, "/lat_ns/mean")),
-            Cell::Num(num(step, "/lat_ns/p90")),
-            Cell::Num(num(step, "/cpu_utilisation")),
-            Cell::Num(num(step, "/io_iops")),
+            Cell::Text(step.terminals.to_string()),
+            Cell::Num(Some(step.throughput)),
+            Cell::Num(Some(step.tx_per_s)),
+            Cell::Num(Some(step.lat_ns.mean)),
+            Cell::Num(Some(step.lat_ns.p90 as f64)),
+            Cell::Num(Some(step.cpu_utilisation)),
+            Cell::Num(Some(step.io_iops)),
         ];
         for d in &devices {
             row.push(Cell::Num(device_busy(step, d)));
         }
-        row.push(Cell::Text(kinds(step)));
+        row.push(Cell::Text(step.warnings.join(", ")));
         t.push(row);
     }
     t
@@ -717,14 +763,14 @@ fn ramp_table(doc: &Doc) -> Table {
 
 /// S3's figures against the number of users: throughput, response time, CPU and device busy.
 fn ramp_charts(s: &mut Section, ids: &mut Ids, doc: &Doc) {
-    let ramp = doc.array("/summary/ramp");
+    let ramp = ramp(doc);
     if ramp.len() < 2 {
         return;
     }
-    let x = auto_scale(ramp.iter().filter_map(|p| num(p, "/terminals")));
-    let line = |pointer: &str, factor: f64| -> Vec<(f64, f64)> {
+    let x = auto_scale(ramp.iter().map(|p| p.terminals as f64));
+    let line = |get: fn(&RampFigures) -> f64, factor: f64| -> Vec<(f64, f64)> {
         ramp.iter()
-            .filter_map(|p| Some((num(p, "/terminals")?, num(p, pointer)? * factor)))
+            .map(|p| (p.terminals as f64, get(p) * factor))
             .collect()
     };
     // TPC-C counts per minute, the brokerage workload per second: all transactions alike.
@@ -740,8 +786,8 @@ fn ramp_charts(s: &mut Section, ids: &mut Ids, doc: &Doc) {
             "Throughput by users",
             &format!("{unit} and all transactions per {per} at each number of terminals."),
             &[
-                Series::line(unit, line("/throughput", 1.0)),
-                Series::line(tx_label, line("/tx_per_s", tx_factor)),
+                Series::line(unit, line(|p| p.throughput, 1.0)),
+                Series::line(tx_label, line(|p| p.tx_per_s, tx_factor)),
             ],
             &Axis::new("terminals", x, si),
             &Axis::new(format!("per {per}"), Scale::Linear, si),
@@ -755,8 +801,8 @@ fn ramp_charts(s: &mut Section, ids: &mut Ids, doc: &Doc) {
             "Response time by users",
             "Mean and 90th-percentile response time over all transaction types at each number of terminals.",
             &[
-                Series::line("mean", line("/lat_ns/mean", 1.0)),
-                Series::line("p90", line("/lat_ns/p90", 1.0)),
+                Series::line("mean", line(|p| p.lat_ns.mean, 1.0)),
+                Series::line("p90", line(|p| p.lat_ns.p90 as f64, 1.0)),
             ],
             &Axis::new("terminals", x, si),
             &Axis::new("response time", Scale::Linear, ns_short),
@@ -764,12 +810,15 @@ fn ramp_charts(s: &mut Section, ids: &mut Ids, doc: &Doc) {
         ),
         "Past the knee, more users only queue: response time grows with them.",
     );
-    let mut busy = vec![Series::line("CPU busy %", line("/cpu_utilisation", 100.0))];
+    let mut busy = vec![Series::line(
+        "CPU busy %",
+        line(|p| p.cpu_utilisation, 100.0),
+    )];
     for d in ramp_devices(ramp) {
         busy.push(Series::line(
             format!("{d} busy %"),
             ramp.iter()
-                .filter_map(|p| Some((num(p, "/terminals")?, device_busy(p, &d)?)))
+                .filter_map(|p| Some((p.terminals as f64, device_busy(p, &d)?)))
                 .collect(),
         ));
     }
@@ -789,28 +838,26 @@ fn ramp_charts(s: &mut Section, ids: &mut Ids, doc: &Doc) {
 
 /// Orders: what ran, what the tables give up, and what the waits figures are.
 fn orders_notes(s: &mut Section, doc: &Doc) {
-    let text = |p: &str| doc.str(p).unwrap_or("").to_string();
-    if let (Some(tables), Some(mode)) = (doc.str("/summary/tables"), doc.str("/summary/mode")) {
-        let connections: Vec<String> = doc
-            .array("/summary/connections")
-            .iter()
-            .map(Value::to_string)
-            .collect();
+    let Some(f) = figures(doc) else { return };
+    if let (Some(tables), Some(mode)) = (&f.tables, &f.mode) {
+        let connections: Vec<String> = f.connections.iter().map(u32::to_string).collect();
         s.notes.push(format!(
             "{tables} tables, {mode} transactions: each of {} connections ran {} transactions after {} warm-up transactions (not measured).",
             connections.join(" / "),
-            crate::fmt::value(doc.num("/summary/tx_per_connection"), Unit::Count),
-            crate::fmt::value(doc.num("/summary/warmup_tx_per_connection"), Unit::Count)
+            crate::fmt::value(f.tx_per_connection, Unit::Count),
+            crate::fmt::value(f.warmup_tx_per_connection, Unit::Count)
         ));
     }
-    if let Some(note) = doc.str("/summary/durability/note") {
-        s.notes.push(format!(
-            "Durability: {note} ({} = {}).",
-            text("/summary/durability/commit_setting"),
-            text("/summary/durability/commit_value")
-        ));
+    if let Some(d) = &f.durability {
+        if let Some(note) = &d.note {
+            s.notes.push(format!(
+                "Durability: {note} ({} = {}).",
+                d.commit_setting.as_deref().unwrap_or(""),
+                d.commit_value.as_deref().unwrap_or("")
+            ));
+        }
     }
-    if let Some(source) = doc.str("/summary/waits/source") {
+    if let Some(source) = f.waits.as_ref().and_then(|w| w.source.as_ref()) {
         s.notes.push(format!("Waits: {source}."));
     }
 }
@@ -818,53 +865,49 @@ fn orders_notes(s: &mut Section, doc: &Doc) {
 /// Orders: waits by kind, and S5's views of a connection sweep — the elapsed time of the fixed
 /// work, the throughput and the waits as connections are added.
 fn orders_charts(s: &mut Section, ids: &mut Ids, doc: &Doc) {
-    for (field, label) in wait_fields(doc) {
+    let Some(f) = figures(doc) else { return };
+    for (field, label) in wait_fields(f) {
         let caption = if field == "waits_per_s" && label == "waits per second" {
             "What the transactions waited for (S5's latch waits per second)."
         } else {
             "How many sessions were waiting on each kind at an average moment: wait time divided by elapsed time, or (PostgreSQL) sampled."
         };
-        let waits = object(doc.v, &format!("/summary/{field}"));
-        if waits.is_empty() {
+        let Some(waits) = f.waits_of(field).filter(|w| !w.is_empty()) else {
             continue;
-        }
-        let kinds: Vec<String> = waits.iter().map(|(k, _)| k.to_string()).collect();
-        let vals: Vec<Option<f64>> = waits.iter().map(|(_, v)| v.as_f64()).collect();
+        };
+        let kinds: Vec<String> = waits.keys().cloned().collect();
+        let vals: Vec<Option<f64>> = waits.values().copied().collect();
         s.chart(
             svg::bars(
                 &ids.next(),
                 &format!("Waits by kind: {label}"),
                 &format!("{label} of each kind during the measured work."),
                 &kinds,
-                &[Series::bars(label, vals)],
-                &Axis::new(
-                    label,
-                    auto_scale(waits.iter().filter_map(|(_, v)| v.as_f64())),
-                    si,
-                ),
+                &[Series::bars(label, vals.clone())],
+                &Axis::new(label, auto_scale(vals.iter().flatten().copied()), si),
                 false,
                 None,
             ),
             caption,
         );
     }
-    let sweep = doc.array("/summary/sweep");
+    let sweep = sweep(doc);
     if sweep.len() < 2 {
         return;
     }
-    let connections: Vec<Option<f64>> = sweep.iter().map(|p| num(p, "/connections")).collect();
+    let connections: Vec<Option<f64>> = sweep.iter().map(|p| p.connections).collect();
     let cats: Vec<String> = connections
         .iter()
         .map(|c| c.map_or(String::new(), |c| format!("{c}")))
         .collect();
     let x_scale = auto_scale(connections.iter().flatten().copied());
-    let line = |pointer: &str| -> Vec<(f64, f64)> {
+    let line = |get: fn(&SweepFigures) -> Option<f64>| -> Vec<(f64, f64)> {
         sweep
             .iter()
-            .filter_map(|p| Some((num(p, "/connections")?, num(p, pointer)?)))
+            .filter_map(|p| Some((p.connections?, get(p)?)))
             .collect()
     };
-    let elapsed: Vec<Option<f64>> = sweep.iter().map(|p| num(p, "/elapsed_s")).collect();
+    let elapsed: Vec<Option<f64>> = sweep.iter().map(|p| p.elapsed_s).collect();
     s.chart(
         svg::bars(
             &ids.next(),
@@ -883,14 +926,14 @@ fn orders_charts(s: &mut Section, ids: &mut Ids, doc: &Doc) {
             &ids.next(),
             "Throughput by connections",
             "Transactions per second at each number of concurrent connections.",
-            &[Series::line("transactions/s", line("/tps"))],
+            &[Series::line("transactions/s", line(|p| p.tps))],
             &Axis::new("connections", x_scale, si),
             &Axis::new("transactions per second", Scale::Linear, si),
             None,
         ),
         "S5's figure: throughput as the number of concurrent connections grows.",
     );
-    for (field, label) in wait_fields(doc) {
+    for (field, label) in wait_fields(f) {
         let waits: Vec<Series> = sweep_kinds(sweep, field)
             .iter()
             .map(|k| {
@@ -898,7 +941,7 @@ fn orders_charts(s: &mut Section, ids: &mut Ids, doc: &Doc) {
                     k.clone(),
                     sweep
                         .iter()
-                        .filter_map(|p| Some((num(p, "/connections")?, kind_value(p, field, k)?)))
+                        .filter_map(|p| Some((p.connections?, kind_value(p, field, k)?)))
                         .collect(),
                 )
             })
@@ -920,9 +963,11 @@ fn orders_charts(s: &mut Section, ids: &mut Ids, doc: &Doc) {
 
 /// The headline throughput: tpmC for TPC-C, transactions per second otherwise.
 fn headline(doc: &Doc) -> Option<f64> {
-    doc.num("/summary/tpmc")
-        .or(doc.num("/summary/tps"))
-        .or(doc.num("/summary/tpse_like"))
+    let f = figures(doc)?;
+    f.tpmc
+        .flatten()
+        .or(f.tps.flatten())
+        .or(f.tpse_like.flatten())
 }
 
 pub fn comparison(docs: &[&Doc], charts: bool) -> Section {
@@ -933,47 +978,53 @@ pub fn comparison(docs: &[&Doc], charts: bool) -> Section {
         "run",
     );
     let metrics = [
-        Metric::new(
+        Metric::typed(
             "tpmc",
             "tpmC",
             Unit::Number,
-            "/summary/tpmc",
+            |d| figures(d)?.tpmc.flatten(),
             Some("tpmC ×"),
         ),
-        Metric::new("tps", "tx/s", Unit::Number, "/summary/tps", Some("tx/s ×")),
-        Metric::new(
+        Metric::typed(
+            "tps",
+            "tx/s",
+            Unit::Number,
+            |d| figures(d)?.tps.flatten(),
+            Some("tx/s ×"),
+        ),
+        Metric::typed(
             "tpse_like",
             "tpsE-like",
             Unit::Number,
-            "/summary/tpse_like",
+            |d| figures(d)?.tpse_like.flatten(),
             Some("tpsE-like ×"),
         ),
-        Metric::new(
+        Metric::typed(
             "efficiency",
             "efficiency",
             Unit::Share,
-            "/summary/efficiency",
+            |d| figures(d)?.efficiency.flatten(),
             None,
         ),
-        Metric::new(
+        Metric::typed(
             "new_order_lat_ns_p99",
             "New-Order p99",
             Unit::Ns,
-            "/summary/tx/new_order/lat_ns/p99",
+            |d| tx_latency(d, "new_order", "p99"),
             Some("p99 ×"),
         ),
-        Metric::new(
+        Metric::typed(
             "io_iops",
             "device IOPS",
             Unit::Count,
-            "/summary/io/iops",
+            |d| io_figure(figures(d)?, |i| i.iops).flatten(),
             Some("IOPS ×"),
         ),
-        Metric::new(
+        Metric::typed(
             "cpu_utilisation",
             "CPU",
             Unit::Share,
-            "/summary/cpu/utilisation",
+            |d| cpu_figure(figures(d)?, |c| c.utilisation).flatten(),
             None,
         ),
     ];
@@ -1026,7 +1077,7 @@ pub fn comparison(docs: &[&Doc], charts: bool) -> Section {
                     d.label.clone(),
                     tx_names(docs[0])
                         .iter()
-                        .map(|n| d.num(&format!("/summary/tx/{n}/lat_ns/p99")))
+                        .map(|n| tx_latency(d, n, "p99"))
                         .collect(),
                 )
             })

@@ -378,3 +378,107 @@ fn a_real_cluster_studys_figures_reach_the_report_as_written() {
     bad["summary"]["rows"][1]["io_by_node"][0]["syncs"] = "many".into();
     refused(bad, "summary.rows[1].io_by_node[0].syncs");
 }
+
+/// A real run (TPC-C on SQLite, emulated hdd-10k, traced): its figures reach the report as
+/// written; a figure of another type, or a transaction type without its count, is refused naming
+/// the field.
+#[test]
+fn a_real_runs_figures_reach_the_report_as_written() {
+    let doc = real("schema/run-tpcc-sqlite-hdd-10k.json");
+    let csv = oltplab_report::csv(std::slice::from_ref(&doc)).unwrap();
+    let s = &doc["summary"];
+    for (row, written) in [
+        ("tpmc", &s["tpmc"]),
+        ("tpm_total", &s["tpm_total"]),
+        ("io_iops", &s["io"]["iops"]),
+        ("io_written_bytes", &s["io"]["written_bytes"]),
+        ("cpu_utilisation", &s["cpu"]["utilisation"]),
+    ] {
+        let shown = csv_number(&csv, "run", "summary", row, "value");
+        assert_eq!(shown, written.as_f64().unwrap(), "{row}");
+    }
+    for (tx, v) in s["tx"].as_object().unwrap() {
+        assert_eq!(
+            csv_number(&csv, "run", "tx", tx, "count"),
+            v["count"].as_f64().unwrap(),
+            "{tx}"
+        );
+        assert_eq!(
+            csv_number(&csv, "run", "tx", tx, "lat_ns_p99"),
+            v["lat_ns"]["p99"].as_f64().unwrap(),
+            "{tx}"
+        );
+    }
+    let mut bad = doc.clone();
+    bad["summary"]["tpmc"] = "fast".into();
+    refused(bad, "summary.tpmc");
+    let mut bad = doc.clone();
+    bad["summary"]["tx"]["new_order"]
+        .as_object_mut()
+        .unwrap()
+        .remove("count");
+    refused(bad, "summary.tx.new_order.count");
+    let mut bad = doc;
+    bad["summary"]["io"]["by_table"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("name");
+    refused(bad, "summary.io.by_table[0].name");
+}
+
+/// Order entry's sweep, a Galera run's nodes and a users ramp are read typed too: a point, a node
+/// or a step whose field does not read is refused naming it.
+#[test]
+fn a_run_whose_sweep_node_or_step_does_not_read_is_refused_naming_it() {
+    let mut bad = real("run-orders-postgres.json");
+    bad["summary"]["sweep"][1]["tps"] = "many".into();
+    refused(bad, "summary.sweep[1].tps");
+    let mut bad = real("run-tpcc-galera.json");
+    bad["summary"]["io"]["by_node"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("node");
+    refused(bad, "summary.io.by_node[0].node");
+    let mut bad = real("run-tpcc-ramp.json");
+    bad["summary"]["ramp"][1]
+        .as_object_mut()
+        .unwrap()
+        .remove("throughput");
+    refused(bad, "summary.ramp[1].throughput");
+}
+
+/// A real study file's result (two SQLite devices at one and two terminals): each cell's figures
+/// reach the report as written; a cell whose tpmC is text, or without its id, is refused naming
+/// the field.
+#[test]
+fn a_real_study_files_cells_reach_the_report_as_written() {
+    let doc = real("study-file.json");
+    let csv = oltplab_report::csv(std::slice::from_ref(&doc)).unwrap();
+    let cells = doc["summary"]["cells"].as_array().unwrap();
+    assert_eq!(cells.len(), 4);
+    for c in cells {
+        let id = c["id"].as_str().unwrap();
+        for column in [
+            "randread16k_iops",
+            "tpmc",
+            "run_iops",
+            "replay_iops",
+            "alpha",
+        ] {
+            assert_eq!(
+                csv_number(&csv, "study", "cells", id, column),
+                c["figures"][column].as_f64().unwrap(),
+                "{id} {column}"
+            );
+        }
+    }
+    let mut bad = doc.clone();
+    bad["summary"]["cells"][1]["figures"]["tpmc"] = "fast".into();
+    refused(bad, "summary.cells[1].figures.tpmc");
+    let mut bad = doc;
+    bad["summary"]["cells"][2]
+        .as_object_mut()
+        .unwrap()
+        .remove("id");
+    refused(bad, "summary.cells[2].id");
+}

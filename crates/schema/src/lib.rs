@@ -17,22 +17,26 @@ pub use oltplab_trace::replay::sim::ReplayOrder;
 pub use oltplab_trace::replay::{ReplayInterval, ReplaySummary};
 
 mod brokerage;
+mod cell_figures;
 mod crash;
 mod in_memory;
 mod orders;
 mod profiles;
 mod read;
 mod run;
+mod run_figures;
 mod study;
 mod tatp;
 
 pub use brokerage::*;
+pub use cell_figures::*;
 pub use crash::*;
 pub use in_memory::*;
 pub use orders::*;
 pub use profiles::*;
 pub use read::{read_at, read_str, read_value, ReadError};
 pub use run::*;
+pub use run_figures::*;
 pub use study::*;
 pub use tatp::*;
 

@@ -28,20 +28,13 @@ impl CheckStatus {
         }
     }
 
-    /// The name the result and the reports use.
-    pub fn name(self) -> &'static str {
+    /// How `check` shows it on the terminal: a violation stands out.
+    pub fn shown(self) -> &'static str {
         match self {
             CheckStatus::Holds => "holds",
-            CheckStatus::Violated => "violated",
-            CheckStatus::NotApplicable => "not_applicable",
+            CheckStatus::Violated => "VIOLATED",
+            CheckStatus::NotApplicable => "not applicable",
         }
-    }
-}
-
-/// Compares with the written name, so that a check's status reads as it is shown.
-impl PartialEq<&str> for CheckStatus {
-    fn eq(&self, other: &&str) -> bool {
-        self.name() == *other
     }
 }
 
@@ -83,4 +76,26 @@ pub fn examples(rows: &Rows, names: &[&str]) -> Vec<String> {
                 .join(" ")
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The statuses are an enum in the code and these exact words in JSON.
+    #[test]
+    fn statuses_are_written_as_their_names() {
+        for (status, written, shown) in [
+            (CheckStatus::Holds, "holds", "holds"),
+            (CheckStatus::Violated, "violated", "VIOLATED"),
+            (
+                CheckStatus::NotApplicable,
+                "not_applicable",
+                "not applicable",
+            ),
+        ] {
+            assert_eq!(serde_json::to_value(status).unwrap(), written);
+            assert_eq!(status.shown(), shown);
+        }
+    }
 }

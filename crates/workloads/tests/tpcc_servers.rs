@@ -5,6 +5,7 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use oltplab_dbs::server::{ManagedServer, ServerConfig, ServerKind};
+use oltplab_workloads::check::CheckStatus;
 use oltplab_workloads::sql::{Isolation, TxMode};
 use oltplab_workloads::tpcc::check::run_checks;
 use oltplab_workloads::tpcc::connect::{MyConnector, PgConnector};
@@ -54,7 +55,7 @@ fn scenario(kind: ServerKind) {
     eprintln!("{} load: {report:?}", kind.product());
     let mut conn = connector.connect(Purpose::Check).unwrap();
     for c in run_checks(conn.as_mut(), |_| {}).unwrap() {
-        assert_eq!(c.status, "holds", "{c:?}");
+        assert_eq!(c.status, CheckStatus::Holds, "{c:?}");
     }
     let meta = require_loaded(&inspect(conn.as_mut()).unwrap(), "test").unwrap();
     // Refuses to load over it.

@@ -5,6 +5,7 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use oltplab_dbs::sqlite::SqliteOptions;
+use oltplab_workloads::check::CheckStatus;
 use oltplab_workloads::sql::{Batch, Conn, DbResult, Dialect, Rows, Stmt, TxMode, P};
 use oltplab_workloads::tpcc::check::run_checks;
 use oltplab_workloads::tpcc::connect::SqliteConnector;
@@ -38,7 +39,7 @@ fn load_drive_check() {
     let conds = run_checks(conn.as_mut(), |_| {}).unwrap();
     assert_eq!(conds.len(), 12);
     for c in &conds {
-        assert_eq!(c.status, "holds", "{c:?}");
+        assert_eq!(c.status, CheckStatus::Holds, "{c:?}");
     }
     let meta = require_loaded(&inspect(conn.as_mut()).unwrap(), "test").unwrap();
     assert_eq!(meta.warehouses, 1);

@@ -237,7 +237,7 @@ fn check_on(connector: &dyn Connector, spec: &DbSpec, quiet: bool) -> Result<Vec
         if quiet {
             return;
         }
-        let status = if c.holds() { "holds" } else { "VIOLATED" };
+        let status = c.status.shown();
         eprintln!("  {}  {:<100} {status}", c.number, c.rule);
         for e in &c.examples {
             eprintln!("        {e}");

@@ -187,7 +187,7 @@ fn check_db(db: &target::Db, spec: &DbSpec, quiet: bool) -> Result<Vec<Condition
         if quiet {
             return;
         }
-        let status = if c.holds() { "holds" } else { "VIOLATED" };
+        let status = c.status.shown();
         eprintln!("  {}  {:<90} {status}", c.number, c.rule);
         for e in &c.examples {
             eprintln!("        {e}");

@@ -14,7 +14,6 @@ use std::time::Duration;
 use clap::Args;
 use oltplab_core::units::format_ns;
 use oltplab_core::{Error, Result};
-use oltplab_workloads::check::CheckStatus;
 use oltplab_workloads::tpcc::check::{run_checks, Condition};
 use oltplab_workloads::tpcc::load::{LoadOptions, LoadReport};
 use oltplab_workloads::tpcc::schema::TABLES;
@@ -563,11 +562,7 @@ fn check_conditions(connector: &dyn Connector, quiet: bool) -> Result<Vec<Condit
             .as_deref()
             .map(|n| format!(" ({n})"))
             .unwrap_or_default();
-        let status = match c.status {
-            CheckStatus::Holds => "holds",
-            CheckStatus::Violated => "VIOLATED",
-            CheckStatus::NotApplicable => "not applicable",
-        };
+        let status = c.status.shown();
         eprintln!("  {:>2}  {:<72} {status}{note}", c.number, c.rule);
         for e in &c.examples {
             eprintln!("        {e}");
