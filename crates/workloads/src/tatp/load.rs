@@ -153,6 +153,7 @@ pub fn load(
         connector,
         main.as_mut(),
         &schema::create_indexes(dialect),
+        &schema::TABLES,
         opts.threads,
         stop,
     )?;

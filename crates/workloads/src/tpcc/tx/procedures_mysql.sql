@@ -27,8 +27,9 @@ BEGIN
     DECLARE v_info CHAR(24);
     DECLARE v_done INT DEFAULT 0;
     -- The valid lines (numbered in their order) visited in stock key order, so that concurrent
-    -- New-Orders lock stock rows in the same order. The table function is not joined: MariaDB
-    -- 10.11 re-optimises such a join in a procedure into a scan of the joined table.
+    -- New-Orders lock stock rows in the same order. The lines' items are looked up one by one
+    -- by their key below, whatever the statistics say: a join of the lines' JSON_TABLE with
+    -- item was planned as a scan of item while InnoDB's statistics were stale.
     DECLARE line_cursor CURSOR FOR
         SELECT l.num, l.i, l.w, l.q, l.price
         FROM JSON_TABLE(v_valid, '$[*]' COLUMNS (num INT PATH '$[0]', i INT PATH '$[1]',
