@@ -22,8 +22,8 @@ use toml::Spanned;
 
 use super::{
     device_figures, file_name, new_study_doc, save, secs, split_devices, study_runs, tree_bytes,
-    warn, write_report, Database, Scale, StudyArgs, REPORT_FILE, RESULTS_FILE, S1_POOL_SHARE,
-    SERVER_POOL_BYTES_MIN,
+    warn, write_report, Database, Scale, State, StudyArgs, REPORT_FILE, RESULTS_FILE,
+    S1_POOL_SHARE, SERVER_POOL_BYTES_MIN,
 };
 use crate::output;
 use crate::schema::{CellAxes, CellResult, DeviceFigures, Ratios, StudySummary};
@@ -1402,7 +1402,7 @@ fn run_study(
     let mut load_s = 0.0;
     let mut interrupted = false;
     let mut ran = 0;
-    let doc = |results: &[Option<CellResult>], load_s: f64, interrupted: bool, ran: usize| {
+    let doc = |results: &[Option<CellResult>], load_s: f64, state: State, ran: usize| {
         combined(
             study,
             &kind,
@@ -1411,14 +1411,18 @@ fn run_study(
             &args.data_dir,
             results,
             load_s,
-            interrupted,
+            state,
             ran,
         )
     };
     // The result before the copy of the file, so that `--resume DIR` knows the kind of any
-    // study whose file is there.
+    // study whose file is there; until the study ends it reads as unfinished.
     if args.resume.is_none() {
-        save(&doc(&results, 0.0, false, 0), &out, args.json.as_deref())?;
+        save(
+            &doc(&results, 0.0, State::Running, 0),
+            &out,
+            args.json.as_deref(),
+        )?;
     }
     // The file as run, so that `--resume DIR` alone runs the same study; not over itself when
     // resumed from it (`oltplab study` names a file it has in memory only).
@@ -1539,12 +1543,17 @@ fn run_study(
         output::write_json(&at, &result)?;
         results[i] = Some(result);
         ran += 1;
-        let doc = doc(&results, load_s, false, ran);
+        let doc = doc(&results, load_s, State::Running, ran);
         save(&doc, &out, args.json.as_deref())?;
         write_report(&doc, &out)?;
     }
     interrupted |= STOP.load(Ordering::Relaxed);
-    let doc = doc(&results, load_s, interrupted, ran);
+    let state = if interrupted {
+        State::Stopped
+    } else {
+        State::Finished
+    };
+    let doc = doc(&results, load_s, state, ran);
     super::end(doc, &out, args.json.as_deref(), |s| {
         match &kind {
             Kind::S1 => super::print_table(s, &out),
@@ -1892,7 +1901,7 @@ fn combined(
     data_dir: &Path,
     results: &[Option<CellResult>],
     load_s: f64,
-    interrupted: bool,
+    state: State,
     ran: usize,
 ) -> oltplab_metrics::schema::ResultDoc<StudySummary, serde_json::Value> {
     let mut cells: Vec<CellResult> = results.iter().flatten().cloned().collect();
@@ -1910,7 +1919,7 @@ fn combined(
         buffer_pool_bytes: cells.first().map_or(0, |c| c.buffer_pool_bytes),
         devices,
         load_s,
-        interrupted,
+        interrupted: state != State::Finished,
         cells,
     };
     let mut doc = new_study_doc(started_at.to_string(), config, data_dir, summary);
@@ -1918,20 +1927,29 @@ fn combined(
     for c in &doc.summary.cells {
         doc.warnings.extend(c.warnings.iter().cloned());
     }
-    if interrupted {
-        let what = match kind {
-            Kind::S1 => "devices",
-            Kind::File => "cells",
-        };
-        let w = Warning::new(
+    let what = match kind {
+        Kind::S1 => "devices",
+        Kind::File => "cells",
+    };
+    let (finished, total) = (doc.summary.cells.len(), study.cells.len());
+    match state {
+        State::Finished => {}
+        State::Stopped => warn(
+            &mut doc.warnings,
+            Warning::new(
+                WarningKind::Interrupted,
+                format!(
+                    "Ctrl-C stopped the study with {finished} of {total} {what} finished ({ran} in this run); `oltplab study --resume DIR` runs the rest"
+                ),
+            ),
+        ),
+        // Not printed: the study is still running as far as it knows.
+        State::Running => doc.warnings.push(Warning::new(
             WarningKind::Interrupted,
             format!(
-                "Ctrl-C stopped the study with {} of {} {what} finished ({ran} in this run); `oltplab study --resume DIR` runs the rest",
-                doc.summary.cells.len(),
-                study.cells.len()
+                "unfinished: {finished} of {total} {what} finished when this was written; if the study is no longer running, `oltplab study --resume DIR` runs the rest"
             ),
-        );
-        warn(&mut doc.warnings, w);
+        )),
     }
     doc
 }

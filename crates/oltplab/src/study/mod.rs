@@ -1179,6 +1179,18 @@ fn run_and_replay(
     Ok(figures)
 }
 
+/// Where a study that runs cell by cell stands when its result is written.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum State {
+    /// Cells are still to run: a result left so (a crash, a failure) reads as unfinished
+    /// (`interrupted`, with a warning), so that neither the report nor a reader takes it as a
+    /// finished study.
+    Running,
+    /// Ctrl-C stopped it.
+    Stopped,
+    Finished,
+}
+
 /// A study's summary, which says whether Ctrl-C cut the study short.
 trait Stoppable {
     fn interrupted(&mut self) -> &mut bool;
