@@ -24,8 +24,8 @@ use serde_json::Value;
 use super::file::{self, CellPlan, FileStudy, CELLS_DIR, STUDY_FILE_COPY};
 use super::{
     new_study_doc, save, secs, split_devices, toml_list, toml_string, tree_bytes, Database, Pacing,
-    Scale, Scenario, ScenarioFile, StudyArgs, BROKERAGE, BROKERAGE_CUSTOMERS, DEFAULT_DEVICES,
-    SHIPPED_FILES,
+    Scale, Scenario, ScenarioFile, State, StudyArgs, BROKERAGE, BROKERAGE_CUSTOMERS,
+    DEFAULT_DEVICES, SHIPPED_FILES,
 };
 use crate::output;
 use crate::schema::{ConfigFigures, RampStep, StorageCellResult, StorageStudySummary};
@@ -552,16 +552,6 @@ fn measure(
     Ok((run.step, warnings))
 }
 
-/// Where a study stands when its result is written.
-#[derive(Clone, Copy, PartialEq)]
-enum State {
-    /// Cells are still to run: a result left so (a crash, a failure) reads as unfinished.
-    Running,
-    /// Ctrl-C stopped it.
-    Stopped,
-    Finished,
-}
-
 #[derive(Debug, Serialize)]
 struct StorageConfig {
     scenario: String,
@@ -901,18 +891,26 @@ fn given_layouts(args: &StudyArgs) -> Result<Option<(String, Option<String>)>> {
         }
         return Ok(Some((placement_layouts(&slow.name(), &fast.name()), None)));
     }
-    let specs = given.iter().map(|t| parse(t)).collect::<Result<Vec<_>>>()?;
-    if specs.len() < 2 || specs.iter().any(Spec::is_host) {
+    // Sizes may be shares of the loaded database here too (size=50%db).
+    let specs = given
+        .iter()
+        .map(|t| {
+            parse_written(t)
+                .map(|(spec, written)| (written.unwrap_or_else(|| spec.name()), spec))
+                .map_err(|e| Error::usage(format!("--devices: `{t}`: {e}")))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    if specs.len() < 2 || specs.iter().any(|(_, s)| s.is_host()) {
         return Err(Error::usage(
             "--devices for cache-tiers: two or more emulated storage configurations (host is not one)",
         ));
     }
     let mut block = String::from("layouts = [\n");
-    for s in &specs {
-        block.push_str(&format!("  {},\n", toml_string(&s.name())));
+    for (name, _) in &specs {
+        block.push_str(&format!("  {},\n", toml_string(name)));
     }
     block.push_str("]\n");
-    Ok(Some((block, Some(toml_string(&specs[0].name())))))
+    Ok(Some((block, Some(toml_string(&specs[0].0)))))
 }
 
 /// S3's four placements of `slow` and `fast`, in S3's order, as the `layouts` list.
