@@ -907,6 +907,7 @@ fn device(
         ));
     }
     if !storage {
+        not_storage(src, key, d)?;
         return parse_spec(text)
             .map(|s| (s, None))
             .map_err(|e| src.error(d.span(), format!("{key}: {e}")));
@@ -934,6 +935,9 @@ fn layout(
     storage: bool,
 ) -> Result<(Spec, Option<String>)> {
     let text = l.get_ref().trim();
+    if !storage {
+        not_storage(src, key, l)?;
+    }
     let (spec, written) = if storage {
         super::storage::parse_written(text)
     } else {
@@ -968,6 +972,26 @@ fn layout(
         }
     }
     Ok((spec, written))
+}
+
+/// What only a storage study resolves (a share of the database, the hottest table) refused
+/// elsewhere with the reason.
+fn not_storage(src: &Source, key: &str, d: &Spanned<String>) -> Result<()> {
+    let text = d.get_ref();
+    let what = if text.contains("%db") {
+        "a size as a share of the loaded database (size=…%db)"
+    } else if text
+        .to_ascii_lowercase()
+        .contains(&format!("table:{}=", super::storage::HOTTEST))
+    {
+        "table:hottest"
+    } else {
+        return Ok(());
+    };
+    Err(src.error(
+        d.span(),
+        format!("{key}: \"{text}\" has {what}, which only S2's and S3's measurement resolves: add measure = \"storage\", or give a size or a table"),
+    ))
 }
 
 /// The `[[cell]]` key of a matrix axis.

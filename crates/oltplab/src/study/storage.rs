@@ -1030,6 +1030,43 @@ mod tests {
             .starts_with("# oltplab study --scenario cache-tiers --engine postgres --scale test"));
     }
 
+    /// Each refused before anything runs: one sentence naming the file (and line), exit code 2.
+    #[test]
+    fn storage_files_refuse_what_they_cannot_run() {
+        for (text, says) in [
+            (
+                "measure = \"storage\"\nrepeat = 2\ndevices = [\"hdd-15k\"]",
+                "line 2: repeat = 2",
+            ),
+            (
+                "measure = \"storage\"\ndevices = [\"host\", \"hdd-15k\"]",
+                "host is this machine's own storage",
+            ),
+            (
+                "measure = \"storage\"\nlayouts = [\"data=hdd-15k,table:hottest=nvme-gen4\", \"hdd-15k\"]",
+                "has none before it",
+            ),
+            (
+                "measure = \"storage\"\ndevices = [\"readcache(hdd-15k,sas-ssd-2012,size=0%db)\"]",
+                "size=0%db: give a share",
+            ),
+            (
+                "devices = [\"readcache(hdd-15k,sas-ssd-2012,size=50%db)\"]",
+                "add measure = \"storage\"",
+            ),
+            (
+                "layouts = [\"data=hdd-15k,table:hottest=nvme-gen4\"]",
+                "add measure = \"storage\"",
+            ),
+        ] {
+            let e = file::parse(Path::new("bad.toml"), text).err().unwrap();
+            assert_eq!(e.exit_code(), 2, "{text}");
+            let m = e.to_string();
+            assert!(m.starts_with("bad.toml") && m.contains(says), "{text}: {m}");
+            assert_eq!(m.lines().count(), 1, "{m}");
+        }
+    }
+
     #[test]
     fn shares_of_the_database_keep_their_place_and_resolve_to_whole_mib() {
         let text = "data=wbcache(readcache(raid10(16,hdd-15k),sas-ssd-2012,size=50%db),size=1g,readahead=on),log=hdd-15k";
