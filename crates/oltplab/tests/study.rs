@@ -475,3 +475,64 @@ fn an_interrupted_study_resumes_only_its_unfinished_devices() {
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A study that fails before its first device finishes (here: PostgreSQL refuses a setting's
+/// value at the load) leaves a result that reads as unfinished — `interrupted`, with a warning
+/// that says so, also in the report — and `oltplab study --resume DIR` runs its device again
+/// (which fails the same way here). It used to read as a finished study of no devices.
+#[test]
+fn a_study_that_fails_before_its_first_device_reads_as_unfinished_and_resumes() {
+    if !common::server_installed("postgres") {
+        return;
+    }
+    let dir = scratch("s1-fails-first");
+    let out = oltplab(
+        &dir,
+        &[
+            "study",
+            "--engine",
+            "postgres",
+            "--scale",
+            "test",
+            "--devices",
+            "sata-ssd-2010",
+            "--server-setting",
+            "work_mem=banana",
+            "--out",
+            "res",
+        ],
+    );
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("work_mem"), "{err}");
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("res/results.json")).unwrap())
+            .unwrap();
+    assert_eq!(doc["summary"]["interrupted"], true, "{}", doc["summary"]);
+    assert!(doc["summary"]["devices"].as_array().unwrap().is_empty());
+    let warnings = doc["warnings"].as_array().unwrap();
+    assert!(
+        warnings.iter().any(|w| w["kind"] == "interrupted"
+            && w["message"]
+                .as_str()
+                .unwrap()
+                .starts_with("unfinished: 0 of 1")),
+        "{warnings:?}"
+    );
+    let report = oltplab(&dir, &["report", "res", "--format", "md"]);
+    assert!(report.status.success(), "{}", stderr(&report));
+    assert!(
+        String::from_utf8_lossy(&report.stdout).contains("unfinished: 0 of 1 devices"),
+        "{}",
+        String::from_utf8_lossy(&report.stdout)
+    );
+    let out = oltplab(&dir, &["study", "--resume", "res"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(
+        common::cells_in(&err),
+        (vec!["sata-ssd-2010".to_string()], Vec::new()),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

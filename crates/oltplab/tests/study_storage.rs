@@ -1,9 +1,11 @@
 //! `oltplab study --scenario placement|cache-tiers` (S3, S2): a configuration per layout or storage
-//! system on copies of one loaded database, with S2/S3's figures per configuration.
+//! system on copies of one loaded database, with S2/S3's figures per configuration; each runs its
+//! shipped study file (studies/s3.toml, s2.toml) with the options applied, prints it with
+//! `--dry-run`, and resumes after Ctrl-C running only the configurations not finished.
 
 mod common;
 
-use common::{assert_ok, assert_usage_error, json, oltplab, scratch};
+use common::{assert_ok, assert_usage_error, json, oltplab, scratch, stderr};
 
 /// On SQLite, the default engine: the hottest table moves into an attached file of its own in its
 /// configuration's copy (PostgreSQL's and MariaDB's placed tables: tests/layout.rs).
@@ -180,5 +182,181 @@ fn storage_scenarios_refuse_bad_input_before_anything_runs() {
         assert_usage_error(&oltplab(&dir, &all), says);
         assert!(!dir.join("out").exists(), "{args:?}: nothing written");
     }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `--scenario cache-tiers --dry-run` prints its study file with every option given applied: a
+/// file that parses (`--file … --dry-run` lists its cells) and runs what the options say. Nothing
+/// is made.
+#[test]
+fn cache_tiers_dry_run_prints_its_file_with_the_options_applied() {
+    let dir = scratch("study-cache-tiers-dry");
+    let out = oltplab(
+        &dir,
+        &[
+            "study",
+            "--scenario",
+            "cache-tiers",
+            "--scale",
+            "test",
+            "--workload",
+            "brokerage",
+            "--devices",
+            "raid10(4,hdd-15k),readcache(hdd-15k,sas-ssd-2012,size=50%db)",
+            "--dry-run",
+        ],
+    );
+    assert_ok(&out);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        text.starts_with("# oltplab study --scenario cache-tiers --engine sqlite --scale test --workload brokerage --devices "),
+        "{text}"
+    );
+    for line in [
+        "measure = \"storage\"",
+        "scale = \"test\"",
+        "workloads = [\"brokerage\"]",
+        "baseline = \"raid10(4,hdd-15k,stripe=64k)\"",
+    ] {
+        assert!(text.lines().any(|l| l == line), "{line}: {text}");
+    }
+    std::fs::write(dir.join("printed.toml"), &text).unwrap();
+    let out = oltplab(&dir, &["study", "--file", "printed.toml", "--dry-run"]);
+    assert_ok(&out);
+    let listing = String::from_utf8_lossy(&out.stdout);
+    let cells: Vec<&str> = listing
+        .lines()
+        .filter_map(|l| l.trim_start().split_once(". ").map(|(_, rest)| rest))
+        .filter_map(|rest| rest.split_whitespace().next())
+        .collect();
+    assert_eq!(
+        cells,
+        [
+            "sqlite_brokerage_raid10_4_hdd-15k_stripe_64k_t2",
+            "sqlite_brokerage_readcache_hdd-15k_sas-ssd-2012_size_50_db_t2"
+        ],
+        "{listing}"
+    );
+    assert!(listing.contains("scale test"), "{listing}");
+    let made: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n != "printed.toml")
+        .collect();
+    assert!(made.is_empty(), "made {made:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `--scenario placement` stopped by Ctrl-C in its second configuration keeps the first, and
+/// `oltplab study --resume DIR` runs only the other three — the hottest table found from the
+/// kept first one — into the scenario's result with all four.
+#[test]
+fn an_interrupted_placement_study_resumes_only_its_unfinished_configurations() {
+    let dir = scratch("study-placement-resume");
+    let res = dir.join("res");
+    let cells = |res: &std::path::Path| -> Vec<String> {
+        std::fs::read_dir(res.join("cells"))
+            .map(|d| {
+                d.flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .filter(|n| n.ends_with(".json"))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let out = common::interrupt_after_first(
+        &dir,
+        &[
+            "study",
+            "--scenario",
+            "placement",
+            "--scale",
+            "test",
+            "--data-dir",
+            "data",
+            "--out",
+            "res",
+        ],
+        || !cells(&res).is_empty(),
+        "configuration",
+    );
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    let first = err.lines().next().unwrap_or("");
+    assert!(
+        first.starts_with("(running studies/s3.toml with ") && first.contains("scale = \"test\""),
+        "{err}"
+    );
+    assert!(err.contains("oltplab study --resume res"), "{err}");
+    let stopped = json(&res.join("results.json"));
+    assert_eq!(stopped["summary"]["scenario"], "placement");
+    assert_eq!(stopped["summary"]["interrupted"], true);
+    assert_eq!(stopped["summary"]["configs"].as_array().unwrap().len(), 1);
+    let kept = cells(&res);
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    let kept_text = std::fs::read_to_string(res.join("cells").join(&kept[0])).unwrap();
+    assert!(res.join("study.toml").is_file());
+
+    let out = oltplab(&dir, &["study", "--resume", "res", "--data-dir", "data"]);
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    let doc = json(&res.join("results.json"));
+    let s = &doc["summary"];
+    let hot = s["hot_table"].as_str().unwrap();
+    let (ran, kept_now) = common::cells_in(&err);
+    assert_eq!(kept_now, ["nothing on flash"], "{err}");
+    assert_eq!(
+        ran,
+        [
+            "log and temp on flash".to_string(),
+            format!("{hot} on flash"),
+            "everything on flash".to_string()
+        ],
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(res.join("cells").join(&kept[0])).unwrap(),
+        kept_text,
+        "the kept configuration's result was rewritten"
+    );
+    assert_eq!(s["scenario"], "placement");
+    assert_eq!(doc["config"]["scenario"], "placement");
+    assert_eq!(s["interrupted"], false);
+    let configs = s["configs"].as_array().unwrap();
+    let names: Vec<&str> = configs
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "nothing on flash",
+            "log and temp on flash",
+            &format!("{hot} on flash"),
+            "everything on flash"
+        ]
+    );
+    // The hottest table is the kept first configuration's largest table by I/O.
+    let largest = configs[0]["tables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| !t["name"].as_str().unwrap().starts_with('('))
+        .unwrap();
+    assert_eq!(largest["name"], hot);
+    for c in configs {
+        assert!(c["throughput"].as_f64().unwrap() > 0.0, "{c}");
+        let got = c["throughput_vs_first"].as_f64().unwrap();
+        let want = c["throughput"].as_f64().unwrap() / configs[0]["throughput"].as_f64().unwrap();
+        assert!((got - want).abs() < 1e-9 * want.max(1.0), "{got} vs {want}");
+    }
+    assert_eq!(s["cells"].as_array().unwrap().len(), 4);
+    assert!(doc["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|w| w["kind"] != "interrupted"));
+    assert!(res.join("report.html").is_file());
     let _ = std::fs::remove_dir_all(&dir);
 }

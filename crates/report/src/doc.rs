@@ -271,7 +271,7 @@ impl<'a> Doc<'a> {
                 if scenario == "file" {
                     return crate::cells::label(self);
                 }
-                if scenario == "cache-tiers" || scenario == "placement" {
+                if matches!(scenario, "cache-tiers" | "placement" | "storage") {
                     return crate::storage::label(self);
                 }
                 if scenario == "cluster" {

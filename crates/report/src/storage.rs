@@ -13,7 +13,7 @@ use crate::svg::{self, Axis, Scale, Series};
 pub fn is_storage(doc: &Doc) -> bool {
     matches!(
         doc.str("/summary/scenario"),
-        Some("cache-tiers") | Some("placement")
+        Some("cache-tiers") | Some("placement") | Some("storage")
     )
 }
 
@@ -105,10 +105,11 @@ fn table(doc: &Doc) -> Table {
 
 pub fn section(doc: &Doc, index: usize, charts: bool) -> Section {
     let scenario = summary(doc).map_or("?", |s| s.scenario.as_str());
-    let study = if scenario == "placement" {
-        "where the files live, S3"
-    } else {
-        "storage behind the controller, S2"
+    let study = match scenario {
+        "placement" => "where the files live, S3",
+        "cache-tiers" => "storage behind the controller, S2",
+        // A study file of S2's and S3's measurement (`measure = "storage"`).
+        _ => "storage configurations",
     };
     let mut s = Section::new(
         format!("r{}", index + 1),
@@ -133,9 +134,14 @@ pub fn section(doc: &Doc, index: usize, charts: bool) -> Section {
         summary(doc).and_then(|s| s.hot_table.as_deref()),
         summary(doc).and_then(|s| s.hot_table_share_pct),
     ) {
-        s.notes.push(format!(
-            "The hottest table, {t}, had {share:.1} % of the first configuration's reads and writes; the third configuration puts it (with its indexes) on flash."
-        ));
+        s.notes.push(match scenario {
+            "placement" => format!(
+                "The hottest table, {t}, had {share:.1} % of the first configuration's reads and writes; the third configuration puts it (with its indexes) on flash."
+            ),
+            _ => format!(
+                "The hottest table, {t}, had {share:.1} % of the first configuration's reads and writes; the configuration with table:hottest puts it (with its indexes) on its device."
+            ),
+        });
     }
     let configs = configs(doc);
     if charts && !configs.is_empty() {

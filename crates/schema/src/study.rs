@@ -274,6 +274,10 @@ pub struct CellAxes {
     /// the report's label for it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
+    /// The title the study file gave the device or layout (`title = "…"`, any text): what a
+    /// storage study calls its configuration (`summary.configs[].name`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
     /// `tpcc` (absent: the cells before workloads were an axis), `brokerage` or `orders`.
     #[serde(default = "tpcc", skip_serializing_if = "is_tpcc")]
     pub workload: String,
@@ -443,6 +447,40 @@ pub struct StorageStudySummary {
     pub hot_table_share_pct: Option<f64>,
     pub configs: Vec<ConfigFigures>,
     pub interrupted: bool,
+    /// Its finished cells, in its study file's order (`measure = "storage"`): each
+    /// configuration's figures as saved in `cells/<id>-<hash>.json`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cells: Vec<StorageCellResult>,
+}
+
+/// One finished cell of a study file of S2's and S3's measurement (`measure = "storage"`):
+/// `summary.cells[]` of a storage study, and `cells/<id>-<hash>.json` on its own.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct StorageCellResult {
+    /// The slug of its axes: names its result file (and a study file's traces and runs).
+    pub id: String,
+    /// A hash of its resolved configuration (axes, scale).
+    pub config_hash: String,
+    #[serde(flatten)]
+    pub axes: CellAxes,
+    pub finished_at: String,
+    pub engine_version: String,
+    pub buffer_pool_bytes: u64,
+    /// The bytes of the database its engine loaded, which a size written as a share of it
+    /// (`size=50%db`) was taken from.
+    pub database_bytes: u64,
+    /// The configuration's figures as `summary.configs[]` has them; `spec` is the spec it ran
+    /// (sizes and the hottest table resolved).
+    pub figures: ConfigFigures,
+    /// The table a `table:hottest` in its layout stood for, and that table's share of the I/O
+    /// of the cell it was found from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hot_table: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hot_table_share_pct: Option<f64>,
+    /// The cell's own warnings (also in the study's `warnings`).
+    #[serde(default)]
+    pub warnings: Vec<Warning>,
 }
 
 /// `summary` of a cluster study (`oltplab study --scenario cluster`): one MariaDB server against

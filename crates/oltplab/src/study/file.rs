@@ -22,8 +22,8 @@ use toml::Spanned;
 
 use super::{
     device_figures, file_name, new_study_doc, save, secs, split_devices, study_runs, tree_bytes,
-    warn, write_report, Database, Scale, StudyArgs, REPORT_FILE, RESULTS_FILE, S1_POOL_SHARE,
-    SERVER_POOL_BYTES_MIN,
+    warn, write_report, Database, Scale, State, StudyArgs, REPORT_FILE, RESULTS_FILE,
+    S1_POOL_SHARE, SERVER_POOL_BYTES_MIN,
 };
 use crate::output;
 use crate::schema::{CellAxes, CellResult, DeviceFigures, Ratios, StudySummary};
@@ -40,7 +40,7 @@ pub const SCENARIO: &str = "file";
 const SCALES: [&str; 5] = ["quick", "default", "s1", "paper", "test"];
 const ENGINES: [&str; 3] = ["sqlite", "postgres", "mariadb"];
 const PACINGS: [&str; 2] = ["none", "spec"];
-const MEASURES: [&str; 3] = ["s1", "profiles", "in-memory"];
+const MEASURES: [&str; 4] = ["s1", "storage", "profiles", "in-memory"];
 /// The workloads a cell runs under S1's measurement.
 const WORKLOADS: [&str; 3] = ["tpcc", "brokerage", "orders"];
 const REPEAT_MAX: u32 = 20;
@@ -80,6 +80,8 @@ struct EngineEntry {
 /// then stands for the spec in the cell's id, the baseline and the report's labels.
 struct Entry {
     name: Option<String>,
+    /// Any text: what a storage study calls the configuration.
+    title: Option<String>,
     spec: String,
 }
 
@@ -94,6 +96,7 @@ impl<'de> Deserialize<'de> for Entry {
             fn visit_str<E: serde::de::Error>(self, v: &str) -> std::result::Result<Entry, E> {
                 Ok(Entry {
                     name: None,
+                    title: None,
                     spec: v.to_string(),
                 })
             }
@@ -105,11 +108,13 @@ impl<'de> Deserialize<'de> for Entry {
                 #[serde(deny_unknown_fields)]
                 struct Named {
                     name: String,
+                    title: Option<String>,
                     spec: String,
                 }
                 let n = Named::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
                 Ok(Entry {
                     name: Some(n.name),
+                    title: n.title,
                     spec: n.spec,
                 })
             }
@@ -118,11 +123,15 @@ impl<'de> Deserialize<'de> for Entry {
     }
 }
 
-/// A cell's storage as resolved: its spec, and the short name the file gave it.
+/// A cell's storage as resolved: its spec, and the short name and title the file gave it.
 #[derive(Clone)]
 struct Storage {
     spec: Spec,
     name: Option<String>,
+    title: Option<String>,
+    /// The spec's canonical name as written, where it holds what only a storage study's run
+    /// resolves (`size=50%db`): the cell's `device`; None: the spec's own name.
+    written: Option<String>,
 }
 
 /// `[[cell]]`: one cell of an explicit list.
@@ -133,6 +142,8 @@ struct CellEntry {
     layout: Option<Spanned<String>>,
     /// A short name for its device or layout.
     name: Option<Spanned<String>>,
+    /// What a storage study calls it (any text).
+    title: Option<Spanned<String>>,
     engine: Option<Spanned<String>>,
     terminals: Option<Spanned<u32>>,
     pacing: Option<Spanned<String>>,
@@ -181,10 +192,10 @@ impl Source<'_> {
 
 /// An engine of the study, its database loaded once for all its cells.
 #[derive(Clone, Debug)]
-struct EngineDef {
-    name: String,
-    engine: String,
-    settings: Vec<(String, String)>,
+pub(super) struct EngineDef {
+    pub(super) name: String,
+    pub(super) engine: String,
+    pub(super) settings: Vec<(String, String)>,
     /// Where each setting stands in the file.
     setting_spans: Vec<Range<usize>>,
 }
@@ -198,13 +209,13 @@ pub struct CellPlan {
     /// `cells/<id>-<hash>.json`, so a changed scale or setting is a new cell.
     pub hash: String,
     pub axes: CellAxes,
-    spec: Spec,
-    scale: Scale,
-    engine_index: usize,
+    pub(super) spec: Spec,
+    pub(super) scale: Scale,
+    pub(super) engine_index: usize,
 }
 
 impl CellPlan {
-    fn result_file(&self) -> String {
+    pub(super) fn result_file(&self) -> String {
         format!("{}-{}.json", self.id, self.hash)
     }
 }
@@ -215,6 +226,9 @@ impl CellPlan {
 pub enum Measure {
     /// Each cell: device figures, a traced TPC-C run, its replays, α.
     S1,
+    /// S2's and S3's: each cell one run of its workload on its storage, the figures those
+    /// studies tabulate per configuration (`study/storage.rs`).
+    Storage,
     /// S4: the twelve server access profiles over queue depths, random I/O at QD 4 and one
     /// drive's sequential I/O, on each device set; ratios against the first.
     Profiles { sets: Vec<Spec> },
@@ -227,6 +241,7 @@ impl Measure {
     fn name(&self) -> &'static str {
         match self {
             Measure::S1 => "s1",
+            Measure::Storage => "storage",
             Measure::Profiles { .. } => "profiles",
             Measure::InMemory { .. } => "in-memory",
         }
@@ -237,12 +252,12 @@ impl Measure {
 pub struct FileStudy {
     pub path: PathBuf,
     pub measure: Measure,
-    text: String,
+    pub(super) text: String,
     pub scale: Scale,
     pub repeat: u32,
     /// The baseline device's name (`file_name` of its spec).
     pub baseline: Option<String>,
-    engines: Vec<EngineDef>,
+    pub(super) engines: Vec<EngineDef>,
     pub cells: Vec<CellPlan>,
 }
 
@@ -260,9 +275,12 @@ pub fn load(path: &Path) -> Result<FileStudy> {
 pub(super) fn parse(path: &Path, text: &str) -> Result<FileStudy> {
     let src = Source { path, text };
     let file: StudyFile = toml::from_str(text).map_err(|e| src.parse_error(&e))?;
+    // S1's measurement, or S2's and S3's (`storage`): cells of the same axes.
+    let mut storage = false;
     if let Some(m) = &file.measure {
         let measure = one_of(&src, "measure", m, &MEASURES)?;
-        if measure != "s1" {
+        storage = measure == "storage";
+        if measure != "s1" && !storage {
             return scenario_file(&src, &file, &measure);
         }
     }
@@ -278,6 +296,15 @@ pub(super) fn parse(path: &Path, text: &str) -> Result<FileStudy> {
                 r.span(),
                 format!(
                     "repeat = {} is out of range: give 1 to {REPEAT_MAX}",
+                    r.get_ref()
+                ),
+            ))
+        }
+        Some(r) if storage && *r.get_ref() != 1 => {
+            return Err(src.error(
+                r.span(),
+                format!(
+                    "repeat = {}: S2's and S3's measurement (measure = \"storage\") runs each configuration once: drop the key",
                     r.get_ref()
                 ),
             ))
@@ -312,9 +339,9 @@ pub(super) fn parse(path: &Path, text: &str) -> Result<FileStudy> {
                 None => "tpcc".to_string(),
             };
             let one = std::slice::from_ref(&workload);
-            let spec = match (&c.device, &c.layout) {
-                (Some(d), None) => device(&src, "device", d, one)?,
-                (None, Some(l)) => layout(&src, "layout", l, one)?,
+            let (spec, written) = match (&c.device, &c.layout) {
+                (Some(d), None) => device(&src, "device", d, one, storage)?,
+                (None, Some(l)) => layout(&src, "layout", l, one, storage)?,
                 (Some(_), Some(l)) => {
                     return Err(src.error(
                         l.span(),
@@ -362,13 +389,19 @@ pub(super) fn parse(path: &Path, text: &str) -> Result<FileStudy> {
                 .as_ref()
                 .map(|n| plain_name(&src, n.get_ref(), n.span()))
                 .transpose()?;
-            let storage = Storage { spec, name };
-            labels.check(&src, &storage, entry.span())?;
+            let title = c.title.as_ref().map(|t| t.get_ref().clone());
+            let at = Storage {
+                spec,
+                name,
+                title,
+                written,
+            };
+            labels.check(&src, &at, entry.span())?;
             cells.push(plan(
                 &engines,
                 engine_index,
                 &workload,
-                storage,
+                at,
                 terminals,
                 &pacing,
                 &base_scale,
@@ -400,8 +433,8 @@ pub(super) fn parse(path: &Path, text: &str) -> Result<FileStudy> {
                 ));
             }
             for d in devices.get_ref() {
-                let spec = device(&src, "devices", &entry_spec(d), &workloads)?;
-                specs.push(storage(&src, &mut labels, spec, d)?);
+                let spec = device(&src, "devices", &entry_spec(d), &workloads, storage)?;
+                specs.push(entry_storage(&src, &mut labels, spec, d)?);
             }
         }
         if let Some(layouts) = &file.layouts {
@@ -412,8 +445,8 @@ pub(super) fn parse(path: &Path, text: &str) -> Result<FileStudy> {
                 ));
             }
             for l in layouts.get_ref() {
-                let spec = layout(&src, "layouts", &entry_spec(l), &workloads)?;
-                specs.push(storage(&src, &mut labels, spec, l)?);
+                let spec = layout(&src, "layouts", &entry_spec(l), &workloads, storage)?;
+                specs.push(entry_storage(&src, &mut labels, spec, l)?);
             }
         }
         let terminal_counts = axis(
@@ -467,9 +500,9 @@ pub(super) fn parse(path: &Path, text: &str) -> Result<FileStudy> {
     let baseline = match &file.baseline {
         Some(b) => {
             // As written, or as resolved (`raid10(4,hdd-15k)` is `raid10(4,hdd-15k,stripe=64k)`).
-            let name = parse_spec(b.get_ref())
-                .map(|s| file_name(&s.name()))
-                .unwrap_or_else(|_| file_name(b.get_ref()));
+            let name = super::storage::canonical(b.get_ref())
+                .map(|s| file_name(&s))
+                .unwrap_or_else(|| file_name(b.get_ref()));
             if !cells.iter().any(|c| c.axes.device_name == name) {
                 return Err(src.error(
                     b.span(),
@@ -488,9 +521,16 @@ pub(super) fn parse(path: &Path, text: &str) -> Result<FileStudy> {
             .find(|c| !c.spec.is_host())
             .map(|c| c.axes.device_name.clone()),
     };
+    if storage {
+        super::storage::check_hottest(path, &cells)?;
+    }
     Ok(FileStudy {
         path: path.to_path_buf(),
-        measure: Measure::S1,
+        measure: if storage {
+            Measure::Storage
+        } else {
+            Measure::S1
+        },
         text: text.to_string(),
         scale: base_scale,
         repeat,
@@ -556,7 +596,7 @@ fn scenario_file(src: &Source, file: &StudyFile, measure: &str) -> Result<FileSt
                 ));
             }
             let d = &entry_spec(d);
-            let spec = device(src, "devices", d, &[])?;
+            let (spec, _) = device(src, "devices", d, &[], false)?;
             if spec.is_layout() || spec.is_host() {
                 return Err(src.error(
                     d.span(),
@@ -680,7 +720,7 @@ fn engines(src: &Source, entries: &[Spanned<EngineEntry>]) -> Result<Vec<EngineD
 /// Refuses, before anything starts, a server setting the installed server does not know (its own
 /// list: `postgres --describe-config`, `mariadbd --verbose --help`), naming its line. `Ok(false)`: a server is not
 /// installed, so the settings could not be checked (the run would then stop at its load).
-fn check_settings(study: &FileStudy) -> Result<bool> {
+pub(super) fn check_settings(study: &FileStudy) -> Result<bool> {
     let src = Source {
         path: &study.path,
         text: &study.text,
@@ -729,14 +769,24 @@ fn entry_spec(e: &Spanned<Entry>) -> Spanned<String> {
 }
 
 /// A matrix entry's storage: its spec and its checked name.
-fn storage(src: &Source, labels: &mut Labels, spec: Spec, e: &Spanned<Entry>) -> Result<Storage> {
+fn entry_storage(
+    src: &Source,
+    labels: &mut Labels,
+    (spec, written): (Spec, Option<String>),
+    e: &Spanned<Entry>,
+) -> Result<Storage> {
     let name = e
         .get_ref()
         .name
         .as_deref()
         .map(|n| plain_name(src, n, e.span()))
         .transpose()?;
-    let storage = Storage { spec, name };
+    let storage = Storage {
+        spec,
+        name,
+        title: e.get_ref().title.clone(),
+        written,
+    };
     labels.check(src, &storage, e.span())?;
     Ok(storage)
 }
@@ -762,7 +812,7 @@ struct Labels(Vec<(String, String)>);
 
 impl Labels {
     fn check(&mut self, src: &Source, s: &Storage, span: Range<usize>) -> Result<()> {
-        let spec = s.spec.name();
+        let spec = s.written.clone().unwrap_or_else(|| s.spec.name());
         let name = s.name.clone().unwrap_or_else(|| file_name(&spec));
         match self.0.iter().find(|(n, _)| *n == name) {
             Some((_, other)) if *other != spec => Err(src.error(
@@ -830,7 +880,16 @@ fn workload_tables(workload: &str) -> &'static [&'static str] {
     }
 }
 
-fn device(src: &Source, key: &str, d: &Spanned<String>, workloads: &[String]) -> Result<Spec> {
+/// A device spec; with `storage` (S2's and S3's measurement), sizes written as a share of the
+/// loaded database too (`size=50%db`: the spec's canonical name as written comes beside it),
+/// and never the host.
+fn device(
+    src: &Source,
+    key: &str,
+    d: &Spanned<String>,
+    workloads: &[String],
+    storage: bool,
+) -> Result<(Spec, Option<String>)> {
     let text = d.get_ref().trim();
     // `ROLE=SPEC` before any bracket: a layout, whose commas separate its roles.
     if text
@@ -838,7 +897,7 @@ fn device(src: &Source, key: &str, d: &Spanned<String>, workloads: &[String]) ->
         .next()
         .is_some_and(|head| head.contains('='))
     {
-        return layout(src, key, d, workloads);
+        return layout(src, key, d, workloads, storage);
     }
     // One spec per entry: a comma at the top level is two devices in one string.
     if split_devices(text).map(|v| v.len()).unwrap_or(0) != 1 {
@@ -847,15 +906,46 @@ fn device(src: &Source, key: &str, d: &Spanned<String>, workloads: &[String]) ->
             format!("{key}: \"{text}\" is not one device spec: give each device as its own string"),
         ));
     }
-    parse_spec(text).map_err(|e| src.error(d.span(), format!("{key}: {e}")))
+    if !storage {
+        not_storage(src, key, d)?;
+        return parse_spec(text)
+            .map(|s| (s, None))
+            .map_err(|e| src.error(d.span(), format!("{key}: {e}")));
+    }
+    let parsed = super::storage::parse_written(text)
+        .map_err(|e| src.error(d.span(), format!("{key}: {e}")))?;
+    if parsed.0.is_host() {
+        return Err(src.error(
+            d.span(),
+            format!("{key}: host is this machine's own storage, which S2's and S3's measurement (measure = \"storage\") does not run on: give emulated devices or layouts"),
+        ));
+    }
+    Ok(parsed)
 }
 
 /// A layout: roles on devices (`data=…,log=…,temp=…,table:NAME=…`, docs/layouts.md), or a plain
 /// emulated device (the layout of one device, so a file can list "all on one device" beside
-/// placements). A placed table must be one of TPC-C's, which every cell runs.
-fn layout(src: &Source, key: &str, l: &Spanned<String>, workloads: &[String]) -> Result<Spec> {
+/// placements). A placed table must be one of the cells' workloads' (with `storage`, also
+/// `table:hottest`, which the run resolves; sizes may be shares of the loaded database).
+fn layout(
+    src: &Source,
+    key: &str,
+    l: &Spanned<String>,
+    workloads: &[String],
+    storage: bool,
+) -> Result<(Spec, Option<String>)> {
     let text = l.get_ref().trim();
-    let spec = parse_spec(text).map_err(|e| src.error(l.span(), format!("{key}: {e}")))?;
+    if !storage {
+        not_storage(src, key, l)?;
+    }
+    let (spec, written) = if storage {
+        super::storage::parse_written(text)
+    } else {
+        parse_spec(text)
+            .map(|s| (s, None))
+            .map_err(|e| e.to_string())
+    }
+    .map_err(|e| src.error(l.span(), format!("{key}: {e}")))?;
     if spec.is_host() {
         return Err(src.error(
             l.span(),
@@ -864,6 +954,9 @@ fn layout(src: &Source, key: &str, l: &Spanned<String>, workloads: &[String]) ->
     }
     for (role, _) in spec.roles() {
         let Role::Table(t) = role else { continue };
+        if storage && t == super::storage::HOTTEST {
+            continue;
+        }
         for w in workloads {
             let tables = workload_tables(w);
             if !tables.contains(&t.as_str()) {
@@ -878,7 +971,27 @@ fn layout(src: &Source, key: &str, l: &Spanned<String>, workloads: &[String]) ->
             }
         }
     }
-    Ok(spec)
+    Ok((spec, written))
+}
+
+/// What only a storage study resolves (a share of the database, the hottest table) refused
+/// elsewhere with the reason.
+fn not_storage(src: &Source, key: &str, d: &Spanned<String>) -> Result<()> {
+    let text = d.get_ref();
+    let what = if text.contains("%db") {
+        "a size as a share of the loaded database (size=…%db)"
+    } else if text
+        .to_ascii_lowercase()
+        .contains(&format!("table:{}=", super::storage::HOTTEST))
+    {
+        "table:hottest"
+    } else {
+        return Ok(());
+    };
+    Err(src.error(
+        d.span(),
+        format!("{key}: \"{text}\" has {what}, which only S2's and S3's measurement resolves: add measure = \"storage\", or give a size or a table"),
+    ))
 }
 
 /// The `[[cell]]` key of a matrix axis.
@@ -925,7 +1038,7 @@ fn names<'a>(items: impl Iterator<Item = &'a str>) -> String {
         .join(", ")
 }
 
-fn unique<'a>(items: impl Iterator<Item = &'a str>) -> impl Iterator<Item = &'a str> {
+pub(super) fn unique<'a>(items: impl Iterator<Item = &'a str>) -> impl Iterator<Item = &'a str> {
     let mut seen: Vec<&str> = Vec::new();
     items.filter(move |i| {
         let new = !seen.contains(i);
@@ -947,6 +1060,10 @@ fn plan(
     repeat: u32,
 ) -> CellPlan {
     let engine = &engines[engine_index];
+    let device = storage
+        .written
+        .clone()
+        .unwrap_or_else(|| storage.spec.name());
     // The file's pacings were checked against PACINGS when it was read.
     let mut scale = base
         .clone()
@@ -962,12 +1079,10 @@ fn plan(
             .iter()
             .map(|(k, v)| format!("{k}={v}"))
             .collect(),
-        device: storage.spec.name(),
-        device_name: storage
-            .name
-            .clone()
-            .unwrap_or_else(|| file_name(&storage.spec.name())),
+        device: device.clone(),
+        device_name: storage.name.clone().unwrap_or_else(|| file_name(&device)),
         label: storage.name,
+        title: storage.title,
         workload: workload.to_string(),
         terminals: scale.terminals,
         pacing: pacing.to_string(),
@@ -1052,7 +1167,7 @@ fn estimates_s(study: &FileStudy, done: &[Option<CellResult>]) -> Vec<f64> {
         .collect()
 }
 
-fn duration(s: f64) -> String {
+pub(super) fn duration(s: f64) -> String {
     match s {
         s if s < 120.0 => format!("{s:.0} s"),
         s if s < 7200.0 => format!("{:.0} min", s / 60.0),
@@ -1090,15 +1205,20 @@ impl Kind {
     /// The kind of study in `dir` that `--resume` continues: S1's if its `results.json` says so
     /// (written before any cell runs), else a study file's.
     fn of_dir(dir: &Path) -> Kind {
-        let scenario = std::fs::read_to_string(dir.join(RESULTS_FILE))
-            .ok()
-            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-            .and_then(|v| v.pointer("/summary/scenario")?.as_str().map(String::from));
-        match scenario.as_deref() {
+        match scenario_of_dir(dir).as_deref() {
             Some(S1_SCENARIO) => Kind::S1,
             _ => Kind::File,
         }
     }
+}
+
+/// The `summary.scenario` of the study in `dir` (its `results.json`, written before any cell
+/// runs).
+pub(super) fn scenario_of_dir(dir: &Path) -> Option<String> {
+    std::fs::read_to_string(dir.join(RESULTS_FILE))
+        .ok()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .and_then(|v| v.pointer("/summary/scenario")?.as_str().map(String::from))
 }
 
 /// The `scenario` of an `oltplab study` (S1) result.
@@ -1123,15 +1243,46 @@ pub fn run(args: &StudyArgs) -> Result<()> {
         None => Kind::File,
     };
     let study = load(&path)?;
-    if study.measure != Measure::S1 {
-        return run_scenario(&study, args);
+    // A directory's result is continued by a file of the same measurement only.
+    let dir_scenario = args.resume.as_deref().and_then(scenario_of_dir);
+    let storage_dir = dir_scenario
+        .as_deref()
+        .and_then(super::storage::Named::of_scenario);
+    let mismatch = match (&study.measure, &storage_dir, &kind) {
+        (Measure::S1, Some(named), _) => Some((named.describe(), "S1's (measure = \"s1\")")),
+        (Measure::Storage, None, Kind::S1) => Some((
+            "an `oltplab study` (S1) run".to_string(),
+            "S2's and S3's (measure = \"storage\")",
+        )),
+        (Measure::Storage, None, Kind::File) if dir_scenario.as_deref() == Some(SCENARIO) => {
+            Some((
+                "a study of S1's measurement".to_string(),
+                "S2's and S3's (measure = \"storage\")",
+            ))
+        }
+        _ => None,
+    };
+    if let (Some((theirs, yours)), Some(dir)) = (mismatch, &args.resume) {
+        return Err(Error::usage(format!(
+            "--resume {}: that directory holds {theirs} and {} measures {yours}: resume it with the file it ran (drop --file), or give this file its own --out DIR",
+            dir.display(),
+            study.path.display()
+        )));
+    }
+    match &study.measure {
+        Measure::Storage => {
+            let named = storage_dir.unwrap_or(super::storage::Named::File);
+            return super::storage::run(&study, args, named, None);
+        }
+        Measure::S1 => {}
+        _ => return run_scenario(&study, args),
     }
     run_study(&study, args, kind, None)
 }
 
 /// `oltplab study` (S1): the shipped studies/s1.toml with the command's options applied, run by
 /// the same engine as `--file`, its result S1's.
-pub(super) fn run_s1(args: &StudyArgs, file: &super::S1File) -> Result<()> {
+pub(super) fn run_s1(args: &StudyArgs, file: &super::ScenarioFile) -> Result<()> {
     let study = parse(Path::new(file.label), &file.text)?;
     run_study(&study, args, Kind::S1, Some(file))
 }
@@ -1177,7 +1328,7 @@ fn run_study(
     study: &FileStudy,
     args: &StudyArgs,
     kind: Kind,
-    s1: Option<&super::S1File>,
+    s1: Option<&super::ScenarioFile>,
 ) -> Result<()> {
     let path = &study.path;
     if let (Kind::S1, Some(dir)) = (&kind, &args.resume) {
@@ -1190,7 +1341,8 @@ fn run_study(
         .unwrap_or_else(|| vec![None; study.cells.len()]);
     let settings_checked = check_settings(study)?;
     if args.dry_run {
-        print_plan(study, &done_before);
+        let done: Vec<bool> = done_before.iter().map(Option::is_some).collect();
+        print_plan(study, &done, &estimates_s(study, &done_before));
         if !settings_checked {
             output::say!("(server settings not checked: the server is not installed)");
         }
@@ -1274,7 +1426,7 @@ fn run_study(
     let mut load_s = 0.0;
     let mut interrupted = false;
     let mut ran = 0;
-    let doc = |results: &[Option<CellResult>], load_s: f64, interrupted: bool, ran: usize| {
+    let doc = |results: &[Option<CellResult>], load_s: f64, state: State, ran: usize| {
         combined(
             study,
             &kind,
@@ -1283,14 +1435,18 @@ fn run_study(
             &args.data_dir,
             results,
             load_s,
-            interrupted,
+            state,
             ran,
         )
     };
     // The result before the copy of the file, so that `--resume DIR` knows the kind of any
-    // study whose file is there.
+    // study whose file is there; until the study ends it reads as unfinished.
     if args.resume.is_none() {
-        save(&doc(&results, 0.0, false, 0), &out, args.json.as_deref())?;
+        save(
+            &doc(&results, 0.0, State::Running, 0),
+            &out,
+            args.json.as_deref(),
+        )?;
     }
     // The file as run, so that `--resume DIR` alone runs the same study; not over itself when
     // resumed from it (`oltplab study` names a file it has in memory only).
@@ -1411,12 +1567,17 @@ fn run_study(
         output::write_json(&at, &result)?;
         results[i] = Some(result);
         ran += 1;
-        let doc = doc(&results, load_s, false, ran);
+        let doc = doc(&results, load_s, State::Running, ran);
         save(&doc, &out, args.json.as_deref())?;
         write_report(&doc, &out)?;
     }
     interrupted |= STOP.load(Ordering::Relaxed);
-    let doc = doc(&results, load_s, interrupted, ran);
+    let state = if interrupted {
+        State::Stopped
+    } else {
+        State::Finished
+    };
+    let doc = doc(&results, load_s, state, ran);
     super::end(doc, &out, args.json.as_deref(), |s| {
         match &kind {
             Kind::S1 => super::print_table(s, &out),
@@ -1574,13 +1735,13 @@ fn print_scenario_plan(study: &FileStudy) {
                 "estimate: none from the scale: each point is a fixed amount of work, and its time is what S5 measures; nothing was run"
             );
         }
-        Measure::S1 => unreachable!("S1's plan is print_plan"),
+        Measure::S1 | Measure::Storage => unreachable!("S1's and storage plans are print_plan"),
     }
 }
 
 /// A cell stopped by Ctrl-C left its partial traces (`<id>.trace`, `<id>-r<n>.trace`); its rerun
 /// writes them anew, and a trace is never overwritten, so they go first — only oltplab's traces.
-fn remove_stopped_traces(out: &Path, id: &str, repeat: u32) -> Result<()> {
+pub(super) fn remove_stopped_traces(out: &Path, id: &str, repeat: u32) -> Result<()> {
     let names = std::iter::once(format!("{id}.trace"))
         .chain((2..=repeat).map(|r| format!("{id}-r{r}.trace")));
     for name in names {
@@ -1617,7 +1778,7 @@ fn probed_device(spec: &Spec) -> Spec {
     spec.devices()[0].clone()
 }
 
-fn describe_engine(axes: &CellAxes) -> String {
+pub(super) fn describe_engine(axes: &CellAxes) -> String {
     let mut text = axes.engine_name.clone();
     if !axes.server_settings.is_empty() {
         text.push_str(&format!(" [{}]", axes.server_settings.join(" ")));
@@ -1630,7 +1791,7 @@ fn describe_engine(axes: &CellAxes) -> String {
 
 /// Loads TPC-C once for an engine entry (its settings apply to the load's server too); the
 /// buffer pool follows the scale as S1's does.
-fn load_engine(
+pub(super) fn load_engine(
     engine: &EngineDef,
     workload: &str,
     scale: &Scale,
@@ -1676,7 +1837,7 @@ fn load_engine(
 }
 
 /// What a workload's load holds at a scale, e.g. `TPC-C, 1 warehouse`.
-fn load_text(workload: &str, scale: &Scale) -> String {
+pub(super) fn load_text(workload: &str, scale: &Scale) -> String {
     match workload {
         super::BROKERAGE => format!(
             "brokerage, {} customers and {} trading days",
@@ -1764,7 +1925,7 @@ fn combined(
     data_dir: &Path,
     results: &[Option<CellResult>],
     load_s: f64,
-    interrupted: bool,
+    state: State,
     ran: usize,
 ) -> oltplab_metrics::schema::ResultDoc<StudySummary, serde_json::Value> {
     let mut cells: Vec<CellResult> = results.iter().flatten().cloned().collect();
@@ -1782,7 +1943,7 @@ fn combined(
         buffer_pool_bytes: cells.first().map_or(0, |c| c.buffer_pool_bytes),
         devices,
         load_s,
-        interrupted,
+        interrupted: state != State::Finished,
         cells,
     };
     let mut doc = new_study_doc(started_at.to_string(), config, data_dir, summary);
@@ -1790,20 +1951,29 @@ fn combined(
     for c in &doc.summary.cells {
         doc.warnings.extend(c.warnings.iter().cloned());
     }
-    if interrupted {
-        let what = match kind {
-            Kind::S1 => "devices",
-            Kind::File => "cells",
-        };
-        let w = Warning::new(
+    let what = match kind {
+        Kind::S1 => "devices",
+        Kind::File => "cells",
+    };
+    let (finished, total) = (doc.summary.cells.len(), study.cells.len());
+    match state {
+        State::Finished => {}
+        State::Stopped => warn(
+            &mut doc.warnings,
+            Warning::new(
+                WarningKind::Interrupted,
+                format!(
+                    "Ctrl-C stopped the study with {finished} of {total} {what} finished ({ran} in this run); `oltplab study --resume DIR` runs the rest"
+                ),
+            ),
+        ),
+        // Not printed: the study is still running as far as it knows.
+        State::Running => doc.warnings.push(Warning::new(
             WarningKind::Interrupted,
             format!(
-                "Ctrl-C stopped the study with {} of {} {what} finished ({ran} in this run); `oltplab study --resume DIR` runs the rest",
-                doc.summary.cells.len(),
-                study.cells.len()
+                "unfinished: {finished} of {total} {what} finished when this was written; if the study is no longer running, `oltplab study --resume DIR` runs the rest"
             ),
-        );
-        warn(&mut doc.warnings, w);
+        )),
     }
     doc
 }
@@ -1848,7 +2018,8 @@ fn add_cell_ratios(cells: &mut [CellResult], baseline: Option<&str>) {
 }
 
 /// `--dry-run`: the cells in order, each with its estimate, and the total.
-fn print_plan(study: &FileStudy, done: &[Option<CellResult>]) {
+/// `done`: each cell finished (and kept) or not; `estimates`: each cell's seconds.
+pub(super) fn print_plan(study: &FileStudy, done: &[bool], estimates: &[f64]) {
     output::say!(
         "{}: {} cells at scale {} ({} warehouse{}, {} warm-up + {} measured per run, {} repetition{}), baseline {}",
         study.path.display(),
@@ -1862,7 +2033,6 @@ fn print_plan(study: &FileStudy, done: &[Option<CellResult>]) {
         if study.repeat == 1 { "" } else { "s" },
         study.baseline.as_deref().unwrap_or("none")
     );
-    let estimates = estimates_s(study, done);
     let width = |f: &dyn Fn(&CellPlan) -> String| {
         study
             .cells
@@ -1876,8 +2046,8 @@ fn print_plan(study: &FileStudy, done: &[Option<CellResult>]) {
         width(&|c| describe_engine(&c.axes)),
         width(&|c| c.axes.device.clone()),
     );
-    for (i, ((c, d), est)) in study.cells.iter().zip(done).zip(&estimates).enumerate() {
-        let state = if d.is_some() {
+    for (i, ((c, d), est)) in study.cells.iter().zip(done).zip(estimates).enumerate() {
+        let state = if *d {
             "finished, kept".to_string()
         } else {
             format!("~{}", duration(*est))
@@ -1901,9 +2071,11 @@ fn print_plan(study: &FileStudy, done: &[Option<CellResult>]) {
             .iter()
             .enumerate()
             .filter(|(i, _)| {
-                study.cells.iter().zip(done).any(|(c, d)| {
-                    c.engine_index == *i && c.axes.workload == workload && d.is_none()
-                })
+                study
+                    .cells
+                    .iter()
+                    .zip(done)
+                    .any(|(c, d)| c.engine_index == *i && c.axes.workload == workload && !*d)
             })
             .map(|(_, e)| e.name.as_str())
             .collect();
@@ -1927,7 +2099,7 @@ fn print_plan(study: &FileStudy, done: &[Option<CellResult>]) {
     output::say!(
         "estimate: ~{} for the {} cells to run{loads}; nothing was run",
         duration(estimates.iter().sum()),
-        done.iter().filter(|d| d.is_none()).count()
+        done.iter().filter(|d| !**d).count()
     );
 }
 

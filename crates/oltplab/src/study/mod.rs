@@ -194,14 +194,14 @@ pub struct StudyArgs {
     #[arg(long)]
     pub dry_run: bool,
 
-    /// A setting for S1's PostgreSQL or MariaDB server, NAME=VALUE (repeat for more), e.g.
-    /// synchronous_commit=off; names are checked against the installed server (a study file gives
-    /// them per engine as server_settings)
+    /// A setting for the PostgreSQL or MariaDB server of S1, cache-tiers or placement, NAME=VALUE
+    /// (repeat for more), e.g. synchronous_commit=off; names are checked against the installed
+    /// server (a study file gives them per engine as server_settings)
     #[arg(long, value_name = "NAME=VALUE", conflicts_with_all = ["file", "resume"])]
     pub server_setting: Vec<String>,
 
-    /// Continue the `oltplab study` or --file study whose output directory is DIR: its finished
-    /// cells are kept, the others (new in the file, or stopped) run; without --file, DIR's copy
+    /// Continue the `oltplab study` (S1, cache-tiers, placement) or --file study whose output
+    /// directory is DIR: its finished cells are kept, the others (new in the file, or stopped) run; without --file, DIR's copy
     /// of the file is used
     #[arg(long, value_name = "DIR", conflicts_with_all = ["out", "scenario", "devices", "engine", "scale", "pacing", "repeat", "workload", "nodes"])]
     pub resume: Option<PathBuf>,
@@ -237,7 +237,8 @@ Examples:
   oltplab study --file studies/s1.toml --dry-run   your own study file: its cells and their time
   oltplab study --file my.toml --out my-study      run it; each finished cell is kept
   oltplab study --resume my-study                  after Ctrl-C: only the cells not finished (also
-                                                   of `oltplab study`, which runs studies/s1.toml)
+                                                   of `oltplab study`, which runs studies/s1.toml,
+                                                   and of cache-tiers and placement: s2, s3.toml)
   oltplab report my-study --by terminals,device    its charts along terminals, a line per device
 
 For each device: 16 KiB random reads at QD 1 (latency) and QD 32 (IOPS); a TPC-C run with its I/O
@@ -323,9 +324,12 @@ fn s1_server_settings(args: &StudyArgs) -> Result<Vec<(String, String)>> {
     if args.server_setting.is_empty() {
         return Ok(Vec::new());
     }
-    if args.scenario != Scenario::S1 {
+    if !matches!(
+        args.scenario,
+        Scenario::S1 | Scenario::CacheTiers | Scenario::Placement
+    ) {
         return Err(Error::usage(format!(
-            "--server-setting is for --scenario s1 (and study files' server_settings); the {} scenario sets its own server: drop it",
+            "--server-setting is for --scenario s1, cache-tiers and placement (and study files' server_settings); the {} scenario sets its own server: drop it",
             args.scenario
         )));
     }
@@ -380,7 +384,8 @@ pub fn run(args: StudyArgs) -> Result<()> {
         return cluster::run(&args);
     }
     if storage {
-        return storage::run(&args);
+        // S2, S3: the shipped studies/s2.toml or s3.toml with the options given.
+        return storage::run_scenario(&args, &server_settings);
     }
     // S1: the shipped studies/s1.toml with the options given, run by the study-file engine.
     let s1 = s1_file(&args, &server_settings)?;
@@ -420,8 +425,12 @@ const SHIPPED_FILES: [(Scenario, &str, &str); 5] = [
 /// applied (S1: every option; the others: the scale and engine); what a file cannot say is
 /// refused with the reason.
 fn equivalent_file(args: &StudyArgs) -> Result<String> {
-    if args.scenario == Scenario::S1 {
-        return Ok(s1_file(args, &s1_server_settings(args)?)?.text);
+    match args.scenario {
+        Scenario::S1 => return Ok(s1_file(args, &s1_server_settings(args)?)?.text),
+        Scenario::CacheTiers | Scenario::Placement => {
+            return Ok(storage::scenario_file(args, &s1_server_settings(args)?)?.text)
+        }
+        _ => {}
     }
     let Some((_, path, text)) = SHIPPED_FILES.iter().find(|(s, ..)| *s == args.scenario) else {
         return Err(Error::usage(format!(
@@ -455,11 +464,6 @@ fn equivalent_file(args: &StudyArgs) -> Result<String> {
         "# oltplab study --scenario {} --engine {} --scale {} as a study file ({path}, with the scale and engine given)\n",
         args.scenario, args.engine, args.scale
     );
-    if args.scenario == Scenario::CacheTiers
-        && (args.engine != Engine::Sqlite || args.scale != "quick")
-    {
-        out.push_str("# note: the scenario sizes the SSD read cache at half of the database it loads; size=40m below is the quick SQLite load's\n");
-    }
     for line in text.lines() {
         if line.starts_with("scale = ") {
             out.push_str(&format!("scale = \"{}\"\n", args.scale));
@@ -481,9 +485,9 @@ fn equivalent_file(args: &StudyArgs) -> Result<String> {
     Ok(out)
 }
 
-/// `oltplab study` (`--scenario s1`) as the study file it runs: studies/s1.toml with every
-/// option given applied.
-pub struct S1File {
+/// A scenario as the study file it runs: its shipped file (studies/s1.toml, s2.toml, s3.toml)
+/// with every option given applied.
+pub struct ScenarioFile {
     /// Where the text comes from, as errors and the result's `config.file` name it.
     pub label: &'static str,
     pub text: String,
@@ -531,7 +535,7 @@ fn toml_list<S: AsRef<str>>(items: &[S]) -> String {
 
 /// studies/s1.toml with `--engine`, `--scale`, `--devices`, `--repeat`, `--pacing` and the
 /// checked `--server-setting`s applied: the same cells the scenario measured by hand before.
-fn s1_file(args: &StudyArgs, settings: &[(String, String)]) -> Result<S1File> {
+fn s1_file(args: &StudyArgs, settings: &[(String, String)]) -> Result<ScenarioFile> {
     let Some((label, shipped)) = SHIPPED_FILES
         .iter()
         .find(|(s, ..)| *s == Scenario::S1)
@@ -630,7 +634,7 @@ fn s1_file(args: &StudyArgs, settings: &[(String, String)]) -> Result<S1File> {
         body.trim_end()
     );
     file::parse(Path::new(label), &text).map_err(|e| Error::usage(format!("{command}: {e}")))?;
-    Ok(S1File {
+    Ok(ScenarioFile {
         label,
         text,
         applied,
@@ -1173,6 +1177,18 @@ fn run_and_replay(
         figures.explanation
     );
     Ok(figures)
+}
+
+/// Where a study that runs cell by cell stands when its result is written.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum State {
+    /// Cells are still to run: a result left so (a crash, a failure) reads as unfinished
+    /// (`interrupted`, with a warning), so that neither the report nor a reader takes it as a
+    /// finished study.
+    Running,
+    /// Ctrl-C stopped it.
+    Stopped,
+    Finished,
 }
 
 /// A study's summary, which says whether Ctrl-C cut the study short.

@@ -1,372 +1,545 @@
-//! The storage-configuration studies: S2 (`--scenario cache-tiers`: four storage systems behind the
-//! RAID controller) and S3 (`--scenario placement`: nothing, the log and temp, the hottest table,
-//! or everything on flash). Both load TPC-C once and run it on a fresh copy of the database per
-//! configuration — a device spec or a layout (docs/layouts.md) — and tabulate what S2 and S3 did:
-//! throughput, IOPS, mean and 90th-percentile response time, CPU utilisation, and each device's
-//! busy (100 − idle) share and read-cache hit ratio.
+//! S2's and S3's measurement (`measure = "storage"` in a study file): each cell one run of its
+//! workload on a fresh copy of the loaded database, on its storage — a device spec or a layout
+//! (docs/layouts.md) — with the figures S2 and S3 tabulate per configuration: throughput, IOPS,
+//! mean and 90th-percentile response time, CPU utilisation, and each device's busy (100 − idle)
+//! share and read-cache hit ratio. `--scenario cache-tiers` (S2) and `--scenario placement` (S3)
+//! are the shipped studies/s2.toml and s3.toml with the command's options applied
+//! (`scenario_file`), run here cell by cell, resumable; their result keeps `summary.configs[]`.
+//!
+//! What the scenarios took from their run and not from their options is written in the file and
+//! resolved when a cell runs: a size as a share of the loaded database (`size=50%db`, S2's read
+//! cache) and the hottest table of an earlier cell's I/O (`table:hottest=…`, S3).
 
+use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 
 use oltplab_core::units::{format_bytes, format_count, format_ns};
-use oltplab_core::{Error, Result};
+use oltplab_core::{safety, Error, Result};
 use oltplab_devmodel::{parse_spec, Spec};
+use oltplab_metrics::schema::{now_rfc3339, ResultDoc};
 use oltplab_metrics::{Warning, WarningKind};
 use serde::Serialize;
+use serde_json::Value;
 
-use super::DEFAULT_DEVICES;
-use super::{brokerage_days, BROKERAGE_CUSTOMERS};
-use super::{new_study_doc, prepare, save, secs, split_devices, Database, Scale, StudyArgs};
+use super::file::{self, CellPlan, FileStudy, CELLS_DIR, STUDY_FILE_COPY};
+use super::{
+    new_study_doc, save, secs, split_devices, toml_list, toml_string, tree_bytes, Database, Pacing,
+    Scale, Scenario, ScenarioFile, State, StudyArgs, BROKERAGE, BROKERAGE_CUSTOMERS,
+    DEFAULT_DEVICES, SHIPPED_FILES,
+};
 use crate::output;
-use crate::schema::{ConfigFigures, StorageStudySummary};
-use crate::tpcc;
+use crate::schema::{ConfigFigures, RampStep, StorageCellResult, StorageStudySummary};
 use crate::STOP;
 
-/// S2's controller (PERC H710P): 1 GB of battery-backed cache, write back, adaptive read-ahead.
-const CONTROLLER_CACHE: &str = "size=1g,readahead=on";
-/// S2's log in every configuration: its own two 15k rpm disks in RAID1 behind the same controller.
-const S2_LOG: &str = "wbcache(raid1(2,hdd-15k),size=1g,readahead=on)";
-/// S3's defaults: the server's disks (behind its controller cache), and the PCIe flash card.
-const PLACEMENT_DEVICES: &str = "wbcache(raid10(8,hdd-15k),size=1g),pcie-flash-2012";
-/// S2's SSD read cache holds this share of the loaded database (its one SAS SSD against a
-/// database that did not fit it).
-const READ_CACHE_SHARE: f64 = 0.5;
+/// `table:hottest=DEV` in a layout: the table with the largest share of the I/O of the study's
+/// first cell of the same engine, workload, terminals and pacing (S3's "hottest table").
+pub(super) const HOTTEST: &str = "hottest";
+/// `size=P%db`: P % of the bytes the cell's engine loaded (S2's read cache held half of it).
+const DB_SHARE: &str = "%db";
+/// A size stood for by a share of the database is at least this (S2's scenario's floor).
+const DB_SHARE_MIB_MIN: f64 = 16.0;
+/// The stand-in sizes a spec with shares is checked with before the database exists, one per
+/// share (`16383k`, `16382k`, …): odd sizes that no written spec is expected to hold.
+const NOMINAL_KIB: u64 = 16383;
+/// The `scenario` of a study file's storage result (`--file` of `measure = "storage"`).
+const STORAGE_SCENARIO: &str = "storage";
 
-#[derive(Debug, Serialize)]
-struct StorageConfig {
-    scenario: String,
-    engine: String,
-    workload: String,
-    devices: Vec<String>,
-    scale: Scale,
-    seed: u64,
+/// Whose result a storage study writes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) enum Named {
+    /// `--file F`: `summary.scenario` `storage`; each cell's files named by its id.
+    File,
+    /// `--scenario cache-tiers|placement`: the scenario's result as it always was, each
+    /// configuration's files named `config<N>`.
+    Scenario(Scenario),
 }
 
-/// A configuration still to run: its name and spec; placement's hot-table layout is made once the
-/// first run has named the table.
-enum Planned {
-    Ready(String, Spec),
-    HotTable { slow: Spec, fast: Spec },
-}
-
-pub fn run(args: &StudyArgs) -> Result<()> {
-    if args.repeat != 1 {
-        return Err(Error::usage(format!(
-            "--repeat belongs to the s1 scenario; the {} scenario runs each configuration once",
-            args.scenario
-        )));
-    }
-    let placement = args.scenario == super::Scenario::Placement;
-    let given = (args.devices != DEFAULT_DEVICES)
-        .then(|| split_devices(&args.devices))
-        .transpose()?;
-    let parse = |t: &str| parse_spec(t).map_err(|e| Error::usage(format!("--devices: `{t}`: {e}")));
-    // Every device is checked before anything is made or loaded.
-    let placement_devices = if placement {
-        Some(two_devices(given.as_deref(), PLACEMENT_DEVICES, &parse)?)
-    } else {
-        None
-    };
-    let given_tiers = match (&given, placement) {
-        (Some(list), false) => {
-            let specs = list
-                .iter()
-                .map(|t| parse(t).map(|s| (s.name(), s)))
-                .collect::<Result<Vec<_>>>()?;
-            if specs.len() < 2 || specs.iter().any(|(_, s)| s.is_host()) {
-                return Err(Error::usage(
-                    "--devices for cache-tiers: two or more emulated storage configurations (host is not one)",
-                ));
-            }
-            Some(specs)
+impl Named {
+    /// The kind of storage study a `summary.scenario` names (None: not a storage study).
+    pub(super) fn of_scenario(scenario: &str) -> Option<Named> {
+        match scenario {
+            "cache-tiers" => Some(Named::Scenario(Scenario::CacheTiers)),
+            "placement" => Some(Named::Scenario(Scenario::Placement)),
+            STORAGE_SCENARIO => Some(Named::File),
+            _ => None,
         }
-        _ => None,
-    };
-    let scale = Scale::named(&args.scale).paced(args.pacing);
-    let (started_at, out) = prepare(args)?;
-    let mut database = Database::new(args.engine.name(), &args.data_dir, &scale);
+    }
 
-    // One load, copied for each configuration.
-    let brokerage = args.workload == "brokerage";
-    output::note!(
-        "oltplab study {} — {} on {}: {}, {} terminals, {} warm-up + {} measured per configuration; output {}",
-        args.scenario,
-        if brokerage { "brokerage" } else { "TPC-C" },
-        args.engine,
-        if brokerage {
-            format!("{BROKERAGE_CUSTOMERS} customers, {} trading days", brokerage_days(&scale))
-        } else {
-            format!(
-                "{} warehouse{}",
-                scale.warehouses,
-                if scale.warehouses == 1 { "" } else { "s" }
-            )
-        },
-        scale.terminals,
-        secs(scale.warmup_s),
-        secs(scale.duration_s),
-        out.display()
-    );
-    if given.is_none() && !brokerage {
-        let (study, file) = if placement {
-            ("S3", "studies/s3.toml")
-        } else {
-            ("S2", "studies/s2.toml")
+    fn scenario(self) -> &'static str {
+        match self {
+            Named::File => STORAGE_SCENARIO,
+            Named::Scenario(s) => s.name(),
+        }
+    }
+
+    /// What a sentence calls the study in a directory.
+    pub(super) fn describe(self) -> String {
+        match self {
+            Named::File => "a study of S2's and S3's measurement (measure = \"storage\")".into(),
+            Named::Scenario(s) => format!("an `oltplab study --scenario {s}` run"),
+        }
+    }
+}
+
+/// `text` with each `size=P%db` replaced by `size=` and what `size` gives for (its index, P as
+/// written, P); None: the text has none.
+fn replace_db_shares(
+    text: &str,
+    mut size: impl FnMut(usize, &str, f64) -> String,
+) -> std::result::Result<Option<String>, String> {
+    if !text.contains(DB_SHARE) {
+        return Ok(None);
+    }
+    let (mut out, mut rest, mut i) = (String::new(), text, 0);
+    while let Some(at) = rest.find(DB_SHARE) {
+        let head = &rest[..at];
+        let Some(eq) = head.rfind("size=") else {
+            return Err(format!(
+                "`{DB_SHARE}` belongs right after size= and a share, as in size=50%db"
+            ));
         };
-        output::note!(
-            "({study}'s configurations as a study file: {file}, printed by `oltplab study --scenario {} --dry-run`; a file's cells get S1's figures beside these)",
-            args.scenario
+        let written = &head[eq + "size=".len()..];
+        let share = written
+            .parse::<f64>()
+            .ok()
+            .filter(|p| p.is_finite() && *p > 0.0 && *p <= 100.0)
+            .ok_or_else(|| {
+                format!("size={written}{DB_SHARE}: give a share of the loaded database above 0 and up to 100 %, as in size=50%db")
+            })?;
+        out.push_str(&head[..eq + "size=".len()]);
+        out.push_str(&size(i, written, share));
+        rest = &rest[at + DB_SHARE.len()..];
+        i += 1;
+    }
+    out.push_str(rest);
+    Ok(Some(out))
+}
+
+/// A storage study's spec as written: parsed (with a stand-in size for each share of the
+/// database), and, when it has shares, its canonical name with the shares kept (`size=50%db`),
+/// which is the cell's `device`.
+pub(super) fn parse_written(text: &str) -> std::result::Result<(Spec, Option<String>), String> {
+    let mut stand_ins: Vec<(String, String)> = Vec::new();
+    let nominal = replace_db_shares(text, |i, written, _| {
+        let size = format!("{}k", NOMINAL_KIB - i as u64);
+        stand_ins.push((size.clone(), written.to_string()));
+        size
+    })?;
+    let Some(nominal) = nominal else {
+        return parse_spec(text)
+            .map(|s| (s, None))
+            .map_err(|e| e.to_string());
+    };
+    if let Some((size, _)) = stand_ins.iter().find(|(s, _)| text.contains(s.as_str())) {
+        return Err(format!(
+            "size={size} beside a share of the database: oltplab checks shares with that size; write it as {}m or in bytes",
+            (NOMINAL_KIB as f64 / 1024.0)
+        ));
+    }
+    let spec = parse_spec(&nominal).map_err(|e| e.to_string())?;
+    let mut written = spec.name();
+    for (size, share) in &stand_ins {
+        written = written.replacen(
+            &format!("size={size}"),
+            &format!("size={share}{DB_SHARE}"),
+            1,
         );
     }
-    let load_started = std::time::Instant::now();
-    let engine_version = if brokerage {
-        database.load_brokerage(&scale)?
-    } else {
-        database.load_tpcc(scale.warehouses, 1)?
-    };
-    let database_bytes = super::tree_bytes(&database.base);
-    if let Some(share) = scale.pool_share_of_data {
-        database.buffer_pool_bytes =
-            ((database_bytes as f64 * share) as u64).max(super::SERVER_POOL_BYTES_MIN);
-    }
+    Ok((spec, Some(written)))
+}
 
-    let plan = match placement_devices {
-        Some((slow, fast)) => placement_plan(slow, fast)?,
-        None => match given_tiers {
-            Some(specs) => specs,
-            None => cache_tiers(database_bytes)?,
+/// A spec's canonical name as a storage study writes it (None: it does not parse).
+pub(super) fn canonical(text: &str) -> Option<String> {
+    parse_written(text)
+        .ok()
+        .map(|(spec, written)| written.unwrap_or_else(|| spec.name()))
+}
+
+fn has_hottest(cell: &CellPlan) -> bool {
+    cell.axes.device.contains(&format!("table:{HOTTEST}="))
+}
+
+/// The cell a `table:hottest` cell finds its table from: the study's first cell of the same
+/// engine, workload, terminals and pacing, which does not place the hottest table itself.
+fn hottest_source(cells: &[CellPlan], i: usize) -> Option<usize> {
+    let c = &cells[i];
+    cells[..i].iter().position(|o| {
+        o.engine_index == c.engine_index
+            && o.axes.workload == c.axes.workload
+            && o.axes.terminals == c.axes.terminals
+            && o.axes.pacing == c.axes.pacing
+            && !has_hottest(o)
+    })
+}
+
+/// Every `table:hottest` cell has an earlier cell to find the table from.
+pub(super) fn check_hottest(path: &Path, cells: &[CellPlan]) -> Result<()> {
+    for (i, c) in cells.iter().enumerate() {
+        if has_hottest(c) && hottest_source(cells, i).is_none() {
+            return Err(Error::usage(format!(
+                "{}: the cell {} places table:{HOTTEST}, the hottest table of an earlier cell of its engine, workload, terminals and pacing, and has none before it: list a device or layout without table:{HOTTEST} first",
+                path.display(),
+                c.id
+            )));
         }
-        .into_iter()
-        .map(|(name, s)| Planned::Ready(name, s))
-        .collect(),
+    }
+    Ok(())
+}
+
+/// The table with the largest share of a finished cell's reads and writes.
+fn hottest_table(source: &StorageCellResult) -> Result<(String, f64)> {
+    source
+        .figures
+        .figures
+        .tables
+        .iter()
+        .find(|t| oltplab_trace::format::names_a_table(&t.name) && !t.name.starts_with("sqlite_"))
+        .map(|t| (t.name.clone(), t.share_pct))
+        .ok_or_else(|| {
+            Error::failed(format!(
+                "the cell {}'s run attributed no I/O to a table, so the hottest table is unknown: check its warnings",
+                source.id
+            ))
+        })
+}
+
+/// The spec a cell runs: its shares of the database sized from `database_bytes` (in whole MiB,
+/// rounded up, at least 16 MiB) and `table:hottest` made the table found.
+fn resolve(cell: &CellPlan, database_bytes: u64, hot: Option<&str>) -> Result<Spec> {
+    let written = &cell.axes.device;
+    let sized = replace_db_shares(written, |_, _, share| {
+        let mib = (database_bytes as f64 * share / 100.0 / (1u64 << 20) as f64)
+            .ceil()
+            .max(DB_SHARE_MIB_MIN);
+        format!("{mib:.0}m")
+    })
+    .map_err(Error::usage)?
+    .unwrap_or_else(|| written.clone());
+    let text = match hot {
+        Some(t) => sized.replace(&format!("table:{HOTTEST}="), &format!("table:{t}=")),
+        None => sized,
     };
-    let config = StorageConfig {
-        scenario: args.scenario.to_string(),
-        engine: args.engine.name().to_string(),
-        workload: args.workload.clone(),
-        devices: plan
+    parse_spec(&text).map_err(|e| {
+        Error::usage(format!(
+            "the cell {} as sized for the loaded {}: `{text}`: {e}; give the share (size=…%db) a value that fits the devices",
+            cell.id,
+            format_bytes(database_bytes)
+        ))
+    })
+}
+
+/// What the configuration is called in `summary.configs[]`: the file's title (`{hottest}`
+/// replaced by the table), else its short name, else the spec it ran.
+fn config_name(cell: &CellPlan, spec: &Spec, hot: Option<&str>) -> String {
+    match (&cell.axes.title, &cell.axes.label) {
+        (Some(t), _) => t.replace("{hottest}", hot.unwrap_or(HOTTEST)),
+        (None, Some(l)) => l.clone(),
+        (None, None) => spec.name(),
+    }
+}
+
+/// The finished cells' results in `out`, by cell (None: not finished there).
+fn finished(out: &Path, study: &FileStudy) -> Vec<Option<StorageCellResult>> {
+    study
+        .cells
+        .iter()
+        .map(|c| {
+            let text = std::fs::read_to_string(out.join(CELLS_DIR).join(c.result_file())).ok()?;
+            serde_json::from_str::<StorageCellResult>(&text)
+                .ok()
+                .filter(|r| r.id == c.id && r.config_hash == c.hash)
+        })
+        .collect()
+}
+
+/// What names a cell's trace, run and database copy.
+fn files_of(named: Named, index: usize, cell: &CellPlan) -> String {
+    match named {
+        Named::File => cell.id.clone(),
+        // As the scenarios always named them.
+        Named::Scenario(_) => format!("config{}", index + 1),
+    }
+}
+
+/// `--scenario cache-tiers|placement`: the shipped file with the options given, run here.
+pub(super) fn run_scenario(args: &StudyArgs, settings: &[(String, String)]) -> Result<()> {
+    let built = scenario_file(args, settings)?;
+    let study = file::parse(Path::new(built.label), &built.text)?;
+    run(&study, args, Named::Scenario(args.scenario), Some(&built))
+}
+
+/// A loaded engine and workload: its database, the engine's version and the bytes loaded.
+type Loaded = ((usize, String), (Database, String, u64));
+
+/// Runs a storage study: its cells not finished in `--resume DIR`, each saved when it finishes,
+/// then the result `named` says. `built` is the file a scenario built (None: given or resumed).
+pub(super) fn run(
+    study: &FileStudy,
+    args: &StudyArgs,
+    named: Named,
+    built: Option<&ScenarioFile>,
+) -> Result<()> {
+    let count = study.cells.len();
+    let done_before = match &args.resume {
+        Some(dir) => finished(dir, study),
+        None => vec![None; count],
+    };
+    let settings_checked = file::check_settings(study)?;
+    if args.dry_run {
+        let done: Vec<bool> = done_before.iter().map(Option::is_some).collect();
+        let estimates: Vec<f64> = study
+            .cells
             .iter()
-            .map(|p| match p {
-                Planned::Ready(_, s) => s.name(),
-                Planned::HotTable { slow, fast } => {
-                    format!("data={},table:<hottest>={}", slow.name(), fast.name())
-                }
+            .zip(&done)
+            .map(|(c, d)| match d {
+                true => 0.0,
+                false => c.scale.warmup_s + c.scale.duration_s,
             })
-            .collect(),
-        scale: scale.clone(),
-        seed: 1,
-    };
-    let summary = StorageStudySummary {
-        scenario: args.scenario.to_string(),
-        engine: args.engine.name().to_string(),
-        workload: args.workload.clone(),
-        warehouses: (!brokerage).then_some(scale.warehouses),
-        customers: brokerage.then_some(BROKERAGE_CUSTOMERS),
-        terminals: scale.terminals,
-        load_s: load_started.elapsed().as_secs_f64(),
-        database_bytes,
-        buffer_pool_bytes: database.buffer_pool_bytes,
-        ..StorageStudySummary::default()
-    };
-    let mut doc = new_study_doc(started_at, &config, &args.data_dir, summary);
-    doc.env.engine_version = Some(engine_version);
-
-    let count = plan.len();
-    for (i, planned) in plan.into_iter().enumerate() {
-        if STOP.load(Ordering::Relaxed) {
-            break;
+            .collect();
+        file::print_plan(study, &done, &estimates);
+        if !settings_checked {
+            output::say!("(server settings not checked: the server is not installed)");
         }
-        let (name, spec) = match planned {
-            Planned::Ready(name, spec) => (name, spec),
-            Planned::HotTable { slow, fast } => {
-                let (table, share) = hottest_table(&doc.summary.configs)?;
-                doc.summary.hot_table = Some(table.clone());
-                doc.summary.hot_table_share_pct = Some(share);
-                output::note!(
-                    "the hottest table is {table}: {share:.1} % of the reads and writes of the first configuration"
-                );
-                let spec = parse(&format!(
-                    "data={},table:{table}={}",
-                    slow.name(),
-                    fast.name()
-                ))?;
-                (format!("{table} on flash"), spec)
-            }
-        };
-        output::note!("\n[{}/{}] {name}: {}", i + 1, count, spec.name());
-        match run_config(&name, &spec, i, &scale, &database, brokerage, &out) {
-            Ok((figures, warnings)) => {
-                doc.warnings.extend(warnings);
-                doc.summary.configs.push(figures);
-            }
-            Err(Error::Interrupted) => break,
-            Err(e) => return Err(e),
-        }
-        let first = doc.summary.configs[0].figures.throughput;
-        for c in &mut doc.summary.configs {
-            c.throughput_vs_first = (first > 0.0).then(|| c.figures.throughput / first);
-        }
-        save(&doc, &out, args.json.as_deref())?;
+        return Ok(());
     }
-    let stopped = |s: &StorageStudySummary| {
-        Warning::new(
-            WarningKind::Interrupted,
-            format!(
-                "Ctrl-C stopped the study after {} of {count} configurations; results.json holds those",
-                s.configs.len()
-            ),
+    if let Some(json) = &args.json {
+        output::check_json_path(json, args.force)?;
+    }
+    let started_at = now_rfc3339();
+    let out = match &args.resume {
+        Some(dir) => {
+            safety::ensure_own_dir(dir, args.force)?;
+            dir.clone()
+        }
+        None => output::prepare_out_dir(args.out.as_deref(), "study", &started_at, args.force)?,
+    };
+    safety::ensure_own_dir(&args.data_dir, args.force)?;
+    let cells_dir = out.join(CELLS_DIR);
+    safety::ensure_own_dir(&cells_dir, args.force)?;
+    let copy = out.join(STUDY_FILE_COPY);
+
+    let mut results = done_before;
+    let kept = results.iter().flatten().count();
+    let first = &study.cells[0];
+    match (named, built) {
+        (Named::Scenario(_), Some(file)) => {
+            let changed = match file.applied.len() {
+                0 => "as shipped".to_string(),
+                _ => format!("with {}", file.applied.join(", ")),
+            };
+            output::note!(
+                "(running {} {changed}: `oltplab study --file {}` runs the same cells, `oltplab study --resume {}` finishes this study if it stops)",
+                file.label,
+                copy.display(),
+                out.display()
+            );
+        }
+        (Named::Scenario(s), None) => output::note!(
+            "(resuming the `oltplab study --scenario {s}` in {}: {}, the file it ran; {kept} of {count} configurations finished earlier)",
+            out.display(),
+            study.path.display()
+        ),
+        (Named::File, _) => output::note!(
+            "oltplab study --file {}: {count} cells of S2's and S3's measurement ({kept} finished earlier, {} to run); output {}",
+            study.path.display(),
+            count - kept,
+            out.display()
+        ),
+    }
+    // e.g. `TPC-C on sqlite: 1 warehouse`.
+    let load = file::load_text(&first.axes.workload, &study.scale);
+    let (workload, size) = load.split_once(", ").unwrap_or((&load, ""));
+    output::note!(
+        "oltplab study {} — {workload} on {}: {size}, {} terminals, {} warm-up + {} measured per configuration; output {}",
+        named.scenario(),
+        file::unique(study.engines.iter().map(|e| e.name.as_str()))
+            .collect::<Vec<_>>()
+            .join(", "),
+        first.scale.terminals,
+        secs(first.scale.warmup_s),
+        secs(first.scale.duration_s),
+        out.display()
+    );
+
+    let mut loaded: Vec<Loaded> = Vec::new();
+    let mut load_s = 0.0;
+    let mut ran = 0;
+    let mut stopped = false;
+    let doc = |results: &[Option<StorageCellResult>],
+               loaded: &[Loaded],
+               load_s: f64,
+               state: State,
+               ran: usize| {
+        combined(
+            study,
+            named,
+            &started_at,
+            &args.data_dir,
+            results,
+            loaded,
+            load_s,
+            state,
+            ran,
         )
     };
-    super::finish(doc, &out, args.json.as_deref(), stopped, |s| {
+    // The result before the copy of the file, so that `--resume DIR` knows the kind of study;
+    // it reads as unfinished until the study ends.
+    if args.resume.is_none() {
+        save(
+            &doc(&results, &loaded, 0.0, State::Running, 0),
+            &out,
+            args.json.as_deref(),
+        )?;
+    }
+    let same = matches!(
+        (std::fs::canonicalize(&copy), std::fs::canonicalize(&study.path)),
+        (Ok(a), Ok(b)) if a == b
+    );
+    if !same {
+        std::fs::write(&copy, &study.text).map_err(|e| safety::io_usage(&copy, "write", &e))?;
+    }
+    for (i, cell) in study.cells.iter().enumerate() {
+        let files = files_of(named, i, cell);
+        if let Some(r) = &results[i] {
+            output::note!(
+                "\n[{}/{count}] {}: finished earlier, kept",
+                i + 1,
+                r.figures.name
+            );
+            continue;
+        }
+        if STOP.load(Ordering::Relaxed) {
+            stopped = true;
+            break;
+        }
+        let key = (cell.engine_index, cell.axes.workload.clone());
+        if !loaded.iter().any(|(k, _)| *k == key) {
+            let started = std::time::Instant::now();
+            let engine = &study.engines[cell.engine_index];
+            match file::load_engine(engine, &cell.axes.workload, &study.scale, &args.data_dir) {
+                Ok((db, version)) => {
+                    let bytes = tree_bytes(&db.base);
+                    loaded.push((key.clone(), (db, version, bytes)));
+                }
+                Err(Error::Interrupted) => {
+                    stopped = true;
+                    break;
+                }
+                Err(e) => return Err(e),
+            }
+            load_s += started.elapsed().as_secs_f64();
+        }
+        let Some((_, (database, engine_version, database_bytes))) =
+            loaded.iter().find(|(k, _)| *k == key)
+        else {
+            unreachable!("loaded above")
+        };
+        // S3: the hottest table of the first configuration's run.
+        let hot = match has_hottest(cell) {
+            false => None,
+            true => {
+                let source = hottest_source(&study.cells, i)
+                    .and_then(|j| results[j].as_ref())
+                    .ok_or_else(|| {
+                        Error::failed(format!(
+                            "the cell {} needs the hottest table of an earlier cell, which has no result: this is a bug in oltplab",
+                            cell.id
+                        ))
+                    })?;
+                let (table, share) = hottest_table(source)?;
+                output::note!(
+                    "the hottest table is {table}: {share:.1} % of the reads and writes of {}",
+                    source.figures.name
+                );
+                Some((table, share))
+            }
+        };
+        let hot_name = hot.as_ref().map(|(t, _)| t.as_str());
+        let spec = resolve(cell, *database_bytes, hot_name)?;
+        let name = config_name(cell, &spec, hot_name);
+        output::note!("\n[{}/{count}] {name} ({})", i + 1, spec.name());
+        file::remove_stopped_traces(&out, &files, 1)?;
+        let measured = measure(&name, &spec, &files, &cell.scale, database, &out);
+        // A configuration stopped by Ctrl-C is not finished: it reruns.
+        let (figures, warnings) = match measured {
+            Ok(_) | Err(Error::Interrupted) if STOP.load(Ordering::Relaxed) => {
+                stopped = true;
+                break;
+            }
+            Ok(m) => m,
+            Err(e) => return Err(e),
+        };
+        let result = StorageCellResult {
+            id: cell.id.clone(),
+            config_hash: cell.hash.clone(),
+            axes: cell.axes.clone(),
+            finished_at: now_rfc3339(),
+            engine_version: engine_version.clone(),
+            buffer_pool_bytes: database.buffer_pool_bytes,
+            database_bytes: *database_bytes,
+            figures: ConfigFigures {
+                name,
+                spec: spec.name(),
+                figures,
+                throughput_vs_first: None,
+            },
+            hot_table: hot.as_ref().map(|(t, _)| t.clone()),
+            hot_table_share_pct: hot.as_ref().map(|(_, s)| *s),
+            warnings,
+        };
+        output::write_json(&cells_dir.join(cell.result_file()), &result)?;
+        results[i] = Some(result);
+        ran += 1;
+        let doc = doc(&results, &loaded, load_s, State::Running, ran);
+        save(&doc, &out, args.json.as_deref())?;
+        super::write_report(&doc, &out)?;
+    }
+    stopped |= STOP.load(Ordering::Relaxed);
+    let state = if stopped {
+        State::Stopped
+    } else {
+        State::Finished
+    };
+    let doc = doc(&results, &loaded, load_s, state, ran);
+    super::end(doc, &out, args.json.as_deref(), |s| {
         print_table(s);
         output::say!("results: {}", out.display());
+        if s.interrupted {
+            output::note!(
+                "\nto finish the study: oltplab study --resume {}",
+                out.display()
+            );
+        }
     })
 }
 
-/// S3's four configurations of a slow device and a flash device, in S3's order.
-fn placement_plan(slow: Spec, fast: Spec) -> Result<Vec<Planned>> {
-    let layout = |roles: &str| -> Result<Spec> {
-        let t = format!("data={},{roles}", slow.name());
-        parse_spec(&t).map_err(|e| Error::usage(format!("--devices: `{t}`: {e}")))
-    };
-    Ok(vec![
-        Planned::Ready("nothing on flash".into(), slow.clone()),
-        Planned::Ready(
-            "log and temp on flash".into(),
-            layout(&format!("log={f},temp={f}", f = fast.name()))?,
-        ),
-        Planned::HotTable {
-            slow: slow.clone(),
-            fast: fast.clone(),
-        },
-        Planned::Ready("everything on flash".into(), fast),
-    ])
-}
-
-/// `--devices SLOW,FAST` for placement, or its defaults.
-fn two_devices(
-    given: Option<&[String]>,
-    default: &str,
-    parse: &dyn Fn(&str) -> Result<Spec>,
-) -> Result<(Spec, Spec)> {
-    let list = match given {
-        Some(l) => l.to_vec(),
-        None => split_devices(default)?,
-    };
-    let [slow, fast] = list.as_slice() else {
-        return Err(Error::usage(
-            "--devices for placement: two devices, the slow one and the flash, e.g. raid10(8,hdd-15k),pcie-flash-2012",
-        ));
-    };
-    let (slow, fast) = (parse(slow)?, parse(fast)?);
-    if slow.is_host() || fast.is_host() || slow.is_layout() || fast.is_layout() {
-        return Err(Error::usage(
-            "--devices for placement: two emulated devices (not host, not layouts); the scenario makes the layouts",
-        ));
-    }
-    Ok((slow, fast))
-}
-
-/// S2's four storage systems for the data. The three on the RAID controller sit behind its 1 GB
-/// battery-backed cache (write back, read-ahead); the PCIe flash card is a card of its own, not
-/// behind the controller. In every configuration the log is on its own 2×15k RAID1 behind the
-/// controller (each device of a layout gets its own controller model, so the two do not share
-/// one 1 GB cache as S2's did).
-fn cache_tiers(database_bytes: u64) -> Result<Vec<(String, Spec)>> {
-    // A read cache holds half the database, in whole MiB, at least 16 MiB.
-    let cache_mib = ((database_bytes as f64 * READ_CACHE_SHARE) / (1 << 20) as f64)
-        .ceil()
-        .max(16.0) as u64;
-    [
-        (
-            "HDD RAID10 x16",
-            format!("wbcache(raid10(16,hdd-15k),{CONTROLLER_CACHE})"),
-        ),
-        (
-            "HDD RAID10 x16 + SSD read cache",
-            format!(
-                "wbcache(readcache(raid10(16,hdd-15k),sas-ssd-2012,size={cache_mib}m),{CONTROLLER_CACHE})"
-            ),
-        ),
-        (
-            "SAS SSD RAID10 x4",
-            format!("wbcache(raid10(4,sas-ssd-2012),{CONTROLLER_CACHE})"),
-        ),
-        ("PCIe flash", "pcie-flash-2012".to_string()),
-    ]
-    .into_iter()
-    .map(|(name, t)| {
-        let t = format!("data={t},log={S2_LOG}");
-        parse_spec(&t)
-            .map(|s| (name.to_string(), s))
-            .map_err(|e| Error::failed(format!("the built-in configuration {t}: {e}")))
-    })
-    .collect()
-}
-
-/// The table with the largest share of the first configuration's reads and writes.
-fn hottest_table(configs: &[ConfigFigures]) -> Result<(String, f64)> {
-    configs
-        .first()
-        .and_then(|c| {
-            c.figures
-                .tables
-                .iter()
-                .find(|t| {
-                    oltplab_trace::format::names_a_table(&t.name) && !t.name.starts_with("sqlite_")
-                })
-                .map(|t| (t.name.clone(), t.share_pct))
-        })
-        .ok_or_else(|| {
-            Error::failed(
-                "the first configuration's run attributed no I/O to a table, so the hottest table is unknown: check its warnings",
-            )
-        })
-}
-
-/// The workload on a fresh copy of the database, on `spec`.
-fn run_config(
+/// One configuration: the workload on a fresh copy of the database, on `spec`, traced on SQLite
+/// (which attributes I/O to tables only from a trace; a server's shim always traces); its
+/// figures and the warnings that make them less reliable, named by the configuration.
+fn measure(
     name: &str,
     spec: &Spec,
-    index: usize,
+    files: &str,
     scale: &Scale,
     database: &Database,
-    brokerage: bool,
-    out: &std::path::Path,
-) -> Result<(ConfigFigures, Vec<Warning>)> {
-    let tag = format!("config{}", index + 1);
-    let db_path = database.copy_for(&tag)?;
-    // SQLite attributes I/O to tables only from a trace; servers always trace.
-    let trace = (database.engine == "sqlite").then(|| out.join(format!("{tag}.trace")));
-    let run_cfg = super::study_run(
-        scale,
-        database.spec(&db_path)?,
-        Some(spec),
-        trace,
-        &out.join(format!("run-{tag}")),
-    );
-    let result = if brokerage {
-        let cfg = crate::brokerage::RunConfig {
-            db: crate::brokerage::brokerage_spec(run_cfg.db.clone()),
-            terminals: scale.terminals,
-            ramp: Vec::new(),
-            duration_s: run_cfg.duration_s,
-            warmup_s: run_cfg.warmup_s,
-            report_interval_s: run_cfg.report_interval_s,
-            max_retries: run_cfg.max_retries,
-            seed: run_cfg.seed,
-            capture: run_cfg.capture.clone(),
-            output: run_cfg.output.clone(),
-        };
-        crate::brokerage::run_with(&cfg, &STOP)
-            .map(|doc| (crate::brokerage::brokerage_step_of(&doc), doc.warnings))
-    } else {
-        tpcc::run_with(&run_cfg, &STOP).map(|o| (tpcc::step_of(&o.doc), o.doc.warnings))
-    };
+    out: &Path,
+) -> Result<(RampStep, Vec<Warning>)> {
+    let db_path = database.copy_for(files)?;
+    let trace = (database.engine == "sqlite").then(|| out.join(format!("{files}.trace")));
+    let run = database.spec(&db_path).and_then(|db| {
+        let cfg = super::study_run(
+            scale,
+            db,
+            Some(spec),
+            trace,
+            &out.join(format!("run-{files}")),
+        );
+        super::study_workload_run(database, &cfg, scale)
+    });
     database.remove_copy(&db_path);
-    let (figures, run_warnings) = result?;
-    // What makes this configuration's figures less reliable goes into the study's warnings,
-    // named by the configuration, and marks its row.
-    let warnings: Vec<Warning> = run_warnings
+    let run = run?;
+    let warnings = run
+        .warnings
         .iter()
         .filter(|w| {
             matches!(
@@ -376,15 +549,139 @@ fn run_config(
         })
         .map(|w| Warning::new(w.kind, format!("{name}: {}", w.message)))
         .collect();
-    Ok((
-        ConfigFigures {
-            name: name.to_string(),
-            spec: spec.name(),
-            figures,
-            throughput_vs_first: None,
-        },
-        warnings,
-    ))
+    Ok((run.step, warnings))
+}
+
+#[derive(Debug, Serialize)]
+struct StorageConfig {
+    scenario: String,
+    engine: String,
+    workload: String,
+    /// Each configuration's spec: as run where it ran, else as written.
+    devices: Vec<String>,
+    /// The first cell's scale (with its pacing and terminals).
+    scale: Scale,
+    seed: u64,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    server_settings: Vec<String>,
+    /// The study file it ran, and every cell of it, in order.
+    file: PathBuf,
+    cells: Vec<String>,
+}
+
+/// The study's result from the finished cells: `summary.configs[]` (each throughput against the
+/// baseline cell of its engine, workload, terminals and pacing: the first configuration in the
+/// scenarios) and `summary.cells[]`.
+#[allow(clippy::too_many_arguments)]
+fn combined(
+    study: &FileStudy,
+    named: Named,
+    started_at: &str,
+    data_dir: &Path,
+    results: &[Option<StorageCellResult>],
+    loaded: &[Loaded],
+    load_s: f64,
+    state: State,
+    ran: usize,
+) -> ResultDoc<StorageStudySummary, Value> {
+    let mut cells: Vec<StorageCellResult> = results.iter().flatten().cloned().collect();
+    let bases: Vec<Option<f64>> = cells
+        .iter()
+        .map(|c| {
+            cells
+                .iter()
+                .find(|b| {
+                    Some(&b.axes.device_name) == study.baseline.as_ref()
+                        && b.axes.engine_name == c.axes.engine_name
+                        && b.axes.workload == c.axes.workload
+                        && b.axes.terminals == c.axes.terminals
+                        && b.axes.pacing == c.axes.pacing
+                })
+                .map(|b| b.figures.figures.throughput)
+        })
+        .collect();
+    for (c, base) in cells.iter_mut().zip(bases) {
+        c.figures.throughput_vs_first = base
+            .filter(|b| *b > 0.0)
+            .map(|b| c.figures.figures.throughput / b);
+    }
+    let first = &study.cells[0];
+    let workload = file::unique(study.cells.iter().map(|c| c.axes.workload.as_str()))
+        .collect::<Vec<_>>()
+        .join(",");
+    let engine = file::unique(study.engines.iter().map(|e| e.engine.as_str()))
+        .collect::<Vec<_>>()
+        .join(",");
+    let loaded_first = loaded.first().map(|(_, l)| l);
+    let hot = cells.iter().find(|c| c.hot_table.is_some());
+    let config = StorageConfig {
+        scenario: named.scenario().into(),
+        engine: engine.clone(),
+        workload: workload.clone(),
+        devices: study
+            .cells
+            .iter()
+            .zip(results)
+            .map(|(c, r)| match r {
+                Some(r) => r.figures.spec.clone(),
+                None => c.axes.device.clone(),
+            })
+            .collect(),
+        scale: first.scale.clone(),
+        seed: 1,
+        server_settings: first.axes.server_settings.clone(),
+        file: study.path.clone(),
+        cells: study.cells.iter().map(|c| c.id.clone()).collect(),
+    };
+    let summary = StorageStudySummary {
+        scenario: named.scenario().into(),
+        engine,
+        workload: workload.clone(),
+        warehouses: (workload == "tpcc").then_some(first.scale.warehouses),
+        customers: (workload == BROKERAGE).then_some(BROKERAGE_CUSTOMERS),
+        terminals: first.scale.terminals,
+        load_s,
+        database_bytes: cells
+            .first()
+            .map(|c| c.database_bytes)
+            .or(loaded_first.map(|l| l.2))
+            .unwrap_or(0),
+        buffer_pool_bytes: cells
+            .first()
+            .map(|c| c.buffer_pool_bytes)
+            .or(loaded_first.map(|l| l.0.buffer_pool_bytes))
+            .unwrap_or(0),
+        hot_table: hot.and_then(|c| c.hot_table.clone()),
+        hot_table_share_pct: hot.and_then(|c| c.hot_table_share_pct),
+        configs: cells.iter().map(|c| c.figures.clone()).collect(),
+        interrupted: state != State::Finished,
+        cells,
+    };
+    let mut doc = new_study_doc(started_at.to_string(), &config, data_dir, summary);
+    doc.env.engine_version = doc
+        .summary
+        .cells
+        .first()
+        .map(|c| c.engine_version.clone())
+        .or(loaded_first.map(|l| l.1.clone()));
+    for c in &doc.summary.cells {
+        doc.warnings.extend(c.warnings.iter().cloned());
+    }
+    let finished = doc.summary.cells.len();
+    let total = study.cells.len();
+    let message = match state {
+        State::Finished => None,
+        State::Stopped => Some(format!(
+            "Ctrl-C stopped the study after {finished} of {total} configurations ({ran} in this run); results.json holds those, `oltplab study --resume DIR` runs the rest"
+        )),
+        State::Running => Some(format!(
+            "unfinished: {finished} of {total} configurations finished when this was written; if the study is no longer running, `oltplab study --resume DIR` runs the rest"
+        )),
+    };
+    if let Some(m) = message {
+        doc.warnings.push(Warning::new(WarningKind::Interrupted, m));
+    }
+    doc
 }
 
 fn print_table(s: &StorageStudySummary) {
@@ -463,66 +760,338 @@ fn short(name: &str) -> String {
     }
 }
 
+/// `--scenario cache-tiers|placement` as the study file it runs: studies/s2.toml or s3.toml
+/// with `--scale`, `--engine` (and `--server-setting`s), `--workload`, `--pacing` and
+/// `--devices` applied.
+pub(super) fn scenario_file(
+    args: &StudyArgs,
+    settings: &[(String, String)],
+) -> Result<ScenarioFile> {
+    let Some((_, label, shipped)) = SHIPPED_FILES.iter().find(|(s, ..)| *s == args.scenario) else {
+        unreachable!("the storage scenarios' files are shipped")
+    };
+    if args.repeat != 1 {
+        return Err(Error::usage(format!(
+            "--repeat belongs to the s1 scenario; the {} scenario runs each configuration once",
+            args.scenario
+        )));
+    }
+    let layouts = given_layouts(args)?;
+    let mut values: Vec<(&str, Option<String>)> = vec![
+        ("scale", Some(toml_string(&args.scale))),
+        ("workloads", Some(toml_list(&[&args.workload]))),
+        ("pacing", Some(toml_list(&[args.pacing.name()]))),
+        ("engine", Some(toml_string(args.engine.name()))),
+    ];
+    if let Some((_, baseline)) = &layouts {
+        values.push(("baseline", baseline.clone()));
+    }
+    let mut found = vec![false; values.len()];
+    let mut applied = Vec::new();
+    let mut body = String::new();
+    let mut lines = shipped.lines();
+    while let Some(line) = lines.next() {
+        if let (Some((block, _)), true) = (&layouts, line.starts_with("layouts = [")) {
+            // The whole list, up to its closing bracket.
+            for l in lines.by_ref() {
+                if l.trim_end() == "]" {
+                    break;
+                }
+            }
+            body.push_str(block);
+            applied.push(format!("layouts from --devices {}", args.devices));
+            continue;
+        }
+        let Some(i) = values
+            .iter()
+            .position(|(key, _)| line.starts_with(&format!("{key} = ")))
+        else {
+            body.push_str(line);
+            body.push('\n');
+            continue;
+        };
+        found[i] = true;
+        let (key, value) = &values[i];
+        let was = line[key.len() + 3..].trim();
+        if let Some(v) = value {
+            body.push_str(&format!("{key} = {v}\n"));
+            if v != was && *key != "baseline" {
+                applied.push(format!("{key} = {v}"));
+            }
+        }
+        if *key == "engine" && !settings.is_empty() {
+            let given: Vec<String> = settings.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            let line = format!("server_settings = {}", toml_list(&given));
+            body.push_str(&line);
+            body.push('\n');
+            applied.push(line);
+        }
+    }
+    if let Some(i) = found.iter().position(|f| !f) {
+        return Err(Error::failed(format!(
+            "{label} has no `{} = ` line to apply the command's options to: this is a bug in oltplab",
+            values[i].0
+        )));
+    }
+    let mut command = format!(
+        "oltplab study --scenario {} --engine {} --scale {}",
+        args.scenario, args.engine, args.scale
+    );
+    if args.workload != "tpcc" {
+        command.push_str(&format!(" --workload {}", args.workload));
+    }
+    if args.pacing != Pacing::None {
+        command.push_str(&format!(" --pacing {}", args.pacing.name()));
+    }
+    if args.devices != DEFAULT_DEVICES {
+        command.push_str(&format!(" --devices {}", args.devices));
+    }
+    for s in &args.server_setting {
+        command.push_str(&format!(" --server-setting {s}"));
+    }
+    let changed = match applied.len() {
+        0 => "as shipped".to_string(),
+        _ => format!("with {}", applied.join(", ")),
+    };
+    let command = command.replace(|c: char| c.is_control(), " ");
+    let text = format!(
+        "# {command} as a study file: {label} {changed}\n{}",
+        body.trim_end()
+    );
+    file::parse(Path::new(label), &text).map_err(|e| Error::usage(format!("{command}: {e}")))?;
+    Ok(ScenarioFile {
+        label,
+        text,
+        applied,
+    })
+}
+
+/// `--devices` as the scenario's `layouts` list (and its baseline line: the first): S2's
+/// systems as given; S3's four placements of the slow device and the flash one. None: the
+/// shipped list.
+fn given_layouts(args: &StudyArgs) -> Result<Option<(String, Option<String>)>> {
+    let placement = args.scenario == Scenario::Placement;
+    if args.devices == DEFAULT_DEVICES {
+        return Ok(None);
+    }
+    let given = split_devices(&args.devices)?;
+    // Every device is checked before anything is made or loaded.
+    let parse = |t: &str| parse_spec(t).map_err(|e| Error::usage(format!("--devices: `{t}`: {e}")));
+    if placement {
+        let [slow, fast] = given.as_slice() else {
+            return Err(Error::usage(
+                "--devices for placement: two devices, the slow one and the flash, e.g. raid10(8,hdd-15k),pcie-flash-2012",
+            ));
+        };
+        let (slow, fast) = (parse(slow)?, parse(fast)?);
+        if slow.is_host() || fast.is_host() || slow.is_layout() || fast.is_layout() {
+            return Err(Error::usage(
+                "--devices for placement: two emulated devices (not host, not layouts); the scenario makes the layouts",
+            ));
+        }
+        return Ok(Some((placement_layouts(&slow.name(), &fast.name()), None)));
+    }
+    // Sizes may be shares of the loaded database here too (size=50%db).
+    let specs = given
+        .iter()
+        .map(|t| {
+            parse_written(t)
+                .map(|(spec, written)| (written.unwrap_or_else(|| spec.name()), spec))
+                .map_err(|e| Error::usage(format!("--devices: `{t}`: {e}")))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    if specs.len() < 2 || specs.iter().any(|(_, s)| s.is_host()) {
+        return Err(Error::usage(
+            "--devices for cache-tiers: two or more emulated storage configurations (host is not one)",
+        ));
+    }
+    let mut block = String::from("layouts = [\n");
+    for (name, _) in &specs {
+        block.push_str(&format!("  {},\n", toml_string(name)));
+    }
+    block.push_str("]\n");
+    Ok(Some((block, Some(toml_string(&specs[0].0)))))
+}
+
+/// S3's four placements of `slow` and `fast`, in S3's order, as the `layouts` list.
+fn placement_layouts(slow: &str, fast: &str) -> String {
+    let entries = [
+        ("nothing-on-flash", "nothing on flash", slow.to_string()),
+        (
+            "log-temp-on-flash",
+            "log and temp on flash",
+            format!("data={slow},log={fast},temp={fast}"),
+        ),
+        (
+            "hottest-on-flash",
+            "{hottest} on flash",
+            format!("data={slow},table:{HOTTEST}={fast}"),
+        ),
+        ("all-on-flash", "everything on flash", fast.to_string()),
+    ];
+    let mut block = String::from("layouts = [\n");
+    for (name, title, spec) in entries {
+        block.push_str(&format!(
+            "  {{ name = {}, title = {}, spec = {} }},\n",
+            toml_string(name),
+            toml_string(title),
+            toml_string(&spec)
+        ));
+    }
+    block.push_str("]\n");
+    block
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::path::Path;
 
-    /// The storage axis of a shipped study file, as resolved specs.
-    fn file_specs(name: &str, text: &str) -> Vec<String> {
-        let study = super::super::file::parse(Path::new(name), text).unwrap();
-        let quick = Scale::named("quick");
-        assert_eq!(study.scale.name, "quick");
-        assert_eq!(study.repeat, 1);
+    /// `oltplab study ARGS…`'s arguments, as clap parses them.
+    fn study_args(args: &[&str]) -> StudyArgs {
+        #[derive(clap::Parser)]
+        struct Cli {
+            #[command(flatten)]
+            study: StudyArgs,
+        }
+        use clap::Parser as _;
+        Cli::try_parse_from(std::iter::once("study").chain(args.iter().copied()))
+            .unwrap()
+            .study
+    }
+
+    fn cells(text: &str) -> Vec<(String, Option<String>)> {
+        file::parse(Path::new("t.toml"), text)
+            .unwrap()
+            .cells
+            .iter()
+            .map(|c| (c.axes.device.clone(), c.axes.title.clone()))
+            .collect()
+    }
+
+    /// `--scenario placement --devices SLOW,FAST` builds S3's four placements as the shipped
+    /// studies/s3.toml has them for S3's defaults (the server's disks, the PCIe flash card).
+    #[test]
+    fn placement_devices_build_the_shipped_placements() {
+        let args = study_args(&[
+            "--scenario",
+            "placement",
+            "--devices",
+            "wbcache(raid10(8,hdd-15k),size=1g),pcie-flash-2012",
+        ]);
+        let built = scenario_file(&args, &[]).unwrap();
+        let shipped = include_str!("../../../../studies/s3.toml");
+        assert_eq!(cells(&built.text), cells(shipped));
+        let titles: Vec<Option<String>> = cells(shipped).into_iter().map(|c| c.1).collect();
+        assert_eq!(
+            titles,
+            [
+                "nothing on flash",
+                "log and temp on flash",
+                "{hottest} on flash",
+                "everything on flash"
+            ]
+            .map(|t| Some(t.to_string()))
+        );
+    }
+
+    /// Every option the scenario takes lands in its file.
+    #[test]
+    fn cache_tiers_applies_its_options_to_its_file() {
+        let args = study_args(&[
+            "--scenario",
+            "cache-tiers",
+            "--scale",
+            "test",
+            "--workload",
+            "brokerage",
+            "--engine",
+            "postgres",
+            "--devices",
+            "raid10(4,hdd-15k),nvme-gen4",
+        ]);
+        let settings = [("synchronous_commit".to_string(), "off".to_string())];
+        let built = scenario_file(&args, &settings).unwrap();
+        let study = file::parse(Path::new(built.label), &built.text).unwrap();
+        assert_eq!(study.measure, file::Measure::Storage);
+        assert_eq!(study.scale.name, "test");
+        let devices: Vec<&str> = study.cells.iter().map(|c| c.axes.device.as_str()).collect();
+        assert_eq!(devices, ["raid10(4,hdd-15k,stripe=64k)", "nvme-gen4"]);
         for c in &study.cells {
-            assert_eq!(c.axes.engine, "sqlite");
-            assert_eq!(c.axes.pacing, "none");
-            assert_eq!(c.axes.terminals, quick.terminals);
+            assert_eq!(c.axes.workload, "brokerage");
+            assert_eq!(c.axes.engine, "postgres");
+            assert_eq!(c.axes.server_settings, ["synchronous_commit=off"]);
         }
         assert_eq!(
             study.baseline.as_deref(),
-            Some(study.cells[0].axes.device_name.as_str()),
-            "the first configuration is the baseline, as the scenario's `vs first`"
+            Some("raid10_4_hdd-15k_stripe_64k")
         );
-        study.cells.iter().map(|c| c.axes.device.clone()).collect()
+        assert!(built
+            .text
+            .starts_with("# oltplab study --scenario cache-tiers --engine postgres --scale test"));
     }
 
-    /// studies/s3.toml is `--scenario placement --scale quick`'s four configurations in order,
-    /// with the hottest table every measured run found (stock) named.
+    /// Each refused before anything runs: one sentence naming the file (and line), exit code 2.
     #[test]
-    fn the_shipped_s3_file_is_the_placement_scenario() {
-        let parse = |t: &str| parse_spec(t).unwrap();
-        let (slow, fast) = two_devices(None, PLACEMENT_DEVICES, &|t| Ok(parse(t))).unwrap();
-        let scenario: Vec<String> = placement_plan(slow, fast)
-            .unwrap()
-            .into_iter()
-            .map(|p| match p {
-                Planned::Ready(_, s) => s.name(),
-                Planned::HotTable { slow, fast } => {
-                    parse(&format!("data={},table:stock={}", slow.name(), fast.name())).name()
-                }
-            })
-            .collect();
-        let file = file_specs(
-            "studies/s3.toml",
-            include_str!("../../../../studies/s3.toml"),
-        );
-        assert_eq!(file, scenario);
+    fn storage_files_refuse_what_they_cannot_run() {
+        for (text, says) in [
+            (
+                "measure = \"storage\"\nrepeat = 2\ndevices = [\"hdd-15k\"]",
+                "line 2: repeat = 2",
+            ),
+            (
+                "measure = \"storage\"\ndevices = [\"host\", \"hdd-15k\"]",
+                "host is this machine's own storage",
+            ),
+            (
+                "measure = \"storage\"\nlayouts = [\"data=hdd-15k,table:hottest=nvme-gen4\", \"hdd-15k\"]",
+                "has none before it",
+            ),
+            (
+                "measure = \"storage\"\ndevices = [\"readcache(hdd-15k,sas-ssd-2012,size=0%db)\"]",
+                "size=0%db: give a share",
+            ),
+            (
+                "devices = [\"readcache(hdd-15k,sas-ssd-2012,size=50%db)\"]",
+                "add measure = \"storage\"",
+            ),
+            (
+                "layouts = [\"data=hdd-15k,table:hottest=nvme-gen4\"]",
+                "add measure = \"storage\"",
+            ),
+        ] {
+            let e = file::parse(Path::new("bad.toml"), text).err().unwrap();
+            assert_eq!(e.exit_code(), 2, "{text}");
+            let m = e.to_string();
+            assert!(m.starts_with("bad.toml") && m.contains(says), "{text}: {m}");
+            assert_eq!(m.lines().count(), 1, "{m}");
+        }
     }
 
-    /// studies/s2.toml is `--scenario cache-tiers --scale quick`'s four systems in order, the
-    /// read cache sized as the scenario sizes it for the quick SQLite load (half of ~80 MiB).
     #[test]
-    fn the_shipped_s2_file_is_the_cache_tiers_scenario() {
-        let scenario: Vec<String> = cache_tiers(80 << 20)
-            .unwrap()
-            .into_iter()
-            .map(|(_, s)| s.name())
-            .collect();
-        let file = file_specs(
-            "studies/s2.toml",
-            include_str!("../../../../studies/s2.toml"),
+    fn shares_of_the_database_keep_their_place_and_resolve_to_whole_mib() {
+        let text = "data=wbcache(readcache(raid10(16,hdd-15k),sas-ssd-2012,size=50%db),size=1g,readahead=on),log=hdd-15k";
+        let (_, written) = parse_written(text).unwrap();
+        let written = written.unwrap();
+        assert!(written.contains(",size=50%db)"), "{written}");
+        assert!(!written.contains("16383k"), "{written}");
+        // The quick SQLite load: 78.4 MiB → 40 MiB, as the scenario sized it.
+        let sized = replace_db_shares(&written, |_, _, p| {
+            let mib = (82_208_768.0 * p / 100.0 / (1u64 << 20) as f64)
+                .ceil()
+                .max(DB_SHARE_MIB_MIN);
+            format!("{mib:.0}m")
+        })
+        .unwrap()
+        .unwrap();
+        assert!(sized.contains(",size=40m)"), "{sized}");
+        for bad in ["size=0%db", "size=150%db", "size=x%db", "hdd-15k%db"] {
+            let e = parse_written(&format!("readcache(hdd-15k,sas-ssd-2012,{bad})")).unwrap_err();
+            assert!(e.contains("%db"), "{bad}: {e}");
+        }
+        assert_eq!(
+            parse_written("hdd-15k").unwrap().1,
+            None,
+            "a spec without shares is its own name"
         );
-        assert_eq!(file, scenario);
     }
 }
