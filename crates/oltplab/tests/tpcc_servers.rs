@@ -38,23 +38,60 @@ fn load_run_check(engine: &str, programs: &[&str]) {
     assert!(err.contains("consistency conditions"), "{err}");
     assert!(!err.contains("VIOLATED"), "{err}");
 
-    let result_dir = dir.join("result");
+    // Issue 4's 30 s run: 2 s warm-up and 28 s measured.
+    let doc = run_every_kind(&db, &[], "28s", &dir.join("result"));
+    assert!(doc["summary"]["tpmc"].as_f64().unwrap() > 0.0);
+    check_holds(&db);
+
+    // The same transactions as server-side code: one round trip each, so the driver spends less
+    // CPU per transaction; the intended rollbacks still roll back, nothing fails, and the
+    // database stays consistent.
+    let called = run_every_kind(&db, &["--procedures"], "10s", &dir.join("procedures"));
+    assert_eq!(called["config"]["procedures"], true);
+    let p = &called["summary"];
+    assert!(
+        p["tx"]["new_order"]["rollbacks"].as_u64().unwrap() > 0,
+        "New-Order's intended 1 % rollbacks: {p}"
+    );
+    let driver_s_per_tx = |s: &Value| {
+        let cpu = &s["cpu"];
+        let tx: u64 = s["tx"]
+            .as_object()
+            .unwrap()
+            .values()
+            .map(|t| t["count"].as_u64().unwrap())
+            .sum();
+        (cpu["driver_user_s"].as_f64().unwrap() + cpu["driver_sys_s"].as_f64().unwrap()) / tx as f64
+    };
+    let (statements, calls) = (driver_s_per_tx(&doc["summary"]), driver_s_per_tx(p));
+    assert!(
+        calls < 0.8 * statements,
+        "driver CPU per transaction: {:.0} µs with --procedures, {:.0} µs without",
+        calls * 1e6,
+        statements * 1e6
+    );
+    check_holds(&db);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `oltplab run tpcc` with 4 terminals for `duration` after 2 s of warm-up: every kind of
+/// transaction ran and none failed. Returns the result.
+fn run_every_kind(db: &[&str], options: &[&str], duration: &str, out_dir: &Path) -> Value {
     let out = oltplab(
         Path::new("/"),
         &[
             &["run", "tpcc"],
-            &db[..],
-            // Issue 4's 30 s run: 2 s warm-up and 28 s measured.
-            &["--terminals", "4", "--warmup", "2s", "--duration", "28s"],
-            &["--out", result_dir.to_str().unwrap()],
+            db,
+            options,
+            &["--terminals", "4", "--warmup", "2s", "--duration", duration],
+            &["--out", out_dir.to_str().unwrap()],
         ]
         .concat(),
     );
     let err = stderr(&out);
     assert!(out.status.success(), "{err}");
     let doc: Value =
-        serde_json::from_slice(&std::fs::read(result_dir.join("result.json")).unwrap()).unwrap();
-    let s = &doc["summary"];
+        serde_json::from_slice(&std::fs::read(out_dir.join("result.json")).unwrap()).unwrap();
     for t in [
         "new_order",
         "payment",
@@ -62,69 +99,11 @@ fn load_run_check(engine: &str, programs: &[&str]) {
         "delivery",
         "stock_level",
     ] {
-        assert!(s["tx"][t]["count"].as_u64().unwrap() > 0, "{t}: {err}");
-        assert_eq!(s["tx"][t]["errors"].as_u64(), Some(0), "{t}: {err}");
+        let tx = &doc["summary"]["tx"][t];
+        assert!(tx["count"].as_u64().unwrap() > 0, "{t}: {err}");
+        assert_eq!(tx["errors"].as_u64(), Some(0), "{t}: {err}");
     }
-    assert!(s["tpmc"].as_f64().unwrap() > 0.0, "{err}");
-    check_holds(&db);
-
-    {
-        // The same transactions as server-side code: one round trip each, so the driver
-        // spends less CPU per transaction; the intended rollbacks still roll back, nothing
-        // fails, and the database stays consistent.
-        let procedures_dir = dir.join("procedures");
-        let out = oltplab(
-            Path::new("/"),
-            &[
-                &["run", "tpcc", "--procedures"],
-                &db[..],
-                &["--terminals", "4", "--warmup", "2s", "--duration", "10s"],
-                &["--out", procedures_dir.to_str().unwrap()],
-            ]
-            .concat(),
-        );
-        let err = stderr(&out);
-        assert!(out.status.success(), "{err}");
-        let called: Value =
-            serde_json::from_slice(&std::fs::read(procedures_dir.join("result.json")).unwrap())
-                .unwrap();
-        assert_eq!(called["config"]["procedures"], true);
-        let p = &called["summary"];
-        for t in [
-            "new_order",
-            "payment",
-            "order_status",
-            "delivery",
-            "stock_level",
-        ] {
-            assert!(p["tx"][t]["count"].as_u64().unwrap() > 0, "{t}: {err}");
-            assert_eq!(p["tx"][t]["errors"].as_u64(), Some(0), "{t}: {err}");
-        }
-        assert!(
-            p["tx"]["new_order"]["rollbacks"].as_u64().unwrap() > 0,
-            "New-Order's intended 1 % rollbacks: {err}"
-        );
-        let driver_s_per_tx = |s: &Value| {
-            let cpu = &s["cpu"];
-            let tx: u64 = s["tx"]
-                .as_object()
-                .unwrap()
-                .values()
-                .map(|t| t["count"].as_u64().unwrap())
-                .sum();
-            (cpu["driver_user_s"].as_f64().unwrap() + cpu["driver_sys_s"].as_f64().unwrap())
-                / tx as f64
-        };
-        let (statements, calls) = (driver_s_per_tx(s), driver_s_per_tx(p));
-        assert!(
-            calls < 0.8 * statements,
-            "driver CPU per transaction: {:.0} µs with --procedures, {:.0} µs without",
-            calls * 1e6,
-            statements * 1e6
-        );
-        check_holds(&db);
-    }
-    let _ = std::fs::remove_dir_all(&dir);
+    doc
 }
 
 /// `oltplab check tpcc`: the run's orders, stock and payments kept the database consistent.

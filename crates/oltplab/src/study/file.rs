@@ -1348,21 +1348,12 @@ fn run_study(
         }
         return Ok(());
     }
-    if let Some(json) = &args.json {
-        output::check_json_path(json, args.force)?;
-    }
-    let started_at = now_rfc3339();
-    let out = match &args.resume {
-        Some(dir) => {
-            safety::ensure_own_dir(dir, args.force)?;
-            dir.clone()
-        }
-        None => output::prepare_out_dir(args.out.as_deref(), "study", &started_at, args.force)?,
-    };
-    safety::ensure_own_dir(&args.data_dir, args.force)?;
-    let cells_dir = out.join(CELLS_DIR);
-    safety::ensure_own_dir(&cells_dir, args.force)?;
-    let copy = out.join(STUDY_FILE_COPY);
+    let RunDirs {
+        started_at,
+        out,
+        cells_dir,
+        copy,
+    } = RunDirs::prepare(args)?;
 
     let mut results = done_before;
     let kept = results.iter().flatten().count();
@@ -2164,6 +2155,42 @@ fn print_cells(summary: &StudySummary, out: &Path) {
         out.join(REPORT_FILE).display(),
         out.join(CELLS_DIR).display()
     );
+}
+
+/// Where a study run writes: its output directory (new, or the one resumed), the cells' files
+/// in it and the copy of the study file, with the `--json` file and the data directory checked
+/// as oltplab's to write.
+pub(super) struct RunDirs {
+    pub started_at: String,
+    pub out: PathBuf,
+    pub cells_dir: PathBuf,
+    pub copy: PathBuf,
+}
+
+impl RunDirs {
+    pub fn prepare(args: &StudyArgs) -> Result<RunDirs> {
+        if let Some(json) = &args.json {
+            output::check_json_path(json, args.force)?;
+        }
+        let started_at = now_rfc3339();
+        let out = match &args.resume {
+            Some(dir) => {
+                safety::ensure_own_dir(dir, args.force)?;
+                dir.clone()
+            }
+            None => output::prepare_out_dir(args.out.as_deref(), "study", &started_at, args.force)?,
+        };
+        safety::ensure_own_dir(&args.data_dir, args.force)?;
+        let cells_dir = out.join(CELLS_DIR);
+        safety::ensure_own_dir(&cells_dir, args.force)?;
+        let copy = out.join(STUDY_FILE_COPY);
+        Ok(RunDirs {
+            started_at,
+            out,
+            cells_dir,
+            copy,
+        })
+    }
 }
 
 #[cfg(test)]

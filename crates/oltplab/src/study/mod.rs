@@ -566,47 +566,16 @@ fn s1_file(args: &StudyArgs, settings: &[(String, String)]) -> Result<ScenarioFi
         ("baseline", baseline),
         ("engine", Some(toml_string(args.engine.name()))),
     ];
-    let mut found = [false; 7];
-    let mut applied = Vec::new();
-    let mut body = String::new();
-    for line in shipped.lines() {
-        let Some(i) = values
-            .iter()
-            .position(|(key, _)| line.starts_with(&format!("{key} = ")))
-        else {
-            body.push_str(line);
-            body.push('\n');
-            continue;
-        };
-        found[i] = true;
-        let (key, value) = &values[i];
-        let was = line[key.len() + 3..].trim();
-        match value {
-            Some(v) => {
-                body.push_str(&format!("{key} = {v}\n"));
-                if v != was {
-                    applied.push(format!("{key} = {v}"));
-                }
-            }
-            None => {
-                body.push_str(&format!("# {key}: none, every device is the host\n"));
-                applied.push(format!("no {key}"));
-            }
-        }
-        if *key == "engine" && !settings.is_empty() {
-            let given: Vec<String> = settings.iter().map(|(k, v)| format!("{k}={v}")).collect();
-            let line = format!("server_settings = {}", toml_list(&given));
-            body.push_str(&line);
-            body.push('\n');
-            applied.push(line);
-        }
-    }
-    if let Some(i) = found.iter().position(|f| !f) {
-        return Err(Error::failed(format!(
-            "{label} has no `{} = ` line to apply the command's options to: this is a bug in oltplab",
-            values[i].0
-        )));
-    }
+    let (body, applied) = apply_to_shipped(
+        label,
+        shipped,
+        &values,
+        settings,
+        &Shipped {
+            none: Some("every device is the host"),
+            ..Shipped::default()
+        },
+    )?;
     let mut command = format!(
         "oltplab study --scenario s1 --engine {} --scale {}",
         args.engine, args.scale
@@ -623,6 +592,98 @@ fn s1_file(args: &StudyArgs, settings: &[(String, String)]) -> Result<ScenarioFi
     for s in &args.server_setting {
         command.push_str(&format!(" --server-setting {s}"));
     }
+    command_file(label, &command, &body, applied)
+}
+
+/// How [`apply_to_shipped`] treats a shipped file's lines beyond writing values over them.
+#[derive(Default)]
+pub(super) struct Shipped<'a> {
+    /// A key whose value is None: its line becomes this comment (`# key: none, …`), or with
+    /// None is dropped.
+    none: Option<&'a str>,
+    /// Keys whose new value follows from another's and is not listed as applied.
+    quiet: &'a [&'a str],
+    /// A multi-line list (the line it starts with, up to its closing `]`) replaced by a text,
+    /// and how that reads in the applied list.
+    block: Option<(&'a str, &'a str, String)>,
+}
+
+/// A shipped study file with the command's `values` written over its `key = …` lines (each must
+/// be there), and the command's server settings after its `engine` line. Returns the body and
+/// what the options changed, as written.
+pub(super) fn apply_to_shipped(
+    label: &str,
+    shipped: &str,
+    values: &[(&str, Option<String>)],
+    settings: &[(String, String)],
+    how: &Shipped,
+) -> Result<(String, Vec<String>)> {
+    let mut found = vec![false; values.len()];
+    let mut applied = Vec::new();
+    let mut body = String::new();
+    let mut lines = shipped.lines();
+    while let Some(line) = lines.next() {
+        if let Some((start, text, note)) = &how.block {
+            if line.starts_with(start) {
+                for l in lines.by_ref() {
+                    if l.trim_end() == "]" {
+                        break;
+                    }
+                }
+                body.push_str(text);
+                applied.push(note.clone());
+                continue;
+            }
+        }
+        let Some(i) = values
+            .iter()
+            .position(|(key, _)| line.starts_with(&format!("{key} = ")))
+        else {
+            body.push_str(line);
+            body.push('\n');
+            continue;
+        };
+        found[i] = true;
+        let (key, value) = &values[i];
+        let was = line[key.len() + 3..].trim();
+        match (value, how.none) {
+            (Some(v), _) => {
+                body.push_str(&format!("{key} = {v}\n"));
+                if v != was && !how.quiet.contains(key) {
+                    applied.push(format!("{key} = {v}"));
+                }
+            }
+            (None, Some(why)) => {
+                body.push_str(&format!("# {key}: none, {why}\n"));
+                applied.push(format!("no {key}"));
+            }
+            (None, None) => {}
+        }
+        if *key == "engine" && !settings.is_empty() {
+            let given: Vec<String> = settings.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            let line = format!("server_settings = {}", toml_list(&given));
+            body.push_str(&line);
+            body.push('\n');
+            applied.push(line);
+        }
+    }
+    if let Some(i) = found.iter().position(|f| !f) {
+        return Err(Error::failed(format!(
+            "{label} has no `{} = ` line to apply the command's options to: this is a bug in oltplab",
+            values[i].0
+        )));
+    }
+    Ok((body, applied))
+}
+
+/// The file a scenario runs: `body` under one comment line naming the command and what it
+/// changed, checked as `--file` checks a file.
+pub(super) fn command_file(
+    label: &'static str,
+    command: &str,
+    body: &str,
+    applied: Vec<String>,
+) -> Result<ScenarioFile> {
     let changed = match applied.len() {
         0 => "as shipped".to_string(),
         _ => format!("with {}", applied.join(", ")),

@@ -21,11 +21,11 @@ use oltplab_metrics::{Warning, WarningKind};
 use serde::Serialize;
 use serde_json::Value;
 
-use super::file::{self, CellPlan, FileStudy, CELLS_DIR, STUDY_FILE_COPY};
+use super::file::{self, CellPlan, FileStudy, CELLS_DIR};
 use super::{
-    new_study_doc, save, secs, split_devices, toml_list, toml_string, tree_bytes, Database, Pacing,
-    Scale, Scenario, ScenarioFile, State, StudyArgs, BROKERAGE, BROKERAGE_CUSTOMERS,
-    DEFAULT_DEVICES, SHIPPED_FILES,
+    apply_to_shipped, command_file, new_study_doc, save, secs, split_devices, toml_list,
+    toml_string, tree_bytes, Database, Pacing, Scale, Scenario, ScenarioFile, Shipped, State,
+    StudyArgs, BROKERAGE, BROKERAGE_CUSTOMERS, DEFAULT_DEVICES, SHIPPED_FILES,
 };
 use crate::output;
 use crate::schema::{ConfigFigures, RampStep, StorageCellResult, StorageStudySummary};
@@ -302,21 +302,12 @@ pub(super) fn run(
         }
         return Ok(());
     }
-    if let Some(json) = &args.json {
-        output::check_json_path(json, args.force)?;
-    }
-    let started_at = now_rfc3339();
-    let out = match &args.resume {
-        Some(dir) => {
-            safety::ensure_own_dir(dir, args.force)?;
-            dir.clone()
-        }
-        None => output::prepare_out_dir(args.out.as_deref(), "study", &started_at, args.force)?,
-    };
-    safety::ensure_own_dir(&args.data_dir, args.force)?;
-    let cells_dir = out.join(CELLS_DIR);
-    safety::ensure_own_dir(&cells_dir, args.force)?;
-    let copy = out.join(STUDY_FILE_COPY);
+    let file::RunDirs {
+        started_at,
+        out,
+        cells_dir,
+        copy,
+    } = file::RunDirs::prepare(args)?;
 
     let mut results = done_before;
     let kept = results.iter().flatten().count();
@@ -786,53 +777,23 @@ pub(super) fn scenario_file(
     if let Some((_, baseline)) = &layouts {
         values.push(("baseline", baseline.clone()));
     }
-    let mut found = vec![false; values.len()];
-    let mut applied = Vec::new();
-    let mut body = String::new();
-    let mut lines = shipped.lines();
-    while let Some(line) = lines.next() {
-        if let (Some((block, _)), true) = (&layouts, line.starts_with("layouts = [")) {
-            // The whole list, up to its closing bracket.
-            for l in lines.by_ref() {
-                if l.trim_end() == "]" {
-                    break;
-                }
-            }
-            body.push_str(block);
-            applied.push(format!("layouts from --devices {}", args.devices));
-            continue;
-        }
-        let Some(i) = values
-            .iter()
-            .position(|(key, _)| line.starts_with(&format!("{key} = ")))
-        else {
-            body.push_str(line);
-            body.push('\n');
-            continue;
-        };
-        found[i] = true;
-        let (key, value) = &values[i];
-        let was = line[key.len() + 3..].trim();
-        if let Some(v) = value {
-            body.push_str(&format!("{key} = {v}\n"));
-            if v != was && *key != "baseline" {
-                applied.push(format!("{key} = {v}"));
-            }
-        }
-        if *key == "engine" && !settings.is_empty() {
-            let given: Vec<String> = settings.iter().map(|(k, v)| format!("{k}={v}")).collect();
-            let line = format!("server_settings = {}", toml_list(&given));
-            body.push_str(&line);
-            body.push('\n');
-            applied.push(line);
-        }
-    }
-    if let Some(i) = found.iter().position(|f| !f) {
-        return Err(Error::failed(format!(
-            "{label} has no `{} = ` line to apply the command's options to: this is a bug in oltplab",
-            values[i].0
-        )));
-    }
+    let (body, applied) = apply_to_shipped(
+        label,
+        shipped,
+        &values,
+        settings,
+        &Shipped {
+            quiet: &["baseline"],
+            block: layouts.as_ref().map(|(block, _)| {
+                (
+                    "layouts = [",
+                    block.as_str(),
+                    format!("layouts from --devices {}", args.devices),
+                )
+            }),
+            ..Shipped::default()
+        },
+    )?;
     let mut command = format!(
         "oltplab study --scenario {} --engine {} --scale {}",
         args.scenario, args.engine, args.scale
@@ -849,21 +810,7 @@ pub(super) fn scenario_file(
     for s in &args.server_setting {
         command.push_str(&format!(" --server-setting {s}"));
     }
-    let changed = match applied.len() {
-        0 => "as shipped".to_string(),
-        _ => format!("with {}", applied.join(", ")),
-    };
-    let command = command.replace(|c: char| c.is_control(), " ");
-    let text = format!(
-        "# {command} as a study file: {label} {changed}\n{}",
-        body.trim_end()
-    );
-    file::parse(Path::new(label), &text).map_err(|e| Error::usage(format!("{command}: {e}")))?;
-    Ok(ScenarioFile {
-        label,
-        text,
-        applied,
-    })
+    command_file(label, &command, &body, applied)
 }
 
 /// `--devices` as the scenario's `layouts` list (and its baseline line: the first): S2's
