@@ -1177,14 +1177,24 @@ pub(super) fn duration(s: f64) -> String {
 
 /// The finished cells' results in `out`, by cell (None: not finished there).
 fn finished(out: &Path, study: &FileStudy) -> Vec<Option<CellResult>> {
+    kept_cells(out, study, |r: &CellResult| (&r.id, &r.config_hash))
+}
+
+/// The results kept in `out` of a study's cells, by cell: a cell's file that reads as `T` and
+/// names the cell (`key`: its id and configuration hash); None for any other.
+pub(super) fn kept_cells<T: serde::de::DeserializeOwned>(
+    out: &Path,
+    study: &FileStudy,
+    key: fn(&T) -> (&str, &str),
+) -> Vec<Option<T>> {
     study
         .cells
         .iter()
         .map(|c| {
             let text = std::fs::read_to_string(out.join(CELLS_DIR).join(c.result_file())).ok()?;
-            serde_json::from_str::<CellResult>(&text)
+            serde_json::from_str::<T>(&text)
                 .ok()
-                .filter(|r| r.id == c.id && r.config_hash == c.hash)
+                .filter(|r| key(r) == (c.id.as_str(), c.hash.as_str()))
         })
         .collect()
 }

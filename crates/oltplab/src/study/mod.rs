@@ -1837,7 +1837,7 @@ mod tests {
     }
 
     /// `oltplab study ARGS…`'s arguments, as clap parses them.
-    fn study_args(args: &[&str]) -> StudyArgs {
+    pub(super) fn study_args(args: &[&str]) -> StudyArgs {
         #[derive(clap::Parser)]
         struct Cli {
             #[command(flatten)]

@@ -21,7 +21,7 @@ use oltplab_metrics::{Warning, WarningKind};
 use serde::Serialize;
 use serde_json::Value;
 
-use super::file::{self, CellPlan, FileStudy, CELLS_DIR};
+use super::file::{self, CellPlan, FileStudy};
 use super::{
     apply_to_shipped, command_file, new_study_doc, save, secs, split_devices, toml_list,
     toml_string, tree_bytes, Database, Pacing, Scale, Scenario, ScenarioFile, Shipped, State,
@@ -240,16 +240,7 @@ fn config_name(cell: &CellPlan, spec: &Spec, hot: Option<&str>) -> String {
 
 /// The finished cells' results in `out`, by cell (None: not finished there).
 fn finished(out: &Path, study: &FileStudy) -> Vec<Option<StorageCellResult>> {
-    study
-        .cells
-        .iter()
-        .map(|c| {
-            let text = std::fs::read_to_string(out.join(CELLS_DIR).join(c.result_file())).ok()?;
-            serde_json::from_str::<StorageCellResult>(&text)
-                .ok()
-                .filter(|r| r.id == c.id && r.config_hash == c.hash)
-        })
-        .collect()
+    file::kept_cells(out, study, |r: &StorageCellResult| (&r.id, &r.config_hash))
 }
 
 /// What names a cell's trace, run and database copy.
@@ -893,18 +884,7 @@ fn placement_layouts(slow: &str, fast: &str) -> String {
 mod tests {
     use super::*;
 
-    /// `oltplab study ARGS…`'s arguments, as clap parses them.
-    fn study_args(args: &[&str]) -> StudyArgs {
-        #[derive(clap::Parser)]
-        struct Cli {
-            #[command(flatten)]
-            study: StudyArgs,
-        }
-        use clap::Parser as _;
-        Cli::try_parse_from(std::iter::once("study").chain(args.iter().copied()))
-            .unwrap()
-            .study
-    }
+    use super::super::tests::study_args;
 
     fn cells(text: &str) -> Vec<(String, Option<String>)> {
         file::parse(Path::new("t.toml"), text)
