@@ -1371,16 +1371,7 @@ fn run_study(
     let estimate = duration(estimates_s(study, &results).iter().sum());
     match (&kind, s1) {
         (Kind::S1, Some(file)) => {
-            let changed = match file.applied.len() {
-                0 => "as shipped".to_string(),
-                _ => format!("with {}", file.applied.join(", ")),
-            };
-            output::note!(
-                "(running {} {changed}: `oltplab study --file {}` runs the same cells, `oltplab study --resume {}` finishes this study if it stops)",
-                file.label,
-                copy.display(),
-                out.display()
-            );
+            file.announce(&copy, &out);
         }
         (Kind::S1, None) => output::note!(
             "(resuming the `oltplab study` in {}: {}, the file it ran; {kept} of {} devices finished earlier)",

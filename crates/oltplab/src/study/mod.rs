@@ -495,6 +495,27 @@ pub struct ScenarioFile {
     pub applied: Vec<String>,
 }
 
+impl ScenarioFile {
+    /// What the options changed, as the first line says it: `as shipped` or `with …`.
+    fn changed(&self) -> String {
+        match self.applied.len() {
+            0 => "as shipped".to_string(),
+            _ => format!("with {}", self.applied.join(", ")),
+        }
+    }
+
+    /// The run's first line: which file it runs, where its copy is and how to resume it.
+    pub(super) fn announce(&self, copy: &Path, out: &Path) {
+        output::note!(
+            "(running {} {}: `oltplab study --file {}` runs the same cells, `oltplab study --resume {}` finishes this study if it stops)",
+            self.label,
+            self.changed(),
+            copy.display(),
+            out.display()
+        );
+    }
+}
+
 /// S1's `--devices`: each a device spec, each once as a file name (its trace and runs are named
 /// by it), as given.
 fn s1_devices(args: &StudyArgs) -> Result<Vec<(String, Spec)>> {
@@ -684,22 +705,21 @@ pub(super) fn command_file(
     body: &str,
     applied: Vec<String>,
 ) -> Result<ScenarioFile> {
-    let changed = match applied.len() {
-        0 => "as shipped".to_string(),
-        _ => format!("with {}", applied.join(", ")),
+    let mut written = ScenarioFile {
+        label,
+        text: String::new(),
+        applied,
     };
     // One comment line, whatever a setting's value holds.
     let command = command.replace(|c: char| c.is_control(), " ");
-    let text = format!(
-        "# {command} as a study file: {label} {changed}\n{}",
+    written.text = format!(
+        "# {command} as a study file: {label} {}\n{}",
+        written.changed(),
         body.trim_end()
     );
-    file::parse(Path::new(label), &text).map_err(|e| Error::usage(format!("{command}: {e}")))?;
-    Ok(ScenarioFile {
-        label,
-        text,
-        applied,
-    })
+    file::parse(Path::new(label), &written.text)
+        .map_err(|e| Error::usage(format!("{command}: {e}")))?;
+    Ok(written)
 }
 
 /// Splits the device list at top-level commas: `raid5(4,hdd-15k),host` is two devices.

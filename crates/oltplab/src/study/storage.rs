@@ -305,16 +305,7 @@ pub(super) fn run(
     let first = &study.cells[0];
     match (named, built) {
         (Named::Scenario(_), Some(file)) => {
-            let changed = match file.applied.len() {
-                0 => "as shipped".to_string(),
-                _ => format!("with {}", file.applied.join(", ")),
-            };
-            output::note!(
-                "(running {} {changed}: `oltplab study --file {}` runs the same cells, `oltplab study --resume {}` finishes this study if it stops)",
-                file.label,
-                copy.display(),
-                out.display()
-            );
+            file.announce(&copy, &out);
         }
         (Named::Scenario(s), None) => output::note!(
             "(resuming the `oltplab study --scenario {s}` in {}: {}, the file it ran; {kept} of {count} configurations finished earlier)",
