@@ -5,6 +5,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -19,12 +20,15 @@ pub fn oltplab(dir: &Path, args: &[&str]) -> Output {
 }
 
 /// A fresh, empty directory for one test. Under /tmp, not $TMPDIR: a database server running as
-/// its own account must be able to enter it.
+/// its own account must be able to enter it. Numbered, because the tests of many files share one
+/// binary (tests/e2e) and some give the same name.
 pub fn scratch(name: &str) -> PathBuf {
+    static NEXT: AtomicU32 = AtomicU32::new(0);
     let dir = PathBuf::from(format!(
-        "/tmp/oltplab-it-{}-{name}-{}",
+        "/tmp/oltplab-it-{}-{name}-{}-{}",
         env!("CARGO_CRATE_NAME"),
-        std::process::id()
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
     ));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();

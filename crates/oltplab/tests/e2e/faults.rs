@@ -7,7 +7,7 @@
 //!
 //! The scenarios share one loaded cluster and run one at a time (their timing is what they test).
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};

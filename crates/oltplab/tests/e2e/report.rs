@@ -1,7 +1,7 @@
 //! `oltplab report`, `merge`, `completions` and `man` as a user meets them: the real binary on real
 //! device results.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

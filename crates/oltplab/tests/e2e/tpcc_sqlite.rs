@@ -1,7 +1,7 @@
 //! `oltplab load/run/check tpcc` on embedded SQLite as a user meets them: the real binary, a real
 //! database file, a real (short) run, and the twelve consistency conditions before and after.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -3,7 +3,7 @@
 //! `--json -` for scripts. The server is started by the test in a temporary directory and always
 //! stopped; where PostgreSQL is not installed the server test says so and passes.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};

@@ -4,7 +4,7 @@
 //! one-statement stock change included), and the twelve consistency conditions hold after it.
 //! Where a server is not installed the test says so and passes (scripts/test.sh installs both).
 
-mod common;
+use crate::common;
 
 use common::{assert_one_line_usage_error, oltplab, scratch, stderr};
 use oltplab_dbs::server;

@@ -5,7 +5,7 @@
 //! "rows changed, not found" path of UPDATE_SUBSCRIBER_DATA. Where MariaDB is not installed the
 //! test says so (and fails under CI: scripts/test.sh installs it).
 
-mod common;
+use crate::common;
 
 use common::{assert_one_line_usage_error, json, oltplab, scratch, stderr};
 use oltplab_dbs::server;

@@ -2,7 +2,7 @@
 //! trace holds only the measured window, each record is tied to the transaction that did it, and
 //! `summary.io` comes from that trace. Also `oltplab study --engine postgres` end to end.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Output;

@@ -4,7 +4,7 @@
 //! results.json, the traces and report.html are written; bad input is refused before anything runs;
 //! `--dry-run` prints studies/s1.toml with the options applied, and a stopped study resumes.
 
-mod common;
+use crate::common;
 
 use common::{oltplab, scratch, stderr};
 use serde_json::Value;

@@ -3,7 +3,7 @@
 //! table's reads on its device; the result gives I/O per device and per table, and `trace stat`
 //! the same I/O per table from the trace alone.
 
-mod common;
+use crate::common;
 
 use common::{assert_ok, assert_usage_error, json, oltplab, scratch, server_installed};
 use oltplab_devmodel::slot_device;

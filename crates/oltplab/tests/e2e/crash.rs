@@ -2,7 +2,7 @@
 //! loses no acknowledged commit and breaks nothing; one on a lying cache loses commits; bad input
 //! is refused with one sentence and exit code 2.
 
-mod common;
+use crate::common;
 
 use common::{assert_ok, assert_one_line_usage_error, assert_usage_error, json, oltplab, scratch};
 

@@ -4,7 +4,7 @@
 //! acknowledged commits. SQLite for both; order entry on PostgreSQL and the brokerage on MariaDB,
 //! servers oltplab starts on private sockets and stops (skipped where not installed).
 
-mod common;
+use crate::common;
 
 use common::{assert_ok, assert_one_line_usage_error, json, oltplab, scratch, server_installed};
 use serde_json::Value;

@@ -5,7 +5,7 @@
 //! twelve conditions on each node and equal table checksums across them. Nothing of the cluster
 //! keeps running. Usage errors first.
 
-mod common;
+use crate::common;
 
 use common::{
     assert_ok, assert_usage_error, galera_installed, json, mariadbd_under, oltplab, scratch, stderr,

@@ -2,7 +2,7 @@
 //! anything, and runs end to end at the tests' scale (one device, two nodes, seconds per run;
 //! the quick and s1 scales' figures are measured by hand, docs/cluster.md).
 
-mod common;
+use crate::common;
 
 use common::{
     assert_ok, assert_usage_error, galera_installed, json, mariadbd_under, oltplab, scratch,

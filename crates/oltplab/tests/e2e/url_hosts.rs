@@ -4,7 +4,7 @@
 //! one PostgreSQL, started by the test on its private socket and always stopped, is named twice:
 //! once by its socket directory and once by the same directory with a trailing slash.
 
-mod common;
+use crate::common;
 
 use common::{assert_ok, assert_one_line_usage_error, json, oltplab, scratch, stderr};
 use oltplab_dbs::server::{ManagedServer, ServerConfig, ServerKind};

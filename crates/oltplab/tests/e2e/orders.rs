@@ -2,7 +2,7 @@
 //! PostgreSQL and MariaDB servers that oltplab starts in a temporary data directory (and stops),
 //! a few dozen connections, both table kinds, both modes, and the result's contract fields.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Command, Output};

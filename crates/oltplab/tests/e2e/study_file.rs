@@ -4,7 +4,7 @@
 //! and given a new device, resumes running only the stopped and the new cells, then holds every
 //! cell's figures and renders them in its report.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;

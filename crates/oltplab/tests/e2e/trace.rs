@@ -1,6 +1,6 @@
 //! `oltplab trace stat|convert|replay|merge` as a user meets them: the real binary, real files.
 
-mod common;
+use crate::common;
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};

@@ -1,7 +1,7 @@
 //! `oltplab emulate` as a user meets it: the real binary, the real shim, real programs (dd,
 //! PostgreSQL with pgbench) on emulated devices.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -6,7 +6,7 @@
 //! and stopped; where one is not installed the test says so and passes (fails under CI and
 //! scripts/test.sh).
 
-mod common;
+use crate::common;
 
 use common::{assert_ok, json, oltplab, scratch, server_installed};
 

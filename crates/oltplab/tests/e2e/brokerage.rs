@@ -4,7 +4,7 @@
 //! percentage point of EGen's weights for every one of the ten types. Where a server is not
 //! installed the test says so (and fails under CI: scripts/test.sh installs both).
 
-mod common;
+use crate::common;
 
 use common::{assert_one_line_usage_error, json, oltplab, scratch, stderr};
 use oltplab_dbs::server;

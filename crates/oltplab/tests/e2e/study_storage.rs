@@ -3,12 +3,12 @@
 //! shipped study file (studies/s3.toml, s2.toml) with the options applied, prints it with
 //! `--dry-run`, and resumes after Ctrl-C running only the configurations not finished.
 
-mod common;
+use crate::common;
 
 use common::{assert_ok, assert_usage_error, json, oltplab, scratch, stderr};
 
 /// On SQLite, the default engine: the hottest table moves into an attached file of its own in its
-/// configuration's copy (PostgreSQL's and MariaDB's placed tables: tests/layout.rs).
+/// configuration's copy (PostgreSQL's and MariaDB's placed tables: tests/e2e/layout.rs).
 #[test]
 fn placement_moves_the_log_then_the_hottest_table_then_everything_to_flash() {
     let dir = scratch("study-placement");
