@@ -121,3 +121,21 @@ pub fn man(args: ManArgs) -> Result<()> {
     let _ = out.write_all(&page).and_then(|_| out.flush());
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::DeviceArgs;
+
+    // Here, not in device/: only the top of the command line may import it.
+    #[test]
+    fn device_defaults_are_the_command_lines() {
+        let Command::Device(parsed) = Cli::parse_from(["oltplab", "device"]).command else {
+            panic!("parsed a device command");
+        };
+        assert_eq!(
+            format!("{parsed:?}"),
+            format!("{:?}", DeviceArgs::default())
+        );
+    }
+}
