@@ -23,6 +23,7 @@ pub mod output;
 pub mod progress;
 pub mod report;
 pub mod schema;
+pub mod start_at;
 pub mod study;
 pub mod tatp;
 pub mod tpcc;

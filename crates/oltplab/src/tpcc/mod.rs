@@ -29,7 +29,6 @@ use crate::workload::target::{self, DbSpec, Engine, Open};
 pub use crate::workload::{warmup_arg, Warmup, AUTO_WARMUP_MAX};
 pub(crate) use ramp::step_of;
 pub use run::{run_with, RunOutcome};
-pub(crate) use scaleout::parse_start_at;
 use scaleout::WarehouseRange;
 
 use crate::schema::RunResult;
@@ -297,7 +296,7 @@ impl RunConfig {
         let start_at = t
             .start_at
             .as_deref()
-            .map(scaleout::parse_start_at)
+            .map(crate::start_at::parse_start_at)
             .transpose()?;
         let ramp = match &t.terminals {
             Some(steps) if steps.single().is_none() => {
