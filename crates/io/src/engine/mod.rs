@@ -81,15 +81,6 @@ impl Op {
     }
 }
 
-impl From<crate::job::FlushKind> for Op {
-    fn from(kind: crate::job::FlushKind) -> Op {
-        match kind {
-            crate::job::FlushKind::Fsync => Op::Fsync,
-            crate::job::FlushKind::Fdatasync => Op::Fdatasync,
-        }
-    }
-}
-
 /// A finished I/O: the queue slot it used and the byte count, or a negative errno.
 #[derive(Clone, Copy, Debug)]
 pub struct Completion {
