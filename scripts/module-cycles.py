@@ -6,8 +6,9 @@ Usage: scripts/module-cycles.py [--crate NAME] [--edges] [--check] [ROOT]
 Reads every crates/*/src/**/*.rs under ROOT (default: the repository this script is in). Per
 crate, a file's module is its first directory or file under src/ (src/tpcc/run.rs -> tpcc,
 src/cli.rs -> cli); lib.rs and main.rs are the crate's root and no module. An edge A -> B is a
-`crate::B` path (in a `use`, grouped `use crate::{B, ...}` included, or in code) or a `super::`
-chain that climbs to the crate root and names B, written in a file of A. Comments and string
+`crate::B` path (in a `use`, grouped `use crate::{B, ...}` included, or in code), a `super::`
+chain that climbs to the crate root and names B, or a path to an item the root re-exports from B
+(`crate::parse_spec` for lib.rs's `pub use spec::parse_spec`), written in a file of A. Comments and string
 literals are skipped; `#[cfg(test)]` code counts like any other (a test module is part of its
 file's module). Standard library only.
 
@@ -201,6 +202,45 @@ def scc(nodes, edges):
     return out
 
 
+def use_leaves(tree):
+    """The names a use tree brings in (`{a::b, c as d, e::{f}}` -> [b, d, f])."""
+    tree = tree.strip()
+    if tree.startswith("{"):
+        inner, depth, part, parts = tree[1:tree.rfind("}")], 0, "", []
+        for ch in inner:
+            if ch == "," and depth == 0:
+                parts.append(part)
+                part = ""
+                continue
+            depth += ch == "{"
+            depth -= ch == "}"
+            part += ch
+        parts.append(part)
+        return [n for p in parts if p.strip() for n in use_leaves(p)]
+    if "{" in tree:
+        return use_leaves(tree[tree.index("{"):])
+    if " as " in tree:
+        return [tree.split(" as ")[-1].strip()]
+    return [tree.split("::")[-1].strip()]
+
+
+def root_reexports(src, modules):
+    """Names the crate root re-exports from its modules (`pub use spec::{parse_spec, Spec}` in
+    lib.rs): a `crate::parse_spec` elsewhere is an import of `spec`."""
+    out = {}
+    for name in ("lib.rs", "main.rs"):
+        path = os.path.join(src, name)
+        if not os.path.exists(path):
+            continue
+        text = strip(open(path, encoding="utf-8").read())
+        for m in re.finditer(r"\bpub(?:\([^)]*\))?\s+use\s+(?:(?:crate|self)::)?([A-Za-z_]\w*)::([^;]*);", text):
+            if m.group(1) in modules:
+                for leaf in use_leaves(re.sub(r"\s+", " ", m.group(2))):
+                    if leaf and leaf != "self" and leaf != "*":
+                        out[leaf] = m.group(1)
+    return out
+
+
 def crate_graph(root, crate):
     src = os.path.join(root, "crates", crate, "src")
     modules = set()
@@ -210,6 +250,7 @@ def crate_graph(root, crate):
             modules.add(entry)
         elif entry.endswith(".rs") and entry not in ("lib.rs", "main.rs"):
             modules.add(entry[:-3])
+    reexports = root_reexports(src, modules)
     places = defaultdict(list)  # (from, to) -> ["path:line"]
     for dirpath, _, files in os.walk(src):
         for f in sorted(files):
@@ -220,6 +261,7 @@ def crate_graph(root, crate):
             if not mod or mod[0] not in modules:
                 continue
             for line, target in references(src, path):
+                target = reexports.get(target, target)
                 if target in modules and target != mod[0]:
                     places[(mod[0], target)].append(f"{os.path.relpath(path, root)}:{line}")
     edges = defaultdict(set)

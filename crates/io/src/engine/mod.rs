@@ -124,25 +124,6 @@ impl AnyEngine {
             EngineKind::Null => AnyEngine::Null(NullEngine::new(buffers)),
         })
     }
-
-    /// The engine for one job of `spec`: its engine kind, wrapped in an [`EmulatedEngine`] when the
-    /// job runs on an emulated device.
-    pub fn open_job(spec: &crate::JobSpec, fd: RawFd, buffers: &IoBuffers) -> Result<Self> {
-        let engine = Self::open(spec.engine, fd, buffers, spec.direct)?;
-        Ok(match &spec.emulator {
-            Some(emulator) if !emulator.spec().is_host() => {
-                AnyEngine::Emulated(Box::new(EmulatedEngine::new(
-                    engine,
-                    emulator.clone(),
-                    buffers.block_size_bytes() as u64,
-                    buffers.slots(),
-                    0,
-                    spec.dsync,
-                )))
-            }
-            _ => engine,
-        })
-    }
 }
 
 impl IoEngine for AnyEngine {
