@@ -15,9 +15,8 @@
 use std::fmt;
 
 use crate::catalogue::{self, CatalogueEntry, DeviceKind};
-use crate::durability::{self, CacheMode, CACHE_KEY, SECTOR_KEY};
 use crate::model;
-use crate::params::DeviceParams;
+use crate::params::{self, device_params, optional_params, CacheMode, CACHE_KEY, SECTOR_KEY};
 
 /// Longest spec text accepted; nobody types more, and it bounds the parser's work.
 pub const SPEC_TEXT_MAX: usize = 1000;
@@ -345,39 +344,6 @@ impl Spec {
             Spec::WbCache { .. } | Spec::PageCache { .. } | Spec::ReadCache { .. } => false,
             Spec::Layout { devices, .. } => devices.iter().all(Spec::is_all_hdd),
         }
-    }
-}
-
-/// A parsed device's parameters. Every `Spec::Device` comes from [`parse_spec`], which refuses a
-/// device whose parameters do not all read (`model::check_device`), so this finds them all.
-pub(crate) fn device_params(
-    entry: &CatalogueEntry,
-    overrides: &[(&'static str, f64)],
-) -> DeviceParams {
-    DeviceParams::of(entry, overrides).expect("checked when parsed")
-}
-
-/// Parameters every device of a kind accepts in a spec although its catalogue entry does not
-/// list them: their default keeps the model as the catalogue describes it. `oltplab devices fit`
-/// sets them where a measured device needs them.
-pub fn optional_params(kind: DeviceKind) -> &'static [catalogue::Param] {
-    const FLASH: &[catalogue::Param] = &[
-        catalogue::Param {
-            key: "write_occupancy_us",
-            value: 0.0,
-            about: "controller time per write command, when it differs from a read's (0: cmd_occupancy_us)",
-            source: "fitted by `oltplab devices fit` to a measured device; the catalogue's devices use cmd_occupancy_us",
-        },
-        catalogue::Param {
-            key: "flush_us",
-            value: 0.0,
-            about: "time a flush command takes beyond draining the write buffer (the cache flush itself; on a virtual disk the host's fsync)",
-            source: "fitted by `oltplab devices fit` to a measured device's commits after small and large writes; the catalogue's devices: 0",
-        },
-    ];
-    match kind {
-        DeviceKind::Flash => FLASH,
-        _ => &[],
     }
 }
 
@@ -765,7 +731,7 @@ impl Parser<'_> {
             Ok((CACHE_KEY, mode.code()))
         } else {
             let (at, word) = self.word("a sector size: 512 or 4k")?;
-            match durability::parse_sector(&word) {
+            match params::parse_sector(&word) {
                 Some(v) => Ok((SECTOR_KEY, v as f64)),
                 None => Err(self.error(
                     at,

@@ -29,8 +29,9 @@ use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
-use crate::durability::{CacheMode, CrashLog, Durability};
+use crate::durability::{CrashLog, Durability};
 use crate::emulator::{clock_ns, slot_device};
+use crate::params::CacheMode;
 use crate::spec::Spec;
 
 pub const MAGIC: u32 = u32::from_le_bytes(*b"UNDO");

@@ -1,8 +1,8 @@
 //! A hard disk drive: one actuator over a rotating platter, its queue and buffer.
 
 use super::super::base::{Alloc, Ctx};
-use crate::params::DeviceParams;
-use crate::spec::{device_params, Spec};
+use crate::params::{device_params, DeviceParams};
+use crate::spec::Spec;
 use crate::state::St;
 use crate::IoKind;
 
