@@ -389,7 +389,7 @@ impl SplitMix {
 mod tests {
     use super::*;
     use crate::emulator::slot;
-    use crate::spec::parse_spec;
+    use crate::parser::parse_spec;
 
     fn of(text: &str) -> Durability {
         Durability::of(&parse_spec(text).unwrap(), 0)

@@ -13,6 +13,7 @@ pub mod durability;
 mod emulator;
 mod model;
 pub mod params;
+pub mod parser;
 pub mod sim;
 pub mod spec;
 mod state;
@@ -27,7 +28,8 @@ pub use emulator::{
     FILE_SLOT_BYTES, LATE_TARGET_PCT, OFF_TARGET_PCT, P99_OFF_TARGET_PCT, SLOT_DEVICE_SHIFT,
 };
 pub use params::{CacheMode, DeviceParams, MissingParam};
-pub use spec::{parse_spec, RaidLevel, Role, Spec, SpecError, LAYOUT_DEVICES_MAX};
+pub use parser::{parse_spec, SpecError};
+pub use spec::{RaidLevel, Role, Spec, LAYOUT_DEVICES_MAX};
 
 /// What an I/O does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

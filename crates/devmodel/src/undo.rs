@@ -434,7 +434,7 @@ impl Overlay {
 mod tests {
     use super::*;
     use crate::emulator::slot;
-    use crate::spec::parse_spec;
+    use crate::parser::parse_spec;
     use std::io::Write;
 
     fn write(out: &mut Vec<u8>, seq: u64, file: u32, offset: u64, old: u8, len: u32) {
