@@ -1,6 +1,6 @@
 //! What a power cut leaves on an emulated device: the durability side of a device model.
 //!
-//! A device's write cache is one of four kinds ([`CacheMode`]); what a cut may lose follows from
+//! A device's write cache is one of four kinds ([`CacheMode`], a device parameter in `params`); what a cut may lose follows from
 //! it, from the cache's size and from the device's atomic unit (its sector). The timing model is
 //! not involved: it keeps following the catalogue's `write_cache` / `power_loss_protected`, which
 //! also give each device's default cache mode here, so that a catalogue device means one drive.
@@ -12,89 +12,13 @@
 //! seed, and one cut gives as many different states as asked for.
 
 use std::collections::VecDeque;
-use std::fmt;
 
 use serde::Serialize;
 
 use crate::emulator::slot_device;
-use crate::params::DeviceParams;
-use crate::spec::{device_params, Spec};
+use crate::params::{device_params, CacheMode, DeviceParams, CACHE_KEY, SECTOR_KEY};
+use crate::spec::Spec;
 
-/// A device's (or controller's) write cache, as a power cut sees it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum CacheMode {
-    /// No write cache: a write is on the media when it completes.
-    Off,
-    /// A write-back cache that loses what was not flushed: a flush (or FUA) makes every earlier
-    /// write durable.
-    Volatile,
-    /// A write-back cache that acknowledges flushes without making anything durable (what
-    /// diskchecker.pl catches): only the cache's size bounds what a cut loses.
-    Lying,
-    /// A write-back cache that survives the cut (battery, capacitor or flash backing): durable.
-    Battery,
-}
-
-impl CacheMode {
-    pub const NAMES: [&'static str; 4] = ["off", "volatile", "lying", "battery"];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            CacheMode::Off => "off",
-            CacheMode::Volatile => "volatile",
-            CacheMode::Lying => "lying",
-            CacheMode::Battery => "battery",
-        }
-    }
-
-    pub fn from_name(name: &str) -> Option<CacheMode> {
-        match name {
-            "off" => Some(CacheMode::Off),
-            "volatile" => Some(CacheMode::Volatile),
-            "lying" => Some(CacheMode::Lying),
-            "battery" => Some(CacheMode::Battery),
-            _ => None,
-        }
-    }
-
-    /// The code a device override stores (overrides are numbers).
-    pub(crate) fn code(self) -> f64 {
-        match self {
-            CacheMode::Off => 0.0,
-            CacheMode::Volatile => 1.0,
-            CacheMode::Lying => 2.0,
-            CacheMode::Battery => 3.0,
-        }
-    }
-
-    pub(crate) fn from_code(code: f64) -> CacheMode {
-        match code as u32 {
-            1 => CacheMode::Volatile,
-            2 => CacheMode::Lying,
-            3 => CacheMode::Battery,
-            _ => CacheMode::Off,
-        }
-    }
-
-    /// True if a cut can lose writes the device acknowledged.
-    pub fn loses_writes(self) -> bool {
-        matches!(self, CacheMode::Volatile | CacheMode::Lying)
-    }
-}
-
-impl fmt::Display for CacheMode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-/// The spec key of a device's cache mode (`hdd-15k{cache=volatile}`).
-pub const CACHE_KEY: &str = "cache";
-/// The spec key of a device's atomic unit (`sata-ssd-2010{sector=4k}`).
-pub const SECTOR_KEY: &str = "sector";
-/// The atomic units a spec may give.
-pub const SECTOR_SIZES: [u64; 2] = [512, 4096];
 /// Every catalogue device's default atomic unit: the 512-byte logical sector they were formatted
 /// with; a drive promises that one logical sector is written whole or not at all, and no more.
 pub const DEFAULT_SECTOR_BYTES: u64 = 512;
@@ -210,12 +134,6 @@ impl Durability {
             crate::spec::format_size(self.sector_bytes)
         )
     }
-}
-
-/// Parses a spec's `sector=` value: 512 or 4k.
-pub(crate) fn parse_sector(word: &str) -> Option<u64> {
-    let v = oltplab_core::units::parse_size(word).ok()?;
-    SECTOR_SIZES.contains(&v).then_some(v)
 }
 
 /// One write a cut may still lose.
@@ -471,7 +389,7 @@ impl SplitMix {
 mod tests {
     use super::*;
     use crate::emulator::slot;
-    use crate::spec::parse_spec;
+    use crate::parser::parse_spec;
 
     fn of(text: &str) -> Durability {
         Durability::of(&parse_spec(text).unwrap(), 0)

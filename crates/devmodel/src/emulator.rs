@@ -12,7 +12,8 @@ use oltplab_core::{Error, Result};
 use serde::{Deserialize, Serialize};
 
 use crate::model::{Alloc, Ctx, Node};
-use crate::spec::{parse_spec, Spec};
+use crate::parser::parse_spec;
+use crate::spec::Spec;
 use crate::state::{self, Region, St};
 use crate::IoKind;
 

@@ -13,6 +13,7 @@ pub mod durability;
 mod emulator;
 mod model;
 pub mod params;
+pub mod parser;
 pub mod sim;
 pub mod spec;
 mod state;
@@ -20,14 +21,15 @@ pub mod undo;
 pub mod validation;
 
 pub use catalogue::{catalogue, CatalogueEntry, DeviceKind, Param};
-pub use durability::{CacheMode, Durability};
+pub use durability::Durability;
 pub use emulator::{
     fine_timer_slack, lateness_tolerance_ns, now_ns, run_delay_ns, slot, slot_device,
     spin_margin_ns, thread_spin_ns, wait_until, DeviceCounts, Emulator, Fidelity, KindLatency,
     FILE_SLOT_BYTES, LATE_TARGET_PCT, OFF_TARGET_PCT, P99_OFF_TARGET_PCT, SLOT_DEVICE_SHIFT,
 };
-pub use params::{DeviceParams, MissingParam};
-pub use spec::{parse_spec, RaidLevel, Role, Spec, SpecError, LAYOUT_DEVICES_MAX};
+pub use params::{CacheMode, DeviceParams, MissingParam};
+pub use parser::{parse_spec, SpecError};
+pub use spec::{RaidLevel, Role, Spec, LAYOUT_DEVICES_MAX};
 
 /// What an I/O does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

@@ -1,11 +1,14 @@
 //! A device's parameters as typed structs, one per kind of model. Each field is named as its
 //! parameter's key and read once from the spec: its overrides, then the catalogue entry, then the
 //! kind's optional parameters. A parameter found in none of them is an error naming it, never a 0.
+//! A device's cache mode and atomic unit (`cache=`, `sector=`) are parameters too, kept here
+//! below the spec parser that reads them and the durability model that uses them.
 
 use std::fmt;
 
-use crate::catalogue::{CatalogueEntry, DeviceKind};
-use crate::spec::optional_params;
+use serde::Serialize;
+
+use crate::catalogue::{self, CatalogueEntry, DeviceKind};
 
 /// A parameter a model needs that a device (or the RAID controller) does not have.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -210,4 +213,119 @@ mod tests {
         };
         assert_eq!((p.capacity_gb, p.latency_us, p.units), (1.0, 0.5, 2.0));
     }
+}
+
+/// A parsed device's parameters. Every `Spec::Device` comes from `spec::parse_spec`, which refuses a
+/// device whose parameters do not all read (`model::check_device`), so this finds them all.
+pub(crate) fn device_params(
+    entry: &CatalogueEntry,
+    overrides: &[(&'static str, f64)],
+) -> DeviceParams {
+    DeviceParams::of(entry, overrides).expect("checked when parsed")
+}
+
+/// Parameters every device of a kind accepts in a spec although its catalogue entry does not
+/// list them: their default keeps the model as the catalogue describes it. `oltplab devices fit`
+/// sets them where a measured device needs them.
+pub fn optional_params(kind: DeviceKind) -> &'static [catalogue::Param] {
+    const FLASH: &[catalogue::Param] = &[
+        catalogue::Param {
+            key: "write_occupancy_us",
+            value: 0.0,
+            about: "controller time per write command, when it differs from a read's (0: cmd_occupancy_us)",
+            source: "fitted by `oltplab devices fit` to a measured device; the catalogue's devices use cmd_occupancy_us",
+        },
+        catalogue::Param {
+            key: "flush_us",
+            value: 0.0,
+            about: "time a flush command takes beyond draining the write buffer (the cache flush itself; on a virtual disk the host's fsync)",
+            source: "fitted by `oltplab devices fit` to a measured device's commits after small and large writes; the catalogue's devices: 0",
+        },
+    ];
+    match kind {
+        DeviceKind::Flash => FLASH,
+        _ => &[],
+    }
+}
+
+/// A device's (or controller's) write cache, as a power cut sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CacheMode {
+    /// No write cache: a write is on the media when it completes.
+    Off,
+    /// A write-back cache that loses what was not flushed: a flush (or FUA) makes every earlier
+    /// write durable.
+    Volatile,
+    /// A write-back cache that acknowledges flushes without making anything durable (what
+    /// diskchecker.pl catches): only the cache's size bounds what a cut loses.
+    Lying,
+    /// A write-back cache that survives the cut (battery, capacitor or flash backing): durable.
+    Battery,
+}
+
+impl CacheMode {
+    pub const NAMES: [&'static str; 4] = ["off", "volatile", "lying", "battery"];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            CacheMode::Off => "off",
+            CacheMode::Volatile => "volatile",
+            CacheMode::Lying => "lying",
+            CacheMode::Battery => "battery",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<CacheMode> {
+        match name {
+            "off" => Some(CacheMode::Off),
+            "volatile" => Some(CacheMode::Volatile),
+            "lying" => Some(CacheMode::Lying),
+            "battery" => Some(CacheMode::Battery),
+            _ => None,
+        }
+    }
+
+    /// The code a device override stores (overrides are numbers).
+    pub(crate) fn code(self) -> f64 {
+        match self {
+            CacheMode::Off => 0.0,
+            CacheMode::Volatile => 1.0,
+            CacheMode::Lying => 2.0,
+            CacheMode::Battery => 3.0,
+        }
+    }
+
+    pub(crate) fn from_code(code: f64) -> CacheMode {
+        match code as u32 {
+            1 => CacheMode::Volatile,
+            2 => CacheMode::Lying,
+            3 => CacheMode::Battery,
+            _ => CacheMode::Off,
+        }
+    }
+
+    /// True if a cut can lose writes the device acknowledged.
+    pub fn loses_writes(self) -> bool {
+        matches!(self, CacheMode::Volatile | CacheMode::Lying)
+    }
+}
+
+impl fmt::Display for CacheMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The spec key of a device's cache mode (`hdd-15k{cache=volatile}`).
+pub const CACHE_KEY: &str = "cache";
+/// The spec key of a device's atomic unit (`sata-ssd-2010{sector=4k}`).
+pub const SECTOR_KEY: &str = "sector";
+/// The atomic units a spec may give.
+pub const SECTOR_SIZES: [u64; 2] = [512, 4096];
+
+/// Parses a spec's `sector=` value: 512 or 4k.
+pub(crate) fn parse_sector(word: &str) -> Option<u64> {
+    let v = oltplab_core::units::parse_size(word).ok()?;
+    SECTOR_SIZES.contains(&v).then_some(v)
 }

@@ -29,8 +29,9 @@ use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
-use crate::durability::{CacheMode, CrashLog, Durability};
+use crate::durability::{CrashLog, Durability};
 use crate::emulator::{clock_ns, slot_device};
+use crate::params::CacheMode;
 use crate::spec::Spec;
 
 pub const MAGIC: u32 = u32::from_le_bytes(*b"UNDO");
@@ -433,7 +434,7 @@ impl Overlay {
 mod tests {
     use super::*;
     use crate::emulator::slot;
-    use crate::spec::parse_spec;
+    use crate::parser::parse_spec;
     use std::io::Write;
 
     fn write(out: &mut Vec<u8>, seq: u64, file: u32, offset: u64, old: u8, len: u32) {

@@ -829,3 +829,110 @@ fn flash_follows_streams_through_other_threads_random_io() {
         "the streams cost {among} ns among other I/O against {alone} ns alone"
     );
 }
+
+// From model/drive/hdd.rs and model/cache/write_back.rs: through the Emulator, which is above
+// the model, so they live with the other tests of the public API.
+/// The three points the DiskSim validation traces brought into the HDD model (issue 31).
+#[test]
+fn hdd_interface_bound_buffer_segments_and_write_hit_time() {
+    let emu = |spec: &str| Emulator::new(&parse_spec(spec).unwrap(), 1).expect("spec compiles");
+    let t = 1_000_000_000u64;
+    // A media read no sooner than its positioning plus its bytes at the interface rate: the
+    // same read (same seed, same platter) 64 KiB at 5 MB/s instead of the media's ~120 MB/s.
+    let slow = emu("hdd-10k{link_mb_s=5}").submit(t, IoKind::Read, 300 << 30, 64 << 10) - t;
+    let fast = emu("hdd-10k").submit(t, IoKind::Read, 300 << 30, 64 << 10) - t;
+    let wire = (65536.0 / 5e6 * 1e9) as u64;
+    assert!(
+        slow >= wire && slow > fast + wire - 1_000_000,
+        "{slow} {fast}"
+    );
+    // A buffered write is acknowledged after its own command time.
+    let w = emu("hdd-10k{write_cache=on,write_hit_overhead_us=500}");
+    let acked = w.submit(t, IoKind::Write, 5 << 30, 4096) - t;
+    let expect = 500_000.0 + 4096.0 / 600e6 * 1e9;
+    assert!((acked as f64 - expect).abs() < 1_000.0, "{acked}");
+    // With one segment, a read elsewhere takes the buffer; with 16 what the first read read
+    // ahead stays.
+    let ahead = |spec: &str| {
+        let e = emu(spec);
+        let gap = 100_000_000;
+        e.submit(t, IoKind::Read, 1 << 30, 8192);
+        e.submit(t + gap, IoKind::Read, 200 << 30, 8192);
+        e.submit(t + 2 * gap, IoKind::Read, (1 << 30) + (64 << 10), 8192) - (t + 2 * gap)
+    };
+    assert!(ahead("hdd-10k") < 200_000, "a buffer hit");
+    assert!(
+        ahead("hdd-10k{cache_segments=1}") > 1_000_000,
+        "a media read"
+    );
+    assert!(parse_spec("hdd-10k{cache_segments=17}").is_err());
+}
+
+/// The RAID controller of S2 and S4 (issue 31, item 4): read-ahead serves a sequential 16 KiB
+/// stream at QD 1 from the cache, far faster than one revolution per read, and a write burst
+/// up to the cache size is acknowledged at the controller's speed, then at the destage rate.
+#[test]
+fn controller_reads_ahead_and_absorbs_a_burst_up_to_its_cache() {
+    let seq = |spec: &str, kind: IoKind, n: u64| -> Vec<u64> {
+        let e = Emulator::new(&parse_spec(spec).unwrap(), 1).unwrap();
+        let mut t = 1_000_000_000u64;
+        (0..n)
+            .map(|i| {
+                let done = e.submit(t, kind, (100 << 30) + i * (16 << 10), 16 << 10);
+                let lat = done - t;
+                t = done;
+                lat
+            })
+            .collect()
+    };
+    let mean = |v: &[u64]| v.iter().sum::<u64>() as f64 / v.len() as f64;
+    let rev_ns = 60e9 / 15_000.0;
+    // The drive with no buffer of its own: every 16 KiB read waits about a turn.
+    let bare = mean(&seq("hdd-15k{cache_mib=0}", IoKind::Read, 400)[10..]);
+    assert!(bare > 0.8 * rev_ns, "bare drive {bare}");
+    // Behind the controller's read-ahead: the stream runs at the media rate (~200 MB/s at
+    // the outer zone: ~80 µs per 16 KiB) and no slower than the controller's command time.
+    let ra = seq(
+        "wbcache(hdd-15k{cache_mib=0},size=1g,readahead=on)",
+        IoKind::Read,
+        4000,
+    );
+    let ra = mean(&ra[100..]);
+    assert!(ra < rev_ns / 20.0, "read-ahead {ra} vs a turn {rev_ns}");
+    let media = 16384.0
+        / (oltplab_devmodel::catalogue::lookup("hdd-15k")
+            .unwrap()
+            .param("media_outer_mb_s")
+            .unwrap()
+            * 1e6)
+        * 1e9;
+    assert!(
+        ra > 0.9 * media,
+        "no faster than the platter: {ra} vs {media}"
+    );
+    // Without read-ahead the controller passes reads through.
+    let off = mean(&seq("wbcache(hdd-15k{cache_mib=0},size=1g)", IoKind::Read, 400)[10..]);
+    assert!(off > 0.8 * rev_ns, "no read-ahead {off}");
+
+    // Writes: a 16 MiB cache takes 1,024 16 KiB writes at the controller's speed, then they
+    // run at the rate the drive takes the destaged (coalesced, sequential) data.
+    let w = seq("wbcache(hdd-15k,size=16m)", IoKind::Write, 4000);
+    let cmd = oltplab_devmodel::params::ControllerParams::of_catalogue()
+        .unwrap()
+        .cmd_us
+        * 1e3;
+    let burst = mean(&w[..900]);
+    assert!(
+        burst < 1.5 * cmd + 10_000.0,
+        "burst {burst} vs command {cmd}"
+    );
+    let sustained = mean(&w[2000..]);
+    assert!(
+        sustained > 0.8 * media && sustained < 2.0 * media,
+        "sustained {sustained} vs media {media}"
+    );
+    // The drive alone, write cache off: one write per turn.
+    let alone = mean(&seq("hdd-15k", IoKind::Write, 200)[10..]);
+    assert!(alone > 0.8 * rev_ns, "{alone}");
+    eprintln!("bare {bare:.0} ra {ra:.0} off {off:.0} media {media:.0} burst {burst:.0} sustained {sustained:.0} alone {alone:.0}");
+}

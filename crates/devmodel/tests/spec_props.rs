@@ -19,7 +19,7 @@ fn check(text: &str) -> Result<Spec, String> {
         Err(e) => {
             let len = text.chars().count();
             assert!(
-                (1..=len.max(oltplab_devmodel::spec::SPEC_TEXT_MAX) + 1).contains(&e.column),
+                (1..=len.max(oltplab_devmodel::parser::SPEC_TEXT_MAX) + 1).contains(&e.column),
                 "{text}: {e}"
             );
             assert!(!e.message.is_empty(), "{text}");
@@ -191,7 +191,7 @@ proptest! {
             if closed { ")".repeat(depth) } else { String::new() }
         );
         let spec = check(&text).map_err(TestCaseError::fail)?;
-        if depth > 8 && text.chars().count() <= oltplab_devmodel::spec::SPEC_TEXT_MAX {
+        if depth > 8 && text.chars().count() <= oltplab_devmodel::parser::SPEC_TEXT_MAX {
             let e = parse_spec(&text).unwrap_err();
             prop_assert!(spec.is_host());
             prop_assert!(e.column <= text.chars().count() + 1, "{}", e);

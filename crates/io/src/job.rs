@@ -41,6 +41,16 @@ pub enum FlushKind {
     Fdatasync,
 }
 
+// Here, beside the kind, so that the engine (below the job) does not import the job back.
+impl From<FlushKind> for crate::engine::Op {
+    fn from(kind: FlushKind) -> crate::engine::Op {
+        match kind {
+            FlushKind::Fsync => crate::engine::Op::Fsync,
+            FlushKind::Fdatasync => crate::engine::Op::Fdatasync,
+        }
+    }
+}
+
 /// Named access patterns of `--rw`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]

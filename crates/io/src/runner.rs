@@ -20,7 +20,7 @@ use oltplab_metrics::cpu::CpuTime;
 use oltplab_metrics::LatencyHistogram;
 
 use crate::buffers::IoBuffers;
-use crate::engine::{AnyEngine, Completion, IoEngine, Op};
+use crate::engine::{AnyEngine, Completion, EmulatedEngine, IoEngine, Op};
 use crate::job::JobSpec;
 use crate::pattern::PatternGen;
 
@@ -144,7 +144,7 @@ pub fn run_point(
                             spec.huge_pages,
                         );
                         let huge_pages = buffers.huge_pages();
-                        let engine = AnyEngine::open_job(spec, fd, &buffers);
+                        let engine = open_engine(spec, fd, &buffers);
                         // Every job waits here even if its engine failed, so no job waits forever.
                         barrier.wait();
                         let job_ctx = JobContext {
@@ -551,6 +551,25 @@ fn io_failure(result: i32, op: Op, offset: u64, block_size: u32) -> Error {
             "{what} transferred only {result} bytes: the target is shorter than expected; recreate it or lower --size"
         )),
     }
+}
+
+/// The engine for one job of `spec`: its engine kind, wrapped in an [`EmulatedEngine`] when the
+/// job runs on an emulated device. Here, above both, so that the engine does not import the job.
+fn open_engine(spec: &JobSpec, fd: RawFd, buffers: &IoBuffers) -> Result<AnyEngine> {
+    let engine = AnyEngine::open(spec.engine, fd, buffers, spec.direct)?;
+    Ok(match &spec.emulator {
+        Some(emulator) if !emulator.spec().is_host() => {
+            AnyEngine::Emulated(Box::new(EmulatedEngine::new(
+                engine,
+                emulator.clone(),
+                buffers.block_size_bytes() as u64,
+                buffers.slots(),
+                0,
+                spec.dsync,
+            )))
+        }
+        _ => engine,
+    })
 }
 
 #[cfg(test)]

@@ -33,11 +33,11 @@ pub enum Command {
     /// Run any command with its file I/O under a directory going through an emulated device
     Emulate(crate::emulate::EmulateArgs),
     /// Create and fill a workload's database (TPC-C, orders)
-    Load(crate::workload::LoadArgs),
+    Load(crate::workload_commands::LoadArgs),
     /// Run a workload against a database and measure it (TPC-C, orders)
-    Run(crate::workload::RunArgs),
+    Run(crate::workload_commands::RunArgs),
     /// Check a workload's database for consistency (TPC-C conditions 1–12, orders)
-    Check(crate::workload::CheckArgs),
+    Check(crate::workload_commands::CheckArgs),
     /// Inspect, convert and replay I/O traces
     Trace(crate::trace::TraceArgs),
     /// Cut the power of an emulated device during a workload; check what the engine recovers
@@ -120,4 +120,22 @@ pub fn man(args: ManArgs) -> Result<()> {
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(&page).and_then(|_| out.flush());
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::DeviceArgs;
+
+    // Here, not in device/: only the top of the command line may import it.
+    #[test]
+    fn device_defaults_are_the_command_lines() {
+        let Command::Device(parsed) = Cli::parse_from(["oltplab", "device"]).command else {
+            panic!("parsed a device command");
+        };
+        assert_eq!(
+            format!("{parsed:?}"),
+            format!("{:?}", DeviceArgs::default())
+        );
+    }
 }

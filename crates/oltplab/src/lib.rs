@@ -2,8 +2,9 @@
 //! `oltplab study` call alike.
 //!
 //! - [`device::measure`]: a [`device::DeviceConfig`] → a [`schema::DeviceResult`];
-//! - [`workload`]: the workloads (TPC-C, order entry, brokerage) behind one trait, with `load`, `run` and
-//!   `check`;
+//! - [`workload_commands`]: `load`, `run` and `check` of the workloads (TPC-C, order entry,
+//!   brokerage, TATP) behind one trait; each workload's module (`tpcc`, …) builds on the kit they
+//!   share, [`workload`], which imports none of them;
 //! - [`trace::replay::replay`]: a [`trace::replay::ReplayConfig`] → a [`schema::ReplayResult`];
 //! - [`study`]: the reference studies (docs/studies.md), built on the three above;
 //! - [`schema`]: every result kind's typed summary (`oltplab.result/1`).
@@ -22,11 +23,13 @@ pub mod output;
 pub mod progress;
 pub mod report;
 pub mod schema;
+pub mod start_at;
 pub mod study;
 pub mod tatp;
 pub mod tpcc;
 pub mod trace;
 pub mod workload;
+pub mod workload_commands;
 
 /// Set by Ctrl-C; long-running work polls it, stops, and saves what it has.
 pub use oltplab_core::interrupt::STOP;

@@ -4,7 +4,9 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use oltplab::{cli, crash, device, devices, emulate, output, report, study, trace, workload};
+use oltplab::{
+    cli, crash, device, devices, emulate, output, report, study, trace, workload_commands,
+};
 use oltplab_core::Error;
 
 fn main() -> ExitCode {
@@ -27,9 +29,9 @@ fn main() -> ExitCode {
         cli::Command::Device(args) => device::run(args),
         cli::Command::Devices(args) => devices::run(args),
         cli::Command::Emulate(args) => emulate::run(args),
-        cli::Command::Load(args) => workload::load(args),
-        cli::Command::Run(args) => workload::run(args),
-        cli::Command::Check(args) => workload::check(args),
+        cli::Command::Load(args) => workload_commands::load(args),
+        cli::Command::Run(args) => workload_commands::run(args),
+        cli::Command::Check(args) => workload_commands::check(args),
         cli::Command::Trace(args) => trace::run(args),
         cli::Command::Crash(args) => crash::run(args),
         cli::Command::Study(args) => study::run(args),

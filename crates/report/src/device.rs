@@ -133,7 +133,8 @@ pub fn points<'a>(doc: &'a Doc) -> Vec<Point<'a>> {
         .and_then(|q| q.get(0))
         .and_then(serde_json::Value::as_f64);
     out.push(Point {
-        label: doc.describe(),
+        // A device section's documents are device results (`summary` above).
+        label: crate::doc::describe_device(doc.v),
         profile: None,
         qd,
         f: Figures3::of_run(summary),

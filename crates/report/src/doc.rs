@@ -1,17 +1,16 @@
 //! A saved result as the reports see it: its typed envelope (`oltplab_schema::Envelope`: tool,
 //! environment, histograms, warnings), the raw JSON of the figures not yet read through their
 //! kind's type, a label and its kind. A result whose envelope does not read is refused naming the
-//! field; a figure the kind may lack is shown as "—", never invented.
+//! field; a figure the kind may lack is shown as "—", never invented. Below every page module;
+//! which study a result is, and its label, are asked of the pages one level up (`classify`).
 
 use oltplab_metrics::schema::SCHEMA;
 use oltplab_metrics::LatencyHistogram;
 use oltplab_schema::{
-    read_at, read_value, CellStudyFigures, ClusterStudySummary, CrashSummary, DeviceSummary,
-    Envelope, InMemorySummary, ReplaySummary, RunDocument, StorageStudySummary, StudySummary,
+    read_value, CellStudyFigures, ClusterStudySummary, CrashSummary, DeviceSummary, Envelope,
+    InMemorySummary, ReplaySummary, RunDocument, StorageStudySummary, StudySummary,
 };
 use serde_json::Value;
-
-use crate::ReportError;
 
 /// The kinds of result oltplab writes (README, "Read the results"). A `merge` result carries the kind it merged.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -83,7 +82,7 @@ pub fn validate(result: &Value) -> Result<Kind, String> {
 }
 
 /// The typed envelope of a result, or the sentence naming the field that stops it.
-fn envelope(result: &Value) -> Result<Envelope, String> {
+pub(crate) fn envelope(result: &Value) -> Result<Envelope, String> {
     read_value::<Envelope>(result).map_err(|e| e.to_string())
 }
 
@@ -199,103 +198,6 @@ impl<'a> Doc<'a> {
             })
             .collect()
     }
-
-    /// A description of what was measured, from the config, for headings.
-    pub fn describe(&self) -> String {
-        match self.kind {
-            Kind::Device => describe_device(self.v),
-            Kind::Run => {
-                let run = crate::run::document(self);
-                let workload = run
-                    .and_then(|r| r.config.workload.as_deref())
-                    .or(run.and_then(|r| r.summary.workload.as_deref()))
-                    .unwrap_or("workload");
-                let mut parts = vec![workload.to_string()];
-                if let Some(e) = self
-                    .str("/config/engine")
-                    .or(self.str("/config/db_engine"))
-                    .or(self.str("/config/db/engine"))
-                {
-                    parts.push(format!("on {e}"));
-                }
-                // Orders: the table kind and what each transaction does.
-                if let Some((Some(t), Some(m))) =
-                    run.map(|r| (r.summary.tables.as_deref(), r.summary.mode.as_deref()))
-                {
-                    parts.push(format!("{t} tables, {m}"));
-                }
-                if let Some(w) = self.num("/config/warehouses") {
-                    parts.push(format!("{w} warehouses"));
-                }
-                if let Some(t) = self.num("/config/terminals") {
-                    parts.push(format!("{t} terminals"));
-                }
-                if let Some(d) = self.str("/config/emulate") {
-                    parts.push(format!("emulating {d}"));
-                }
-                parts.join(", ")
-            }
-            Kind::Replay => {
-                let mut text = "trace replay".to_string();
-                if let Some(f) = self.str("/config/trace").or(self.str("/config/file")) {
-                    text.push_str(&format!(" of {f}"));
-                }
-                if let Some(d) = self.str("/config/emulate") {
-                    text.push_str(&format!(" emulating {d}"));
-                }
-                text
-            }
-            Kind::Crash => match &self.figures {
-                Figures::Crash(s) => format!(
-                    "crash {} on {}, {} row{}",
-                    s.workload,
-                    s.engine,
-                    s.rows.len(),
-                    if s.rows.len() == 1 { "" } else { "s" }
-                ),
-                _ => "crash".into(),
-            },
-            Kind::Study => {
-                let scenario = self
-                    .str("/config/scenario")
-                    .or(self.str("/summary/scenario"))
-                    .unwrap_or("S1");
-                if let Figures::InMemory(s) = &self.figures {
-                    let n = s.runs.len();
-                    return format!(
-                        "study in-memory on {}, {n} sweep{}",
-                        s.engine,
-                        if n == 1 { "" } else { "s" }
-                    );
-                }
-                if scenario == "file" {
-                    return crate::cells::label(self);
-                }
-                if matches!(scenario, "cache-tiers" | "placement" | "storage") {
-                    return crate::storage::label(self);
-                }
-                if scenario == "cluster" {
-                    return crate::cluster::label(self);
-                }
-                if scenario == "profiles" {
-                    let sets: Vec<&str> = self
-                        .array("/summary/sets")
-                        .iter()
-                        .filter_map(|s| s.get("spec").and_then(Value::as_str))
-                        .collect();
-                    return format!("study profiles, {}", sets.join(" vs "));
-                }
-                let n = match &self.figures {
-                    Figures::S1(s) => s.devices.len(),
-                    _ => self.array("/summary/devices").len(),
-                };
-                format!(
-                    "study {scenario}, {n} device{}",
-                    if n == 1 { "" } else { "s" }
-                )
-            }
-        }
-    }
 }
 
 pub fn num(v: &Value, pointer: &str) -> Option<f64> {
@@ -304,7 +206,8 @@ pub fn num(v: &Value, pointer: &str) -> Option<f64> {
         .filter(|f| f.is_finite())
 }
 
-fn describe_device(v: &Value) -> String {
+/// What a device result measured: its workloads or profiles, queue depths, emulated device.
+pub fn describe_device(v: &Value) -> String {
     let workloads = v
         .pointer("/config/workloads")
         .and_then(Value::as_array)
@@ -346,63 +249,4 @@ fn describe_device(v: &Value) -> String {
         text.push_str(&format!(" emulating {e}"));
     }
     text
-}
-
-/// Checks every result, and gives each a label: the caller's, or `#N` and what it measured.
-pub fn docs<'a>(results: &'a [Value], labels: &[String]) -> Result<Vec<Doc<'a>>, ReportError> {
-    if results.is_empty() {
-        return Err(ReportError::NoResults);
-    }
-    results
-        .iter()
-        .enumerate()
-        .map(|(i, v)| {
-            let invalid = |reason| ReportError::Invalid { index: i, reason };
-            let kind = validate(v).map_err(invalid)?;
-            let head = envelope(v).map_err(invalid)?;
-            let mut doc = Doc::new(v, head, kind, String::new());
-            if kind == Kind::Study && crate::study::is_s1(&doc) {
-                let summary = read_at(v, "summary").map_err(|e| invalid(e.to_string()))?;
-                doc.figures = Figures::S1(Box::new(summary));
-            }
-            if kind == Kind::Study && crate::storage::is_storage(&doc) {
-                let summary = read_at(v, "summary").map_err(|e| invalid(e.to_string()))?;
-                doc.figures = Figures::Storage(Box::new(summary));
-            }
-            if kind == Kind::Study && crate::cluster::is_cluster(&doc) {
-                let summary = read_at(v, "summary").map_err(|e| invalid(e.to_string()))?;
-                doc.figures = Figures::Cluster(Box::new(summary));
-            }
-            if kind == Kind::Study && crate::cells::is_cells(&doc) {
-                let summary = read_at(v, "summary").map_err(|e| invalid(e.to_string()))?;
-                doc.figures = Figures::Cells(Box::new(summary));
-            }
-            if kind == Kind::Study && crate::in_memory::is_in_memory(&doc) {
-                let summary = read_at(v, "summary").map_err(|e| invalid(e.to_string()))?;
-                doc.figures = Figures::InMemory(Box::new(summary));
-            }
-            if kind == Kind::Device {
-                let summary = read_at(v, "summary").map_err(|e| invalid(e.to_string()))?;
-                doc.figures = Figures::Device(Box::new(summary));
-            }
-            if kind == Kind::Replay {
-                let summary = read_at(v, "summary").map_err(|e| invalid(e.to_string()))?;
-                doc.figures = Figures::Replay(Box::new(summary));
-            }
-            if kind == Kind::Run {
-                let run = read_value(v).map_err(|e| invalid(e.to_string()))?;
-                doc.figures = Figures::Run(Box::new(run));
-            }
-            if kind == Kind::Crash {
-                let summary = read_at(v, "summary").map_err(|e| invalid(e.to_string()))?;
-                doc.figures = Figures::Crash(Box::new(summary));
-            }
-            doc.label = match labels.get(i) {
-                Some(l) => l.clone(),
-                None if results.len() == 1 => doc.describe(),
-                None => format!("#{} {}", i + 1, doc.describe()),
-            };
-            Ok(doc)
-        })
-        .collect()
 }

@@ -7,6 +7,7 @@
 //! by each result. Every exporter serialises the same [`model::Report`], so they agree on every figure.
 
 mod cells;
+mod classify;
 mod cluster;
 mod common;
 mod crash;
@@ -137,7 +138,7 @@ pub fn build_with(
     charts: bool,
     options: &Options,
 ) -> Result<model::Report, ReportError> {
-    let docs = doc::docs(results, labels)?;
+    let docs = classify::docs(results, labels)?;
     if options.by.is_some() && !docs.iter().any(cells::is_cells) {
         return Err(ReportError::NoCells);
     }

@@ -11,6 +11,7 @@ use libc::{c_char, c_int, c_uint, c_void, iovec, mode_t, off64_t, off_t, size_t,
 use oltplab_devmodel::{now_ns, IoKind};
 use oltplab_trace::{Op, Record, TraceMeta, TraceWriter};
 
+use crate::fork;
 use crate::real::{self, errno, f, set_errno, OpenKind};
 use crate::undo::{self, Src};
 use crate::{files, Shim, SHIM};
@@ -289,13 +290,6 @@ fn emulate_flush(fd: c_int, number: u32, op: Op, t0: u64) {
 
 // ---- per-process trace writer ------------------------------------------------------------------
 
-/// Bumped in a forked child: a writer or cached value from another generation is the parent's.
-static FORK_GEN: AtomicU64 = AtomicU64::new(1);
-
-/// This process's fork generation (a forked child has a new one).
-pub(crate) fn fork_gen() -> u64 {
-    FORK_GEN.load(Ordering::Acquire)
-}
 static WRITER: AtomicPtr<TraceWriter> = AtomicPtr::new(std::ptr::null_mut());
 static WRITER_GEN: AtomicU64 = AtomicU64::new(0);
 static WRITER_LOCK: AtomicBool = AtomicBool::new(false);
@@ -305,7 +299,7 @@ static PARTS: AtomicU64 = AtomicU64::new(0);
 static TRACE_IDS: [AtomicU64; files::SLOTS] = [const { AtomicU64::new(0) }; files::SLOTS];
 
 pub extern "C" fn after_fork_child() {
-    FORK_GEN.fetch_add(1, Ordering::AcqRel);
+    fork::next_generation();
     // A forked child (a PostgreSQL backend) is one more process on the device.
     if let Some(shim) = SHIM.get() {
         shim.files.attach();
@@ -316,7 +310,7 @@ pub extern "C" fn after_fork_child() {
 
 pub extern "C" fn at_exit() {
     let p = WRITER.load(Ordering::Acquire);
-    if !p.is_null() && WRITER_GEN.load(Ordering::Acquire) == FORK_GEN.load(Ordering::Acquire) {
+    if !p.is_null() && WRITER_GEN.load(Ordering::Acquire) == fork::generation() {
         guarded(|| {
             // SAFETY: p is this process's leaked writer; close is idempotent.
             let _ = unsafe { &*p }.close();
@@ -328,7 +322,7 @@ pub extern "C" fn at_exit() {
 /// never used or dropped here: dropping it would write the parent's buffers a second time.
 fn writer(shim: &Shim) -> Option<&'static TraceWriter> {
     let dir = shim.trace_dir.as_ref()?;
-    let gen = FORK_GEN.load(Ordering::Acquire);
+    let gen = fork::generation();
     loop {
         let p = WRITER.load(Ordering::Acquire);
         if !p.is_null() && WRITER_GEN.load(Ordering::Acquire) == gen {
@@ -386,7 +380,7 @@ fn trace(shim: &Shim, fd: c_int, number: u32, op: Op, offset: u64, len: u64, t0:
     let Some(w) = writer(shim) else {
         return;
     };
-    let gen = FORK_GEN.load(Ordering::Relaxed);
+    let gen = fork::generation();
     let slot = &TRACE_IDS[number as usize % files::SLOTS];
     let v = slot.load(Ordering::Relaxed);
     let file = if v >> 17 == gen && v & 0x1_FFFF != 0 {

@@ -30,6 +30,7 @@
 #![allow(clippy::missing_safety_doc)]
 
 mod files;
+mod fork;
 mod hooks;
 mod real;
 mod undo;

@@ -138,7 +138,7 @@ impl Undo {
     }
 
     fn fd(&self) -> Option<c_int> {
-        let gen = crate::hooks::fork_gen() & 0xFFFF_FFFF;
+        let gen = crate::fork::generation() & 0xFFFF_FFFF;
         let v = LOG.load(Ordering::Acquire);
         if v != 0 && v >> 32 == gen {
             return Some((v & 0xFFFF_FFFF) as c_int);

@@ -359,11 +359,6 @@ impl TraceData {
         TraceReader::open(path)?.load()
     }
 
-    /// Writes this trace as an oltplab trace file at `path` (replacing it).
-    pub fn save(&self, path: &Path) -> Result<crate::TraceSummary> {
-        crate::writer::write_trace(path, self)
-    }
-
     /// The table the byte at `offset` of file `id` belongs to, from the table map.
     pub fn table_of(&self, id: u16, offset: u64) -> Option<&str> {
         let after = self

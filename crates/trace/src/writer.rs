@@ -426,6 +426,14 @@ fn fsync(file: &File) -> std::io::Result<()> {
     Ok(())
 }
 
+impl crate::TraceData {
+    /// Writes this trace as an oltplab trace file at `path` (replacing it). Here, not in the
+    /// reader that defines the type, so that the reader does not import the writer.
+    pub fn save(&self, path: &Path) -> Result<TraceSummary> {
+        write_trace(path, self)
+    }
+}
+
 /// Writes a whole trace in one go, time-sorted: for converters, `merge` and tests.
 pub fn write_trace(path: &Path, trace: &crate::TraceData) -> Result<TraceSummary> {
     let crate::TraceData {

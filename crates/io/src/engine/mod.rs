@@ -81,15 +81,6 @@ impl Op {
     }
 }
 
-impl From<crate::job::FlushKind> for Op {
-    fn from(kind: crate::job::FlushKind) -> Op {
-        match kind {
-            crate::job::FlushKind::Fsync => Op::Fsync,
-            crate::job::FlushKind::Fdatasync => Op::Fdatasync,
-        }
-    }
-}
-
 /// A finished I/O: the queue slot it used and the byte count, or a negative errno.
 #[derive(Clone, Copy, Debug)]
 pub struct Completion {
@@ -131,25 +122,6 @@ impl AnyEngine {
             }
             EngineKind::Psync => AnyEngine::Psync(PsyncEngine::new(fd, buffers)),
             EngineKind::Null => AnyEngine::Null(NullEngine::new(buffers)),
-        })
-    }
-
-    /// The engine for one job of `spec`: its engine kind, wrapped in an [`EmulatedEngine`] when the
-    /// job runs on an emulated device.
-    pub fn open_job(spec: &crate::JobSpec, fd: RawFd, buffers: &IoBuffers) -> Result<Self> {
-        let engine = Self::open(spec.engine, fd, buffers, spec.direct)?;
-        Ok(match &spec.emulator {
-            Some(emulator) if !emulator.spec().is_host() => {
-                AnyEngine::Emulated(Box::new(EmulatedEngine::new(
-                    engine,
-                    emulator.clone(),
-                    buffers.block_size_bytes() as u64,
-                    buffers.slots(),
-                    0,
-                    spec.dsync,
-                )))
-            }
-            _ => engine,
         })
     }
 }

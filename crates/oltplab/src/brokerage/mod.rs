@@ -22,11 +22,13 @@ use serde::Serialize;
 pub(crate) use ramp::brokerage_step_of;
 pub use run::run_with;
 
+use crate::orders::OrdersLoadArgs;
 use crate::schema::RunResult;
+use crate::tpcc::{TpccLoadArgs, TpccRunArgs};
 use crate::workload::cluster;
 use crate::workload::scaffold::{CaptureConfig, OutputConfig};
 use crate::workload::target::{self, DbSpec, Open, SQLITE_FILE};
-use crate::workload::{conditions_verdict, given, CheckArgs, LoadArgs, RunArgs, Warmup, Workload};
+use crate::workload::{conditions_verdict, given, CommonLoadArgs, CommonRunArgs, DbArgs, Warmup};
 use crate::STOP;
 
 /// The SQLite file of this workload in `--data-dir`.
@@ -46,65 +48,61 @@ pub struct BrokerageLoadArgs {
     pub days: Option<u32>,
 }
 
-/// TPC-E-like brokerage: customers, accounts, brokers, securities and their market, a trade
-/// history; ten transactions, a market emulator; six invariants.
-pub struct Brokerage;
-
-impl Workload for Brokerage {
-    fn name(&self) -> &'static str {
-        "brokerage"
+impl BrokerageLoadArgs {
+    /// Its options that were given: refused when another workload is loaded.
+    pub fn given(&self) -> Vec<&'static str> {
+        given(&[("--days", self.days.is_some())])
     }
+}
 
-    fn load(&self, args: LoadArgs) -> Result<()> {
-        let cfg = LoadConfig::from_args(args)?;
-        let outcome = load_with(&cfg, &STOP)?;
-        conditions_verdict(&outcome.conditions, "brokerage invariants", true)
-    }
+/// Other workloads' options it reads as its own: order entry's `--customers`, TPC-C's others.
+pub const BORROWED_OPTIONS: &[&str] = &[
+    "--customers",
+    "--threads",
+    "--no-check",
+    "--terminals",
+    "--duration",
+    "--warmup",
+    "--isolation",
+];
 
-    fn run(&self, args: RunArgs) -> Result<RunResult> {
-        let cfg = RunConfig::from_args(args)?;
-        if cfg.ramp.is_empty() {
-            return Ok(RunResult::Brokerage(Box::new(run_with(&cfg, &STOP)?)));
-        }
-        let (doc, _) =
-            crate::workload::ramp::ramp(&cfg.ramp, "brokerage", &cfg.output, &STOP, |terminals| {
-                run_with(
-                    &RunConfig {
-                        terminals,
-                        output: cfg.output.step(),
-                        ..cfg.clone()
-                    },
-                    &STOP,
-                )
-            })?;
-        Ok(RunResult::Brokerage(Box::new(doc)))
-    }
+/// `oltplab load brokerage`, with the options it borrows from TPC-C's and order entry's groups.
+pub(crate) fn load_command(
+    args: CommonLoadArgs,
+    own: &BrokerageLoadArgs,
+    tpcc: &TpccLoadArgs,
+    orders: &OrdersLoadArgs,
+) -> Result<()> {
+    let cfg = LoadConfig::from_args(args, own, tpcc, orders)?;
+    let outcome = load_with(&cfg, &STOP)?;
+    conditions_verdict(&outcome.conditions, "brokerage invariants", true)
+}
 
-    fn check(&self, args: CheckArgs) -> Result<()> {
-        let db = brokerage_spec(args.db.spec()?);
-        let conditions = check_with(&db, crate::output::quiet())?;
-        conditions_verdict(&conditions, "brokerage invariants", false)
+/// `oltplab run brokerage`: one run, or a users ramp of them; TPC-C's group has its options.
+pub(crate) fn run_command(args: CommonRunArgs, tpcc: &TpccRunArgs) -> Result<RunResult> {
+    let cfg = RunConfig::from_args(&args, tpcc)?;
+    if cfg.ramp.is_empty() {
+        return Ok(RunResult::Brokerage(Box::new(run_with(&cfg, &STOP)?)));
     }
+    let (doc, _) =
+        crate::workload::ramp::ramp(&cfg.ramp, "brokerage", &cfg.output, &STOP, |terminals| {
+            run_with(
+                &RunConfig {
+                    terminals,
+                    output: cfg.output.step(),
+                    ..cfg.clone()
+                },
+                &STOP,
+            )
+        })?;
+    Ok(RunResult::Brokerage(Box::new(doc)))
+}
 
-    fn load_options_given(&self, args: &LoadArgs) -> Vec<&'static str> {
-        given(&[("--days", args.brokerage.days.is_some())])
-    }
-
-    fn run_options_given(&self, _args: &RunArgs) -> Vec<&'static str> {
-        Vec::new()
-    }
-
-    fn borrowed_options(&self) -> &'static [&'static str] {
-        &[
-            "--customers",
-            "--threads",
-            "--no-check",
-            "--terminals",
-            "--duration",
-            "--warmup",
-            "--isolation",
-        ]
-    }
+/// `oltplab check brokerage`.
+pub(crate) fn check_command(db: DbArgs) -> Result<()> {
+    let db = brokerage_spec(db.spec()?);
+    let conditions = check_with(&db, crate::output::quiet())?;
+    conditions_verdict(&conditions, "brokerage invariants", false)
 }
 
 /// The database spec with the workload's own SQLite file.
@@ -130,15 +128,20 @@ pub struct LoadConfig {
 }
 
 impl LoadConfig {
-    pub fn from_args(args: LoadArgs) -> Result<LoadConfig> {
-        let customers = args.orders.customers.unwrap_or(LOAD_CUSTOMERS) as i64;
+    pub fn from_args(
+        args: CommonLoadArgs,
+        own: &BrokerageLoadArgs,
+        tpcc: &TpccLoadArgs,
+        orders: &OrdersLoadArgs,
+    ) -> Result<LoadConfig> {
+        let customers = orders.customers.unwrap_or(LOAD_CUSTOMERS) as i64;
         if customers % LOAD_UNIT != 0 {
             return Err(Error::usage(format!(
                 "--customers {customers} is not a whole number of load units: give a multiple of {LOAD_UNIT}, e.g. --customers {}",
                 (customers / LOAD_UNIT).max(1) * LOAD_UNIT
             )));
         }
-        if args.tpcc.emulate.is_some() {
+        if tpcc.emulate.is_some() {
             return Err(Error::usage(
                 "--emulate is for `load tpcc`; load the brokerage database without it and run with --emulate",
             ));
@@ -148,11 +151,11 @@ impl LoadConfig {
             db: brokerage_spec(args.db.spec()?),
             scale: Scale {
                 customers,
-                days: args.brokerage.days.unwrap_or(LOAD_DAYS) as i64,
+                days: own.days.unwrap_or(LOAD_DAYS) as i64,
             },
-            threads: args.tpcc.threads.unwrap_or(cores),
+            threads: tpcc.threads.unwrap_or(cores),
             seed: args.seed,
-            check: !args.tpcc.no_check,
+            check: !tpcc.no_check,
             force: args.force,
             quiet: crate::output::quiet(),
         })
@@ -268,9 +271,12 @@ pub struct RunConfig {
 }
 
 impl RunConfig {
-    pub fn from_args(args: RunArgs) -> Result<RunConfig> {
-        let db = args.timed_run_db(brokerage_spec(args.db.spec()?))?;
-        let t = &args.tpcc;
+    pub fn from_args(args: &CommonRunArgs, t: &TpccRunArgs) -> Result<RunConfig> {
+        let db = args.timed_run_db(
+            brokerage_spec(args.db.spec()?),
+            t.isolation.as_deref(),
+            t.duration,
+        )?;
         let warmup = match t.warmup {
             Warmup::For(d) => d,
             Warmup::Auto => {

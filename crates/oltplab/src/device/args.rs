@@ -219,21 +219,3 @@ fn io_engine() -> impl clap::builder::TypedValueParser<Value = EngineKind> {
         EngineKind::parse(&name).expect("each possible value names an I/O engine")
     })
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::cli::{Cli, Command};
-    use clap::Parser;
-
-    #[test]
-    fn device_defaults_are_the_command_lines() {
-        let Command::Device(parsed) = Cli::parse_from(["oltplab", "device"]).command else {
-            panic!("parsed a device command");
-        };
-        assert_eq!(
-            format!("{parsed:?}"),
-            format!("{:?}", DeviceArgs::default())
-        );
-    }
-}

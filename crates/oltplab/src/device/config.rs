@@ -296,7 +296,7 @@ pub fn resolve(args: DeviceArgs) -> Result<DeviceConfig> {
         start_at: args
             .start_at
             .as_deref()
-            .map(crate::tpcc::parse_start_at)
+            .map(crate::start_at::parse_start_at)
             .transpose()?,
         seed: args.seed,
         huge_pages: args.iomem == "huge",

@@ -969,7 +969,7 @@ impl Candidate {
         let mut overrides: Vec<(&'static str, f64)> = base
             .params
             .iter()
-            .chain(oltplab_devmodel::spec::optional_params(base.kind))
+            .chain(oltplab_devmodel::params::optional_params(base.kind))
             .filter_map(|p| {
                 values
                     .iter()
@@ -979,7 +979,7 @@ impl Candidate {
             .collect();
         overrides.retain(|(k, v)| {
             base.param(k).or_else(|| {
-                oltplab_devmodel::spec::optional_params(base.kind)
+                oltplab_devmodel::params::optional_params(base.kind)
                     .iter()
                     .find(|p| p.key == *k)
                     .map(|p| p.value)

@@ -24,7 +24,7 @@ use crate::schema::RunResult;
 use crate::workload::capture::Capture;
 use crate::workload::scaffold::{CaptureConfig, OutputConfig};
 use crate::workload::target::{self, DbSpec, Engine, Open, SQLITE_FILE};
-use crate::workload::{given, CheckArgs, LoadArgs, RunArgs, Workload};
+use crate::workload::{given, CommonLoadArgs, CommonRunArgs, DbArgs};
 use crate::STOP;
 
 /// The SQLite file of this workload in `--data-dir`.
@@ -87,50 +87,43 @@ pub struct OrdersRunArgs {
     pub tables: Option<String>,
 }
 
-/// S5's order entry: customers, products, orders of five lines; inserts or updates of one order
-/// per transaction, a fixed number per connection.
-pub struct Orders;
-
-impl Workload for Orders {
-    fn name(&self) -> &'static str {
-        "orders"
-    }
-
-    fn load(&self, args: LoadArgs) -> Result<()> {
-        let cfg = OrdersLoadConfig::from_args(args)?;
-        load_with(&cfg, &STOP).map(|_| ())
-    }
-
-    fn run(&self, args: RunArgs) -> Result<RunResult> {
-        let cfg = OrdersRunConfig::from_args(args)?;
-        Ok(RunResult::Orders(Box::new(run_with(&cfg, &STOP)?.doc)))
-    }
-
-    fn check(&self, args: CheckArgs) -> Result<()> {
-        check(args)
-    }
-
-    fn load_options_given(&self, args: &LoadArgs) -> Vec<&'static str> {
-        let o = &args.orders;
+impl OrdersLoadArgs {
+    /// Its options that were given: refused when another workload is loaded (unless it
+    /// borrows them).
+    pub fn given(&self) -> Vec<&'static str> {
         given(&[
-            ("--customers", o.customers.is_some()),
-            ("--products", o.products.is_some()),
-            ("--initial-orders", o.initial_orders.is_some()),
-            ("--tables", o.tables.is_some()),
+            ("--customers", self.customers.is_some()),
+            ("--products", self.products.is_some()),
+            ("--initial-orders", self.initial_orders.is_some()),
+            ("--tables", self.tables.is_some()),
         ])
     }
+}
 
-    fn run_options_given(&self, args: &RunArgs) -> Vec<&'static str> {
-        let o = &args.orders;
+impl OrdersRunArgs {
+    /// Its options that were given: refused when another workload runs.
+    pub fn given(&self) -> Vec<&'static str> {
         given(&[
-            ("--mode", o.mode.is_some()),
-            ("--connections", o.connections.is_some()),
-            ("--tx-per-connection", o.tx_per_connection.is_some()),
-            ("--tx-per-point", o.tx_per_point.is_some()),
-            ("--warmup-tx", o.warmup_tx.is_some()),
-            ("--tables", o.tables.is_some()),
+            ("--mode", self.mode.is_some()),
+            ("--connections", self.connections.is_some()),
+            ("--tx-per-connection", self.tx_per_connection.is_some()),
+            ("--tx-per-point", self.tx_per_point.is_some()),
+            ("--warmup-tx", self.warmup_tx.is_some()),
+            ("--tables", self.tables.is_some()),
         ])
     }
+}
+
+/// `oltplab load orders`.
+pub(crate) fn load_command(args: CommonLoadArgs, orders: &OrdersLoadArgs) -> Result<()> {
+    let cfg = OrdersLoadConfig::from_args(args, orders)?;
+    load_with(&cfg, &STOP).map(|_| ())
+}
+
+/// `oltplab run orders`.
+pub(crate) fn run_command(args: CommonRunArgs, orders: &OrdersRunArgs) -> Result<RunResult> {
+    let cfg = OrdersRunConfig::from_args(args, orders)?;
+    Ok(RunResult::Orders(Box::new(run_with(&cfg, &STOP)?.doc)))
 }
 
 /// `--connections 100,500,1000`.
@@ -310,8 +303,7 @@ pub struct OrdersLoadConfig {
 }
 
 impl OrdersLoadConfig {
-    fn from_args(args: LoadArgs) -> Result<OrdersLoadConfig> {
-        let o = &args.orders;
+    fn from_args(args: CommonLoadArgs, o: &OrdersLoadArgs) -> Result<OrdersLoadConfig> {
         let scale = Scale {
             customers: o.customers.unwrap_or(10_000),
             products: o.products.unwrap_or(1_000),
@@ -474,14 +466,13 @@ impl OrdersRunConfig {
         }
     }
 
-    fn from_args(args: RunArgs) -> Result<OrdersRunConfig> {
+    fn from_args(args: CommonRunArgs, o: &OrdersRunArgs) -> Result<OrdersRunConfig> {
         if args.report_interval < std::time::Duration::from_secs(1) {
             return Err(Error::usage("--report-interval must be at least 1 s"));
         }
         if let Some(json) = &args.json {
             crate::output::check_json_path(json, args.force)?;
         }
-        let o = &args.orders;
         let connections = parse_connections(o.connections.as_deref().unwrap_or("100"))?;
         if (args.emulate.is_some() || args.trace.is_some()) && connections.len() > 1 {
             return Err(Error::usage(
@@ -511,8 +502,8 @@ impl OrdersRunConfig {
 }
 
 /// `oltplab check orders`: every order has five lines and its total is their sum.
-fn check(args: CheckArgs) -> Result<()> {
-    let spec = orders_spec(args.db.spec()?);
+pub(crate) fn check_command(db: DbArgs) -> Result<()> {
+    let spec = orders_spec(db.spec()?);
     require_existing(&spec)?;
     let db = open_db(&spec, Open::Existing, 1)?;
     let target = OrdersTarget::of(&spec, &db, Tables::Disk);

@@ -19,10 +19,11 @@ use serde::Serialize;
 pub use run::run_with;
 
 use crate::schema::RunResult;
+use crate::tpcc::{TpccLoadArgs, TpccRunArgs};
 use crate::workload::scaffold::{CaptureConfig, OutputConfig};
 use crate::workload::target::{self, DbSpec, Open, SQLITE_FILE};
 use crate::workload::{
-    conditions_verdict, given, CheckArgs, LoadArgs, RunArgs, Warmup, Workload, AUTO_WARMUP_MAX,
+    conditions_verdict, given, CommonLoadArgs, CommonRunArgs, DbArgs, Warmup, AUTO_WARMUP_MAX,
 };
 use crate::STOP;
 
@@ -40,54 +41,50 @@ pub struct TatpLoadArgs {
     pub subscribers: Option<u32>,
 }
 
-/// TATP: a home location register of subscribers in four tables, seven short transactions.
-pub struct Tatp;
-
-impl Workload for Tatp {
-    fn name(&self) -> &'static str {
-        "tatp"
+impl TatpLoadArgs {
+    /// Its options that were given: refused when another workload is loaded.
+    pub fn given(&self) -> Vec<&'static str> {
+        given(&[("--subscribers", self.subscribers.is_some())])
     }
+}
 
-    fn load(&self, args: LoadArgs) -> Result<()> {
-        let cfg = LoadConfig::from_args(args)?;
-        let conditions = load_with(&cfg, &STOP)?;
-        conditions_verdict(&conditions, "TATP conditions", true)
-    }
+/// TPC-C's options it reads as its own.
+pub const BORROWED_OPTIONS: &[&str] = &[
+    "--threads",
+    "--no-check",
+    "--terminals",
+    "--duration",
+    "--warmup",
+    "--isolation",
+];
 
-    fn run(&self, args: RunArgs) -> Result<RunResult> {
-        let cfg = RunConfig::from_args(args)?;
-        Ok(RunResult::Tatp(Box::new(run_with(&cfg, &STOP)?)))
-    }
+/// `oltplab load tatp`, with the options it borrows from TPC-C's group.
+pub(crate) fn load_command(
+    args: CommonLoadArgs,
+    own: &TatpLoadArgs,
+    tpcc: &TpccLoadArgs,
+) -> Result<()> {
+    let cfg = LoadConfig::from_args(args, own, tpcc)?;
+    let conditions = load_with(&cfg, &STOP)?;
+    conditions_verdict(&conditions, "TATP conditions", true)
+}
 
-    fn check(&self, args: CheckArgs) -> Result<()> {
-        let spec = tatp_spec(args.db.spec()?);
-        let db = target::open(&spec, Open::Existing, 1, None, Vec::new())?;
-        let conditions = check_db(&db, &spec, crate::output::quiet());
-        if let Some(server) = db.server {
-            server.stop()?;
-        }
-        let conditions = conditions?;
-        conditions_verdict(&conditions, "TATP conditions", false)
-    }
+/// `oltplab run tatp`; TPC-C's group has its options.
+pub(crate) fn run_command(args: CommonRunArgs, tpcc: &TpccRunArgs) -> Result<RunResult> {
+    let cfg = RunConfig::from_args(&args, tpcc)?;
+    Ok(RunResult::Tatp(Box::new(run_with(&cfg, &STOP)?)))
+}
 
-    fn load_options_given(&self, args: &LoadArgs) -> Vec<&'static str> {
-        given(&[("--subscribers", args.tatp.subscribers.is_some())])
+/// `oltplab check tatp`.
+pub(crate) fn check_command(db: DbArgs) -> Result<()> {
+    let spec = tatp_spec(db.spec()?);
+    let db = target::open(&spec, Open::Existing, 1, None, Vec::new())?;
+    let conditions = check_db(&db, &spec, crate::output::quiet());
+    if let Some(server) = db.server {
+        server.stop()?;
     }
-
-    fn run_options_given(&self, _args: &RunArgs) -> Vec<&'static str> {
-        Vec::new()
-    }
-
-    fn borrowed_options(&self) -> &'static [&'static str] {
-        &[
-            "--threads",
-            "--no-check",
-            "--terminals",
-            "--duration",
-            "--warmup",
-            "--isolation",
-        ]
-    }
+    let conditions = conditions?;
+    conditions_verdict(&conditions, "TATP conditions", false)
 }
 
 /// The database spec with the workload's own SQLite file.
@@ -113,8 +110,12 @@ pub struct LoadConfig {
 }
 
 impl LoadConfig {
-    pub fn from_args(args: LoadArgs) -> Result<LoadConfig> {
-        if args.tpcc.emulate.is_some() {
+    pub fn from_args(
+        args: CommonLoadArgs,
+        own: &TatpLoadArgs,
+        tpcc: &TpccLoadArgs,
+    ) -> Result<LoadConfig> {
+        if tpcc.emulate.is_some() {
             return Err(Error::usage(
                 "--emulate is for `load tpcc`; load the TATP database without it and run with --emulate",
             ));
@@ -122,10 +123,10 @@ impl LoadConfig {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
         Ok(LoadConfig {
             db: tatp_spec(args.db.spec()?),
-            subscribers: args.tatp.subscribers.map_or(DEFAULT_SUBSCRIBERS, i64::from),
-            threads: args.tpcc.threads.unwrap_or(cores),
+            subscribers: own.subscribers.map_or(DEFAULT_SUBSCRIBERS, i64::from),
+            threads: tpcc.threads.unwrap_or(cores),
             seed: args.seed,
-            check: !args.tpcc.no_check,
+            check: !tpcc.no_check,
             force: args.force,
             quiet: crate::output::quiet(),
         })
@@ -217,9 +218,12 @@ pub struct RunConfig {
 }
 
 impl RunConfig {
-    pub fn from_args(args: RunArgs) -> Result<RunConfig> {
-        let db = args.timed_run_db(tatp_spec(args.db.spec()?))?;
-        let t = &args.tpcc;
+    pub fn from_args(args: &CommonRunArgs, t: &TpccRunArgs) -> Result<RunConfig> {
+        let db = args.timed_run_db(
+            tatp_spec(args.db.spec()?),
+            t.isolation.as_deref(),
+            t.duration,
+        )?;
         let terminals = match &t.terminals {
             None => RUN_TERMINALS,
             Some(steps) => steps.single().ok_or_else(|| {
@@ -251,4 +255,50 @@ impl RunConfig {
 fn meta_of(db: &target::Db, spec: &DbSpec) -> Result<Meta> {
     let mut conn = db.connector.connect(Purpose::Check)?;
     require_loaded(conn.as_mut(), &spec.location())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::emulate::{BackingChoice, Emulation};
+    use std::path::Path;
+
+    // Here, not in workload/scaffold.rs: the kit imports no workload.
+    #[test]
+    fn a_run_config_keeps_its_json_field_names() {
+        let db = DbSpec::resolve(None, None, Path::new("data"), 1 << 20, None, true).unwrap();
+        let cfg = RunConfig {
+            db,
+            terminals: 2,
+            duration_s: 1.0,
+            warmup_s: 0.0,
+            warmup_auto: false,
+            report_interval_s: 1.0,
+            max_retries: 0,
+            seed: 1,
+            capture: CaptureConfig {
+                emulate: Some(Emulation::parse("sata-ssd-2010").unwrap()),
+                trace: None,
+                backing: BackingChoice::Ram,
+            },
+            // As the scaffold's tests make it: saved to run.json and results/, forced.
+            output: OutputConfig {
+                json: Some("run.json".into()),
+                out: Some("results".into()),
+                force: true,
+                save: true,
+                quiet: false,
+            },
+        };
+        let v = serde_json::to_value(&cfg).unwrap();
+        assert_eq!(v["emulate"], "sata-ssd-2010");
+        assert_eq!(v["backing"], "ram");
+        assert!(v["trace"].is_null() && v.get("trace").is_some());
+        assert_eq!(v["json"], "run.json");
+        assert_eq!(v["out"], "results");
+        assert_eq!(v["force"], true);
+        for gone in ["capture", "output", "save", "quiet"] {
+            assert!(v.get(gone).is_none(), "{gone} in {v}");
+        }
+    }
 }

@@ -29,11 +29,10 @@ use crate::workload::target::{self, DbSpec, Engine, Open};
 pub use crate::workload::{warmup_arg, Warmup, AUTO_WARMUP_MAX};
 pub(crate) use ramp::step_of;
 pub use run::{run_with, RunOutcome};
-pub(crate) use scaleout::parse_start_at;
 use scaleout::WarehouseRange;
 
 use crate::schema::RunResult;
-use crate::workload::{conditions_verdict, given, CheckArgs, LoadArgs, RunArgs, Workload};
+use crate::workload::{conditions_verdict, given, CommonLoadArgs, CommonRunArgs, DbArgs};
 use crate::STOP;
 
 /// `load tpcc`'s and `run tpcc`'s defaults, where the code needs them too.
@@ -173,67 +172,55 @@ fn terminals_arg(text: &str) -> std::result::Result<TerminalSteps, String> {
     Ok(TerminalSteps(steps))
 }
 
-/// TPC-C (spec 5.11): nine tables, five transactions, the twelve consistency conditions.
-pub struct Tpcc;
-
-impl Workload for Tpcc {
-    fn name(&self) -> &'static str {
-        "tpcc"
-    }
-
-    fn load(&self, args: LoadArgs) -> Result<()> {
-        load(args)
-    }
-
-    fn run(&self, args: RunArgs) -> Result<RunResult> {
-        let cfg = RunConfig::from_args(args)?;
-        let outcome = if cfg.ramp.is_empty() {
-            run_with(&cfg, &STOP)?
-        } else {
-            ramp::run_ramp(&cfg, &STOP)?
-        };
-        Ok(RunResult::Tpcc(Box::new(outcome.doc)))
-    }
-
-    fn check(&self, args: CheckArgs) -> Result<()> {
-        check(args)
-    }
-
-    fn load_options_given(&self, args: &LoadArgs) -> Vec<&'static str> {
-        let t = &args.tpcc;
+impl TpccLoadArgs {
+    /// Its options that were given: refused when another workload is loaded.
+    pub fn given(&self) -> Vec<&'static str> {
         given(&[
-            ("--warehouses", t.warehouses != LOAD_WAREHOUSES),
-            ("--threads", t.threads.is_some()),
-            ("--no-check", t.no_check),
-            ("--emulate", t.emulate.is_some()),
+            ("--warehouses", self.warehouses != LOAD_WAREHOUSES),
+            ("--threads", self.threads.is_some()),
+            ("--no-check", self.no_check),
+            ("--emulate", self.emulate.is_some()),
         ])
     }
+}
 
-    fn run_options_given(&self, args: &RunArgs) -> Vec<&'static str> {
+impl TpccRunArgs {
+    /// Its options that were given: refused when another workload runs (unless it borrows them).
+    pub fn given(&self) -> Vec<&'static str> {
         // --duration and --warmup have defaults, so only a value other than the default shows
         // that the user gave them.
-        let t = &args.tpcc;
         let differs = |d: Duration, default: &str| {
             oltplab_core::units::parse_duration(default).is_ok_and(|x| x != d)
         };
         given(&[
-            ("--warehouses", t.warehouses.is_some()),
-            ("--terminals", t.terminals.is_some()),
-            ("--duration", differs(t.duration, RUN_DURATION)),
+            ("--warehouses", self.warehouses.is_some()),
+            ("--terminals", self.terminals.is_some()),
+            ("--duration", differs(self.duration, RUN_DURATION)),
             (
                 "--warmup",
-                match t.warmup {
+                match self.warmup {
                     Warmup::For(d) => differs(d, RUN_WARMUP),
                     Warmup::Auto => true,
                 },
             ),
-            ("--keying-think", t.keying_think),
-            ("--warehouse-range", t.warehouse_range.is_some()),
-            ("--start-at", t.start_at.is_some()),
-            ("--isolation", t.isolation.is_some()),
-            ("--procedures", t.procedures),
+            ("--keying-think", self.keying_think),
+            ("--warehouse-range", self.warehouse_range.is_some()),
+            ("--start-at", self.start_at.is_some()),
+            ("--isolation", self.isolation.is_some()),
+            ("--procedures", self.procedures),
         ])
     }
+}
+
+/// `oltplab run tpcc`: one run, or a users ramp of them.
+pub(crate) fn run_command(args: CommonRunArgs, tpcc: &TpccRunArgs) -> Result<RunResult> {
+    let cfg = RunConfig::from_args(&args, tpcc)?;
+    let outcome = if cfg.ramp.is_empty() {
+        run_with(&cfg, &STOP)?
+    } else {
+        ramp::run_ramp(&cfg, &STOP)?
+    };
+    Ok(RunResult::Tpcc(Box::new(outcome.doc)))
 }
 
 /// A validated load.
@@ -299,9 +286,8 @@ pub struct RunConfig {
 }
 
 impl RunConfig {
-    pub fn from_args(args: RunArgs) -> Result<RunConfig> {
-        let db = args.timed_run_db(args.db.spec()?)?;
-        let t = &args.tpcc;
+    pub fn from_args(args: &CommonRunArgs, t: &TpccRunArgs) -> Result<RunConfig> {
+        let db = args.timed_run_db(args.db.spec()?, t.isolation.as_deref(), t.duration)?;
         let warehouse_range = t
             .warehouse_range
             .as_deref()
@@ -310,7 +296,7 @@ impl RunConfig {
         let start_at = t
             .start_at
             .as_deref()
-            .map(scaleout::parse_start_at)
+            .map(crate::start_at::parse_start_at)
             .transpose()?;
         let ramp = match &t.terminals {
             Some(steps) if steps.single().is_none() => {
@@ -377,16 +363,17 @@ impl RunConfig {
     }
 }
 
-fn load(args: LoadArgs) -> Result<()> {
+/// `oltplab load tpcc`.
+pub(crate) fn load_command(args: CommonLoadArgs, tpcc: TpccLoadArgs) -> Result<()> {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
     let cfg = LoadConfig {
         db: args.db.spec()?,
-        warehouses: args.tpcc.warehouses,
-        threads: args.tpcc.threads.unwrap_or(cores),
+        warehouses: tpcc.warehouses,
+        threads: tpcc.threads.unwrap_or(cores),
         seed: args.seed,
-        check: !args.tpcc.no_check,
+        check: !tpcc.no_check,
         force: args.force,
-        emulate: args.tpcc.emulate,
+        emulate: tpcc.emulate,
         sqlite_vfs: None,
         quiet: crate::output::quiet(),
     };
@@ -514,9 +501,10 @@ pub fn load_with(cfg: &LoadConfig, stop: &AtomicBool) -> Result<LoadOutcome> {
     })
 }
 
-fn check(args: CheckArgs) -> Result<()> {
+/// `oltplab check tpcc`.
+pub(crate) fn check_command(db: DbArgs) -> Result<()> {
     let cfg = CheckConfig {
-        db: args.db.spec()?,
+        db: db.spec()?,
         quiet: crate::output::quiet(),
     };
     let conditions = check_with(&cfg)?;

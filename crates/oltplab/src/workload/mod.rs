@@ -1,9 +1,8 @@
-//! The workloads oltplab can load, run and check, behind one trait ([`Workload`], after what
-//! BenchBase does with its benchmark modules and fio with its `ioengine_ops`), and the command
-//! line they share: where the database is (engine, managed server, URL), seeds, retries, the
-//! output. `oltplab load|run|check NAME` finds the workload in [`WORKLOADS`] and refuses the
-//! options of the others. A new workload is a module with a type implementing [`Workload`], its
-//! option group flattened into [`LoadArgs`] / [`RunArgs`], and one line in [`WORKLOADS`].
+//! What every workload plug-in (`tpcc`, `orders`, `brokerage`, `tatp`) shares, and which
+//! imports none of them: the command-line options they all have (where the database is — engine,
+//! managed server, URL —, seeds, retries, the output), the database target, the capture, the run
+//! scaffold, the users ramp, a Galera cluster's checks. The command line that names every
+//! workload, and the list of them, are one level up (`workload_commands`).
 
 pub mod capture;
 pub mod cluster;
@@ -17,7 +16,6 @@ pub mod target;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::builder::PossibleValuesParser;
 use clap::Args;
 use oltplab_core::units;
 use oltplab_core::{Error, Result};
@@ -27,42 +25,10 @@ use oltplab_workloads::check::Condition;
 use oltplab_workloads::sql::Isolation;
 use serde::Serialize;
 
-use crate::brokerage::{Brokerage, BrokerageLoadArgs};
 use crate::emulate::{BackingChoice, Emulation};
-use crate::orders::{Orders, OrdersLoadArgs, OrdersRunArgs};
 use crate::progress::Progress;
-use crate::schema::{EmulationSummary, IoSummary, RunResult};
-use crate::tatp::{Tatp, TatpLoadArgs};
-use crate::tpcc::{Tpcc, TpccLoadArgs, TpccRunArgs};
+use crate::schema::{EmulationSummary, IoSummary};
 use crate::workload::target::{DbSpec, Engine};
-
-/// A workload: its schema and loader, its transactions and driver, its checks, and the summary
-/// of its runs. Each method gets the whole command line of its command and reads its own group.
-pub trait Workload: Sync {
-    /// Its name on the command line (`oltplab run NAME`) and in results.
-    fn name(&self) -> &'static str;
-    /// Creates and fills its tables.
-    fn load(&self, args: LoadArgs) -> Result<()>;
-    /// Drives the loaded database, prints and saves its result, and returns it.
-    fn run(&self, args: RunArgs) -> Result<RunResult>;
-    /// Checks the database's consistency; a violation is exit code 1.
-    fn check(&self, args: CheckArgs) -> Result<()>;
-    /// Its own `load` options that were given: refused when another workload is loaded.
-    fn load_options_given(&self, args: &LoadArgs) -> Vec<&'static str>;
-    /// Its own `run` options that were given: refused when another workload runs.
-    fn run_options_given(&self, args: &RunArgs) -> Vec<&'static str>;
-    /// Options of other workloads' groups it reads as its own (`--terminals`, `--customers` …).
-    fn borrowed_options(&self) -> &'static [&'static str] {
-        &[]
-    }
-}
-
-/// Every workload; the first is the default.
-pub static WORKLOADS: &[&dyn Workload] = &[&Tpcc, &Orders, &Brokerage, &Tatp];
-
-fn names() -> PossibleValuesParser {
-    PossibleValuesParser::new(WORKLOADS.iter().map(|w| w.name()))
-}
 
 /// `--server-setting NAME=VALUE` options, each as the study file's `server_settings` take it.
 pub fn parse_server_settings(texts: &[String]) -> Result<Vec<(String, String)>> {
@@ -73,55 +39,6 @@ pub fn parse_server_settings(texts: &[String]) -> Result<Vec<(String, String)>> 
                 .map_err(|why| Error::usage(format!("--server-setting {why}")))
         })
         .collect()
-}
-
-/// The workload named `name` (clap has checked it).
-fn find(name: &str) -> Result<&'static dyn Workload> {
-    WORKLOADS
-        .iter()
-        .copied()
-        .find(|w| w.name() == name)
-        .ok_or_else(|| Error::usage(format!("there is no workload named {name}")))
-}
-
-pub fn load(args: LoadArgs) -> Result<()> {
-    let w = find(&args.db.workload)?;
-    args.db.check_db_options(w)?;
-    for other in WORKLOADS.iter().filter(|o| o.name() != w.name()) {
-        reject_foreign(other.name(), w, &other.load_options_given(&args))?;
-    }
-    w.load(args)
-}
-
-/// `oltplab run NAME`: Ctrl-C during the run is exit code 130, the partial result saved.
-pub fn run(args: RunArgs) -> Result<()> {
-    let w = find(&args.db.workload)?;
-    args.db.check_db_options(w)?;
-    for other in WORKLOADS.iter().filter(|o| o.name() != w.name()) {
-        reject_foreign(other.name(), w, &other.run_options_given(&args))?;
-    }
-    if w.run(args)?.interrupted() {
-        return Err(Error::Interrupted);
-    }
-    Ok(())
-}
-
-pub fn check(args: CheckArgs) -> Result<()> {
-    let w = find(&args.db.workload)?;
-    args.db.check_db_options(w)?;
-    w.check(args)
-}
-
-/// A usage error naming the first option of `owner` given to `workload` that it does not borrow.
-fn reject_foreign(owner: &str, workload: &dyn Workload, given: &[&str]) -> Result<()> {
-    let borrowed = workload.borrowed_options();
-    let workload = workload.name();
-    match given.iter().find(|o| !borrowed.contains(o)) {
-        Some(name) => Err(Error::usage(format!(
-            "{name} is an option of the {owner} workload, not of {workload}: drop it, or run `{owner}`"
-        ))),
-        None => Ok(()),
-    }
 }
 
 /// What a workload's load did: the loader's report `R`, the engine's version, the conditions
@@ -222,38 +139,9 @@ pub(crate) fn conditions_verdict(
     )))
 }
 
-pub const AFTER_HELP: &str = "\
-Engines: sqlite (embedded, the default: DATA_DIR/tpcc.sqlite or orders.sqlite, or --url sqlite:PATH), postgres and
-mariadb (started by oltplab in DATA_DIR unless --url names an external server: postgres://USER@HOST/DB,
-mysql://USER@HOST/DB). Passwords in --url are never printed or stored.";
-
-pub const AFTER_RUN_HELP: &str = "\
-Examples:
-  oltplab run tpcc                                 SQLite in ./oltplab-data: 4 terminals, 60 s
-  oltplab run tpcc --engine postgres -t 16 --duration 5m --json run.json
-  oltplab run tpcc --keying-think                  spec keying/think times, 10 terminals a warehouse
-  oltplab run tpcc --quiet --json - | jq .summary.tpmc
-
-Scale-out: drivers on several machines against one database, each on its own home warehouses,
-measuring the same window; then one result from all:
-  host1$ oltplab run tpcc --url postgres://bench@db/tpcc -w 100 --warehouse-range 1:50 \\
-             --start-at 2026-11-22T10:00:00Z --json a.json
-  host2$ oltplab run tpcc --url postgres://bench@db/tpcc -w 100 --warehouse-range 51:100 \\
-             --start-at 2026-11-22T10:00:00Z --json b.json
-  oltplab merge a.json b.json -o all.json
-
-Engines: sqlite (embedded, the default: DATA_DIR/tpcc.sqlite or --url sqlite:PATH), postgres and
-mariadb (started by oltplab in DATA_DIR unless --url names an external server:
-postgres://USER@HOST/DB, mysql://USER@HOST/DB). Passwords in --url are never printed or stored.
-The warm-up is excluded from every figure.";
-
 /// Where the database is; shared by load, run and check.
 #[derive(Args, Debug, Clone)]
 pub struct DbArgs {
-    /// The workload
-    #[arg(value_parser = names(), default_value = "tpcc")]
-    pub workload: String,
-
     /// Database engine [default: sqlite, or what --url names]
     #[arg(long, value_enum)]
     pub engine: Option<Engine>,
@@ -321,7 +209,7 @@ impl DbArgs {
     }
 
     /// Refuses, before anything starts, a --server-setting the installed server does not know.
-    fn check_server_settings(&self) -> Result<()> {
+    pub(crate) fn check_server_settings(&self) -> Result<()> {
         let spec = self.spec()?;
         let kind = match spec.engine {
             Engine::Sqlite => return Ok(()),
@@ -330,40 +218,11 @@ impl DbArgs {
         };
         oltplab_dbs::server::check_settings(kind, &spec.server_settings).map(|_| ())
     }
-
-    /// `--nodes` only with `--engine galera`, and the cluster (for now) only for TPC-C; and the
-    /// --server-setting names.
-    fn check_db_options(&self, w: &dyn Workload) -> Result<()> {
-        self.check_server_settings()?;
-        let hosts = self.spec()?.hosts.len();
-        // TATP's and order entry's results have no account of the hosts (order entry opens its
-        // own single-server connections).
-        if hosts > 1 && !matches!(w.name(), "tpcc" | "brokerage") {
-            return Err(Error::usage(format!(
-                "--url names {hosts} hosts, but only tpcc and brokerage spread their terminals over several: give {} one host",
-                w.name()
-            )));
-        }
-        let galera = self.engine == Some(Engine::Galera);
-        if self.nodes.is_some() && !galera {
-            return Err(Error::usage(
-                "--nodes is the size of a managed Galera cluster: add --engine galera, or drop --nodes",
-            ));
-        }
-        // Order entry opens its own single-server connections (and its MEMORY tables are not
-        // replicated by Galera).
-        if galera && w.name() == "orders" {
-            return Err(Error::usage(
-                "--engine galera runs TPC-C and brokerage so far, not orders: run tpcc or brokerage, or use --engine mariadb",
-            ));
-        }
-        Ok(())
-    }
 }
 
+/// The `load` options every workload has (`workload_commands::LoadArgs` adds each workload's).
 #[derive(Args, Debug)]
-#[command(after_help = AFTER_HELP)]
-pub struct LoadArgs {
+pub struct CommonLoadArgs {
     #[command(flatten)]
     pub db: DbArgs,
 
@@ -374,23 +233,11 @@ pub struct LoadArgs {
     /// Replace a database that already holds tables (only TPC-C's tables are dropped)
     #[arg(long)]
     pub force: bool,
-
-    #[command(flatten)]
-    pub tpcc: TpccLoadArgs,
-
-    #[command(flatten)]
-    pub orders: OrdersLoadArgs,
-
-    #[command(flatten)]
-    pub brokerage: BrokerageLoadArgs,
-
-    #[command(flatten)]
-    pub tatp: TatpLoadArgs,
 }
 
+/// The `run` options every workload has (`workload_commands::RunArgs` adds each workload's).
 #[derive(Args, Debug)]
-#[command(after_help = AFTER_RUN_HELP)]
-pub struct RunArgs {
+pub struct CommonRunArgs {
     #[command(flatten)]
     pub db: DbArgs,
 
@@ -435,22 +282,9 @@ pub struct RunArgs {
     /// `oltplab trace stat`), each I/O tied to its transaction type where the engine allows
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
-
-    #[command(flatten)]
-    pub tpcc: TpccRunArgs,
-
-    #[command(flatten)]
-    pub orders: OrdersRunArgs,
 }
 
-#[derive(Args, Debug)]
-#[command(after_help = AFTER_HELP)]
-pub struct CheckArgs {
-    #[command(flatten)]
-    pub db: DbArgs,
-}
-
-impl RunArgs {
+impl CommonRunArgs {
     /// `--emulate`, `--trace`, `--backing` as a run's config keeps them.
     pub fn capture_config(&self) -> scaffold::CaptureConfig {
         scaffold::CaptureConfig {
@@ -465,21 +299,23 @@ impl RunArgs {
         scaffold::OutputConfig::saved(self.json.clone(), self.out.clone(), self.force)
     }
 
-    /// The checks a timed run (TPC-C, brokerage) shares: `--isolation` only for the servers, a
-    /// `--duration` above 0, a `--report-interval` of at least 1 s, a `--json` file that may be
-    /// written; returns `db` with the servers' isolation level set.
-    pub fn timed_run_db(&self, mut db: DbSpec) -> Result<DbSpec> {
-        db.isolation = self
-            .tpcc
-            .isolation
-            .as_deref()
-            .map(|name| Isolation::parse(name).expect("clap checked the name"));
+    /// The checks a timed run (TPC-C, brokerage, TATP) shares: `--isolation` only for the
+    /// servers, a `--duration` above 0, a `--report-interval` of at least 1 s, a `--json` file
+    /// that may be written; returns `db` with the servers' isolation level set. `isolation` and
+    /// `duration` are TPC-C's options, which the others borrow.
+    pub fn timed_run_db(
+        &self,
+        mut db: DbSpec,
+        isolation: Option<&str>,
+        duration: Duration,
+    ) -> Result<DbSpec> {
+        db.isolation = isolation.map(|name| Isolation::parse(name).expect("clap checked the name"));
         if db.engine == Engine::Sqlite && db.isolation.is_some() {
             return Err(Error::usage(
                 "--isolation is for PostgreSQL and MariaDB; SQLite runs every transaction serializable (one writer at a time): drop --isolation",
             ));
         }
-        if self.tpcc.duration.is_zero() {
+        if duration.is_zero() {
             return Err(Error::usage(
                 "--duration must be longer than 0 s, e.g. --duration 60s",
             ));
@@ -491,34 +327,5 @@ impl RunArgs {
             crate::output::check_json_path(json, self.force)?;
         }
         Ok(db)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn foreign_options_are_named() {
-        let err = reject_foreign(
-            "tpcc",
-            &Orders,
-            &given(&[("--a", false), ("--terminals", true)]),
-        )
-        .unwrap_err();
-        assert_eq!(err.exit_code(), 2);
-        assert!(err.to_string().contains("--terminals"), "{err}");
-        assert!(reject_foreign("x", &Orders, &given(&[("--a", false)])).is_ok());
-        // Brokerage reads TPC-C's --terminals as its own, not its --keying-think.
-        assert!(reject_foreign("tpcc", &Brokerage, &given(&[("--terminals", true)])).is_ok());
-    }
-
-    #[test]
-    fn every_workload_is_registered_once() {
-        let mut names: Vec<&str> = WORKLOADS.iter().map(|w| w.name()).collect();
-        assert_eq!(names[0], "tpcc", "the default comes first");
-        names.sort_unstable();
-        names.dedup();
-        assert_eq!(names.len(), WORKLOADS.len());
     }
 }

@@ -421,37 +421,6 @@ mod tests {
     }
 
     #[test]
-    fn a_run_config_keeps_its_json_field_names() {
-        let db = DbSpec::resolve(None, None, Path::new("data"), 1 << 20, None, true).unwrap();
-        let cfg = crate::tatp::RunConfig {
-            db,
-            terminals: 2,
-            duration_s: 1.0,
-            warmup_s: 0.0,
-            warmup_auto: false,
-            report_interval_s: 1.0,
-            max_retries: 0,
-            seed: 1,
-            capture: CaptureConfig {
-                emulate: Some(Emulation::parse("sata-ssd-2010").unwrap()),
-                trace: None,
-                backing: BackingChoice::Ram,
-            },
-            output: output(),
-        };
-        let v = serde_json::to_value(&cfg).unwrap();
-        assert_eq!(v["emulate"], "sata-ssd-2010");
-        assert_eq!(v["backing"], "ram");
-        assert!(v["trace"].is_null() && v.get("trace").is_some());
-        assert_eq!(v["json"], "run.json");
-        assert_eq!(v["out"], "results");
-        assert_eq!(v["force"], true);
-        for gone in ["capture", "output", "save", "quiet"] {
-            assert!(v.get(gone).is_none(), "{gone} in {v}");
-        }
-    }
-
-    #[test]
     fn a_step_saves_nothing_and_keeps_the_rest() {
         let step = output().step();
         assert!(!step.save && step.json.is_none());

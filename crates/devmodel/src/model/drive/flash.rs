@@ -2,8 +2,8 @@
 //! link and the write buffer.
 
 use super::super::base::{earliest, Alloc, Ctx};
-use crate::params::DeviceParams;
-use crate::spec::{device_params, Spec};
+use crate::params::{device_params, DeviceParams};
+use crate::spec::Spec;
 use crate::state::St;
 use crate::IoKind;
 

@@ -1,8 +1,8 @@
 //! A hard disk drive: one actuator over a rotating platter, its queue and buffer.
 
 use super::super::base::{Alloc, Ctx};
-use crate::params::DeviceParams;
-use crate::spec::{device_params, Spec};
+use crate::params::{device_params, DeviceParams};
+use crate::spec::Spec;
 use crate::state::St;
 use crate::IoKind;
 
@@ -502,44 +502,6 @@ impl Hdd {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// The three points the DiskSim validation traces brought into the HDD model (issue 31).
-    #[test]
-    fn hdd_interface_bound_buffer_segments_and_write_hit_time() {
-        let emu = |spec: &str| {
-            crate::Emulator::new(&crate::parse_spec(spec).unwrap(), 1).expect("spec compiles")
-        };
-        let t = 1_000_000_000u64;
-        // A media read no sooner than its positioning plus its bytes at the interface rate: the
-        // same read (same seed, same platter) 64 KiB at 5 MB/s instead of the media's ~120 MB/s.
-        let slow = emu("hdd-10k{link_mb_s=5}").submit(t, IoKind::Read, 300 << 30, 64 << 10) - t;
-        let fast = emu("hdd-10k").submit(t, IoKind::Read, 300 << 30, 64 << 10) - t;
-        let wire = (65536.0 / 5e6 * 1e9) as u64;
-        assert!(
-            slow >= wire && slow > fast + wire - 1_000_000,
-            "{slow} {fast}"
-        );
-        // A buffered write is acknowledged after its own command time.
-        let w = emu("hdd-10k{write_cache=on,write_hit_overhead_us=500}");
-        let acked = w.submit(t, IoKind::Write, 5 << 30, 4096) - t;
-        let expect = 500_000.0 + 4096.0 / 600e6 * 1e9;
-        assert!((acked as f64 - expect).abs() < 1_000.0, "{acked}");
-        // With one segment, a read elsewhere takes the buffer; with 16 what the first read read
-        // ahead stays.
-        let ahead = |spec: &str| {
-            let e = emu(spec);
-            let gap = 100_000_000;
-            e.submit(t, IoKind::Read, 1 << 30, 8192);
-            e.submit(t + gap, IoKind::Read, 200 << 30, 8192);
-            e.submit(t + 2 * gap, IoKind::Read, (1 << 30) + (64 << 10), 8192) - (t + 2 * gap)
-        };
-        assert!(ahead("hdd-10k") < 200_000, "a buffer hit");
-        assert!(
-            ahead("hdd-10k{cache_segments=1}") > 1_000_000,
-            "a media read"
-        );
-        assert!(crate::parse_spec("hdd-10k{cache_segments=17}").is_err());
-    }
 
     #[test]
     fn seek_curve_matches_its_three_datasheet_points() {

@@ -1,8 +1,8 @@
 //! Memory as a device.
 
 use super::super::base::{earliest, Alloc};
-use crate::params::DeviceParams;
-use crate::spec::{device_params, Spec};
+use crate::params::{device_params, DeviceParams};
+use crate::spec::Spec;
 use crate::state::St;
 use crate::IoKind;
 

@@ -1,0 +1,165 @@
+//! The results a report is made of: each checked, read through its kind's typed document (a
+//! study's by which study it is, as the page modules recognise it) and labelled. Above the page
+//! modules it asks, so that they import only `doc` and `common` below them.
+
+use oltplab_schema::{read_at, read_value};
+use serde_json::Value;
+
+use crate::doc::{describe_device, envelope, validate, Doc, Figures, Kind};
+use crate::ReportError;
+
+/// Checks every result, and gives each a label: the caller's, or `#N` and what it measured.
+pub fn docs<'a>(results: &'a [Value], labels: &[String]) -> Result<Vec<Doc<'a>>, ReportError> {
+    if results.is_empty() {
+        return Err(ReportError::NoResults);
+    }
+    results
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            let invalid = |reason| ReportError::Invalid { index: i, reason };
+            let kind = validate(v).map_err(invalid)?;
+            let head = envelope(v).map_err(invalid)?;
+            let mut doc = Doc::new(v, head, kind, String::new());
+            if kind == Kind::Study && crate::study::is_s1(&doc) {
+                let summary = read_at(v, "summary").map_err(|e| invalid(e.to_string()))?;
+                doc.figures = Figures::S1(Box::new(summary));
+            }
+            if kind == Kind::Study && crate::storage::is_storage(&doc) {
+                let summary = read_at(v, "summary").map_err(|e| invalid(e.to_string()))?;
+                doc.figures = Figures::Storage(Box::new(summary));
+            }
+            if kind == Kind::Study && crate::cluster::is_cluster(&doc) {
+                let summary = read_at(v, "summary").map_err(|e| invalid(e.to_string()))?;
+                doc.figures = Figures::Cluster(Box::new(summary));
+            }
+            if kind == Kind::Study && crate::cells::is_cells(&doc) {
+                let summary = read_at(v, "summary").map_err(|e| invalid(e.to_string()))?;
+                doc.figures = Figures::Cells(Box::new(summary));
+            }
+            if kind == Kind::Study && crate::in_memory::is_in_memory(&doc) {
+                let summary = read_at(v, "summary").map_err(|e| invalid(e.to_string()))?;
+                doc.figures = Figures::InMemory(Box::new(summary));
+            }
+            if kind == Kind::Device {
+                let summary = read_at(v, "summary").map_err(|e| invalid(e.to_string()))?;
+                doc.figures = Figures::Device(Box::new(summary));
+            }
+            if kind == Kind::Replay {
+                let summary = read_at(v, "summary").map_err(|e| invalid(e.to_string()))?;
+                doc.figures = Figures::Replay(Box::new(summary));
+            }
+            if kind == Kind::Run {
+                let run = read_value(v).map_err(|e| invalid(e.to_string()))?;
+                doc.figures = Figures::Run(Box::new(run));
+            }
+            if kind == Kind::Crash {
+                let summary = read_at(v, "summary").map_err(|e| invalid(e.to_string()))?;
+                doc.figures = Figures::Crash(Box::new(summary));
+            }
+            doc.label = match labels.get(i) {
+                Some(l) => l.clone(),
+                None if results.len() == 1 => describe(&doc),
+                None => format!("#{} {}", i + 1, describe(&doc)),
+            };
+            Ok(doc)
+        })
+        .collect()
+}
+
+/// A description of what was measured, from the config, for headings.
+fn describe(doc: &Doc) -> String {
+    match doc.kind {
+        Kind::Device => describe_device(doc.v),
+        Kind::Run => {
+            let run = crate::run::document(doc);
+            let workload = run
+                .and_then(|r| r.config.workload.as_deref())
+                .or(run.and_then(|r| r.summary.workload.as_deref()))
+                .unwrap_or("workload");
+            let mut parts = vec![workload.to_string()];
+            if let Some(e) = doc
+                .str("/config/engine")
+                .or(doc.str("/config/db_engine"))
+                .or(doc.str("/config/db/engine"))
+            {
+                parts.push(format!("on {e}"));
+            }
+            // Orders: the table kind and what each transaction does.
+            if let Some((Some(t), Some(m))) =
+                run.map(|r| (r.summary.tables.as_deref(), r.summary.mode.as_deref()))
+            {
+                parts.push(format!("{t} tables, {m}"));
+            }
+            if let Some(w) = doc.num("/config/warehouses") {
+                parts.push(format!("{w} warehouses"));
+            }
+            if let Some(t) = doc.num("/config/terminals") {
+                parts.push(format!("{t} terminals"));
+            }
+            if let Some(d) = doc.str("/config/emulate") {
+                parts.push(format!("emulating {d}"));
+            }
+            parts.join(", ")
+        }
+        Kind::Replay => {
+            let mut text = "trace replay".to_string();
+            if let Some(f) = doc.str("/config/trace").or(doc.str("/config/file")) {
+                text.push_str(&format!(" of {f}"));
+            }
+            if let Some(d) = doc.str("/config/emulate") {
+                text.push_str(&format!(" emulating {d}"));
+            }
+            text
+        }
+        Kind::Crash => match &doc.figures {
+            Figures::Crash(s) => format!(
+                "crash {} on {}, {} row{}",
+                s.workload,
+                s.engine,
+                s.rows.len(),
+                if s.rows.len() == 1 { "" } else { "s" }
+            ),
+            _ => "crash".into(),
+        },
+        Kind::Study => {
+            let scenario = doc
+                .str("/config/scenario")
+                .or(doc.str("/summary/scenario"))
+                .unwrap_or("S1");
+            if let Figures::InMemory(s) = &doc.figures {
+                let n = s.runs.len();
+                return format!(
+                    "study in-memory on {}, {n} sweep{}",
+                    s.engine,
+                    if n == 1 { "" } else { "s" }
+                );
+            }
+            if scenario == "file" {
+                return crate::cells::label(doc);
+            }
+            if matches!(scenario, "cache-tiers" | "placement" | "storage") {
+                return crate::storage::label(doc);
+            }
+            if scenario == "cluster" {
+                return crate::cluster::label(doc);
+            }
+            if scenario == "profiles" {
+                let sets: Vec<&str> = doc
+                    .array("/summary/sets")
+                    .iter()
+                    .filter_map(|s| s.get("spec").and_then(Value::as_str))
+                    .collect();
+                return format!("study profiles, {}", sets.join(" vs "));
+            }
+            let n = match &doc.figures {
+                Figures::S1(s) => s.devices.len(),
+                _ => doc.array("/summary/devices").len(),
+            };
+            format!(
+                "study {scenario}, {n} device{}",
+                if n == 1 { "" } else { "s" }
+            )
+        }
+    }
+}
