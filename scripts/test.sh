@@ -15,7 +15,7 @@ need initdb postgresql
 need mariadbd mariadb-server
 # The managed Galera cluster's certificates (galera-4 comes with mariadb-server).
 need openssl openssl
-# scripts/module-cycles.py, which tests/module_cycles.rs runs.
+# scripts/module-cycles.py, which tests/e2e/module_cycles.rs runs.
 need python3 python3
 if [ ${#missing[@]} -gt 0 ]; then
   sudo=""

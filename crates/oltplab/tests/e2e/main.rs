@@ -16,6 +16,7 @@ mod faults;
 mod galera;
 mod layout;
 mod merge_drivers;
+mod module_cycles;
 mod orders;
 mod report;
 mod report_browser;

@@ -2,7 +2,7 @@
 //! no circle between the top-level modules of any crate. A new import that closes one fails
 //! here with the circle and the file:line of each of its edges.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;
