@@ -26,8 +26,9 @@ const SATURATED_MIN_IOS: u64 = 1000;
 /// I/Os the model runs in virtual time to predict a point's IOPS (a few tens of milliseconds).
 const MODEL_IOS: u64 = 40_000;
 
-/// The emulated device of a run.
-pub struct Emulation {
+/// The emulated device of `oltplab device --emulate`, in this process (a workload run's
+/// `--emulate` is [`crate::emulate::given::Emulation`], through the shim).
+pub struct EmulatedDevice {
     pub emulator: Arc<Emulator>,
     pub summary: EmulationSummary,
     spec: Spec,
@@ -37,15 +38,15 @@ pub struct Emulation {
     at_start: Option<(Emulator, u64)>,
 }
 
-impl Emulation {
-    pub fn new(config: &DeviceConfig) -> Result<Option<Emulation>> {
+impl EmulatedDevice {
+    pub fn new(config: &DeviceConfig) -> Result<Option<EmulatedDevice>> {
         let (Some(spec), Some(backing)) = (&config.emulate_spec, config.backing) else {
             return Ok(None);
         };
         let emulator = Emulator::new(spec, config.seed)?;
         // The region stands for the whole device, as S1 measured its raw devices.
         emulator.set_span_bytes(config.size_bytes);
-        Ok(Some(Emulation {
+        Ok(Some(EmulatedDevice {
             emulator: Arc::new(emulator),
             summary: EmulationSummary {
                 backing: Some(backing),
@@ -98,7 +99,7 @@ impl Emulation {
         Ok((r.iops, r.lat_ns_mean))
     }
 
-    /// Records a measured point: its fidelity (since [`Emulation::start_point`]) and the model's
+    /// Records a measured point: its fidelity (since [`EmulatedDevice::start_point`]) and the model's
     /// figures for it.
     pub fn finish_point(
         &mut self,

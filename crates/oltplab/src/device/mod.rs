@@ -32,7 +32,7 @@ use crate::schema::{Backing, DeviceResult, DeviceRunSummary};
 use crate::STOP;
 pub use args::{defaults, DeviceArgs, AFTER_DEVICE_HELP};
 pub use config::DeviceConfig;
-use emulation::{Emulation, RamDir};
+use emulation::{EmulatedDevice, RamDir};
 use summary::{MeasuredPoint, Totals};
 
 /// Points with fewer I/Os than this get a warning: their p99.9 rests on a handful of samples.
@@ -91,7 +91,7 @@ pub fn measure(config: &DeviceConfig) -> Result<DeviceOutcome> {
     if let Some(json) = &config.json {
         output::check_json_path(json, config.force)?;
     }
-    let mut emulation = Emulation::new(&config)?;
+    let mut emulation = EmulatedDevice::new(&config)?;
     // Dropped at the end of the run, also on errors: the RAM backing leaves nothing behind.
     let _ram_dir = if config.backing == Some(Backing::Ram) {
         let dir = RamDir::create()?;
@@ -273,7 +273,7 @@ fn job_spec(
     mix: &Mix,
     qd: u32,
     keep_latency_log: bool,
-    emulation: Option<&Emulation>,
+    emulation: Option<&EmulatedDevice>,
 ) -> JobSpec {
     JobSpec {
         mix: *mix,
@@ -389,7 +389,7 @@ fn finish_doc(
     config: &DeviceConfig,
     points: &[MeasuredPoint],
     warnings: &[Warning],
-    emulation: Option<&Emulation>,
+    emulation: Option<&EmulatedDevice>,
 ) {
     doc.summary = DeviceRunSummary {
         measure_started_at: doc.summary.measure_started_at.take(),
