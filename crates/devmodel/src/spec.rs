@@ -328,6 +328,13 @@ impl fmt::Display for Spec {
     }
 }
 
+/// A spec in a result is its canonical text, which parses back to it.
+impl serde::Serialize for Spec {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.name())
+    }
+}
+
 /// An override's value as the parser reads it back exactly: `10000`, `0.5`, and `1e300` rather
 /// than its 301 digits, so that a canonical name stays within `parser::SPEC_TEXT_MAX`.
 fn format_number(v: f64) -> String {

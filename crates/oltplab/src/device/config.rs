@@ -47,14 +47,13 @@ pub struct DeviceConfig {
     pub json: Option<PathBuf>,
     pub lat_log: Option<PathBuf>,
     pub force: bool,
-    /// The emulated device's spec in canonical form; absent when the target is measured as it is.
+    /// The emulated device (in JSON its canonical text); absent when the target is measured as it
+    /// is.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub emulate: Option<String>,
+    pub emulate: Option<Spec>,
     /// Where the emulated device's data lives.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub backing: Option<Backing>,
-    #[serde(skip)]
-    pub emulate_spec: Option<Spec>,
     #[serde(skip)]
     pub runtime: Duration,
     #[serde(skip)]
@@ -307,9 +306,8 @@ pub fn resolve(args: DeviceArgs) -> Result<DeviceConfig> {
         json: args.json,
         lat_log: args.lat_log,
         force: args.force,
-        emulate: emulate_spec.as_ref().map(|s| s.name()),
+        emulate: emulate_spec,
         backing,
-        emulate_spec,
         runtime: args.runtime,
         ramp: args.ramp,
         warnings,

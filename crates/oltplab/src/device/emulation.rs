@@ -40,7 +40,7 @@ pub struct EmulatedDevice {
 
 impl EmulatedDevice {
     pub fn new(config: &DeviceConfig) -> Result<Option<EmulatedDevice>> {
-        let (Some(spec), Some(backing)) = (&config.emulate_spec, config.backing) else {
+        let (Some(spec), Some(backing)) = (&config.emulate, config.backing) else {
             return Ok(None);
         };
         let emulator = Emulator::new(spec, config.seed)?;
