@@ -129,9 +129,9 @@ fn shipped_study_files_parse_and_dry_run() {
     assert_one_line_usage_error(&out, "scale = \"s1\" is not known");
 
     assert_nothing_made(&dir, &["printed.toml"]);
-    // S4's and S5's files run their scenarios from the start: --resume is refused.
+    // S5's file runs its scenario from the start: --resume is refused.
     std::fs::create_dir(dir.join("prev")).unwrap();
-    std::fs::copy(studies_dir().join("s4.toml"), dir.join("prev/study.toml")).unwrap();
+    std::fs::copy(studies_dir().join("s5.toml"), dir.join("prev/study.toml")).unwrap();
     let out = oltplab(&dir, &["study", "--resume", "prev"]);
     assert_one_line_usage_error(&out, "reruns from its start");
     std::fs::remove_dir_all(&dir).unwrap();

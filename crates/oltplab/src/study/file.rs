@@ -220,8 +220,8 @@ impl CellPlan {
     }
 }
 
-/// What a study file measures. S1's measurement is per cell, resumable; S4's and S5's are their
-/// scenarios' (`measure = "profiles"`, `"in-memory"`), run on the file's device sets or engine.
+/// What a study file measures. S1's, S2/S3's and S4's are per cell, resumable (S4's cells are
+/// its device sets); S5's is its scenario's (`measure = "in-memory"`), run on the file's engine.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Measure {
     /// Each cell: device figures, a traced TPC-C run, its replays, α.
@@ -653,15 +653,21 @@ fn scenario_file(src: &Source, file: &StudyFile, measure: &str) -> Result<FileSt
         let engine = engines[0].engine.clone();
         (Measure::InMemory { engine }, engines, None)
     };
+    let scale = Scale::named(&scale);
+    // S4's device sets are its cells, each measured and kept on its own.
+    let cells = match &measure {
+        Measure::Profiles { sets } => super::profiles::plan_cells(sets, &scale)?,
+        _ => Vec::new(),
+    };
     Ok(FileStudy {
         path: src.path.to_path_buf(),
         measure,
         text: src.text.to_string(),
-        scale: Scale::named(&scale),
+        scale,
         repeat: 1,
         baseline,
         engines,
-        cells: Vec::new(),
+        cells,
     })
 }
 
@@ -1122,7 +1128,7 @@ fn plan(
 }
 
 /// FNV-1a, 64 bits: stable across builds and platforms, unlike the standard library's hasher.
-fn fnv1a(bytes: &[u8]) -> u64 {
+pub(super) fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
         (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
     })
@@ -1279,11 +1285,30 @@ pub fn run(args: &StudyArgs) -> Result<()> {
             study.path.display()
         )));
     }
+    // S4's directories are resumed by S4's files only, and S4's files resume S4's directories.
+    let profiles_dir = dir_scenario.as_deref() == Some(super::Scenario::Profiles.name());
+    let is_profiles = matches!(study.measure, Measure::Profiles { .. });
+    if let (true, Some(dir)) = (
+        profiles_dir != is_profiles && dir_scenario.is_some(),
+        &args.resume,
+    ) {
+        let theirs = match is_profiles {
+            true => "a study of another measurement",
+            false => "an S4 study (measure = \"profiles\")",
+        };
+        return Err(Error::usage(format!(
+            "--resume {}: that directory holds {theirs} and {} is a file of measure = \"{}\": resume it with the file it ran (drop --file), or give this file its own --out DIR",
+            dir.display(),
+            study.path.display(),
+            study.measure.name()
+        )));
+    }
     match &study.measure {
         Measure::Storage => {
             let named = storage_dir.unwrap_or(super::storage::Named::File);
             return super::storage::run(&study, args, named, None);
         }
+        Measure::Profiles { .. } => return super::profiles::run(&study, args, None),
         Measure::S1 => {}
         _ => return run_scenario(&study, args),
     }
@@ -1584,27 +1609,23 @@ fn run_study(
     })
 }
 
-/// A file of S4's or S5's measurement: its plan (`--dry-run`), or the scenario's own run on the
-/// file's device sets or engine, which writes the scenario's result.
+/// A file of S5's measurement: its plan (`--dry-run`), or the scenario's own run on the file's
+/// engine, which writes the scenario's result.
 fn run_scenario(study: &FileStudy, args: &StudyArgs) -> Result<()> {
     let measure = study.measure.name();
     if args.resume.is_some() {
         return Err(Error::usage(format!(
-            "--resume runs the cells a measure = \"s1\" study has not finished; {} measures \"{measure}\", whose study reruns from its start: drop --resume and give --out DIR",
+            "--resume runs the cells a study has not finished; {} measures \"{measure}\", whose study reruns from its start: drop --resume and give --out DIR",
             study.path.display()
         )));
     }
     if args.dry_run {
-        print_scenario_plan(study);
+        print_scenario_plan(study, &[]);
         return Ok(());
     }
-    let devices = match &study.measure {
-        Measure::Profiles { sets } => sets.iter().map(Spec::name).collect::<Vec<_>>().join(","),
-        _ => super::DEFAULT_DEVICES.to_string(),
-    };
     let engine = match &study.measure {
         Measure::InMemory { engine } => engine.clone(),
-        _ => "sqlite".to_string(),
+        _ => unreachable!("S5's measurement alone runs its scenario's own code"),
     };
     output::note!(
         "oltplab study --file {}: measure = \"{measure}\", the {measure} scenario's measurement",
@@ -1612,14 +1633,11 @@ fn run_scenario(study: &FileStudy, args: &StudyArgs) -> Result<()> {
     );
     let scenario = StudyArgs {
         engine: Engine::named(&engine)?,
-        devices,
+        devices: super::DEFAULT_DEVICES.to_string(),
         scale: study.scale.name.clone(),
         pacing: super::Pacing::None,
         workload: "tpcc".into(),
-        scenario: match &study.measure {
-            Measure::Profiles { .. } => super::Scenario::Profiles,
-            _ => super::Scenario::InMemory,
-        },
+        scenario: super::Scenario::InMemory,
         out: args.out.clone(),
         data_dir: args.data_dir.clone(),
         json: args.json.clone(),
@@ -1631,15 +1649,12 @@ fn run_scenario(study: &FileStudy, args: &StudyArgs) -> Result<()> {
         resume: None,
         nodes: None,
     };
-    match scenario.scenario {
-        super::Scenario::Profiles => super::profiles::run(&scenario),
-        _ => super::in_memory::run(&scenario),
-    }
+    super::in_memory::run(&scenario)
 }
 
 /// `--dry-run` of S4's or S5's measurement: what runs, in order, and an estimate where the scale
-/// sets the time.
-fn print_scenario_plan(study: &FileStudy) {
+/// sets the time; `done` marks the cells a `--resume DIR` keeps.
+pub(super) fn print_scenario_plan(study: &FileStudy, done: &[bool]) {
     match &study.measure {
         Measure::Profiles { sets } => {
             let scale = super::profiles::Scale::named(&study.scale.name)
@@ -1667,16 +1682,25 @@ fn print_scenario_plan(study: &FileStudy) {
                 let drive_points = if drives.contains(&drive) { 0 } else { 4 };
                 drives.push(drive.clone());
                 let points = super::profiles::S4_PROFILES.len() * qds.len() + 4 + drive_points;
-                let est = points as f64 * point_s;
+                let finished = done.get(i).copied().unwrap_or(false);
+                let est = if finished {
+                    0.0
+                } else {
+                    points as f64 * point_s
+                };
                 total_s += est;
                 output::say!(
-                    "{:>3}. {}  {} points (profiles, random at QD 4{}{})  ~{}",
+                    "{:>3}. {}  {} points (profiles, random at QD 4{}{})  {}",
                     i + 1,
                     file_name(&set.name()),
                     points,
                     if drive_points > 0 { ", drive " } else { "" },
                     if drive_points > 0 { drive.as_str() } else { "" },
-                    duration(est)
+                    if finished {
+                        "finished earlier, kept".to_string()
+                    } else {
+                        format!("~{}", duration(est))
+                    }
                 );
             }
             output::say!(

@@ -378,7 +378,8 @@ pub fn run(args: StudyArgs) -> Result<()> {
         return in_memory::run(&args);
     }
     if args.scenario == Scenario::Profiles {
-        return profiles::run(&args);
+        // S4: the shipped studies/s4.toml with the options given, a cell per device set.
+        return profiles::run_scenario(&args);
     }
     if args.scenario == Scenario::Cluster {
         return cluster::run(&args);
@@ -430,6 +431,7 @@ fn equivalent_file(args: &StudyArgs) -> Result<String> {
         Scenario::CacheTiers | Scenario::Placement => {
             return Ok(storage::scenario_file(args, &s1_server_settings(args)?)?.text)
         }
+        Scenario::Profiles => return Ok(profiles::scenario_file(args)?.text),
         _ => {}
     }
     let Some((_, path, text)) = SHIPPED_FILES.iter().find(|(s, ..)| *s == args.scenario) else {
@@ -450,9 +452,6 @@ fn equivalent_file(args: &StudyArgs) -> Result<String> {
     }
     if !args.server_setting.is_empty() {
         fixed.push("--server-setting (give server_settings in the file's [[engines]])");
-    }
-    if args.scenario == Scenario::Profiles && args.engine != Engine::Sqlite {
-        fixed.push("--engine (the profiles scenario runs no database)");
     }
     if !fixed.is_empty() {
         return Err(Error::usage(format!(
