@@ -27,7 +27,6 @@ use super::{
 };
 use crate::output;
 use crate::schema::{CellAxes, CellResult, DeviceFigures, Ratios, StudySummary};
-use crate::workload::target::Engine;
 use crate::STOP;
 
 /// The copy of the study file kept in the output directory: `--resume DIR` alone reads it.
@@ -220,8 +219,8 @@ impl CellPlan {
     }
 }
 
-/// What a study file measures. S1's, S2/S3's and S4's are per cell, resumable (S4's cells are
-/// its device sets); S5's is its scenario's (`measure = "in-memory"`), run on the file's engine.
+/// What a study file measures, each per cell and resumable: S1's and S2/S3's cells are their
+/// matrix's, S4's its device sets, S5's its table kinds.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Measure {
     /// Each cell: device figures, a traced TPC-C run, its replays, α.
@@ -657,6 +656,7 @@ fn scenario_file(src: &Source, file: &StudyFile, measure: &str) -> Result<FileSt
     // S4's device sets are its cells, each measured and kept on its own.
     let cells = match &measure {
         Measure::Profiles { sets } => super::profiles::plan_cells(sets, &scale)?,
+        Measure::InMemory { engine } => super::in_memory::plan_cells(engine, &scale),
         _ => Vec::new(),
     };
     Ok(FileStudy {
@@ -1285,16 +1285,19 @@ pub fn run(args: &StudyArgs) -> Result<()> {
             study.path.display()
         )));
     }
-    // S4's directories are resumed by S4's files only, and S4's files resume S4's directories.
-    let profiles_dir = dir_scenario.as_deref() == Some(super::Scenario::Profiles.name());
-    let is_profiles = matches!(study.measure, Measure::Profiles { .. });
-    if let (true, Some(dir)) = (
-        profiles_dir != is_profiles && dir_scenario.is_some(),
-        &args.resume,
-    ) {
-        let theirs = match is_profiles {
-            true => "a study of another measurement",
-            false => "an S4 study (measure = \"profiles\")",
+    // S4's and S5's directories are resumed by files of their measurement only, and those
+    // files resume no other directory.
+    let own = |scenario: &str| match scenario {
+        "profiles" | "in-memory" => Some(scenario.to_string()),
+        _ => None,
+    };
+    let mine = own(study.measure.name());
+    let theirs = dir_scenario.as_deref().and_then(own);
+    let mismatch = dir_scenario.is_some() && (mine.is_some() || theirs.is_some()) && mine != theirs;
+    if let (true, Some(dir)) = (mismatch, &args.resume) {
+        let theirs = match theirs {
+            Some(m) => format!("a study of measure = \"{m}\""),
+            None => "a study of another measurement".to_string(),
         };
         return Err(Error::usage(format!(
             "--resume {}: that directory holds {theirs} and {} is a file of measure = \"{}\": resume it with the file it ran (drop --file), or give this file its own --out DIR",
@@ -1309,8 +1312,8 @@ pub fn run(args: &StudyArgs) -> Result<()> {
             return super::storage::run(&study, args, named, None);
         }
         Measure::Profiles { .. } => return super::profiles::run(&study, args, None),
+        Measure::InMemory { .. } => return super::in_memory::run(&study, args, None),
         Measure::S1 => {}
-        _ => return run_scenario(&study, args),
     }
     run_study(&study, args, kind, None)
 }
@@ -1609,49 +1612,6 @@ fn run_study(
     })
 }
 
-/// A file of S5's measurement: its plan (`--dry-run`), or the scenario's own run on the file's
-/// engine, which writes the scenario's result.
-fn run_scenario(study: &FileStudy, args: &StudyArgs) -> Result<()> {
-    let measure = study.measure.name();
-    if args.resume.is_some() {
-        return Err(Error::usage(format!(
-            "--resume runs the cells a study has not finished; {} measures \"{measure}\", whose study reruns from its start: drop --resume and give --out DIR",
-            study.path.display()
-        )));
-    }
-    if args.dry_run {
-        print_scenario_plan(study, &[]);
-        return Ok(());
-    }
-    let engine = match &study.measure {
-        Measure::InMemory { engine } => engine.clone(),
-        _ => unreachable!("S5's measurement alone runs its scenario's own code"),
-    };
-    output::note!(
-        "oltplab study --file {}: measure = \"{measure}\", the {measure} scenario's measurement",
-        study.path.display()
-    );
-    let scenario = StudyArgs {
-        engine: Engine::named(&engine)?,
-        devices: super::DEFAULT_DEVICES.to_string(),
-        scale: study.scale.name.clone(),
-        pacing: super::Pacing::None,
-        workload: "tpcc".into(),
-        scenario: super::Scenario::InMemory,
-        out: args.out.clone(),
-        data_dir: args.data_dir.clone(),
-        json: args.json.clone(),
-        repeat: 1,
-        force: args.force,
-        file: None,
-        dry_run: false,
-        server_setting: Vec::new(),
-        resume: None,
-        nodes: None,
-    };
-    super::in_memory::run(&scenario)
-}
-
 /// `--dry-run` of S4's or S5's measurement: what runs, in order, and an estimate where the scale
 /// sets the time; `done` marks the cells a `--resume DIR` keeps.
 pub(super) fn print_scenario_plan(study: &FileStudy, done: &[bool]) {
@@ -1733,14 +1693,21 @@ pub(super) fn print_scenario_plan(study: &FileStudy, done: &[bool]) {
                 scale.name
             );
             let mut i = 0;
-            for tables in ["disk", "memory"] {
+            // Each table kind is a cell: its load and both its sweeps, kept or run together.
+            for (cell, tables) in ["disk", "memory"].into_iter().enumerate() {
+                let finished = done.get(cell).copied().unwrap_or(false);
                 for mode in ["update", "insert"] {
                     i += 1;
                     output::say!(
-                        "{i:>3}. {tables}-{mode}  {tables} tables, {mode}, {} connection counts{}",
+                        "{i:>3}. {tables}-{mode}  {tables} tables, {mode}, {} connection counts{}{}",
                         scale.connections.len(),
                         if mode == "update" {
                             ", after its load"
+                        } else {
+                            ""
+                        },
+                        if finished {
+                            "  finished earlier, kept"
                         } else {
                             ""
                         }
@@ -2434,7 +2401,13 @@ mod tests {
             }
         );
         assert_eq!(s5.scale.name, "quick");
-        assert!(s5.cells.is_empty());
+        // Their cells: S4's device sets, S5's table kinds.
+        let ids = |s: &FileStudy| s.cells.iter().map(|c| c.id.clone()).collect::<Vec<_>>();
+        assert_eq!(
+            ids(&s4),
+            scenario.iter().map(|n| file_name(n)).collect::<Vec<_>>()
+        );
+        assert_eq!(ids(&s5), ["disk", "memory"]);
     }
 
     #[test]
