@@ -653,7 +653,7 @@ fn scenario_file(src: &Source, file: &StudyFile, measure: &str) -> Result<FileSt
         (Measure::InMemory { engine }, engines, None)
     };
     let scale = Scale::named(&scale);
-    // S4's device sets are its cells, each measured and kept on its own.
+    // S4's device sets and S5's table kinds are their cells, each measured and kept on its own.
     let cells = match &measure {
         Measure::Profiles { sets } => super::profiles::plan_cells(sets, &scale)?,
         Measure::InMemory { engine } => super::in_memory::plan_cells(engine, &scale),

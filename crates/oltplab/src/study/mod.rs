@@ -5,7 +5,7 @@
 //! options applied (`s1_file`), run by the study-file engine (`file.rs`): `results.json`, each
 //! device's trace and `report.html` in the output directory, each finished device saved as a
 //! cell, so that `--resume DIR` finishes an interrupted study. The other scenarios are their
-//! own modules.
+//! own modules; S2–S5 run their shipped files through the same engine.
 
 mod cluster;
 mod explain;
@@ -238,7 +238,8 @@ Examples:
   oltplab study --file my.toml --out my-study      run it; each finished cell is kept
   oltplab study --resume my-study                  after Ctrl-C: only the cells not finished (also
                                                    of `oltplab study`, which runs studies/s1.toml,
-                                                   and of cache-tiers and placement: s2, s3.toml)
+                                                   and of cache-tiers, placement, profiles and
+                                                   in-memory: s2, s3, s4, s5.toml)
   oltplab report my-study --by terminals,device    its charts along terminals, a line per device
 
 For each device: 16 KiB random reads at QD 1 (latency) and QD 32 (IOPS); a TPC-C run with its I/O
@@ -443,7 +444,7 @@ fn equivalent_file(args: &StudyArgs) -> Result<String> {
     Ok(file.text)
 }
 
-/// A scenario as the study file it runs: its shipped file (studies/s1.toml, s2.toml, s3.toml)
+/// A scenario as the study file it runs: its shipped file (studies/s1.toml … s5.toml)
 /// with every option given applied.
 pub struct ScenarioFile {
     /// Where the text comes from, as errors and the result's `config.file` name it.
