@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use oltplab_metrics::LatencyNs;
+use oltplab_metrics::{LatencyNs, Warning};
 use serde::{Deserialize, Serialize};
 
 /// A `study --scenario in-memory` result.
@@ -55,4 +55,29 @@ pub struct InMemorySummary {
     pub runs: Vec<InMemoryRun>,
     pub load_s: f64,
     pub interrupted: bool,
+    /// Its finished cells, one per table kind in its study file's order: what each saved as
+    /// `cells/<id>-<hash>.json` when it finished.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cells: Vec<InMemoryCellResult>,
+}
+
+/// One finished table kind of an in-memory study (`summary.cells[]`, and
+/// `cells/<id>-<hash>.json` on its own): its load, then its update and insert sweeps.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct InMemoryCellResult {
+    /// The table kind (`disk`, `memory`): names its result file.
+    pub id: String,
+    /// A hash of its resolved configuration (engine, table kind, scale).
+    pub config_hash: String,
+    pub finished_at: String,
+    pub tables: String,
+    /// The engine's version, as the load reported it.
+    pub engine_version: String,
+    /// The seconds its load took.
+    pub load_s: f64,
+    /// Its update, then its insert sweep, as `summary.runs[]` has them.
+    pub runs: Vec<InMemoryRun>,
+    /// The cell's own warnings (each kind also in the study's `warnings`, once).
+    #[serde(default)]
+    pub warnings: Vec<Warning>,
 }

@@ -2,6 +2,7 @@
 //! 256 on each device set, summarised by geometric means, the sets' ratio, and 16 KiB sequential
 //! reads and writes of one drive of each set (docs/studies.md).
 
+use oltplab_metrics::Warning;
 use serde::{Deserialize, Serialize};
 
 /// `summary` of a profiles study.
@@ -27,6 +28,30 @@ pub struct ProfilesSummary {
     /// per (set, block size).
     pub random_qd4: Vec<RandomQd4>,
     pub interrupted: bool,
+    /// Its finished cells, one per device set in its study file's order: what each saved as
+    /// `cells/<id>-<hash>.json` when it finished (the sets' ratios are in `sets[]`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cells: Vec<ProfilesCellResult>,
+}
+
+/// One finished device set of a profiles study (`summary.cells[]`, and `cells/<id>-<hash>.json`
+/// on its own): what was measured on the set, and on its drive if this set measured it.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct ProfilesCellResult {
+    /// The set's name (`sets[].name`): names its result file.
+    pub id: String,
+    /// A hash of its resolved configuration (spec, scale, points, whether it measures the drive).
+    pub config_hash: String,
+    pub finished_at: String,
+    /// The set's figures, without a ratio (the study adds it against its first set).
+    pub set: ProfileSet,
+    /// The set's random I/O at queue depth 4, per block size.
+    pub random_qd4: Vec<RandomQd4>,
+    /// Its drive's sequential runs; empty when an earlier set of the study has the same drive.
+    pub drive_seq16k: Vec<DriveSeq>,
+    /// The cell's own warnings (each kind also in the study's `warnings`, once).
+    #[serde(default)]
+    pub warnings: Vec<Warning>,
 }
 
 /// One device set (`summary.sets[]`): every profile at every queue depth.

@@ -27,7 +27,6 @@ use super::{
 };
 use crate::output;
 use crate::schema::{CellAxes, CellResult, DeviceFigures, Ratios, StudySummary};
-use crate::workload::target::Engine;
 use crate::STOP;
 
 /// The copy of the study file kept in the output directory: `--resume DIR` alone reads it.
@@ -220,8 +219,8 @@ impl CellPlan {
     }
 }
 
-/// What a study file measures. S1's measurement is per cell, resumable; S4's and S5's are their
-/// scenarios' (`measure = "profiles"`, `"in-memory"`), run on the file's device sets or engine.
+/// What a study file measures, each per cell and resumable: S1's and S2/S3's cells are their
+/// matrix's, S4's its device sets, S5's its table kinds.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Measure {
     /// Each cell: device figures, a traced TPC-C run, its replays, α.
@@ -653,15 +652,22 @@ fn scenario_file(src: &Source, file: &StudyFile, measure: &str) -> Result<FileSt
         let engine = engines[0].engine.clone();
         (Measure::InMemory { engine }, engines, None)
     };
+    let scale = Scale::named(&scale);
+    // S4's device sets and S5's table kinds are their cells, each measured and kept on its own.
+    let cells = match &measure {
+        Measure::Profiles { sets } => super::profiles::plan_cells(sets, &scale)?,
+        Measure::InMemory { engine } => super::in_memory::plan_cells(engine, &scale),
+        _ => Vec::new(),
+    };
     Ok(FileStudy {
         path: src.path.to_path_buf(),
         measure,
         text: src.text.to_string(),
-        scale: Scale::named(&scale),
+        scale,
         repeat: 1,
         baseline,
         engines,
-        cells: Vec::new(),
+        cells,
     })
 }
 
@@ -1122,7 +1128,7 @@ fn plan(
 }
 
 /// FNV-1a, 64 bits: stable across builds and platforms, unlike the standard library's hasher.
-fn fnv1a(bytes: &[u8]) -> u64 {
+pub(super) fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
         (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
     })
@@ -1279,13 +1285,35 @@ pub fn run(args: &StudyArgs) -> Result<()> {
             study.path.display()
         )));
     }
+    // S4's and S5's directories are resumed by files of their measurement only, and those
+    // files resume no other directory.
+    let own = |scenario: &str| match scenario {
+        "profiles" | "in-memory" => Some(scenario.to_string()),
+        _ => None,
+    };
+    let mine = own(study.measure.name());
+    let theirs = dir_scenario.as_deref().and_then(own);
+    let mismatch = dir_scenario.is_some() && (mine.is_some() || theirs.is_some()) && mine != theirs;
+    if let (true, Some(dir)) = (mismatch, &args.resume) {
+        let theirs = match theirs {
+            Some(m) => format!("a study of measure = \"{m}\""),
+            None => "a study of another measurement".to_string(),
+        };
+        return Err(Error::usage(format!(
+            "--resume {}: that directory holds {theirs} and {} is a file of measure = \"{}\": resume it with the file it ran (drop --file), or give this file its own --out DIR",
+            dir.display(),
+            study.path.display(),
+            study.measure.name()
+        )));
+    }
     match &study.measure {
         Measure::Storage => {
             let named = storage_dir.unwrap_or(super::storage::Named::File);
             return super::storage::run(&study, args, named, None);
         }
+        Measure::Profiles { .. } => return super::profiles::run(&study, args, None),
+        Measure::InMemory { .. } => return super::in_memory::run(&study, args, None),
         Measure::S1 => {}
-        _ => return run_scenario(&study, args),
     }
     run_study(&study, args, kind, None)
 }
@@ -1584,62 +1612,9 @@ fn run_study(
     })
 }
 
-/// A file of S4's or S5's measurement: its plan (`--dry-run`), or the scenario's own run on the
-/// file's device sets or engine, which writes the scenario's result.
-fn run_scenario(study: &FileStudy, args: &StudyArgs) -> Result<()> {
-    let measure = study.measure.name();
-    if args.resume.is_some() {
-        return Err(Error::usage(format!(
-            "--resume runs the cells a measure = \"s1\" study has not finished; {} measures \"{measure}\", whose study reruns from its start: drop --resume and give --out DIR",
-            study.path.display()
-        )));
-    }
-    if args.dry_run {
-        print_scenario_plan(study);
-        return Ok(());
-    }
-    let devices = match &study.measure {
-        Measure::Profiles { sets } => sets.iter().map(Spec::name).collect::<Vec<_>>().join(","),
-        _ => super::DEFAULT_DEVICES.to_string(),
-    };
-    let engine = match &study.measure {
-        Measure::InMemory { engine } => engine.clone(),
-        _ => "sqlite".to_string(),
-    };
-    output::note!(
-        "oltplab study --file {}: measure = \"{measure}\", the {measure} scenario's measurement",
-        study.path.display()
-    );
-    let scenario = StudyArgs {
-        engine: Engine::named(&engine)?,
-        devices,
-        scale: study.scale.name.clone(),
-        pacing: super::Pacing::None,
-        workload: "tpcc".into(),
-        scenario: match &study.measure {
-            Measure::Profiles { .. } => super::Scenario::Profiles,
-            _ => super::Scenario::InMemory,
-        },
-        out: args.out.clone(),
-        data_dir: args.data_dir.clone(),
-        json: args.json.clone(),
-        repeat: 1,
-        force: args.force,
-        file: None,
-        dry_run: false,
-        server_setting: Vec::new(),
-        resume: None,
-        nodes: None,
-    };
-    match scenario.scenario {
-        super::Scenario::Profiles => super::profiles::run(&scenario),
-        _ => super::in_memory::run(&scenario),
-    }
-}
-
 /// `--dry-run` of S4's or S5's measurement: what runs, in order, and an estimate where the scale
-/// sets the time.
-fn print_scenario_plan(study: &FileStudy) {
+/// sets the time; `done` marks the cells a `--resume DIR` keeps.
+pub(super) fn print_scenario_plan(study: &FileStudy, done: &[bool]) {
     match &study.measure {
         Measure::Profiles { sets } => {
             let scale = super::profiles::Scale::named(&study.scale.name)
@@ -1667,16 +1642,25 @@ fn print_scenario_plan(study: &FileStudy) {
                 let drive_points = if drives.contains(&drive) { 0 } else { 4 };
                 drives.push(drive.clone());
                 let points = super::profiles::S4_PROFILES.len() * qds.len() + 4 + drive_points;
-                let est = points as f64 * point_s;
+                let finished = done.get(i).copied().unwrap_or(false);
+                let est = if finished {
+                    0.0
+                } else {
+                    points as f64 * point_s
+                };
                 total_s += est;
                 output::say!(
-                    "{:>3}. {}  {} points (profiles, random at QD 4{}{})  ~{}",
+                    "{:>3}. {}  {} points (profiles, random at QD 4{}{})  {}",
                     i + 1,
                     file_name(&set.name()),
                     points,
                     if drive_points > 0 { ", drive " } else { "" },
                     if drive_points > 0 { drive.as_str() } else { "" },
-                    duration(est)
+                    if finished {
+                        "finished earlier, kept".to_string()
+                    } else {
+                        format!("~{}", duration(est))
+                    }
                 );
             }
             output::say!(
@@ -1709,14 +1693,21 @@ fn print_scenario_plan(study: &FileStudy) {
                 scale.name
             );
             let mut i = 0;
-            for tables in ["disk", "memory"] {
+            // Each table kind is a cell: its load and both its sweeps, kept or run together.
+            for (cell, tables) in ["disk", "memory"].into_iter().enumerate() {
+                let finished = done.get(cell).copied().unwrap_or(false);
                 for mode in ["update", "insert"] {
                     i += 1;
                     output::say!(
-                        "{i:>3}. {tables}-{mode}  {tables} tables, {mode}, {} connection counts{}",
+                        "{i:>3}. {tables}-{mode}  {tables} tables, {mode}, {} connection counts{}{}",
                         scale.connections.len(),
                         if mode == "update" {
                             ", after its load"
+                        } else {
+                            ""
+                        },
+                        if finished {
+                            "  finished earlier, kept"
                         } else {
                             ""
                         }
@@ -2410,7 +2401,13 @@ mod tests {
             }
         );
         assert_eq!(s5.scale.name, "quick");
-        assert!(s5.cells.is_empty());
+        // Their cells: S4's device sets, S5's table kinds.
+        let ids = |s: &FileStudy| s.cells.iter().map(|c| c.id.clone()).collect::<Vec<_>>();
+        assert_eq!(
+            ids(&s4),
+            scenario.iter().map(|n| file_name(n)).collect::<Vec<_>>()
+        );
+        assert_eq!(ids(&s5), ["disk", "memory"]);
     }
 
     #[test]

@@ -1,28 +1,38 @@
 //! `oltplab study --scenario in-memory`: S5 on one engine. For disk and memory tables, and for the
 //! update and insert modes, a sweep over the number of connections, each connection running a fixed
 //! number of transactions: the elapsed time of that work, the throughput, the engine's waits and
-//! the CPU at each connection count. Writes each run's result (`<tables>-<mode>.json`),
-//! `results.json` (kind `study`, rewritten after every run) and `report.html`.
+//! the CPU at each connection count. The scenario is studies/s5.toml with its options applied
+//! (`scenario_file`), each table kind a cell of the study-file engine (its load, then its update
+//! and insert sweeps), saved when it finishes and resumable (`run`). Writes each run's result
+//! (`<tables>-<mode>.json`), each kind's cell, `results.json` (kind `study`, rewritten after
+//! every kind) and `report.html`.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 
 use oltplab_core::safety;
 use oltplab_core::units::{format_count, format_ns};
 use oltplab_core::{Error, Result};
+use oltplab_devmodel::{parse_spec, Spec};
+use oltplab_metrics::schema::{now_rfc3339, ResultDoc};
 use oltplab_metrics::{Warning, WarningKind};
 use oltplab_workloads::orders::{Mode, Scale as DataScale, Tables};
 use serde::Serialize;
+use serde_json::Value;
 
-use super::{StudyArgs, DEFAULT_DEVICES, REPORT_FILE, RESULTS_FILE};
+use super::file::{self, CellPlan, FileStudy, Measure};
+use super::{
+    apply_to_shipped, command_file, save, toml_string, ScenarioFile, Shipped, State, StudyArgs,
+    DEFAULT_DEVICES, REPORT_FILE, RESULTS_FILE, SHIPPED_FILES,
+};
 use crate::orders::{self, OrdersLoadConfig, OrdersRunConfig};
 use crate::output;
 use crate::schema::{
-    ConnectionsPoint, InMemoryPoint as Point, InMemoryRun as RunFigures,
-    InMemorySummary as StudySummary, OrdersSummary,
+    CellAxes, ConnectionsPoint, InMemoryCellResult as CellResult, InMemoryPoint as Point,
+    InMemoryRun as RunFigures, InMemorySummary as StudySummary, OrdersSummary,
 };
 use crate::workload::scaffold::{CaptureConfig, OutputConfig};
-use crate::workload::target::DbSpec;
+use crate::workload::target::{DbSpec, Engine};
 use crate::STOP;
 
 /// What each `--scale` runs.
@@ -70,45 +80,160 @@ struct StudyConfig {
     scenario: String,
     engine: String,
     scale: Scale,
-    data_dir: std::path::PathBuf,
+    data_dir: PathBuf,
     seed: u64,
+    /// The study file it ran, and its cells (the table kinds) in order.
+    file: PathBuf,
+    cells: Vec<String>,
 }
 
-pub fn run(args: &StudyArgs) -> Result<()> {
+/// The seed of every load and run: S5's figures are comparable across its cells and runs.
+const SEED: u64 = 1;
+
+/// S5's table kinds, its cells in order: each loaded once, then run in update and insert mode.
+const KINDS: [Tables; 2] = [Tables::Disk, Tables::Memory];
+
+/// `--scenario in-memory` as the study file it runs: studies/s5.toml with `--scale` and
+/// `--engine` applied, after the options the scenario does not take are refused.
+pub(super) fn scenario_file(args: &StudyArgs) -> Result<ScenarioFile> {
     if args.devices != DEFAULT_DEVICES {
         return Err(Error::usage(
             "--devices belongs to the s1 scenario: the in-memory scenario runs on the storage under --data-dir (put it on the device to study)",
         ));
     }
-    let scale = Scale::named(&args.scale);
-    let config = StudyConfig {
-        scenario: args.scenario.to_string(),
-        engine: args.engine.name().to_string(),
-        scale: scale.clone(),
-        data_dir: args.data_dir.clone(),
-        seed: 1,
+    if args.workload != "tpcc" {
+        return Err(Error::usage(
+            "--workload belongs to the cache-tiers and placement scenarios; the in-memory scenario runs its own workload",
+        ));
+    }
+    if args.pacing != super::Pacing::None || args.repeat != 1 {
+        return Err(Error::usage(
+            "--pacing and --repeat belong to the TPC-C scenarios; the in-memory scenario runs a fixed amount of work per connection count: drop them",
+        ));
+    }
+    super::s1_server_settings(args)?;
+    let Some((_, label, shipped)) = SHIPPED_FILES
+        .iter()
+        .find(|(s, ..)| *s == super::Scenario::InMemory)
+    else {
+        unreachable!("studies/s5.toml is shipped")
     };
+    let (body, applied) = apply_to_shipped(
+        label,
+        shipped,
+        &[
+            ("scale", Some(toml_string(&args.scale))),
+            ("engine", Some(toml_string(args.engine.name()))),
+        ],
+        &[],
+        &Shipped::default(),
+    )?;
+    let command = format!(
+        "oltplab study --scenario in-memory --engine {} --scale {}",
+        args.engine, args.scale
+    );
+    command_file(label, &command, &body, applied)
+}
+
+/// `oltplab study --scenario in-memory`: the shipped file with the options given, run here.
+pub(super) fn run_scenario(args: &StudyArgs) -> Result<()> {
+    let built = scenario_file(args)?;
+    let study = file::parse(Path::new(built.label), &built.text)?;
+    run(&study, args, Some(&built))
+}
+
+/// S5's cells: one per table kind, named by it and a hash of the engine, the kind and the scale.
+pub(super) fn plan_cells(engine: &str, scale: &super::Scale) -> Vec<CellPlan> {
+    let work = Scale::named(&scale.name);
+    let host: Spec = parse_spec("host").expect("host is in the catalogue");
+    KINDS
+        .iter()
+        .map(|tables| {
+            #[derive(Serialize)]
+            struct Key<'a> {
+                engine: &'a str,
+                tables: &'a str,
+                scale: &'a Scale,
+                seed: u64,
+            }
+            let key = serde_json::to_string(&Key {
+                engine,
+                tables: tables.name(),
+                scale: &work,
+                seed: SEED,
+            })
+            .expect("serialises");
+            CellPlan {
+                id: tables.name().to_string(),
+                hash: format!("{:08x}", file::fnv1a(key.as_bytes()) as u32),
+                axes: CellAxes {
+                    engine: engine.to_string(),
+                    engine_name: engine.to_string(),
+                    device: "host".into(),
+                    device_name: "host".into(),
+                    workload: "orders".into(),
+                    pacing: super::Pacing::None.name().into(),
+                    ..CellAxes::default()
+                },
+                // S5 runs on the storage under --data-dir, not on a device model.
+                spec: host.clone(),
+                scale: scale.clone(),
+                engine_index: 0,
+            }
+        })
+        .collect()
+}
+
+/// Runs S5's measurement: the table kinds not finished in `--resume DIR`, each saved when its
+/// two sweeps finish, then the in-memory result. `built` is the file the scenario built (None:
+/// given or resumed).
+pub(super) fn run(study: &FileStudy, args: &StudyArgs, built: Option<&ScenarioFile>) -> Result<()> {
+    let Measure::InMemory { engine } = &study.measure else {
+        unreachable!("in_memory::run runs measure = \"in-memory\"")
+    };
+    let count = study.cells.len();
+    let done_before = match &args.resume {
+        Some(dir) => file::kept_cells(dir, study, |r: &CellResult| (&r.id, &r.config_hash)),
+        None => vec![None; count],
+    };
+    if args.dry_run {
+        let done: Vec<bool> = done_before.iter().map(Option::is_some).collect();
+        file::print_scenario_plan(study, &done);
+        return Ok(());
+    }
+    let scale = Scale::named(&study.scale.name);
+    let engine_kind = Engine::named(engine)?;
     let db = DbSpec::resolve(
-        Some(args.engine),
+        Some(engine_kind),
         None,
         &args.data_dir,
         128 << 20,
         None,
         true,
     )?;
-    let (started_at, out) = super::prepare(args)?;
-    let summary = StudySummary {
-        scenario: config.scenario.clone(),
-        engine: config.engine.clone(),
-        connections: scale.connections.clone(),
-        tx_per_connection: scale.tx_per_connection,
-        tx_per_point: scale.tx_per_point,
-        ..Default::default()
-    };
-    let mut doc = super::new_study_doc(started_at, &config, &args.data_dir, summary);
+    let file::RunDirs {
+        started_at,
+        out,
+        cells_dir,
+        copy,
+    } = file::RunDirs::prepare(args)?;
+    let mut results = done_before;
+    let kept = results.iter().flatten().count();
+    match (built, &args.resume) {
+        (Some(file), _) => file.announce(&copy, &out),
+        (None, Some(_)) => output::note!(
+            "(resuming the S5 study in {}: {}, the file it ran; {kept} of {count} table kinds finished earlier)",
+            out.display(),
+            study.path.display()
+        ),
+        (None, None) => output::note!(
+            "oltplab study --file {}: {count} table kinds of S5's measurement; output {}",
+            study.path.display(),
+            out.display()
+        ),
+    }
     output::note!(
-        "oltplab study in-memory — {} with disk and memory tables, update and insert, connections {}, {} after {} warm-up transactions per connection; output {}",
-        args.engine,
+        "oltplab study in-memory — {engine} with disk and memory tables, update and insert, connections {}, {} after {} warm-up transactions per connection; output {}",
         scale
             .connections
             .iter()
@@ -125,92 +250,235 @@ pub fn run(args: &StudyArgs) -> Result<()> {
         scale.warmup_tx_per_connection,
         out.display()
     );
-    output::note!(
-        "(S5's sweeps as a study file: studies/s5.toml, printed with this scale and engine by `oltplab study --scenario in-memory --dry-run`)"
-    );
-    'variants: for tables in [Tables::Disk, Tables::Memory] {
-        // Update first: it leaves the row counts as they are, so insert starts from the same data.
-        for mode in [Mode::Update, Mode::Insert] {
-            if STOP.load(Ordering::Relaxed) {
-                break 'variants;
-            }
-            eprintln!("\n[{} tables, {}]", tables.name(), mode.name());
-            if mode == Mode::Update {
-                let load_started = std::time::Instant::now();
-                let loaded = orders::load_with(
-                    &OrdersLoadConfig {
-                        db: orders::orders_spec(db.clone()),
-                        tables,
-                        scale: scale.data,
-                        seed: config.seed,
-                        force: true,
-                        quiet: output::quiet(),
-                    },
-                    &STOP,
-                );
-                match loaded {
-                    Ok(l) => doc.env.engine_version = Some(l.engine_version),
-                    Err(Error::Interrupted) => break 'variants,
-                    Err(e) => return Err(e),
-                }
-                doc.summary.load_s += load_started.elapsed().as_secs_f64();
-            }
-            let run_cfg = OrdersRunConfig {
-                workload: "orders",
-                db: orders::orders_spec(db.clone()),
-                mode,
-                tables: Some(tables),
-                connections: scale.connections.clone(),
-                tx_per_connection: scale.tx_per_connection,
-                tx_per_point: scale.tx_per_point,
-                warmup_tx_per_connection: scale.warmup_tx_per_connection,
-                max_retries: 10,
-                seed: config.seed,
-                report_interval_s: 10.0,
-                capture: CaptureConfig::none(),
-                // The study writes each variant's result itself.
-                output: OutputConfig {
-                    json: None,
-                    out: None,
-                    force: false,
-                    save: false,
-                    quiet: output::quiet(),
-                },
-            };
-            let outcome = match orders::run_with(&run_cfg, &STOP) {
-                Ok(o) => o,
-                Err(Error::Interrupted) => break 'variants,
-                Err(e) => return Err(e),
-            };
-            let name = format!("{}-{}.json", tables.name(), mode.name());
-            let path = out.join(&name);
-            outcome
-                .doc
-                .write_atomic(&path)
-                .map_err(|e| safety::io_usage(&path, "write", &e))?;
-            for w in &outcome.doc.warnings {
-                if !doc.warnings.iter().any(|x| x.kind == w.kind)
-                    && w.kind != WarningKind::FewSamples
-                {
-                    doc.warnings.push(w.clone());
-                }
-            }
-            doc.summary.runs.push(figures(&outcome.doc.summary, &name));
-            super::save(&doc, &out, args.json.as_deref())?;
-        }
-    }
-    let stopped = |s: &StudySummary| {
-        Warning::new(
-            WarningKind::Interrupted,
-            format!(
-                "Ctrl-C stopped the study after {} of 4 sweeps; results.json holds those",
-                s.runs.len()
-            ),
+    let doc = |results: &[Option<CellResult>], state: State, load_s: f64| {
+        combined(
+            study,
+            engine,
+            &scale,
+            &started_at,
+            args,
+            results,
+            state,
+            load_s,
         )
     };
-    super::finish(doc, &out, args.json.as_deref(), stopped, |s| {
-        print_table(s, &out)
+    // The result before the copy of the file, so that `--resume DIR` knows the kind of study;
+    // it reads as unfinished until the study ends.
+    if args.resume.is_none() {
+        save(
+            &doc(&results, State::Running, 0.0),
+            &out,
+            args.json.as_deref(),
+        )?;
+    }
+    let same = matches!(
+        (std::fs::canonicalize(&copy), std::fs::canonicalize(&study.path)),
+        (Ok(a), Ok(b)) if a == b
+    );
+    if !same {
+        std::fs::write(&copy, &study.text).map_err(|e| safety::io_usage(&copy, "write", &e))?;
+    }
+    // A cell stopped by Ctrl-C leaves its load's seconds in this run's figure only.
+    let mut stopped_load_s = 0.0;
+    let mut stopped = false;
+    for (i, (cell, tables)) in study.cells.iter().zip(KINDS).enumerate() {
+        if results[i].is_some() {
+            output::note!("\n[{}/{count}] {}: finished earlier, kept", i + 1, cell.id);
+            continue;
+        }
+        if STOP.load(Ordering::Relaxed) {
+            stopped = true;
+            break;
+        }
+        output::note!(
+            "\n[{}/{count}] {} ({} tables: load, update, insert)",
+            i + 1,
+            cell.id,
+            tables.name()
+        );
+        match measure_kind(cell, tables, &db, &scale, &out) {
+            Ok(Ok(result)) => {
+                output::write_json(&cells_dir.join(cell.result_file()), &result)?;
+                results[i] = Some(result);
+                let doc = doc(&results, State::Running, stopped_load_s);
+                save(&doc, &out, args.json.as_deref())?;
+                super::write_report(&doc, &out)?;
+            }
+            // A kind stopped by Ctrl-C is not finished: it reruns, load and both sweeps.
+            Ok(Err(load_s)) => {
+                stopped_load_s += load_s;
+                stopped = true;
+                break;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    stopped |= STOP.load(Ordering::Relaxed);
+    let state = if stopped {
+        State::Stopped
+    } else {
+        State::Finished
+    };
+    let doc = doc(&results, state, stopped_load_s);
+    super::end(doc, &out, args.json.as_deref(), |s| {
+        print_table(s, &out);
+        if s.interrupted {
+            output::note!(
+                "\nto finish the study: oltplab study --resume {}",
+                out.display()
+            );
+        }
     })
+}
+
+/// One table kind: loaded, then the update sweep (which leaves the row counts as they are, so
+/// insert starts from the same data), then the insert sweep, each run's result written beside
+/// the study's. Err inside: Ctrl-C stopped it, after a load of so many seconds.
+fn measure_kind(
+    cell: &CellPlan,
+    tables: Tables,
+    db: &DbSpec,
+    scale: &Scale,
+    out: &Path,
+) -> Result<std::result::Result<CellResult, f64>> {
+    let load_started = std::time::Instant::now();
+    let loaded = orders::load_with(
+        &OrdersLoadConfig {
+            db: orders::orders_spec(db.clone()),
+            tables,
+            scale: scale.data,
+            seed: SEED,
+            force: true,
+            quiet: output::quiet(),
+        },
+        &STOP,
+    );
+    let engine_version = match loaded {
+        Ok(l) => l.engine_version,
+        Err(Error::Interrupted) => return Ok(Err(0.0)),
+        Err(e) => return Err(e),
+    };
+    let load_s = load_started.elapsed().as_secs_f64();
+    let mut runs = Vec::new();
+    let mut warnings: Vec<Warning> = Vec::new();
+    for mode in [Mode::Update, Mode::Insert] {
+        if STOP.load(Ordering::Relaxed) {
+            return Ok(Err(load_s));
+        }
+        eprintln!("\n[{} tables, {}]", tables.name(), mode.name());
+        let run_cfg = OrdersRunConfig {
+            workload: "orders",
+            db: orders::orders_spec(db.clone()),
+            mode,
+            tables: Some(tables),
+            connections: scale.connections.clone(),
+            tx_per_connection: scale.tx_per_connection,
+            tx_per_point: scale.tx_per_point,
+            warmup_tx_per_connection: scale.warmup_tx_per_connection,
+            max_retries: 10,
+            seed: SEED,
+            report_interval_s: 10.0,
+            capture: CaptureConfig::none(),
+            // The study writes each sweep's result itself.
+            output: OutputConfig {
+                json: None,
+                out: None,
+                force: false,
+                save: false,
+                quiet: output::quiet(),
+            },
+        };
+        let outcome = match orders::run_with(&run_cfg, &STOP) {
+            Ok(o) => o,
+            Err(Error::Interrupted) => return Ok(Err(load_s)),
+            Err(e) => return Err(e),
+        };
+        if STOP.load(Ordering::Relaxed) {
+            return Ok(Err(load_s));
+        }
+        let name = format!("{}-{}.json", tables.name(), mode.name());
+        let path = out.join(&name);
+        outcome
+            .doc
+            .write_atomic(&path)
+            .map_err(|e| safety::io_usage(&path, "write", &e))?;
+        for w in &outcome.doc.warnings {
+            if !warnings.iter().any(|x| x.kind == w.kind) && w.kind != WarningKind::FewSamples {
+                warnings.push(w.clone());
+            }
+        }
+        runs.push(figures(&outcome.doc.summary, &name));
+    }
+    Ok(Ok(CellResult {
+        id: cell.id.clone(),
+        config_hash: cell.hash.clone(),
+        finished_at: now_rfc3339(),
+        tables: tables.name().to_string(),
+        engine_version,
+        load_s,
+        runs,
+        warnings,
+    }))
+}
+
+/// The study's result from its finished table kinds, in the file's order: S5's summary with the
+/// cells beside it, unfinished unless `state` says so. `stopped_load_s`: the load of a kind
+/// Ctrl-C stopped in this run, counted in `load_s` as the scenario always counted it.
+#[allow(clippy::too_many_arguments)]
+fn combined(
+    study: &FileStudy,
+    engine: &str,
+    scale: &Scale,
+    started_at: &str,
+    args: &StudyArgs,
+    results: &[Option<CellResult>],
+    state: State,
+    stopped_load_s: f64,
+) -> ResultDoc<StudySummary, Value> {
+    let cells: Vec<CellResult> = results.iter().flatten().cloned().collect();
+    let config = StudyConfig {
+        scenario: super::Scenario::InMemory.name().into(),
+        engine: engine.to_string(),
+        scale: scale.clone(),
+        data_dir: args.data_dir.clone(),
+        seed: SEED,
+        file: study.path.clone(),
+        cells: study.cells.iter().map(|c| c.id.clone()).collect(),
+    };
+    let summary = StudySummary {
+        scenario: config.scenario.clone(),
+        engine: config.engine.clone(),
+        connections: scale.connections.clone(),
+        tx_per_connection: scale.tx_per_connection,
+        tx_per_point: scale.tx_per_point,
+        runs: cells.iter().flat_map(|c| c.runs.clone()).collect(),
+        load_s: cells.iter().map(|c| c.load_s).sum::<f64>() + stopped_load_s,
+        interrupted: state != State::Finished,
+        cells,
+    };
+    let mut doc = super::new_study_doc(started_at.to_string(), &config, &args.data_dir, summary);
+    doc.env.engine_version = doc.summary.cells.first().map(|c| c.engine_version.clone());
+    // Each kind of warning once, as the scenario always gave them.
+    for w in doc.summary.cells.iter().flat_map(|c| &c.warnings) {
+        if !doc.warnings.iter().any(|x| x.kind == w.kind) {
+            doc.warnings.push(w.clone());
+        }
+    }
+    let runs = doc.summary.runs.len();
+    let total = 2 * study.cells.len();
+    let message = match state {
+        State::Finished => None,
+        State::Stopped => Some(format!(
+            "Ctrl-C stopped the study after {runs} of {total} sweeps; results.json holds those, `oltplab study --resume DIR` runs the table kinds not finished (each its load and both sweeps)"
+        )),
+        State::Running => Some(format!(
+            "unfinished: {runs} of {total} sweeps finished when this was written; if the study is no longer running, `oltplab study --resume DIR` runs the rest"
+        )),
+    };
+    if let Some(m) = message {
+        doc.warnings.push(Warning::new(WarningKind::Interrupted, m));
+    }
+    doc
 }
 
 /// The study's figures of one run's summary.
@@ -294,4 +562,23 @@ fn print_table(summary: &StudySummary, out: &Path) {
         out.join(RESULTS_FILE).display(),
         out.join(REPORT_FILE).display()
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_table_kind_is_a_cell_whose_hash_follows_engine_and_scale() {
+        let quick = super::super::Scale::named("quick");
+        let cells = plan_cells("sqlite", &quick);
+        let ids: Vec<&str> = cells.iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(ids, ["disk", "memory"]);
+        assert_ne!(cells[0].hash, cells[1].hash);
+        // The same file plans the same cells; another engine or scale is another cell.
+        assert_eq!(plan_cells("sqlite", &quick)[1].hash, cells[1].hash);
+        assert_ne!(plan_cells("postgres", &quick)[0].hash, cells[0].hash);
+        let paper = super::super::Scale::named("paper");
+        assert_ne!(plan_cells("sqlite", &paper)[0].hash, cells[0].hash);
+    }
 }

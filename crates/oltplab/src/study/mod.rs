@@ -5,7 +5,7 @@
 //! options applied (`s1_file`), run by the study-file engine (`file.rs`): `results.json`, each
 //! device's trace and `report.html` in the output directory, each finished device saved as a
 //! cell, so that `--resume DIR` finishes an interrupted study. The other scenarios are their
-//! own modules.
+//! own modules; S2–S5 run their shipped files through the same engine.
 
 mod cluster;
 mod explain;
@@ -238,7 +238,8 @@ Examples:
   oltplab study --file my.toml --out my-study      run it; each finished cell is kept
   oltplab study --resume my-study                  after Ctrl-C: only the cells not finished (also
                                                    of `oltplab study`, which runs studies/s1.toml,
-                                                   and of cache-tiers and placement: s2, s3.toml)
+                                                   and of cache-tiers, placement, profiles and
+                                                   in-memory: s2, s3, s4, s5.toml)
   oltplab report my-study --by terminals,device    its charts along terminals, a line per device
 
 For each device: 16 KiB random reads at QD 1 (latency) and QD 32 (IOPS); a TPC-C run with its I/O
@@ -375,10 +376,12 @@ pub fn run(args: StudyArgs) -> Result<()> {
         )));
     }
     if args.scenario == Scenario::InMemory {
-        return in_memory::run(&args);
+        // S5: the shipped studies/s5.toml with the options given, a cell per table kind.
+        return in_memory::run_scenario(&args);
     }
     if args.scenario == Scenario::Profiles {
-        return profiles::run(&args);
+        // S4: the shipped studies/s4.toml with the options given, a cell per device set.
+        return profiles::run_scenario(&args);
     }
     if args.scenario == Scenario::Cluster {
         return cluster::run(&args);
@@ -421,71 +424,27 @@ const SHIPPED_FILES: [(Scenario, &str, &str); 5] = [
     ),
 ];
 
-/// `--scenario NAME --dry-run`: the scenario's cells as a study file, with the options given
-/// applied (S1: every option; the others: the scale and engine); what a file cannot say is
-/// refused with the reason.
+/// `--scenario NAME --dry-run`: the study file the scenario runs, with the options given applied
+/// as its run applies them; an option the scenario does not take is refused with the reason.
 fn equivalent_file(args: &StudyArgs) -> Result<String> {
-    match args.scenario {
-        Scenario::S1 => return Ok(s1_file(args, &s1_server_settings(args)?)?.text),
+    let file = match args.scenario {
+        Scenario::S1 => s1_file(args, &s1_server_settings(args)?)?,
         Scenario::CacheTiers | Scenario::Placement => {
-            return Ok(storage::scenario_file(args, &s1_server_settings(args)?)?.text)
+            storage::scenario_file(args, &s1_server_settings(args)?)?
         }
-        _ => {}
-    }
-    let Some((_, path, text)) = SHIPPED_FILES.iter().find(|(s, ..)| *s == args.scenario) else {
-        return Err(Error::usage(format!(
-            "--dry-run prints the study file of the s1, cache-tiers, placement, profiles and in-memory scenarios or lists a study file's cells; the {} scenario has no study file yet: drop --dry-run, or add --file FILE",
-            args.scenario
-        )));
+        Scenario::Profiles => profiles::scenario_file(args)?,
+        Scenario::InMemory => in_memory::scenario_file(args)?,
+        Scenario::Cluster | Scenario::PowerCut => {
+            return Err(Error::usage(format!(
+                "--dry-run prints the study file of the s1, cache-tiers, placement, profiles and in-memory scenarios or lists a study file's cells; the {} scenario has no study file yet: drop --dry-run, or add --file FILE",
+                args.scenario
+            )))
+        }
     };
-    let mut fixed = Vec::new();
-    if args.devices != DEFAULT_DEVICES {
-        fixed.push("--devices (edit the file's devices or layouts)");
-    }
-    if args.workload != "tpcc" {
-        fixed.push("--workload (set workloads = [\"brokerage\"] in the file)");
-    }
-    if args.pacing != Pacing::None {
-        fixed.push("--pacing (set pacing = [\"spec\"] in the file)");
-    }
-    if !args.server_setting.is_empty() {
-        fixed.push("--server-setting (give server_settings in the file's [[engines]])");
-    }
-    if args.scenario == Scenario::Profiles && args.engine != Engine::Sqlite {
-        fixed.push("--engine (the profiles scenario runs no database)");
-    }
-    if !fixed.is_empty() {
-        return Err(Error::usage(format!(
-            "--dry-run prints {path} as shipped, with --scale and --engine applied; it does not apply {}: drop them",
-            fixed.join(", ")
-        )));
-    }
-    let mut out = format!(
-        "# oltplab study --scenario {} --engine {} --scale {} as a study file ({path}, with the scale and engine given)\n",
-        args.scenario, args.engine, args.scale
-    );
-    for line in text.lines() {
-        if line.starts_with("scale = ") {
-            out.push_str(&format!("scale = \"{}\"\n", args.scale));
-        } else if line.starts_with("engine = ") {
-            out.push_str(&format!("engine = \"{}\"\n", args.engine));
-        } else {
-            out.push_str(line);
-            out.push('\n');
-        }
-    }
-    let out = out.trim_end().to_string();
-    // A scale the scenario does not run (profiles at s1) is refused as the file would refuse it.
-    file::parse(Path::new("the printed file"), &out).map_err(|e| {
-        Error::usage(format!(
-            "--scenario {} --scale {} --engine {} --dry-run: {e}",
-            args.scenario, args.scale, args.engine
-        ))
-    })?;
-    Ok(out)
+    Ok(file.text)
 }
 
-/// A scenario as the study file it runs: its shipped file (studies/s1.toml, s2.toml, s3.toml)
+/// A scenario as the study file it runs: its shipped file (studies/s1.toml … s5.toml)
 /// with every option given applied.
 pub struct ScenarioFile {
     /// Where the text comes from, as errors and the result's `config.file` name it.

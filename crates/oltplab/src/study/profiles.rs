@@ -6,27 +6,34 @@
 //! default both sets sit behind S4's RAID controller (`wbcache(…,size=1g,readahead=on)`: write
 //! back, read ahead). Every point is measured in-process
 //! by `oltplab device` on the emulated device with a RAM backing, as S1's device step is, so that
-//! the model, not this machine's disk, sets every time. Writes `results.json` (rewritten after
-//! every set), each device run's own result and `report.html`.
+//! the model, not this machine's disk, sets every time. The scenario is studies/s4.toml with its
+//! options applied (`scenario_file`), each device set a cell of the study-file engine, saved when
+//! it finishes and resumable (`run`). Writes `results.json` (rewritten after every set), each
+//! set's cell, each device run's own result and `report.html`.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use oltplab_core::units::{format_bytes, format_count};
-use oltplab_core::{Error, Result};
+use oltplab_core::{safety, Error, Result};
 use oltplab_devmodel::{parse_spec, Spec};
-use oltplab_metrics::schema::{geomean, DeviceSummary};
+use oltplab_metrics::schema::{geomean, now_rfc3339, DeviceSummary, ResultDoc};
 use oltplab_metrics::{Warning, WarningKind};
 use serde::Serialize;
+use serde_json::Value;
 
-use super::{file_name, split_devices, StudyArgs, DEFAULT_DEVICES, REPORT_FILE, RESULTS_FILE};
+use super::file::{self, CellPlan, FileStudy, Measure};
+use super::{
+    apply_to_shipped, command_file, file_name, save, split_devices, toml_string, ScenarioFile,
+    Shipped, State, StudyArgs, DEFAULT_DEVICES, REPORT_FILE, RESULTS_FILE, SHIPPED_FILES,
+};
 use crate::device;
 use crate::device::DeviceArgs;
 use crate::output;
 use crate::schema::{
-    DriveSeq, ProfileFigures, ProfileRatio, ProfileSet, ProfilesSummary, QdGeomean, RandomQd4,
-    SetRatio,
+    CellAxes, DriveSeq, ProfileFigures, ProfileRatio, ProfileSet, ProfilesCellResult,
+    ProfilesSummary, QdGeomean, RandomQd4, SetRatio,
 };
 use crate::workload::target::Engine;
 use crate::STOP;
@@ -113,6 +120,9 @@ struct StudyConfig {
     random_block_bytes: Vec<u64>,
     random_qd: u32,
     scale: Scale,
+    /// The study file it ran, and its cells (the sets' names) in order.
+    file: PathBuf,
+    cells: Vec<String>,
 }
 
 /// The drive of a set: a RAID's member, a cache's backing device, or the device itself; behind
@@ -188,44 +198,168 @@ fn parse_sets(text: &str) -> Result<Vec<Spec>> {
     Ok(specs)
 }
 
-pub fn run(args: &StudyArgs) -> Result<()> {
+/// `--scenario profiles` as the study file it runs: studies/s4.toml with `--scale` and
+/// `--devices` applied, after the options the scenario does not take are refused.
+pub(super) fn scenario_file(args: &StudyArgs) -> Result<ScenarioFile> {
     if args.engine != Engine::Sqlite || args.pacing != super::Pacing::None || args.repeat != 1 {
         return Err(Error::usage(
             "--engine, --pacing and --repeat belong to the database scenarios, and the profiles scenario runs no database: drop them",
         ));
     }
+    if args.workload != "tpcc" {
+        return Err(Error::usage(
+            "--workload belongs to the cache-tiers and placement scenarios; the profiles scenario runs its own workload",
+        ));
+    }
+    super::s1_server_settings(args)?;
     let specs = parse_sets(&args.devices)?;
-    let scale = Scale::named(&args.scale)?;
+    // The run names the scales it takes; --dry-run prints the file's own refusal of the line.
+    if !args.dry_run {
+        Scale::named(&args.scale)?;
+    }
+    let Some((_, label, shipped)) = SHIPPED_FILES
+        .iter()
+        .find(|(s, ..)| *s == super::Scenario::Profiles)
+    else {
+        unreachable!("studies/s4.toml is shipped")
+    };
+    let given = args.devices != DEFAULT_DEVICES;
+    let block = given.then(|| {
+        let mut text = String::from("devices = [\n");
+        for s in &specs {
+            text.push_str(&format!("  {},\n", toml_string(&s.name())));
+        }
+        text.push_str("]\n");
+        (
+            "devices = [",
+            text,
+            format!("devices from --devices {}", args.devices),
+        )
+    });
+    let (body, applied) = apply_to_shipped(
+        label,
+        shipped,
+        &[("scale", Some(toml_string(&args.scale)))],
+        &[],
+        &Shipped {
+            block: block
+                .as_ref()
+                .map(|(start, text, note)| (*start, text.as_str(), note.clone())),
+            ..Shipped::default()
+        },
+    )?;
+    let mut command = format!("oltplab study --scenario profiles --scale {}", args.scale);
+    if given {
+        command.push_str(&format!(" --devices {}", args.devices));
+    }
+    command_file(label, &command, &body, applied)
+}
+
+/// `oltplab study --scenario profiles`: the shipped file with the options given, run here.
+pub(super) fn run_scenario(args: &StudyArgs) -> Result<()> {
+    let built = scenario_file(args)?;
+    let study = file::parse(Path::new(built.label), &built.text)?;
+    run(&study, args, Some(&built))
+}
+
+/// The serialised configuration a set's cell hash is taken from: what it measures and how long.
+#[derive(Serialize)]
+struct CellKey<'a> {
+    set: String,
+    /// The drive it measures, if no earlier set of the file has it.
+    drive: Option<String>,
+    scale: &'a Scale,
+    profiles: &'a [&'static str],
+    drive_qd: &'a [u32],
+    drive_block_bytes: u64,
+    random_block_bytes: &'a [u64],
+    random_qd: u32,
+}
+
+/// S4's cells: one per device set, named by the set and a hash of what it measures at `scale`.
+pub(super) fn plan_cells(sets: &[Spec], scale: &super::Scale) -> Result<Vec<CellPlan>> {
+    let points = Scale::named(&scale.name)?;
+    let mut drives: Vec<String> = Vec::new();
+    let mut cells = Vec::new();
+    for spec in sets {
+        let drive = drive_of(spec).name();
+        let measures_drive = !drives.contains(&drive);
+        drives.push(drive.clone());
+        let key = CellKey {
+            set: spec.name(),
+            drive: measures_drive.then_some(drive),
+            scale: &points,
+            profiles: &S4_PROFILES,
+            drive_qd: &DRIVE_QDS,
+            drive_block_bytes: DRIVE_BLOCK_BYTES,
+            random_block_bytes: &RANDOM_BLOCKS_BYTES,
+            random_qd: RANDOM_QD,
+        };
+        let key = serde_json::to_string(&key).expect("serialises");
+        let name = file_name(&spec.name());
+        cells.push(CellPlan {
+            id: name.clone(),
+            hash: format!("{:08x}", file::fnv1a(key.as_bytes()) as u32),
+            axes: CellAxes {
+                device: spec.name(),
+                device_name: name,
+                workload: "profiles".into(),
+                pacing: super::Pacing::None.name().into(),
+                ..CellAxes::default()
+            },
+            spec: spec.clone(),
+            scale: scale.clone(),
+            engine_index: 0,
+        });
+    }
+    Ok(cells)
+}
+
+/// Runs S4's measurement: the sets not finished in `--resume DIR`, each saved when it finishes,
+/// then the profiles result. `built` is the file the scenario built (None: given or resumed).
+pub(super) fn run(study: &FileStudy, args: &StudyArgs, built: Option<&ScenarioFile>) -> Result<()> {
+    let Measure::Profiles { sets: specs } = &study.measure else {
+        unreachable!("profiles::run runs measure = \"profiles\"")
+    };
+    let scale = Scale::named(&study.scale.name)?;
     let qds = device::config::parse_sweep(scale.qd_sweep)?;
-    let config = StudyConfig {
-        scenario: args.scenario.to_string(),
-        devices: specs.iter().map(Spec::name).collect(),
-        profiles: S4_PROFILES.to_vec(),
-        qd: qds.clone(),
-        drive_qd: DRIVE_QDS.to_vec(),
-        drive_block_bytes: DRIVE_BLOCK_BYTES,
-        random_block_bytes: RANDOM_BLOCKS_BYTES.to_vec(),
-        random_qd: RANDOM_QD,
-        scale: scale.clone(),
+    let count = study.cells.len();
+    let done_before = match &args.resume {
+        Some(dir) => file::kept_cells(dir, study, |r: &ProfilesCellResult| (&r.id, &r.config_hash)),
+        None => vec![None; count],
     };
-    let (started_at, out) = super::prepare(args)?;
-    let summary = ProfilesSummary {
-        scenario: args.scenario.to_string(),
-        baseline: file_name(&specs[0].name()),
-        qd: qds.clone(),
-        drive_qd: DRIVE_QDS.to_vec(),
-        runtime_s: scale.runtime_s,
-        ramp_s: scale.ramp_s,
-        size_bytes: scale.size_bytes,
-        ..ProfilesSummary::default()
-    };
-    let mut doc = super::new_study_doc(started_at, &config, &args.data_dir, summary);
+    if args.dry_run {
+        let done: Vec<bool> = done_before.iter().map(Option::is_some).collect();
+        file::print_scenario_plan(study, &done);
+        return Ok(());
+    }
+    let file::RunDirs {
+        started_at,
+        out,
+        cells_dir,
+        copy,
+    } = file::RunDirs::prepare(args)?;
+    let mut results = done_before;
+    let kept = results.iter().flatten().count();
+    match (built, &args.resume) {
+        (Some(file), _) => file.announce(&copy, &out),
+        (None, Some(_)) => output::note!(
+            "(resuming the S4 study in {}: {}, the file it ran; {kept} of {count} device sets finished earlier)",
+            out.display(),
+            study.path.display()
+        ),
+        (None, None) => output::note!(
+            "oltplab study --file {}: {count} device sets of S4's measurement; output {}",
+            study.path.display(),
+            out.display()
+        ),
+    }
     let points = specs.len() * S4_PROFILES.len() * qds.len()
         + specs.len() * 2 * RANDOM_BLOCKS_BYTES.len()
         + specs.len() * 2 * DRIVE_QDS.len();
     output::note!(
         "oltplab study profiles — {}: {} profiles at QD {}, 4 KiB and 64 KiB random reads and writes at QD {RANDOM_QD}, and one drive's 16 KiB sequential reads and writes at QD {}; {} points of {} + {} warm-up on a {} region; output {}",
-        config.devices.join(" against "),
+        specs.iter().map(Spec::name).collect::<Vec<_>>().join(" against "),
         S4_PROFILES.len(),
         qds.iter().map(u32::to_string).collect::<Vec<_>>().join(","),
         DRIVE_QDS.iter().map(u32::to_string).collect::<Vec<_>>().join(","),
@@ -235,75 +369,126 @@ pub fn run(args: &StudyArgs) -> Result<()> {
         format_bytes(scale.size_bytes),
         out.display()
     );
-    if args.devices == DEFAULT_DEVICES {
-        output::note!(
-            "(S4's sets as a study file: studies/s4.toml, printed with this scale by `oltplab study --scenario profiles --dry-run`)"
-        );
+    let doc = |results: &[Option<ProfilesCellResult>], state: State, ran: usize| {
+        combined(study, &scale, &qds, &started_at, args, results, state, ran)
+    };
+    // The result before the copy of the file, so that `--resume DIR` knows the kind of study;
+    // it reads as unfinished until the study ends.
+    if args.resume.is_none() {
+        save(
+            &doc(&results, State::Running, 0),
+            &out,
+            args.json.as_deref(),
+        )?;
+    }
+    let same = matches!(
+        (std::fs::canonicalize(&copy), std::fs::canonicalize(&study.path)),
+        (Ok(a), Ok(b)) if a == b
+    );
+    if !same {
+        std::fs::write(&copy, &study.text).map_err(|e| safety::io_usage(&copy, "write", &e))?;
     }
     let started = Instant::now();
-    let mut drives_done: Vec<String> = Vec::new();
-    for (i, spec) in specs.iter().enumerate() {
+    let mut ran = 0;
+    let mut stopped = false;
+    for (i, (cell, spec)) in study.cells.iter().zip(specs).enumerate() {
+        if results[i].is_some() {
+            output::note!("\n[{}/{count}] {}: finished earlier, kept", i + 1, cell.id);
+            continue;
+        }
         if STOP.load(Ordering::Relaxed) {
+            stopped = true;
             break;
         }
-        let name = file_name(&spec.name());
-        let drive = drive_of(spec);
         output::note!(
-            "\n[{}/{}] {}: {} profiles × {} queue depths",
+            "\n[{}/{count}] {} ({}): {} profiles × {} queue depths",
             i + 1,
-            specs.len(),
+            cell.id,
             spec.name(),
             S4_PROFILES.len(),
             qds.len()
         );
-        let dir = format!("device-{name}");
-        let measured = measure(
-            &mut doc.warnings,
-            spec,
-            DeviceArgs {
-                profile: Some(S4_PROFILES.join(",")),
-                sweep_qd: Some(scale.qd_sweep.into()),
-                ..DeviceArgs::default()
-            },
-            &scale,
-            &out.join(&dir),
-        )?;
-        let mut set = set_figures(spec, &drive, &measured.0, &qds);
-        set.result = format!("{dir}/{}", output::RESULT_FILE);
-        output::note!(
-            "  {}: geometric mean {} IOPS over {}",
-            spec.name(),
-            format_count(set.geomean_iops),
-            if set.complete {
-                "every profile and queue depth"
-            } else {
-                "the points measured before Ctrl-C"
-            }
-        );
-        doc.summary.sets.push(set);
-        add_ratios(&mut doc.summary);
-        super::save(&doc, &out, args.json.as_deref())?;
-        if measured.1 {
+        // The drive is measured by the first set of the file that has it (as the cell's hash says).
+        let drive = drive_of(spec);
+        let drive_first = specs[..i]
+            .iter()
+            .all(|s| drive_of(s).name() != drive.name());
+        let measured = match measure_set(cell, spec, &drive, drive_first, &scale, &qds, &out) {
+            Ok(m) => m,
+            Err(Error::Interrupted) if STOP.load(Ordering::Relaxed) => None,
+            Err(e) => return Err(e),
+        };
+        // A set stopped by Ctrl-C is not finished: it reruns.
+        let Some(result) = measured else {
+            stopped = true;
             break;
+        };
+        output::write_json(&cells_dir.join(cell.result_file()), &result)?;
+        results[i] = Some(result);
+        ran += 1;
+        let doc = doc(&results, State::Running, ran);
+        save(&doc, &out, args.json.as_deref())?;
+        super::write_report(&doc, &out)?;
+    }
+    stopped |= STOP.load(Ordering::Relaxed);
+    let state = if stopped {
+        State::Stopped
+    } else {
+        State::Finished
+    };
+    let doc = doc(&results, state, ran);
+    super::end(doc, &out, args.json.as_deref(), |s| {
+        print_table(s, &out, started.elapsed());
+        if s.interrupted {
+            output::note!(
+                "\nto finish the study: oltplab study --resume {}",
+                out.display()
+            );
         }
-        let stopped = measure_random(
-            &mut doc.warnings,
-            &mut doc.summary.random_qd4,
-            spec,
-            &scale,
-            &out,
-        )?;
-        super::save(&doc, &out, args.json.as_deref())?;
-        if stopped {
-            break;
-        }
+    })
+}
 
-        // One drive of the set, unless an earlier set had the same drive.
+/// One device set: its profiles over the queue depths, its random I/O at QD 4 and, if
+/// `drive_first`, its drive's sequential runs. None: Ctrl-C stopped it.
+fn measure_set(
+    cell: &CellPlan,
+    spec: &Spec,
+    drive: &Spec,
+    drive_first: bool,
+    scale: &Scale,
+    qds: &[u32],
+    out: &Path,
+) -> Result<Option<ProfilesCellResult>> {
+    let mut warnings = Vec::new();
+    let dir = format!("device-{}", cell.id);
+    let (measured, stopped) = measure(
+        &mut warnings,
+        spec,
+        DeviceArgs {
+            profile: Some(S4_PROFILES.join(",")),
+            sweep_qd: Some(scale.qd_sweep.into()),
+            ..DeviceArgs::default()
+        },
+        scale,
+        &out.join(&dir),
+    )?;
+    if stopped {
+        return Ok(None);
+    }
+    let mut set = set_figures(spec, drive, &measured, qds);
+    set.result = format!("{dir}/{}", output::RESULT_FILE);
+    output::note!(
+        "  {}: geometric mean {} IOPS over every profile and queue depth",
+        spec.name(),
+        format_count(set.geomean_iops)
+    );
+    let mut random_qd4 = Vec::new();
+    if measure_random(&mut warnings, &mut random_qd4, spec, scale, out)? {
+        return Ok(None);
+    }
+    let mut drive_seq16k = Vec::new();
+    if drive_first {
         let drive_name = drive.name();
-        if drives_done.contains(&drive_name) {
-            continue;
-        }
-        drives_done.push(drive_name.clone());
         output::note!(
             "  drive {drive_name}: 16 KiB sequential reads, then writes, at QD {}",
             DRIVE_QDS
@@ -313,11 +498,10 @@ pub fn run(args: &StudyArgs) -> Result<()> {
                 .join(" and ")
         );
         let mut seq = Vec::new();
-        let mut interrupted = false;
         for rw in ["read", "write"] {
             let (summary, stopped) = measure(
-                &mut doc.warnings,
-                &drive,
+                &mut warnings,
+                drive,
                 DeviceArgs {
                     rw: rw.into(),
                     bs: DRIVE_BLOCK_BYTES,
@@ -330,38 +514,102 @@ pub fn run(args: &StudyArgs) -> Result<()> {
                     ),
                     ..DeviceArgs::default()
                 },
-                &scale,
+                scale,
                 &out.join(format!("drive-{}-seq{rw}", file_name(&drive_name))),
             )?;
-            seq.push(summary);
             if stopped {
-                interrupted = true;
-                break;
+                return Ok(None);
             }
+            seq.push(summary);
         }
         if let [read, write] = seq.as_slice() {
-            doc.summary
-                .drive_seq16k
-                .extend(drive_figures(&drive_name, read, write));
-        }
-        super::save(&doc, &out, args.json.as_deref())?;
-        if interrupted {
-            break;
+            drive_seq16k = drive_figures(&drive_name, read, write);
         }
     }
-    let stopped = |s: &ProfilesSummary| {
-        Warning::new(
-            WarningKind::Interrupted,
-            format!(
-                "Ctrl-C stopped the study after {} of {} device sets; results.json holds what was measured",
-                s.sets.len(),
-                specs.len()
-            ),
-        )
+    Ok(Some(ProfilesCellResult {
+        id: cell.id.clone(),
+        config_hash: cell.hash.clone(),
+        finished_at: now_rfc3339(),
+        set,
+        random_qd4,
+        drive_seq16k,
+        warnings,
+    }))
+}
+
+/// The study's result from its finished sets, in the file's order: S4's summary (ratios against
+/// the first set, each drive once) with the cells beside it, unfinished unless `state` says so.
+#[allow(clippy::too_many_arguments)]
+fn combined(
+    study: &FileStudy,
+    scale: &Scale,
+    qds: &[u32],
+    started_at: &str,
+    args: &StudyArgs,
+    results: &[Option<ProfilesCellResult>],
+    state: State,
+    ran: usize,
+) -> ResultDoc<ProfilesSummary, Value> {
+    let cells: Vec<ProfilesCellResult> = results.iter().flatten().cloned().collect();
+    let config = StudyConfig {
+        scenario: super::Scenario::Profiles.name().into(),
+        devices: study.cells.iter().map(|c| c.axes.device.clone()).collect(),
+        profiles: S4_PROFILES.to_vec(),
+        qd: qds.to_vec(),
+        drive_qd: DRIVE_QDS.to_vec(),
+        drive_block_bytes: DRIVE_BLOCK_BYTES,
+        random_block_bytes: RANDOM_BLOCKS_BYTES.to_vec(),
+        random_qd: RANDOM_QD,
+        scale: scale.clone(),
+        file: study.path.clone(),
+        cells: study.cells.iter().map(|c| c.id.clone()).collect(),
     };
-    super::finish(doc, &out, args.json.as_deref(), stopped, |s| {
-        print_table(s, &out, started.elapsed())
-    })
+    let mut summary = ProfilesSummary {
+        scenario: super::Scenario::Profiles.name().into(),
+        baseline: study.baseline.clone().unwrap_or_default(),
+        qd: qds.to_vec(),
+        drive_qd: DRIVE_QDS.to_vec(),
+        runtime_s: scale.runtime_s,
+        ramp_s: scale.ramp_s,
+        size_bytes: scale.size_bytes,
+        sets: cells.iter().map(|c| c.set.clone()).collect(),
+        random_qd4: cells.iter().flat_map(|c| c.random_qd4.clone()).collect(),
+        interrupted: state != State::Finished,
+        ..ProfilesSummary::default()
+    };
+    // A drive once, from the first set that measured it.
+    for d in cells.iter().flat_map(|c| &c.drive_seq16k) {
+        if !summary
+            .drive_seq16k
+            .iter()
+            .any(|x| x.device == d.device && x.qd == d.qd)
+        {
+            summary.drive_seq16k.push(d.clone());
+        }
+    }
+    add_ratios(&mut summary);
+    summary.cells = cells;
+    let mut doc = super::new_study_doc(started_at.to_string(), &config, &args.data_dir, summary);
+    // Each kind of warning once, as the scenario always gave them.
+    for w in doc.summary.cells.iter().flat_map(|c| &c.warnings) {
+        if !doc.warnings.iter().any(|x| x.kind == w.kind) {
+            doc.warnings.push(w.clone());
+        }
+    }
+    let (finished, total) = (doc.summary.cells.len(), study.cells.len());
+    let message = match state {
+        State::Finished => None,
+        State::Stopped => Some(format!(
+            "Ctrl-C stopped the study after {finished} of {total} device sets ({ran} in this run); results.json holds those, `oltplab study --resume DIR` measures the rest"
+        )),
+        State::Running => Some(format!(
+            "unfinished: {finished} of {total} device sets finished when this was written; if the study is no longer running, `oltplab study --resume DIR` measures the rest"
+        )),
+    };
+    if let Some(m) = message {
+        doc.warnings.push(Warning::new(WarningKind::Interrupted, m));
+    }
+    doc
 }
 
 /// `oltplab device` in-process on the emulated `spec`, with a RAM backing; returns the measured
@@ -676,6 +924,34 @@ mod tests {
         ] {
             assert_eq!(drive_of(&parse_spec(set).unwrap()).name(), drive, "{set}");
         }
+    }
+
+    #[test]
+    fn each_set_is_a_cell_whose_hash_follows_what_it_measures() {
+        let quick = super::super::Scale::named("quick");
+        let [hdd, ssd, hdd10] = [
+            "raid5(4,hdd-15k)",
+            "raid5(4,sas-ssd-2012)",
+            "raid10(4,hdd-15k)",
+        ]
+        .map(|t| parse_spec(t).unwrap());
+        let key = |cells: &[CellPlan]| -> Vec<(String, String)> {
+            cells
+                .iter()
+                .map(|c| (c.id.clone(), c.hash.clone()))
+                .collect()
+        };
+        let two = plan_cells(&[hdd.clone(), ssd.clone()], &quick).unwrap();
+        let three = plan_cells(&[hdd.clone(), ssd.clone(), hdd10.clone()], &quick).unwrap();
+        // A set added at the end leaves the others' cells as they were.
+        assert_eq!(key(&two), key(&three)[..2]);
+        assert_eq!(three[0].id, "raid5_4_hdd-15k_stripe_64k");
+        // The RAID10's drive is the first set's: it measures none, unlike when it comes first.
+        let first = plan_cells(&[hdd10.clone(), hdd.clone()], &quick).unwrap();
+        assert_ne!(first[0].hash, three[2].hash);
+        // Another scale is another cell.
+        let test = plan_cells(&[hdd, ssd], &super::super::Scale::named("test")).unwrap();
+        assert_ne!(test[0].hash, two[0].hash);
     }
 
     #[test]

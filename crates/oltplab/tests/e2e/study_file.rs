@@ -129,11 +129,19 @@ fn shipped_study_files_parse_and_dry_run() {
     assert_one_line_usage_error(&out, "scale = \"s1\" is not known");
 
     assert_nothing_made(&dir, &["printed.toml"]);
-    // S4's and S5's files run their scenarios from the start: --resume is refused.
-    std::fs::create_dir(dir.join("prev")).unwrap();
-    std::fs::copy(studies_dir().join("s4.toml"), dir.join("prev/study.toml")).unwrap();
-    let out = oltplab(&dir, &["study", "--resume", "prev"]);
-    assert_one_line_usage_error(&out, "reruns from its start");
+    // S4's and S5's files resume too: with nothing finished, every set and sweep is to run.
+    for (file, runs) in [("s4.toml", 2), ("s5.toml", 4)] {
+        let prev = dir.join("prev");
+        std::fs::create_dir(&prev).unwrap();
+        std::fs::copy(studies_dir().join(file), prev.join("study.toml")).unwrap();
+        let out = oltplab(&dir, &["study", "--resume", "prev", "--dry-run"]);
+        assert_ok(&out);
+        let plan = String::from_utf8_lossy(&out.stdout);
+        let listed = plan.lines().filter(|l| l.contains(". ")).count();
+        assert_eq!(listed, runs, "{file}: {plan}");
+        assert!(!plan.contains("finished earlier"), "{file}: {plan}");
+        std::fs::remove_dir_all(&prev).unwrap();
+    }
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
