@@ -23,6 +23,7 @@ mod report_browser;
 mod study;
 mod study_cluster;
 mod study_file;
+mod study_profiles_resume;
 mod study_storage;
 mod tatp;
 mod tpcc_servers;
