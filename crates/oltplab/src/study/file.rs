@@ -15,7 +15,6 @@ use oltplab_core::units::{format_bytes, format_count};
 use oltplab_core::{safety, Error, Result};
 use oltplab_devmodel::{parse_spec, Role, Spec};
 use oltplab_metrics::schema::now_rfc3339;
-use oltplab_metrics::{Warning, WarningKind};
 use oltplab_workloads::tpcc::schema::TABLES as TPCC_TABLES;
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
@@ -1386,29 +1385,23 @@ fn run_study(
         }
         return Ok(());
     }
+    let dirs = RunDirs::prepare(args)?;
+    let mut results = done_before;
+    let kept = results.iter().flatten().count();
+    let todo = study.cells.len() - kept;
+    let estimate = duration(estimates_s(study, &results).iter().sum());
+    let begun = match (&kind, s1) {
+        (Kind::S1, Some(file)) => Begun::Built(file),
+        (Kind::S1, None) => Begun::Resumed("the `oltplab study`"),
+        (Kind::File, _) => Begun::File(None),
+    };
+    dirs.announce(begun, path, kept, study.cells.len(), "devices");
     let RunDirs {
         started_at,
         out,
         cells_dir,
         copy,
-    } = RunDirs::prepare(args)?;
-
-    let mut results = done_before;
-    let kept = results.iter().flatten().count();
-    let todo = study.cells.len() - kept;
-    let estimate = duration(estimates_s(study, &results).iter().sum());
-    match (&kind, s1) {
-        (Kind::S1, Some(file)) => {
-            file.announce(&copy, &out);
-        }
-        (Kind::S1, None) => output::note!(
-            "(resuming the `oltplab study` in {}: {}, the file it ran; {kept} of {} devices finished earlier)",
-            out.display(),
-            path.display(),
-            study.cells.len()
-        ),
-        (Kind::File, _) => {}
-    }
+    } = dirs;
     match kind {
         Kind::S1 => {
             let c = &study.cells[0];
@@ -1939,24 +1932,13 @@ fn combined(
         Kind::File => "cells",
     };
     let (finished, total) = (doc.summary.cells.len(), study.cells.len());
-    match state {
-        State::Finished => {}
-        State::Stopped => warn(
-            &mut doc.warnings,
-            Warning::new(
-                WarningKind::Interrupted,
-                format!(
-                    "Ctrl-C stopped the study with {finished} of {total} {what} finished ({ran} in this run); `oltplab study --resume DIR` runs the rest"
-                ),
-            ),
-        ),
-        // Not printed: the study is still running as far as it knows.
-        State::Running => doc.warnings.push(Warning::new(
-            WarningKind::Interrupted,
-            format!(
-                "unfinished: {finished} of {total} {what} finished when this was written; if the study is no longer running, `oltplab study --resume DIR` runs the rest"
-            ),
-        )),
+    if let Some(w) = state.unfinished_warning(finished, total, what, ran) {
+        // Printed when Ctrl-C stopped it; not while it runs, as far as it knows.
+        if state == State::Stopped {
+            warn(&mut doc.warnings, w);
+        } else {
+            doc.warnings.push(w);
+        }
     }
     doc
 }
@@ -2159,7 +2141,37 @@ pub(super) struct RunDirs {
     pub copy: PathBuf,
 }
 
+/// How a study run began, for the line that says what runs and where.
+pub(super) enum Begun<'a> {
+    /// A scenario's shipped file with the options applied.
+    Built(&'a super::ScenarioFile),
+    /// A scenario's output directory resumed: how the scenario is named ("the S4 study").
+    Resumed(&'a str),
+    /// The user's study file, of this measurement ("S4's measurement"); None: the caller says
+    /// it in its own words.
+    File(Option<&'a str>),
+}
+
 impl RunDirs {
+    /// Says once what runs and where: `kept` of the study's `count` cells (named `cells`,
+    /// e.g. "device sets") finished in an earlier run.
+    pub fn announce(&self, begun: Begun, study: &Path, kept: usize, count: usize, cells: &str) {
+        let out = self.out.display();
+        match begun {
+            Begun::Built(file) => file.announce(&self.copy, &self.out),
+            Begun::Resumed(name) => output::note!(
+                "(resuming {name} in {out}: {}, the file it ran; {kept} of {count} {cells} finished earlier)",
+                study.display()
+            ),
+            Begun::File(Some(measurement)) => output::note!(
+                "oltplab study --file {}: {count} {cells} of {measurement} ({kept} finished earlier, {} to run); output {out}",
+                study.display(),
+                count - kept
+            ),
+            Begun::File(None) => {}
+        }
+    }
+
     pub fn prepare(args: &StudyArgs) -> Result<RunDirs> {
         if let Some(json) = &args.json {
             output::check_json_path(json, args.force)?;

@@ -211,27 +211,21 @@ pub(super) fn run(study: &FileStudy, args: &StudyArgs, built: Option<&ScenarioFi
         None,
         true,
     )?;
+    let dirs = file::RunDirs::prepare(args)?;
+    let mut results = done_before;
+    let kept = results.iter().flatten().count();
+    let begun = match (built, &args.resume) {
+        (Some(file), _) => file::Begun::Built(file),
+        (None, Some(_)) => file::Begun::Resumed("the S5 study"),
+        (None, None) => file::Begun::File(Some("S5's measurement")),
+    };
+    dirs.announce(begun, &study.path, kept, count, "table kinds");
     let file::RunDirs {
         started_at,
         out,
         cells_dir,
         copy,
-    } = file::RunDirs::prepare(args)?;
-    let mut results = done_before;
-    let kept = results.iter().flatten().count();
-    match (built, &args.resume) {
-        (Some(file), _) => file.announce(&copy, &out),
-        (None, Some(_)) => output::note!(
-            "(resuming the S5 study in {}: {}, the file it ran; {kept} of {count} table kinds finished earlier)",
-            out.display(),
-            study.path.display()
-        ),
-        (None, None) => output::note!(
-            "oltplab study --file {}: {count} table kinds of S5's measurement; output {}",
-            study.path.display(),
-            out.display()
-        ),
-    }
+    } = dirs;
     output::note!(
         "oltplab study in-memory — {engine} with disk and memory tables, update and insert, connections {}, {} after {} warm-up transactions per connection; output {}",
         scale
@@ -258,7 +252,7 @@ pub(super) fn run(study: &FileStudy, args: &StudyArgs, built: Option<&ScenarioFi
             &started_at,
             args,
             results,
-            state,
+            (state, kept),
             load_s,
         )
     };
@@ -432,7 +426,7 @@ fn combined(
     started_at: &str,
     args: &StudyArgs,
     results: &[Option<CellResult>],
-    state: State,
+    (state, kept_before): (State, usize),
     stopped_load_s: f64,
 ) -> ResultDoc<StudySummary, Value> {
     let cells: Vec<CellResult> = results.iter().flatten().cloned().collect();
@@ -464,20 +458,13 @@ fn combined(
             doc.warnings.push(w.clone());
         }
     }
-    let runs = doc.summary.runs.len();
-    let total = 2 * study.cells.len();
-    let message = match state {
-        State::Finished => None,
-        State::Stopped => Some(format!(
-            "Ctrl-C stopped the study after {runs} of {total} sweeps; results.json holds those, `oltplab study --resume DIR` runs the table kinds not finished (each its load and both sweeps)"
-        )),
-        State::Running => Some(format!(
-            "unfinished: {runs} of {total} sweeps finished when this was written; if the study is no longer running, `oltplab study --resume DIR` runs the rest"
-        )),
-    };
-    if let Some(m) = message {
-        doc.warnings.push(Warning::new(WarningKind::Interrupted, m));
-    }
+    let (finished, total) = (doc.summary.cells.len(), study.cells.len());
+    doc.warnings.extend(state.unfinished_warning(
+        finished,
+        total,
+        "table kinds",
+        finished - kept_before,
+    ));
     doc
 }
 

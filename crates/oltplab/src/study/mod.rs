@@ -1231,6 +1231,29 @@ enum State {
     Finished,
 }
 
+impl State {
+    /// The warning a study's results.json carries until the study has ended: `finished` of its
+    /// `total` `cells` ("device sets") were done, `ran` of them in this run.
+    fn unfinished_warning(
+        self,
+        finished: usize,
+        total: usize,
+        cells: &str,
+        ran: usize,
+    ) -> Option<Warning> {
+        let text = match self {
+            State::Finished => return None,
+            State::Stopped => format!(
+                "Ctrl-C stopped the study with {finished} of {total} {cells} finished ({ran} in this run); results.json holds those, `oltplab study --resume DIR` runs the rest"
+            ),
+            State::Running => format!(
+                "unfinished: {finished} of {total} {cells} finished when this was written; if the study is no longer running, `oltplab study --resume DIR` runs the rest"
+            ),
+        };
+        Some(Warning::new(WarningKind::Interrupted, text))
+    }
+}
+
 /// A study's summary, which says whether Ctrl-C cut the study short.
 trait Stoppable {
     fn interrupted(&mut self) -> &mut bool;

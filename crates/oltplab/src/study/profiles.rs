@@ -333,27 +333,21 @@ pub(super) fn run(study: &FileStudy, args: &StudyArgs, built: Option<&ScenarioFi
         file::print_scenario_plan(study, &done);
         return Ok(());
     }
+    let dirs = file::RunDirs::prepare(args)?;
+    let mut results = done_before;
+    let kept = results.iter().flatten().count();
+    let begun = match (built, &args.resume) {
+        (Some(file), _) => file::Begun::Built(file),
+        (None, Some(_)) => file::Begun::Resumed("the S4 study"),
+        (None, None) => file::Begun::File(Some("S4's measurement")),
+    };
+    dirs.announce(begun, &study.path, kept, count, "device sets");
     let file::RunDirs {
         started_at,
         out,
         cells_dir,
         copy,
-    } = file::RunDirs::prepare(args)?;
-    let mut results = done_before;
-    let kept = results.iter().flatten().count();
-    match (built, &args.resume) {
-        (Some(file), _) => file.announce(&copy, &out),
-        (None, Some(_)) => output::note!(
-            "(resuming the S4 study in {}: {}, the file it ran; {kept} of {count} device sets finished earlier)",
-            out.display(),
-            study.path.display()
-        ),
-        (None, None) => output::note!(
-            "oltplab study --file {}: {count} device sets of S4's measurement; output {}",
-            study.path.display(),
-            out.display()
-        ),
-    }
+    } = dirs;
     let points = specs.len() * S4_PROFILES.len() * qds.len()
         + specs.len() * 2 * RANDOM_BLOCKS_BYTES.len()
         + specs.len() * 2 * DRIVE_QDS.len();
@@ -597,18 +591,8 @@ fn combined(
         }
     }
     let (finished, total) = (doc.summary.cells.len(), study.cells.len());
-    let message = match state {
-        State::Finished => None,
-        State::Stopped => Some(format!(
-            "Ctrl-C stopped the study after {finished} of {total} device sets ({ran} in this run); results.json holds those, `oltplab study --resume DIR` measures the rest"
-        )),
-        State::Running => Some(format!(
-            "unfinished: {finished} of {total} device sets finished when this was written; if the study is no longer running, `oltplab study --resume DIR` measures the rest"
-        )),
-    };
-    if let Some(m) = message {
-        doc.warnings.push(Warning::new(WarningKind::Interrupted, m));
-    }
+    doc.warnings
+        .extend(state.unfinished_warning(finished, total, "device sets", ran));
     doc
 }
 

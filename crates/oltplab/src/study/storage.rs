@@ -293,32 +293,27 @@ pub(super) fn run(
         }
         return Ok(());
     }
+    let dirs = file::RunDirs::prepare(args)?;
+
+    let mut results = done_before;
+    let kept = results.iter().flatten().count();
+    let first = &study.cells[0];
+    let resumed;
+    let begun = match (named, built) {
+        (Named::Scenario(_), Some(file)) => file::Begun::Built(file),
+        (Named::Scenario(s), None) => {
+            resumed = format!("the `oltplab study --scenario {s}`");
+            file::Begun::Resumed(&resumed)
+        }
+        (Named::File, _) => file::Begun::File(Some("S2's and S3's measurement")),
+    };
+    dirs.announce(begun, &study.path, kept, count, "configurations");
     let file::RunDirs {
         started_at,
         out,
         cells_dir,
         copy,
-    } = file::RunDirs::prepare(args)?;
-
-    let mut results = done_before;
-    let kept = results.iter().flatten().count();
-    let first = &study.cells[0];
-    match (named, built) {
-        (Named::Scenario(_), Some(file)) => {
-            file.announce(&copy, &out);
-        }
-        (Named::Scenario(s), None) => output::note!(
-            "(resuming the `oltplab study --scenario {s}` in {}: {}, the file it ran; {kept} of {count} configurations finished earlier)",
-            out.display(),
-            study.path.display()
-        ),
-        (Named::File, _) => output::note!(
-            "oltplab study --file {}: {count} cells of S2's and S3's measurement ({kept} finished earlier, {} to run); output {}",
-            study.path.display(),
-            count - kept,
-            out.display()
-        ),
-    }
+    } = dirs;
     // e.g. `TPC-C on sqlite: 1 warehouse`.
     let load = file::load_text(&first.axes.workload, &study.scale);
     let (workload, size) = load.split_once(", ").unwrap_or((&load, ""));
@@ -640,20 +635,9 @@ fn combined(
     for c in &doc.summary.cells {
         doc.warnings.extend(c.warnings.iter().cloned());
     }
-    let finished = doc.summary.cells.len();
-    let total = study.cells.len();
-    let message = match state {
-        State::Finished => None,
-        State::Stopped => Some(format!(
-            "Ctrl-C stopped the study after {finished} of {total} configurations ({ran} in this run); results.json holds those, `oltplab study --resume DIR` runs the rest"
-        )),
-        State::Running => Some(format!(
-            "unfinished: {finished} of {total} configurations finished when this was written; if the study is no longer running, `oltplab study --resume DIR` runs the rest"
-        )),
-    };
-    if let Some(m) = message {
-        doc.warnings.push(Warning::new(WarningKind::Interrupted, m));
-    }
+    let (finished, total) = (doc.summary.cells.len(), study.cells.len());
+    doc.warnings
+        .extend(state.unfinished_warning(finished, total, "configurations", ran));
     doc
 }
 
