@@ -1461,15 +1461,7 @@ fn run_study(
             args.json.as_deref(),
         )?;
     }
-    // The file as run, so that `--resume DIR` alone runs the same study; not over itself when
-    // resumed from it (`oltplab study` names a file it has in memory only).
-    let same = matches!(
-        (std::fs::canonicalize(&copy), std::fs::canonicalize(path)),
-        (Ok(a), Ok(b)) if a == b
-    );
-    if !same {
-        std::fs::write(&copy, &study.text).map_err(|e| safety::io_usage(&copy, "write", &e))?;
-    }
+    keep_study_file(&copy, study)?;
     for (i, cell) in study.cells.iter().enumerate() {
         let files = files_of(&kind, cell);
         if results[i].is_some() {
@@ -2139,6 +2131,19 @@ pub(super) struct RunDirs {
     pub out: PathBuf,
     pub cells_dir: PathBuf,
     pub copy: PathBuf,
+}
+
+/// Keeps the file as run at `copy`, so that `--resume DIR` alone runs the same study; not over
+/// itself when resumed from it (`oltplab study` names a file it has in memory only).
+pub(super) fn keep_study_file(copy: &Path, study: &FileStudy) -> Result<()> {
+    let same = matches!(
+        (std::fs::canonicalize(copy), std::fs::canonicalize(&study.path)),
+        (Ok(a), Ok(b)) if a == b
+    );
+    if !same {
+        std::fs::write(copy, &study.text).map_err(|e| safety::io_usage(copy, "write", &e))?;
+    }
+    Ok(())
 }
 
 /// How a study run began, for the line that says what runs and where.

@@ -265,13 +265,7 @@ pub(super) fn run(study: &FileStudy, args: &StudyArgs, built: Option<&ScenarioFi
             args.json.as_deref(),
         )?;
     }
-    let same = matches!(
-        (std::fs::canonicalize(&copy), std::fs::canonicalize(&study.path)),
-        (Ok(a), Ok(b)) if a == b
-    );
-    if !same {
-        std::fs::write(&copy, &study.text).map_err(|e| safety::io_usage(&copy, "write", &e))?;
-    }
+    file::keep_study_file(&copy, study)?;
     // A cell stopped by Ctrl-C leaves its load's seconds in this run's figure only.
     let mut stopped_load_s = 0.0;
     let mut stopped = false;

@@ -16,7 +16,7 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use oltplab_core::units::{format_bytes, format_count};
-use oltplab_core::{safety, Error, Result};
+use oltplab_core::{Error, Result};
 use oltplab_devmodel::{parse_spec, Spec};
 use oltplab_metrics::schema::{geomean, now_rfc3339, DeviceSummary, ResultDoc};
 use oltplab_metrics::{Warning, WarningKind};
@@ -375,13 +375,7 @@ pub(super) fn run(study: &FileStudy, args: &StudyArgs, built: Option<&ScenarioFi
             args.json.as_deref(),
         )?;
     }
-    let same = matches!(
-        (std::fs::canonicalize(&copy), std::fs::canonicalize(&study.path)),
-        (Ok(a), Ok(b)) if a == b
-    );
-    if !same {
-        std::fs::write(&copy, &study.text).map_err(|e| safety::io_usage(&copy, "write", &e))?;
-    }
+    file::keep_study_file(&copy, study)?;
     let started = Instant::now();
     let mut ran = 0;
     let mut stopped = false;

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 
 use oltplab_core::units::{format_bytes, format_count, format_ns};
-use oltplab_core::{safety, Error, Result};
+use oltplab_core::{Error, Result};
 use oltplab_devmodel::{parse_spec, Spec};
 use oltplab_metrics::schema::{now_rfc3339, ResultDoc};
 use oltplab_metrics::{Warning, WarningKind};
@@ -359,13 +359,7 @@ pub(super) fn run(
             args.json.as_deref(),
         )?;
     }
-    let same = matches!(
-        (std::fs::canonicalize(&copy), std::fs::canonicalize(&study.path)),
-        (Ok(a), Ok(b)) if a == b
-    );
-    if !same {
-        std::fs::write(&copy, &study.text).map_err(|e| safety::io_usage(&copy, "write", &e))?;
-    }
+    file::keep_study_file(&copy, study)?;
     for (i, cell) in study.cells.iter().enumerate() {
         let files = files_of(named, i, cell);
         if let Some(r) = &results[i] {
