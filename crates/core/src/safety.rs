@@ -92,6 +92,27 @@ pub fn write_file_marker(path: &Path, marker: FileMarker) -> io::Result<()> {
 }
 
 /// True if `dir` was created by oltplab.
+/// Replaces `path` with `bytes` so that a reader, and the file system after a crash or a power
+/// loss, sees the old file or the new one, never half of one: written to `<name>.partial`, synced,
+/// renamed over `path`, and the directory synced (a study's cells must survive a reboot).
+pub fn replace_durably(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    use std::io::Write;
+    let mut tmp_name = path.file_name().unwrap_or_default().to_os_string();
+    tmp_name.push(".partial");
+    let tmp = path.with_file_name(tmp_name);
+    {
+        let mut file = fs::File::create(&tmp)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+    }
+    fs::rename(&tmp, path)?;
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    fs::File::open(dir)?.sync_all()
+}
+
 pub fn is_own_dir(dir: &Path) -> bool {
     dir.join(DIR_MARKER).is_file()
 }

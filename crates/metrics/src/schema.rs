@@ -2,7 +2,6 @@
 //! are a contract with the reports and with tests outside this repository — rename nothing.
 
 use std::collections::BTreeMap;
-use std::io::Write as _;
 use std::path::Path;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -42,14 +41,9 @@ impl<S: Serialize, I: Serialize> ResultDoc<S, I> {
     /// Writes the document through a temporary file and a rename, so a reader (or a crash) never
     /// sees half a result.
     pub fn write_atomic(&self, path: &Path) -> std::io::Result<()> {
-        let tmp = path.with_extension("json.partial");
-        {
-            let mut file = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
-            serde_json::to_writer_pretty(&mut file, self)?;
-            file.write_all(b"\n")?;
-            file.flush()?;
-        }
-        std::fs::rename(&tmp, path)
+        let mut text = serde_json::to_vec_pretty(self)?;
+        text.push(b'\n');
+        oltplab_core::safety::replace_durably(path, &text)
     }
 }
 

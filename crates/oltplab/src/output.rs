@@ -215,13 +215,11 @@ pub fn write_json<T: Serialize + ?Sized>(path: &Path, value: &T) -> Result<()> {
     write_atomic(path, &text)
 }
 
-/// Writes through a temporary file and a rename, so a reader never sees half a file.
+/// Writes through a temporary file, a sync and a rename, so neither a reader nor a reboot sees
+/// half a file.
 pub fn write_atomic(path: &Path, text: &str) -> Result<()> {
-    let mut tmp_name = path.file_name().unwrap_or_default().to_os_string();
-    tmp_name.push(".partial");
-    let tmp = path.with_file_name(tmp_name);
-    std::fs::write(&tmp, text).map_err(|e| io_usage(&tmp, "write", &e))?;
-    std::fs::rename(&tmp, path).map_err(|e| io_usage(path, "write", &e))
+    oltplab_core::safety::replace_durably(path, text.as_bytes())
+        .map_err(|e| io_usage(path, "write", &e))
 }
 
 /// Writes the result into the output directory and to `--json`; called after every point, so an
