@@ -2,7 +2,7 @@
 //! configuration as the papers tabulate them, and bars of throughput, response time, CPU and each
 //! device's busy share. Read through the typed `StorageStudySummary`.
 
-use oltplab_schema::{ConfigFigures, StorageStudySummary};
+use oltplab_schema::{ConfigFigures, Interval, StepRepeats, StorageStudySummary};
 
 use crate::common::{self, Ids};
 use crate::doc::{Doc, Figures};
@@ -65,40 +65,58 @@ fn unit(doc: &Doc) -> String {
 }
 
 fn table(doc: &Doc) -> Table {
+    // With `repeat`, the figures are means: the throughput's and IOPS' 95 % intervals get
+    // columns of their own.
+    let repeated = configs(doc).iter().any(|c| c.repeats.is_some());
+    let keep = |c: &Column| repeated || !c.key.ends_with("_ci95");
+    let unit = unit(doc);
+    let columns = vec![
+        Column::new("name", "configuration", Unit::Text),
+        Column::new("throughput", &unit, Unit::Number),
+        Column::new("throughput_ci95", &format!("{unit} ± (95 %)"), Unit::Number),
+        Column::new("throughput_vs_first", "vs first", Unit::Number),
+        Column::new("io_iops", "IOPS", Unit::Number),
+        Column::new("io_iops_ci95", "IOPS ± (95 %)", Unit::Number),
+        Column::new("lat_ns_mean", "mean response", Unit::Ns),
+        Column::new("lat_ns_p90", "p90 response", Unit::Ns),
+        Column::new("cpu_utilisation", "CPU busy", Unit::Share),
+        Column::new(
+            "devices",
+            "devices: busy share (100 − idle), read-cache hits",
+            Unit::Text,
+        ),
+        Column::new("warnings", "less reliable", Unit::Text),
+        Column::new("spec", "spec", Unit::Text),
+    ];
+    let kept: Vec<bool> = columns.iter().map(keep).collect();
     let mut t = Table::new(
         "configs",
         "Storage configurations",
-        vec![
-            Column::new("name", "configuration", Unit::Text),
-            Column::new("throughput", &unit(doc), Unit::Number),
-            Column::new("throughput_vs_first", "vs first", Unit::Number),
-            Column::new("io_iops", "IOPS", Unit::Number),
-            Column::new("lat_ns_mean", "mean response", Unit::Ns),
-            Column::new("lat_ns_p90", "p90 response", Unit::Ns),
-            Column::new("cpu_utilisation", "CPU busy", Unit::Share),
-            Column::new(
-                "devices",
-                "devices: busy share (100 − idle), read-cache hits",
-                Unit::Text,
-            ),
-            Column::new("warnings", "less reliable", Unit::Text),
-            Column::new("spec", "spec", Unit::Text),
-        ],
+        columns.into_iter().filter(keep).collect(),
     );
     for c in configs(doc) {
         let f = &c.figures;
-        t.push(vec![
+        let ci95 = |i: fn(&StepRepeats) -> &Interval| c.repeats.as_ref().map(|r| i(r).ci95);
+        let row = vec![
             Cell::Text(c.name.clone()),
             Cell::Num(Some(f.throughput)),
+            Cell::Num(ci95(|r| &r.throughput)),
             Cell::Num(c.throughput_vs_first),
             Cell::Num(Some(f.io_iops)),
+            Cell::Num(ci95(|r| &r.io_iops)),
             Cell::Num(Some(f.lat_ns.mean)),
             Cell::Num(Some(f.lat_ns.p90 as f64)),
             Cell::Num(Some(f.cpu_utilisation)),
             Cell::Text(devices_text(c)),
             Cell::Text(crate::run::warning_kinds(&f.warnings)),
             Cell::Text(c.spec.clone()),
-        ]);
+        ];
+        t.push(
+            row.into_iter()
+                .zip(&kept)
+                .filter_map(|(cell, k)| k.then_some(cell))
+                .collect(),
+        );
     }
     t
 }

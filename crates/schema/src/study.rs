@@ -419,6 +419,53 @@ pub struct ConfigFigures {
     /// Its throughput against the first configuration's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub throughput_vs_first: Option<f64>,
+    /// With `repeat` above 1: the runs' headline figures, each with its mean and 95 % interval.
+    /// `figures` then holds these means, and the first run's lists (devices, tables).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeats: Option<StepRepeats>,
+}
+
+/// A storage configuration's repeated runs: S2's and S3's headline figures, each with its mean
+/// and 95 % confidence interval.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct StepRepeats {
+    pub runs: u32,
+    pub throughput: Interval,
+    pub tx_per_s: Interval,
+    pub io_iops: Interval,
+    pub lat_ns_mean: Interval,
+    pub lat_ns_p90: Interval,
+    pub cpu_utilisation: Interval,
+}
+
+impl StepRepeats {
+    /// The runs' intervals, and their first run with its headline figures replaced by the means
+    /// (its warnings: every run's, once each).
+    pub fn of(runs: &[super::RampStep]) -> (super::RampStep, StepRepeats) {
+        let take = |f: fn(&super::RampStep) -> f64| Interval::of(runs.iter().map(f).collect());
+        let rep = StepRepeats {
+            runs: runs.len() as u32,
+            throughput: take(|r| r.throughput),
+            tx_per_s: take(|r| r.tx_per_s),
+            io_iops: take(|r| r.io_iops),
+            lat_ns_mean: take(|r| r.lat_ns.mean),
+            lat_ns_p90: take(|r| r.lat_ns.p90 as f64),
+            cpu_utilisation: take(|r| r.cpu_utilisation),
+        };
+        let mut mean = runs[0].clone();
+        mean.throughput = rep.throughput.mean;
+        mean.tx_per_s = rep.tx_per_s.mean;
+        mean.io_iops = rep.io_iops.mean;
+        mean.lat_ns.mean = rep.lat_ns_mean.mean;
+        mean.lat_ns.p90 = rep.lat_ns_p90.mean.round() as u64;
+        mean.cpu_utilisation = rep.cpu_utilisation.mean;
+        for w in runs[1..].iter().flat_map(|r| &r.warnings) {
+            if !mean.warnings.contains(w) {
+                mean.warnings.push(*w);
+            }
+        }
+        (mean, rep)
+    }
 }
 
 /// `summary` of a cache-tiers or placement study. Every figure it always has is required when

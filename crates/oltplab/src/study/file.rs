@@ -298,15 +298,6 @@ pub(super) fn parse(path: &Path, text: &str) -> Result<FileStudy> {
                 ),
             ))
         }
-        Some(r) if storage && *r.get_ref() != 1 => {
-            return Err(src.error(
-                r.span(),
-                format!(
-                    "repeat = {}: S2's and S3's measurement (measure = \"storage\") runs each configuration once: drop the key",
-                    r.get_ref()
-                ),
-            ))
-        }
         Some(r) => *r.get_ref(),
         None => 1,
     };

@@ -167,8 +167,9 @@ pub struct StudyArgs {
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
 
-    /// Run each device's TPC-C run and replay N times, each on a fresh copy of the loaded
-    /// database, and report tpmC, run IOPS and α as means with 95 % confidence intervals
+    /// Run each device's TPC-C run and replay (cache-tiers, placement: each configuration's run)
+    /// N times, each on a fresh copy of the loaded database, and report the throughput, IOPS and
+    /// α (cache-tiers, placement: response times and CPU) as means with 95 % confidence intervals
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=20))]
     pub repeat: u32,
 

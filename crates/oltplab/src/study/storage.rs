@@ -28,7 +28,7 @@ use super::{
     StudyArgs, BROKERAGE, BROKERAGE_CUSTOMERS, DEFAULT_DEVICES, SHIPPED_FILES,
 };
 use crate::output;
-use crate::schema::{ConfigFigures, RampStep, StorageCellResult, StorageStudySummary};
+use crate::schema::{ConfigFigures, RampStep, StepRepeats, StorageCellResult, StorageStudySummary};
 use crate::STOP;
 
 /// `table:hottest=DEV` in a layout: the table with the largest share of the I/O of the study's
@@ -284,7 +284,7 @@ pub(super) fn run(
             .zip(&done)
             .map(|(c, d)| match d {
                 true => 0.0,
-                false => c.scale.warmup_s + c.scale.duration_s,
+                false => study.repeat as f64 * (c.scale.warmup_s + c.scale.duration_s),
             })
             .collect();
         file::print_plan(study, &done, &estimates);
@@ -420,16 +420,20 @@ pub(super) fn run(
         let spec = resolve(cell, *database_bytes, hot_name)?;
         let name = config_name(cell, &spec, hot_name);
         output::note!("\n[{}/{count}] {name} ({})", i + 1, spec.name());
-        file::remove_stopped_traces(&out, &files, 1)?;
-        let measured = measure(&name, &spec, &files, &cell.scale, database, &out);
-        // A configuration stopped by Ctrl-C is not finished: it reruns.
-        let (figures, warnings) = match measured {
-            Ok(_) | Err(Error::Interrupted) if STOP.load(Ordering::Relaxed) => {
-                stopped = true;
-                break;
-            }
-            Ok(m) => m,
-            Err(e) => return Err(e),
+        file::remove_stopped_traces(&out, &files, study.repeat)?;
+        // A configuration stopped by Ctrl-C is not finished: it reruns, every repetition.
+        let Some((figures, repeats, warnings)) = measure_repeats(
+            &name,
+            &spec,
+            &files,
+            study.repeat,
+            &cell.scale,
+            database,
+            &out,
+        )?
+        else {
+            stopped = true;
+            break;
         };
         let result = StorageCellResult {
             id: cell.id.clone(),
@@ -444,6 +448,7 @@ pub(super) fn run(
                 spec: spec.name(),
                 figures,
                 throughput_vs_first: None,
+                repeats,
             },
             hot_table: hot.as_ref().map(|(t, _)| t.clone()),
             hot_table_share_pct: hot.as_ref().map(|(_, s)| *s),
@@ -478,6 +483,57 @@ pub(super) fn run(
 /// One configuration: the workload on a fresh copy of the database, on `spec`, traced on SQLite
 /// (which attributes I/O to tables only from a trace; a server's shim always traces); its
 /// figures and the warnings that make them less reliable, named by the configuration.
+/// A configuration's figures, their intervals when repeated, and its runs' warnings.
+type Measured = (RampStep, Option<StepRepeats>, Vec<Warning>);
+
+/// A configuration's `repeat` runs, each on a fresh copy (the first keeps the plain file names,
+/// the others end in `-r<N>`): its figures (with 2 or more runs the means, and their intervals)
+/// and the runs' warnings; None when Ctrl-C stopped it.
+fn measure_repeats(
+    name: &str,
+    spec: &Spec,
+    files: &str,
+    repeat: u32,
+    scale: &Scale,
+    database: &Database,
+    out: &Path,
+) -> Result<Option<Measured>> {
+    let mut runs = Vec::new();
+    let mut warnings = Vec::new();
+    for r in 1..=repeat {
+        let (tag, label) = match (r, repeat) {
+            (_, 1) => (files.to_string(), name.to_string()),
+            (1, _) => (files.to_string(), format!("{name}, run 1")),
+            _ => (format!("{files}-r{r}"), format!("{name}, run {r}")),
+        };
+        if repeat > 1 {
+            output::note!("  repetition {r} of {repeat}");
+        }
+        match measure(&label, spec, &tag, scale, database, out) {
+            Ok(_) | Err(Error::Interrupted) if STOP.load(Ordering::Relaxed) => return Ok(None),
+            Ok((step, w)) => {
+                runs.push(step);
+                warnings.extend(w);
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    if runs.len() == 1 {
+        return Ok(Some((runs.remove(0), None, warnings)));
+    }
+    let (mean, rep) = StepRepeats::of(&runs);
+    output::note!(
+        "  over {} runs: {} {:.0} ± {:.0}, IOPS {:.0} ± {:.0} (95 %)",
+        rep.runs,
+        mean.throughput_unit,
+        rep.throughput.mean,
+        rep.throughput.ci95,
+        rep.io_iops.mean,
+        rep.io_iops.ci95
+    );
+    Ok(Some((mean, Some(rep), warnings)))
+}
+
 fn measure(
     name: &str,
     spec: &Spec,
@@ -676,7 +732,15 @@ fn print_table(s: &StorageStudySummary) {
             } else {
                 format!("{} *", c.name)
             },
-            format_count(f.throughput),
+            // With `repeat`, the mean and its 95 % interval.
+            match &c.repeats {
+                Some(r) => format!(
+                    "{} ± {}",
+                    format_count(f.throughput),
+                    format_count(r.throughput.ci95)
+                ),
+                None => format_count(f.throughput),
+            },
             c.throughput_vs_first
                 .map_or("—".to_string(), |r| format!("{r:.2}×")),
             format_count(f.io_iops),
@@ -721,15 +785,10 @@ pub(super) fn scenario_file(
     let Some((_, label, shipped)) = SHIPPED_FILES.iter().find(|(s, ..)| *s == args.scenario) else {
         unreachable!("the storage scenarios' files are shipped")
     };
-    if args.repeat != 1 {
-        return Err(Error::usage(format!(
-            "--repeat belongs to the s1 scenario; the {} scenario runs each configuration once",
-            args.scenario
-        )));
-    }
     let layouts = given_layouts(args)?;
     let mut values: Vec<(&str, Option<String>)> = vec![
         ("scale", Some(toml_string(&args.scale))),
+        ("repeat", Some(args.repeat.to_string())),
         ("workloads", Some(toml_list(&[&args.workload]))),
         ("pacing", Some(toml_list(&[args.pacing.name()]))),
         ("engine", Some(toml_string(args.engine.name()))),
@@ -766,6 +825,9 @@ pub(super) fn scenario_file(
     }
     if args.devices != DEFAULT_DEVICES {
         command.push_str(&format!(" --devices {}", args.devices));
+    }
+    if args.repeat != 1 {
+        command.push_str(&format!(" --repeat {}", args.repeat));
     }
     for s in &args.server_setting {
         command.push_str(&format!(" --server-setting {s}"));
@@ -904,12 +966,15 @@ mod tests {
             "postgres",
             "--devices",
             "raid10(4,hdd-15k),nvme-gen4",
+            "--repeat",
+            "3",
         ]);
         let settings = [("synchronous_commit".to_string(), "off".to_string())];
         let built = scenario_file(&args, &settings).unwrap();
         let study = file::parse(Path::new(built.label), &built.text).unwrap();
         assert_eq!(study.measure, file::Measure::Storage);
         assert_eq!(study.scale.name, "test");
+        assert_eq!(study.repeat, 3);
         let devices: Vec<&str> = study.cells.iter().map(|c| c.axes.device.as_str()).collect();
         assert_eq!(devices, ["raid10(4,hdd-15k,stripe=64k)", "nvme-gen4"]);
         for c in &study.cells {
@@ -924,6 +989,7 @@ mod tests {
         assert!(built
             .text
             .starts_with("# oltplab study --scenario cache-tiers --engine postgres --scale test"));
+        assert!(built.text.contains(" --repeat 3"), "{}", built.text);
     }
 
     /// Each refused before anything runs: one sentence naming the file (and line), exit code 2.
@@ -931,8 +997,8 @@ mod tests {
     fn storage_files_refuse_what_they_cannot_run() {
         for (text, says) in [
             (
-                "measure = \"storage\"\nrepeat = 2\ndevices = [\"hdd-15k\"]",
-                "line 2: repeat = 2",
+                "measure = \"storage\"\nrepeat = 21\ndevices = [\"hdd-15k\"]",
+                "line 2: repeat = 21 is out of range",
             ),
             (
                 "measure = \"storage\"\ndevices = [\"host\", \"hdd-15k\"]",

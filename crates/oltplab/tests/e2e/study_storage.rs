@@ -173,8 +173,8 @@ fn storage_scenarios_refuse_bad_input_before_anything_runs() {
             "host is not one",
         ),
         (
-            vec!["--scenario", "cache-tiers", "--repeat", "2"],
-            "--repeat belongs to the s1",
+            vec!["--scenario", "cache-tiers", "--repeat", "21"],
+            "--repeat",
         ),
     ] {
         let mut all = vec!["study", "--out", "out", "--data-dir", "data"];
@@ -359,4 +359,74 @@ fn an_interrupted_placement_study_resumes_only_its_unfinished_configurations() {
         .all(|w| w["kind"] != "interrupted"));
     assert!(res.join("report.html").is_file());
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A storage study file repeated: each configuration runs twice, each run on a fresh copy with
+/// its own run directory; its headline figures are the runs' means, each with its 95 % interval,
+/// in the JSON, the console table and the report.
+#[test]
+fn a_repeated_storage_configuration_has_its_figures_means_and_spread() {
+    let dir = scratch("study-storage-repeat");
+    let res = dir.join("res");
+    std::fs::write(
+        dir.join("mine.toml"),
+        "measure = \"storage\"\nscale = \"test\"\nrepeat = 2\ndevices = [\"nvme-gen4\"]\n",
+    )
+    .unwrap();
+    let out = oltplab(
+        &dir,
+        &[
+            "study",
+            "--file",
+            "mine.toml",
+            "--out",
+            "res",
+            "--data-dir",
+            "data",
+        ],
+    );
+    assert_ok(&out);
+    let err = stderr(&out);
+    assert!(err.contains("repetition 2 of 2"), "{err}");
+    assert!(err.contains(" ± "), "the table shows no interval: {err}");
+    let doc = json(&res.join("results.json"));
+    let c = &doc["summary"]["configs"][0];
+    let rep = &c["repeats"];
+    assert_eq!(rep["runs"], 2, "{c}");
+    for (f, figure) in [
+        ("throughput", &c["throughput"]),
+        ("tx_per_s", &c["tx_per_s"]),
+        ("io_iops", &c["io_iops"]),
+        ("lat_ns_mean", &c["lat_ns"]["mean"]),
+        ("lat_ns_p90", &c["lat_ns"]["p90"]),
+        ("cpu_utilisation", &c["cpu_utilisation"]),
+    ] {
+        let values: Vec<f64> = rep[f]["values"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_f64().unwrap())
+            .collect();
+        assert_eq!(values.len(), 2, "{f}");
+        assert!(values.iter().all(|v| *v > 0.0), "{f}: {values:?}");
+        let mean = values.iter().sum::<f64>() / 2.0;
+        let said = rep[f]["mean"].as_f64().unwrap();
+        assert!((said - mean).abs() < 1e-9 * mean, "{f}: {said} vs {mean}");
+        // The configuration's figure is the mean (p90 in whole nanoseconds).
+        assert!((figure.as_f64().unwrap() - mean).abs() <= 0.5, "{f}");
+        assert!(rep[f]["ci95"].as_f64().unwrap() >= 0.0, "{f}");
+    }
+    // The saved cell is the configuration, repeats included; each run has its own directory.
+    let cell = &doc["summary"]["cells"][0];
+    assert_eq!(cell["figures"]["repeats"], *rep);
+    let id = cell["id"].as_str().unwrap();
+    for run in [format!("run-{id}"), format!("run-{id}-r2")] {
+        assert!(res.join(&run).join("result.json").is_file(), "{run}");
+    }
+    let report = std::fs::read_to_string(res.join("report.html")).unwrap();
+    assert!(
+        report.contains("IOPS ± (95 %)"),
+        "no interval in the report"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
 }
