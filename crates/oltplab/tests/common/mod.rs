@@ -160,6 +160,17 @@ pub fn interrupt_after_first(
     finished: impl Fn() -> bool,
     what: &str,
 ) -> Output {
+    signal_after_first(dir, args, finished, what, libc::SIGINT)
+}
+
+/// As [`interrupt_after_first`], with `signal` (SIGKILL: a crash, no handler runs).
+pub fn signal_after_first(
+    dir: &Path,
+    args: &[&str],
+    finished: impl Fn() -> bool,
+    what: &str,
+    signal: i32,
+) -> Output {
     let mut child: Child = Command::new(env!("CARGO_BIN_EXE_oltplab"))
         .current_dir(dir)
         .args(args)
@@ -181,7 +192,7 @@ pub fn interrupt_after_first(
     }
     std::thread::sleep(Duration::from_millis(1500));
     // SAFETY: signalling our own child process.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    unsafe { libc::kill(child.id() as i32, signal) };
     child.wait_with_output().unwrap()
 }
 

@@ -7,7 +7,7 @@ use crate::common;
 use std::path::Path;
 use std::process::{Command, Output};
 
-use common::{json, oltplab, scratch, server_installed, stderr};
+use common::{assert_ok, json, oltplab, scratch, server_installed, stderr};
 use oltplab_dbs::server::{ManagedServer, ServerConfig, ServerKind};
 use serde_json::Value;
 
@@ -472,11 +472,25 @@ fn bad_input_is_one_sentence_and_exit_2() {
 }
 
 /// S5 on SQLite at the quick scale: four sweeps (disk and memory tables, update and insert), each
-/// run's result, results.json and the report with S5's three views.
+/// run's result, results.json and the report with S5's three views. The study is killed (SIGKILL:
+/// a crash, no handler runs) in its second table kind and resumed: only that kind runs again, and
+/// the first kind's saved cell stays as it was.
 #[test]
 fn in_memory_study_quick_on_sqlite() {
     let dir = scratch("orders-study");
-    ok(
+    let cells = |dir: &std::path::Path| -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir.join("s").join("cells"))
+            .map(|d| {
+                d.flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .filter(|n| n.ends_with(".json"))
+                    .collect()
+            })
+            .unwrap_or_default();
+        names.sort();
+        names
+    };
+    let killed = common::signal_after_first(
         &dir,
         &[
             "study",
@@ -489,7 +503,31 @@ fn in_memory_study_quick_on_sqlite() {
             "--data-dir",
             "d",
         ],
+        || !cells(&dir).is_empty(),
+        "table kind",
+        libc::SIGKILL,
     );
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(killed.status.signal(), Some(libc::SIGKILL));
+    let saved = cells(&dir);
+    assert_eq!(saved.len(), 1, "{saved:?}");
+    assert!(saved[0].starts_with("disk-"), "{saved:?}");
+    let saved_text = std::fs::read_to_string(dir.join("s/cells").join(&saved[0])).unwrap();
+    // What the crash left reads as unfinished.
+    let left = json(&dir.join("s/results.json"));
+    assert_eq!(left["summary"]["interrupted"], true, "{left}");
+
+    let resumed = oltplab(&dir, &["study", "--resume", "s", "--data-dir", "d"]);
+    assert_ok(&resumed);
+    let (ran, kept) = common::cells_in(&stderr(&resumed));
+    assert_eq!((ran.len(), kept.len()), (1, 1), "{}", stderr(&resumed));
+    assert_eq!(ran, ["memory"], "{}", stderr(&resumed));
+    assert_eq!(
+        std::fs::read_to_string(dir.join("s/cells").join(&saved[0])).unwrap(),
+        saved_text,
+        "the kept cell's file was rewritten"
+    );
+    assert_eq!(cells(&dir).len(), 2);
     let doc: Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("s/results.json")).unwrap())
             .unwrap();
