@@ -14,15 +14,17 @@ use std::sync::atomic::Ordering;
 use oltplab_core::units::{format_bytes, format_count};
 use oltplab_core::{safety, Error, Result};
 use oltplab_devmodel::{parse_spec, Role, Spec};
-use oltplab_metrics::schema::now_rfc3339;
+use oltplab_metrics::schema::{now_rfc3339, ResultDoc};
 use oltplab_workloads::tpcc::schema::TABLES as TPCC_TABLES;
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use toml::Spanned;
 
+use super::cells;
 use super::{
-    device_figures, file_name, new_study_doc, save, secs, split_devices, study_runs, tree_bytes,
-    warn, write_report, Database, Scale, State, StudyArgs, REPORT_FILE, RESULTS_FILE,
-    S1_POOL_SHARE, SERVER_POOL_BYTES_MIN,
+    device_figures, file_name, new_study_doc, secs, split_devices, study_runs, tree_bytes, warn,
+    Database, Scale, State, StudyArgs, REPORT_FILE, RESULTS_FILE, S1_POOL_SHARE,
+    SERVER_POOL_BYTES_MIN,
 };
 use crate::output;
 use crate::schema::{CellAxes, CellResult, DeviceFigures, Ratios, StudySummary};
@@ -1171,30 +1173,6 @@ pub(super) fn duration(s: f64) -> String {
     }
 }
 
-/// The finished cells' results in `out`, by cell (None: not finished there).
-fn finished(out: &Path, study: &FileStudy) -> Vec<Option<CellResult>> {
-    kept_cells(out, study, |r: &CellResult| (&r.id, &r.config_hash))
-}
-
-/// The results kept in `out` of a study's cells, by cell: a cell's file that reads as `T` and
-/// names the cell (`key`: its id and configuration hash); None for any other.
-pub(super) fn kept_cells<T: serde::de::DeserializeOwned>(
-    out: &Path,
-    study: &FileStudy,
-    key: fn(&T) -> (&str, &str),
-) -> Vec<Option<T>> {
-    study
-        .cells
-        .iter()
-        .map(|c| {
-            let text = std::fs::read_to_string(out.join(CELLS_DIR).join(c.result_file())).ok()?;
-            serde_json::from_str::<T>(&text)
-                .ok()
-                .filter(|r| key(r) == (c.id.as_str(), c.hash.as_str()))
-        })
-        .collect()
-}
-
 /// Whose result a run of S1's measurement writes.
 #[derive(Clone, Debug, PartialEq)]
 enum Kind {
@@ -1358,115 +1336,130 @@ fn run_study(
     kind: Kind,
     s1: Option<&super::ScenarioFile>,
 ) -> Result<()> {
-    let path = &study.path;
     if let (Kind::S1, Some(dir)) = (&kind, &args.resume) {
         check_s1_shape(study, dir)?;
     }
-    let done_before = args
-        .resume
-        .as_deref()
-        .map(|dir| finished(dir, study))
-        .unwrap_or_else(|| vec![None; study.cells.len()]);
+    let kept = cells::kept::<S1Cells>(study, args);
     let settings_checked = check_settings(study)?;
     if args.dry_run {
-        let done: Vec<bool> = done_before.iter().map(Option::is_some).collect();
-        print_plan(study, &done, &estimates_s(study, &done_before));
+        let done: Vec<bool> = kept.iter().map(Option::is_some).collect();
+        print_plan(study, &done, &estimates_s(study, &kept));
         if !settings_checked {
             output::say!("(server settings not checked: the server is not installed)");
         }
         return Ok(());
     }
-    let dirs = RunDirs::prepare(args)?;
-    let mut results = done_before;
-    let kept = results.iter().flatten().count();
-    let todo = study.cells.len() - kept;
-    let estimate = duration(estimates_s(study, &results).iter().sum());
     let begun = match (&kind, s1) {
         (Kind::S1, Some(file)) => Begun::Built(file),
         (Kind::S1, None) => Begun::Resumed("the `oltplab study`"),
         (Kind::File, _) => Begun::File(None),
     };
-    dirs.announce(begun, path, kept, study.cells.len(), "devices");
-    let RunDirs {
-        started_at,
-        out,
-        cells_dir,
-        copy,
-    } = dirs;
-    match kind {
-        Kind::S1 => {
-            let c = &study.cells[0];
-            output::note!(
-                "oltplab study s1 — {} on {}: {} warehouse{}, {} terminals, {} warm-up + {} measured per device, about {estimate} to run; output {}",
-                describe_engine(&c.axes),
-                study
-                    .cells
-                    .iter()
-                    .map(|c| c.axes.device_name.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                c.scale.warehouses,
-                if c.scale.warehouses == 1 { "" } else { "s" },
-                c.scale.terminals,
-                secs(c.scale.warmup_s),
-                secs(c.scale.duration_s),
-                out.display()
-            );
-        }
-        Kind::File => output::note!(
-            "oltplab study --file {}: {} cells ({kept} finished earlier, {todo} to run), scale {} ({} warehouse{}), about {estimate} to run; output {}",
-            path.display(),
-            study.cells.len(),
-            study.scale.name,
-            study.scale.warehouses,
-            if study.scale.warehouses == 1 { "" } else { "s" },
-            out.display()
-        ),
+    let mut s1_cells = S1Cells {
+        study,
+        args,
+        config: study_config(study, &kind, &args.data_dir),
+        kind,
+        kept: kept.iter().flatten().count(),
+        estimate: duration(estimates_s(study, &kept).iter().sum()),
+        loaded: Vec::new(),
+        load_s: 0.0,
+    };
+    cells::run(study, args, begun, kept, &mut s1_cells)
+}
+
+/// S1's measurement of a study's cells: each engine and workload loaded when its first cell
+/// runs, each device measured once.
+struct S1Cells<'a> {
+    study: &'a FileStudy,
+    args: &'a StudyArgs,
+    kind: Kind,
+    config: FileStudyConfig,
+    /// The cells finished in an earlier run, and the time the others take.
+    kept: usize,
+    estimate: String,
+    /// One load per engine entry and workload.
+    loaded: Vec<((usize, String), (Database, String))>,
+    load_s: f64,
+}
+
+impl cells::Measurement for S1Cells<'_> {
+    type Cell = CellResult;
+    type Summary = StudySummary;
+    const CELLS: &'static str = "devices";
+
+    fn key(r: &CellResult) -> (&str, &str) {
+        (&r.id, &r.config_hash)
     }
 
-    let config = study_config(study, &kind, &args.data_dir);
-    // One load per engine entry and workload.
-    let mut loaded: Vec<((usize, String), (Database, String))> = Vec::new();
-    let mut load_s = 0.0;
-    let mut interrupted = false;
-    let mut ran = 0;
-    let doc = |results: &[Option<CellResult>], load_s: f64, state: State, ran: usize| {
+    fn kept_name(&self, cell: &CellPlan, _: &CellResult) -> String {
+        files_of(&self.kind, cell)
+    }
+
+    fn intro(&self, out: &Path) {
+        let (study, estimate) = (self.study, &self.estimate);
+        match self.kind {
+            Kind::S1 => {
+                let c = &study.cells[0];
+                output::note!(
+                    "oltplab study s1 — {} on {}: {} warehouse{}, {} terminals, {} warm-up + {} measured per device, about {estimate} to run; output {}",
+                    describe_engine(&c.axes),
+                    study
+                        .cells
+                        .iter()
+                        .map(|c| c.axes.device_name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    c.scale.warehouses,
+                    if c.scale.warehouses == 1 { "" } else { "s" },
+                    c.scale.terminals,
+                    secs(c.scale.warmup_s),
+                    secs(c.scale.duration_s),
+                    out.display()
+                );
+            }
+            Kind::File => output::note!(
+                "oltplab study --file {}: {} cells ({} finished earlier, {} to run), scale {} ({} warehouse{}), about {estimate} to run; output {}",
+                study.path.display(),
+                study.cells.len(),
+                self.kept,
+                study.cells.len() - self.kept,
+                study.scale.name,
+                study.scale.warehouses,
+                if study.scale.warehouses == 1 { "" } else { "s" },
+                out.display()
+            ),
+        }
+    }
+
+    fn doc(
+        &self,
+        started_at: &str,
+        results: &[Option<CellResult>],
+        state: State,
+        ran: usize,
+    ) -> ResultDoc<StudySummary, Value> {
         combined(
-            study,
-            &kind,
-            &config,
-            &started_at,
-            &args.data_dir,
+            self.study,
+            &self.kind,
+            &self.config,
+            started_at,
+            &self.args.data_dir,
             results,
-            load_s,
+            self.load_s,
             state,
             ran,
         )
-    };
-    // The result before the copy of the file, so that `--resume DIR` knows the kind of any
-    // study whose file is there; until the study ends it reads as unfinished.
-    if args.resume.is_none() {
-        save(
-            &doc(&results, 0.0, State::Running, 0),
-            &out,
-            args.json.as_deref(),
-        )?;
     }
-    keep_study_file(&copy, study)?;
-    for (i, cell) in study.cells.iter().enumerate() {
-        let files = files_of(&kind, cell);
-        if results[i].is_some() {
-            output::note!(
-                "\n[{}/{}] {files}: finished earlier, kept",
-                i + 1,
-                study.cells.len(),
-            );
-            continue;
-        }
-        if STOP.load(Ordering::Relaxed) {
-            interrupted = true;
-            break;
-        }
+
+    fn measure(
+        &mut self,
+        i: usize,
+        cell: &CellPlan,
+        results: &[Option<CellResult>],
+        out: &Path,
+    ) -> Result<Option<CellResult>> {
+        let (study, data_dir) = (self.study, &self.args.data_dir);
+        let files = files_of(&self.kind, cell);
         output::note!(
             "\n[{}/{}] {files} ({} on {}, {} terminals, pacing {})",
             i + 1,
@@ -1478,27 +1471,25 @@ fn run_study(
         );
         let engine = &study.engines[cell.engine_index];
         let key = (cell.engine_index, cell.axes.workload.clone());
-        if !loaded.iter().any(|(k, _)| *k == key) {
+        if !self.loaded.iter().any(|(k, _)| *k == key) {
             let started = std::time::Instant::now();
-            match load_engine(engine, &cell.axes.workload, &study.scale, &args.data_dir) {
-                Ok(db) => loaded.push((key.clone(), db)),
-                Err(Error::Interrupted) => {
-                    interrupted = true;
-                    break;
-                }
+            match load_engine(engine, &cell.axes.workload, &study.scale, data_dir) {
+                Ok(db) => self.loaded.push((key.clone(), db)),
+                Err(Error::Interrupted) => return Ok(None),
                 Err(e) => return Err(e),
             }
-            load_s += started.elapsed().as_secs_f64();
+            self.load_s += started.elapsed().as_secs_f64();
         }
-        let Some((_, (database, engine_version))) = loaded.iter().find(|(k, _)| *k == key) else {
+        let Some((_, (database, engine_version))) = self.loaded.iter().find(|(k, _)| *k == key)
+        else {
             unreachable!("loaded above")
         };
-        remove_stopped_traces(&out, &files, study.repeat)?;
+        remove_stopped_traces(out, &files, study.repeat)?;
         let mut warnings = Vec::new();
         // A device is measured once: its figures do not depend on the engine or the load. A
         // layout's are its data device's (`oltplab device` has no log or tables to place).
         let probe = probed_device(&cell.spec);
-        let device = match device_known(&results, &probe.name()) {
+        let device = match device_known(results, &probe.name()) {
             Some(device) => {
                 output::note!(
                     "  device: {} measured for an earlier cell ({} IOPS at QD 32)",
@@ -1516,7 +1507,7 @@ fn run_study(
                         String::new()
                     }
                 );
-                device_figures(&probe, &files, &cell.scale, &args.data_dir, &out)
+                device_figures(&probe, &files, &cell.scale, data_dir, out)
                     .and_then(|device| super::interrupted().map(|()| device))
             }
         };
@@ -1528,23 +1519,19 @@ fn run_study(
                 &cell.scale,
                 study.repeat,
                 database,
-                &args.data_dir,
-                &out,
+                data_dir,
+                out,
                 &mut warnings,
             )
         });
         // A cell stopped by Ctrl-C is not finished, even if some repetitions were: it reruns.
-        let figures = match measured {
-            Ok(_) | Err(Error::Interrupted) if STOP.load(Ordering::Relaxed) => {
-                interrupted = true;
-                break;
-            }
+        let mut figures = match measured {
+            Ok(_) | Err(Error::Interrupted) if STOP.load(Ordering::Relaxed) => return Ok(None),
             Ok(f) => f,
             Err(e) => return Err(e),
         };
-        let mut figures = figures;
         let run = figures.run.take();
-        let result = CellResult {
+        Ok(Some(CellResult {
             id: cell.id.clone(),
             config_hash: cell.hash.clone(),
             axes: cell.axes.clone(),
@@ -1558,34 +1545,15 @@ fn run_study(
                 ..figures
             },
             warnings,
-        };
-        let at = cells_dir.join(cell.result_file());
-        output::write_json(&at, &result)?;
-        results[i] = Some(result);
-        ran += 1;
-        let doc = doc(&results, load_s, State::Running, ran);
-        save(&doc, &out, args.json.as_deref())?;
-        write_report(&doc, &out)?;
+        }))
     }
-    interrupted |= STOP.load(Ordering::Relaxed);
-    let state = if interrupted {
-        State::Stopped
-    } else {
-        State::Finished
-    };
-    let doc = doc(&results, load_s, state, ran);
-    super::end(doc, &out, args.json.as_deref(), |s| {
-        match &kind {
-            Kind::S1 => super::print_table(s, &out),
-            Kind::File => print_cells(s, &out),
+
+    fn table(&self, summary: &StudySummary, out: &Path) {
+        match self.kind {
+            Kind::S1 => super::print_table(summary, out),
+            Kind::File => print_cells(summary, out),
         }
-        if s.interrupted {
-            output::note!(
-                "\nto finish the study: oltplab study --resume {}",
-                out.display()
-            );
-        }
-    })
+    }
 }
 
 /// `--dry-run` of S4's or S5's measurement: what runs, in order, and an estimate where the scale
@@ -1886,7 +1854,7 @@ fn combined(
     load_s: f64,
     state: State,
     ran: usize,
-) -> oltplab_metrics::schema::ResultDoc<StudySummary, serde_json::Value> {
+) -> ResultDoc<StudySummary, Value> {
     let mut cells: Vec<CellResult> = results.iter().flatten().cloned().collect();
     add_cell_ratios(&mut cells, study.baseline.as_deref());
     let devices = match kind {

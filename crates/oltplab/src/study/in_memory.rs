@@ -20,9 +20,10 @@ use oltplab_workloads::orders::{Mode, Scale as DataScale, Tables};
 use serde::Serialize;
 use serde_json::Value;
 
+use super::cells;
 use super::file::{self, CellPlan, FileStudy, Measure};
 use super::{
-    apply_to_shipped, command_file, save, toml_string, ScenarioFile, Shipped, State, StudyArgs,
+    apply_to_shipped, command_file, toml_string, ScenarioFile, Shipped, State, StudyArgs,
     DEFAULT_DEVICES, REPORT_FILE, RESULTS_FILE, SHIPPED_FILES,
 };
 use crate::orders::{self, OrdersLoadConfig, OrdersRunConfig};
@@ -191,13 +192,9 @@ pub(super) fn run(study: &FileStudy, args: &StudyArgs, built: Option<&ScenarioFi
     let Measure::InMemory { engine } = &study.measure else {
         unreachable!("in_memory::run runs measure = \"in-memory\"")
     };
-    let count = study.cells.len();
-    let done_before = match &args.resume {
-        Some(dir) => file::kept_cells(dir, study, |r: &CellResult| (&r.id, &r.config_hash)),
-        None => vec![None; count],
-    };
+    let kept = cells::kept::<Kinds>(study, args);
     if args.dry_run {
-        let done: Vec<bool> = done_before.iter().map(Option::is_some).collect();
+        let done: Vec<bool> = kept.iter().map(Option::is_some).collect();
         file::print_scenario_plan(study, &done);
         return Ok(());
     }
@@ -211,112 +208,115 @@ pub(super) fn run(study: &FileStudy, args: &StudyArgs, built: Option<&ScenarioFi
         None,
         true,
     )?;
-    let dirs = file::RunDirs::prepare(args)?;
-    let mut results = done_before;
-    let kept = results.iter().flatten().count();
     let begun = match (built, &args.resume) {
         (Some(file), _) => file::Begun::Built(file),
         (None, Some(_)) => file::Begun::Resumed("the S5 study"),
         (None, None) => file::Begun::File(Some("S5's measurement")),
     };
-    dirs.announce(begun, &study.path, kept, count, "table kinds");
-    let file::RunDirs {
-        started_at,
-        out,
-        cells_dir,
-        copy,
-    } = dirs;
-    output::note!(
-        "oltplab study in-memory — {engine} with disk and memory tables, update and insert, connections {}, {} after {} warm-up transactions per connection; output {}",
-        scale
-            .connections
-            .iter()
-            .map(|c| c.to_string())
-            .collect::<Vec<_>>()
-            .join(","),
-        match scale.tx_per_point {
-            Some(n) => format!("{} transactions per connection count", format_count(n as f64)),
-            None => format!(
-                "{} transactions per connection",
-                format_count(scale.tx_per_connection as f64)
-            ),
-        },
-        scale.warmup_tx_per_connection,
-        out.display()
-    );
-    let doc = |results: &[Option<CellResult>], state: State, load_s: f64| {
-        combined(
-            study,
-            engine,
-            &scale,
-            &started_at,
-            args,
-            results,
-            (state, kept),
-            load_s,
-        )
+    let mut kinds = Kinds {
+        study,
+        args,
+        engine,
+        scale,
+        db,
+        kept_before: kept.iter().flatten().count(),
+        stopped_load_s: 0.0,
     };
-    // The result before the copy of the file, so that `--resume DIR` knows the kind of study;
-    // it reads as unfinished until the study ends.
-    if args.resume.is_none() {
-        save(
-            &doc(&results, State::Running, 0.0),
-            &out,
-            args.json.as_deref(),
-        )?;
+    cells::run(study, args, begun, kept, &mut kinds)
+}
+
+/// S5's measurement of the table kinds, cell by cell.
+struct Kinds<'a> {
+    study: &'a FileStudy,
+    args: &'a StudyArgs,
+    engine: &'a str,
+    scale: Scale,
+    db: DbSpec,
+    /// The cells finished in an earlier run.
+    kept_before: usize,
+    /// A cell stopped by Ctrl-C leaves its load's seconds in this run's figure only.
+    stopped_load_s: f64,
+}
+
+impl cells::Measurement for Kinds<'_> {
+    type Cell = CellResult;
+    type Summary = StudySummary;
+    const CELLS: &'static str = "table kinds";
+
+    fn key(r: &CellResult) -> (&str, &str) {
+        (&r.id, &r.config_hash)
     }
-    file::keep_study_file(&copy, study)?;
-    // A cell stopped by Ctrl-C leaves its load's seconds in this run's figure only.
-    let mut stopped_load_s = 0.0;
-    let mut stopped = false;
-    for (i, (cell, tables)) in study.cells.iter().zip(KINDS).enumerate() {
-        if results[i].is_some() {
-            output::note!("\n[{}/{count}] {}: finished earlier, kept", i + 1, cell.id);
-            continue;
-        }
-        if STOP.load(Ordering::Relaxed) {
-            stopped = true;
-            break;
-        }
+
+    fn intro(&self, out: &Path) {
+        let scale = &self.scale;
         output::note!(
-            "\n[{}/{count}] {} ({} tables: load, update, insert)",
+            "oltplab study in-memory — {} with disk and memory tables, update and insert, connections {}, {} after {} warm-up transactions per connection; output {}",
+            self.engine,
+            scale
+                .connections
+                .iter()
+                .map(|c| c.to_string())
+                .collect::<Vec<_>>()
+                .join(","),
+            match scale.tx_per_point {
+                Some(n) => format!("{} transactions per connection count", format_count(n as f64)),
+                None => format!(
+                    "{} transactions per connection",
+                    format_count(scale.tx_per_connection as f64)
+                ),
+            },
+            scale.warmup_tx_per_connection,
+            out.display()
+        );
+    }
+
+    fn doc(
+        &self,
+        started_at: &str,
+        results: &[Option<CellResult>],
+        state: State,
+        _ran: usize,
+    ) -> ResultDoc<StudySummary, Value> {
+        combined(
+            self.study,
+            self.engine,
+            &self.scale,
+            started_at,
+            self.args,
+            results,
+            (state, self.kept_before),
+            self.stopped_load_s,
+        )
+    }
+
+    fn measure(
+        &mut self,
+        i: usize,
+        cell: &CellPlan,
+        _: &[Option<CellResult>],
+        out: &Path,
+    ) -> Result<Option<CellResult>> {
+        let tables = KINDS[i];
+        output::note!(
+            "\n[{}/{}] {} ({} tables: load, update, insert)",
             i + 1,
+            self.study.cells.len(),
             cell.id,
             tables.name()
         );
-        match measure_kind(cell, tables, &db, &scale, &out) {
-            Ok(Ok(result)) => {
-                output::write_json(&cells_dir.join(cell.result_file()), &result)?;
-                results[i] = Some(result);
-                let doc = doc(&results, State::Running, stopped_load_s);
-                save(&doc, &out, args.json.as_deref())?;
-                super::write_report(&doc, &out)?;
-            }
+        match measure_kind(cell, tables, &self.db, &self.scale, out)? {
+            Ok(result) => Ok(Some(result)),
             // A kind stopped by Ctrl-C is not finished: it reruns, load and both sweeps.
-            Ok(Err(load_s)) => {
-                stopped_load_s += load_s;
-                stopped = true;
-                break;
+            Err(load_s) => {
+                self.stopped_load_s += load_s;
+                Ok(None)
             }
-            Err(e) => return Err(e),
         }
     }
-    stopped |= STOP.load(Ordering::Relaxed);
-    let state = if stopped {
-        State::Stopped
-    } else {
-        State::Finished
-    };
-    let doc = doc(&results, state, stopped_load_s);
-    super::end(doc, &out, args.json.as_deref(), |s| {
-        print_table(s, &out);
-        if s.interrupted {
-            output::note!(
-                "\nto finish the study: oltplab study --resume {}",
-                out.display()
-            );
-        }
-    })
+
+    fn table(&self, summary: &StudySummary, out: &Path) {
+        print_table(summary, out);
+    }
 }
 
 /// One table kind: loaded, then the update sweep (which leaves the row counts as they are, so

@@ -7,6 +7,7 @@
 //! cell, so that `--resume DIR` finishes an interrupted study. The other scenarios are their
 //! own modules; S2–S5 run their shipped files through the same engine.
 
+mod cells;
 mod cluster;
 mod explain;
 mod file;

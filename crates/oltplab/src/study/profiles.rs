@@ -23,10 +23,11 @@ use oltplab_metrics::{Warning, WarningKind};
 use serde::Serialize;
 use serde_json::Value;
 
+use super::cells;
 use super::file::{self, CellPlan, FileStudy, Measure};
 use super::{
-    apply_to_shipped, command_file, file_name, save, split_devices, toml_string, ScenarioFile,
-    Shipped, State, StudyArgs, DEFAULT_DEVICES, REPORT_FILE, RESULTS_FILE, SHIPPED_FILES,
+    apply_to_shipped, command_file, file_name, split_devices, toml_string, ScenarioFile, Shipped,
+    State, StudyArgs, DEFAULT_DEVICES, REPORT_FILE, RESULTS_FILE, SHIPPED_FILES,
 };
 use crate::device;
 use crate::device::DeviceArgs;
@@ -323,117 +324,117 @@ pub(super) fn run(study: &FileStudy, args: &StudyArgs, built: Option<&ScenarioFi
     };
     let scale = Scale::named(&study.scale.name)?;
     let qds = device::config::parse_sweep(scale.qd_sweep)?;
-    let count = study.cells.len();
-    let done_before = match &args.resume {
-        Some(dir) => file::kept_cells(dir, study, |r: &ProfilesCellResult| (&r.id, &r.config_hash)),
-        None => vec![None; count],
-    };
+    let kept = cells::kept::<Sets>(study, args);
     if args.dry_run {
-        let done: Vec<bool> = done_before.iter().map(Option::is_some).collect();
+        let done: Vec<bool> = kept.iter().map(Option::is_some).collect();
         file::print_scenario_plan(study, &done);
         return Ok(());
     }
-    let dirs = file::RunDirs::prepare(args)?;
-    let mut results = done_before;
-    let kept = results.iter().flatten().count();
     let begun = match (built, &args.resume) {
         (Some(file), _) => file::Begun::Built(file),
         (None, Some(_)) => file::Begun::Resumed("the S4 study"),
         (None, None) => file::Begun::File(Some("S4's measurement")),
     };
-    dirs.announce(begun, &study.path, kept, count, "device sets");
-    let file::RunDirs {
-        started_at,
-        out,
-        cells_dir,
-        copy,
-    } = dirs;
-    let points = specs.len() * S4_PROFILES.len() * qds.len()
-        + specs.len() * 2 * RANDOM_BLOCKS_BYTES.len()
-        + specs.len() * 2 * DRIVE_QDS.len();
-    output::note!(
-        "oltplab study profiles — {}: {} profiles at QD {}, 4 KiB and 64 KiB random reads and writes at QD {RANDOM_QD}, and one drive's 16 KiB sequential reads and writes at QD {}; {} points of {} + {} warm-up on a {} region; output {}",
-        specs.iter().map(Spec::name).collect::<Vec<_>>().join(" against "),
-        S4_PROFILES.len(),
-        qds.iter().map(u32::to_string).collect::<Vec<_>>().join(","),
-        DRIVE_QDS.iter().map(u32::to_string).collect::<Vec<_>>().join(","),
-        points,
-        secs(scale.runtime_s),
-        secs(scale.ramp_s),
-        format_bytes(scale.size_bytes),
-        out.display()
-    );
-    let doc = |results: &[Option<ProfilesCellResult>], state: State, ran: usize| {
-        combined(study, &scale, &qds, &started_at, args, results, state, ran)
+    let mut sets = Sets {
+        study,
+        args,
+        specs,
+        scale,
+        qds,
+        started: Instant::now(),
     };
-    // The result before the copy of the file, so that `--resume DIR` knows the kind of study;
-    // it reads as unfinished until the study ends.
-    if args.resume.is_none() {
-        save(
-            &doc(&results, State::Running, 0),
-            &out,
-            args.json.as_deref(),
-        )?;
+    cells::run(study, args, begun, kept, &mut sets)
+}
+
+/// S4's measurement of a study's device sets, cell by cell.
+struct Sets<'a> {
+    study: &'a FileStudy,
+    args: &'a StudyArgs,
+    specs: &'a [Spec],
+    scale: Scale,
+    qds: Vec<u32>,
+    started: Instant,
+}
+
+impl cells::Measurement for Sets<'_> {
+    type Cell = ProfilesCellResult;
+    type Summary = ProfilesSummary;
+    const CELLS: &'static str = "device sets";
+
+    fn key(r: &ProfilesCellResult) -> (&str, &str) {
+        (&r.id, &r.config_hash)
     }
-    file::keep_study_file(&copy, study)?;
-    let started = Instant::now();
-    let mut ran = 0;
-    let mut stopped = false;
-    for (i, (cell, spec)) in study.cells.iter().zip(specs).enumerate() {
-        if results[i].is_some() {
-            output::note!("\n[{}/{count}] {}: finished earlier, kept", i + 1, cell.id);
-            continue;
-        }
-        if STOP.load(Ordering::Relaxed) {
-            stopped = true;
-            break;
-        }
+
+    fn intro(&self, out: &Path) {
+        let (specs, scale, qds) = (self.specs, &self.scale, &self.qds);
+        let points = specs.len() * S4_PROFILES.len() * qds.len()
+            + specs.len() * 2 * RANDOM_BLOCKS_BYTES.len()
+            + specs.len() * 2 * DRIVE_QDS.len();
         output::note!(
-            "\n[{}/{count}] {} ({}): {} profiles × {} queue depths",
+            "oltplab study profiles — {}: {} profiles at QD {}, 4 KiB and 64 KiB random reads and writes at QD {RANDOM_QD}, and one drive's 16 KiB sequential reads and writes at QD {}; {} points of {} + {} warm-up on a {} region; output {}",
+            specs.iter().map(Spec::name).collect::<Vec<_>>().join(" against "),
+            S4_PROFILES.len(),
+            qds.iter().map(u32::to_string).collect::<Vec<_>>().join(","),
+            DRIVE_QDS.iter().map(u32::to_string).collect::<Vec<_>>().join(","),
+            points,
+            secs(scale.runtime_s),
+            secs(scale.ramp_s),
+            format_bytes(scale.size_bytes),
+            out.display()
+        );
+    }
+
+    fn doc(
+        &self,
+        started_at: &str,
+        results: &[Option<ProfilesCellResult>],
+        state: State,
+        ran: usize,
+    ) -> ResultDoc<ProfilesSummary, Value> {
+        combined(
+            self.study,
+            &self.scale,
+            &self.qds,
+            started_at,
+            self.args,
+            results,
+            state,
+            ran,
+        )
+    }
+
+    fn measure(
+        &mut self,
+        i: usize,
+        cell: &CellPlan,
+        _: &[Option<ProfilesCellResult>],
+        out: &Path,
+    ) -> Result<Option<ProfilesCellResult>> {
+        let spec = &self.specs[i];
+        output::note!(
+            "\n[{}/{}] {} ({}): {} profiles × {} queue depths",
             i + 1,
+            self.specs.len(),
             cell.id,
             spec.name(),
             S4_PROFILES.len(),
-            qds.len()
+            self.qds.len()
         );
         // The drive is measured by the first set of the file that has it (as the cell's hash says).
         let drive = drive_of(spec);
-        let drive_first = specs[..i]
+        let drive_first = self.specs[..i]
             .iter()
             .all(|s| drive_of(s).name() != drive.name());
-        let measured = match measure_set(cell, spec, &drive, drive_first, &scale, &qds, &out) {
-            Ok(m) => m,
-            Err(Error::Interrupted) if STOP.load(Ordering::Relaxed) => None,
-            Err(e) => return Err(e),
-        };
         // A set stopped by Ctrl-C is not finished: it reruns.
-        let Some(result) = measured else {
-            stopped = true;
-            break;
-        };
-        output::write_json(&cells_dir.join(cell.result_file()), &result)?;
-        results[i] = Some(result);
-        ran += 1;
-        let doc = doc(&results, State::Running, ran);
-        save(&doc, &out, args.json.as_deref())?;
-        super::write_report(&doc, &out)?;
-    }
-    stopped |= STOP.load(Ordering::Relaxed);
-    let state = if stopped {
-        State::Stopped
-    } else {
-        State::Finished
-    };
-    let doc = doc(&results, state, ran);
-    super::end(doc, &out, args.json.as_deref(), |s| {
-        print_table(s, &out, started.elapsed());
-        if s.interrupted {
-            output::note!(
-                "\nto finish the study: oltplab study --resume {}",
-                out.display()
-            );
+        match measure_set(cell, spec, &drive, drive_first, &self.scale, &self.qds, out) {
+            Err(Error::Interrupted) if STOP.load(Ordering::Relaxed) => Ok(None),
+            m => m,
         }
-    })
+    }
+
+    fn table(&self, summary: &ProfilesSummary, out: &Path) {
+        print_table(summary, out, self.started.elapsed());
+    }
 }
 
 /// One device set: its profiles over the queue depths, its random I/O at QD 4 and, if

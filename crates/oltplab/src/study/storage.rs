@@ -21,11 +21,12 @@ use oltplab_metrics::{Warning, WarningKind};
 use serde::Serialize;
 use serde_json::Value;
 
+use super::cells;
 use super::file::{self, CellPlan, FileStudy};
 use super::{
-    apply_to_shipped, command_file, new_study_doc, save, secs, split_devices, toml_list,
-    toml_string, tree_bytes, Database, Pacing, Scale, Scenario, ScenarioFile, Shipped, State,
-    StudyArgs, BROKERAGE, BROKERAGE_CUSTOMERS, DEFAULT_DEVICES, SHIPPED_FILES,
+    apply_to_shipped, command_file, new_study_doc, secs, split_devices, toml_list, toml_string,
+    tree_bytes, Database, Pacing, Scale, Scenario, ScenarioFile, Shipped, State, StudyArgs,
+    BROKERAGE, BROKERAGE_CUSTOMERS, DEFAULT_DEVICES, SHIPPED_FILES,
 };
 use crate::output;
 use crate::schema::{ConfigFigures, RampStep, StepRepeats, StorageCellResult, StorageStudySummary};
@@ -238,11 +239,6 @@ fn config_name(cell: &CellPlan, spec: &Spec, hot: Option<&str>) -> String {
     }
 }
 
-/// The finished cells' results in `out`, by cell (None: not finished there).
-fn finished(out: &Path, study: &FileStudy) -> Vec<Option<StorageCellResult>> {
-    file::kept_cells(out, study, |r: &StorageCellResult| (&r.id, &r.config_hash))
-}
-
 /// What names a cell's trace, run and database copy.
 fn files_of(named: Named, index: usize, cell: &CellPlan) -> String {
     match named {
@@ -270,14 +266,10 @@ pub(super) fn run(
     named: Named,
     built: Option<&ScenarioFile>,
 ) -> Result<()> {
-    let count = study.cells.len();
-    let done_before = match &args.resume {
-        Some(dir) => finished(dir, study),
-        None => vec![None; count],
-    };
+    let kept = cells::kept::<Configs>(study, args);
     let settings_checked = file::check_settings(study)?;
     if args.dry_run {
-        let done: Vec<bool> = done_before.iter().map(Option::is_some).collect();
+        let done: Vec<bool> = kept.iter().map(Option::is_some).collect();
         let estimates: Vec<f64> = study
             .cells
             .iter()
@@ -293,11 +285,6 @@ pub(super) fn run(
         }
         return Ok(());
     }
-    let dirs = file::RunDirs::prepare(args)?;
-
-    let mut results = done_before;
-    let kept = results.iter().flatten().count();
-    let first = &study.cells[0];
     let resumed;
     let begun = match (named, built) {
         (Named::Scenario(_), Some(file)) => file::Begun::Built(file),
@@ -307,92 +294,104 @@ pub(super) fn run(
         }
         (Named::File, _) => file::Begun::File(Some("S2's and S3's measurement")),
     };
-    dirs.announce(begun, &study.path, kept, count, "configurations");
-    let file::RunDirs {
-        started_at,
-        out,
-        cells_dir,
-        copy,
-    } = dirs;
-    // e.g. `TPC-C on sqlite: 1 warehouse`.
-    let load = file::load_text(&first.axes.workload, &study.scale);
-    let (workload, size) = load.split_once(", ").unwrap_or((&load, ""));
-    output::note!(
-        "oltplab study {} — {workload} on {}: {size}, {} terminals, {} warm-up + {} measured per configuration; output {}",
-        named.scenario(),
-        file::unique(study.engines.iter().map(|e| e.name.as_str()))
-            .collect::<Vec<_>>()
-            .join(", "),
-        first.scale.terminals,
-        secs(first.scale.warmup_s),
-        secs(first.scale.duration_s),
-        out.display()
-    );
+    let mut configs = Configs {
+        study,
+        args,
+        named,
+        loaded: Vec::new(),
+        load_s: 0.0,
+    };
+    cells::run(study, args, begun, kept, &mut configs)
+}
 
-    let mut loaded: Vec<Loaded> = Vec::new();
-    let mut load_s = 0.0;
-    let mut ran = 0;
-    let mut stopped = false;
-    let doc = |results: &[Option<StorageCellResult>],
-               loaded: &[Loaded],
-               load_s: f64,
-               state: State,
-               ran: usize| {
+/// S2's and S3's measurement of a study's configurations, cell by cell, each engine and
+/// workload loaded when its first cell runs.
+struct Configs<'a> {
+    study: &'a FileStudy,
+    args: &'a StudyArgs,
+    named: Named,
+    loaded: Vec<Loaded>,
+    load_s: f64,
+}
+
+impl cells::Measurement for Configs<'_> {
+    type Cell = StorageCellResult;
+    type Summary = StorageStudySummary;
+    const CELLS: &'static str = "configurations";
+
+    fn key(r: &StorageCellResult) -> (&str, &str) {
+        (&r.id, &r.config_hash)
+    }
+
+    fn kept_name(&self, _: &CellPlan, r: &StorageCellResult) -> String {
+        r.figures.name.clone()
+    }
+
+    fn intro(&self, out: &Path) {
+        let (study, first) = (self.study, &self.study.cells[0]);
+        // e.g. `TPC-C on sqlite: 1 warehouse`.
+        let load = file::load_text(&first.axes.workload, &study.scale);
+        let (workload, size) = load.split_once(", ").unwrap_or((&load, ""));
+        output::note!(
+            "oltplab study {} — {workload} on {}: {size}, {} terminals, {} warm-up + {} measured per configuration; output {}",
+            self.named.scenario(),
+            file::unique(study.engines.iter().map(|e| e.name.as_str()))
+                .collect::<Vec<_>>()
+                .join(", "),
+            first.scale.terminals,
+            secs(first.scale.warmup_s),
+            secs(first.scale.duration_s),
+            out.display()
+        );
+    }
+
+    fn doc(
+        &self,
+        started_at: &str,
+        results: &[Option<StorageCellResult>],
+        state: State,
+        ran: usize,
+    ) -> ResultDoc<StorageStudySummary, Value> {
         combined(
-            study,
-            named,
-            &started_at,
-            &args.data_dir,
+            self.study,
+            self.named,
+            started_at,
+            &self.args.data_dir,
             results,
-            loaded,
-            load_s,
+            &self.loaded,
+            self.load_s,
             state,
             ran,
         )
-    };
-    // The result before the copy of the file, so that `--resume DIR` knows the kind of study;
-    // it reads as unfinished until the study ends.
-    if args.resume.is_none() {
-        save(
-            &doc(&results, &loaded, 0.0, State::Running, 0),
-            &out,
-            args.json.as_deref(),
-        )?;
     }
-    file::keep_study_file(&copy, study)?;
-    for (i, cell) in study.cells.iter().enumerate() {
-        let files = files_of(named, i, cell);
-        if let Some(r) = &results[i] {
-            output::note!(
-                "\n[{}/{count}] {}: finished earlier, kept",
-                i + 1,
-                r.figures.name
-            );
-            continue;
-        }
-        if STOP.load(Ordering::Relaxed) {
-            stopped = true;
-            break;
-        }
+
+    fn measure(
+        &mut self,
+        i: usize,
+        cell: &CellPlan,
+        results: &[Option<StorageCellResult>],
+        out: &Path,
+    ) -> Result<Option<StorageCellResult>> {
+        let study = self.study;
+        let count = study.cells.len();
+        let files = files_of(self.named, i, cell);
         let key = (cell.engine_index, cell.axes.workload.clone());
-        if !loaded.iter().any(|(k, _)| *k == key) {
+        if !self.loaded.iter().any(|(k, _)| *k == key) {
             let started = std::time::Instant::now();
             let engine = &study.engines[cell.engine_index];
-            match file::load_engine(engine, &cell.axes.workload, &study.scale, &args.data_dir) {
+            let data_dir = &self.args.data_dir;
+            match file::load_engine(engine, &cell.axes.workload, &study.scale, data_dir) {
                 Ok((db, version)) => {
                     let bytes = tree_bytes(&db.base);
-                    loaded.push((key.clone(), (db, version, bytes)));
+                    self.loaded.push((key.clone(), (db, version, bytes)));
                 }
-                Err(Error::Interrupted) => {
-                    stopped = true;
-                    break;
-                }
+                Err(Error::Interrupted) => return Ok(None),
                 Err(e) => return Err(e),
             }
-            load_s += started.elapsed().as_secs_f64();
+            self.load_s += started.elapsed().as_secs_f64();
         }
         let Some((_, (database, engine_version, database_bytes))) =
-            loaded.iter().find(|(k, _)| *k == key)
+            self.loaded.iter().find(|(k, _)| *k == key)
         else {
             unreachable!("loaded above")
         };
@@ -420,7 +419,7 @@ pub(super) fn run(
         let spec = resolve(cell, *database_bytes, hot_name)?;
         let name = config_name(cell, &spec, hot_name);
         output::note!("\n[{}/{count}] {name} ({})", i + 1, spec.name());
-        file::remove_stopped_traces(&out, &files, study.repeat)?;
+        file::remove_stopped_traces(out, &files, study.repeat)?;
         // A configuration stopped by Ctrl-C is not finished: it reruns, every repetition.
         let Some((figures, repeats, warnings)) = measure_repeats(
             &name,
@@ -429,13 +428,12 @@ pub(super) fn run(
             study.repeat,
             &cell.scale,
             database,
-            &out,
+            out,
         )?
         else {
-            stopped = true;
-            break;
+            return Ok(None);
         };
-        let result = StorageCellResult {
+        Ok(Some(StorageCellResult {
             id: cell.id.clone(),
             config_hash: cell.hash.clone(),
             axes: cell.axes.clone(),
@@ -453,31 +451,13 @@ pub(super) fn run(
             hot_table: hot.as_ref().map(|(t, _)| t.clone()),
             hot_table_share_pct: hot.as_ref().map(|(_, s)| *s),
             warnings,
-        };
-        output::write_json(&cells_dir.join(cell.result_file()), &result)?;
-        results[i] = Some(result);
-        ran += 1;
-        let doc = doc(&results, &loaded, load_s, State::Running, ran);
-        save(&doc, &out, args.json.as_deref())?;
-        super::write_report(&doc, &out)?;
+        }))
     }
-    stopped |= STOP.load(Ordering::Relaxed);
-    let state = if stopped {
-        State::Stopped
-    } else {
-        State::Finished
-    };
-    let doc = doc(&results, &loaded, load_s, state, ran);
-    super::end(doc, &out, args.json.as_deref(), |s| {
-        print_table(s);
+
+    fn table(&self, summary: &StorageStudySummary, out: &Path) {
+        print_table(summary);
         output::say!("results: {}", out.display());
-        if s.interrupted {
-            output::note!(
-                "\nto finish the study: oltplab study --resume {}",
-                out.display()
-            );
-        }
-    })
+    }
 }
 
 /// One configuration: the workload on a fresh copy of the database, on `spec`, traced on SQLite
