@@ -7,8 +7,14 @@ use serde::{Deserialize, Serialize};
 
 use super::{
     CommitSummary, EmulationSummary, HostUse, IoSummary, RampStep, ResultDoc, ServerWaits, TpccCpu,
-    TxSummary,
+    TxSummary, WindowFigures,
 };
+
+impl WindowFigures for BrokerageSummary {
+    fn window_mut(&mut self) -> (&mut IoSummary, &mut Option<EmulationSummary>, &mut TpccCpu) {
+        (&mut self.io, &mut self.emulation, &mut self.cpu)
+    }
+}
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(default)]

@@ -195,6 +195,19 @@ impl TpccCpu {
     }
 }
 
+/// The figures a clock-driven run's summary has from its measured window — the I/O (the
+/// capture's, else the device's), the emulation's figures and the CPU split — which the run
+/// scaffold fills for any workload. Each workload's summary says where they are, beside its type.
+pub trait WindowFigures {
+    fn window_mut(&mut self) -> (&mut IoSummary, &mut Option<EmulationSummary>, &mut TpccCpu);
+}
+
+impl WindowFigures for TpccSummary {
+    fn window_mut(&mut self) -> (&mut IoSummary, &mut Option<EmulationSummary>, &mut TpccCpu) {
+        (&mut self.io, &mut self.emulation, &mut self.cpu)
+    }
+}
+
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(default)]
 pub struct TpccSummary {

@@ -5,7 +5,13 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::{EmulationSummary, IoSummary, MixShare, ResultDoc, TpccCpu, TxSummary};
+use super::{EmulationSummary, IoSummary, MixShare, ResultDoc, TpccCpu, TxSummary, WindowFigures};
+
+impl WindowFigures for TatpSummary {
+    fn window_mut(&mut self) -> (&mut IoSummary, &mut Option<EmulationSummary>, &mut TpccCpu) {
+        (&mut self.io, &mut self.emulation, &mut self.cpu)
+    }
+}
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(default)]

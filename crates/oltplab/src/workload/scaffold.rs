@@ -16,8 +16,7 @@ use oltplab_workloads::driver;
 
 use crate::emulate::{BackingChoice, Emulation};
 use crate::schema::{
-    BrokerageSummary, EmulationSummary, IoSummary, ResultDoc, TatpSummary, TpccCpu, TpccSummary,
-    Warning, OTHER_IO,
+    EmulationSummary, IoSummary, ResultDoc, TpccCpu, Warning, WindowFigures, OTHER_IO,
 };
 use crate::workload::capture::{Capture, CaptureRequest, RunEnd};
 use crate::workload::edges::{device_io, split_cpu, Edge};
@@ -292,26 +291,6 @@ pub fn per_second<T>(seconds: &[driver::Second], f: impl Fn(&driver::Second, f64
         .collect()
 }
 
-/// The figures of a clock-driven run's summary its window gives.
-pub trait WindowSummary {
-    /// The I/O (the capture's, else the device's), the emulation's figures, the CPU split.
-    fn window_mut(&mut self) -> (&mut IoSummary, &mut Option<EmulationSummary>, &mut TpccCpu);
-}
-
-macro_rules! window_summary {
-    ($($t:ty),*) => {$(
-        impl WindowSummary for $t {
-            fn window_mut(
-                &mut self,
-            ) -> (&mut IoSummary, &mut Option<EmulationSummary>, &mut TpccCpu) {
-                (&mut self.io, &mut self.emulation, &mut self.cpu)
-            }
-        }
-    )*};
-}
-
-window_summary!(TpccSummary, BrokerageSummary, TatpSummary);
-
 impl WindowEdges {
     /// Fills `summary`'s window figures, once the connections closed and a managed server
     /// stopped: the I/O (the capture's, else the device's counters), the emulation's figures, and
@@ -324,7 +303,7 @@ impl WindowEdges {
         run: &driver::Outcome,
         kinds: &[(u8, &'static str)],
         cores: usize,
-        summary: &mut impl WindowSummary,
+        summary: &mut impl WindowFigures,
     ) -> Result<Vec<Warning>> {
         let measured_s = run.measured_s.max(1e-9);
         let tx_of_tag = |tag: u8| match kinds.iter().position(|k| k.0 == tag) {
