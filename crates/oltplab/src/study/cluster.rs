@@ -23,10 +23,9 @@ use oltplab_devmodel::{parse_spec, Spec};
 use oltplab_metrics::{Warning, WarningKind};
 use serde::Serialize;
 
-use super::{
-    file_name, new_study_doc, prepare, save, secs, split_devices, Database, Scale, StudyArgs,
-    DEFAULT_DEVICES, S1_POOL_SHARE, SERVER_POOL_BYTES_MIN,
-};
+use super::database::{Database, SERVER_POOL_BYTES_MIN};
+use super::shipped::{file_name, split_devices, S1_POOL_SHARE};
+use super::{new_study_doc, prepare, save, secs, Scale, StudyArgs, DEFAULT_DEVICES};
 use crate::output;
 use crate::schema::{ClusterStudyRow, ClusterStudySummary, TpccResult};
 use crate::tpcc;
@@ -126,7 +125,7 @@ pub fn run(args: &StudyArgs) -> Result<()> {
     let t0 = std::time::Instant::now();
     cluster.load_tpcc(scale.warehouses, config.seed)?;
     let cluster_load_s = t0.elapsed().as_secs_f64();
-    let database_bytes = super::tree_bytes(&single.base);
+    let database_bytes = super::database::tree_bytes(&single.base);
     let pool = ((database_bytes as f64 * S1_POOL_SHARE) as u64).max(SERVER_POOL_BYTES_MIN);
     single.buffer_pool_bytes = pool;
     cluster.buffer_pool_bytes = pool;
@@ -220,7 +219,7 @@ fn run_one(
     let copy = database.copy_for(name)?;
     let result_dir = format!("run-{name}-{system}");
     let db = database.spec(&copy)?;
-    let cfg = super::study_run(scale, db, Some(spec), None, &out.join(&result_dir));
+    let cfg = super::database::study_run(scale, db, Some(spec), None, &out.join(&result_dir));
     let result = tpcc::run_with(&cfg, &STOP);
     database.remove_copy(&copy);
     let doc = result?.doc;

@@ -21,11 +21,10 @@ use serde_json::Value;
 use toml::Spanned;
 
 use super::cells;
-use super::{
-    device_figures, file_name, new_study_doc, secs, split_devices, study_runs, tree_bytes, warn,
-    Database, Scale, State, StudyArgs, REPORT_FILE, RESULTS_FILE, S1_POOL_SHARE,
-    SERVER_POOL_BYTES_MIN,
-};
+use super::database::{tree_bytes, Database, SERVER_POOL_BYTES_MIN};
+use super::s1::{device_figures, study_runs, warn};
+use super::shipped::{file_name, split_devices, S1_POOL_SHARE};
+use super::{new_study_doc, secs, Scale, State, StudyArgs, REPORT_FILE, RESULTS_FILE};
 use crate::output;
 use crate::schema::{CellAxes, CellResult, DeviceFigures, Ratios, StudySummary};
 use crate::STOP;
@@ -845,8 +844,8 @@ fn axis<V, T>(
 /// What a workload is called in a sentence.
 fn workload_text(workload: &str) -> &'static str {
     match workload {
-        super::BROKERAGE => "the brokerage workload",
-        super::ORDERS => "the order-entry workload",
+        super::database::BROKERAGE => "the brokerage workload",
+        super::database::ORDERS => "the order-entry workload",
         _ => "TPC-C",
     }
 }
@@ -872,8 +871,8 @@ fn paced_workload(
 /// The tables of a workload's schema, which a layout may place.
 fn workload_tables(workload: &str) -> &'static [&'static str] {
     match workload {
-        super::BROKERAGE => &oltplab_workloads::brokerage::schema::TABLES,
-        super::ORDERS => &oltplab_workloads::orders::TABLES,
+        super::database::BROKERAGE => &oltplab_workloads::brokerage::schema::TABLES,
+        super::database::ORDERS => &oltplab_workloads::orders::TABLES,
         _ => &TPCC_TABLES,
     }
 }
@@ -1288,7 +1287,7 @@ pub fn run(args: &StudyArgs) -> Result<()> {
 
 /// `oltplab study` (S1): the shipped studies/s1.toml with the command's options applied, run by
 /// the same engine as `--file`, its result S1's.
-pub(super) fn run_s1(args: &StudyArgs, file: &super::ScenarioFile) -> Result<()> {
+pub(super) fn run_s1(args: &StudyArgs, file: &super::shipped::ScenarioFile) -> Result<()> {
     let study = parse(Path::new(file.label), &file.text)?;
     run_study(&study, args, Kind::S1, Some(file))
 }
@@ -1334,7 +1333,7 @@ fn run_study(
     study: &FileStudy,
     args: &StudyArgs,
     kind: Kind,
-    s1: Option<&super::ScenarioFile>,
+    s1: Option<&super::shipped::ScenarioFile>,
 ) -> Result<()> {
     if let (Kind::S1, Some(dir)) = (&kind, &args.resume) {
         check_s1_shape(study, dir)?;
@@ -1508,7 +1507,7 @@ impl cells::Measurement for S1Cells<'_> {
                     }
                 );
                 device_figures(&probe, &files, &cell.scale, data_dir, out)
-                    .and_then(|device| super::interrupted().map(|()| device))
+                    .and_then(|device| super::s1::interrupted().map(|()| device))
             }
         };
         let measured = device.and_then(|device| {
@@ -1550,7 +1549,7 @@ impl cells::Measurement for S1Cells<'_> {
 
     fn table(&self, summary: &StudySummary, out: &Path) {
         match self.kind {
-            Kind::S1 => super::print_table(summary, out),
+            Kind::S1 => super::s1::print_table(summary, out),
             Kind::File => print_cells(summary, out),
         }
     }
@@ -1739,12 +1738,12 @@ pub(super) fn load_engine(
     database.server_settings = engine.settings.clone();
     output::note!("  load: {} on {}", load_text(workload, scale), engine.name);
     let version = match workload {
-        super::BROKERAGE => {
-            database.workload = super::BROKERAGE;
+        super::database::BROKERAGE => {
+            database.workload = super::database::BROKERAGE;
             database.load_brokerage(scale)?
         }
-        super::ORDERS => {
-            database.workload = super::ORDERS;
+        super::database::ORDERS => {
+            database.workload = super::database::ORDERS;
             database.load_orders(scale)?
         }
         _ => database.load_tpcc(scale.warehouses, 1)?,
@@ -1766,13 +1765,13 @@ pub(super) fn load_engine(
 /// What a workload's load holds at a scale, e.g. `TPC-C, 1 warehouse`.
 pub(super) fn load_text(workload: &str, scale: &Scale) -> String {
     match workload {
-        super::BROKERAGE => format!(
+        super::database::BROKERAGE => format!(
             "brokerage, {} customers and {} trading days",
-            format_count(super::BROKERAGE_CUSTOMERS as f64),
-            super::brokerage_days(scale)
+            format_count(super::database::BROKERAGE_CUSTOMERS as f64),
+            super::database::brokerage_days(scale)
         ),
-        super::ORDERS => {
-            let w = super::orders_work(scale).load;
+        super::database::ORDERS => {
+            let w = super::database::orders_work(scale).load;
             format!(
                 "order entry, {} customers, {} products and {} orders",
                 format_count(w.customers as f64),
@@ -2108,7 +2107,7 @@ pub(super) fn keep_study_file(copy: &Path, study: &FileStudy) -> Result<()> {
 /// How a study run began, for the line that says what runs and where.
 pub(super) enum Begun<'a> {
     /// A scenario's shipped file with the options applied.
-    Built(&'a super::ScenarioFile),
+    Built(&'a super::shipped::ScenarioFile),
     /// A scenario's output directory resumed: how the scenario is named ("the S4 study").
     Resumed(&'a str),
     /// The user's study file, of this measurement ("S4's measurement"); None: the caller says

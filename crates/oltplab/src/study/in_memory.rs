@@ -22,10 +22,10 @@ use serde_json::Value;
 
 use super::cells;
 use super::file::{self, CellPlan, FileStudy, Measure};
-use super::{
-    apply_to_shipped, command_file, toml_string, ScenarioFile, Shipped, State, StudyArgs,
-    DEFAULT_DEVICES, REPORT_FILE, RESULTS_FILE, SHIPPED_FILES,
+use super::shipped::{
+    apply_to_shipped, command_file, toml_string, ScenarioFile, Shipped, SHIPPED_FILES,
 };
+use super::{State, StudyArgs, DEFAULT_DEVICES, REPORT_FILE, RESULTS_FILE};
 use crate::orders::{self, OrdersLoadConfig, OrdersRunConfig};
 use crate::output;
 use crate::schema::{
@@ -112,7 +112,7 @@ pub(super) fn scenario_file(args: &StudyArgs) -> Result<ScenarioFile> {
             "--pacing and --repeat belong to the TPC-C scenarios; the in-memory scenario runs a fixed amount of work per connection count: drop them",
         ));
     }
-    super::s1_server_settings(args)?;
+    super::shipped::s1_server_settings(args)?;
     let Some((_, label, shipped)) = SHIPPED_FILES
         .iter()
         .find(|(s, ..)| *s == super::Scenario::InMemory)

@@ -10,7 +10,8 @@ use std::time::Duration;
 
 use oltplab_core::{Error, Result};
 
-use super::{split_devices, StudyArgs, DEFAULT_DEVICES};
+use super::shipped::split_devices;
+use super::{StudyArgs, DEFAULT_DEVICES};
 use crate::crash::{self, CrashArgs, CrashConfig};
 use crate::workload::target::Engine;
 

@@ -25,10 +25,11 @@ use serde_json::Value;
 
 use super::cells;
 use super::file::{self, CellPlan, FileStudy, Measure};
-use super::{
+use super::shipped::{
     apply_to_shipped, command_file, file_name, split_devices, toml_string, ScenarioFile, Shipped,
-    State, StudyArgs, DEFAULT_DEVICES, REPORT_FILE, RESULTS_FILE, SHIPPED_FILES,
+    SHIPPED_FILES,
 };
+use super::{State, StudyArgs, DEFAULT_DEVICES, REPORT_FILE, RESULTS_FILE};
 use crate::device;
 use crate::device::DeviceArgs;
 use crate::output;
@@ -212,7 +213,7 @@ pub(super) fn scenario_file(args: &StudyArgs) -> Result<ScenarioFile> {
             "--workload belongs to the cache-tiers and placement scenarios; the profiles scenario runs its own workload",
         ));
     }
-    super::s1_server_settings(args)?;
+    super::shipped::s1_server_settings(args)?;
     let specs = parse_sets(&args.devices)?;
     // The run names the scales it takes; --dry-run prints the file's own refusal of the line.
     if !args.dry_run {

@@ -22,12 +22,13 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::cells;
+use super::database::{tree_bytes, Database, BROKERAGE, BROKERAGE_CUSTOMERS};
 use super::file::{self, CellPlan, FileStudy};
-use super::{
-    apply_to_shipped, command_file, new_study_doc, secs, split_devices, toml_list, toml_string,
-    tree_bytes, Database, Pacing, Scale, Scenario, ScenarioFile, Shipped, State, StudyArgs,
-    BROKERAGE, BROKERAGE_CUSTOMERS, DEFAULT_DEVICES, SHIPPED_FILES,
+use super::shipped::{
+    apply_to_shipped, command_file, split_devices, toml_list, toml_string, ScenarioFile, Shipped,
+    SHIPPED_FILES,
 };
+use super::{new_study_doc, secs, Pacing, Scale, Scenario, State, StudyArgs, DEFAULT_DEVICES};
 use crate::output;
 use crate::schema::{ConfigFigures, RampStep, StepRepeats, StorageCellResult, StorageStudySummary};
 use crate::STOP;
@@ -525,14 +526,14 @@ fn measure(
     let db_path = database.copy_for(files)?;
     let trace = (database.engine == "sqlite").then(|| out.join(format!("{files}.trace")));
     let run = database.spec(&db_path).and_then(|db| {
-        let cfg = super::study_run(
+        let cfg = super::database::study_run(
             scale,
             db,
             Some(spec),
             trace,
             &out.join(format!("run-{files}")),
         );
-        super::study_workload_run(database, &cfg, scale)
+        super::database::study_workload_run(database, &cfg, scale)
     });
     database.remove_copy(&db_path);
     let run = run?;
