@@ -4,18 +4,19 @@
 
 use std::path::{Path, PathBuf};
 
-use oltplab_core::safety;
-use oltplab_core::{Error, Result};
+use oltplab_core::units::format_bytes;
+use oltplab_core::{safety, Error, Result};
 use oltplab_devmodel::Spec;
 use oltplab_metrics::Warning;
 
 use crate::emulate::{BackingChoice, Emulation};
-use crate::output;
 use crate::tpcc::{self, LoadConfig, RunConfig};
 use crate::workload::scaffold::{CaptureConfig, OutputConfig};
 use crate::workload::target::{DbSpec, Engine};
-use crate::STOP;
+use crate::{output, STOP};
 
+use super::file::{load_text, EngineDef};
+use super::shipped::S1_POOL_SHARE;
 use super::Scale;
 
 /// The study's database: loaded once at `base`, copied for each device's run.
@@ -422,4 +423,51 @@ pub(super) fn study_run(
         sqlite_vfs: None,
         output: OutputConfig::saved(None, Some(out.to_path_buf()), false),
     }
+}
+
+/// Loads TPC-C once for an engine entry (its settings apply to the load's server too); the
+/// buffer pool follows the scale as S1's does.
+pub(super) fn load_engine(
+    engine: &EngineDef,
+    workload: &str,
+    scale: &Scale,
+    data_dir: &Path,
+) -> Result<(Database, String)> {
+    let mut database = Database::new(&engine.engine, data_dir, scale);
+    // One base per entry: two entries of the same engine differ in their settings; TPC-C's
+    // keeps the name it had before workloads were an axis.
+    let base = match workload {
+        "tpcc" => format!("base-{}", engine.name),
+        w => format!("base-{}-{w}", engine.name),
+    };
+    database.base = if engine.engine == "sqlite" {
+        data_dir.join(format!("{base}.sqlite"))
+    } else {
+        data_dir.join(base)
+    };
+    database.server_settings = engine.settings.clone();
+    output::note!("  load: {} on {}", load_text(workload, scale), engine.name);
+    let version = match workload {
+        super::database::BROKERAGE => {
+            database.workload = super::database::BROKERAGE;
+            database.load_brokerage(scale)?
+        }
+        super::database::ORDERS => {
+            database.workload = super::database::ORDERS;
+            database.load_orders(scale)?
+        }
+        _ => database.load_tpcc(scale.warehouses, 1)?,
+    };
+    if scale.pool_share_of_data.is_some() {
+        let data_bytes = tree_bytes(&database.base);
+        database.buffer_pool_bytes =
+            ((data_bytes as f64 * S1_POOL_SHARE) as u64).max(SERVER_POOL_BYTES_MIN);
+        output::note!(
+            "  buffer pool {} = {:.1} % of the loaded {}",
+            format_bytes(database.buffer_pool_bytes),
+            S1_POOL_SHARE * 100.0,
+            format_bytes(data_bytes)
+        );
+    }
+    Ok((database, version))
 }

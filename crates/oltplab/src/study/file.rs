@@ -1,33 +1,29 @@
-//! `oltplab study --file F`: the user's own study, and `oltplab study` (S1), which runs the
-//! shipped studies/s1.toml with its options applied. A TOML file names the axes — devices,
-//! engines with their server settings, terminal counts, pacing — and the scale, repeats and
-//! baseline; its cells (the matrix of the axes, or an explicit `[[cell]]` list) each get S1's
-//! measurement (`device_figures`, then `study_runs`: a traced TPC-C run, its replays, α). Every
-//! finished cell is saved on its own under a name derived from its resolved configuration, so
-//! `--resume DIR` runs only the cells that are not there yet (docs/studies.md, "Your own study:
-//! --file").
+//! `oltplab study --file F`: the study file — its format, checked and planned into cells — and
+//! the dispatch of a file (or `--resume DIR`) to its measurement. A TOML file names the axes —
+//! devices or layouts, engines with their server settings, workloads, terminal counts, pacing —
+//! and the scale, repeats and baseline, or an explicit `[[cell]]` list; `measure` says what each
+//! cell gets: S1's (`s1.rs`, the default), S2's and S3's (`storage.rs`), S4's (`profiles.rs`) or
+//! S5's (`in_memory.rs`). Every finished cell is saved on its own under a name derived from its
+//! resolved configuration (`cells.rs`), so `--resume DIR` runs only the cells that are not there
+//! yet (docs/studies.md, "Your own study: --file").
 
 use std::ops::Range;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::Ordering;
 
-use oltplab_core::units::{format_bytes, format_count};
+use oltplab_core::units::format_count;
 use oltplab_core::{safety, Error, Result};
 use oltplab_devmodel::{parse_spec, Role, Spec};
-use oltplab_metrics::schema::{now_rfc3339, ResultDoc};
+use oltplab_metrics::schema::now_rfc3339;
 use oltplab_workloads::tpcc::schema::TABLES as TPCC_TABLES;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use toml::Spanned;
 
-use super::cells;
-use super::database::{tree_bytes, Database, SERVER_POOL_BYTES_MIN};
-use super::s1::{device_figures, study_runs, warn};
-use super::shipped::{file_name, split_devices, S1_POOL_SHARE};
-use super::{new_study_doc, secs, Scale, State, StudyArgs, REPORT_FILE, RESULTS_FILE};
 use crate::output;
-use crate::schema::{CellAxes, CellResult, DeviceFigures, Ratios, StudySummary};
-use crate::STOP;
+use crate::schema::CellAxes;
+
+use super::s1::{run_study, Kind};
+use super::shipped::{file_name, split_devices};
+use super::{secs, Scale, StudyArgs, RESULTS_FILE};
 
 /// The copy of the study file kept in the output directory: `--resume DIR` alone reads it.
 pub const STUDY_FILE_COPY: &str = "study.toml";
@@ -1125,73 +1121,11 @@ pub(super) fn fnv1a(bytes: &[u8]) -> u64 {
     })
 }
 
-/// The seconds a cell takes at its scale: the device step (two queue depths), then per
-/// repetition the run and its replay (at most as long as the run when α ≤ 1).
-fn estimate_s(cell: &CellPlan, repeat: u32, device_step: bool) -> f64 {
-    let s = &cell.scale;
-    let device_s = if device_step {
-        2.0 * (s.device_ramp_s + s.device_runtime_s)
-    } else {
-        0.0
-    };
-    device_s + repeat as f64 * (s.warmup_s + s.duration_s + s.duration_s)
-}
-
-/// Each cell's estimate, with its device step counted for the first cell of the device that no
-/// finished cell measured; 0 for the finished cells.
-fn estimates_s(study: &FileStudy, done: &[Option<CellResult>]) -> Vec<f64> {
-    let mut measured: Vec<String> = done
-        .iter()
-        .flatten()
-        .map(|r| match r.randread16k_device.as_str() {
-            "" => r.axes.device.clone(),
-            d => d.to_string(),
-        })
-        .collect();
-    study
-        .cells
-        .iter()
-        .zip(done)
-        .map(|(c, d)| {
-            if d.is_some() {
-                return 0.0;
-            }
-            let probe = probed_device(&c.spec).name();
-            let first = !measured.contains(&probe);
-            measured.push(probe);
-            estimate_s(c, study.repeat, first)
-        })
-        .collect()
-}
-
 pub(super) fn duration(s: f64) -> String {
     match s {
         s if s < 120.0 => format!("{s:.0} s"),
         s if s < 7200.0 => format!("{:.0} min", s / 60.0),
         s => format!("{:.1} h", s / 3600.0),
-    }
-}
-
-/// Whose result a run of S1's measurement writes.
-#[derive(Clone, Debug, PartialEq)]
-enum Kind {
-    /// `--file F`: a study file's (`summary.scenario` file, `summary.cells[]`); each cell's
-    /// traces, runs and replays are named by its id.
-    File,
-    /// `oltplab study` (S1): the scenario's result as it always was (`summary.devices[]`, one
-    /// per device, beside `summary.cells[]`), each device's files named by the device, as
-    /// docs/studies.md and the checks outside this repository read them.
-    S1,
-}
-
-impl Kind {
-    /// The kind of study in `dir` that `--resume` continues: S1's if its `results.json` says so
-    /// (written before any cell runs), else a study file's.
-    fn of_dir(dir: &Path) -> Kind {
-        match scenario_of_dir(dir).as_deref() {
-            Some(S1_SCENARIO) => Kind::S1,
-            _ => Kind::File,
-        }
     }
 }
 
@@ -1203,9 +1137,6 @@ pub(super) fn scenario_of_dir(dir: &Path) -> Option<String> {
         .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
         .and_then(|v| v.pointer("/summary/scenario")?.as_str().map(String::from))
 }
-
-/// The `scenario` of an `oltplab study` (S1) result.
-const S1_SCENARIO: &str = "s1";
 
 pub fn run(args: &StudyArgs) -> Result<()> {
     let path = match (&args.file, &args.resume) {
@@ -1283,276 +1214,6 @@ pub fn run(args: &StudyArgs) -> Result<()> {
         Measure::S1 => {}
     }
     run_study(&study, args, kind, None)
-}
-
-/// `oltplab study` (S1): the shipped studies/s1.toml with the command's options applied, run by
-/// the same engine as `--file`, its result S1's.
-pub(super) fn run_s1(args: &StudyArgs, file: &super::shipped::ScenarioFile) -> Result<()> {
-    let study = parse(Path::new(file.label), &file.text)?;
-    run_study(&study, args, Kind::S1, Some(file))
-}
-
-/// S1's result has a row per device: its cells must differ in the device alone.
-fn check_s1_shape(study: &FileStudy, dir: &Path) -> Result<()> {
-    let first = &study.cells[0];
-    let other = study.cells.iter().find_map(|c| {
-        if c.engine_index != first.engine_index {
-            Some("engines")
-        } else if c.axes.workload != "tpcc" {
-            Some("workloads")
-        } else if c.axes.terminals != first.axes.terminals {
-            Some("terminal counts")
-        } else if c.axes.pacing != first.axes.pacing {
-            Some("pacings")
-        } else {
-            None
-        }
-    });
-    match other {
-        Some(what) => Err(Error::usage(format!(
-            "--resume {}: that directory holds an `oltplab study` (S1) run, one row per device, and {} has cells of more than one TPC-C engine, workload, terminal count or pacing ({what}): run it with its own --out DIR",
-            dir.display(),
-            study.path.display()
-        ))),
-        None => Ok(()),
-    }
-}
-
-/// What a cell's traces, runs, replays and device step are named by in the output directory.
-fn files_of(kind: &Kind, cell: &CellPlan) -> String {
-    match kind {
-        Kind::File => cell.id.clone(),
-        Kind::S1 => cell.axes.device_name.clone(),
-    }
-}
-
-/// Runs a study of S1's measurement: its cells not finished in `--resume DIR`, each saved when
-/// it finishes, then the result of `kind`. `s1` is the file `oltplab study` built (None: a file
-/// given or resumed).
-fn run_study(
-    study: &FileStudy,
-    args: &StudyArgs,
-    kind: Kind,
-    s1: Option<&super::shipped::ScenarioFile>,
-) -> Result<()> {
-    if let (Kind::S1, Some(dir)) = (&kind, &args.resume) {
-        check_s1_shape(study, dir)?;
-    }
-    let kept = cells::kept::<S1Cells>(study, args);
-    let settings_checked = check_settings(study)?;
-    if args.dry_run {
-        let done: Vec<bool> = kept.iter().map(Option::is_some).collect();
-        print_plan(study, &done, &estimates_s(study, &kept));
-        if !settings_checked {
-            output::say!("(server settings not checked: the server is not installed)");
-        }
-        return Ok(());
-    }
-    let begun = match (&kind, s1) {
-        (Kind::S1, Some(file)) => Begun::Built(file),
-        (Kind::S1, None) => Begun::Resumed("the `oltplab study`"),
-        (Kind::File, _) => Begun::File(None),
-    };
-    let mut s1_cells = S1Cells {
-        study,
-        args,
-        config: study_config(study, &kind, &args.data_dir),
-        kind,
-        kept: kept.iter().flatten().count(),
-        estimate: duration(estimates_s(study, &kept).iter().sum()),
-        loaded: Vec::new(),
-        load_s: 0.0,
-    };
-    cells::run(study, args, begun, kept, &mut s1_cells)
-}
-
-/// S1's measurement of a study's cells: each engine and workload loaded when its first cell
-/// runs, each device measured once.
-struct S1Cells<'a> {
-    study: &'a FileStudy,
-    args: &'a StudyArgs,
-    kind: Kind,
-    config: FileStudyConfig,
-    /// The cells finished in an earlier run, and the time the others take.
-    kept: usize,
-    estimate: String,
-    /// One load per engine entry and workload.
-    loaded: Vec<((usize, String), (Database, String))>,
-    load_s: f64,
-}
-
-impl cells::Measurement for S1Cells<'_> {
-    type Cell = CellResult;
-    type Summary = StudySummary;
-    const CELLS: &'static str = "devices";
-
-    fn key(r: &CellResult) -> (&str, &str) {
-        (&r.id, &r.config_hash)
-    }
-
-    fn kept_name(&self, cell: &CellPlan, _: &CellResult) -> String {
-        files_of(&self.kind, cell)
-    }
-
-    fn intro(&self, out: &Path) {
-        let (study, estimate) = (self.study, &self.estimate);
-        match self.kind {
-            Kind::S1 => {
-                let c = &study.cells[0];
-                output::note!(
-                    "oltplab study s1 — {} on {}: {} warehouse{}, {} terminals, {} warm-up + {} measured per device, about {estimate} to run; output {}",
-                    describe_engine(&c.axes),
-                    study
-                        .cells
-                        .iter()
-                        .map(|c| c.axes.device_name.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                    c.scale.warehouses,
-                    if c.scale.warehouses == 1 { "" } else { "s" },
-                    c.scale.terminals,
-                    secs(c.scale.warmup_s),
-                    secs(c.scale.duration_s),
-                    out.display()
-                );
-            }
-            Kind::File => output::note!(
-                "oltplab study --file {}: {} cells ({} finished earlier, {} to run), scale {} ({} warehouse{}), about {estimate} to run; output {}",
-                study.path.display(),
-                study.cells.len(),
-                self.kept,
-                study.cells.len() - self.kept,
-                study.scale.name,
-                study.scale.warehouses,
-                if study.scale.warehouses == 1 { "" } else { "s" },
-                out.display()
-            ),
-        }
-    }
-
-    fn doc(
-        &self,
-        started_at: &str,
-        results: &[Option<CellResult>],
-        state: State,
-        ran: usize,
-    ) -> ResultDoc<StudySummary, Value> {
-        combined(
-            self.study,
-            &self.kind,
-            &self.config,
-            started_at,
-            &self.args.data_dir,
-            results,
-            self.load_s,
-            state,
-            ran,
-        )
-    }
-
-    fn measure(
-        &mut self,
-        i: usize,
-        cell: &CellPlan,
-        results: &[Option<CellResult>],
-        out: &Path,
-    ) -> Result<Option<CellResult>> {
-        let (study, data_dir) = (self.study, &self.args.data_dir);
-        let files = files_of(&self.kind, cell);
-        output::note!(
-            "\n[{}/{}] {files} ({} on {}, {} terminals, pacing {})",
-            i + 1,
-            study.cells.len(),
-            describe_engine(&cell.axes),
-            cell.axes.device,
-            cell.axes.terminals,
-            cell.axes.pacing
-        );
-        let engine = &study.engines[cell.engine_index];
-        let key = (cell.engine_index, cell.axes.workload.clone());
-        if !self.loaded.iter().any(|(k, _)| *k == key) {
-            let started = std::time::Instant::now();
-            match load_engine(engine, &cell.axes.workload, &study.scale, data_dir) {
-                Ok(db) => self.loaded.push((key.clone(), db)),
-                Err(Error::Interrupted) => return Ok(None),
-                Err(e) => return Err(e),
-            }
-            self.load_s += started.elapsed().as_secs_f64();
-        }
-        let Some((_, (database, engine_version))) = self.loaded.iter().find(|(k, _)| *k == key)
-        else {
-            unreachable!("loaded above")
-        };
-        remove_stopped_traces(out, &files, study.repeat)?;
-        let mut warnings = Vec::new();
-        // A device is measured once: its figures do not depend on the engine or the load. A
-        // layout's are its data device's (`oltplab device` has no log or tables to place).
-        let probe = probed_device(&cell.spec);
-        let device = match device_known(results, &probe.name()) {
-            Some(device) => {
-                output::note!(
-                    "  device: {} measured for an earlier cell ({} IOPS at QD 32)",
-                    cell.axes.device,
-                    format_count(device.1)
-                );
-                Ok(device)
-            }
-            None => {
-                output::note!(
-                    "  device: 16 KiB random reads at QD 1 and 32{}",
-                    if cell.spec.is_layout() {
-                        format!(" on the layout's data device, {}", probe.name())
-                    } else {
-                        String::new()
-                    }
-                );
-                device_figures(&probe, &files, &cell.scale, data_dir, out)
-                    .and_then(|device| super::s1::interrupted().map(|()| device))
-            }
-        };
-        let measured = device.and_then(|device| {
-            study_runs(
-                &cell.spec,
-                &files,
-                device,
-                &cell.scale,
-                study.repeat,
-                database,
-                data_dir,
-                out,
-                &mut warnings,
-            )
-        });
-        // A cell stopped by Ctrl-C is not finished, even if some repetitions were: it reruns.
-        let mut figures = match measured {
-            Ok(_) | Err(Error::Interrupted) if STOP.load(Ordering::Relaxed) => return Ok(None),
-            Ok(f) => f,
-            Err(e) => return Err(e),
-        };
-        let run = figures.run.take();
-        Ok(Some(CellResult {
-            id: cell.id.clone(),
-            config_hash: cell.hash.clone(),
-            axes: cell.axes.clone(),
-            finished_at: now_rfc3339(),
-            engine_version: engine_version.clone(),
-            buffer_pool_bytes: database.buffer_pool_bytes,
-            randread16k_device: probe.name(),
-            run,
-            figures: DeviceFigures {
-                name: cell.axes.device_name.clone(),
-                ..figures
-            },
-            warnings,
-        }))
-    }
-
-    fn table(&self, summary: &StudySummary, out: &Path) {
-        match self.kind {
-            Kind::S1 => super::s1::print_table(summary, out),
-            Kind::File => print_cells(summary, out),
-        }
-    }
 }
 
 /// `--dry-run` of S4's or S5's measurement: what runs, in order, and an estimate where the scale
@@ -1681,29 +1342,6 @@ pub(super) fn remove_stopped_traces(out: &Path, id: &str, repeat: u32) -> Result
     Ok(())
 }
 
-/// The device figures (QD 1 mean latency ns, QD 32 IOPS) a finished cell measured for `device`
-/// (a spec's canonical name).
-fn device_known(results: &[Option<CellResult>], device: &str) -> Option<(f64, f64)> {
-    results
-        .iter()
-        .flatten()
-        .find(|r| {
-            // Cells saved before layouts named no probed device: theirs was their own.
-            let probed = match r.randread16k_device.as_str() {
-                "" => r.axes.device.as_str(),
-                d => d,
-            };
-            probed == device && r.figures.randread16k_iops > 0.0
-        })
-        .map(|r| (r.figures.randread16k_lat_ns, r.figures.randread16k_iops))
-}
-
-/// The device whose 16 KiB random reads stand for a cell's storage: the device itself, or a
-/// layout's data device (the first of its devices).
-fn probed_device(spec: &Spec) -> Spec {
-    spec.devices()[0].clone()
-}
-
 pub(super) fn describe_engine(axes: &CellAxes) -> String {
     let mut text = axes.engine_name.clone();
     if !axes.server_settings.is_empty() {
@@ -1713,53 +1351,6 @@ pub(super) fn describe_engine(axes: &CellAxes) -> String {
         text.push_str(&format!(", {}", axes.workload));
     }
     text
-}
-
-/// Loads TPC-C once for an engine entry (its settings apply to the load's server too); the
-/// buffer pool follows the scale as S1's does.
-pub(super) fn load_engine(
-    engine: &EngineDef,
-    workload: &str,
-    scale: &Scale,
-    data_dir: &Path,
-) -> Result<(Database, String)> {
-    let mut database = Database::new(&engine.engine, data_dir, scale);
-    // One base per entry: two entries of the same engine differ in their settings; TPC-C's
-    // keeps the name it had before workloads were an axis.
-    let base = match workload {
-        "tpcc" => format!("base-{}", engine.name),
-        w => format!("base-{}-{w}", engine.name),
-    };
-    database.base = if engine.engine == "sqlite" {
-        data_dir.join(format!("{base}.sqlite"))
-    } else {
-        data_dir.join(base)
-    };
-    database.server_settings = engine.settings.clone();
-    output::note!("  load: {} on {}", load_text(workload, scale), engine.name);
-    let version = match workload {
-        super::database::BROKERAGE => {
-            database.workload = super::database::BROKERAGE;
-            database.load_brokerage(scale)?
-        }
-        super::database::ORDERS => {
-            database.workload = super::database::ORDERS;
-            database.load_orders(scale)?
-        }
-        _ => database.load_tpcc(scale.warehouses, 1)?,
-    };
-    if scale.pool_share_of_data.is_some() {
-        let data_bytes = tree_bytes(&database.base);
-        database.buffer_pool_bytes =
-            ((data_bytes as f64 * S1_POOL_SHARE) as u64).max(SERVER_POOL_BYTES_MIN);
-        output::note!(
-            "  buffer pool {} = {:.1} % of the loaded {}",
-            format_bytes(database.buffer_pool_bytes),
-            S1_POOL_SHARE * 100.0,
-            format_bytes(data_bytes)
-        );
-    }
-    Ok((database, version))
 }
 
 /// What a workload's load holds at a scale, e.g. `TPC-C, 1 warehouse`.
@@ -1784,151 +1375,6 @@ pub(super) fn load_text(workload: &str, scale: &Scale) -> String {
             scale.warehouses,
             if scale.warehouses == 1 { "" } else { "s" }
         ),
-    }
-}
-
-#[derive(Debug, Serialize)]
-struct FileStudyConfig {
-    scenario: String,
-    /// S1's own keys (`oltplab study`), as its results always had them.
-    #[serde(flatten)]
-    s1: Option<S1Config>,
-    file: PathBuf,
-    /// The file's scale (S1: with its pacing, as every cell runs it); each cell's terminals and
-    /// pacing are in its axes.
-    scale: Scale,
-    repeat: u32,
-    data_dir: PathBuf,
-    seed: u64,
-    /// Every cell of the file, in order, finished or not.
-    cells: Vec<String>,
-}
-
-/// The configuration keys of an S1 result beside a study file's.
-#[derive(Debug, Serialize)]
-struct S1Config {
-    engine: String,
-    /// Each device's spec, as resolved.
-    devices: Vec<String>,
-    /// The managed server's settings, for the load and every run (`--server-setting`).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    server_settings: Vec<String>,
-}
-
-fn study_config(study: &FileStudy, kind: &Kind, data_dir: &Path) -> FileStudyConfig {
-    let (scenario, s1, scale) = match kind {
-        Kind::File => (SCENARIO, None, study.scale.clone()),
-        Kind::S1 => {
-            let first = &study.cells[0];
-            let s1 = S1Config {
-                engine: first.axes.engine.clone(),
-                devices: study.cells.iter().map(|c| c.axes.device.clone()).collect(),
-                server_settings: first.axes.server_settings.clone(),
-            };
-            (S1_SCENARIO, Some(s1), first.scale.clone())
-        }
-    };
-    FileStudyConfig {
-        scenario: scenario.into(),
-        s1,
-        file: study.path.clone(),
-        scale,
-        repeat: study.repeat,
-        data_dir: data_dir.to_path_buf(),
-        seed: 1,
-        cells: study.cells.iter().map(|c| c.id.clone()).collect(),
-    }
-}
-
-/// The study's result from the finished cells, with ratios against the baseline device's cell of
-/// the same engine, terminals and pacing; S1's has each cell's figures as its device's too.
-#[allow(clippy::too_many_arguments)]
-fn combined(
-    study: &FileStudy,
-    kind: &Kind,
-    config: &FileStudyConfig,
-    started_at: &str,
-    data_dir: &Path,
-    results: &[Option<CellResult>],
-    load_s: f64,
-    state: State,
-    ran: usize,
-) -> ResultDoc<StudySummary, Value> {
-    let mut cells: Vec<CellResult> = results.iter().flatten().cloned().collect();
-    add_cell_ratios(&mut cells, study.baseline.as_deref());
-    let devices = match kind {
-        Kind::S1 => cells.iter().map(|c| c.figures.clone()).collect(),
-        Kind::File => Vec::new(),
-    };
-    let summary = StudySummary {
-        scenario: config.scenario.clone(),
-        engine: unique(study.engines.iter().map(|e| e.engine.as_str()))
-            .collect::<Vec<_>>()
-            .join(","),
-        baseline: study.baseline.clone(),
-        buffer_pool_bytes: cells.first().map_or(0, |c| c.buffer_pool_bytes),
-        devices,
-        load_s,
-        interrupted: state != State::Finished,
-        cells,
-    };
-    let mut doc = new_study_doc(started_at.to_string(), config, data_dir, summary);
-    doc.env.engine_version = doc.summary.cells.first().map(|c| c.engine_version.clone());
-    for c in &doc.summary.cells {
-        doc.warnings.extend(c.warnings.iter().cloned());
-    }
-    let what = match kind {
-        Kind::S1 => "devices",
-        Kind::File => "cells",
-    };
-    let (finished, total) = (doc.summary.cells.len(), study.cells.len());
-    if let Some(w) = state.unfinished_warning(finished, total, what, ran) {
-        // Printed when Ctrl-C stopped it; not while it runs, as far as it knows.
-        if state == State::Stopped {
-            warn(&mut doc.warnings, w);
-        } else {
-            doc.warnings.push(w);
-        }
-    }
-    doc
-}
-
-fn add_cell_ratios(cells: &mut [CellResult], baseline: Option<&str>) {
-    let Some(baseline) = baseline else { return };
-    let ratio = |a: f64, b: f64| if b > 0.0 { a / b } else { 0.0 };
-    let bases: Vec<Option<DeviceFigures>> = cells
-        .iter()
-        .map(|c| {
-            cells
-                .iter()
-                .find(|b| {
-                    b.axes.device_name == baseline
-                        && b.axes.engine_name == c.axes.engine_name
-                        && b.axes.workload == c.axes.workload
-                        && b.axes.terminals == c.axes.terminals
-                        && b.axes.pacing == c.axes.pacing
-                })
-                .map(|b| b.figures.clone())
-        })
-        .collect();
-    for (c, base) in cells.iter_mut().zip(bases) {
-        c.figures.vs_baseline = base.map(|b| Ratios {
-            randread16k_iops: ratio(c.figures.randread16k_iops, b.randread16k_iops),
-            randread16k_lat_ns: ratio(c.figures.randread16k_lat_ns, b.randread16k_lat_ns),
-            tpmc: ratio(c.figures.tpmc, b.tpmc),
-            tpse_like: c
-                .figures
-                .tpse_like
-                .zip(b.tpse_like)
-                .map(|(c, b)| ratio(c, b)),
-            orders_tps: c
-                .figures
-                .orders_tps
-                .zip(b.orders_tps)
-                .map(|(c, b)| ratio(c, b)),
-            run_iops: ratio(c.figures.run_iops, b.run_iops),
-            alpha: ratio(c.figures.alpha.unwrap_or(0.0), b.alpha.unwrap_or(0.0)),
-        });
     }
 }
 
@@ -2018,69 +1464,6 @@ pub(super) fn print_plan(study: &FileStudy, done: &[bool], estimates: &[f64]) {
     );
 }
 
-fn print_cells(summary: &StudySummary, out: &Path) {
-    // A layout's id is long: the column fits the longest.
-    let w = summary
-        .cells
-        .iter()
-        .map(|c| c.id.chars().count())
-        .max()
-        .unwrap_or(0)
-        .max(4);
-    let brokerage = summary.cells.iter().any(|c| c.figures.tpse_like.is_some());
-    let orders = summary.cells.iter().any(|c| c.figures.orders_tps.is_some());
-    let unit = match (brokerage, orders) {
-        (false, false) => "tpmC",
-        (true, false) => "tpmC|TR/s",
-        (false, true) => "tpmC|tx/s",
-        (true, true) => "tpmC|TR/s|tx/s",
-    };
-    output::say!("");
-    output::say!(
-        "{:<w$} {:>11} {:>9} {:>10} {:>10} {:>7}  vs baseline ({unit}, α)",
-        "cell",
-        "16k IOPS",
-        unit,
-        "run IOPS",
-        "replay",
-        "α"
-    );
-    for c in &summary.cells {
-        let f = &c.figures;
-        // A brokerage cell's throughput is Trade-Results per second (TR/s), an order-entry
-        // cell's its transactions per second, not tpmC.
-        let vs = f.vs_baseline.as_ref().map_or(String::new(), |r| {
-            let throughput = r.tpse_like.or(r.orders_tps).unwrap_or(r.tpmc);
-            format!("{throughput:.2}×, {:.2}×", r.alpha)
-        });
-        let throughput = match (f.tpse_like, f.orders_tps) {
-            (Some(t), _) => format!("{t:.1} TR/s"),
-            (_, Some(t)) => format!("{t:.0} tx/s"),
-            _ => format!("{:.0}", f.tpmc),
-        };
-        output::say!(
-            "{:<w$} {:>11} {:>9} {:>10.0} {:>10.0} {:>7}  {}",
-            c.id,
-            format_count(f.randread16k_iops),
-            throughput,
-            f.run_iops,
-            f.replay_iops,
-            f.alpha.map_or("—".into(), |a| format!("{a:.2}")),
-            vs
-        );
-    }
-    output::say!("");
-    for c in &summary.cells {
-        output::say!("{}: {}", c.id, c.figures.explanation);
-    }
-    output::say!(
-        "\nresults: {}  report: {}  cells: {}",
-        out.join(RESULTS_FILE).display(),
-        out.join(REPORT_FILE).display(),
-        out.join(CELLS_DIR).display()
-    );
-}
-
 /// Where a study run writes: its output directory (new, or the one resumed), the cells' files
 /// in it and the copy of the study file, with the `--json` file and the data directory checked
 /// as oltplab's to write.
@@ -2162,6 +1545,7 @@ impl RunDirs {
 
 #[cfg(test)]
 mod tests {
+    use super::super::s1::{estimates_s, probed_device};
     use super::*;
 
     fn parse_text(text: &str) -> Result<FileStudy> {

@@ -356,7 +356,7 @@ pub fn run(args: StudyArgs) -> Result<()> {
     }
     // S1: the shipped studies/s1.toml with the options given, run by the study-file engine.
     let s1 = s1_file(&args, &server_settings)?;
-    file::run_s1(&args, &s1)
+    s1::run_s1(&args, &s1)
 }
 
 /// Where a study that runs cell by cell stands when its result is written.

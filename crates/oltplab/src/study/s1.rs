@@ -1,34 +1,42 @@
-//! S1's measurement of one device: its 16 KiB random-read figures, TPC-C (or the cell's workload)
-//! on a fresh copy with its trace, the trace's replays, α and the sentence on what limited the run;
-//! and S1's table.
+//! S1's measurement: for each cell, the device's 16 KiB random-read figures (once per device),
+//! its workload on a fresh copy of the loaded database with the I/O traced, the trace's replays,
+//! α and the sentence on what limited the run — and the result it makes: S1's (`oltplab study`,
+//! a row per device) or a study file's (`summary.cells[]` with ratios against the baseline).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use oltplab_core::units::{format_bytes, format_count, format_ns};
 use oltplab_core::{Error, Result};
-use oltplab_devmodel::Fidelity;
-use oltplab_devmodel::{Spec, OFF_TARGET_PCT, P99_OFF_TARGET_PCT};
+use oltplab_devmodel::{Fidelity, Spec, OFF_TARGET_PCT, P99_OFF_TARGET_PCT};
+use oltplab_metrics::schema::{now_rfc3339, ResultDoc};
 use oltplab_metrics::{Warning, WarningKind};
 use oltplab_trace::replay::sim::{replay_virtual, ReplayOrder};
 use oltplab_trace::{Op, TraceData, TraceReader};
 use oltplab_workloads::tpcc::tx::TxType;
+use serde::Serialize;
+use serde_json::Value;
 
-use crate::device;
 use crate::device::DeviceArgs;
 use crate::emulate::BackingChoice;
-use crate::output;
-use crate::schema::{Breakdown, DeviceFigures, Interval, Repeats, StudySummary};
-use crate::schema::{DeviceSummary, ReplayResult};
+use crate::schema::{
+    Breakdown, CellResult, DeviceFigures, DeviceSummary, Interval, Ratios, Repeats, ReplayResult,
+    StudySummary,
+};
 use crate::trace::replay::{replay, ReplayConfig};
 use crate::workload::target::Engine;
-use crate::STOP;
+use crate::{device, output, STOP};
 
-use super::database::{orders_work, study_run, study_workload_run, Database, BROKERAGE, ORDERS};
-use super::explain::explain;
-use super::explain::{self, Explain as _};
-use super::{secs, Scale, REPORT_FILE, RESULTS_FILE};
+use super::database::{
+    load_engine, orders_work, study_run, study_workload_run, Database, BROKERAGE, ORDERS,
+};
+use super::explain::{self, explain, Explain as _};
+use super::file::{
+    check_settings, describe_engine, duration, parse, print_plan, remove_stopped_traces,
+    scenario_of_dir, unique, Begun, CellPlan, FileStudy, CELLS_DIR, SCENARIO,
+};
+use super::{cells, new_study_doc, secs, Scale, State, StudyArgs, REPORT_FILE, RESULTS_FILE};
 
 /// Steps 2–4 of a device's measurement — TPC-C with its trace, the replays, α and what limited
 /// the run, `repeat` times — given its device figures (QD 1 mean latency ns, QD 32 IOPS, from
@@ -577,6 +585,572 @@ pub(super) fn print_table(summary: &StudySummary, out: &Path) {
                 .map(|m| m.len())
                 .sum()
         )
+    );
+}
+
+/// The seconds a cell takes at its scale: the device step (two queue depths), then per
+/// repetition the run and its replay (at most as long as the run when α ≤ 1).
+pub(super) fn estimate_s(cell: &CellPlan, repeat: u32, device_step: bool) -> f64 {
+    let s = &cell.scale;
+    let device_s = if device_step {
+        2.0 * (s.device_ramp_s + s.device_runtime_s)
+    } else {
+        0.0
+    };
+    device_s + repeat as f64 * (s.warmup_s + s.duration_s + s.duration_s)
+}
+
+/// Each cell's estimate, with its device step counted for the first cell of the device that no
+/// finished cell measured; 0 for the finished cells.
+pub(super) fn estimates_s(study: &FileStudy, done: &[Option<CellResult>]) -> Vec<f64> {
+    let mut measured: Vec<String> = done
+        .iter()
+        .flatten()
+        .map(|r| match r.randread16k_device.as_str() {
+            "" => r.axes.device.clone(),
+            d => d.to_string(),
+        })
+        .collect();
+    study
+        .cells
+        .iter()
+        .zip(done)
+        .map(|(c, d)| {
+            if d.is_some() {
+                return 0.0;
+            }
+            let probe = probed_device(&c.spec).name();
+            let first = !measured.contains(&probe);
+            measured.push(probe);
+            estimate_s(c, study.repeat, first)
+        })
+        .collect()
+}
+
+/// Whose result a run of S1's measurement writes.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) enum Kind {
+    /// `--file F`: a study file's (`summary.scenario` file, `summary.cells[]`); each cell's
+    /// traces, runs and replays are named by its id.
+    File,
+    /// `oltplab study` (S1): the scenario's result as it always was (`summary.devices[]`, one
+    /// per device, beside `summary.cells[]`), each device's files named by the device, as
+    /// docs/studies.md and the checks outside this repository read them.
+    S1,
+}
+
+impl Kind {
+    /// The kind of study in `dir` that `--resume` continues: S1's if its `results.json` says so
+    /// (written before any cell runs), else a study file's.
+    pub(super) fn of_dir(dir: &Path) -> Kind {
+        match scenario_of_dir(dir).as_deref() {
+            Some(S1_SCENARIO) => Kind::S1,
+            _ => Kind::File,
+        }
+    }
+}
+
+/// The `scenario` of an `oltplab study` (S1) result.
+pub(super) const S1_SCENARIO: &str = "s1";
+
+/// `oltplab study` (S1): the shipped studies/s1.toml with the command's options applied, run by
+/// the same engine as `--file`, its result S1's.
+pub(super) fn run_s1(args: &StudyArgs, file: &super::shipped::ScenarioFile) -> Result<()> {
+    let study = parse(Path::new(file.label), &file.text)?;
+    run_study(&study, args, Kind::S1, Some(file))
+}
+
+/// S1's result has a row per device: its cells must differ in the device alone.
+pub(super) fn check_s1_shape(study: &FileStudy, dir: &Path) -> Result<()> {
+    let first = &study.cells[0];
+    let other = study.cells.iter().find_map(|c| {
+        if c.engine_index != first.engine_index {
+            Some("engines")
+        } else if c.axes.workload != "tpcc" {
+            Some("workloads")
+        } else if c.axes.terminals != first.axes.terminals {
+            Some("terminal counts")
+        } else if c.axes.pacing != first.axes.pacing {
+            Some("pacings")
+        } else {
+            None
+        }
+    });
+    match other {
+        Some(what) => Err(Error::usage(format!(
+            "--resume {}: that directory holds an `oltplab study` (S1) run, one row per device, and {} has cells of more than one TPC-C engine, workload, terminal count or pacing ({what}): run it with its own --out DIR",
+            dir.display(),
+            study.path.display()
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// What a cell's traces, runs, replays and device step are named by in the output directory.
+pub(super) fn files_of(kind: &Kind, cell: &CellPlan) -> String {
+    match kind {
+        Kind::File => cell.id.clone(),
+        Kind::S1 => cell.axes.device_name.clone(),
+    }
+}
+
+/// Runs a study of S1's measurement: its cells not finished in `--resume DIR`, each saved when
+/// it finishes, then the result of `kind`. `s1` is the file `oltplab study` built (None: a file
+/// given or resumed).
+pub(super) fn run_study(
+    study: &FileStudy,
+    args: &StudyArgs,
+    kind: Kind,
+    s1: Option<&super::shipped::ScenarioFile>,
+) -> Result<()> {
+    if let (Kind::S1, Some(dir)) = (&kind, &args.resume) {
+        check_s1_shape(study, dir)?;
+    }
+    let kept = cells::kept::<S1Cells>(study, args);
+    let settings_checked = check_settings(study)?;
+    if args.dry_run {
+        let done: Vec<bool> = kept.iter().map(Option::is_some).collect();
+        print_plan(study, &done, &estimates_s(study, &kept));
+        if !settings_checked {
+            output::say!("(server settings not checked: the server is not installed)");
+        }
+        return Ok(());
+    }
+    let begun = match (&kind, s1) {
+        (Kind::S1, Some(file)) => Begun::Built(file),
+        (Kind::S1, None) => Begun::Resumed("the `oltplab study`"),
+        (Kind::File, _) => Begun::File(None),
+    };
+    let mut s1_cells = S1Cells {
+        study,
+        args,
+        config: study_config(study, &kind, &args.data_dir),
+        kind,
+        kept: kept.iter().flatten().count(),
+        estimate: duration(estimates_s(study, &kept).iter().sum()),
+        loaded: Vec::new(),
+        load_s: 0.0,
+    };
+    cells::run(study, args, begun, kept, &mut s1_cells)
+}
+
+/// S1's measurement of a study's cells: each engine and workload loaded when its first cell
+/// runs, each device measured once.
+pub(super) struct S1Cells<'a> {
+    pub(super) study: &'a FileStudy,
+    pub(super) args: &'a StudyArgs,
+    pub(super) kind: Kind,
+    pub(super) config: FileStudyConfig,
+    /// The cells finished in an earlier run, and the time the others take.
+    pub(super) kept: usize,
+    pub(super) estimate: String,
+    /// One load per engine entry and workload.
+    pub(super) loaded: Vec<((usize, String), (Database, String))>,
+    pub(super) load_s: f64,
+}
+
+impl cells::Measurement for S1Cells<'_> {
+    type Cell = CellResult;
+    type Summary = StudySummary;
+    const CELLS: &'static str = "devices";
+
+    fn key(r: &CellResult) -> (&str, &str) {
+        (&r.id, &r.config_hash)
+    }
+
+    fn kept_name(&self, cell: &CellPlan, _: &CellResult) -> String {
+        files_of(&self.kind, cell)
+    }
+
+    fn intro(&self, out: &Path) {
+        let (study, estimate) = (self.study, &self.estimate);
+        match self.kind {
+            Kind::S1 => {
+                let c = &study.cells[0];
+                output::note!(
+                    "oltplab study s1 — {} on {}: {} warehouse{}, {} terminals, {} warm-up + {} measured per device, about {estimate} to run; output {}",
+                    describe_engine(&c.axes),
+                    study
+                        .cells
+                        .iter()
+                        .map(|c| c.axes.device_name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    c.scale.warehouses,
+                    if c.scale.warehouses == 1 { "" } else { "s" },
+                    c.scale.terminals,
+                    secs(c.scale.warmup_s),
+                    secs(c.scale.duration_s),
+                    out.display()
+                );
+            }
+            Kind::File => output::note!(
+                "oltplab study --file {}: {} cells ({} finished earlier, {} to run), scale {} ({} warehouse{}), about {estimate} to run; output {}",
+                study.path.display(),
+                study.cells.len(),
+                self.kept,
+                study.cells.len() - self.kept,
+                study.scale.name,
+                study.scale.warehouses,
+                if study.scale.warehouses == 1 { "" } else { "s" },
+                out.display()
+            ),
+        }
+    }
+
+    fn doc(
+        &self,
+        started_at: &str,
+        results: &[Option<CellResult>],
+        state: State,
+        ran: usize,
+    ) -> ResultDoc<StudySummary, Value> {
+        combined(
+            self.study,
+            &self.kind,
+            &self.config,
+            started_at,
+            &self.args.data_dir,
+            results,
+            self.load_s,
+            state,
+            ran,
+        )
+    }
+
+    fn measure(
+        &mut self,
+        i: usize,
+        cell: &CellPlan,
+        results: &[Option<CellResult>],
+        out: &Path,
+    ) -> Result<Option<CellResult>> {
+        let (study, data_dir) = (self.study, &self.args.data_dir);
+        let files = files_of(&self.kind, cell);
+        output::note!(
+            "\n[{}/{}] {files} ({} on {}, {} terminals, pacing {})",
+            i + 1,
+            study.cells.len(),
+            describe_engine(&cell.axes),
+            cell.axes.device,
+            cell.axes.terminals,
+            cell.axes.pacing
+        );
+        let engine = &study.engines[cell.engine_index];
+        let key = (cell.engine_index, cell.axes.workload.clone());
+        if !self.loaded.iter().any(|(k, _)| *k == key) {
+            let started = std::time::Instant::now();
+            match load_engine(engine, &cell.axes.workload, &study.scale, data_dir) {
+                Ok(db) => self.loaded.push((key.clone(), db)),
+                Err(Error::Interrupted) => return Ok(None),
+                Err(e) => return Err(e),
+            }
+            self.load_s += started.elapsed().as_secs_f64();
+        }
+        let Some((_, (database, engine_version))) = self.loaded.iter().find(|(k, _)| *k == key)
+        else {
+            unreachable!("loaded above")
+        };
+        remove_stopped_traces(out, &files, study.repeat)?;
+        let mut warnings = Vec::new();
+        // A device is measured once: its figures do not depend on the engine or the load. A
+        // layout's are its data device's (`oltplab device` has no log or tables to place).
+        let probe = probed_device(&cell.spec);
+        let device = match device_known(results, &probe.name()) {
+            Some(device) => {
+                output::note!(
+                    "  device: {} measured for an earlier cell ({} IOPS at QD 32)",
+                    cell.axes.device,
+                    format_count(device.1)
+                );
+                Ok(device)
+            }
+            None => {
+                output::note!(
+                    "  device: 16 KiB random reads at QD 1 and 32{}",
+                    if cell.spec.is_layout() {
+                        format!(" on the layout's data device, {}", probe.name())
+                    } else {
+                        String::new()
+                    }
+                );
+                device_figures(&probe, &files, &cell.scale, data_dir, out)
+                    .and_then(|device| super::s1::interrupted().map(|()| device))
+            }
+        };
+        let measured = device.and_then(|device| {
+            study_runs(
+                &cell.spec,
+                &files,
+                device,
+                &cell.scale,
+                study.repeat,
+                database,
+                data_dir,
+                out,
+                &mut warnings,
+            )
+        });
+        // A cell stopped by Ctrl-C is not finished, even if some repetitions were: it reruns.
+        let mut figures = match measured {
+            Ok(_) | Err(Error::Interrupted) if STOP.load(Ordering::Relaxed) => return Ok(None),
+            Ok(f) => f,
+            Err(e) => return Err(e),
+        };
+        let run = figures.run.take();
+        Ok(Some(CellResult {
+            id: cell.id.clone(),
+            config_hash: cell.hash.clone(),
+            axes: cell.axes.clone(),
+            finished_at: now_rfc3339(),
+            engine_version: engine_version.clone(),
+            buffer_pool_bytes: database.buffer_pool_bytes,
+            randread16k_device: probe.name(),
+            run,
+            figures: DeviceFigures {
+                name: cell.axes.device_name.clone(),
+                ..figures
+            },
+            warnings,
+        }))
+    }
+
+    fn table(&self, summary: &StudySummary, out: &Path) {
+        match self.kind {
+            Kind::S1 => super::s1::print_table(summary, out),
+            Kind::File => print_cells(summary, out),
+        }
+    }
+}
+
+/// The device figures (QD 1 mean latency ns, QD 32 IOPS) a finished cell measured for `device`
+/// (a spec's canonical name).
+pub(super) fn device_known(results: &[Option<CellResult>], device: &str) -> Option<(f64, f64)> {
+    results
+        .iter()
+        .flatten()
+        .find(|r| {
+            // Cells saved before layouts named no probed device: theirs was their own.
+            let probed = match r.randread16k_device.as_str() {
+                "" => r.axes.device.as_str(),
+                d => d,
+            };
+            probed == device && r.figures.randread16k_iops > 0.0
+        })
+        .map(|r| (r.figures.randread16k_lat_ns, r.figures.randread16k_iops))
+}
+
+/// The device whose 16 KiB random reads stand for a cell's storage: the device itself, or a
+/// layout's data device (the first of its devices).
+pub(super) fn probed_device(spec: &Spec) -> Spec {
+    spec.devices()[0].clone()
+}
+
+#[derive(Debug, Serialize)]
+pub(super) struct FileStudyConfig {
+    pub(super) scenario: String,
+    /// S1's own keys (`oltplab study`), as its results always had them.
+    #[serde(flatten)]
+    pub(super) s1: Option<S1Config>,
+    pub(super) file: PathBuf,
+    /// The file's scale (S1: with its pacing, as every cell runs it); each cell's terminals and
+    /// pacing are in its axes.
+    pub(super) scale: Scale,
+    pub(super) repeat: u32,
+    pub(super) data_dir: PathBuf,
+    pub(super) seed: u64,
+    /// Every cell of the file, in order, finished or not.
+    pub(super) cells: Vec<String>,
+}
+
+/// The configuration keys of an S1 result beside a study file's.
+#[derive(Debug, Serialize)]
+pub(super) struct S1Config {
+    pub(super) engine: String,
+    /// Each device's spec, as resolved.
+    pub(super) devices: Vec<String>,
+    /// The managed server's settings, for the load and every run (`--server-setting`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(super) server_settings: Vec<String>,
+}
+
+pub(super) fn study_config(study: &FileStudy, kind: &Kind, data_dir: &Path) -> FileStudyConfig {
+    let (scenario, s1, scale) = match kind {
+        Kind::File => (SCENARIO, None, study.scale.clone()),
+        Kind::S1 => {
+            let first = &study.cells[0];
+            let s1 = S1Config {
+                engine: first.axes.engine.clone(),
+                devices: study.cells.iter().map(|c| c.axes.device.clone()).collect(),
+                server_settings: first.axes.server_settings.clone(),
+            };
+            (S1_SCENARIO, Some(s1), first.scale.clone())
+        }
+    };
+    FileStudyConfig {
+        scenario: scenario.into(),
+        s1,
+        file: study.path.clone(),
+        scale,
+        repeat: study.repeat,
+        data_dir: data_dir.to_path_buf(),
+        seed: 1,
+        cells: study.cells.iter().map(|c| c.id.clone()).collect(),
+    }
+}
+
+/// The study's result from the finished cells, with ratios against the baseline device's cell of
+/// the same engine, terminals and pacing; S1's has each cell's figures as its device's too.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn combined(
+    study: &FileStudy,
+    kind: &Kind,
+    config: &FileStudyConfig,
+    started_at: &str,
+    data_dir: &Path,
+    results: &[Option<CellResult>],
+    load_s: f64,
+    state: State,
+    ran: usize,
+) -> ResultDoc<StudySummary, Value> {
+    let mut cells: Vec<CellResult> = results.iter().flatten().cloned().collect();
+    add_cell_ratios(&mut cells, study.baseline.as_deref());
+    let devices = match kind {
+        Kind::S1 => cells.iter().map(|c| c.figures.clone()).collect(),
+        Kind::File => Vec::new(),
+    };
+    let summary = StudySummary {
+        scenario: config.scenario.clone(),
+        engine: unique(study.engines.iter().map(|e| e.engine.as_str()))
+            .collect::<Vec<_>>()
+            .join(","),
+        baseline: study.baseline.clone(),
+        buffer_pool_bytes: cells.first().map_or(0, |c| c.buffer_pool_bytes),
+        devices,
+        load_s,
+        interrupted: state != State::Finished,
+        cells,
+    };
+    let mut doc = new_study_doc(started_at.to_string(), config, data_dir, summary);
+    doc.env.engine_version = doc.summary.cells.first().map(|c| c.engine_version.clone());
+    for c in &doc.summary.cells {
+        doc.warnings.extend(c.warnings.iter().cloned());
+    }
+    let what = match kind {
+        Kind::S1 => "devices",
+        Kind::File => "cells",
+    };
+    let (finished, total) = (doc.summary.cells.len(), study.cells.len());
+    if let Some(w) = state.unfinished_warning(finished, total, what, ran) {
+        // Printed when Ctrl-C stopped it; not while it runs, as far as it knows.
+        if state == State::Stopped {
+            warn(&mut doc.warnings, w);
+        } else {
+            doc.warnings.push(w);
+        }
+    }
+    doc
+}
+
+pub(super) fn add_cell_ratios(cells: &mut [CellResult], baseline: Option<&str>) {
+    let Some(baseline) = baseline else { return };
+    let ratio = |a: f64, b: f64| if b > 0.0 { a / b } else { 0.0 };
+    let bases: Vec<Option<DeviceFigures>> = cells
+        .iter()
+        .map(|c| {
+            cells
+                .iter()
+                .find(|b| {
+                    b.axes.device_name == baseline
+                        && b.axes.engine_name == c.axes.engine_name
+                        && b.axes.workload == c.axes.workload
+                        && b.axes.terminals == c.axes.terminals
+                        && b.axes.pacing == c.axes.pacing
+                })
+                .map(|b| b.figures.clone())
+        })
+        .collect();
+    for (c, base) in cells.iter_mut().zip(bases) {
+        c.figures.vs_baseline = base.map(|b| Ratios {
+            randread16k_iops: ratio(c.figures.randread16k_iops, b.randread16k_iops),
+            randread16k_lat_ns: ratio(c.figures.randread16k_lat_ns, b.randread16k_lat_ns),
+            tpmc: ratio(c.figures.tpmc, b.tpmc),
+            tpse_like: c
+                .figures
+                .tpse_like
+                .zip(b.tpse_like)
+                .map(|(c, b)| ratio(c, b)),
+            orders_tps: c
+                .figures
+                .orders_tps
+                .zip(b.orders_tps)
+                .map(|(c, b)| ratio(c, b)),
+            run_iops: ratio(c.figures.run_iops, b.run_iops),
+            alpha: ratio(c.figures.alpha.unwrap_or(0.0), b.alpha.unwrap_or(0.0)),
+        });
+    }
+}
+
+pub(super) fn print_cells(summary: &StudySummary, out: &Path) {
+    // A layout's id is long: the column fits the longest.
+    let w = summary
+        .cells
+        .iter()
+        .map(|c| c.id.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(4);
+    let brokerage = summary.cells.iter().any(|c| c.figures.tpse_like.is_some());
+    let orders = summary.cells.iter().any(|c| c.figures.orders_tps.is_some());
+    let unit = match (brokerage, orders) {
+        (false, false) => "tpmC",
+        (true, false) => "tpmC|TR/s",
+        (false, true) => "tpmC|tx/s",
+        (true, true) => "tpmC|TR/s|tx/s",
+    };
+    output::say!("");
+    output::say!(
+        "{:<w$} {:>11} {:>9} {:>10} {:>10} {:>7}  vs baseline ({unit}, α)",
+        "cell",
+        "16k IOPS",
+        unit,
+        "run IOPS",
+        "replay",
+        "α"
+    );
+    for c in &summary.cells {
+        let f = &c.figures;
+        // A brokerage cell's throughput is Trade-Results per second (TR/s), an order-entry
+        // cell's its transactions per second, not tpmC.
+        let vs = f.vs_baseline.as_ref().map_or(String::new(), |r| {
+            let throughput = r.tpse_like.or(r.orders_tps).unwrap_or(r.tpmc);
+            format!("{throughput:.2}×, {:.2}×", r.alpha)
+        });
+        let throughput = match (f.tpse_like, f.orders_tps) {
+            (Some(t), _) => format!("{t:.1} TR/s"),
+            (_, Some(t)) => format!("{t:.0} tx/s"),
+            _ => format!("{:.0}", f.tpmc),
+        };
+        output::say!(
+            "{:<w$} {:>11} {:>9} {:>10.0} {:>10.0} {:>7}  {}",
+            c.id,
+            format_count(f.randread16k_iops),
+            throughput,
+            f.run_iops,
+            f.replay_iops,
+            f.alpha.map_or("—".into(), |a| format!("{a:.2}")),
+            vs
+        );
+    }
+    output::say!("");
+    for c in &summary.cells {
+        output::say!("{}: {}", c.id, c.figures.explanation);
+    }
+    output::say!(
+        "\nresults: {}  report: {}  cells: {}",
+        out.join(RESULTS_FILE).display(),
+        out.join(REPORT_FILE).display(),
+        out.join(CELLS_DIR).display()
     );
 }
 

@@ -10,8 +10,9 @@ use oltplab_devmodel::{parse_spec, Spec};
 use crate::output;
 use crate::workload::target::Engine;
 
-use super::{file, in_memory, profiles, storage};
-use super::{Pacing, Scale, Scenario, StudyArgs, DEFAULT_DEVICES};
+use super::{
+    file, in_memory, profiles, storage, Pacing, Scale, Scenario, StudyArgs, DEFAULT_DEVICES,
+};
 
 /// S1's buffer pool against its data: 512 MB for 200 warehouses (about 20 GB).
 pub(super) const S1_POOL_SHARE: f64 = 0.025;

@@ -22,7 +22,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::cells;
-use super::database::{tree_bytes, Database, BROKERAGE, BROKERAGE_CUSTOMERS};
+use super::database::{self, tree_bytes, Database, BROKERAGE, BROKERAGE_CUSTOMERS};
 use super::file::{self, CellPlan, FileStudy};
 use super::shipped::{
     apply_to_shipped, command_file, split_devices, toml_list, toml_string, ScenarioFile, Shipped,
@@ -381,7 +381,7 @@ impl cells::Measurement for Configs<'_> {
             let started = std::time::Instant::now();
             let engine = &study.engines[cell.engine_index];
             let data_dir = &self.args.data_dir;
-            match file::load_engine(engine, &cell.axes.workload, &study.scale, data_dir) {
+            match database::load_engine(engine, &cell.axes.workload, &study.scale, data_dir) {
                 Ok((db, version)) => {
                     let bytes = tree_bytes(&db.base);
                     self.loaded.push((key.clone(), (db, version, bytes)));
