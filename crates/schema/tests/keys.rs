@@ -139,8 +139,7 @@ fn an_older_result_is_refused_naming_the_field() {
     let e = read_value::<OrdersResult>(&fixture("run-orders-postgres.json")).unwrap_err();
     assert_eq!(e.path, "summary.sweep[0].tx_per_connection", "{e}");
     // S4 before its sets said whether Ctrl-C cut them short (2026-11-25).
-    let e =
-        read_value::<ProfilesResult>(&fixture("study-profiles-2026-11-25.json")).unwrap_err();
+    let e = read_value::<ProfilesResult>(&fixture("study-profiles-2026-11-25.json")).unwrap_err();
     assert_eq!(e.path, "summary.sets[0].complete", "{e}");
     assert!(e.to_string().contains("`summary.sets[0].complete`"), "{e}");
 }
