@@ -113,7 +113,7 @@ impl CellAxis {
 }
 
 pub fn is_cells(doc: &Doc) -> bool {
-    doc.str("/summary/scenario") == Some("file")
+    study(doc).is_some()
 }
 
 /// The study's typed summary (None only for a result of another kind).

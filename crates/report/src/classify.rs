@@ -1,8 +1,10 @@
 //! The results a report is made of: each checked, read through its kind's typed document (a
-//! study's by which study it is, as the page modules recognise it) and labelled. Above the page
+//! study's by its `summary.scenario`, the one field read before the type is known; the page
+//! modules then recognise it by its `Figures`) and labelled. Above the page
 //! modules it asks, so that they import only `doc` and `common` below them.
 
 use oltplab_schema::{read_at, read_value};
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::doc::{describe_device, envelope, validate, Doc, Figures, Kind};
@@ -21,42 +23,25 @@ pub fn docs<'a>(results: &'a [Value], labels: &[String]) -> Result<Vec<Doc<'a>>,
             let kind = validate(v).map_err(invalid)?;
             let head = envelope(v).map_err(invalid)?;
             let mut doc = Doc::new(v, head, kind, String::new());
-            if kind == Kind::Study && crate::study::is_s1(&doc) {
-                let summary = read_at(v, "summary").map_err(|e| invalid(e.to_string()))?;
-                doc.figures = Figures::S1(Box::new(summary));
-            }
-            if kind == Kind::Study && crate::storage::is_storage(&doc) {
-                let summary = read_at(v, "summary").map_err(|e| invalid(e.to_string()))?;
-                doc.figures = Figures::Storage(Box::new(summary));
-            }
-            if kind == Kind::Study && crate::cluster::is_cluster(&doc) {
-                let summary = read_at(v, "summary").map_err(|e| invalid(e.to_string()))?;
-                doc.figures = Figures::Cluster(Box::new(summary));
-            }
-            if kind == Kind::Study && crate::cells::is_cells(&doc) {
-                let summary = read_at(v, "summary").map_err(|e| invalid(e.to_string()))?;
-                doc.figures = Figures::Cells(Box::new(summary));
-            }
-            if kind == Kind::Study && crate::in_memory::is_in_memory(&doc) {
-                let summary = read_at(v, "summary").map_err(|e| invalid(e.to_string()))?;
-                doc.figures = Figures::InMemory(Box::new(summary));
-            }
-            if kind == Kind::Device {
-                let summary = read_at(v, "summary").map_err(|e| invalid(e.to_string()))?;
-                doc.figures = Figures::Device(Box::new(summary));
-            }
-            if kind == Kind::Replay {
-                let summary = read_at(v, "summary").map_err(|e| invalid(e.to_string()))?;
-                doc.figures = Figures::Replay(Box::new(summary));
-            }
-            if kind == Kind::Run {
-                let run = read_value(v).map_err(|e| invalid(e.to_string()))?;
-                doc.figures = Figures::Run(Box::new(run));
-            }
-            if kind == Kind::Crash {
-                let summary = read_at(v, "summary").map_err(|e| invalid(e.to_string()))?;
-                doc.figures = Figures::Crash(Box::new(summary));
-            }
+            // Which study it is decides the summary's type; a scenario this version does not know
+            // stays untyped (its section shows no figures).
+            doc.figures = match (kind, doc.str("/summary/scenario")) {
+                (Kind::Study, Some("s1")) => Figures::S1(summary(v).map_err(invalid)?),
+                (Kind::Study, Some("cache-tiers" | "placement" | "storage")) => {
+                    Figures::Storage(summary(v).map_err(invalid)?)
+                }
+                (Kind::Study, Some("cluster")) => Figures::Cluster(summary(v).map_err(invalid)?),
+                (Kind::Study, Some("file")) => Figures::Cells(summary(v).map_err(invalid)?),
+                (Kind::Study, Some("in-memory")) => Figures::InMemory(summary(v).map_err(invalid)?),
+                (Kind::Study, Some("profiles")) => Figures::Profiles(summary(v).map_err(invalid)?),
+                (Kind::Device, _) => Figures::Device(summary(v).map_err(invalid)?),
+                (Kind::Replay, _) => Figures::Replay(summary(v).map_err(invalid)?),
+                (Kind::Crash, _) => Figures::Crash(summary(v).map_err(invalid)?),
+                (Kind::Run, _) => {
+                    Figures::Run(Box::new(read_value(v).map_err(|e| invalid(e.to_string()))?))
+                }
+                (Kind::Study, _) => Figures::Untyped,
+            };
             doc.label = match labels.get(i) {
                 Some(l) => l.clone(),
                 None if results.len() == 1 => describe(&doc),
@@ -65,6 +50,13 @@ pub fn docs<'a>(results: &'a [Value], labels: &[String]) -> Result<Vec<Doc<'a>>,
             Ok(doc)
         })
         .collect()
+}
+
+/// A result's `summary` read as its typed document, or the sentence naming the field that stops it.
+fn summary<T: DeserializeOwned>(v: &Value) -> Result<Box<T>, String> {
+    read_at(v, "summary")
+        .map(Box::new)
+        .map_err(|e| e.to_string())
 }
 
 /// A description of what was measured, from the config, for headings.
@@ -145,12 +137,7 @@ fn describe(doc: &Doc) -> String {
                 return crate::cluster::label(doc);
             }
             if scenario == "profiles" {
-                let sets: Vec<&str> = doc
-                    .array("/summary/sets")
-                    .iter()
-                    .filter_map(|s| s.get("spec").and_then(Value::as_str))
-                    .collect();
-                return format!("study profiles, {}", sets.join(" vs "));
+                return crate::profiles::label(doc);
             }
             let n = match &doc.figures {
                 Figures::S1(s) => s.devices.len(),

@@ -12,10 +12,10 @@ use crate::model::{Cell, Column, Section, Table};
 use crate::svg::{self, Axis, Scale, Series};
 
 pub fn is_cluster(doc: &Doc) -> bool {
-    doc.str("/summary/scenario") == Some("cluster")
+    summary(doc).is_some()
 }
 
-/// The summary, read typed when the result was checked (`doc::docs`).
+/// The summary, read typed when the result was checked (`classify::docs`).
 fn summary<'a>(doc: &'a Doc) -> Option<&'a ClusterStudySummary> {
     match &doc.figures {
         Figures::Cluster(s) => Some(s),

@@ -10,7 +10,7 @@ use crate::fmt::{ns_short, Unit};
 use crate::model::{Cell, Column, Section, Table};
 use crate::svg::{self, Axis, Scale, Series};
 
-/// The crash summary, read typed when the result was checked (`doc::docs`).
+/// The crash summary, read typed when the result was checked (`classify::docs`).
 fn summary<'a>(doc: &'a Doc) -> Option<&'a CrashSummary> {
     match &doc.figures {
         Figures::Crash(s) => Some(s),

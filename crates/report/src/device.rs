@@ -10,7 +10,7 @@ use crate::fmt::{ns_short, si, Unit};
 use crate::model::{Cell, Column, Section, Table};
 use crate::svg::{self, Axis, Reference, Scale, Series};
 
-/// The device summary, read typed when the result was checked (`doc::docs`).
+/// The device summary, read typed when the result was checked (`classify::docs`).
 fn summary<'a>(doc: &'a Doc) -> Option<&'a DeviceSummary> {
     match &doc.figures {
         Figures::Device(s) => Some(s),

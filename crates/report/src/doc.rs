@@ -8,7 +8,8 @@ use oltplab_metrics::schema::SCHEMA;
 use oltplab_metrics::LatencyHistogram;
 use oltplab_schema::{
     read_value, CellStudyFigures, ClusterStudySummary, CrashSummary, DeviceSummary, Envelope,
-    InMemorySummary, ReplaySummary, RunDocument, StorageStudySummary, StudySummary,
+    InMemorySummary, ProfilesSummary, ReplaySummary, RunDocument, StorageStudySummary,
+    StudySummary,
 };
 use serde_json::Value;
 
@@ -106,6 +107,8 @@ pub enum Figures {
     Device(Box<DeviceSummary>),
     /// A cache-tiers or placement study's summary (S2, S3).
     Storage(Box<StorageStudySummary>),
+    /// A profiles study's summary (S4).
+    Profiles(Box<ProfilesSummary>),
     /// A cluster study's summary.
     Cluster(Box<ClusterStudySummary>),
     /// A replay's summary (also of a merge of replays).
@@ -114,7 +117,8 @@ pub enum Figures {
     Run(Box<RunDocument>),
     /// A study file's cells (`study --file`).
     Cells(Box<CellStudyFigures>),
-    /// The kinds whose sections still read `Doc::v` through JSON pointers.
+    /// A study of a scenario this version does not know (`classify::docs`), and a `Doc` not yet
+    /// read.
     Untyped,
 }
 

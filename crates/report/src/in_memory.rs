@@ -12,10 +12,10 @@ use crate::svg::{self, Axis, Scale, Series};
 
 /// True for a study of this scenario.
 pub fn is_in_memory(doc: &Doc) -> bool {
-    doc.str("/summary/scenario") == Some("in-memory")
+    summary(doc).is_some()
 }
 
-/// The summary, read typed when the result was checked (`doc::docs`).
+/// The summary, read typed when the result was checked (`classify::docs`).
 fn summary<'a>(doc: &'a Doc) -> Option<&'a InMemorySummary> {
     match &doc.figures {
         Figures::InMemory(s) => Some(s),

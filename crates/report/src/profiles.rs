@@ -1,49 +1,55 @@
 //! `study --scenario profiles` results (S4): for each device set the twelve server access profiles'
 //! IOPS at every queue depth with their geometric means, each set's geometric mean per queue depth
 //! against the depth, each profile's ratio against the baseline set, and one drive of each set's
-//! 16 KiB sequential reads and writes.
+//! 16 KiB sequential reads and writes. Read through the typed `ProfilesSummary`.
 
-use serde_json::Value;
+use oltplab_schema::{DriveSeq, ProfileFigures, ProfileSet, ProfilesSummary, RandomQd4};
 
 use crate::common::{self, auto_scale, Ids};
-use crate::doc::{num, Doc};
+use crate::doc::{Doc, Figures};
 use crate::fmt::{si, Unit};
 use crate::model::{Cell, Column, Section, Table};
 use crate::svg::{self, Axis, Reference, Series};
 
-/// True for a study of this scenario.
+/// True for a study of this scenario (its summary read typed by `classify::docs`).
 pub fn is_profiles(doc: &Doc) -> bool {
-    doc.str("/summary/scenario") == Some("profiles")
+    summary(doc).is_some()
 }
 
-fn text<'a>(v: &'a Value, key: &str) -> &'a str {
-    v.get(key).and_then(Value::as_str).unwrap_or("?")
+/// The summary, read typed when the result was checked (`classify::docs`).
+fn summary<'a>(doc: &'a Doc) -> Option<&'a ProfilesSummary> {
+    match &doc.figures {
+        Figures::Profiles(s) => Some(s),
+        _ => None,
+    }
 }
 
-fn array<'a>(v: &'a Value, key: &str) -> &'a [Value] {
-    v.get(key)
-        .and_then(Value::as_array)
-        .map_or(&[], Vec::as_slice)
+/// The label of a profiles study, e.g. `study profiles, raid5(4,hdd-15k) vs raid5(4,sas-ssd-2012)`.
+pub fn label(doc: &Doc) -> String {
+    let sets: Vec<&str> = summary(doc)
+        .map(|s| s.sets.iter().map(|s| s.spec.as_str()).collect())
+        .unwrap_or_default();
+    format!("study profiles, {}", sets.join(" vs "))
 }
 
 /// The spec of the set the ratios are against (`ratio.against` names it), for readers.
-fn against(sets: &[Value]) -> String {
+fn against(sets: &[ProfileSet]) -> String {
     let name = sets
         .iter()
-        .find_map(|s| s.pointer("/ratio/against").and_then(Value::as_str));
+        .find_map(|s| s.ratio.as_ref().map(|r| r.against.as_str()));
     sets.iter()
-        .find(|s| s.get("name").and_then(Value::as_str) == name)
+        .find(|s| Some(s.name.as_str()) == name)
         .or(sets.first())
-        .map_or_else(|| "the first set".into(), |s| text(s, "spec").to_string())
+        .map_or_else(|| "the first set".into(), |s| s.spec.clone())
 }
 
 /// The IOPS of profile `p` at queue depth `qd`.
-fn iops_at(p: &Value, qd: f64) -> Option<f64> {
-    let i = array(p, "qd").iter().position(|q| q.as_f64() == Some(qd))?;
-    array(p, "iops").get(i).and_then(Value::as_f64)
+fn iops_at(p: &ProfileFigures, qd: u32) -> Option<f64> {
+    let i = p.qd.iter().position(|q| *q == qd)?;
+    p.iops.get(i).copied()
 }
 
-fn set_table(set: &Value, index: usize, qds: &[f64]) -> Table {
+fn set_table(set: &ProfileSet, index: usize, qds: &[u32]) -> Table {
     let mut columns = vec![Column::new("profile", "profile", Unit::Text)];
     for qd in qds {
         columns.push(Column::new(
@@ -55,36 +61,36 @@ fn set_table(set: &Value, index: usize, qds: &[f64]) -> Table {
     columns.push(Column::new("geomean_iops", "geomean", Unit::Count));
     let mut t = Table::new(
         &format!("set{}", index + 1),
-        &format!("IOPS of every profile on {}", text(set, "spec")),
+        &format!("IOPS of every profile on {}", set.spec),
         columns,
     );
-    for p in array(set, "profiles") {
-        let mut row = vec![Cell::text(text(p, "name"))];
+    for p in &set.profiles {
+        let mut row = vec![Cell::text(&p.name)];
         row.extend(qds.iter().map(|qd| Cell::Num(iops_at(p, *qd))));
-        row.push(Cell::Num(num(p, "/geomean_iops")));
+        row.push(Cell::Num(Some(p.geomean_iops)));
         t.push(row);
     }
     let mut row = vec![Cell::text("geometric mean")];
     row.extend(qds.iter().map(|qd| {
         Cell::Num(
-            array(set, "geomean_by_qd")
+            set.geomean_by_qd
                 .iter()
-                .find(|g| num(g, "/qd") == Some(*qd))
-                .and_then(|g| num(g, "/geomean_iops")),
+                .find(|g| g.qd == *qd)
+                .map(|g| g.geomean_iops),
         )
     }));
-    row.push(Cell::Num(num(set, "/geomean_iops")));
+    row.push(Cell::Num(Some(set.geomean_iops)));
     t.push(row);
     t
 }
 
-fn ratio_table(sets: &[Value]) -> Table {
+fn ratio_table(sets: &[ProfileSet]) -> Table {
     let mut columns = vec![Column::new("profile", "profile", Unit::Text)];
-    let others: Vec<&Value> = sets.iter().filter(|s| s.get("ratio").is_some()).collect();
+    let others: Vec<&ProfileSet> = sets.iter().filter(|s| s.ratio.is_some()).collect();
     for s in &others {
         columns.push(Column::new(
-            &format!("{}_ratio", text(s, "name")),
-            &format!("{} ×", text(s, "spec")),
+            &format!("{}_ratio", s.name),
+            &format!("{} ×", s.spec),
             Unit::Ratio,
         ));
     }
@@ -96,12 +102,7 @@ fn ratio_table(sets: &[Value]) -> Table {
     );
     let names: Vec<&str> = sets
         .first()
-        .map(|s| {
-            array(s, "profiles")
-                .iter()
-                .map(|p| text(p, "name"))
-                .collect()
-        })
+        .map(|s| s.profiles.iter().map(|p| p.name.as_str()).collect())
         .unwrap_or_default();
     for name in names {
         let mut row = vec![Cell::text(name)];
@@ -112,21 +113,22 @@ fn ratio_table(sets: &[Value]) -> Table {
     row.extend(
         others
             .iter()
-            .map(|s| Cell::Num(num(s, "/ratio/geomean_iops_ratio"))),
+            .map(|s| Cell::Num(s.ratio.as_ref().map(|r| r.geomean_iops_ratio))),
     );
     t.push(row);
     t
 }
 
-fn profile_ratio(set: &Value, name: &str) -> Option<f64> {
-    set.pointer("/ratio/profiles")
-        .and_then(Value::as_array)?
+fn profile_ratio(set: &ProfileSet, name: &str) -> Option<f64> {
+    set.ratio
+        .as_ref()?
+        .profiles
         .iter()
-        .find(|r| r.get("name").and_then(Value::as_str) == Some(name))
-        .and_then(|r| num(r, "/geomean_iops_ratio"))
+        .find(|r| r.name == name)
+        .map(|r| r.geomean_iops_ratio)
 }
 
-fn drive_table(doc: &Doc) -> Table {
+fn drive_table(drives: &[DriveSeq]) -> Table {
     let mut t = Table::new(
         "drive_seq16k",
         "16 KiB sequential reads and writes of one drive of each set",
@@ -141,22 +143,22 @@ fn drive_table(doc: &Doc) -> Table {
             Column::new("write_lat_ns_mean", "write latency", Unit::Ns),
         ],
     );
-    for d in doc.array("/summary/drive_seq16k") {
+    for d in drives {
         t.push(vec![
-            Cell::text(text(d, "device")),
-            Cell::Num(num(d, "/qd")),
-            Cell::Num(num(d, "/read_iops")),
-            Cell::Num(num(d, "/read_bw_bytes")),
-            Cell::Num(num(d, "/read_lat_ns_mean")),
-            Cell::Num(num(d, "/write_iops")),
-            Cell::Num(num(d, "/write_bw_bytes")),
-            Cell::Num(num(d, "/write_lat_ns_mean")),
+            Cell::text(&d.device),
+            Cell::Num(Some(f64::from(d.qd))),
+            Cell::Num(Some(d.read_iops)),
+            Cell::Num(Some(d.read_bw_bytes)),
+            Cell::Num(Some(d.read_lat_ns_mean)),
+            Cell::Num(Some(d.write_iops)),
+            Cell::Num(Some(d.write_bw_bytes)),
+            Cell::Num(Some(d.write_lat_ns_mean)),
         ]);
     }
     t
 }
 
-fn random_table(doc: &Doc) -> Table {
+fn random_table(random: &[RandomQd4]) -> Table {
     let mut t = Table::new(
         "random_qd4",
         "Random reads and random writes of each set at queue depth 4",
@@ -169,14 +171,14 @@ fn random_table(doc: &Doc) -> Table {
             Column::new("write_lat_ns_mean", "write latency", Unit::Ns),
         ],
     );
-    for r in doc.array("/summary/random_qd4") {
+    for r in random {
         t.push(vec![
-            Cell::text(text(r, "set")),
-            Cell::Num(num(r, "/block_size_bytes")),
-            Cell::Num(num(r, "/read_iops")),
-            Cell::Num(num(r, "/read_lat_ns_mean")),
-            Cell::Num(num(r, "/write_iops")),
-            Cell::Num(num(r, "/write_lat_ns_mean")),
+            Cell::text(&r.set),
+            Cell::Num(Some(r.block_size_bytes as f64)),
+            Cell::Num(Some(r.read_iops)),
+            Cell::Num(Some(r.read_lat_ns_mean)),
+            Cell::Num(Some(r.write_iops)),
+            Cell::Num(Some(r.write_lat_ns_mean)),
         ]);
     }
     t
@@ -189,101 +191,100 @@ pub fn section(doc: &Doc, index: usize, charts: bool) -> Section {
         doc.label.clone(),
         "study",
     );
-    let sets = doc.array("/summary/sets");
-    let qds: Vec<f64> = doc
-        .array("/summary/qd")
-        .iter()
-        .filter_map(Value::as_f64)
-        .collect();
+    // `study::section` calls this only for a typed summary; an empty one shows nothing.
+    let empty;
+    let summary = match summary(doc) {
+        Some(summary) => summary,
+        None => {
+            empty = ProfilesSummary::default();
+            &empty
+        }
+    };
+    let sets = summary.sets.as_slice();
+    let qds = summary.qd.as_slice();
     s.notes.push(format!(
         "Each set ran S4's twelve server access profiles at queue depths {} on the emulated device ({} s per point after {} s of warm-up); a profile's figure is the geometric mean of its IOPS over the depths, so every depth counts alike.",
         qds.iter().map(|q| q.to_string()).collect::<Vec<_>>().join(", "),
-        doc.num("/summary/runtime_s").map_or("?".into(), |v| v.to_string()),
-        doc.num("/summary/ramp_s").map_or("?".into(), |v| v.to_string()),
+        summary.runtime_s,
+        summary.ramp_s,
     ));
     for set in sets {
-        if set.get("complete") == Some(&Value::Bool(false)) {
+        if !set.complete {
             s.notes.push(format!(
                 "{}: Ctrl-C stopped this set, so its geometric means cover only the points measured before, and its ratios only the profiles it finished.",
-                text(set, "spec")
+                set.spec
             ));
         }
     }
     for set in sets.iter().skip(1) {
-        if let Some(r) = num(set, "/ratio/geomean_iops_ratio") {
+        if let Some(r) = &set.ratio {
             s.notes.push(format!(
                 "{}: {} the IOPS of {} (geometric mean over every profile and queue depth).",
-                text(set, "spec"),
-                crate::fmt::value(Some(r), Unit::Ratio),
+                set.spec,
+                crate::fmt::value(Some(r.geomean_iops_ratio), Unit::Ratio),
                 against(sets)
             ));
         }
     }
     if charts && !sets.is_empty() {
         let mut ids = Ids::new(&s.id);
-        profile_charts(&mut s, &mut ids, sets, &qds);
+        profile_charts(&mut s, &mut ids, sets, qds);
     }
     for (i, set) in sets.iter().enumerate() {
-        s.table(set_table(set, i, &qds));
+        s.table(set_table(set, i, qds));
     }
     if sets.len() > 1 {
         s.table(ratio_table(sets));
     }
-    if !doc.array("/summary/random_qd4").is_empty() {
-        s.table(random_table(doc));
+    if !summary.random_qd4.is_empty() {
+        s.table(random_table(&summary.random_qd4));
     }
-    s.table(drive_table(doc));
+    s.table(drive_table(&summary.drive_seq16k));
     common::warnings(&mut s, doc);
     common::context(&mut s, &[doc]);
     s
 }
 
-fn profile_charts(s: &mut Section, ids: &mut Ids, sets: &[Value], qds: &[f64]) {
+fn profile_charts(s: &mut Section, ids: &mut Ids, sets: &[ProfileSet], qds: &[u32]) {
     let series: Vec<Series> = sets
         .iter()
         .map(|set| {
             Series::line(
-                text(set, "spec").to_string(),
-                array(set, "geomean_by_qd")
+                set.spec.clone(),
+                set.geomean_by_qd
                     .iter()
-                    .filter_map(|g| Some((num(g, "/qd")?, num(g, "/geomean_iops")?)))
+                    .map(|g| (f64::from(g.qd), g.geomean_iops))
                     .collect(),
             )
         })
         .collect();
     let all: Vec<f64> = sets
         .iter()
-        .flat_map(|set| {
-            array(set, "geomean_by_qd")
-                .iter()
-                .filter_map(|g| num(g, "/geomean_iops"))
-        })
+        .flat_map(|set| set.geomean_by_qd.iter().map(|g| g.geomean_iops))
         .collect();
+    let qds: Vec<f64> = qds.iter().map(|q| f64::from(*q)).collect();
     s.chart(
         svg::lines(
             &ids.next(),
             "Geometric mean of the profiles' IOPS against queue depth",
             "At each queue depth, the geometric mean of the twelve profiles' IOPS, one line per device set.",
             &series,
-            &crate::device::qd_axis(qds),
+            &crate::device::qd_axis(&qds),
             &Axis::new("IOPS (geometric mean)", auto_scale(all), si),
             None,
         ),
         "S4's view of the sets: how much each gains from a deeper queue; the gap between the lines is the sets' ratio at that depth.",
     );
-    let others: Vec<&Value> = sets.iter().filter(|s| s.get("ratio").is_some()).collect();
+    let others: Vec<&ProfileSet> = sets.iter().filter(|s| s.ratio.is_some()).collect();
     let Some(first) = others.first() else {
         return;
     };
-    let names: Vec<String> = array(first, "profiles")
-        .iter()
-        .map(|p| text(p, "name").to_string())
-        .collect();
+    let names: Vec<String> = first.profiles.iter().map(|p| p.name.clone()).collect();
     let bars: Vec<Series> = others
         .iter()
         .map(|set| {
             Series::bars(
-                text(set, "spec").to_string(),
+                set.spec.clone(),
                 names.iter().map(|n| profile_ratio(set, n)).collect(),
             )
         })

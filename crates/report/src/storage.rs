@@ -11,13 +11,10 @@ use crate::model::{Cell, Column, Section, Table};
 use crate::svg::{self, Axis, Scale, Series};
 
 pub fn is_storage(doc: &Doc) -> bool {
-    matches!(
-        doc.str("/summary/scenario"),
-        Some("cache-tiers") | Some("placement") | Some("storage")
-    )
+    summary(doc).is_some()
 }
 
-/// The summary, read typed when the result was checked (`doc::docs`).
+/// The summary, read typed when the result was checked (`classify::docs`).
 fn summary<'a>(doc: &'a Doc) -> Option<&'a StorageStudySummary> {
     match &doc.figures {
         Figures::Storage(s) => Some(s),

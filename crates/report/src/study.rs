@@ -22,13 +22,8 @@ struct Device<'a> {
     alpha: Option<f64>,
 }
 
-/// An S1 study (`summary.scenario` s1), read through its typed summary. A scenario this version
-/// does not know gets S1's section without figures.
-pub fn is_s1(doc: &Doc) -> bool {
-    doc.str("/summary/scenario") == Some("s1")
-}
-
-/// The S1 summary, read typed when the result was checked (`doc::docs`).
+/// The S1 summary (`summary.scenario` s1), read typed when the result was checked
+/// (`classify::docs`). A scenario this version does not know gets S1's section without figures.
 fn summary<'a>(doc: &'a Doc) -> Option<&'a StudySummary> {
     match &doc.figures {
         Figures::S1(s) => Some(s),

@@ -178,7 +178,9 @@ fn in_memory_study() {
     assert!(md.contains("do not survive a crash"), "{md}");
 }
 
-/// A real S4 study at the quick scale: two RAID5 sets, twelve profiles at nine depths each.
+/// A real S4 study at the quick scale (2026-11-27, `study --scenario profiles --scale quick`): two
+/// RAID5 sets behind a controller's write-back cache, twelve profiles at nine depths each, their
+/// random I/O at queue depth 4 and each set's drive.
 #[test]
 fn profiles_study() {
     let study = fixture("study-profiles.json");
@@ -186,8 +188,9 @@ fn profiles_study() {
     let html = oltplab_report::html(std::slice::from_ref(&study)).unwrap();
     for view in [
         "Geometric mean of the profiles&#39; IOPS against queue depth",
-        "Ratio against raid5(4,hdd-15k,stripe=64k) per profile",
-        "IOPS of every profile on raid5(4,sas-ssd-2012,stripe=64k)",
+        "Ratio against wbcache(raid5(4,hdd-15k,stripe=64k),size=1g,readahead=192k) per profile",
+        "IOPS of every profile on wbcache(raid5(4,sas-ssd-2012,stripe=64k),size=1g,readahead=192k)",
+        "Random reads and random writes of each set at queue depth 4",
     ] {
         assert!(html.contains(view), "{view} missing");
     }
@@ -196,7 +199,7 @@ fn profiles_study() {
         "| web-file-4k |",
         "| os-paging |",
         "| geometric mean |",
-        "| hdd-15k |",
+        "| wbcache(hdd-15k,size=1g,readahead=64k) |",
     ] {
         assert!(md.contains(row), "{row} missing: {md}");
     }

@@ -482,3 +482,96 @@ fn a_real_study_files_cells_reach_the_report_as_written() {
         .remove("id");
     refused(bad, "summary.cells[2].id");
 }
+
+/// A real S4 study (`study --scenario profiles --scale quick`): each profile's IOPS at every depth,
+/// the sets' ratios and the random and drive figures reach the report as written; a set without
+/// its geometric mean, a profile whose depths are text, or an S4 result of an older version
+/// (before its sets said whether Ctrl-C cut them short) is refused naming the field.
+#[test]
+fn a_real_profiles_studys_figures_reach_the_report_as_written() {
+    let doc = real("study-profiles.json");
+    let csv = oltplab_report::csv(std::slice::from_ref(&doc)).unwrap();
+    let sets = doc["summary"]["sets"].as_array().unwrap();
+    assert_eq!(sets.len(), 2);
+    for (i, set) in sets.iter().enumerate() {
+        let table = format!("set{}", i + 1);
+        for p in set["profiles"].as_array().unwrap() {
+            let name = p["name"].as_str().unwrap();
+            let qds = p["qd"].as_array().unwrap();
+            assert_eq!(qds.len(), 9, "{name}");
+            for (qd, iops) in qds.iter().zip(p["iops"].as_array().unwrap()) {
+                assert_eq!(
+                    csv_number(&csv, "study", &table, name, &format!("iops_qd{qd}")),
+                    iops.as_f64().unwrap(),
+                    "{table} {name} QD {qd}"
+                );
+            }
+            assert_eq!(
+                csv_number(&csv, "study", &table, name, "geomean_iops"),
+                p["geomean_iops"].as_f64().unwrap(),
+                "{table} {name}"
+            );
+        }
+        assert_eq!(
+            csv_number(&csv, "study", &table, "geometric mean", "geomean_iops"),
+            set["geomean_iops"].as_f64().unwrap(),
+            "{table}"
+        );
+    }
+    let ratio = &sets[1]["ratio"];
+    let column = format!("{}_ratio", sets[1]["name"].as_str().unwrap());
+    assert_eq!(
+        csv_number(&csv, "study", "ratio", "all profiles", &column),
+        ratio["geomean_iops_ratio"].as_f64().unwrap()
+    );
+    for r in ratio["profiles"].as_array().unwrap() {
+        let name = r["name"].as_str().unwrap();
+        assert_eq!(
+            csv_number(&csv, "study", "ratio", name, &column),
+            r["geomean_iops_ratio"].as_f64().unwrap(),
+            "{name}"
+        );
+    }
+    // The random and drive tables' rows are named by set and drive (specs, quoted: they hold
+    // commas), once per block size or depth.
+    for (table, rows, key, column) in [
+        ("random_qd4", "random_qd4", "set", "read_iops"),
+        ("random_qd4", "random_qd4", "set", "write_lat_ns_mean"),
+        ("drive_seq16k", "drive_seq16k", "device", "write_bw_bytes"),
+    ] {
+        let written = doc["summary"][rows].as_array().unwrap();
+        assert!(!written.is_empty(), "{rows}");
+        for r in written {
+            let row = r[key].as_str().unwrap();
+            let shown: Vec<f64> = csv
+                .lines()
+                .filter_map(|l| l.split_once(&format!(",study,{table},\"{row}\",{column},")))
+                .map(|(_, v)| v.parse().unwrap())
+                .collect();
+            let value = r[column].as_f64().unwrap();
+            assert!(
+                shown.contains(&value),
+                "{table} {row} {column}: {value} not in {shown:?}"
+            );
+        }
+    }
+    let mut bad = doc.clone();
+    bad["summary"]["sets"][1]
+        .as_object_mut()
+        .unwrap()
+        .remove("geomean_iops");
+    refused(bad, "summary.sets[1].geomean_iops");
+    let mut bad = doc.clone();
+    bad["summary"]["sets"][0]["profiles"][3]["qd"][2] = "four".into();
+    refused(bad, "summary.sets[0].profiles[3].qd[2]");
+    let mut bad = doc;
+    bad["summary"]["random_qd4"][1]
+        .as_object_mut()
+        .unwrap()
+        .remove("write_iops");
+    refused(bad, "summary.random_qd4[1].write_iops");
+    refused(
+        real("study-profiles-2026-11-25.json"),
+        "summary.sets[0].complete",
+    );
+}

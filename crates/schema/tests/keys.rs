@@ -123,6 +123,10 @@ fn every_key_of_a_real_result_survives_its_typed_document() {
             "study-file-layouts.json",
             lost_keys::<StudyResult>("study-file-layouts.json"),
         ),
+        (
+            "study-profiles.json",
+            lost_keys::<ProfilesResult>("study-profiles.json"),
+        ),
     ];
     let lost: Vec<_> = lost.into_iter().filter(|(_, l)| !l.is_empty()).collect();
     assert!(lost.is_empty(), "keys a typed read drops: {lost:#?}");
@@ -134,7 +138,8 @@ fn every_key_of_a_real_result_survives_its_typed_document() {
 fn an_older_result_is_refused_naming_the_field() {
     let e = read_value::<OrdersResult>(&fixture("run-orders-postgres.json")).unwrap_err();
     assert_eq!(e.path, "summary.sweep[0].tx_per_connection", "{e}");
-    let e = read_value::<ProfilesResult>(&fixture("study-profiles.json")).unwrap_err();
+    // S4 before its sets said whether Ctrl-C cut them short (2026-11-25).
+    let e = read_value::<ProfilesResult>(&fixture("study-profiles-2026-11-25.json")).unwrap_err();
     assert_eq!(e.path, "summary.sets[0].complete", "{e}");
     assert!(e.to_string().contains("`summary.sets[0].complete`"), "{e}");
 }
@@ -172,6 +177,7 @@ fn a_result_of_this_version_round_trips_exactly() {
     same::<ReplayResult>("replay-hdd-10k.json");
     same::<StudyResult>("study-s1-quick.json");
     same::<CrashResult>("crash-tpcc-sqlite.json");
+    same::<ProfilesResult>("study-profiles.json");
 }
 
 /// α without a figure is None in the type and 0.0 in the file, as results have always stored it.
