@@ -500,6 +500,29 @@ pub struct StorageStudySummary {
     pub cells: Vec<StorageCellResult>,
 }
 
+/// A study cell's saved result (`cells/<id>-<hash>.json`): the cell's id and the hash of its
+/// resolved configuration, which `oltplab study --resume` matches against the file's cells.
+pub trait SavedCell {
+    fn cell_key(&self) -> (&str, &str);
+}
+
+macro_rules! saved_cell {
+    ($($t:ty),*) => {$(
+        impl SavedCell for $t {
+            fn cell_key(&self) -> (&str, &str) {
+                (&self.id, &self.config_hash)
+            }
+        }
+    )*};
+}
+
+saved_cell!(
+    CellResult,
+    StorageCellResult,
+    super::ProfilesCellResult,
+    super::InMemoryCellResult
+);
+
 /// One finished cell of a study file of S2's and S3's measurement (`measure = "storage"`):
 /// `summary.cells[]` of a storage study, and `cells/<id>-<hash>.json` on its own.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]

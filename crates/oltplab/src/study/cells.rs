@@ -16,19 +16,17 @@ use serde_json::Value;
 use super::file::{self, Begun, CellPlan, FileStudy, RunDirs, CELLS_DIR};
 use super::{State, Stoppable, StudyArgs};
 use crate::output;
+use crate::schema::SavedCell;
 use crate::STOP;
 
 /// What one measurement does for its cells.
 pub(super) trait Measurement {
     /// A finished cell's result, saved as `cells/<id>-<hash>.json`.
-    type Cell: Serialize + DeserializeOwned + Clone;
+    type Cell: Serialize + DeserializeOwned + Clone + SavedCell;
     /// The study's summary.
     type Summary: Serialize + Stoppable;
     /// What the study's cells are ("device sets"), for the line that says what runs.
     const CELLS: &'static str;
-    /// The id and configuration hash a saved result names (a file that names another cell is
-    /// not this cell's).
-    fn key(cell: &Self::Cell) -> (&str, &str);
     /// What a kept cell's progress line calls it.
     fn kept_name(&self, cell: &CellPlan, _: &Self::Cell) -> String {
         cell.id.clone()
@@ -70,7 +68,7 @@ pub(super) fn kept<M: Measurement>(study: &FileStudy, args: &StudyArgs) -> Vec<O
             let text = std::fs::read_to_string(dir.join(CELLS_DIR).join(c.result_file())).ok()?;
             serde_json::from_str::<M::Cell>(&text)
                 .ok()
-                .filter(|r| M::key(r) == (c.id.as_str(), c.hash.as_str()))
+                .filter(|r| r.cell_key() == (c.id.as_str(), c.hash.as_str()))
         })
         .collect()
 }

@@ -243,10 +243,6 @@ impl cells::Measurement for Kinds<'_> {
     type Summary = StudySummary;
     const CELLS: &'static str = "table kinds";
 
-    fn key(r: &CellResult) -> (&str, &str) {
-        (&r.id, &r.config_hash)
-    }
-
     fn intro(&self, out: &Path) {
         let scale = &self.scale;
         output::note!(

@@ -362,10 +362,6 @@ impl cells::Measurement for Sets<'_> {
     type Summary = ProfilesSummary;
     const CELLS: &'static str = "device sets";
 
-    fn key(r: &ProfilesCellResult) -> (&str, &str) {
-        (&r.id, &r.config_hash)
-    }
-
     fn intro(&self, out: &Path) {
         let (specs, scale, qds) = (self.specs, &self.scale, &self.qds);
         let points = specs.len() * S4_PROFILES.len() * qds.len()

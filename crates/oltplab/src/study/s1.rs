@@ -754,10 +754,6 @@ impl cells::Measurement for S1Cells<'_> {
     type Summary = StudySummary;
     const CELLS: &'static str = "devices";
 
-    fn key(r: &CellResult) -> (&str, &str) {
-        (&r.id, &r.config_hash)
-    }
-
     fn kept_name(&self, cell: &CellPlan, _: &CellResult) -> String {
         files_of(&self.kind, cell)
     }

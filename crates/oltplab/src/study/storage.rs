@@ -320,10 +320,6 @@ impl cells::Measurement for Configs<'_> {
     type Summary = StorageStudySummary;
     const CELLS: &'static str = "configurations";
 
-    fn key(r: &StorageCellResult) -> (&str, &str) {
-        (&r.id, &r.config_hash)
-    }
-
     fn kept_name(&self, _: &CellPlan, r: &StorageCellResult) -> String {
         r.figures.name.clone()
     }
