@@ -78,6 +78,18 @@ impl Rw {
         })
     }
 
+    /// The pattern's `--rw` name (as in JSON).
+    pub fn name(self) -> &'static str {
+        match self {
+            Rw::RandRead => "randread",
+            Rw::RandWrite => "randwrite",
+            Rw::RandRw => "randrw",
+            Rw::Read => "read",
+            Rw::Write => "write",
+            Rw::Rw => "rw",
+        }
+    }
+
     /// True for the patterns that mix reads and writes, where `--rwmix-read` applies.
     pub fn is_mixed(self) -> bool {
         matches!(self, Rw::RandRw | Rw::Rw)
@@ -127,5 +139,17 @@ impl JobSpec {
     /// Blocks of `block_size_bytes` in the region.
     pub fn blocks(&self) -> u64 {
         self.region_bytes / self.mix.block_size_bytes as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rw_names_round_trip() {
+        for name in Rw::NAMES {
+            assert_eq!(Rw::parse(name).map(Rw::name), Some(name));
+        }
     }
 }

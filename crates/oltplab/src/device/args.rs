@@ -144,8 +144,8 @@ pub struct DeviceArgs {
     pub force: bool,
 }
 
-/// `oltplab device`'s defaults: clap shows and applies them, and [`DeviceArgs::default`] (what
-/// `oltplab study` starts from) uses the same.
+/// `oltplab device`'s defaults: clap shows and applies them, and [`DeviceArgs::default`] uses the
+/// same (and through it `DeviceRequest::default`, what `oltplab study` and `devices fit` start from).
 pub mod defaults {
     pub const RW: &str = "randread";
     pub const BS: &str = "16k";

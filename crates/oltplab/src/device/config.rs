@@ -1,5 +1,7 @@
-//! `oltplab device`, stage two of the command line: cross-option rules and derived values, giving one
-//! validated [`DeviceConfig`] that is also stored in the result as `config`.
+//! `oltplab device`, stage two of the command line, in two steps: the options as typed values
+//! ([`DeviceRequest`], which the study and `devices fit` also build directly), then the rules between
+//! them and the derived values, giving one validated [`DeviceConfig`] that is also stored in the
+//! result as `config`.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -8,7 +10,8 @@ use oltplab_core::units::{format_bytes, format_size_short};
 use oltplab_core::{Error, Result};
 use oltplab_devmodel::Spec;
 use oltplab_io::job::{Flush, FlushKind, Mix, Rw};
-use oltplab_io::{profile, EngineKind};
+use oltplab_io::profile::{self, Profile};
+use oltplab_io::EngineKind;
 use oltplab_metrics::{Warning, WarningKind};
 use serde::Serialize;
 
@@ -79,10 +82,7 @@ impl Workload {
             (Some(name), _) => name.clone(),
             (None, Some(rw)) => format!(
                 "{} {}",
-                serde_json::to_value(rw)
-                    .ok()
-                    .and_then(|v| v.as_str().map(String::from))
-                    .unwrap_or_default(),
+                rw.name(),
                 format_size_short(self.mix.block_size_bytes as u64)
             ),
             (None, None) => "job".into(),
@@ -94,224 +94,364 @@ impl Workload {
     }
 }
 
-pub fn resolve(args: DeviceArgs) -> Result<DeviceConfig> {
-    let engine = args.engine;
-    let direct = !args.buffered;
-    let mut warnings = Vec::new();
+/// `oltplab device`'s inputs as typed values, before the rules between options: what the command
+/// line gave ([`DeviceRequest::from_args`]), or what `oltplab study` and `oltplab devices fit` build
+/// themselves. [`DeviceRequest::check`] turns it into a [`DeviceConfig`].
+#[derive(Clone, Debug)]
+pub struct DeviceRequest {
+    pub target: Option<PathBuf>,
+    pub pattern: Pattern,
+    pub queue_depths: QueueDepths,
+    pub jobs: u32,
+    pub size: u64,
+    pub runtime: Duration,
+    pub ramp: Duration,
+    pub engine: EngineKind,
+    /// O_DIRECT (not `--buffered`).
+    pub direct: bool,
+    /// `--fsync N` or `--fdatasync N`.
+    pub flush: Option<Flush>,
+    /// `--sync`: the target open O_DSYNC.
+    pub dsync: bool,
+    pub rate_iops: Option<u64>,
+    /// `--start-at`, checked and in RFC 3339 (UTC).
+    pub start_at: Option<String>,
+    pub seed: u64,
+    pub huge_pages: bool,
+    pub emulate: Option<Spec>,
+    pub backing: BackingChoice,
+    pub out: Option<PathBuf>,
+    pub json: Option<PathBuf>,
+    pub lat_log: Option<PathBuf>,
+    pub force: bool,
+}
 
-    let mut workloads: Vec<Workload> = match &args.profile {
-        Some(list) => profile::parse_list(list)
-            .map_err(Error::usage)?
-            .into_iter()
-            .map(|p| Workload {
-                name: Some(p.name.to_string()),
-                rw: None,
-                mix: p.mix,
-            })
-            .collect(),
-        None => {
-            let rw = Rw::parse(&args.rw).expect("clap restricts --rw to known names");
-            if args.rwmix_read.is_some() && !rw.is_mixed() {
-                return Err(Error::usage(format!(
-                    "--rwmix-read only applies to --rw randrw or rw, not {}: drop it or change --rw",
-                    args.rw
-                )));
-            }
-            let (read_pct, random_pct) = rw.shares(args.rwmix_read.unwrap_or(70));
-            if !(512..=(64 << 20)).contains(&args.bs) {
-                return Err(Error::usage(format!(
-                    "--bs {} is outside 512 bytes … 64 MiB: choose a block size such as 4k, 16k or 1m",
-                    format_bytes(args.bs)
-                )));
-            }
-            vec![Workload {
-                name: None,
-                rw: Some(rw),
-                mix: Mix {
-                    block_size_bytes: args.bs as u32,
-                    read_pct,
-                    random_pct: args.random_pct.unwrap_or(random_pct),
-                    flush: None,
-                },
-            }]
+/// What the run does: named profiles, or one `--rw/--bs` job.
+#[derive(Clone, Debug)]
+pub enum Pattern {
+    Profiles(Vec<&'static Profile>),
+    Rw {
+        rw: Rw,
+        block_size: u64,
+        /// `--rwmix-read`: only for the mixed patterns.
+        rwmix_read: Option<u8>,
+        random_pct: Option<u8>,
+    },
+}
+
+impl Pattern {
+    /// Profiles the code names (a name not in the table is a bug, not a user's error).
+    pub fn profiles(names: &[&str]) -> Pattern {
+        Pattern::Profiles(
+            names
+                .iter()
+                .map(|name| profile::find(name).expect("a profile the code names is in the table"))
+                .collect(),
+        )
+    }
+
+    /// `--rw RW --bs BLOCK_SIZE`, with the pattern's own read and random shares.
+    pub fn rw(rw: Rw, block_size: u64) -> Pattern {
+        Pattern::Rw {
+            rw,
+            block_size,
+            rwmix_read: None,
+            random_pct: None,
         }
-    };
-    let flush = match (args.fsync, args.fdatasync) {
-        (Some(n), _) => Some((
-            "--fsync",
-            Flush {
+    }
+}
+
+/// The queue depths of each workload.
+#[derive(Clone, Debug)]
+pub enum QueueDepths {
+    /// `--qd N`.
+    One(u32),
+    /// `--sweep-qd`: depths from 1 to [`QD_MAX`], in order, each once; the result then has `sweep[]`
+    /// and `geomean_iops`.
+    Sweep(Vec<u32>),
+}
+
+impl Default for DeviceRequest {
+    /// `oltplab device` with no options: the defaults are the command line's, kept in one place.
+    fn default() -> DeviceRequest {
+        DeviceRequest::from_args(DeviceArgs::default()).expect("the default options parse")
+    }
+}
+
+/// Stage two of the command line: the options parsed, then checked against each other.
+pub fn resolve(args: DeviceArgs) -> Result<DeviceConfig> {
+    DeviceRequest::from_args(args)?.check()
+}
+
+impl DeviceRequest {
+    /// The option values clap leaves as text, parsed; the rules between options are [`Self::check`]'s.
+    pub fn from_args(args: DeviceArgs) -> Result<DeviceRequest> {
+        let pattern = match &args.profile {
+            Some(list) => Pattern::Profiles(profile::parse_list(list).map_err(Error::usage)?),
+            None => Pattern::Rw {
+                rw: Rw::parse(&args.rw).expect("clap restricts --rw to known names"),
+                block_size: args.bs,
+                rwmix_read: args.rwmix_read,
+                random_pct: args.random_pct,
+            },
+        };
+        let queue_depths = match &args.sweep_qd {
+            Some(text) => QueueDepths::Sweep(parse_sweep(text)?),
+            None => QueueDepths::One(args.qd),
+        };
+        // clap lets only one of the two through.
+        let flush = match (args.fsync, args.fdatasync) {
+            (Some(n), _) => Some(Flush {
                 every_writes: n,
                 kind: FlushKind::Fsync,
-            },
-        )),
-        (_, Some(n)) => Some((
-            "--fdatasync",
-            Flush {
+            }),
+            (_, Some(n)) => Some(Flush {
                 every_writes: n,
                 kind: FlushKind::Fdatasync,
-            },
-        )),
-        _ => None,
-    };
-    let durability = flush
-        .map(|(name, _)| name)
-        .or(args.sync.then_some("--sync"));
-    if let Some(option) = durability {
-        if !workloads.iter().any(Workload::writes) {
-            return Err(Error::usage(format!(
-                "{option} makes writes durable, but this run only reads: add writes (e.g. --rw write or --profile commit-8k) or drop {option}"
-            )));
-        }
-    }
-    if let Some((_, f)) = flush {
-        for w in workloads.iter_mut().filter(|w| w.writes()) {
-            w.mix.flush = Some(f);
-        }
-    }
-
-    let sweep = args.sweep_qd.is_some();
-    let mut queue_depths = match &args.sweep_qd {
-        Some(text) => parse_sweep(text)?,
-        None => vec![args.qd],
-    };
-    if !engine.is_async() && queue_depths.iter().any(|&qd| qd > 1) {
-        if sweep {
-            return Err(Error::usage(
-                "--engine psync keeps one I/O in flight per job, so a queue-depth sweep measures nothing: use --engine io_uring, or --jobs for concurrency",
-            ));
-        }
-        warnings.push(Warning::new(
-            WarningKind::QueueDepthIgnored,
-            format!("psync is synchronous: ran at queue depth 1 per job instead of {}; use --jobs for concurrency or --engine io_uring", queue_depths[0]),
-        ));
-        queue_depths = vec![1];
+            }),
+            _ => None,
+        };
+        Ok(DeviceRequest {
+            target: args.target,
+            pattern,
+            queue_depths,
+            jobs: args.jobs,
+            size: args.size,
+            runtime: args.runtime,
+            ramp: args.ramp,
+            engine: args.engine,
+            direct: !args.buffered,
+            flush,
+            dsync: args.sync,
+            rate_iops: args.rate_iops,
+            start_at: args
+                .start_at
+                .as_deref()
+                .map(crate::start_at::parse_start_at)
+                .transpose()?,
+            seed: args.seed,
+            huge_pages: args.iomem == "huge",
+            emulate: args.emulate,
+            backing: args.backing,
+            out: args.out,
+            json: args.json,
+            lat_log: args.lat_log,
+            force: args.force,
+        })
     }
 
-    if args.runtime.is_zero() {
-        return Err(Error::usage(
-            "--runtime must be longer than zero, e.g. --runtime 10s",
-        ));
-    }
-    let largest_block = workloads
-        .iter()
-        .map(|w| w.mix.block_size_bytes as u64)
-        .max()
-        .unwrap_or(0);
-    if args.size < largest_block {
-        return Err(Error::usage(format!(
-            "--size {} is smaller than one {} block: raise --size",
-            format_bytes(args.size),
-            format_bytes(largest_block)
-        )));
-    }
-    if direct {
-        if let Some(w) = workloads
-            .iter()
-            .find(|w| !w.mix.block_size_bytes.is_multiple_of(512))
-        {
-            return Err(Error::usage(format!(
-                "direct I/O needs a block size that is a multiple of 512 bytes, not {}: change --bs or add --buffered",
-                format_bytes(w.mix.block_size_bytes as u64)
-            )));
-        }
-    }
-    let deepest = *queue_depths.iter().max().unwrap_or(&1) as u64;
-    let buffer_bytes = deepest * largest_block * args.jobs as u64;
-    let buffer_bytes_max = BUFFER_BYTES_MAX.min(oltplab_metrics::env::available_memory_bytes() / 2);
-    if buffer_bytes > buffer_bytes_max {
-        return Err(Error::usage(format!(
-            "queue depth {deepest} × {} blocks × {} jobs needs {} of I/O buffers, more than the {} allowed (half the free memory, at most 4 GiB): lower --qd, --bs or --jobs",
-            format_bytes(largest_block),
-            args.jobs,
-            format_bytes(buffer_bytes),
-            format_bytes(buffer_bytes_max)
-        )));
-    }
-    if engine == EngineKind::Null && args.target.is_some() {
-        return Err(Error::usage("--engine null does no I/O, so it takes no TARGET: drop the TARGET or choose another engine"));
-    }
+    /// Every rule between the options, and the values derived from them: the one way to a
+    /// [`DeviceConfig`], for the command line and for the in-process callers alike.
+    pub fn check(self) -> Result<DeviceConfig> {
+        let engine = self.engine;
+        let mut warnings = Vec::new();
 
-    let emulate_spec = args.emulate;
-    if emulate_spec.as_ref().is_some_and(Spec::is_layout) {
-        return Err(Error::usage(
-            "--emulate: a layout places a database's log, temp and tables, which `oltplab device` does not have: give one device (e.g. the layout's data device)",
-        ));
-    }
-    let mut direct = direct;
-    let backing = match &emulate_spec {
-        None => {
-            if args.backing != BackingChoice::Auto {
-                return Err(Error::usage(format!(
-                    "--backing {} only applies to an emulated device: add --emulate SPEC or drop --backing",
-                    args.backing.name()
-                )));
-            }
-            None
-        }
-        Some(spec) => {
-            let memory_ok = args.size <= oltplab_metrics::env::available_memory_bytes() / 2;
-            let backing = match (args.backing, engine) {
-                (_, EngineKind::Null) => Backing::None,
-                (BackingChoice::Ram, _) if args.target.is_some() => {
-                    return Err(Error::usage("--backing ram keeps the data in a file in /dev/shm, so it takes no TARGET: drop the TARGET or use --backing disk"));
-                }
-                (BackingChoice::Ram, _) if !memory_ok => {
+        let mut workloads: Vec<Workload> = match &self.pattern {
+            Pattern::Profiles(list) => list
+                .iter()
+                .map(|p| Workload {
+                    name: Some(p.name.to_string()),
+                    rw: None,
+                    mix: p.mix,
+                })
+                .collect(),
+            &Pattern::Rw {
+                rw,
+                block_size,
+                rwmix_read,
+                random_pct,
+            } => {
+                if rwmix_read.is_some() && !rw.is_mixed() {
                     return Err(Error::usage(format!(
-                        "--backing ram needs {} of memory for the region, more than half the free memory: lower --size or use --backing disk",
-                        format_bytes(args.size)
+                        "--rwmix-read only applies to --rw randrw or rw, not {}: drop it or change --rw",
+                        rw.name()
                     )));
                 }
-                (BackingChoice::Ram, _) => Backing::Ram,
-                (BackingChoice::Disk, _) => Backing::Disk,
-                _ if args.target.is_some() || !memory_ok => Backing::Disk,
-                _ => Backing::Ram,
-            };
-            if backing == Backing::Ram {
-                // tmpfs takes no O_DIRECT; the page cache is the point of a RAM backing.
-                direct = false;
+                let (read_pct, default_random_pct) = rw.shares(rwmix_read.unwrap_or(70));
+                if !(512..=(64 << 20)).contains(&block_size) {
+                    return Err(Error::usage(format!(
+                        "--bs {} is outside 512 bytes … 64 MiB: choose a block size such as 4k, 16k or 1m",
+                        format_bytes(block_size)
+                    )));
+                }
+                vec![Workload {
+                    name: None,
+                    rw: Some(rw),
+                    mix: Mix {
+                        block_size_bytes: block_size as u32,
+                        read_pct,
+                        random_pct: random_pct.unwrap_or(default_random_pct),
+                        flush: None,
+                    },
+                }]
             }
-            if spec.capacity_bytes() < args.size {
+        };
+        let durability = self
+            .flush
+            .map(|f| match f.kind {
+                FlushKind::Fsync => "--fsync",
+                FlushKind::Fdatasync => "--fdatasync",
+            })
+            .or(self.dsync.then_some("--sync"));
+        if let Some(option) = durability {
+            if !workloads.iter().any(Workload::writes) {
                 return Err(Error::usage(format!(
-                    "--size {} is larger than the emulated {} ({}): lower --size",
-                    format_bytes(args.size),
-                    spec.name(),
-                    format_bytes(spec.capacity_bytes())
+                    "{option} makes writes durable, but this run only reads: add writes (e.g. --rw write or --profile commit-8k) or drop {option}"
                 )));
             }
-            Some(backing)
         }
-    };
+        if let Some(f) = self.flush {
+            for w in workloads.iter_mut().filter(|w| w.writes()) {
+                w.mix.flush = Some(f);
+            }
+        }
 
-    Ok(DeviceConfig {
-        target: args.target,
-        size_bytes: args.size,
-        runtime_s: args.runtime.as_secs_f64(),
-        ramp_s: args.ramp.as_secs_f64(),
-        engine,
-        direct,
-        dsync: args.sync,
-        jobs: args.jobs,
-        rate_iops: args.rate_iops,
-        start_at: args
-            .start_at
-            .as_deref()
-            .map(crate::start_at::parse_start_at)
-            .transpose()?,
-        seed: args.seed,
-        huge_pages: args.iomem == "huge",
-        workloads,
-        queue_depths,
-        sweep,
-        out: args.out,
-        json: args.json,
-        lat_log: args.lat_log,
-        force: args.force,
-        emulate: emulate_spec,
-        backing,
-        runtime: args.runtime,
-        ramp: args.ramp,
-        warnings,
-    })
+        let (mut queue_depths, sweep) = match self.queue_depths {
+            QueueDepths::One(qd) => (vec![qd], false),
+            QueueDepths::Sweep(depths) => (depths, true),
+        };
+        // The parsers give these; a caller that builds them is held to the same in tests.
+        debug_assert!(
+            !queue_depths.is_empty()
+                && queue_depths.windows(2).all(|w| w[0] < w[1])
+                && queue_depths.iter().all(|d| (1..=QD_MAX).contains(d)),
+            "queue depths {queue_depths:?}: 1 to {QD_MAX}, in order, each once"
+        );
+        if !engine.is_async() && queue_depths.iter().any(|&qd| qd > 1) {
+            if sweep {
+                return Err(Error::usage(
+                    "--engine psync keeps one I/O in flight per job, so a queue-depth sweep measures nothing: use --engine io_uring, or --jobs for concurrency",
+                ));
+            }
+            warnings.push(Warning::new(
+                WarningKind::QueueDepthIgnored,
+                format!("psync is synchronous: ran at queue depth 1 per job instead of {}; use --jobs for concurrency or --engine io_uring", queue_depths[0]),
+            ));
+            queue_depths = vec![1];
+        }
+
+        if self.runtime.is_zero() {
+            return Err(Error::usage(
+                "--runtime must be longer than zero, e.g. --runtime 10s",
+            ));
+        }
+        let largest_block = workloads
+            .iter()
+            .map(|w| w.mix.block_size_bytes as u64)
+            .max()
+            .unwrap_or(0);
+        if self.size < largest_block {
+            return Err(Error::usage(format!(
+                "--size {} is smaller than one {} block: raise --size",
+                format_bytes(self.size),
+                format_bytes(largest_block)
+            )));
+        }
+        if self.direct {
+            if let Some(w) = workloads
+                .iter()
+                .find(|w| !w.mix.block_size_bytes.is_multiple_of(512))
+            {
+                return Err(Error::usage(format!(
+                    "direct I/O needs a block size that is a multiple of 512 bytes, not {}: change --bs or add --buffered",
+                    format_bytes(w.mix.block_size_bytes as u64)
+                )));
+            }
+        }
+        let deepest = *queue_depths.iter().max().unwrap_or(&1) as u64;
+        let buffer_bytes = deepest * largest_block * self.jobs as u64;
+        let buffer_bytes_max =
+            BUFFER_BYTES_MAX.min(oltplab_metrics::env::available_memory_bytes() / 2);
+        if buffer_bytes > buffer_bytes_max {
+            return Err(Error::usage(format!(
+                "queue depth {deepest} × {} blocks × {} jobs needs {} of I/O buffers, more than the {} allowed (half the free memory, at most 4 GiB): lower --qd, --bs or --jobs",
+                format_bytes(largest_block),
+                self.jobs,
+                format_bytes(buffer_bytes),
+                format_bytes(buffer_bytes_max)
+            )));
+        }
+        if engine == EngineKind::Null && self.target.is_some() {
+            return Err(Error::usage("--engine null does no I/O, so it takes no TARGET: drop the TARGET or choose another engine"));
+        }
+
+        if self.emulate.as_ref().is_some_and(Spec::is_layout) {
+            return Err(Error::usage(
+                "--emulate: a layout places a database's log, temp and tables, which `oltplab device` does not have: give one device (e.g. the layout's data device)",
+            ));
+        }
+        let mut direct = self.direct;
+        let backing = match &self.emulate {
+            None => {
+                if self.backing != BackingChoice::Auto {
+                    return Err(Error::usage(format!(
+                        "--backing {} only applies to an emulated device: add --emulate SPEC or drop --backing",
+                        self.backing.name()
+                    )));
+                }
+                None
+            }
+            Some(spec) => {
+                let memory_ok = self.size <= oltplab_metrics::env::available_memory_bytes() / 2;
+                let backing = match (self.backing, engine) {
+                    (_, EngineKind::Null) => Backing::None,
+                    (BackingChoice::Ram, _) if self.target.is_some() => {
+                        return Err(Error::usage("--backing ram keeps the data in a file in /dev/shm, so it takes no TARGET: drop the TARGET or use --backing disk"));
+                    }
+                    (BackingChoice::Ram, _) if !memory_ok => {
+                        return Err(Error::usage(format!(
+                            "--backing ram needs {} of memory for the region, more than half the free memory: lower --size or use --backing disk",
+                            format_bytes(self.size)
+                        )));
+                    }
+                    (BackingChoice::Ram, _) => Backing::Ram,
+                    (BackingChoice::Disk, _) => Backing::Disk,
+                    _ if self.target.is_some() || !memory_ok => Backing::Disk,
+                    _ => Backing::Ram,
+                };
+                if backing == Backing::Ram {
+                    // tmpfs takes no O_DIRECT; the page cache is the point of a RAM backing.
+                    direct = false;
+                }
+                if spec.capacity_bytes() < self.size {
+                    return Err(Error::usage(format!(
+                        "--size {} is larger than the emulated {} ({}): lower --size",
+                        format_bytes(self.size),
+                        spec.name(),
+                        format_bytes(spec.capacity_bytes())
+                    )));
+                }
+                Some(backing)
+            }
+        };
+
+        Ok(DeviceConfig {
+            target: self.target,
+            size_bytes: self.size,
+            runtime_s: self.runtime.as_secs_f64(),
+            ramp_s: self.ramp.as_secs_f64(),
+            engine,
+            direct,
+            dsync: self.dsync,
+            jobs: self.jobs,
+            rate_iops: self.rate_iops,
+            start_at: self.start_at,
+            seed: self.seed,
+            huge_pages: self.huge_pages,
+            workloads,
+            queue_depths,
+            sweep,
+            out: self.out,
+            json: self.json,
+            lat_log: self.lat_log,
+            force: self.force,
+            emulate: self.emulate,
+            backing,
+            runtime: self.runtime,
+            ramp: self.ramp,
+            warnings,
+        })
+    }
 }
 
 /// `A:B` → A, 2A, 4A … ≤ B; or a comma list `1,4,32`.
@@ -348,6 +488,37 @@ pub fn parse_sweep(text: &str) -> Result<Vec<u32>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn typed_requests_keep_the_command_lines_rules() {
+        // The study's device run, built as values and parsed from options, is one config.
+        let typed = DeviceRequest {
+            pattern: Pattern::profiles(&["db-16k-randread"]),
+            queue_depths: QueueDepths::Sweep(vec![1, 32]),
+            ..DeviceRequest::default()
+        }
+        .check()
+        .unwrap();
+        let parsed = resolve(DeviceArgs {
+            profile: Some("db-16k-randread".into()),
+            sweep_qd: Some("1,32".into()),
+            ..DeviceArgs::default()
+        })
+        .unwrap();
+        assert_eq!(
+            serde_json::to_value(&typed).unwrap(),
+            serde_json::to_value(&parsed).unwrap()
+        );
+        // A rule between options holds for a request built in-process too.
+        let err = DeviceRequest {
+            pattern: Pattern::rw(Rw::RandRead, 256),
+            ..DeviceRequest::default()
+        }
+        .check()
+        .unwrap_err();
+        assert_eq!(err.exit_code(), 2);
+        assert!(err.to_string().contains("--bs 256 B is outside"), "{err}");
+    }
 
     #[test]
     fn sweeps() {

@@ -20,13 +20,12 @@ use oltplab_core::{Error, Result};
 use oltplab_devmodel::{
     catalogue, parse_spec, CatalogueEntry, DeviceKind, DeviceParams, Emulator, IoKind, Spec,
 };
-use oltplab_io::job::Mix;
+use oltplab_io::job::{Mix, Rw};
 use oltplab_metrics::schema::{now_rfc3339, ProfileResult, Warning};
 use serde::Serialize;
 
 use crate::device;
-use crate::device::config::{self as device_config, Workload};
-use crate::device::DeviceArgs;
+use crate::device::config::{self as device_config, DeviceRequest, Pattern, QueueDepths, Workload};
 use crate::output;
 
 use super::trace_fit::{self, TraceFitSummary, TraceTarget};
@@ -345,20 +344,23 @@ pub fn run(args: FitArgs) -> Result<()> {
     let validation = load_trace(&args.validate_trace)?;
 
     // Stage two of `oltplab device` checks the shared options (size, direct I/O, buffers, spec).
-    let device_args = |profile: Option<&str>, qd: Option<&str>| DeviceArgs {
+    let request = |pattern: Pattern, queue_depths: QueueDepths| DeviceRequest {
         target: args.target.clone(),
-        bs: *block_sizes.iter().max().unwrap_or(&4096),
         size: args.size,
         runtime: args.runtime,
         ramp: args.ramp,
         emulate: args.emulate.clone(),
-        profile: profile.map(String::from),
-        qd: 1,
-        sweep_qd: qd.map(String::from),
+        pattern,
+        queue_depths,
         force: args.force,
-        ..DeviceArgs::default()
+        ..DeviceRequest::default()
     };
-    let mut random = device_config::resolve(device_args(None, Some(&args.sweep_qd)))?;
+    let largest_block = *block_sizes.iter().max().unwrap_or(&4096);
+    let mut random = request(
+        Pattern::rw(Rw::RandRead, largest_block),
+        QueueDepths::Sweep(queue_depths.clone()),
+    )
+    .check()?;
     random.workloads = ops
         .iter()
         .flat_map(|&op| {
@@ -376,7 +378,7 @@ pub fn run(args: FitArgs) -> Result<()> {
         .collect();
     // Commits after small and after large appends: what a flush costs of itself and what it
     // costs to drain the writes before it.
-    let mut commit = device_config::resolve(device_args(Some("commit-8k"), None))?;
+    let mut commit = request(Pattern::profiles(&["commit-8k"]), QueueDepths::One(1)).check()?;
     let commit_mix = commit.workloads[0].mix;
     commit.workloads = COMMIT_SIZES
         .iter()

@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 use oltplab_core::units::{format_bytes, format_count};
 use oltplab_core::{Error, Result};
 use oltplab_devmodel::{parse_spec, Spec};
+use oltplab_io::job::Rw;
 use oltplab_metrics::schema::{geomean, now_rfc3339, DeviceSummary, ResultDoc};
 use oltplab_metrics::{Warning, WarningKind};
 use serde::Serialize;
@@ -31,7 +32,7 @@ use super::shipped::{
 };
 use super::{State, StudyArgs, DEFAULT_DEVICES, REPORT_FILE, RESULTS_FILE};
 use crate::device;
-use crate::device::DeviceArgs;
+use crate::device::config::{DeviceRequest, Pattern, QueueDepths};
 use crate::output;
 use crate::schema::{
     CellAxes, DriveSeq, ProfileFigures, ProfileRatio, ProfileSet, ProfilesCellResult,
@@ -450,10 +451,10 @@ fn measure_set(
     let (measured, stopped) = measure(
         &mut warnings,
         spec,
-        DeviceArgs {
-            profile: Some(S4_PROFILES.join(",")),
-            sweep_qd: Some(scale.qd_sweep.into()),
-            ..DeviceArgs::default()
+        DeviceRequest {
+            pattern: Pattern::profiles(&S4_PROFILES),
+            queue_depths: QueueDepths::Sweep(qds.to_vec()),
+            ..DeviceRequest::default()
         },
         scale,
         &out.join(&dir),
@@ -484,24 +485,17 @@ fn measure_set(
                 .join(" and ")
         );
         let mut seq = Vec::new();
-        for rw in ["read", "write"] {
+        for rw in [Rw::Read, Rw::Write] {
             let (summary, stopped) = measure(
                 &mut warnings,
                 drive,
-                DeviceArgs {
-                    rw: rw.into(),
-                    bs: DRIVE_BLOCK_BYTES,
-                    sweep_qd: Some(
-                        DRIVE_QDS
-                            .iter()
-                            .map(u32::to_string)
-                            .collect::<Vec<_>>()
-                            .join(","),
-                    ),
-                    ..DeviceArgs::default()
+                DeviceRequest {
+                    pattern: Pattern::rw(rw, DRIVE_BLOCK_BYTES),
+                    queue_depths: QueueDepths::Sweep(DRIVE_QDS.to_vec()),
+                    ..DeviceRequest::default()
                 },
                 scale,
-                &out.join(format!("drive-{}-seq{rw}", file_name(&drive_name))),
+                &out.join(format!("drive-{}-seq{}", file_name(&drive_name), rw.name())),
             )?;
             if stopped {
                 return Ok(None);
@@ -595,11 +589,11 @@ fn combined(
 fn measure(
     warnings: &mut Vec<Warning>,
     spec: &Spec,
-    args: DeviceArgs,
+    request: DeviceRequest,
     scale: &Scale,
     out: &Path,
 ) -> Result<(DeviceSummary, bool)> {
-    let args = DeviceArgs {
+    let request = DeviceRequest {
         target: None,
         emulate: Some(spec.clone()),
         backing: crate::emulate::BackingChoice::Ram,
@@ -607,9 +601,9 @@ fn measure(
         ramp: Duration::from_secs_f64(scale.ramp_s),
         size: scale.size_bytes.min(spec.capacity_bytes()),
         out: Some(out.to_path_buf()),
-        ..args
+        ..request
     };
-    let outcome = device::measure(&device::config::resolve(args)?)?;
+    let outcome = device::measure(&request.check()?)?;
     for w in &outcome.doc.warnings {
         let own = matches!(w.kind, WarningKind::FewSamples | WarningKind::Interrupted);
         if !own && !warnings.iter().any(|x| x.kind == w.kind) {
@@ -633,29 +627,29 @@ fn measure_random(
         spec.name()
     );
     for bs in RANDOM_BLOCKS_BYTES {
-        let mut run = |rw: &str| {
+        let mut run = |rw: Rw| {
             measure(
                 warnings,
                 spec,
-                DeviceArgs {
-                    rw: rw.into(),
-                    bs,
-                    qd: RANDOM_QD,
-                    ..DeviceArgs::default()
+                DeviceRequest {
+                    pattern: Pattern::rw(rw, bs),
+                    queue_depths: QueueDepths::One(RANDOM_QD),
+                    ..DeviceRequest::default()
                 },
                 scale,
                 &out.join(format!(
-                    "random-{}-{rw}-{}k",
+                    "random-{}-{}-{}k",
                     file_name(&spec.name()),
+                    rw.name(),
                     bs >> 10
                 )),
             )
         };
-        let (read, stopped) = run("randread")?;
+        let (read, stopped) = run(Rw::RandRead)?;
         if stopped {
             return Ok(true);
         }
-        let (write, stopped) = run("randwrite")?;
+        let (write, stopped) = run(Rw::RandWrite)?;
         if stopped {
             return Ok(true);
         }

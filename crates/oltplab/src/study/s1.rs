@@ -18,7 +18,7 @@ use oltplab_workloads::tpcc::tx::TxType;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::device::DeviceArgs;
+use crate::device::config::{DeviceRequest, Pattern, QueueDepths};
 use crate::emulate::BackingChoice;
 use crate::schema::{
     Breakdown, CellResult, DeviceFigures, DeviceSummary, Interval, Ratios, Repeats, ReplayResult,
@@ -350,7 +350,7 @@ pub(super) fn device_figures(
     data_dir: &Path,
     out: &Path,
 ) -> Result<(f64, f64)> {
-    let args = DeviceArgs {
+    let request = DeviceRequest {
         target: spec.is_host().then(|| data_dir.join("device.dat")),
         emulate: (!spec.is_host()).then(|| spec.clone()),
         backing: if spec.is_host() {
@@ -358,15 +358,15 @@ pub(super) fn device_figures(
         } else {
             BackingChoice::Ram
         },
-        profile: Some(DEVICE_PROFILE.into()),
-        sweep_qd: Some(format!("{DEVICE_QD_LATENCY},{DEVICE_QD_IOPS}")),
+        pattern: Pattern::profiles(&[DEVICE_PROFILE]),
+        queue_depths: QueueDepths::Sweep(vec![DEVICE_QD_LATENCY, DEVICE_QD_IOPS]),
         runtime: Duration::from_secs_f64(scale.device_runtime_s),
         ramp: Duration::from_secs_f64(scale.device_ramp_s),
         size: scale.device_size_bytes,
         out: Some(out.join(format!("device-{name}"))),
-        ..DeviceArgs::default()
+        ..DeviceRequest::default()
     };
-    let outcome = device::measure(&device::config::resolve(args)?)?;
+    let outcome = device::measure(&request.check()?)?;
     if outcome.interrupted {
         return Err(Error::Interrupted);
     }
