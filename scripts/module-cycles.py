@@ -5,7 +5,9 @@ Usage: scripts/module-cycles.py [--crate NAME] [--edges] [--check] [ROOT]
 
 Reads every crates/*/src/**/*.rs under ROOT (default: the repository this script is in). Per
 crate, a file's module is its first directory or file under src/ (src/tpcc/run.rs -> tpcc,
-src/cli.rs -> cli); lib.rs and main.rs are the crate's root and no module. An edge A -> B is a
+src/cli.rs -> cli); lib.rs and main.rs are the crate's root and no module. In a family directory
+(FAMILIES: src/plugins/, the workloads' plug-ins) each child is a module of its own
+(src/plugins/tpcc/run.rs -> plugins/tpcc), and the family's mod.rs is the module plugins. An edge A -> B is a
 `crate::B` path (in a `use`, grouped `use crate::{B, ...}` included, or in code), a `super::`
 chain that climbs to the crate root and names B, or a path to an item the root re-exports from B
 (`crate::parse_spec` for lib.rs's `pub use spec::parse_spec`), written in a file of A. Comments and string
@@ -24,6 +26,8 @@ import sys
 from collections import defaultdict
 
 IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# Directories whose children are modules of their own: no child may import another's way up.
+FAMILIES = ("plugins",)
 
 
 def strip(text):
@@ -102,6 +106,16 @@ def file_module_path(src, path):
     return rel
 
 
+def module_key(segments):
+    """The module a path under the crate root names: its first segment, or in a family
+    directory the family and the child (`plugins/tpcc`)."""
+    if not segments:
+        return None
+    if segments[0] in FAMILIES and len(segments) > 1 and segments[1]:
+        return f"{segments[0]}/{segments[1]}"
+    return segments[0]
+
+
 def references(src, path):
     """(line, first segment under the crate root) for every crate-root path in a file."""
     text = strip(open(path, encoding="utf-8").read())
@@ -114,7 +128,7 @@ def references(src, path):
     token = re.compile(
         r"\n|\{|\}|\bmod\s+([A-Za-z_]\w*)\s*\{"
         r"|\buse\s+((?:crate|super|self)\b[^;]*);"
-        r"|\b(crate|(?:super\s*::\s*)+super|super)\s*::\s*([A-Za-z_]\w*)"
+        r"|\b(crate|(?:super\s*::\s*)+super|super)\s*::\s*([A-Za-z_]\w*)(?:\s*::\s*([A-Za-z_]\w*))?"
     )
     while True:
         m = token.search(text, pos)
@@ -138,17 +152,16 @@ def references(src, path):
                 stmt = re.sub(r"\s+", "", m.group(2))
                 head = re.match(r"((?:crate|self|super)(?:::super)*)::(.*)", stmt, re.S)
                 if head:
-                    roots = [(head.group(1), r) for r in use_roots(head.group(2))]
+                    roots = [(head.group(1), a, b) for a, b in use_heads(head.group(2))]
                 else:
                     roots = []
-                for prefix, name in roots:
-                    target = resolve(here, prefix, name)
-                    if target:
-                        found.append((line, target))
+                targets = {resolve(here, prefix, name, after) for prefix, name, after in roots}
+                for target in sorted(t for t in targets if t):
+                    found.append((line, target))
                 line += m.group(0).count("\n")
             else:
                 prefix = re.sub(r"\s+", "", m.group(3))
-                target = resolve(here, prefix, m.group(4))
+                target = resolve(here, prefix, m.group(4), m.group(5))
                 if target:
                     found.append((line, target))
                 line += m.group(0).count("\n")
@@ -156,17 +169,24 @@ def references(src, path):
     return found
 
 
-def resolve(here, prefix, name):
-    """The crate-root name a path `prefix::name` written in module `here` reaches, or None."""
+def resolve(here, prefix, name, after=None):
+    """The module a path `prefix::name[::after]` written in module `here` reaches (its key, see
+    module_key), or None when it stays inside `here`'s own module."""
     if prefix == "crate":
-        return name
+        return module_key([name, after])
     if prefix == "self":
-        return name if not here else None
-    ups = prefix.count("super")
-    if ups > len(here):
-        return None
-    rest = here[: len(here) - ups]
-    return name if not rest else None
+        base = here
+    else:
+        ups = prefix.count("super")
+        if ups > len(here):
+            return None
+        base = here[: len(here) - ups]
+    if not base:
+        return module_key([name, after])
+    # From a family's child (plugins/brokerage), `super::tpcc` is a sibling child.
+    if len(base) == 1 and base[0] in FAMILIES:
+        return module_key([base[0], name])
+    return None
 
 
 def scc(nodes, edges):
@@ -200,6 +220,36 @@ def scc(nodes, edges):
         if v not in index:
             visit(v)
     return out
+
+
+def use_heads(tree):
+    """The first two segments of each path in a use tree's text (`{a::b, c::{d, e}}` ->
+    [(a, b), (c, d), (c, e)]; a path of one segment gives (a, None))."""
+    out = []
+    tree = tree.strip()
+    if tree.startswith("{"):
+        inner, depth, part, parts = tree[1:tree.rfind("}")], 0, "", []
+        for ch in inner:
+            if ch == "," and depth == 0:
+                parts.append(part)
+                part = ""
+                continue
+            depth += ch == "{"
+            depth -= ch == "}"
+            part += ch
+        parts.append(part)
+        return [h for p in parts if p.strip() for h in use_heads(p)]
+    m = IDENT.match(tree)
+    if not m:
+        return out
+    rest = tree[m.end():].strip()
+    if rest.startswith("::"):
+        rest = rest[2:].strip()
+        if rest.startswith("{"):
+            return [(m.group(0), second) for second in use_roots(rest)]
+        m2 = IDENT.match(rest)
+        return [(m.group(0), m2.group(0) if m2 else None)]
+    return [(m.group(0), None)]
 
 
 def use_leaves(tree):
@@ -248,6 +298,12 @@ def crate_graph(root, crate):
         full = os.path.join(src, entry)
         if os.path.isdir(full):
             modules.add(entry)
+            if entry in FAMILIES:
+                for child in os.listdir(full):
+                    if os.path.isdir(os.path.join(full, child)):
+                        modules.add(f"{entry}/{child}")
+                    elif child.endswith(".rs") and child != "mod.rs":
+                        modules.add(f"{entry}/{child[:-3]}")
         elif entry.endswith(".rs") and entry not in ("lib.rs", "main.rs"):
             modules.add(entry[:-3])
     reexports = root_reexports(src, modules)
@@ -257,13 +313,13 @@ def crate_graph(root, crate):
             if not f.endswith(".rs"):
                 continue
             path = os.path.join(dirpath, f)
-            mod = file_module_path(src, path)
-            if not mod or mod[0] not in modules:
+            key = module_key(file_module_path(src, path))
+            if key not in modules:
                 continue
             for line, target in references(src, path):
                 target = reexports.get(target, target)
-                if target in modules and target != mod[0]:
-                    places[(mod[0], target)].append(f"{os.path.relpath(path, root)}:{line}")
+                if target in modules and target != key:
+                    places[(key, target)].append(f"{os.path.relpath(path, root)}:{line}")
     edges = defaultdict(set)
     for a, b in places:
         edges[a].add(b)

@@ -12,21 +12,18 @@
 //! Each command's module holds its clap arguments (stage one), the rules that turn them into its
 //! config (stage two), and its typed run; nothing below a config sees clap.
 
-pub mod brokerage;
 pub mod cli;
 pub mod crash;
 pub mod device;
 pub mod devices;
 pub mod emulate;
-pub mod orders;
 pub mod output;
+pub mod plugins;
 pub mod progress;
 pub mod report;
 pub mod schema;
 pub mod start_at;
 pub mod study;
-pub mod tatp;
-pub mod tpcc;
 pub mod trace;
 pub mod workload;
 pub mod workload_commands;

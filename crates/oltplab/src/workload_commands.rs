@@ -12,14 +12,14 @@ use clap::builder::PossibleValuesParser;
 use clap::Args;
 use oltplab_core::{Error, Result};
 
-use crate::brokerage::BrokerageLoadArgs;
-use crate::orders::{OrdersLoadArgs, OrdersRunArgs};
+use crate::plugins::brokerage::BrokerageLoadArgs;
+use crate::plugins::orders::{OrdersLoadArgs, OrdersRunArgs};
+use crate::plugins::tatp::TatpLoadArgs;
+use crate::plugins::tpcc::{TpccLoadArgs, TpccRunArgs};
+use crate::plugins::{brokerage, orders, tatp, tpcc};
 use crate::schema::RunResult;
-use crate::tatp::TatpLoadArgs;
-use crate::tpcc::{TpccLoadArgs, TpccRunArgs};
 use crate::workload::target::Engine;
 use crate::workload::{CommonLoadArgs, CommonRunArgs, DbArgs};
-use crate::{brokerage, orders, tatp, tpcc};
 
 /// A workload as the command line sees it: each method gets the whole command line of its
 /// command and hands the plug-in the groups it reads.

@@ -29,7 +29,7 @@ use crate::STOP;
 pub(super) fn spec_of(cfg: &CrashConfig, kind: ServerKind, data_dir: &Path) -> Result<DbSpec> {
     let spec = db_spec(kind, data_dir)?;
     Ok(match cfg.workload.as_str() {
-        "brokerage" => crate::brokerage::brokerage_spec(spec),
+        "brokerage" => crate::plugins::brokerage::brokerage_spec(spec),
         _ => spec,
     })
 }
@@ -56,8 +56,8 @@ pub(in crate::crash) fn load(cfg: &CrashConfig, load_dir: &Path) -> Result<Loade
     let db = spec_of(cfg, kind, load_dir)?;
     match cfg.workload.as_str() {
         "tpcc" => {
-            crate::tpcc::load_with(
-                &crate::tpcc::LoadConfig {
+            crate::plugins::tpcc::load_with(
+                &crate::plugins::tpcc::LoadConfig {
                     db,
                     warehouses: cfg.warehouses as u32,
                     threads: 2,
@@ -72,8 +72,8 @@ pub(in crate::crash) fn load(cfg: &CrashConfig, load_dir: &Path) -> Result<Loade
             )?;
         }
         "brokerage" => {
-            crate::brokerage::load_with(
-                &crate::brokerage::LoadConfig {
+            crate::plugins::brokerage::load_with(
+                &crate::plugins::brokerage::LoadConfig {
                     db,
                     scale: BROKERAGE_SCALE,
                     threads: 2,
@@ -86,8 +86,8 @@ pub(in crate::crash) fn load(cfg: &CrashConfig, load_dir: &Path) -> Result<Loade
             )?;
         }
         _ => {
-            crate::orders::load_with(
-                &crate::orders::OrdersLoadConfig {
+            crate::plugins::orders::load_with(
+                &crate::plugins::orders::OrdersLoadConfig {
                     db,
                     tables: Tables::Disk,
                     scale: ORDERS_SCALE,

@@ -27,8 +27,8 @@ use super::database::{Database, SERVER_POOL_BYTES_MIN};
 use super::shipped::{file_name, split_devices, S1_POOL_SHARE};
 use super::{new_study_doc, prepare, save, secs, Scale, StudyArgs, DEFAULT_DEVICES};
 use crate::output;
+use crate::plugins::tpcc;
 use crate::schema::{ClusterStudyRow, ClusterStudySummary, TpccResult};
-use crate::tpcc;
 use crate::workload::target::Engine;
 use crate::STOP;
 

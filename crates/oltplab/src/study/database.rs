@@ -10,7 +10,7 @@ use oltplab_devmodel::Spec;
 use oltplab_metrics::Warning;
 
 use crate::emulate::{BackingChoice, Emulation};
-use crate::tpcc::{self, LoadConfig, RunConfig};
+use crate::plugins::tpcc::{self, LoadConfig, RunConfig};
 use crate::workload::scaffold::{CaptureConfig, OutputConfig};
 use crate::workload::target::{DbSpec, Engine};
 use crate::{output, STOP};
@@ -162,9 +162,9 @@ impl Database {
     /// Loads the brokerage workload's database ([`BROKERAGE_CUSTOMERS`], [`brokerage_days`]) into
     /// the base database and checks its invariants; the engine's version.
     pub(super) fn load_brokerage(&self, scale: &Scale) -> Result<String> {
-        let load = crate::brokerage::load_with(
-            &crate::brokerage::LoadConfig {
-                db: crate::brokerage::brokerage_spec(self.spec(&self.base)?),
+        let load = crate::plugins::brokerage::load_with(
+            &crate::plugins::brokerage::LoadConfig {
+                db: crate::plugins::brokerage::brokerage_spec(self.spec(&self.base)?),
                 scale: oltplab_workloads::brokerage::Scale {
                     customers: BROKERAGE_CUSTOMERS,
                     days: brokerage_days(scale),
@@ -188,9 +188,9 @@ impl Database {
     /// Loads order entry's tables ([`orders_work`], disk tables) into the base database and
     /// checks that every order has its five lines; the engine's version.
     pub(super) fn load_orders(&self, scale: &Scale) -> Result<String> {
-        let spec = crate::orders::orders_spec(self.spec(&self.base)?);
-        let load = crate::orders::load_with(
-            &crate::orders::OrdersLoadConfig {
+        let spec = crate::plugins::orders::orders_spec(self.spec(&self.base)?);
+        let load = crate::plugins::orders::load_with(
+            &crate::plugins::orders::OrdersLoadConfig {
                 db: spec,
                 tables: oltplab_workloads::orders::Tables::Disk,
                 scale: orders_work(scale).load,
@@ -261,8 +261,8 @@ pub(super) fn study_workload_run(
             engine_version: o.doc.env.engine_version,
         });
     }
-    let b = crate::brokerage::RunConfig {
-        db: crate::brokerage::brokerage_spec(cfg.db.clone()),
+    let b = crate::plugins::brokerage::RunConfig {
+        db: crate::plugins::brokerage::brokerage_spec(cfg.db.clone()),
         terminals: cfg.terminals.unwrap_or(1),
         ramp: Vec::new(),
         duration_s: cfg.duration_s,
@@ -273,10 +273,10 @@ pub(super) fn study_workload_run(
         capture: cfg.capture.clone(),
         output: cfg.output.clone(),
     };
-    let doc = crate::brokerage::run_with(&b, &STOP)?;
+    let doc = crate::plugins::brokerage::run_with(&b, &STOP)?;
     let s = &doc.summary;
     Ok(WorkloadRun {
-        step: crate::brokerage::brokerage_step_of(&doc),
+        step: crate::plugins::brokerage::brokerage_step_of(&doc),
         summary: crate::schema::TpccSummary {
             tx: s.tx.clone(),
             io: s.io.clone(),
@@ -300,9 +300,9 @@ pub(super) fn orders_run(cfg: &RunConfig, scale: &Scale) -> Result<WorkloadRun> 
     use oltplab_workloads::orders::{Mode, Tables};
     let work = orders_work(scale);
     let connections = cfg.terminals.unwrap_or(1);
-    let o = crate::orders::OrdersRunConfig {
+    let o = crate::plugins::orders::OrdersRunConfig {
         workload: ORDERS,
-        db: crate::orders::orders_spec(cfg.db.clone()),
+        db: crate::plugins::orders::orders_spec(cfg.db.clone()),
         mode: Mode::Insert,
         tables: Some(Tables::Disk),
         connections: vec![connections],
@@ -315,7 +315,7 @@ pub(super) fn orders_run(cfg: &RunConfig, scale: &Scale) -> Result<WorkloadRun> 
         capture: cfg.capture.clone(),
         output: cfg.output.clone(),
     };
-    let doc = crate::orders::run_with(&o, &STOP)?.doc;
+    let doc = crate::plugins::orders::run_with(&o, &STOP)?.doc;
     let s = &doc.summary;
     let io = s.io.clone().unwrap_or_default();
     // One transaction type, named by the mode as the run's I/O per transaction names it.

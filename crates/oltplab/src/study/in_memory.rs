@@ -26,8 +26,8 @@ use super::shipped::{
     apply_to_shipped, command_file, toml_string, ScenarioFile, Shipped, SHIPPED_FILES,
 };
 use super::{State, StudyArgs, DEFAULT_DEVICES, REPORT_FILE, RESULTS_FILE};
-use crate::orders::{self, OrdersLoadConfig, OrdersRunConfig};
 use crate::output;
+use crate::plugins::orders::{self, OrdersLoadConfig, OrdersRunConfig};
 use crate::schema::{
     CellAxes, ConnectionsPoint, InMemoryCellResult as CellResult, InMemoryPoint as Point,
     InMemoryRun as RunFigures, InMemorySummary as StudySummary, OrdersSummary,

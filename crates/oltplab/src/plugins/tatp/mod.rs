@@ -18,8 +18,8 @@ use serde::Serialize;
 
 pub use run::run_with;
 
+use crate::plugins::tpcc::{TpccLoadArgs, TpccRunArgs};
 use crate::schema::RunResult;
-use crate::tpcc::{TpccLoadArgs, TpccRunArgs};
 use crate::workload::scaffold::{CaptureConfig, OutputConfig};
 use crate::workload::target::{self, DbSpec, Open, SQLITE_FILE};
 use crate::workload::{

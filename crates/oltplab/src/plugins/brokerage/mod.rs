@@ -22,9 +22,9 @@ use serde::Serialize;
 pub(crate) use ramp::brokerage_step_of;
 pub use run::run_with;
 
-use crate::orders::OrdersLoadArgs;
+use crate::plugins::orders::OrdersLoadArgs;
+use crate::plugins::tpcc::{TpccLoadArgs, TpccRunArgs};
 use crate::schema::RunResult;
-use crate::tpcc::{TpccLoadArgs, TpccRunArgs};
 use crate::workload::cluster;
 use crate::workload::scaffold::{CaptureConfig, OutputConfig};
 use crate::workload::target::{self, DbSpec, Open, SQLITE_FILE};
