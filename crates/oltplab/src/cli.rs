@@ -39,15 +39,15 @@ pub enum Command {
     /// Check a workload's database for consistency (TPC-C conditions 1–12, orders)
     Check(crate::workload_commands::CheckArgs),
     /// Inspect, convert and replay I/O traces
-    Trace(crate::trace::TraceArgs),
+    Trace(crate::trace_commands::TraceArgs),
     /// Cut the power of an emulated device during a workload; check what the engine recovers
     Crash(crate::crash::CrashArgs),
     /// Re-run a reference study end to end: device, TPC-C with its trace, replay, α, report
     Study(crate::study::StudyArgs),
     /// Render saved results as one self-contained HTML report (or Markdown/CSV)
-    Report(crate::report::ReportArgs),
+    Report(crate::report_commands::ReportArgs),
     /// Merge the results of drivers that ran partitions of one workload
-    Merge(crate::report::MergeArgs),
+    Merge(crate::report_commands::MergeArgs),
     /// Print shell completions for bash, zsh, fish, elvish or powershell
     Completions(CompletionsArgs),
     /// Print the manual page (roff), of oltplab or of one command

@@ -5,7 +5,7 @@
 //! - [`workload_commands`]: `load`, `run` and `check` of the workloads (TPC-C, order entry,
 //!   brokerage, TATP) behind one trait; each workload's module (`tpcc`, …) builds on the kit they
 //!   share, [`workload`], which imports none of them;
-//! - [`trace::replay::replay`]: a [`trace::replay::ReplayConfig`] → a [`schema::ReplayResult`];
+//! - [`trace_commands::replay::replay`]: a [`trace_commands::replay::ReplayConfig`] → a [`schema::ReplayResult`];
 //! - [`study`]: the reference studies (docs/studies.md), built on the three above;
 //! - [`schema`]: every result kind's typed summary (`oltplab.result/1`).
 //!
@@ -20,11 +20,11 @@ pub mod emulate;
 pub mod output;
 pub mod plugins;
 pub mod progress;
-pub mod report;
+pub mod report_commands;
 pub mod schema;
 pub mod start_at;
 pub mod study;
-pub mod trace;
+pub mod trace_commands;
 pub mod workload;
 pub mod workload_commands;
 

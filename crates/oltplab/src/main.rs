@@ -5,7 +5,8 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use oltplab::{
-    cli, crash, device, devices, emulate, output, report, study, trace, workload_commands,
+    cli, crash, device, devices, emulate, output, report_commands, study, trace_commands,
+    workload_commands,
 };
 use oltplab_core::Error;
 
@@ -32,11 +33,11 @@ fn main() -> ExitCode {
         cli::Command::Load(args) => workload_commands::load(args),
         cli::Command::Run(args) => workload_commands::run(args),
         cli::Command::Check(args) => workload_commands::check(args),
-        cli::Command::Trace(args) => trace::run(args),
+        cli::Command::Trace(args) => trace_commands::run(args),
         cli::Command::Crash(args) => crash::run(args),
         cli::Command::Study(args) => study::run(args),
-        cli::Command::Report(args) => report::run(args),
-        cli::Command::Merge(args) => report::merge(args),
+        cli::Command::Report(args) => report_commands::run(args),
+        cli::Command::Merge(args) => report_commands::merge(args),
         cli::Command::Completions(args) => cli::completions(args),
         cli::Command::Man(args) => cli::man(args),
     };

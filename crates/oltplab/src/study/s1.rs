@@ -24,7 +24,7 @@ use crate::schema::{
     Breakdown, CellResult, DeviceFigures, DeviceSummary, Interval, Ratios, Repeats, ReplayResult,
     StudySummary,
 };
-use crate::trace::replay::{replay, ReplayConfig};
+use crate::trace_commands::replay::{replay, ReplayConfig};
 use crate::workload::target::Engine;
 use crate::{device, output, STOP};
 
