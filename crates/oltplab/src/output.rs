@@ -239,7 +239,7 @@ pub fn save<S: Serialize, I: Serialize>(
 }
 
 /// The write transactions' COMMIT round trip, and on a cluster the nodes' replication part of it.
-pub fn print_commit(commit: Option<&crate::schema::CommitSummary>) {
+pub fn print_commit(commit: Option<&oltplab_schema::CommitSummary>) {
     use oltplab_core::units::{format_count, format_ns};
     let Some(c) = commit else {
         return;
@@ -272,7 +272,7 @@ pub fn print_commit(commit: Option<&crate::schema::CommitSummary>) {
 }
 
 /// Several hosts by `--url`: a line per host with the connections it served.
-pub fn print_hosts(hosts: &[crate::schema::HostUse]) {
+pub fn print_hosts(hosts: &[oltplab_schema::HostUse]) {
     for h in hosts {
         eprintln!(
             "host {}: {} terminal{}, {} worker{}  {}",
@@ -288,7 +288,7 @@ pub fn print_hosts(hosts: &[crate::schema::HostUse]) {
 
 /// The I/O of a run's devices (on a layout) and tables, as tables on stderr: the figures that say
 /// which table to move and how busy each device was.
-pub fn print_io_groups(io: &crate::schema::IoSummary) {
+pub fn print_io_groups(io: &oltplab_schema::IoSummary) {
     use oltplab_core::units::{format_bytes, format_count};
     for (title, groups, max) in [
         ("device", &io.by_device, usize::MAX),

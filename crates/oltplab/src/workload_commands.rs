@@ -17,9 +17,9 @@ use crate::plugins::orders::{OrdersLoadArgs, OrdersRunArgs};
 use crate::plugins::tatp::TatpLoadArgs;
 use crate::plugins::tpcc::{TpccLoadArgs, TpccRunArgs};
 use crate::plugins::{brokerage, orders, tatp, tpcc};
-use crate::schema::RunResult;
 use crate::workload::target::Engine;
 use crate::workload::{CommonLoadArgs, CommonRunArgs, DbArgs};
+use oltplab_schema::RunResult;
 
 /// A workload as the command line sees it: each method gets the whole command line of its
 /// command and hands the plug-in the groups it reads.

@@ -33,9 +33,9 @@ use oltplab_metrics::{Warning, WarningKind};
 use serde::Serialize;
 
 use crate::output::{self, say};
-use crate::schema::{CrashResult, CrashRow, CrashStateOutcome, CrashSummary};
 use crate::workload::target::{single_engine, Engine};
 use crate::STOP;
+use oltplab_schema::{CrashResult, CrashRow, CrashStateOutcome, CrashSummary};
 
 const AFTER_CRASH_HELP: &str = "\
 Examples:

@@ -37,9 +37,9 @@ pub(super) use workloads::load;
 use workloads::{conditions, lost, read_meta, run_until_cut, spec_of, Meta};
 
 use crate::emulate::{Backing, EmulationSession, SessionConfig};
-use crate::schema::{CrashStateOutcome, UndoLogSize};
 use crate::workload::target::{DbSpec, Engine};
 use crate::STOP;
+use oltplab_schema::{CrashStateOutcome, UndoLogSize};
 
 /// shared_buffers / innodb_buffer_pool_size: small, so that the run writes data pages as well as
 /// its log before the cut.

@@ -30,8 +30,8 @@ use oltplab_workloads::tpcc::{self, driver::DriverConfig};
 
 use super::{end_cut, materialise, mix, sqlite_files, CrashConfig, CutPlace, Promise};
 use crate::output::say;
-use crate::schema::CrashStateOutcome;
 use crate::STOP;
+use oltplab_schema::CrashStateOutcome;
 
 /// Brokerage's load for a cut: one load unit (TPC-E's smallest) with one trading day of history,
 /// so that a load takes seconds; the run's trades are what the cut is about.

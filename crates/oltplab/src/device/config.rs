@@ -17,7 +17,7 @@ use serde::Serialize;
 
 use crate::device::DeviceArgs;
 use crate::emulate::BackingChoice;
-pub use crate::schema::Backing;
+pub use oltplab_schema::Backing;
 
 /// Queue depth × block size × jobs above this would allocate unreasonable buffer memory.
 const BUFFER_BYTES_MAX: u64 = 4 << 30;

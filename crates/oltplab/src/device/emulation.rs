@@ -13,7 +13,7 @@ use oltplab_io::job::Mix;
 use oltplab_metrics::{Warning, WarningKind};
 
 use super::config::DeviceConfig;
-use crate::schema::{Backing, EmulationPoint, EmulationSummary};
+use oltplab_schema::{Backing, EmulationPoint, EmulationSummary};
 
 /// Where RAM-backed targets live: tmpfs, so the data is in memory.
 const SHM_DIR: &str = "/dev/shm";

@@ -28,11 +28,11 @@ use oltplab_metrics::{Warning, WarningKind};
 
 use crate::output;
 use crate::progress::Progress;
-use crate::schema::{Backing, DeviceResult, DeviceRunSummary};
 use crate::STOP;
 pub use args::{defaults, DeviceArgs, AFTER_DEVICE_HELP};
 pub use config::DeviceConfig;
 use emulation::{EmulatedDevice, RamDir};
+use oltplab_schema::{Backing, DeviceResult, DeviceRunSummary};
 use summary::{MeasuredPoint, Totals};
 
 /// Points with fewer I/Os than this get a warning: their p99.9 rests on a handful of samples.

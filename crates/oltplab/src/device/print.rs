@@ -2,11 +2,11 @@
 
 use std::path::Path;
 
-use crate::schema::DeviceResult;
 use oltplab_core::units::{format_bytes, format_count, format_ns};
 use oltplab_metrics::env::Env;
 use oltplab_metrics::schema::OpSummary;
 use oltplab_metrics::LatencyNs;
+use oltplab_schema::DeviceResult;
 
 use super::config::DeviceConfig;
 use super::summary::Totals;

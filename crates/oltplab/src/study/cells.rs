@@ -16,8 +16,8 @@ use serde_json::Value;
 use super::file::{self, Begun, CellPlan, FileStudy, RunDirs, CELLS_DIR};
 use super::{State, Stoppable, StudyArgs};
 use crate::output;
-use crate::schema::SavedCell;
 use crate::STOP;
+use oltplab_schema::SavedCell;
 
 /// What one measurement does for its cells.
 pub(super) trait Measurement {

@@ -28,9 +28,9 @@ use super::shipped::{file_name, split_devices, S1_POOL_SHARE};
 use super::{new_study_doc, prepare, save, secs, Scale, StudyArgs, DEFAULT_DEVICES};
 use crate::output;
 use crate::plugins::tpcc;
-use crate::schema::{ClusterStudyRow, ClusterStudySummary, TpccResult};
 use crate::workload::target::Engine;
 use crate::STOP;
+use oltplab_schema::{ClusterStudyRow, ClusterStudySummary, TpccResult};
 
 /// The cluster's size without `--nodes`: the smallest that survives a node's loss.
 pub const NODES: u32 = 3;
@@ -390,7 +390,7 @@ fn print_table(s: &ClusterStudySummary) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::schema::{ServerWaits, TpccSummary, TxSummary, WsrepNode};
+    use oltplab_schema::{ServerWaits, TpccSummary, TxSummary, WsrepNode};
 
     #[test]
     fn the_scale_keeps_s1s_proportions_with_a_warehouse_per_node() {

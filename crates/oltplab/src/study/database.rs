@@ -232,8 +232,8 @@ impl Database {
 /// A cell's run, whichever workload: the figures the study reads, in TPC-C's summary where the
 /// brokerage's are the same (transactions, I/O, CPU, window, emulation).
 pub(super) struct WorkloadRun {
-    pub(super) summary: crate::schema::TpccSummary,
-    pub(super) step: crate::schema::RampStep,
+    pub(super) summary: oltplab_schema::TpccSummary,
+    pub(super) step: oltplab_schema::RampStep,
     pub(super) tpse_like: Option<f64>,
     pub(super) orders_tps: Option<f64>,
     pub(super) warnings: Vec<Warning>,
@@ -277,7 +277,7 @@ pub(super) fn study_workload_run(
     let s = &doc.summary;
     Ok(WorkloadRun {
         step: crate::plugins::brokerage::brokerage_step_of(&doc),
-        summary: crate::schema::TpccSummary {
+        summary: oltplab_schema::TpccSummary {
             tx: s.tx.clone(),
             io: s.io.clone(),
             cpu: s.cpu.clone(),
@@ -319,7 +319,7 @@ pub(super) fn orders_run(cfg: &RunConfig, scale: &Scale) -> Result<WorkloadRun> 
     let s = &doc.summary;
     let io = s.io.clone().unwrap_or_default();
     // One transaction type, named by the mode as the run's I/O per transaction names it.
-    let tx = crate::schema::TxSummary {
+    let tx = oltplab_schema::TxSummary {
         count: s.transactions,
         errors: s.errors,
         retries: s.retries,
@@ -328,7 +328,7 @@ pub(super) fn orders_run(cfg: &RunConfig, scale: &Scale) -> Result<WorkloadRun> 
         ..Default::default()
     };
     let histogram = format!("tx_c{connections}");
-    let step = crate::schema::RampStep {
+    let step = oltplab_schema::RampStep {
         terminals: connections,
         throughput: s.tps,
         throughput_unit: "tx/s".into(),
@@ -344,7 +344,7 @@ pub(super) fn orders_run(cfg: &RunConfig, scale: &Scale) -> Result<WorkloadRun> 
     };
     Ok(WorkloadRun {
         step,
-        summary: crate::schema::TpccSummary {
+        summary: oltplab_schema::TpccSummary {
             tx: [(s.mode.clone(), tx)].into(),
             io,
             cpu: s.cpu.clone(),

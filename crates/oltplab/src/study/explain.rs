@@ -3,9 +3,9 @@
 //! busy it kept the device compared with the replay (α).
 
 use super::Scale;
-use crate::schema::TpccSummary;
-use crate::schema::{Breakdown, Limit, ServerWaits};
 use oltplab_core::units::{format_count, format_ns};
+use oltplab_schema::TpccSummary;
+use oltplab_schema::{Breakdown, Limit, ServerWaits};
 use oltplab_trace::replay::sim::ReplayOrder;
 
 /// α at or above this: the run got about as much from the device as the replay did.

@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
 use crate::output;
-use crate::schema::CellAxes;
+use oltplab_schema::CellAxes;
 
 use super::s1::{run_study, Kind};
 use super::shipped::{file_name, split_devices};

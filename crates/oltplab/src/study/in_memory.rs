@@ -28,13 +28,13 @@ use super::shipped::{
 use super::{State, StudyArgs, DEFAULT_DEVICES, REPORT_FILE, RESULTS_FILE};
 use crate::output;
 use crate::plugins::orders::{self, OrdersLoadConfig, OrdersRunConfig};
-use crate::schema::{
-    CellAxes, ConnectionsPoint, InMemoryCellResult as CellResult, InMemoryPoint as Point,
-    InMemoryRun as RunFigures, InMemorySummary as StudySummary, OrdersSummary,
-};
 use crate::workload::scaffold::{CaptureConfig, OutputConfig};
 use crate::workload::target::{DbSpec, Engine};
 use crate::STOP;
+use oltplab_schema::{
+    CellAxes, ConnectionsPoint, InMemoryCellResult as CellResult, InMemoryPoint as Point,
+    InMemoryRun as RunFigures, InMemorySummary as StudySummary, OrdersSummary,
+};
 
 /// What each `--scale` runs.
 #[derive(Clone, Debug, Serialize)]

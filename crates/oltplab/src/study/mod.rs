@@ -33,9 +33,9 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::output;
-use crate::schema::StudySummary;
 use crate::workload::target::Engine;
 use crate::STOP;
+use oltplab_schema::StudySummary;
 
 use shipped::{equivalent_file, s1_file, s1_server_settings, S1_POOL_SHARE};
 
@@ -412,10 +412,10 @@ macro_rules! stoppable {
 
 stoppable!(
     StudySummary,
-    crate::schema::StorageStudySummary,
-    crate::schema::ClusterStudySummary,
-    crate::schema::ProfilesSummary,
-    crate::schema::InMemorySummary
+    oltplab_schema::StorageStudySummary,
+    oltplab_schema::ClusterStudySummary,
+    oltplab_schema::ProfilesSummary,
+    oltplab_schema::InMemorySummary
 );
 
 /// How every scenario ends: its summary says whether Ctrl-C stopped it, with the warning

@@ -34,12 +34,12 @@ use super::{State, StudyArgs, DEFAULT_DEVICES, REPORT_FILE, RESULTS_FILE};
 use crate::device;
 use crate::device::config::{DeviceRequest, Pattern, QueueDepths};
 use crate::output;
-use crate::schema::{
+use crate::workload::target::Engine;
+use crate::STOP;
+use oltplab_schema::{
     CellAxes, DriveSeq, ProfileFigures, ProfileRatio, ProfileSet, ProfilesCellResult,
     ProfilesSummary, QdGeomean, RandomQd4, SetRatio,
 };
-use crate::workload::target::Engine;
-use crate::STOP;
 
 /// S4's two device sets: four 15k rpm disks in RAID5 against four 2012 SAS SSDs in RAID5, each
 /// behind S4's RAID controller: a 1 GB cache set to write back, read ahead (a full stripe at a

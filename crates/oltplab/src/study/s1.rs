@@ -20,13 +20,13 @@ use serde_json::Value;
 
 use crate::device::config::{DeviceRequest, Pattern, QueueDepths};
 use crate::emulate::BackingChoice;
-use crate::schema::{
-    Breakdown, CellResult, DeviceFigures, DeviceSummary, Interval, Ratios, Repeats, ReplayResult,
-    StudySummary,
-};
 use crate::trace_commands::replay::{replay, ReplayConfig};
 use crate::workload::target::Engine;
 use crate::{device, output, STOP};
+use oltplab_schema::{
+    Breakdown, CellResult, DeviceFigures, DeviceSummary, Interval, Ratios, Repeats, ReplayResult,
+    StudySummary,
+};
 
 use super::database::{
     load_engine, orders_work, study_run, study_workload_run, Database, BROKERAGE, ORDERS,

@@ -30,8 +30,10 @@ use super::shipped::{
 };
 use super::{new_study_doc, secs, Pacing, Scale, Scenario, State, StudyArgs, DEFAULT_DEVICES};
 use crate::output;
-use crate::schema::{ConfigFigures, RampStep, StepRepeats, StorageCellResult, StorageStudySummary};
 use crate::STOP;
+use oltplab_schema::{
+    ConfigFigures, RampStep, StepRepeats, StorageCellResult, StorageStudySummary,
+};
 
 /// `table:hottest=DEV` in a layout: the table with the largest share of the I/O of the study's
 /// first cell of the same engine, workload, terminals and pacing (S3's "hottest table").

@@ -21,8 +21,8 @@ use serde_json::json;
 use super::format_arg;
 use crate::output::{self, note, say};
 use crate::progress::Progress;
-use crate::schema::ReplayResult;
 use crate::STOP;
+use oltplab_schema::ReplayResult;
 
 const AFTER_REPLAY_HELP: &str = "\
 Each traced thread becomes a lane whose I/Os run strictly one after another; lanes run side by side,

@@ -25,9 +25,9 @@ use crate::emulate::session::files_under;
 use crate::emulate::{
     self, Backing, BackingChoice, Emulation, EmulationSession, SessionConfig, Target, SHARED,
 };
-use crate::schema::{EmulationSummary, IoSummary, NodeIo, TxIo};
 use crate::workload::layout;
 use crate::workload::target::{DbSpec, Engine};
+use oltplab_schema::{EmulationSummary, IoSummary, NodeIo, TxIo};
 
 /// The capture of a run, if it asked for one.
 pub enum Capture {

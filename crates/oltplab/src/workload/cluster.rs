@@ -12,8 +12,8 @@ use oltplab_workloads::tpcc::check::Condition;
 use oltplab_workloads::tpcc::connect::MyConnector;
 use oltplab_workloads::tpcc::{Connector, Purpose};
 
-use crate::schema::{ClusterFailover, ClusterRun, WsrepNode};
 use crate::workload::target::{Db, DbSpec};
+use oltplab_schema::{ClusterFailover, ClusterRun, WsrepNode};
 
 /// Each node's counters at the window's start, on connections kept for its end.
 pub struct WsrepSampler {

@@ -3,9 +3,9 @@
 
 use oltplab_metrics::cpu::CpuTime;
 
-use crate::schema::{IoSummary, TpccCpu};
 use crate::workload::procstat::DiskCounters;
 use crate::workload::target::Engine;
+use oltplab_schema::{IoSummary, TpccCpu};
 
 /// `summary.io` from the device's counters (the whole device), when no capture gives the
 /// engine's own I/O.

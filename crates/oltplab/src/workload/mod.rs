@@ -27,8 +27,8 @@ use serde::Serialize;
 
 use crate::emulate::{BackingChoice, Emulation};
 use crate::progress::Progress;
-use crate::schema::{EmulationSummary, IoSummary};
 use crate::workload::target::{DbSpec, Engine};
+use oltplab_schema::{EmulationSummary, IoSummary};
 
 /// `--server-setting NAME=VALUE` options, each as the study file's `server_settings` take it.
 pub fn parse_server_settings(texts: &[String]) -> Result<Vec<(String, String)>> {

@@ -14,8 +14,8 @@ use oltplab_metrics::{LatencyHistogram, WarningKind};
 use serde::Serialize;
 
 use crate::output;
-use crate::schema::{IoSummary, RampStep, ResultDoc, Warning};
 use crate::workload::scaffold::OutputConfig;
+use oltplab_schema::{IoSummary, RampStep, ResultDoc, Warning};
 
 /// The summary of a run that can be a step of a users ramp.
 pub trait RampSummary: Serialize + Sized {

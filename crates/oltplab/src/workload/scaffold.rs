@@ -15,13 +15,13 @@ use crate::output;
 use oltplab_workloads::driver;
 
 use crate::emulate::{BackingChoice, Emulation};
-use crate::schema::{
-    EmulationSummary, IoSummary, ResultDoc, TpccCpu, Warning, WindowFigures, OTHER_IO,
-};
 use crate::workload::capture::{Capture, CaptureRequest, RunEnd};
 use crate::workload::edges::{device_io, split_cpu, Edge};
 use crate::workload::procstat::{self, DiskCounters};
 use crate::workload::target::{self, Db, DbSpec, Engine, Open};
+use oltplab_schema::{
+    EmulationSummary, IoSummary, ResultDoc, TpccCpu, Warning, WindowFigures, OTHER_IO,
+};
 
 /// A run's `--emulate`, `--trace` and `--backing` (flattened into its config's JSON).
 #[derive(Clone, Debug, Serialize)]

@@ -24,7 +24,7 @@ use oltplab_workloads::tpcc::connect::{
 use oltplab_workloads::tpcc::Connector;
 use serde::Serialize;
 
-use crate::schema::HostUse;
+use oltplab_schema::HostUse;
 
 pub const SQLITE_FILE: &str = "tpcc.sqlite";
 

@@ -24,12 +24,12 @@ pub use run::run_with;
 
 use crate::plugins::orders::OrdersLoadArgs;
 use crate::plugins::tpcc::{TpccLoadArgs, TpccRunArgs};
-use crate::schema::RunResult;
 use crate::workload::cluster;
 use crate::workload::scaffold::{CaptureConfig, OutputConfig};
 use crate::workload::target::{self, DbSpec, Open, SQLITE_FILE};
 use crate::workload::{conditions_verdict, given, CommonLoadArgs, CommonRunArgs, DbArgs, Warmup};
 use crate::STOP;
+use oltplab_schema::RunResult;
 
 /// The SQLite file of this workload in `--data-dir`.
 pub const SQLITE_BROKERAGE_FILE: &str = "brokerage.sqlite";

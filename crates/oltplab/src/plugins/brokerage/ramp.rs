@@ -1,7 +1,7 @@
 //! A brokerage run as a step of a users ramp or a study's configuration.
 
-use crate::schema::{BrokerageInterval, BrokerageResult, BrokerageSummary, RampStep};
 use crate::workload::ramp::{common_figures, RampSummary};
+use oltplab_schema::{BrokerageInterval, BrokerageResult, BrokerageSummary, RampStep};
 
 impl RampSummary for BrokerageSummary {
     type Interval = BrokerageInterval;

@@ -16,12 +16,8 @@ use oltplab_workloads::driver::Event;
 use oltplab_workloads::driver::Second;
 
 use super::{meta_of, RunConfig};
+use crate::driver_stats::{commit_summary, counts_by_kind, tx_summary};
 use crate::output;
-use crate::schema::ServerWaits;
-use crate::schema::{
-    commit_summary, counts_by_kind, tx_summary, BrokerageInterval, BrokerageResult,
-    BrokerageSummary, MixShare,
-};
 use crate::workload::capture::Capture;
 use crate::workload::cluster::WsrepSampler;
 use crate::workload::scaffold::{
@@ -29,6 +25,8 @@ use crate::workload::scaffold::{
     IntervalLines,
 };
 use crate::workload::target::Engine;
+use oltplab_schema::ServerWaits;
+use oltplab_schema::{BrokerageInterval, BrokerageResult, BrokerageSummary, MixShare};
 
 /// Runs the brokerage workload as `cfg` says; `stop` (Ctrl-C) ends the measured window early.
 pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<BrokerageResult> {

@@ -20,12 +20,12 @@ use serde::Serialize;
 pub use run::run_with;
 
 use crate::progress::Progress;
-use crate::schema::RunResult;
 use crate::workload::capture::Capture;
 use crate::workload::scaffold::{CaptureConfig, OutputConfig};
 use crate::workload::target::{self, DbSpec, Engine, Open, SQLITE_FILE};
 use crate::workload::{given, CommonLoadArgs, CommonRunArgs, DbArgs};
 use crate::STOP;
+use oltplab_schema::RunResult;
 
 /// The SQLite file of this workload in `--data-dir`.
 pub const SQLITE_ORDERS_FILE: &str = "orders.sqlite";

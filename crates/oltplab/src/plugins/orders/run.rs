@@ -22,14 +22,14 @@ use super::{
     require_existing, OrdersRunConfig, OrdersTarget,
 };
 use crate::output;
-use crate::schema::{
-    ConnectionsPoint, Durability, OrdersCpu, OrdersInterval, OrdersResult, OrdersSummary, TxIo,
-    WaitsInfo,
-};
 use crate::workload::capture::{Capture, RunEnd};
 use crate::workload::edges::Edge;
 use crate::workload::scaffold::{EdgeSamples, IntervalLines};
 use crate::workload::target::{Engine, Open};
+use oltplab_schema::{
+    ConnectionsPoint, Durability, OrdersCpu, OrdersInterval, OrdersResult, OrdersSummary, TxIo,
+    WaitsInfo,
+};
 
 pub struct RunOutcome {
     pub doc: OrdersResult,

@@ -19,13 +19,13 @@ use serde::Serialize;
 pub use run::run_with;
 
 use crate::plugins::tpcc::{TpccLoadArgs, TpccRunArgs};
-use crate::schema::RunResult;
 use crate::workload::scaffold::{CaptureConfig, OutputConfig};
 use crate::workload::target::{self, DbSpec, Open, SQLITE_FILE};
 use crate::workload::{
     conditions_verdict, given, CommonLoadArgs, CommonRunArgs, DbArgs, Warmup, AUTO_WARMUP_MAX,
 };
 use crate::STOP;
+use oltplab_schema::RunResult;
 
 /// The SQLite file of this workload in `--data-dir`.
 pub const SQLITE_TATP_FILE: &str = "tatp.sqlite";

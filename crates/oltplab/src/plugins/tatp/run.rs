@@ -15,14 +15,15 @@ use oltplab_workloads::tatp::driver::drive;
 use oltplab_workloads::tatp::tx::TxType;
 
 use super::{meta_of, RunConfig};
+use crate::driver_stats::{counts_by_kind, tx_summary};
 use crate::output;
-use crate::schema::{counts_by_kind, tx_summary, MixShare, TatpInterval, TatpResult, TatpSummary};
 use crate::workload::capture::Capture;
 use crate::workload::scaffold::{
     driver_cpu_warning, interrupted_warning, open_for_run, per_second, print_cpu, EdgeSamples,
     IntervalLines,
 };
 use crate::workload::target::Engine;
+use oltplab_schema::{MixShare, TatpInterval, TatpResult, TatpSummary};
 
 /// Runs TATP as `cfg` says; `stop` (Ctrl-C) ends the measured window early.
 pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<TatpResult> {

@@ -31,9 +31,9 @@ pub(crate) use ramp::step_of;
 pub use run::{run_with, RunOutcome};
 use scaleout::WarehouseRange;
 
-use crate::schema::RunResult;
 use crate::workload::{conditions_verdict, given, CommonLoadArgs, CommonRunArgs, DbArgs};
 use crate::STOP;
+use oltplab_schema::RunResult;
 
 /// `load tpcc`'s and `run tpcc`'s defaults, where the code needs them too.
 const LOAD_WAREHOUSES: u32 = 1;

@@ -7,8 +7,8 @@ use oltplab_core::Result;
 
 use super::run::{run_with, RunOutcome};
 use super::RunConfig;
-use crate::schema::{RampStep, TpccInterval, TpccResult, TpccSummary};
 use crate::workload::ramp::{common_figures, ramp, RampSummary};
+use oltplab_schema::{RampStep, TpccInterval, TpccResult, TpccSummary};
 
 impl RampSummary for TpccSummary {
     type Interval = TpccInterval;

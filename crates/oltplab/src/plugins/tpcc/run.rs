@@ -22,17 +22,18 @@ use oltplab_workloads::sql::Conn;
 use oltplab_workloads::tpcc::{inspect, require_loaded, Meta, Purpose, TPMC_PER_WAREHOUSE_MAX};
 
 use super::RunConfig;
+use crate::driver_stats::{commit_summary, counts_by_kind, nurand_constants, tx_summary};
 use crate::output;
-use crate::schema::{
-    commit_summary, counts_by_kind, nurand_constants, tx_summary, DeferredDeliverySummary,
-    ResponseTimeLimit, ServerWaits, SteadyState, TpccInterval, TpccResult, TpccSummary, OTHER_IO,
-};
 use crate::workload::capture::Capture;
 use crate::workload::scaffold::{
     driver_cpu_warning, interrupted_warning, open_for_run, per_second, print_cpu, EdgeSamples,
     IntervalLines, WindowEdges,
 };
 use crate::workload::target::{self, Engine};
+use oltplab_schema::{
+    DeferredDeliverySummary, ResponseTimeLimit, ServerWaits, SteadyState, TpccInterval, TpccResult,
+    TpccSummary, OTHER_IO,
+};
 
 pub struct RunOutcome {
     pub doc: TpccResult,

@@ -6,7 +6,7 @@
 
 use oltplab_workloads::sql::{Conn, Dialect};
 
-use crate::schema::{SteadyState, TpccInterval};
+use oltplab_schema::{SteadyState, TpccInterval};
 
 /// A window whose New-Order rate changes by more than this share of its mean from its start to
 /// its end (least-squares line) is trending, not steady.

@@ -10,8 +10,8 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use crate::schema::ServerWaits;
 use crate::workload::cluster::WsrepSampler;
+use oltplab_schema::ServerWaits;
 use oltplab_workloads::sql::{Conn, Dialect};
 use oltplab_workloads::tpcc::{Connector, Purpose};
 

@@ -1,13 +1,13 @@
-//! The result types live in `oltplab-schema`, which the reports read through too; this module
-//! re-exports them and adds what turns the driver's statistics into them.
+//! What turns the driver's statistics into the result types of `oltplab-schema` (which the
+//! reports read through too): transaction summaries, the commit round trip, counts by kind,
+//! TPC-C's NURand constants.
 
 use std::collections::BTreeMap;
 
+use oltplab_schema::{CommitSummary, NurandConstants, TxSummary};
 use oltplab_workloads::driver::TxStats;
 use oltplab_workloads::sql::ErrorKind;
 use oltplab_workloads::tpcc::random::Constants;
-
-pub use oltplab_schema::*;
 
 /// `summary.errors_by_kind` / `retries_by_kind`: counts by the kind's name.
 pub fn counts_by_kind(m: &BTreeMap<ErrorKind, u64>) -> BTreeMap<String, u64> {
@@ -69,6 +69,7 @@ pub fn nurand_constants(c: Constants) -> NurandConstants {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use oltplab_schema::WsrepNode;
 
     #[test]
     fn commits_of_every_kind_add_up_and_a_cluster_splits_the_mean() {
