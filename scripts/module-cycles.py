@@ -80,21 +80,31 @@ def strip(text):
     return "".join(out)
 
 
+def tree_parts(tree):
+    """The top-level parts of a braced use tree (`{a::b, c::{d, e}}` -> [a::b, c::{d, e}]), or
+    None when the tree is not braced."""
+    tree = tree.strip()
+    if not tree.startswith("{"):
+        return None
+    inner, depth, part, parts = tree[1:tree.rfind("}")], 0, "", []
+    for ch in inner:
+        if ch == "," and depth == 0:
+            parts.append(part)
+            part = ""
+            continue
+        depth += ch == "{"
+        depth -= ch == "}"
+        part += ch
+    parts.append(part)
+    return [p for p in parts if p.strip()]
+
+
 def use_roots(tree):
     """The first segments of each path in a use tree's text (`{a::b, c}` -> [a, c])."""
     tree = tree.strip()
-    if tree.startswith("{"):
-        inner, depth, part, parts = tree[1:tree.rfind("}")], 0, "", []
-        for ch in inner:
-            if ch == "," and depth == 0:
-                parts.append(part)
-                part = ""
-                continue
-            depth += ch == "{"
-            depth -= ch == "}"
-            part += ch
-        parts.append(part)
-        return [r for p in parts if p.strip() for r in use_roots(p)]
+    parts = tree_parts(tree)
+    if parts is not None:
+        return [r for p in parts for r in use_roots(p)]
     m = IDENT.match(tree)
     return [m.group(0)] if m else []
 
@@ -227,18 +237,9 @@ def use_heads(tree):
     [(a, b), (c, d), (c, e)]; a path of one segment gives (a, None))."""
     out = []
     tree = tree.strip()
-    if tree.startswith("{"):
-        inner, depth, part, parts = tree[1:tree.rfind("}")], 0, "", []
-        for ch in inner:
-            if ch == "," and depth == 0:
-                parts.append(part)
-                part = ""
-                continue
-            depth += ch == "{"
-            depth -= ch == "}"
-            part += ch
-        parts.append(part)
-        return [h for p in parts if p.strip() for h in use_heads(p)]
+    parts = tree_parts(tree)
+    if parts is not None:
+        return [h for p in parts for h in use_heads(p)]
     m = IDENT.match(tree)
     if not m:
         return out
@@ -255,18 +256,9 @@ def use_heads(tree):
 def use_leaves(tree):
     """The names a use tree brings in (`{a::b, c as d, e::{f}}` -> [b, d, f])."""
     tree = tree.strip()
-    if tree.startswith("{"):
-        inner, depth, part, parts = tree[1:tree.rfind("}")], 0, "", []
-        for ch in inner:
-            if ch == "," and depth == 0:
-                parts.append(part)
-                part = ""
-                continue
-            depth += ch == "{"
-            depth -= ch == "}"
-            part += ch
-        parts.append(part)
-        return [n for p in parts if p.strip() for n in use_leaves(p)]
+    parts = tree_parts(tree)
+    if parts is not None:
+        return [n for p in parts for n in use_leaves(p)]
     if "{" in tree:
         return use_leaves(tree[tree.index("{"):])
     if " as " in tree:

@@ -212,3 +212,17 @@ pub fn cells_in(err: &str) -> (Vec<String>, Vec<String>) {
     }
     (ran, kept)
 }
+
+/// The result files a study saved under `out/cells/`, sorted (none when the directory is missing).
+pub fn cell_files(out: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(out.join("cells"))
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.ends_with(".json"))
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}

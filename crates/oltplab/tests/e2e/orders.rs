@@ -478,18 +478,6 @@ fn bad_input_is_one_sentence_and_exit_2() {
 #[test]
 fn in_memory_study_quick_on_sqlite() {
     let dir = scratch("orders-study");
-    let cells = |dir: &std::path::Path| -> Vec<String> {
-        let mut names: Vec<String> = std::fs::read_dir(dir.join("s").join("cells"))
-            .map(|d| {
-                d.flatten()
-                    .map(|e| e.file_name().to_string_lossy().into_owned())
-                    .filter(|n| n.ends_with(".json"))
-                    .collect()
-            })
-            .unwrap_or_default();
-        names.sort();
-        names
-    };
     let killed = common::signal_after_first(
         &dir,
         &[
@@ -503,13 +491,13 @@ fn in_memory_study_quick_on_sqlite() {
             "--data-dir",
             "d",
         ],
-        || !cells(&dir).is_empty(),
+        || !common::cell_files(&dir.join("s")).is_empty(),
         "table kind",
         libc::SIGKILL,
     );
     use std::os::unix::process::ExitStatusExt;
     assert_eq!(killed.status.signal(), Some(libc::SIGKILL));
-    let saved = cells(&dir);
+    let saved = common::cell_files(&dir.join("s"));
     assert_eq!(saved.len(), 1, "{saved:?}");
     assert!(saved[0].starts_with("disk-"), "{saved:?}");
     let saved_text = std::fs::read_to_string(dir.join("s/cells").join(&saved[0])).unwrap();
@@ -527,7 +515,7 @@ fn in_memory_study_quick_on_sqlite() {
         saved_text,
         "the kept cell's file was rewritten"
     );
-    assert_eq!(cells(&dir).len(), 2);
+    assert_eq!(common::cell_files(&dir.join("s")).len(), 2);
     let doc: Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("s/results.json")).unwrap())
             .unwrap();

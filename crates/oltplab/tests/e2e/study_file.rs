@@ -220,19 +220,6 @@ fn a_misspelt_server_setting_fails_before_anything_runs() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-fn cell_files(out: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(out.join("cells"))
-        .map(|d| {
-            d.flatten()
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .filter(|n| n.ends_with(".json"))
-                .collect()
-        })
-        .unwrap_or_default();
-    names.sort();
-    names
-}
-
 #[test]
 fn interrupted_study_resumes_only_the_stopped_and_new_cells_and_reports_every_cell() {
     let dir = scratch("resume");
@@ -247,13 +234,13 @@ fn interrupted_study_resumes_only_the_stopped_and_new_cells_and_reports_every_ce
     let out = common::interrupt_after_first(
         &dir,
         &["study", "--file", "mine.toml", "--out", "res"],
-        || !cell_files(&res).is_empty(),
+        || !common::cell_files(&res).is_empty(),
         "cell",
     );
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(130), "{err}");
     assert!(err.contains("oltplab study --resume"), "{err}");
-    let first = cell_files(&res);
+    let first = common::cell_files(&res);
     assert_eq!(first.len(), 1, "{first:?}");
     assert!(
         first[0].starts_with("sqlite_sata-ssd-2010_t1-"),
@@ -305,7 +292,7 @@ fn interrupted_study_resumes_only_the_stopped_and_new_cells_and_reports_every_ce
     );
     // The kept cell's file is the one the first run wrote.
     assert_eq!(json(&res.join("cells").join(&first[0])), kept_cell);
-    assert_eq!(cell_files(&res).len(), 4);
+    assert_eq!(common::cell_files(&res).len(), 4);
 
     // 3. The combined result: every cell in the file's order, S1's figures under S1's names, the
     //    ratios against the first emulated device's cell of the same terminals.

@@ -11,18 +11,6 @@ use common::{assert_ok, json, oltplab, scratch, stderr};
 fn an_interrupted_profiles_study_resumes_only_its_unfinished_set() {
     let dir = scratch("profiles-resume");
     let res = dir.join("res");
-    let cells = |res: &std::path::Path| -> Vec<String> {
-        let mut names: Vec<String> = std::fs::read_dir(res.join("cells"))
-            .map(|d| {
-                d.flatten()
-                    .map(|e| e.file_name().to_string_lossy().into_owned())
-                    .filter(|n| n.ends_with(".json"))
-                    .collect()
-            })
-            .unwrap_or_default();
-        names.sort();
-        names
-    };
     let out = common::interrupt_after_first(
         &dir,
         &[
@@ -34,7 +22,7 @@ fn an_interrupted_profiles_study_resumes_only_its_unfinished_set() {
             "--out",
             "res",
         ],
-        || !cells(&res).is_empty(),
+        || !common::cell_files(&res).is_empty(),
         "device set",
     );
     let err = stderr(&out);
@@ -50,7 +38,7 @@ fn an_interrupted_profiles_study_resumes_only_its_unfinished_set() {
     assert_eq!(stopped["summary"]["interrupted"], true);
     // The set Ctrl-C cut short is not kept: only the finished one is in the result.
     assert_eq!(stopped["summary"]["sets"].as_array().unwrap().len(), 1);
-    let kept = cells(&res);
+    let kept = common::cell_files(&res);
     assert_eq!(kept.len(), 1, "{kept:?}");
     let kept_text = std::fs::read_to_string(res.join("cells").join(&kept[0])).unwrap();
     assert!(res.join("study.toml").is_file());
@@ -89,7 +77,7 @@ fn an_interrupted_profiles_study_resumes_only_its_unfinished_set() {
     assert_eq!(s["random_qd4"].as_array().unwrap().len(), 4);
     assert_eq!(s["drive_seq16k"].as_array().unwrap().len(), 4);
     assert_eq!(s["cells"].as_array().unwrap().len(), 2);
-    assert_eq!(cells(&res).len(), 2);
+    assert_eq!(common::cell_files(&res).len(), 2);
 
     // A set added to the file is the only one left to measure.
     let copy = res.join("study.toml");

@@ -255,16 +255,6 @@ fn cache_tiers_dry_run_prints_its_file_with_the_options_applied() {
 fn an_interrupted_placement_study_resumes_only_its_unfinished_configurations() {
     let dir = scratch("study-placement-resume");
     let res = dir.join("res");
-    let cells = |res: &std::path::Path| -> Vec<String> {
-        std::fs::read_dir(res.join("cells"))
-            .map(|d| {
-                d.flatten()
-                    .map(|e| e.file_name().to_string_lossy().into_owned())
-                    .filter(|n| n.ends_with(".json"))
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
     let out = common::interrupt_after_first(
         &dir,
         &[
@@ -278,7 +268,7 @@ fn an_interrupted_placement_study_resumes_only_its_unfinished_configurations() {
             "--out",
             "res",
         ],
-        || !cells(&res).is_empty(),
+        || !common::cell_files(&res).is_empty(),
         "configuration",
     );
     let err = stderr(&out);
@@ -293,7 +283,7 @@ fn an_interrupted_placement_study_resumes_only_its_unfinished_configurations() {
     assert_eq!(stopped["summary"]["scenario"], "placement");
     assert_eq!(stopped["summary"]["interrupted"], true);
     assert_eq!(stopped["summary"]["configs"].as_array().unwrap().len(), 1);
-    let kept = cells(&res);
+    let kept = common::cell_files(&res);
     assert_eq!(kept.len(), 1, "{kept:?}");
     let kept_text = std::fs::read_to_string(res.join("cells").join(&kept[0])).unwrap();
     assert!(res.join("study.toml").is_file());
