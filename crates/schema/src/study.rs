@@ -520,7 +520,8 @@ saved_cell!(
     CellResult,
     StorageCellResult,
     super::ProfilesCellResult,
-    super::InMemoryCellResult
+    super::InMemoryCellResult,
+    ClusterCellResult
 );
 
 /// One finished cell of a study file of S2's and S3's measurement (`measure = "storage"`):
@@ -573,6 +574,32 @@ pub struct ClusterStudySummary {
     /// Per device: the single server's row, then the cluster's.
     pub rows: Vec<ClusterStudyRow>,
     pub interrupted: bool,
+    /// Its finished cells, one per device and system in its study file's order: what each saved
+    /// as `cells/<id>-<hash>.json` when it finished.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cells: Vec<ClusterCellResult>,
+}
+
+/// One finished run of a cluster study (`summary.cells[]`, and `cells/<id>-<hash>.json` on its
+/// own): a system on a device, on a fresh copy of that system's loaded database.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct ClusterCellResult {
+    /// `mariadb_<device>` or `galera<nodes>_<device>`: names its result file.
+    pub id: String,
+    /// A hash of its resolved configuration (device spec, system, nodes, scale).
+    pub config_hash: String,
+    pub finished_at: String,
+    /// The server's version, as the system's load reported it.
+    pub engine_version: String,
+    /// The single server's loaded data directory, and the buffer pool (S1's share of it) the
+    /// run had.
+    pub database_bytes: u64,
+    pub buffer_pool_bytes: u64,
+    /// Its row, without `tpmc_vs_single` (the study adds it against the single server's row).
+    pub row: ClusterStudyRow,
+    /// The run's warnings that make its row less reliable, as the study's `warnings` has them.
+    #[serde(default)]
+    pub warnings: Vec<Warning>,
 }
 
 /// One run of a cluster study: a system (`mariadb` or `galera`) on a device. Read back, the

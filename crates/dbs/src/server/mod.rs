@@ -749,6 +749,26 @@ fn check_reachable(dir: &Path, account: &Account, cfg: &ServerConfig) -> Result<
     }
 }
 
+/// Waits until process group `group` (negative: `-pgid`) has no process left: a few seconds
+/// after the SIGTERM it was sent, then SIGKILL.
+fn stop_group(group: libc::pid_t) {
+    // SAFETY: signal 0 only asks whether the group has a process left.
+    let alive = || unsafe { libc::kill(group, 0) } == 0;
+    for signal in [None, Some(libc::SIGKILL)] {
+        if let Some(signal) = signal {
+            // SAFETY: the group is the setup command's own, as above.
+            unsafe { libc::kill(group, signal) };
+        }
+        let started = std::time::Instant::now();
+        while alive() && started.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        if !alive() {
+            return;
+        }
+    }
+}
+
 /// Runs a one-off program (initdb, mariadb-install-db) as the server's account, its output
 /// appended to the server log; a failure carries the log's last lines.
 fn run_setup(
@@ -784,9 +804,14 @@ fn run_setup(
         match child.try_wait() {
             Ok(Some(status)) => break status,
             Ok(None) if interrupt::requested() => {
-                // SAFETY: the child has not been reaped, so its pid is still its own.
-                unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
+                // The whole process group (`prepare` gave the command its own): a script's
+                // children too, such as mariadb-install-db's `mariadbd --bootstrap`, which would
+                // otherwise outlive oltplab and write into the directory a resumed load removes.
+                let group = -(child.id() as libc::pid_t);
+                // SAFETY: the child has not been reaped, so its group is still its own.
+                unsafe { libc::kill(group, libc::SIGTERM) };
                 let _ = child.wait();
+                stop_group(group);
                 return Err(Error::Interrupted);
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(20)),

@@ -35,7 +35,7 @@ pub const SCENARIO: &str = "file";
 const SCALES: [&str; 5] = ["quick", "default", "s1", "paper", "test"];
 const ENGINES: [&str; 3] = ["sqlite", "postgres", "mariadb"];
 const PACINGS: [&str; 2] = ["none", "spec"];
-const MEASURES: [&str; 4] = ["s1", "storage", "profiles", "in-memory"];
+const MEASURES: [&str; 5] = ["s1", "storage", "profiles", "in-memory", "cluster"];
 /// The workloads a cell runs under S1's measurement.
 const WORKLOADS: [&str; 3] = ["tpcc", "brokerage", "orders"];
 const REPEAT_MAX: u32 = 20;
@@ -55,6 +55,7 @@ struct StudyFile {
     terminals: Option<Spanned<Vec<Spanned<u32>>>>,
     pacing: Option<Spanned<Vec<Spanned<String>>>>,
     workloads: Option<Spanned<Vec<Spanned<String>>>>,
+    nodes: Option<Spanned<u32>>,
     #[serde(default)]
     engines: Vec<Spanned<EngineEntry>>,
     #[serde(default)]
@@ -230,6 +231,9 @@ pub enum Measure {
     /// S5: disk and memory tables, update and insert, over the scale's connection counts, on
     /// one engine, on the storage under `--data-dir`.
     InMemory { engine: String },
+    /// The cluster study: one MariaDB server, then a Galera cluster of `nodes`, on each device
+    /// (`study/cluster.rs`).
+    Cluster { devices: Vec<Spec>, nodes: u32 },
 }
 
 impl Measure {
@@ -239,6 +243,7 @@ impl Measure {
             Measure::Storage => "storage",
             Measure::Profiles { .. } => "profiles",
             Measure::InMemory { .. } => "in-memory",
+            Measure::Cluster { .. } => "cluster",
         }
     }
 }
@@ -272,9 +277,22 @@ pub(super) fn parse(path: &Path, text: &str) -> Result<FileStudy> {
     let file: StudyFile = toml::from_str(text).map_err(|e| src.parse_error(&e))?;
     // S1's measurement, or S2's and S3's (`storage`): cells of the same axes.
     let mut storage = false;
+    let cluster = file
+        .measure
+        .as_ref()
+        .is_some_and(|m| m.get_ref() == "cluster");
+    if let (Some(n), false) = (&file.nodes, cluster) {
+        return Err(src.error(
+            n.span(),
+            "nodes belongs to measure = \"cluster\" (its Galera cluster's size): drop it, or add measure = \"cluster\"",
+        ));
+    }
     if let Some(m) = &file.measure {
         let measure = one_of(&src, "measure", m, &MEASURES)?;
         storage = measure == "storage";
+        if measure == "cluster" {
+            return cluster_file(&src, &file);
+        }
         if measure != "s1" && !storage {
             return scenario_file(&src, &file, &measure);
         }
@@ -654,6 +672,112 @@ fn scenario_file(src: &Source, file: &StudyFile, measure: &str) -> Result<FileSt
         repeat: 1,
         baseline,
         engines,
+        cells,
+    })
+}
+
+/// A file of the cluster study's measurement (`measure = "cluster"`): its devices, the cluster's
+/// nodes, the scale and the pacing, checked as S1's are; every other key is refused, naming its
+/// line. Its cells are each device's single server, then its cluster.
+fn cluster_file(src: &Source, file: &StudyFile) -> Result<FileStudy> {
+    for (key, at) in [
+        ("layouts", file.layouts.as_ref().map(Spanned::span)),
+        ("terminals", file.terminals.as_ref().map(Spanned::span)),
+        ("repeat", file.repeat.as_ref().map(Spanned::span)),
+        ("workloads", file.workloads.as_ref().map(Spanned::span)),
+        ("baseline", file.baseline.as_ref().map(Spanned::span)),
+        ("[[engines]]", file.engines.first().map(Spanned::span)),
+        ("[[cell]]", file.cell.first().map(Spanned::span)),
+    ] {
+        if let Some(at) = at {
+            return Err(src.error(
+                at,
+                format!("{key} does not belong to measure = \"cluster\": the cluster study takes devices, nodes, scale and pacing, and runs MariaDB and Galera; drop it"),
+            ));
+        }
+    }
+    let scale = match &file.scale {
+        Some(s) => one_of(src, "scale", s, &SCALES)?,
+        None => "default".to_string(),
+    };
+    let pacing = match &file.pacing {
+        None => super::Pacing::None,
+        Some(p) => {
+            let [one] = p.get_ref().as_slice() else {
+                return Err(src.error(
+                    p.span(),
+                    "pacing: the cluster study runs one pacing: give one, e.g. pacing = [\"none\"]",
+                ));
+            };
+            let name = one_of(src, "pacing", one, &PACINGS)?;
+            super::Pacing::from_name(&name).expect("one of PACINGS")
+        }
+    };
+    let nodes = match &file.nodes {
+        Some(n) if !(2..=9).contains(n.get_ref()) => {
+            return Err(src.error(
+                n.span(),
+                format!("nodes = {} is out of range: give 2 to 9", n.get_ref()),
+            ))
+        }
+        Some(n) => *n.get_ref(),
+        None => super::cluster::NODES,
+    };
+    let Some(devices) = &file.devices else {
+        return Err(Error::usage(format!(
+            "{} measures the cluster study but names no devices: add devices = [\"hdd-10k\", \"sata-ssd-2010\", \"pcie-flash-2012\"]; {DOCS}",
+            src.path.display()
+        )));
+    };
+    let mut specs: Vec<Spec> = Vec::new();
+    for d in devices.get_ref() {
+        if d.get_ref().name.is_some() {
+            return Err(src.error(
+                d.span(),
+                "devices: the cluster study's rows are named by their specs: give the spec alone",
+            ));
+        }
+        let d = &entry_spec(d);
+        let (spec, _) = device(src, "devices", d, &[], false)?;
+        if spec.is_layout() {
+            return Err(src.error(
+                d.span(),
+                format!("devices: \"{}\" is a layout: the cluster study runs each server and node on one device spec, e.g. hdd-10k", d.get_ref()),
+            ));
+        }
+        if specs
+            .iter()
+            .any(|s| file_name(&s.name()) == file_name(&spec.name()))
+        {
+            return Err(src.error(
+                d.span(),
+                format!(
+                    "devices: \"{}\" is listed twice: give each device once",
+                    d.get_ref()
+                ),
+            ));
+        }
+        specs.push(spec);
+    }
+    if specs.is_empty() {
+        return Err(src.error(
+            devices.span(),
+            "devices: the cluster study runs on one device at least, e.g. \"hdd-10k\"",
+        ));
+    }
+    let scale = super::cluster::cluster_scale(&scale, pacing, nodes);
+    let cells = super::cluster::plan_cells(&specs, nodes, &scale);
+    Ok(FileStudy {
+        path: src.path.to_path_buf(),
+        measure: Measure::Cluster {
+            devices: specs,
+            nodes,
+        },
+        text: src.text.to_string(),
+        scale,
+        repeat: 1,
+        baseline: None,
+        engines: Vec::new(),
         cells,
     })
 }
@@ -1186,7 +1310,7 @@ pub fn run(args: &StudyArgs) -> Result<()> {
     // S4's and S5's directories are resumed by files of their measurement only, and those
     // files resume no other directory.
     let own = |scenario: &str| match scenario {
-        "profiles" | "in-memory" => Some(scenario.to_string()),
+        "profiles" | "in-memory" | "cluster" => Some(scenario.to_string()),
         _ => None,
     };
     let mine = own(study.measure.name());
@@ -1211,13 +1335,14 @@ pub fn run(args: &StudyArgs) -> Result<()> {
         }
         Measure::Profiles { .. } => return super::profiles::run(&study, args, None),
         Measure::InMemory { .. } => return super::in_memory::run(&study, args, None),
+        Measure::Cluster { .. } => return super::cluster::run(&study, args, None),
         Measure::S1 => {}
     }
     run_study(&study, args, kind, None)
 }
 
-/// `--dry-run` of S4's or S5's measurement: what runs, in order, and an estimate where the scale
-/// sets the time; `done` marks the cells a `--resume DIR` keeps.
+/// `--dry-run` of S4's, S5's or the cluster study's measurement: what runs, in order, and an
+/// estimate where the scale sets the time; `done` marks the cells a `--resume DIR` keeps.
 pub(super) fn print_scenario_plan(study: &FileStudy, done: &[bool]) {
     match &study.measure {
         Measure::Profiles { sets } => {
@@ -1320,6 +1445,48 @@ pub(super) fn print_scenario_plan(study: &FileStudy, done: &[bool]) {
             }
             output::say!(
                 "estimate: none from the scale: each point is a fixed amount of work, and its time is what S5 measures; nothing was run"
+            );
+        }
+        Measure::Cluster { devices, nodes } => {
+            let scale = &study.scale;
+            let run_s = scale.warmup_s + scale.duration_s;
+            output::say!(
+                "{}: the cluster study (measure = \"cluster\") on {} device{} at scale {}: one MariaDB server, then {nodes} Galera nodes, on each; {} warehouse{}, {} terminals, {} warm-up + {} measured per run",
+                study.path.display(),
+                devices.len(),
+                if devices.len() == 1 { "" } else { "s" },
+                scale.name,
+                scale.warehouses,
+                if scale.warehouses == 1 { "" } else { "s" },
+                scale.terminals,
+                secs(scale.warmup_s),
+                secs(scale.duration_s)
+            );
+            let mut total_s = 0.0;
+            for (i, cell) in study.cells.iter().enumerate() {
+                let finished = done.get(i).copied().unwrap_or(false);
+                if !finished {
+                    total_s += run_s;
+                }
+                output::say!(
+                    "{:>3}. {}  {}  {}",
+                    i + 1,
+                    cell.id,
+                    if i % 2 == 0 {
+                        "one MariaDB server".to_string()
+                    } else {
+                        format!("{nodes} Galera nodes, each")
+                    },
+                    if finished {
+                        "finished earlier, kept".to_string()
+                    } else {
+                        format!("~{}", duration(run_s))
+                    }
+                );
+            }
+            output::say!(
+                "estimate: ~{} of runs, plus each system's load and each run's start; nothing was run",
+                duration(total_s)
             );
         }
         Measure::S1 | Measure::Storage => unreachable!("S1's and storage plans are print_plan"),
@@ -1814,6 +1981,15 @@ mod tests {
             ("measure = \"in-memory\"\ndevices = [\"hdd-15k\"]\n", "line 2", "devices"),
             ("measure = \"in-memory\"\n[[engines]]\nengine = \"sqlite\"\n[[engines]]\nengine = \"postgres\"\n", "line 4", "one engine"),
             ("measure = \"in-memory\"\n[[engines]]\nengine = \"postgres\"\nserver_settings = [\"fsync=off\"]\n", "line 4", "server_settings"),
+            // The cluster study's: its own keys checked, the others refused; nodes is its alone.
+            ("devices = [\"hdd-10k\"]\nnodes = 3\n", "line 2", "nodes"),
+            ("measure = \"profiles\"\ndevices = [\"hdd-15k\", \"nvme-gen4\"]\nnodes = 3\n", "line 3", "nodes"),
+            ("measure = \"cluster\"\ndevices = [\"hdd-10k\"]\nnodes = 1\n", "line 3", "nodes"),
+            ("measure = \"cluster\"\ndevices = [\"hdd-10k\", \"hdd-10k\"]\n", "line 2", "twice"),
+            ("measure = \"cluster\"\ndevices = [\"hdd-10k\", \"data=hdd-10k,log=nvme-gen4\"]\n", "line 2", "layout"),
+            ("measure = \"cluster\"\ndevices = [\"hdd-10k\"]\npacing = [\"none\", \"spec\"]\n", "line 3", "pacing"),
+            ("measure = \"cluster\"\ndevices = [\"hdd-10k\"]\nterminals = [4]\n", "line 3", "terminals"),
+            ("measure = \"cluster\"\ndevices = [\"hdd-10k\"]\n[[engines]]\nengine = \"mariadb\"\n", "line 3", "[[engines]]"),
         ];
         for (text, line, key) in cases {
             let e = parse_text(text)

@@ -4,9 +4,9 @@
 //! device, traced and replayed, α) is the shipped studies/s1.toml with the command's options
 //! applied (`shipped.rs`), run by the study-file engine (`file.rs`: the file's format and its
 //! cells; `cells.rs`: the loop over them, resumable) with S1's measurement (`s1.rs`) on loaded
-//! databases (`database.rs`). S2/S3 (`storage.rs`), S4 (`profiles.rs`) and S5 (`in_memory.rs`)
-//! run their shipped files through the same engine; the cluster and power-cut scenarios are their
-//! own modules.
+//! databases (`database.rs`). S2/S3 (`storage.rs`), S4 (`profiles.rs`), S5 (`in_memory.rs`) and
+//! the cluster study (`cluster.rs`) run their shipped files through the same engine; the power-cut
+//! scenario is its own module.
 
 mod cells;
 mod cluster;
@@ -21,20 +21,17 @@ mod shipped;
 mod storage;
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::Ordering;
 
 use clap::Args;
-use oltplab_core::safety;
 use oltplab_core::{Error, Result};
 use oltplab_metrics::env::Env;
-use oltplab_metrics::schema::{now_rfc3339, ResultDoc};
+use oltplab_metrics::schema::ResultDoc;
 use oltplab_metrics::{Warning, WarningKind};
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::output;
 use crate::workload::target::Engine;
-use crate::STOP;
 use oltplab_schema::StudySummary;
 
 use shipped::{equivalent_file, s1_file, s1_server_settings, S1_POOL_SHARE};
@@ -180,8 +177,8 @@ pub struct StudyArgs {
     pub file: Option<PathBuf>,
 
     /// With --file: list the cells in order with an estimate of their time, and run nothing;
-    /// with --scenario s1, cache-tiers, placement, profiles or in-memory: print the scenario as a
-    /// study file
+    /// with --scenario s1, cache-tiers, placement, profiles, in-memory or cluster: print the
+    /// scenario as a study file
     #[arg(long)]
     pub dry_run: bool,
 
@@ -191,7 +188,7 @@ pub struct StudyArgs {
     #[arg(long, value_name = "NAME=VALUE", conflicts_with_all = ["file", "resume"])]
     pub server_setting: Vec<String>,
 
-    /// Continue the `oltplab study` (S1, cache-tiers, placement) or --file study whose output
+    /// Continue the `oltplab study` (S1, cache-tiers, placement, profiles, in-memory, cluster) or --file study whose output
     /// directory is DIR: its finished cells are kept, the others (new in the file, or stopped) run; without --file, DIR's copy
     /// of the file is used
     #[arg(long, value_name = "DIR", conflicts_with_all = ["out", "scenario", "devices", "engine", "scale", "pacing", "repeat", "workload", "nodes"])]
@@ -229,8 +226,9 @@ Examples:
   oltplab study --file my.toml --out my-study      run it; each finished cell is kept
   oltplab study --resume my-study                  after Ctrl-C: only the cells not finished (also
                                                    of `oltplab study`, which runs studies/s1.toml,
-                                                   and of cache-tiers, placement, profiles and
-                                                   in-memory: s2, s3, s4, s5.toml)
+                                                   and of cache-tiers, placement, profiles,
+                                                   in-memory and cluster: s2 … s5.toml,
+                                                   cluster.toml)
   oltplab report my-study --by terminals,device    its charts along terminals, a line per device
 
 For each device: 16 KiB random reads at QD 1 (latency) and QD 32 (IOPS); a TPC-C run with its I/O
@@ -348,7 +346,8 @@ pub fn run(args: StudyArgs) -> Result<()> {
         return profiles::run_scenario(&args);
     }
     if args.scenario == Scenario::Cluster {
-        return cluster::run(&args);
+        // The shipped studies/cluster.toml with the options given, a cell per system and device.
+        return cluster::run_scenario(&args);
     }
     if storage {
         // S2, S3: the shipped studies/s2.toml or s3.toml with the options given.
@@ -418,24 +417,6 @@ stoppable!(
     oltplab_schema::InMemorySummary
 );
 
-/// How every scenario ends: its summary says whether Ctrl-C stopped it, with the warning
-/// `stopped` gives then (what it holds), and [`end`] writes and prints it a last time.
-fn finish<S: Serialize + Stoppable>(
-    mut doc: ResultDoc<S, Value>,
-    out: &Path,
-    json: Option<&Path>,
-    stopped: impl FnOnce(&S) -> Warning,
-    table: impl FnOnce(&S),
-) -> Result<()> {
-    let interrupted = STOP.load(Ordering::Relaxed);
-    *doc.summary.interrupted() = interrupted;
-    if interrupted {
-        let w = stopped(&doc.summary);
-        doc.warnings.push(w);
-    }
-    end(doc, out, json, table)
-}
-
 /// `results.json` (and `--json`) and `report.html` written a last time, `table` printing the
 /// figures, and a stopped study ending as interrupted, so that its exit code says so.
 fn end<S: Serialize + Stoppable>(
@@ -468,17 +449,6 @@ fn new_study_doc<C: Serialize, S>(
         Env::collect(Some(data_dir)),
         summary,
     )
-}
-
-/// Checks `--json`, then makes the output and data directories: every scenario starts so.
-fn prepare(args: &StudyArgs) -> Result<(String, PathBuf)> {
-    if let Some(json) = &args.json {
-        output::check_json_path(json, args.force)?;
-    }
-    let started_at = now_rfc3339();
-    let out = output::prepare_out_dir(args.out.as_deref(), "study", &started_at, args.force)?;
-    safety::ensure_own_dir(&args.data_dir, args.force)?;
-    Ok((started_at, out))
 }
 
 /// `results.json` in the output directory, and the `--json` copy (or standard output).

@@ -1,4 +1,4 @@
-//! The studies shipped as files (studies/s1.toml … s5.toml) and a scenario's command-line options
+//! The studies shipped as files (studies/s1.toml … s5.toml, cluster.toml) and a scenario's command-line options
 //! applied to its file: the text `oltplab study --scenario NAME` runs, prints with `--dry-run` and
 //! keeps as the study's `study.toml`.
 
@@ -11,7 +11,8 @@ use crate::output;
 use crate::workload::target::Engine;
 
 use super::{
-    file, in_memory, profiles, storage, Pacing, Scale, Scenario, StudyArgs, DEFAULT_DEVICES,
+    cluster, file, in_memory, profiles, storage, Pacing, Scale, Scenario, StudyArgs,
+    DEFAULT_DEVICES,
 };
 
 /// S1's buffer pool against its data: 512 MB for 200 warehouses (about 20 GB).
@@ -42,7 +43,7 @@ pub(super) fn s1_server_settings(args: &StudyArgs) -> Result<Vec<(String, String
 }
 
 /// The shipped study files of the reference studies that a study file can express.
-pub(super) const SHIPPED_FILES: [(Scenario, &str, &str); 5] = [
+pub(super) const SHIPPED_FILES: [(Scenario, &str, &str); 6] = [
     (
         Scenario::S1,
         "studies/s1.toml",
@@ -68,6 +69,11 @@ pub(super) const SHIPPED_FILES: [(Scenario, &str, &str); 5] = [
         "studies/s5.toml",
         include_str!("../../../../studies/s5.toml"),
     ),
+    (
+        Scenario::Cluster,
+        "studies/cluster.toml",
+        include_str!("../../../../studies/cluster.toml"),
+    ),
 ];
 
 /// `--scenario NAME --dry-run`: the study file the scenario runs, with the options given applied
@@ -80,9 +86,10 @@ pub(super) fn equivalent_file(args: &StudyArgs) -> Result<String> {
         }
         Scenario::Profiles => profiles::scenario_file(args)?,
         Scenario::InMemory => in_memory::scenario_file(args)?,
-        Scenario::Cluster | Scenario::PowerCut => {
+        Scenario::Cluster => cluster::scenario_file(args)?,
+        Scenario::PowerCut => {
             return Err(Error::usage(format!(
-                "--dry-run prints the study file of the s1, cache-tiers, placement, profiles and in-memory scenarios or lists a study file's cells; the {} scenario has no study file yet: drop --dry-run, or add --file FILE",
+                "--dry-run prints the study file of the s1, cache-tiers, placement, profiles, in-memory and cluster scenarios or lists a study file's cells; the {} scenario has no study file yet: drop --dry-run, or add --file FILE",
                 args.scenario
             )))
         }

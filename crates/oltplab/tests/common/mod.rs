@@ -171,6 +171,18 @@ pub fn signal_after_first(
     what: &str,
     signal: i32,
 ) -> Output {
+    signal_after_first_with_pid(dir, args, finished, what, signal).1
+}
+
+/// As [`signal_after_first`], with the process id it ran under (what its servers' socket
+/// directories are named by).
+pub fn signal_after_first_with_pid(
+    dir: &Path,
+    args: &[&str],
+    finished: impl Fn() -> bool,
+    what: &str,
+    signal: i32,
+) -> (u32, Output) {
     let mut child: Child = Command::new(env!("CARGO_BIN_EXE_oltplab"))
         .current_dir(dir)
         .args(args)
@@ -193,7 +205,7 @@ pub fn signal_after_first(
     std::thread::sleep(Duration::from_millis(1500));
     // SAFETY: signalling our own child process.
     unsafe { libc::kill(child.id() as i32, signal) };
-    child.wait_with_output().unwrap()
+    (child.id(), child.wait_with_output().unwrap())
 }
 
 /// The ids of the cells (an S1 study's: its devices) a study measured and of those it kept, from

@@ -45,7 +45,9 @@ fn the_cluster_study_refuses_bad_input_before_anything_runs() {
 }
 
 /// The study end to end at the tests' scale: one device, a 2-node cluster (one warehouse, a
-/// terminal per node, 1 s warm-up and 3 s measured per run). Its rows are the single server's and the
+/// terminal per node, 1 s warm-up and 3 s measured per run). Ctrl-C after the single server's
+/// run keeps that run's cell, and `--resume` runs only the cluster's (loading only the cluster).
+/// Its rows are the single server's and the
 /// cluster's, each with its own figures — the cluster's tpmC against the server's, the commit
 /// round trip (with the last statement on the server, alone on the cluster's nodes), the share of
 /// it the nodes measured as replication, each node's counters and I/O — and nothing of either
@@ -57,11 +59,61 @@ fn the_cluster_study_compares_one_server_with_a_two_node_cluster() {
     }
     let dir = scratch("study-cluster-run");
     let t0 = std::time::Instant::now();
+    let cells_dir = dir.join("out/cells");
+    let cells = || -> Vec<String> {
+        std::fs::read_dir(&cells_dir)
+            .map(|d| {
+                d.flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .filter(|n| n.ends_with(".json"))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let (stopped_pid, out) = common::signal_after_first_with_pid(
+        &dir,
+        &[
+            "study",
+            "--scenario",
+            "cluster",
+            "--scale",
+            "test",
+            "--nodes",
+            "2",
+            "--devices",
+            "pcie-flash-2012",
+            "--out",
+            "out",
+            "--data-dir",
+            "data",
+        ],
+        || !cells().is_empty(),
+        "run",
+        libc::SIGINT,
+    );
+    let err = common::stderr(&out);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    let first = err.lines().next().unwrap_or("");
+    assert!(
+        first.starts_with("(running studies/cluster.toml with ")
+            && first.contains("scale = \"test\"")
+            && first.contains("nodes = 2"),
+        "{err}"
+    );
+    assert!(err.contains("oltplab study --resume out"), "{err}");
+    let stopped = json(&dir.join("out/results.json"));
+    assert_eq!(stopped["summary"]["scenario"], "cluster");
+    assert_eq!(stopped["summary"]["interrupted"], true);
+    assert_eq!(stopped["summary"]["rows"].as_array().unwrap().len(), 1);
+    let kept = cells();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert!(kept[0].starts_with("mariadb_pcie-flash-2012-"), "{kept:?}");
+    let kept_text = std::fs::read_to_string(cells_dir.join(&kept[0])).unwrap();
+    assert!(dir.join("out/study.toml").is_file());
+
     let child = std::process::Command::new(env!("CARGO_BIN_EXE_oltplab"))
         .current_dir(&dir)
-        .args(["study", "--scenario", "cluster", "--scale", "test"])
-        .args(["--nodes", "2", "--devices", "pcie-flash-2012"])
-        .args(["--out", "out", "--data-dir", "data"])
+        .args(["study", "--resume", "out", "--data-dir", "data"])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -69,10 +121,36 @@ fn the_cluster_study_compares_one_server_with_a_two_node_cluster() {
     let pid = child.id();
     let out = child.wait_with_output().unwrap();
     assert_ok(&out);
-    eprintln!("study: {:.1} s", t0.elapsed().as_secs_f64());
+    eprintln!(
+        "study, stopped and resumed: {:.1} s",
+        t0.elapsed().as_secs_f64()
+    );
+    let err = common::stderr(&out);
+    let (ran, kept_now) = common::cells_in(&err);
+    assert_eq!(kept_now, ["mariadb_pcie-flash-2012"], "{err}");
+    assert_eq!(ran, ["galera2_pcie-flash-2012"], "{err}");
+    assert!(
+        !err.contains("managed mariadb server"),
+        "the single server's runs were all kept: it is not loaded again: {err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(cells_dir.join(&kept[0])).unwrap(),
+        kept_text,
+        "the kept run's result was rewritten"
+    );
 
     let doc = json(&dir.join("out/results.json"));
     let s = &doc["summary"];
+    assert_eq!(s["interrupted"], false, "{s}");
+    assert_eq!(s["cells"].as_array().unwrap().len(), 2, "{s}");
+    assert_eq!(
+        (
+            s["load_s"].as_f64(),
+            s["cluster_load_s"].as_f64().map(|l| l > 0.0)
+        ),
+        (Some(0.0), Some(true)),
+        "{s}"
+    );
     assert_eq!(s["nodes"], 2, "{s}");
     assert_eq!(
         (&s["warehouses"], &s["terminals"]),
@@ -153,7 +231,11 @@ fn the_cluster_study_compares_one_server_with_a_two_node_cluster() {
         .unwrap()
         .flatten()
         .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with(&format!("oltplab-mariadb-{pid}-")))
+        .filter(|n| {
+            [pid, stopped_pid]
+                .iter()
+                .any(|p| n.starts_with(&format!("oltplab-mariadb-{p}-")))
+        })
         .collect();
     assert!(sockets.is_empty(), "socket directories left: {sockets:?}");
     let _ = std::fs::remove_dir_all(&dir);

@@ -85,6 +85,7 @@ fn shipped_study_files_parse_and_dry_run() {
         ("placement", "s3.toml", "4. sqlite_"),
         ("profiles", "s4.toml", "2. wbcache_raid5_4_sas-ssd-2012"),
         ("in-memory", "s5.toml", "4. memory-insert"),
+        ("cluster", "cluster.toml", "6. galera3_pcie-flash-2012"),
     ] {
         let out = oltplab(
             &dir,
@@ -112,8 +113,8 @@ fn shipped_study_files_parse_and_dry_run() {
         assert_eq!(cells("printed.toml"), shipped, "{scenario}");
         assert!(shipped.contains(last), "{scenario}: {shipped}");
     }
-    let out = oltplab(&dir, &["study", "--scenario", "cluster", "--dry-run"]);
-    assert_one_line_usage_error(&out, "cluster scenario has no study file");
+    let out = oltplab(&dir, &["study", "--scenario", "power-cut", "--dry-run"]);
+    assert_one_line_usage_error(&out, "power-cut scenario has no study file");
     // A scale the scenario does not run is refused as its file would refuse it.
     let out = oltplab(
         &dir,
@@ -129,8 +130,9 @@ fn shipped_study_files_parse_and_dry_run() {
     assert_one_line_usage_error(&out, "scale = \"s1\" is not known");
 
     assert_nothing_made(&dir, &["printed.toml"]);
-    // S4's and S5's files resume too: with nothing finished, every set and sweep is to run.
-    for (file, runs) in [("s4.toml", 2), ("s5.toml", 4)] {
+    // S4's, S5's and the cluster study's files resume too: with nothing finished, every set,
+    // sweep and run is to run.
+    for (file, runs) in [("s4.toml", 2), ("s5.toml", 4), ("cluster.toml", 6)] {
         let prev = dir.join("prev");
         std::fs::create_dir(&prev).unwrap();
         std::fs::copy(studies_dir().join(file), prev.join("study.toml")).unwrap();
