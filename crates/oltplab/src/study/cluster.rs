@@ -164,7 +164,7 @@ pub(super) fn scenario_file(args: &StudyArgs) -> Result<ScenarioFile> {
 /// `oltplab study --scenario cluster`: the shipped file with the options given, run here.
 pub(super) fn run_scenario(args: &StudyArgs) -> Result<()> {
     let built = scenario_file(args)?;
-    let study = file::parse(Path::new(built.label), &built.text)?;
+    let study = built.parse()?;
     run(&study, args, Some(&built))
 }
 
@@ -714,7 +714,7 @@ mod tests {
             "pcie-flash-2012,hdd-10k",
         ]);
         let built = scenario_file(&args).unwrap();
-        let study = file::parse(Path::new(built.label), &built.text).unwrap();
+        let study = built.parse().unwrap();
         let Measure::Cluster { devices, nodes } = &study.measure else {
             panic!("{:?}", study.measure)
         };

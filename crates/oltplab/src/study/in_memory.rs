@@ -139,7 +139,7 @@ pub(super) fn scenario_file(args: &StudyArgs) -> Result<ScenarioFile> {
 /// `oltplab study --scenario in-memory`: the shipped file with the options given, run here.
 pub(super) fn run_scenario(args: &StudyArgs) -> Result<()> {
     let built = scenario_file(args)?;
-    let study = file::parse(Path::new(built.label), &built.text)?;
+    let study = built.parse()?;
     run(&study, args, Some(&built))
 }
 

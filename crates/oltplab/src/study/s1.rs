@@ -33,8 +33,8 @@ use super::database::{
 };
 use super::explain::{self, explain, Explain as _};
 use super::file::{
-    check_settings, describe_engine, duration, parse, print_plan, remove_stopped_traces,
-    scenario_of_dir, unique, Begun, CellPlan, FileStudy, CELLS_DIR, SCENARIO,
+    check_settings, describe_engine, duration, print_plan, remove_stopped_traces, scenario_of_dir,
+    unique, Begun, CellPlan, FileStudy, CELLS_DIR, SCENARIO,
 };
 use super::{cells, new_study_doc, secs, Scale, State, StudyArgs, REPORT_FILE, RESULTS_FILE};
 
@@ -656,7 +656,7 @@ pub(super) const S1_SCENARIO: &str = "s1";
 /// `oltplab study` (S1): the shipped studies/s1.toml with the command's options applied, run by
 /// the same engine as `--file`, its result S1's.
 pub(super) fn run_s1(args: &StudyArgs, file: &super::shipped::ScenarioFile) -> Result<()> {
-    let study = parse(Path::new(file.label), &file.text)?;
+    let study = file.parse()?;
     run_study(&study, args, Kind::S1, Some(file))
 }
 

@@ -108,6 +108,11 @@ pub struct ScenarioFile {
 }
 
 impl ScenarioFile {
+    /// The built file, read and checked as a study file is.
+    pub(super) fn parse(&self) -> Result<super::file::FileStudy> {
+        super::file::parse(std::path::Path::new(self.label), &self.text)
+    }
+
     /// What the options changed, as the first line says it: `as shipped` or `with …`.
     fn changed(&self) -> String {
         match self.applied.len() {

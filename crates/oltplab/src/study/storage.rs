@@ -254,7 +254,7 @@ fn files_of(named: Named, index: usize, cell: &CellPlan) -> String {
 /// `--scenario cache-tiers|placement`: the shipped file with the options given, run here.
 pub(super) fn run_scenario(args: &StudyArgs, settings: &[(String, String)]) -> Result<()> {
     let built = scenario_file(args, settings)?;
-    let study = file::parse(Path::new(built.label), &built.text)?;
+    let study = built.parse()?;
     run(&study, args, Named::Scenario(args.scenario), Some(&built))
 }
 
@@ -950,7 +950,7 @@ mod tests {
         ]);
         let settings = [("synchronous_commit".to_string(), "off".to_string())];
         let built = scenario_file(&args, &settings).unwrap();
-        let study = file::parse(Path::new(built.label), &built.text).unwrap();
+        let study = built.parse().unwrap();
         assert_eq!(study.measure, file::Measure::Storage);
         assert_eq!(study.scale.name, "test");
         assert_eq!(study.repeat, 3);
