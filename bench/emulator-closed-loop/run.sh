@@ -5,7 +5,7 @@
 # 2. TPC-C on a managed MariaDB in S1's proportions (one terminal per warehouse, a buffer pool of
 #    2.5 % of the loaded data, O_DIRECT), scaled down so that a run takes ~1.5 min, in alternating
 #    rounds: on the real disk (`--emulate host --backing disk`: the shim only times and traces
-#    the I/O) and on RAM (a copy in /dev/shm) under `--emulate <fitted spec> --backing ram`. Each
+#    the I/O) and from the page cache (a copy beside it) under `--emulate <fitted spec> --backing ram`. Each
 #    run starts from a copy of one load. Both sides are captured by the same shim, so their
 #    traces compare.
 # 3. summarize.py prints tpmC, run IOPS and the database's I/O latency p50/p99 per side.
@@ -22,11 +22,16 @@ warmup=${WARMUP:-20s}
 fit_runtime=${FIT_RUNTIME:-1s}
 # On the root file system, as /work is: the real device under test.
 data=$(mktemp -d /var/tmp/oltplab-closed-loop.XXXXXX)
-# The emulated side's copy lives in memory, so that nothing of it reaches the real disk.
-ram=$(mktemp -d /dev/shm/oltplab-closed-loop.XXXXXX)
+# The emulated side's copy lives on the same file system, served from the page cache
+# (`--backing ram`: O_DIRECT dropped, syncs not passed on), as the studies' emulated runs are.
+# Not in /dev/shm: MariaDB takes /dev/shm for persistent memory and memory-maps its redo log
+# there, so the log's writes and syncs would never reach the emulated device (runs before
+# 2026-11-27 12:00 did that, see README.md).
+ram=$data/emulated
 # A managed MariaDB runs as its own account, which must be able to enter the data directory.
-chmod 711 "$data" "$ram"
-trap 'rm -rf "$data" "$ram"' EXIT
+chmod 711 "$data"
+mkdir -m 711 "$ram"
+trap 'rm -rf "$data"' EXIT
 mkdir -p "$out"
 { echo "commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"; date -u; uname -r;
   nproc; cat /proc/loadavg; } > "$out/env.txt"

@@ -42,6 +42,18 @@ const SETTINGS: &[&str] = &[
     "transaction_isolation",
 ];
 
+/// Whether InnoDB memory-maps its redo log when the log lives in `dir`. MariaDB 10.8 and later
+/// take a file on /dev/shm's file system for persistent memory: the log is written with stores
+/// into a mapping and made durable by flushing CPU caches, with no write or sync call that a
+/// trace or an emulated device could see.
+pub fn maps_redo_log_in(dir: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (std::fs::metadata(dir), std::fs::metadata("/dev/shm")) {
+        (Ok(dir), Ok(shm)) => dir.dev() == shm.dev(),
+        _ => false,
+    }
+}
+
 fn base_args(cmd: &mut Command, layout: &Layout) {
     // Temporary tables in the data directory, not /tmp: two servers set up at the same time
     // (parallel tests) otherwise clash over the bootstrap's temporary table names there.

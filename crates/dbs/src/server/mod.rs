@@ -34,6 +34,7 @@ pub use binaries::{
     MariadbBinaries, PostgresBinaries,
 };
 pub use connect::{connect_check, redact_url, with_password_from_env, ServerInfo};
+pub use mariadb::maps_redo_log_in;
 pub use process::Account;
 
 /// The database server a managed server runs.

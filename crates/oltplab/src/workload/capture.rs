@@ -331,6 +331,7 @@ impl ServerCapture {
         if !cluster.is_dir() {
             return Ok(None);
         }
+        refuse_mapped_redo_log(cfg, &cluster)?;
         let spec = match cfg.emulate {
             Some(emulation) => emulation.single()?.clone(),
             None => emulate::host_spec(),
@@ -578,6 +579,22 @@ fn refuse_unmanaged(cfg: &CaptureRequest) -> Result<()> {
     ))
 }
 
+/// A MariaDB whose files are in /dev/shm memory-maps its redo log there: its commits would
+/// write and sync nothing the shim sees.
+fn refuse_mapped_redo_log(cfg: &CaptureRequest, dir: &Path) -> Result<()> {
+    if matches!(
+        cfg.db.server_kind(),
+        oltplab_dbs::server::ServerKind::Mariadb
+    ) && oltplab_dbs::server::maps_redo_log_in(dir)
+    {
+        return Err(Error::usage(format!(
+            "{} is in /dev/shm, where MariaDB memory-maps its redo log (it takes /dev/shm for persistent memory), so the log's writes and syncs would reach neither the trace nor the emulated device: put --data-dir on another file system (--backing ram still serves the data from memory)",
+            dir.display()
+        )));
+    }
+    Ok(())
+}
+
 /// Where the emulated files' data lives: the real device runs with real I/O; a model is best
 /// served from memory when all the directories' files fit in half of it.
 fn resolve_backing(choice: BackingChoice, spec: &Spec, dirs: &[PathBuf]) -> Backing {
@@ -647,6 +664,9 @@ impl ClusterCapture {
                 cfg.db.workload
             )));
         }
+        for dir in &dirs {
+            refuse_mapped_redo_log(cfg, dir)?;
+        }
         let any_model = specs.iter().find(|s| !s.is_host()).unwrap_or(&specs[0]);
         let backing = resolve_backing(cfg.backing, any_model, &dirs);
         let traces: Vec<Option<PathBuf>> = (1..=nodes)
@@ -688,6 +708,7 @@ impl ClusterCapture {
     /// and mapped to tables under `nodeK/`, one trace split by node at the end.
     fn shared(cfg: &CaptureRequest, spec: Spec, nodes: u32) -> Result<ClusterCapture> {
         let root = cfg.db.data_dir.join(oltplab_dbs::server::galera::DIR);
+        refuse_mapped_redo_log(cfg, &root)?;
         let mut tables = layout::TableFiles::default();
         let mut places = Vec::new();
         let mut dirs = Vec::new();

@@ -438,3 +438,33 @@ fi
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// MariaDB memory-maps its redo log when it lives in /dev/shm, out of sight of the trace and the
+/// emulated device: refused before anything starts, nothing written.
+#[test]
+fn a_mariadb_in_dev_shm_is_refused() {
+    let dir = PathBuf::from(format!("/dev/shm/oltplab-it-redo-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("mariadb")).unwrap();
+    let out = oltplab(
+        &dir,
+        &[
+            "run",
+            "tpcc",
+            "--engine",
+            "mariadb",
+            "--data-dir",
+            ".",
+            "--duration",
+            "1s",
+            "--emulate",
+            "sata-ssd-2010",
+            "--out",
+            "res",
+        ],
+    );
+    let written = dir.join("res").exists();
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_usage_error(&out, "MariaDB memory-maps its redo log");
+    assert!(!written, "nothing written");
+}
