@@ -74,6 +74,7 @@ params! {
         capacity_gb, channels, dies_per_channel, page_kib, read_us, program_us, waf_random,
         channel_mb_s, link_mb_s, read_overhead_us, cmd_occupancy_us, controllers,
         write_buffer_mib, write_ack_us, power_loss_protected, write_occupancy_us, flush_us,
+        service_cv,
     }
 }
 
@@ -240,6 +241,12 @@ pub fn optional_params(kind: DeviceKind) -> &'static [catalogue::Param] {
             value: 0.0,
             about: "time a flush command takes beyond draining the write buffer (the cache flush itself; on a virtual disk the host's fsync)",
             source: "fitted by `oltplab devices fit` to a measured device's commits after small and large writes; the catalogue's devices: 0",
+        },
+        catalogue::Param {
+            key: "service_cv",
+            value: 0.0,
+            about: "spread of each command's own time: the coefficient of variation of a factor (lognormal, mean 1) drawn per command for a read's overhead and array time, a write's acknowledgement and programming, a flush's time (0: every command takes exactly its time)",
+            source: "fitted by `oltplab devices fit --trace` to a real run's latency quantiles, which steady points' means cannot tell; the catalogue's devices: 0",
         },
     ];
     match kind {

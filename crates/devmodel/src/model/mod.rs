@@ -201,6 +201,13 @@ impl Node {
                 c.backing.init(st, seed);
                 c.cache.init(st, seed);
             }
+            // Only a device that draws takes a seed, so trees without one keep their numbers.
+            Node::Flash(f) if f.draws() => {
+                *seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                f.init(st, *seed);
+            }
             Node::Host | Node::Flash(_) | Node::Ram(_) => {}
         }
     }

@@ -926,12 +926,17 @@ const COMMIT_SIZES: &[u64] = &[8 << 10, 128 << 10];
 /// Choices tried as a whole at every pass: the flash page (KiB) and power-loss protection.
 const PAGES_KIB: &[f64] = &[4.0, 8.0, 16.0];
 
-/// A candidate: log values of [`DIMS`], the page, and power-loss protection.
+/// The spreads of each command's own time (`service_cv`) tried as a whole when fitting to a
+/// trace: the curves' means cannot tell them apart, a trace's quantiles can.
+const SERVICE_CVS: &[f64] = &[0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0];
+
+/// A candidate: log values of [`DIMS`], the page, power-loss protection and the spread.
 #[derive(Clone, Debug, PartialEq)]
 struct Candidate {
     x: Vec<f64>,
     page_kib: f64,
     protected: bool,
+    service_cv: f64,
 }
 
 impl Candidate {
@@ -958,6 +963,10 @@ impl Candidate {
             "power_loss_protected",
             if self.protected { 1.0 } else { 0.0 },
         ));
+        // Only a trace fit sets it; a curve fit's spec and table stay as they were.
+        if self.service_cv > 0.0 {
+            v.push(("service_cv", self.service_cv));
+        }
         v
     }
 
@@ -1104,6 +1113,7 @@ fn initial(points: &[(PointDef, Figures)]) -> Candidate {
         x,
         page_kib,
         protected: flush.is_some_and(|ns| ns < 5e3),
+        service_cv: 0.0,
     }
 }
 
@@ -1275,6 +1285,26 @@ fn search(ev: &mut Evaluator, start: Candidate, budget: u64) -> Result<(Candidat
                 let cand = Candidate {
                     page_kib: page,
                     protected,
+                    ..best.clone()
+                };
+                if cand == best {
+                    continue;
+                }
+                let f = ev.eval(&cand)?;
+                if f < best_f {
+                    best = cand;
+                    best_f = f;
+                    improved = true;
+                }
+            }
+        }
+        if ev.trace.is_some() {
+            for &service_cv in SERVICE_CVS {
+                if ev.evaluations >= budget {
+                    break 'search;
+                }
+                let cand = Candidate {
+                    service_cv,
                     ..best.clone()
                 };
                 if cand == best {

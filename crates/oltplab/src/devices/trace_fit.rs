@@ -457,4 +457,46 @@ mod tests {
             "trace error {with:.1} % with the trace in the fit, {without:.1} % without"
         );
     }
+
+    /// A device whose commands vary in time around their means: the curves' means cannot show
+    /// it, the trace's quantiles can, and the fit to the trace finds the spread it was given.
+    #[test]
+    fn a_trace_fit_finds_the_device_s_spread() {
+        let truth = parse_spec("sata-ssd-2010{service_cv=0.75}").unwrap();
+        let t = TraceTarget::from_data(&traced_on(&truth, 14), Path::new("t"), None, 10.0).unwrap();
+        let c = SimConfig {
+            ios: 1000,
+            warm_ns: 50_000_000,
+            run_ns: 200_000_000,
+            region_bytes: 256 << 20,
+            seed: 1,
+        };
+        let defs: Vec<PointDef> = [1, 8]
+            .iter()
+            .map(|&qd| PointDef {
+                op: PointOp::Randread,
+                block_size_bytes: 16 << 10,
+                qd,
+            })
+            .collect();
+        let points: Vec<(PointDef, Figures)> = defs
+            .iter()
+            .copied()
+            .zip(simulate_all(&truth, &defs, &c).unwrap())
+            .collect();
+        let base = catalogue::lookup("sata-ssd-2010").unwrap();
+        let f = fit(base, &points, &c, 600, Some((&t, 1.0))).unwrap();
+        let cv = f
+            .params
+            .iter()
+            .find(|(k, _)| *k == "service_cv")
+            .map_or(0.0, |(_, v)| *v);
+        let error = t.summary(&t.simulate(&f.spec).unwrap()).rms_pct;
+        assert!(
+            (0.5..=1.0).contains(&cv),
+            "service_cv {cv}, {}",
+            f.spec.name()
+        );
+        assert!(error < 15.0, "trace error {error:.1} %, {}", f.spec.name());
+    }
 }

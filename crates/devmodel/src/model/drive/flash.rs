@@ -33,6 +33,10 @@ pub(crate) struct Flash {
     write_ack_ns: f64,
     /// A flush's own time, after the buffer it must drain (`flush_us`).
     flush_ns: f64,
+    /// σ of the lognormal factor on each command's own time (`service_cv`; 0: none).
+    spread_sigma: f64,
+    /// The word counting the factors drawn (seeded per device by [`Flash::init`]).
+    draws: usize,
     protected: bool,
     half_program_ns: f64,
     /// Bytes per ns a read-ahead stream can deliver: every die reading pages, bounded by the
@@ -132,6 +136,7 @@ impl Flash {
             chans: alloc.take(n_chans),
             link: alloc.take(1),
             misc: alloc.take(1),
+            draws: alloc.take(1),
             reads: Streams::new(alloc),
             writes: Streams::new(alloc),
             n_ctrl,
@@ -153,6 +158,7 @@ impl Flash {
             buffer_window_ns: buffer_bytes / program_bpns,
             write_ack_ns: p.write_ack_us * 1e3,
             flush_ns: p.flush_us * 1e3,
+            spread_sigma: (1.0 + p.service_cv.max(0.0).powi(2)).ln().sqrt(),
             protected: p.power_loss_protected >= 0.5,
             half_program_ns: program_ns * p.waf_random.max(1.0) / 2.0,
             seq_read_bpns: (n_dies as f64 * page as f64
@@ -176,25 +182,51 @@ impl Flash {
         start
     }
 
+    /// The factor on this command's own time: 1 without `service_cv`; else lognormal with mean
+    /// 1, drawn from the device's counter (Box–Muller on two hashed draws), so a seed and a
+    /// sequence of submits give the same times.
+    fn spread(&self, st: St) -> f64 {
+        if self.spread_sigma == 0.0 {
+            return 1.0;
+        }
+        let n = st.get(self.draws);
+        st.set(self.draws, n.wrapping_add(2));
+        let unit = |k: u64| ((mix64(k) >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
+        let z = (-2.0 * unit(n).ln()).sqrt() * (std::f64::consts::TAU * unit(n + 1)).cos();
+        (self.spread_sigma * z - self.spread_sigma * self.spread_sigma / 2.0).exp()
+    }
+
+    /// Seeds the draws of [`Flash::spread`]; a device without `service_cv` draws nothing.
+    pub(crate) fn init(&self, st: St, seed: u64) {
+        st.set(self.draws, seed);
+    }
+
+    /// Whether the device draws random numbers (and so takes a seed of its own).
+    pub(crate) fn draws(&self) -> bool {
+        self.spread_sigma > 0.0
+    }
+
     pub(crate) fn submit(&self, cx: Ctx, t: u64, kind: IoKind, addr: u64, len: u64) -> u64 {
         let st = cx.st;
         let len = len.max(1);
         match kind {
             IoKind::Flush => {
                 let start = self.command(st, t);
+                let own_ns = (self.flush_ns * self.spread(st)) as u64;
                 // A protected or unbuffered drive has nothing to drain; an unprotected one waits
                 // for the programs its buffer holds. Then the flush's own time.
                 if self.protected || self.buffer_window_ns == 0.0 {
-                    start + (self.flush_ns as u64).max(1_000)
+                    start + own_ns.max(1_000)
                 } else {
-                    start.max(st.get(self.misc + FL_LAST_PROGRAM)) + self.flush_ns as u64
+                    start.max(st.get(self.misc + FL_LAST_PROGRAM)) + own_ns
                 }
             }
             IoKind::Read => {
                 if let Some(s) = self.reads.find(st, addr) {
                     return self.streamed_read(st, t, s, len);
                 }
-                let start = self.command(st, t) + self.read_overhead_ns as u64;
+                let f = self.spread(st);
+                let start = self.command(st, t) + (self.read_overhead_ns * f) as u64;
                 let mut ready = start;
                 let first = addr / self.page;
                 let last = (addr + len - 1) / self.page;
@@ -210,7 +242,7 @@ impl Flash {
                     if programming > die_start {
                         die_start += (programming - die_start).min(self.half_program_ns as u64);
                     }
-                    let sensed = die_start + self.read_ns as u64;
+                    let sensed = die_start + (self.read_ns * f) as u64;
                     let xfer_start = sensed.max(st.get(self.chans + ch));
                     let xfer_end = xfer_start + (bytes / self.chan_bpns) as u64;
                     st.set(self.chans + ch, xfer_end);
@@ -225,6 +257,7 @@ impl Flash {
                 done
             }
             IoKind::Write => {
+                let f = self.spread(st);
                 let start = self.command_for(st, t, self.write_occupancy_ns);
                 let link_start = start.max(st.get(self.link));
                 let received = link_start + (len as f64 / self.link_bpns) as u64;
@@ -257,8 +290,8 @@ impl Flash {
                     let prog_start = xfer_end
                         .max(st.get(self.prog_horizon(die)))
                         .max(st.get(self.dies + die));
-                    let prog_end =
-                        prog_start + (self.program_ns * factor * bytes / self.page as f64) as u64;
+                    let prog_end = prog_start
+                        + (self.program_ns * factor * f * bytes / self.page as f64) as u64;
                     st.set(self.prog_horizon(die), prog_end);
                     programmed = programmed.max(prog_end);
                 }
@@ -266,7 +299,7 @@ impl Flash {
                 st.set(lp, st.get(lp).max(programmed));
                 if self.buffer_window_ns > 0.0 {
                     // The buffer acknowledges at once while the backlog of programming it holds fits.
-                    let acked = received + self.write_ack_ns as u64;
+                    let acked = received + (self.write_ack_ns * f) as u64;
                     acked.max(programmed.saturating_sub(self.buffer_window_ns as u64))
                 } else {
                     programmed
@@ -300,5 +333,76 @@ impl Flash {
     /// The word holding when die `die` finishes the programs queued on it.
     fn prog_horizon(&self, die: usize) -> usize {
         self.dies + self.n_dies + die
+    }
+}
+
+/// SplitMix64's finaliser: a well-mixed 64-bit value of `x`.
+fn mix64(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{parse_spec, Emulator, IoKind};
+
+    /// Latencies (ns) of `n` random 16 KiB reads one at a time, then of `n` append + flush pairs'
+    /// flushes, on `spec`.
+    fn qd1(spec: &str, seed: u64, n: u64) -> (Vec<u64>, Vec<u64>) {
+        let e = Emulator::new(&parse_spec(spec).unwrap(), seed).unwrap();
+        let mut t = 1_000_000_000u64;
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let mut reads = Vec::new();
+        for _ in 0..n {
+            x = super::mix64(x);
+            let done = e.submit(t, IoKind::Read, (x % 60_000) * 16_384, 16_384);
+            reads.push(done - t);
+            t = done + 1_000;
+        }
+        let mut flushes = Vec::new();
+        for i in 0..n {
+            let written = e.submit(t, IoKind::Write, (1 << 34) + i * 8_192, 8_192);
+            let flushed = e.submit(written, IoKind::Flush, 0, 0);
+            flushes.push(flushed - written);
+            t = flushed + 1_000;
+        }
+        (reads, flushes)
+    }
+
+    fn mean(v: &[u64]) -> f64 {
+        v.iter().sum::<u64>() as f64 / v.len() as f64
+    }
+
+    fn p(v: &[u64], q: f64) -> u64 {
+        let mut v = v.to_vec();
+        v.sort_unstable();
+        v[((v.len() - 1) as f64 * q) as usize]
+    }
+
+    /// `service_cv` spreads each command's time around the same mean: the tail grows, the mean
+    /// stays, a seed repeats itself, and without it the times are exactly the catalogue's.
+    #[test]
+    fn service_cv_spreads_times_around_the_same_mean() {
+        let base = "sata-ssd-2010{flush_us=200}";
+        let spread = "sata-ssd-2010{flush_us=200,service_cv=0.6}";
+        let (r0, f0) = qd1(base, 1, 20_000);
+        let (r1, f1) = qd1(spread, 1, 20_000);
+        for (exact, spread, what) in [(&r0, &r1, "reads"), (&f0, &f1, "flushes")] {
+            let (m0, m1) = (mean(exact), mean(spread));
+            assert!((m1 / m0 - 1.0).abs() < 0.04, "{what}: mean {m0} → {m1}");
+            let (t0, t1) = (p(exact, 0.99) as f64, p(spread, 0.99) as f64);
+            assert!(t1 > 1.3 * t0, "{what}: p99 {t0} → {t1}");
+            // Without the spread every I/O of a kind takes the same time at QD 1.
+            assert!(
+                p(exact, 0.99) as f64 <= 1.01 * p(exact, 0.01) as f64,
+                "{what}"
+            );
+        }
+        assert_eq!(qd1(spread, 1, 2_000), qd1(spread, 1, 2_000));
+        assert_ne!(qd1(spread, 1, 2_000), qd1(spread, 2, 2_000));
+        // A seed changes nothing on a device that draws nothing.
+        assert_eq!(qd1(base, 1, 2_000), qd1(base, 2, 2_000));
     }
 }
