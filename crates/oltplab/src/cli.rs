@@ -26,10 +26,10 @@ pub struct Cli {
 #[derive(Subcommand)]
 pub enum Command {
     /// Measure a storage device or file: IOPS, bandwidth and latency percentiles (fio-class, io_uring)
-    #[command(after_help = crate::device::AFTER_DEVICE_HELP)]
-    Device(crate::device::DeviceArgs),
+    #[command(after_help = crate::device_command::AFTER_DEVICE_HELP)]
+    Device(crate::device_command::DeviceArgs),
     /// The device catalogue: every emulated device with its parameters and their sources
-    Devices(crate::devices::DevicesArgs),
+    Devices(crate::devices_commands::DevicesArgs),
     /// Run any command with its file I/O under a directory going through an emulated device
     Emulate(crate::emulate::EmulateArgs),
     /// Create and fill a workload's database (TPC-C, orders)
@@ -125,9 +125,9 @@ pub fn man(args: ManArgs) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::device::DeviceArgs;
+    use crate::device_command::DeviceArgs;
 
-    // Here, not in device/: only the top of the command line may import it.
+    // Here, not in device_command/: only the top of the command line may import it.
     #[test]
     fn device_defaults_are_the_command_lines() {
         let Command::Device(parsed) = Cli::parse_from(["oltplab", "device"]).command else {

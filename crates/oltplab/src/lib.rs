@@ -1,7 +1,7 @@
 //! oltplab as a library: each command's typed run, which the `oltplab` binary (`main.rs`) and
 //! `oltplab study` call alike.
 //!
-//! - [`device::measure`]: a [`device::DeviceConfig`] → a [`oltplab_schema::DeviceResult`];
+//! - [`device_command::measure`]: a [`device_command::DeviceConfig`] → a [`oltplab_schema::DeviceResult`];
 //! - [`workload_commands`]: `load`, `run` and `check` of the workloads (TPC-C, order entry,
 //!   brokerage, TATP) behind one trait; each workload's module (`tpcc`, …) builds on the kit they
 //!   share, [`workload`], which imports none of them;
@@ -15,8 +15,8 @@
 
 pub mod cli;
 pub mod crash;
-pub mod device;
-pub mod devices;
+pub mod device_command;
+pub mod devices_commands;
 pub mod driver_stats;
 pub mod emulate;
 pub mod output;

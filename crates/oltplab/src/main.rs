@@ -5,8 +5,8 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use oltplab::{
-    cli, crash, device, devices, emulate, output, report_commands, study, trace_commands,
-    workload_commands,
+    cli, crash, device_command, devices_commands, emulate, output, report_commands, study,
+    trace_commands, workload_commands,
 };
 use oltplab_core::Error;
 
@@ -27,8 +27,8 @@ fn main() -> ExitCode {
     // impatient user) quits at once, stopping the servers oltplab started.
     oltplab_core::interrupt::install_handler();
     let result = match cli.command {
-        cli::Command::Device(args) => device::run(args),
-        cli::Command::Devices(args) => devices::run(args),
+        cli::Command::Device(args) => device_command::run(args),
+        cli::Command::Devices(args) => devices_commands::run(args),
         cli::Command::Emulate(args) => emulate::run(args),
         cli::Command::Load(args) => workload_commands::load(args),
         cli::Command::Run(args) => workload_commands::run(args),

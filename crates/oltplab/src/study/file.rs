@@ -1348,7 +1348,8 @@ pub(super) fn print_scenario_plan(study: &FileStudy, done: &[bool]) {
         Measure::Profiles { sets } => {
             let scale = super::profiles::Scale::named(&study.scale.name)
                 .expect("the file's scale was checked against the profiles' scales");
-            let qds = crate::device::config::parse_sweep(scale.qd_sweep).unwrap_or_default();
+            let qds =
+                crate::device_command::config::parse_sweep(scale.qd_sweep).unwrap_or_default();
             // Each point also spends up to a quarter of a second beyond its ramp and runtime
             // (docs/studies.md, S4).
             let point_s = scale.ramp_s + scale.runtime_s + 0.25;

@@ -31,8 +31,8 @@ use super::shipped::{
     SHIPPED_FILES,
 };
 use super::{State, StudyArgs, DEFAULT_DEVICES, REPORT_FILE, RESULTS_FILE};
-use crate::device;
-use crate::device::config::{DeviceRequest, Pattern, QueueDepths};
+use crate::device_command;
+use crate::device_command::config::{DeviceRequest, Pattern, QueueDepths};
 use crate::output;
 use crate::workload::target::Engine;
 use crate::STOP;
@@ -325,7 +325,7 @@ pub(super) fn run(study: &FileStudy, args: &StudyArgs, built: Option<&ScenarioFi
         unreachable!("profiles::run runs measure = \"profiles\"")
     };
     let scale = Scale::named(&study.scale.name)?;
-    let qds = device::config::parse_sweep(scale.qd_sweep)?;
+    let qds = device_command::config::parse_sweep(scale.qd_sweep)?;
     let kept = cells::kept::<Sets>(study, args);
     if args.dry_run {
         let done: Vec<bool> = kept.iter().map(Option::is_some).collect();
@@ -603,7 +603,7 @@ fn measure(
         out: Some(out.to_path_buf()),
         ..request
     };
-    let outcome = device::measure(&request.check()?)?;
+    let outcome = device_command::measure(&request.check()?)?;
     for w in &outcome.doc.warnings {
         let own = matches!(w.kind, WarningKind::FewSamples | WarningKind::Interrupted);
         if !own && !warnings.iter().any(|x| x.kind == w.kind) {

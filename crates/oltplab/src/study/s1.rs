@@ -18,11 +18,11 @@ use oltplab_workloads::tpcc::tx::TxType;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::device::config::{DeviceRequest, Pattern, QueueDepths};
+use crate::device_command::config::{DeviceRequest, Pattern, QueueDepths};
 use crate::emulate::BackingChoice;
 use crate::trace_commands::replay::{replay, ReplayConfig};
 use crate::workload::target::Engine;
-use crate::{device, output, STOP};
+use crate::{device_command, output, STOP};
 use oltplab_schema::{
     Breakdown, CellResult, DeviceFigures, DeviceSummary, Interval, Ratios, Repeats, ReplayResult,
     StudySummary,
@@ -366,7 +366,7 @@ pub(super) fn device_figures(
         out: Some(out.join(format!("device-{name}"))),
         ..DeviceRequest::default()
     };
-    let outcome = device::measure(&request.check()?)?;
+    let outcome = device_command::measure(&request.check()?)?;
     if outcome.interrupted {
         return Err(Error::Interrupted);
     }

@@ -5,9 +5,9 @@
 //! latency. The result is a spec in the spec language (a catalogue flash device with overrides)
 //! that `--emulate` accepts, with the fit error printed beside it.
 //!
-//! The measuring is `oltplab device`'s ([`crate::device::measure`]); the fit is a deterministic
-//! pattern search (coordinate steps in log-parameter space, halved when no step improves) over
-//! the model itself ([`oltplab_devmodel::Emulator`] in virtual time: no waiting).
+//! The measuring is `oltplab device`'s ([`crate::device_command::measure`]); the fit is a
+//! deterministic pattern search (coordinate steps in log-parameter space, halved when no step
+//! improves) over the model itself ([`oltplab_devmodel::Emulator`] in virtual time: no waiting).
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -24,8 +24,10 @@ use oltplab_io::job::{Mix, Rw};
 use oltplab_metrics::schema::{now_rfc3339, ProfileResult, Warning};
 use serde::Serialize;
 
-use crate::device;
-use crate::device::config::{self as device_config, DeviceRequest, Pattern, QueueDepths, Workload};
+use crate::device_command;
+use crate::device_command::config::{
+    self as device_config, DeviceRequest, Pattern, QueueDepths, Workload,
+};
 use crate::output;
 
 use super::trace_fit::{self, TraceFitSummary, TraceTarget};
@@ -422,7 +424,7 @@ pub fn run(args: FitArgs) -> Result<()> {
         }
         cfg.out = Some(out_dir.join(name));
         output::note!("measuring: {name}");
-        let outcome = device::measure(&cfg)?;
+        let outcome = device_command::measure(&cfg)?;
         warnings.extend(outcome.doc.warnings.iter().cloned());
         if outcome.interrupted {
             return Err(Error::Interrupted);

@@ -15,7 +15,7 @@ use oltplab_io::EngineKind;
 use oltplab_metrics::{Warning, WarningKind};
 use serde::Serialize;
 
-use crate::device::DeviceArgs;
+use crate::device_command::DeviceArgs;
 use crate::emulate::BackingChoice;
 pub use oltplab_schema::Backing;
 

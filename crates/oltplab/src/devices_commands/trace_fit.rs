@@ -343,7 +343,9 @@ pub fn print(title: &str, s: &TraceFitSummary) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::devices::fit::{fit, simulate_all, Figures, Op as PointOp, PointDef, SimConfig};
+    use crate::devices_commands::fit::{
+        fit, simulate_all, Figures, Op as PointOp, PointDef, SimConfig,
+    };
     use oltplab_devmodel::{catalogue, parse_spec};
     use oltplab_trace::Record;
 
