@@ -15,6 +15,7 @@ use clap::Args;
 use oltplab_core::{safety, Error, Result};
 use oltplab_dbs::server::process::Account;
 use oltplab_devmodel::Spec;
+use oltplab_metrics::{Warning, WarningKind};
 
 pub use given::{host_spec, spec_arg, BackingChoice, Emulation, Target, SHARED};
 pub use session::{Backing, EmulationSession, PlaceRule, SessionConfig};
@@ -157,7 +158,14 @@ pub fn run(args: EmulateArgs) -> Result<()> {
             oltplab_core::error::strerror(e.raw_os_error().unwrap_or(0))
         ))
     })?;
-    let report = session.finish()?;
+    let mut report = session.finish()?;
+    if oltplab_dbs::server::maps_redo_log_in(&args.path) {
+        // Managed servers are refused there; any program's stores into a mapping go unseen.
+        report.warnings.push(Warning::new(
+            WarningKind::EmulationOffTarget,
+            format!("{} is in /dev/shm, where a program may write its files through a memory mapping that neither the trace nor the emulated device sees (MariaDB maps its redo log there, taking /dev/shm for persistent memory): give --path on another file system (--backing ram still serves it from memory)", args.path.display()),
+        ));
+    }
     report.print();
     if crate::STOP.load(Ordering::SeqCst) {
         return Err(Error::Interrupted);

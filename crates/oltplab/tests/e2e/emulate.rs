@@ -467,4 +467,29 @@ fn a_mariadb_in_dev_shm_is_refused() {
     std::fs::remove_dir_all(&dir).unwrap();
     assert_usage_error(&out, "MariaDB memory-maps its redo log");
     assert!(!written, "nothing written");
+    // Any program under `oltplab emulate` there runs, with a warning that says why not to.
+    build_shim();
+    let dir = PathBuf::from(format!("/dev/shm/oltplab-it-mapped-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = oltplab(
+        Path::new("/tmp"),
+        &[
+            "emulate",
+            "--device",
+            "sata-ssd-2010",
+            "--path",
+            dir.to_str().unwrap(),
+            "--",
+            "true",
+        ],
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains(
+            "is in /dev/shm, where a program may write its files through a memory mapping"
+        ),
+        "{}",
+        text(&out.stderr)
+    );
 }
