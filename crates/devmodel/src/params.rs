@@ -74,7 +74,7 @@ params! {
         capacity_gb, channels, dies_per_channel, page_kib, read_us, program_us, waf_random,
         channel_mb_s, link_mb_s, read_overhead_us, cmd_occupancy_us, controllers,
         write_buffer_mib, write_ack_us, power_loss_protected, write_occupancy_us, flush_us,
-        service_cv,
+        service_cv, stall_pct, stall_us,
     }
 }
 
@@ -247,6 +247,18 @@ pub fn optional_params(kind: DeviceKind) -> &'static [catalogue::Param] {
             value: 0.0,
             about: "spread of each command's own time: the coefficient of variation of a factor (lognormal, mean 1) drawn per command for a read's overhead and array time, a write's acknowledgement and programming, a flush's time (0: every command takes exactly its time)",
             source: "fitted by `oltplab devices fit --trace` to a real run's latency quantiles, which steady points' means cannot tell; the catalogue's devices: 0",
+        },
+        catalogue::Param {
+            key: "stall_pct",
+            value: 0.0,
+            about: "share of commands (%) that stall: each of them waits an extra time, exponential with mean stall_us, on top of its own (0: none)",
+            source: "fitted by `oltplab devices fit --trace` to a real run's latency quantiles; the catalogue's devices: 0",
+        },
+        catalogue::Param {
+            key: "stall_us",
+            value: 0.0,
+            about: "mean length of a stall (see stall_pct)",
+            source: "fitted by `oltplab devices fit --trace` with stall_pct; the catalogue's devices: 0",
         },
     ];
     match kind {

@@ -919,7 +919,26 @@ const DIMS: &[Dim] = &[
         hi: 50_000.0,
         integer: false,
     },
+    // The last two only when fitting to a trace ([`TRACE_ONLY`]).
+    Dim {
+        key: "stall_us",
+        lo: 10.0,
+        hi: 20_000.0,
+        integer: false,
+    },
+    Dim {
+        key: "stall_pct",
+        // Stalls this rare reach no quantile a trace fit compares.
+        lo: 0.05,
+        hi: 20.0,
+        integer: false,
+    },
 ];
+
+/// Stalls — a few commands held far longer than the rest, a tail no spread around the mean
+/// makes — are fitted only to a trace's quantiles: the curves' means cannot tell them from a
+/// slower device.
+const TRACE_ONLY: &[&str] = &["stall_us", "stall_pct"];
 
 /// The appends the commit points make before each fdatasync: a flush's own cost and what
 /// draining a larger write costs are told apart by the two.
@@ -939,6 +958,8 @@ struct Candidate {
     page_kib: f64,
     protected: bool,
     service_cv: f64,
+    /// Fitting to a trace: the [`TRACE_ONLY`] dimensions count.
+    trace: bool,
 }
 
 impl Candidate {
@@ -965,9 +986,12 @@ impl Candidate {
             "power_loss_protected",
             if self.protected { 1.0 } else { 0.0 },
         ));
-        // Only a trace fit sets it; a curve fit's spec and table stay as they were.
+        // Only a trace fit sets these; a curve fit's spec and table stay as they were.
         if self.service_cv > 0.0 {
             v.push(("service_cv", self.service_cv));
+        }
+        if !self.trace {
+            v.retain(|(k, _)| !TRACE_ONLY.contains(k));
         }
         v
     }
@@ -1105,6 +1129,9 @@ fn initial(points: &[(PointDef, Figures)]) -> Candidate {
         16.0,
         write1 / 1e3 * 0.7,
         flush.map_or(1.0, |ns| ns / 1e3 * 0.5),
+        // 1 % of commands stalled for ten reads' time.
+        read1 / 1e3 * 10.0,
+        1.0,
     ];
     let x = DIMS
         .iter()
@@ -1116,6 +1143,7 @@ fn initial(points: &[(PointDef, Figures)]) -> Candidate {
         page_kib,
         protected: flush.is_some_and(|ns| ns < 5e3),
         service_cv: 0.0,
+        trace: false,
     }
 }
 
@@ -1149,7 +1177,10 @@ pub fn fit(
         seen: Vec::new(),
         evaluations: 0,
     };
-    let starts = starts(points);
+    let mut starts = starts(points);
+    for start in &mut starts {
+        start.trace = trace.is_some();
+    }
     let mut best: Option<(Candidate, f64)> = None;
     for (i, start) in starts.iter().enumerate() {
         let budget = max_evals * (i as u64 + 1) / starts.len() as u64;
@@ -1243,6 +1274,9 @@ fn search(ev: &mut Evaluator, start: Candidate, budget: u64) -> Result<(Candidat
     'search: while step >= min_step {
         let mut improved = false;
         for (i, d) in DIMS.iter().enumerate() {
+            if !best.trace && TRACE_ONLY.contains(&d.key) {
+                continue;
+            }
             for dir in [1.0, -1.0] {
                 if ev.evaluations >= budget {
                     break 'search;
@@ -1329,6 +1363,9 @@ fn search(ev: &mut Evaluator, start: Candidate, budget: u64) -> Result<(Candidat
             let mut cand = best.clone();
             for (i, d) in DIMS.iter().enumerate() {
                 let u = (rand() >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0;
+                if !cand.trace && TRACE_ONLY.contains(&d.key) {
+                    continue;
+                }
                 cand.x[i] = (cand.x[i] + u * step).clamp(d.lo.ln(), d.hi.ln());
             }
             if cand.values() == best.values() {

@@ -35,6 +35,10 @@ pub(crate) struct Flash {
     flush_ns: f64,
     /// σ of the lognormal factor on each command's own time (`service_cv`; 0: none).
     spread_sigma: f64,
+    /// The chance that a command stalls (`stall_pct` / 100) and a stall's mean length
+    /// (`stall_us`, exponential).
+    stall_chance: f64,
+    stall_ns: f64,
     /// The word counting the factors drawn (seeded per device by [`Flash::init`]).
     draws: usize,
     protected: bool,
@@ -159,6 +163,8 @@ impl Flash {
             write_ack_ns: p.write_ack_us * 1e3,
             flush_ns: p.flush_us * 1e3,
             spread_sigma: (1.0 + p.service_cv.max(0.0).powi(2)).ln().sqrt(),
+            stall_chance: (p.stall_pct / 100.0).clamp(0.0, 1.0),
+            stall_ns: p.stall_us.max(0.0) * 1e3,
             protected: p.power_loss_protected >= 0.5,
             half_program_ns: program_ns * p.waf_random.max(1.0) / 2.0,
             seq_read_bpns: (n_dies as f64 * page as f64
@@ -182,28 +188,39 @@ impl Flash {
         start
     }
 
-    /// The factor on this command's own time: 1 without `service_cv`; else lognormal with mean
-    /// 1, drawn from the device's counter (Box–Muller on two hashed draws), so a seed and a
-    /// sequence of submits give the same times.
-    fn spread(&self, st: St) -> f64 {
-        if self.spread_sigma == 0.0 {
-            return 1.0;
+    /// What varies in this command's own time: a factor (1 without `service_cv`; else
+    /// lognormal with mean 1, Box–Muller on two hashed draws) and a stall added to it (none
+    /// without `stall_pct`; else, that often, exponential with mean `stall_us`). Drawn from the
+    /// device's counter, so a seed and a sequence of submits give the same times.
+    fn spread(&self, st: St) -> (f64, u64) {
+        if !self.draws() {
+            return (1.0, 0);
         }
         let n = st.get(self.draws);
-        st.set(self.draws, n.wrapping_add(2));
+        st.set(self.draws, n.wrapping_add(4));
         let unit = |k: u64| ((mix64(k) >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
-        let z = (-2.0 * unit(n).ln()).sqrt() * (std::f64::consts::TAU * unit(n + 1)).cos();
-        (self.spread_sigma * z - self.spread_sigma * self.spread_sigma / 2.0).exp()
+        let factor = if self.spread_sigma > 0.0 {
+            let z = (-2.0 * unit(n).ln()).sqrt() * (std::f64::consts::TAU * unit(n + 1)).cos();
+            (self.spread_sigma * z - self.spread_sigma * self.spread_sigma / 2.0).exp()
+        } else {
+            1.0
+        };
+        let stall = if unit(n + 2) < self.stall_chance {
+            (-unit(n + 3).ln() * self.stall_ns) as u64
+        } else {
+            0
+        };
+        (factor, stall)
     }
 
-    /// Seeds the draws of [`Flash::spread`]; a device without `service_cv` draws nothing.
+    /// Seeds the draws of [`Flash::spread`]; a device without a spread or stalls draws nothing.
     pub(crate) fn init(&self, st: St, seed: u64) {
         st.set(self.draws, seed);
     }
 
     /// Whether the device draws random numbers (and so takes a seed of its own).
     pub(crate) fn draws(&self) -> bool {
-        self.spread_sigma > 0.0
+        self.spread_sigma > 0.0 || (self.stall_chance > 0.0 && self.stall_ns > 0.0)
     }
 
     pub(crate) fn submit(&self, cx: Ctx, t: u64, kind: IoKind, addr: u64, len: u64) -> u64 {
@@ -212,7 +229,8 @@ impl Flash {
         match kind {
             IoKind::Flush => {
                 let start = self.command(st, t);
-                let own_ns = (self.flush_ns * self.spread(st)) as u64;
+                let (f, stall) = self.spread(st);
+                let own_ns = (self.flush_ns * f) as u64 + stall;
                 // A protected or unbuffered drive has nothing to drain; an unprotected one waits
                 // for the programs its buffer holds. Then the flush's own time.
                 if self.protected || self.buffer_window_ns == 0.0 {
@@ -225,7 +243,7 @@ impl Flash {
                 if let Some(s) = self.reads.find(st, addr) {
                     return self.streamed_read(st, t, s, len);
                 }
-                let f = self.spread(st);
+                let (f, stall) = self.spread(st);
                 let start = self.command(st, t) + (self.read_overhead_ns * f) as u64;
                 let mut ready = start;
                 let first = addr / self.page;
@@ -242,7 +260,7 @@ impl Flash {
                     if programming > die_start {
                         die_start += (programming - die_start).min(self.half_program_ns as u64);
                     }
-                    let sensed = die_start + (self.read_ns * f) as u64;
+                    let sensed = die_start + (self.read_ns * f) as u64 + stall;
                     let xfer_start = sensed.max(st.get(self.chans + ch));
                     let xfer_end = xfer_start + (bytes / self.chan_bpns) as u64;
                     st.set(self.chans + ch, xfer_end);
@@ -257,7 +275,7 @@ impl Flash {
                 done
             }
             IoKind::Write => {
-                let f = self.spread(st);
+                let (f, stall) = self.spread(st);
                 let start = self.command_for(st, t, self.write_occupancy_ns);
                 let link_start = start.max(st.get(self.link));
                 let received = link_start + (len as f64 / self.link_bpns) as u64;
@@ -300,9 +318,9 @@ impl Flash {
                 if self.buffer_window_ns > 0.0 {
                     // The buffer acknowledges at once while the backlog of programming it holds fits.
                     let acked = received + (self.write_ack_ns * f) as u64;
-                    acked.max(programmed.saturating_sub(self.buffer_window_ns as u64))
+                    acked.max(programmed.saturating_sub(self.buffer_window_ns as u64)) + stall
                 } else {
-                    programmed
+                    programmed + stall
                 }
             }
         }
@@ -404,5 +422,35 @@ mod tests {
         assert_ne!(qd1(spread, 1, 2_000), qd1(spread, 2, 2_000));
         // A seed changes nothing on a device that draws nothing.
         assert_eq!(qd1(base, 1, 2_000), qd1(base, 2, 2_000));
+    }
+
+    /// `stall_pct` stalls that share of commands for an exponential time of mean `stall_us`:
+    /// the median stays exactly where it was, the mean grows by share × mean stall, the tail by
+    /// the stalls.
+    #[test]
+    fn stalls_leave_the_median_and_make_the_tail() {
+        let (r0, f0) = qd1("sata-ssd-2010{flush_us=200}", 1, 20_000);
+        let (r1, f1) = qd1(
+            "sata-ssd-2010{flush_us=200,stall_pct=2,stall_us=1000}",
+            1,
+            20_000,
+        );
+        for (exact, stalled, what) in [(&r0, &r1, "reads"), (&f0, &f1, "flushes")] {
+            assert_eq!(p(exact, 0.5), p(stalled, 0.5), "{what}");
+            // A flush after a stalled write finds less left to drain, so it gains less.
+            let added_us = (mean(stalled) - mean(exact)) / 1e3;
+            let expected = if what == "reads" {
+                15.0..25.0
+            } else {
+                5.0..25.0
+            };
+            assert!(expected.contains(&added_us), "{what}: mean +{added_us} µs");
+            // 1 % of all is the slower half of the 2 % stalled: past 1000 µs × ln 2.
+            let tail_us = (p(stalled, 0.99) - p(exact, 0.99)) as f64 / 1e3;
+            assert!(
+                (550.0..850.0).contains(&tail_us),
+                "{what}: p99 +{tail_us} µs"
+            );
+        }
     }
 }
