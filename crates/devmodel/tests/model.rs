@@ -936,3 +936,93 @@ fn controller_reads_ahead_and_absorbs_a_burst_up_to_its_cache() {
     assert!(alone > 0.8 * rev_ns, "{alone}");
     eprintln!("bare {bare:.0} ra {ra:.0} off {off:.0} media {media:.0} burst {burst:.0} sustained {sustained:.0} alone {alone:.0}");
 }
+
+/// Latencies (ns) of `n` random 16 KiB reads one at a time, then of `n` append + flush pairs'
+/// flushes, on `spec`.
+fn flash_qd1(spec: &str, seed: u64, n: u64) -> (Vec<u64>, Vec<u64>) {
+    let e = Emulator::new(&parse_spec(spec).unwrap(), seed).unwrap();
+    let mut t = 1_000_000_000u64;
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    let mut reads = Vec::new();
+    for _ in 0..n {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let done = e.submit(t, IoKind::Read, (x % 60_000) * 16_384, 16_384);
+        reads.push(done - t);
+        t = done + 1_000;
+    }
+    let mut flushes = Vec::new();
+    for i in 0..n {
+        let written = e.submit(t, IoKind::Write, (1 << 34) + i * 8_192, 8_192);
+        let flushed = e.submit(written, IoKind::Flush, 0, 0);
+        flushes.push(flushed - written);
+        t = flushed + 1_000;
+    }
+    (reads, flushes)
+}
+
+fn mean_ns(v: &[u64]) -> f64 {
+    v.iter().sum::<u64>() as f64 / v.len() as f64
+}
+
+fn quantile(v: &[u64], q: f64) -> u64 {
+    let mut v = v.to_vec();
+    v.sort_unstable();
+    v[((v.len() - 1) as f64 * q) as usize]
+}
+
+/// `service_cv` spreads each command's time around the same mean: the tail grows, the mean
+/// stays, a seed repeats itself, and without it the times are exactly the catalogue's.
+#[test]
+fn service_cv_spreads_times_around_the_same_mean() {
+    let base = "sata-ssd-2010{flush_us=200}";
+    let spread = "sata-ssd-2010{flush_us=200,service_cv=0.6}";
+    let (r0, f0) = flash_qd1(base, 1, 20_000);
+    let (r1, f1) = flash_qd1(spread, 1, 20_000);
+    for (exact, spread, what) in [(&r0, &r1, "reads"), (&f0, &f1, "flushes")] {
+        let (m0, m1) = (mean_ns(exact), mean_ns(spread));
+        assert!((m1 / m0 - 1.0).abs() < 0.04, "{what}: mean {m0} → {m1}");
+        let (t0, t1) = (quantile(exact, 0.99) as f64, quantile(spread, 0.99) as f64);
+        assert!(t1 > 1.3 * t0, "{what}: p99 {t0} → {t1}");
+        // Without the spread every I/O of a kind takes the same time at QD 1.
+        assert!(
+            quantile(exact, 0.99) as f64 <= 1.01 * quantile(exact, 0.01) as f64,
+            "{what}"
+        );
+    }
+    assert_eq!(flash_qd1(spread, 1, 2_000), flash_qd1(spread, 1, 2_000));
+    assert_ne!(flash_qd1(spread, 1, 2_000), flash_qd1(spread, 2, 2_000));
+    // A seed changes nothing on a device that draws nothing.
+    assert_eq!(flash_qd1(base, 1, 2_000), flash_qd1(base, 2, 2_000));
+}
+
+/// `stall_pct` stalls that share of commands for an exponential time of mean `stall_us`:
+/// the median stays exactly where it was, the mean grows by share × mean stall, the tail by
+/// the stalls.
+#[test]
+fn stalls_leave_the_median_and_make_the_tail() {
+    let (r0, f0) = flash_qd1("sata-ssd-2010{flush_us=200}", 1, 20_000);
+    let (r1, f1) = flash_qd1(
+        "sata-ssd-2010{flush_us=200,stall_pct=2,stall_us=1000}",
+        1,
+        20_000,
+    );
+    for (exact, stalled, what) in [(&r0, &r1, "reads"), (&f0, &f1, "flushes")] {
+        assert_eq!(quantile(exact, 0.5), quantile(stalled, 0.5), "{what}");
+        // A flush after a stalled write finds less left to drain, so it gains less.
+        let added_us = (mean_ns(stalled) - mean_ns(exact)) / 1e3;
+        let expected = if what == "reads" {
+            15.0..25.0
+        } else {
+            5.0..25.0
+        };
+        assert!(expected.contains(&added_us), "{what}: mean +{added_us} µs");
+        // 1 % of all is the slower half of the 2 % stalled: past 1000 µs × ln 2.
+        let tail_us = (quantile(stalled, 0.99) - quantile(exact, 0.99)) as f64 / 1e3;
+        assert!(
+            (550.0..850.0).contains(&tail_us),
+            "{what}: p99 +{tail_us} µs"
+        );
+    }
+}
