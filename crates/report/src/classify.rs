@@ -1,9 +1,10 @@
 //! The results a report is made of: each checked, read through its kind's typed document (a
-//! study's by its `summary.scenario`, the one field read before the type is known; the page
-//! modules then recognise it by its `Figures`) and labelled. Above the page
+//! study's by its `summary.scenario`, the one field read before the type is known, through
+//! `StudyHead`; the page modules then recognise it by its `Figures`) and labelled from its config
+//! (`ConfigView`). Above the page
 //! modules it asks, so that they import only `doc` and `common` below them.
 
-use oltplab_schema::{read_at, read_value};
+use oltplab_schema::{read_at, read_value, StudyHead};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
@@ -25,7 +26,8 @@ pub fn docs<'a>(results: &'a [Value], labels: &[String]) -> Result<Vec<Doc<'a>>,
             let mut doc = Doc::new(v, head, kind, String::new());
             // Which study it is decides the summary's type; a scenario this version does not know
             // stays untyped (its section shows no figures).
-            doc.figures = match (kind, doc.str("/summary/scenario")) {
+            let study = study_head(v);
+            doc.figures = match (kind, study.scenario.as_deref()) {
                 (Kind::Study, Some("s1")) => Figures::S1(summary(v).map_err(invalid)?),
                 (Kind::Study, Some("cache-tiers" | "placement" | "storage")) => {
                     Figures::Storage(summary(v).map_err(invalid)?)
@@ -59,22 +61,25 @@ fn summary<T: DeserializeOwned>(v: &Value) -> Result<Box<T>, String> {
         .map_err(|e| e.to_string())
 }
 
+/// A study's `summary` as far as it is read before its type is known.
+fn study_head(v: &Value) -> StudyHead {
+    StudyHead::of(&v["summary"])
+}
+
 /// A description of what was measured, from the config, for headings.
 fn describe(doc: &Doc) -> String {
     match doc.kind {
-        Kind::Device => describe_device(doc.v),
+        Kind::Device => describe_device(&doc.config),
         Kind::Run => {
             let run = crate::run::document(doc);
-            let workload = run
-                .and_then(|r| r.config.workload.as_deref())
+            let workload = doc
+                .config
+                .workload
+                .as_deref()
                 .or(run.and_then(|r| r.summary.workload.as_deref()))
                 .unwrap_or("workload");
             let mut parts = vec![workload.to_string()];
-            if let Some(e) = doc
-                .str("/config/engine")
-                .or(doc.str("/config/db_engine"))
-                .or(doc.str("/config/db/engine"))
-            {
+            if let Some(e) = doc.config.engine() {
                 parts.push(format!("on {e}"));
             }
             // Orders: the table kind and what each transaction does.
@@ -83,23 +88,23 @@ fn describe(doc: &Doc) -> String {
             {
                 parts.push(format!("{t} tables, {m}"));
             }
-            if let Some(w) = doc.num("/config/warehouses") {
+            if let Some(w) = doc.config.warehouses {
                 parts.push(format!("{w} warehouses"));
             }
-            if let Some(t) = doc.num("/config/terminals") {
+            if let Some(t) = doc.config.terminals {
                 parts.push(format!("{t} terminals"));
             }
-            if let Some(d) = doc.str("/config/emulate") {
+            if let Some(d) = &doc.config.emulate {
                 parts.push(format!("emulating {d}"));
             }
             parts.join(", ")
         }
         Kind::Replay => {
             let mut text = "trace replay".to_string();
-            if let Some(f) = doc.str("/config/trace").or(doc.str("/config/file")) {
+            if let Some(f) = doc.config.trace_file() {
                 text.push_str(&format!(" of {f}"));
             }
-            if let Some(d) = doc.str("/config/emulate") {
+            if let Some(d) = &doc.config.emulate {
                 text.push_str(&format!(" emulating {d}"));
             }
             text
@@ -115,9 +120,12 @@ fn describe(doc: &Doc) -> String {
             _ => "crash".into(),
         },
         Kind::Study => {
+            let study = study_head(doc.v);
             let scenario = doc
-                .str("/config/scenario")
-                .or(doc.str("/summary/scenario"))
+                .config
+                .scenario
+                .as_deref()
+                .or(study.scenario.as_deref())
                 .unwrap_or("S1");
             if let Figures::InMemory(s) = &doc.figures {
                 let n = s.runs.len();
@@ -141,7 +149,7 @@ fn describe(doc: &Doc) -> String {
             }
             let n = match &doc.figures {
                 Figures::S1(s) => s.devices.len(),
-                _ => doc.array("/summary/devices").len(),
+                _ => study.devices,
             };
             format!(
                 "study {scenario}, {n} device{}",

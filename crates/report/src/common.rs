@@ -371,7 +371,7 @@ fn interval_fields(iv: &Value) -> Vec<(String, f64)> {
 /// Per-second series of a result, by family: `{family: {field: [(t_s, value)]}}`.
 fn interval_series(doc: &Doc) -> BTreeMap<Family, BTreeMap<String, Vec<(f64, f64)>>> {
     let mut out: BTreeMap<Family, BTreeMap<String, Vec<(f64, f64)>>> = BTreeMap::new();
-    for iv in doc.array("/intervals") {
+    for iv in doc.intervals() {
         let Some(t) = num(iv, "/t_s") else { continue };
         for (name, v) in interval_fields(iv) {
             // A family's name may reach into a nested object: `waits_per_s.lock` is a wait.

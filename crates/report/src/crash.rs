@@ -232,13 +232,10 @@ fn describe_run(doc: &Doc) -> String {
         let w = summary.warehouses;
         parts.push(format!("{w} warehouse{}", if w == 1 { "" } else { "s" }));
     }
-    // The config is every resolved option, as JSON (not typed per kind).
-    let config = &doc.head.config;
-    let num = |k: &str| config.get(k).and_then(serde_json::Value::as_f64);
-    if let (Some(c), Some(s)) = (num("cuts"), num("states")) {
+    if let (Some(c), Some(s)) = (doc.config.cuts, doc.config.states) {
         parts.push(format!("{c} cuts per row, {s} states per cut"));
     }
-    if let Some(seed) = config.get("seed") {
+    if let Some(seed) = doc.config.seed {
         parts.push(format!("seed {seed}"));
     }
     let mut text = format!("Power cuts: {}.", parts.join(", "));

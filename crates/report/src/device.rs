@@ -125,16 +125,10 @@ pub fn points<'a>(doc: &'a Doc) -> Vec<Point<'a>> {
         }
         return out;
     }
-    // The config is every resolved option, as JSON (not typed per kind).
-    let qd = doc
-        .head
-        .config
-        .get("queue_depths")
-        .and_then(|q| q.get(0))
-        .and_then(serde_json::Value::as_f64);
+    let qd = doc.config.queue_depths.first().map(|&q| q as f64);
     out.push(Point {
         // A device section's documents are device results (`summary` above).
-        label: crate::doc::describe_device(doc.v),
+        label: crate::doc::describe_device(&doc.config),
         profile: None,
         qd,
         f: Figures3::of_run(summary),

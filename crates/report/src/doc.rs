@@ -1,14 +1,15 @@
 //! A saved result as the reports see it: its typed envelope (`oltplab_schema::Envelope`: tool,
-//! environment, histograms, warnings), the raw JSON of the figures not yet read through their
-//! kind's type, a label and its kind. A result whose envelope does not read is refused naming the
+//! environment, histograms, warnings), the view of its config the headings use
+//! (`oltplab_schema::ConfigView`), the raw JSON of the figures not yet read through their kind's
+//! type, a label and its kind. A result whose envelope does not read is refused naming the
 //! field; a figure the kind may lack is shown as "—", never invented. Below every page module;
 //! which study a result is, and its label, are asked of the pages one level up (`classify`).
 
 use oltplab_metrics::schema::SCHEMA;
 use oltplab_metrics::LatencyHistogram;
 use oltplab_schema::{
-    read_value, CellStudyFigures, ClusterStudySummary, CrashSummary, DeviceSummary, Envelope,
-    InMemorySummary, ProfilesSummary, ReplaySummary, RunDocument, StorageStudySummary,
+    read_value, CellStudyFigures, ClusterStudySummary, ConfigView, CrashSummary, DeviceSummary,
+    Envelope, InMemorySummary, ProfilesSummary, ReplaySummary, RunDocument, StorageStudySummary,
     StudySummary,
 };
 use serde_json::Value;
@@ -67,8 +68,8 @@ pub fn validate(result: &Value) -> Result<Kind, String> {
     }
     let kind = obj.get("kind").and_then(Value::as_str).unwrap_or("");
     let kind = if kind == "merge" {
-        let merged = merged_kind(result).unwrap_or("");
-        Kind::parse(merged).ok_or_else(|| {
+        let merged = merged_kind(result).unwrap_or_default();
+        Kind::parse(&merged).ok_or_else(|| {
             format!("is a merge result without a known config.merged_kind ('{merged}')")
         })?
     } else {
@@ -87,10 +88,9 @@ pub(crate) fn envelope(result: &Value) -> Result<Envelope, String> {
     read_value::<Envelope>(result).map_err(|e| e.to_string())
 }
 
-pub fn merged_kind(result: &Value) -> Option<&str> {
-    result
-        .pointer("/config/merged_kind")
-        .and_then(Value::as_str)
+/// A merge result's `config.merged_kind`: the kind of the results it merged.
+pub fn merged_kind(result: &Value) -> Option<String> {
+    ConfigView::of(&result["config"]).merged_kind
 }
 
 /// A kind's figures read through their typed document.
@@ -125,6 +125,9 @@ pub enum Figures {
 pub struct Doc<'a> {
     pub v: &'a Value,
     pub head: Envelope,
+    /// The fields of `head.config` the headings and labels use (the configuration table lists
+    /// `head.config` whole).
+    pub config: ConfigView,
     pub figures: Figures,
     pub kind: Kind,
     /// A short name for tables and legends, e.g. `#2 oltp-db QD1…4`.
@@ -135,6 +138,7 @@ impl<'a> Doc<'a> {
     pub fn new(v: &'a Value, head: Envelope, kind: Kind, label: String) -> Self {
         Self {
             v,
+            config: ConfigView::of(&head.config),
             head,
             figures: Figures::Untyped,
             kind,
@@ -142,17 +146,12 @@ impl<'a> Doc<'a> {
         }
     }
 
-    pub fn num(&self, pointer: &str) -> Option<f64> {
-        num(self.v, pointer)
-    }
-
-    pub fn str(&self, pointer: &str) -> Option<&'a str> {
-        self.v.pointer(pointer).and_then(Value::as_str)
-    }
-
-    pub fn array(&self, pointer: &str) -> &'a [Value] {
+    /// `intervals[]` as written. Each kind writes its own per-second figures there (and a merge
+    /// its parts'); the time-series charts draw whichever of the known series an interval has, by
+    /// field name (`common::interval_series`), so this stays generic JSON rather than a type.
+    pub fn intervals(&self) -> &'a [Value] {
         self.v
-            .pointer(pointer)
+            .get("intervals")
             .and_then(Value::as_array)
             .map(Vec::as_slice)
             .unwrap_or(&[])
@@ -204,6 +203,8 @@ impl<'a> Doc<'a> {
     }
 }
 
+/// The finite number at `pointer` in `v`: for the readers that are generic over fields on purpose
+/// (`merge`, which sums whatever counts and rates the parts have; the interval series).
 pub fn num(v: &Value, pointer: &str) -> Option<f64> {
     v.pointer(pointer)
         .and_then(Value::as_f64)
@@ -211,22 +212,17 @@ pub fn num(v: &Value, pointer: &str) -> Option<f64> {
 }
 
 /// What a device result measured: its workloads or profiles, queue depths, emulated device.
-pub fn describe_device(v: &Value) -> String {
-    let workloads = v
-        .pointer("/config/workloads")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    let names: Vec<String> = workloads
+pub fn describe_device(config: &ConfigView) -> String {
+    let names: Vec<String> = config
+        .workloads
         .iter()
         .map(|w| {
-            if let Some(name) = w.get("name").and_then(Value::as_str) {
-                return name.to_string();
+            if let Some(name) = &w.name {
+                return name.clone();
             }
-            let rw = w.get("rw").and_then(Value::as_str).unwrap_or("io");
+            let rw = w.rw.as_deref().unwrap_or("io");
             let bs = w
-                .get("block_size_bytes")
-                .and_then(Value::as_u64)
+                .block_size_bytes
                 .map(oltplab_core::units::format_size_short)
                 .unwrap_or_default();
             format!("{rw} {bs}").trim().to_string()
@@ -239,17 +235,12 @@ pub fn describe_device(v: &Value) -> String {
     } else {
         names.join(", ")
     };
-    let qds: Vec<u64> = v
-        .pointer("/config/queue_depths")
-        .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(Value::as_u64).collect())
-        .unwrap_or_default();
-    match qds.as_slice() {
+    match config.queue_depths.as_slice() {
         [] => {}
         [one] => text.push_str(&format!(" QD{one}")),
         [first, .., last] => text.push_str(&format!(" QD{first}…{last}")),
     }
-    if let Some(e) = v.pointer("/config/emulate").and_then(Value::as_str) {
+    if let Some(e) = &config.emulate {
         text.push_str(&format!(" emulating {e}"));
     }
     text

@@ -711,7 +711,7 @@ pub fn merge(results: &[Value]) -> Result<Value, ReportError> {
     }
 
     let first = parts[0];
-    let merged_kind = doc::merged_kind(first).unwrap_or(kind.name());
+    let merged_kind = doc::merged_kind(first).unwrap_or_else(|| kind.name().to_string());
     let config_parts: Vec<Value> = parts
         .iter()
         .map(|p| {

@@ -36,8 +36,10 @@ fn figures<'a>(doc: &'a Doc) -> Option<&'a RunFigures> {
     document(doc).map(|r| &r.summary)
 }
 
+/// A run's `config.workload` (None for a result of another kind).
 fn workload<'a>(doc: &'a Doc) -> Option<&'a str> {
-    document(doc)?.config.workload.as_deref()
+    document(doc)?;
+    doc.config.workload.as_deref()
 }
 
 /// `summary.tx.<name>`.

@@ -6,6 +6,8 @@
 //! The envelope (`ResultDoc`), typed warnings and the device measurements come from
 //! `oltplab-metrics`, a replay's summary from `oltplab-trace` (both below this crate, which they
 //! need); they are re-exported here so that a reader finds every result type through this crate.
+//! What a result describes rather than measures — the few `config` fields the reports' headings
+//! use, and a study's scenario — is read through the views of `view.rs`.
 //!
 //! Field names are a contract with readers outside this repository: rename nothing.
 
@@ -27,6 +29,7 @@ mod run;
 mod run_figures;
 mod study;
 mod tatp;
+mod view;
 
 pub use brokerage::*;
 pub use cell_figures::*;
@@ -39,6 +42,7 @@ pub use run::*;
 pub use run_figures::*;
 pub use study::*;
 pub use tatp::*;
+pub use view::{ConfigView, DbView, StudyHead, WorkloadView};
 
 use serde::{Deserialize, Serialize};
 

@@ -21,18 +21,11 @@ fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Written, D::Error> {
     Option::<f64>::deserialize(d).map(Some)
 }
 
-/// A `run` result: the summary, and the one config field that says the workload.
+/// A `run` result: its summary. (Its `config`, whose `workload` tells the workloads apart, is read
+/// through `ConfigView`, as every kind's.)
 #[derive(Clone, Debug, Deserialize)]
 pub struct RunDocument {
-    pub config: RunConfigHead,
     pub summary: RunFigures,
-}
-
-/// `config` of a run, as far as the report tells workloads apart by it.
-#[derive(Clone, Debug, Default, Deserialize)]
-pub struct RunConfigHead {
-    #[serde(default)]
-    pub workload: Option<String>,
 }
 
 /// `summary` of a run of any workload.

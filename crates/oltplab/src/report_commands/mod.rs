@@ -8,6 +8,7 @@ use clap::Args;
 use oltplab_core::safety::io_usage;
 use oltplab_core::{Error, Result};
 use oltplab_report::{Format, ReportError};
+use oltplab_schema::{read_at, ConfigView, DeviceSummary, ReplaySummary, RunFigures};
 use serde_json::Value;
 
 use crate::output;
@@ -265,13 +266,10 @@ pub fn merge(args: MergeArgs) -> Result<()> {
         }
     }
     output::write_json(&args.output, &merged)?;
-    let kind = merged
-        .pointer("/config/merged_kind")
-        .and_then(Value::as_str)
-        .unwrap_or("?");
-    let figure = ["/summary/tpmc", "/summary/tps", "/summary/iops"]
-        .iter()
-        .find_map(|p| Some((p.rsplit('/').next()?, merged.pointer(p)?.as_f64()?)))
+    let kind = ConfigView::of(&merged["config"])
+        .merged_kind
+        .unwrap_or_else(|| "?".into());
+    let figure = headline(&merged, &kind)
         .map(|(name, v)| format!(": {name} {}", oltplab_core::units::format_count(v)))
         .unwrap_or_default();
     output::note!(
@@ -289,6 +287,25 @@ pub fn merge(args: MergeArgs) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The merged result's headline figure, read through its kind's summary type: a run's tpmC (TPC-C)
+/// or else its transactions per second (order entry, TATP), a device's or replay's IOPS.
+fn headline(merged: &Value, kind: &str) -> Option<(&'static str, f64)> {
+    match kind {
+        "run" => {
+            let s: RunFigures = read_at(merged, "summary").ok()?;
+            let tpmc = s.tpmc.flatten().map(|v| ("tpmc", v));
+            tpmc.or(s.tps.flatten().map(|v| ("tps", v)))
+        }
+        "device" => read_at::<DeviceSummary>(merged, "summary")
+            .ok()
+            .map(|s| ("iops", s.iops)),
+        "replay" => read_at::<ReplaySummary>(merged, "summary")
+            .ok()
+            .map(|s| ("iops", s.iops)),
+        _ => None,
+    }
 }
 
 fn same_file(a: &Path, b: &Path) -> bool {

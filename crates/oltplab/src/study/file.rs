@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
 use crate::output;
-use oltplab_schema::CellAxes;
+use oltplab_schema::{CellAxes, StudyHead};
 
 use super::s1::{run_study, Kind};
 use super::shipped::{file_name, split_devices};
@@ -1259,7 +1259,7 @@ pub(super) fn scenario_of_dir(dir: &Path) -> Option<String> {
     std::fs::read_to_string(dir.join(RESULTS_FILE))
         .ok()
         .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-        .and_then(|v| v.pointer("/summary/scenario")?.as_str().map(String::from))
+        .and_then(|v| StudyHead::of(&v["summary"]).scenario)
 }
 
 pub fn run(args: &StudyArgs) -> Result<()> {
