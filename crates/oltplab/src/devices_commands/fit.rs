@@ -1256,6 +1256,14 @@ fn starts(points: &[(PointDef, Figures)]) -> Vec<Candidate> {
     vec![first, wide, many]
 }
 
+/// A discrete choice of [`search`]: the flash page (KiB) with power-loss protection, or the
+/// spread of each command's time.
+#[derive(Clone, Copy)]
+enum Choice {
+    Page((f64, bool)),
+    Spread(f64),
+}
+
 /// A pattern search from `start` until the evaluator has done `budget` evaluations in all:
 /// coordinate steps in log space (continued while they help), the discrete choices, and steps
 /// along a fixed sequence of random directions; the step halves when nothing helps.
@@ -1313,45 +1321,31 @@ fn search(ev: &mut Evaluator, start: Candidate, budget: u64) -> Result<(Candidat
                 }
             }
         }
-        for &page in PAGES_KIB {
-            for protected in [false, true] {
-                if ev.evaluations >= budget {
-                    break 'search;
-                }
-                let cand = Candidate {
-                    page_kib: page,
-                    protected,
-                    ..best.clone()
-                };
-                if cand == best {
-                    continue;
-                }
-                let f = ev.eval(&cand)?;
-                if f < best_f {
-                    best = cand;
-                    best_f = f;
-                    improved = true;
-                }
+        // The choices tried as a whole: the page with protection, and (to a trace) the spread.
+        let spreads: &[f64] = if ev.trace.is_some() { SERVICE_CVS } else { &[] };
+        let pages = PAGES_KIB
+            .iter()
+            .flat_map(|&page| [(page, false), (page, true)].map(Choice::Page));
+        for choice in pages.chain(spreads.iter().map(|&cv| Choice::Spread(cv))) {
+            if ev.evaluations >= budget {
+                break 'search;
             }
-        }
-        if ev.trace.is_some() {
-            for &service_cv in SERVICE_CVS {
-                if ev.evaluations >= budget {
-                    break 'search;
+            let mut cand = best.clone();
+            match choice {
+                Choice::Page((page, protected)) => {
+                    cand.page_kib = page;
+                    cand.protected = protected;
                 }
-                let cand = Candidate {
-                    service_cv,
-                    ..best.clone()
-                };
-                if cand == best {
-                    continue;
-                }
-                let f = ev.eval(&cand)?;
-                if f < best_f {
-                    best = cand;
-                    best_f = f;
-                    improved = true;
-                }
+                Choice::Spread(cv) => cand.service_cv = cv,
+            }
+            if cand == best {
+                continue;
+            }
+            let f = ev.eval(&cand)?;
+            if f < best_f {
+                best = cand;
+                best_f = f;
+                improved = true;
             }
         }
         // Parameters that trade against each other, such as a read's fixed overhead and its

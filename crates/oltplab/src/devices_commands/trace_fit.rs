@@ -420,12 +420,9 @@ mod tests {
         assert!(other.rms_pct > 30.0, "{other:?}");
     }
 
-    /// Fitted to curves that cannot tell the device's write behaviour (reads only), the model
-    /// misses the trace's writes and syncs; with the trace in the objective it finds them.
-    #[test]
-    fn the_trace_pulls_the_fit_towards_the_database_s_io() {
-        let truth = parse_spec("sata-ssd-2010").unwrap();
-        let t = TraceTarget::from_data(&traced_on(&truth, 14), Path::new("t"), None, 10.0).unwrap();
+    /// The curves a test fits: `truth`'s random 16 KiB reads at QD 1 and 8, as a short
+    /// simulation measures them, and that simulation's settings.
+    fn read_points(truth: &Spec) -> (Vec<(PointDef, Figures)>, SimConfig) {
         let c = SimConfig {
             ios: 1000,
             warm_ns: 50_000_000,
@@ -441,11 +438,17 @@ mod tests {
                 qd,
             })
             .collect();
-        let points: Vec<(PointDef, Figures)> = defs
-            .iter()
-            .copied()
-            .zip(simulate_all(&truth, &defs, &c).unwrap())
-            .collect();
+        let figures = simulate_all(truth, &defs, &c).unwrap();
+        (defs.into_iter().zip(figures).collect(), c)
+    }
+
+    /// Fitted to curves that cannot tell the device's write behaviour (reads only), the model
+    /// misses the trace's writes and syncs; with the trace in the objective it finds them.
+    #[test]
+    fn the_trace_pulls_the_fit_towards_the_database_s_io() {
+        let truth = parse_spec("sata-ssd-2010").unwrap();
+        let t = TraceTarget::from_data(&traced_on(&truth, 14), Path::new("t"), None, 10.0).unwrap();
+        let (points, c) = read_points(&truth);
         // The truth's own entry as the base: what the fit does not fit stays the truth's.
         let base = catalogue::lookup("sata-ssd-2010").unwrap();
         let error = |trace| {
@@ -465,26 +468,7 @@ mod tests {
     fn fit_to_trace_of(truth: &str) -> (Vec<(&'static str, f64)>, f64, String) {
         let truth = parse_spec(truth).unwrap();
         let t = TraceTarget::from_data(&traced_on(&truth, 14), Path::new("t"), None, 10.0).unwrap();
-        let c = SimConfig {
-            ios: 1000,
-            warm_ns: 50_000_000,
-            run_ns: 200_000_000,
-            region_bytes: 256 << 20,
-            seed: 1,
-        };
-        let defs: Vec<PointDef> = [1, 8]
-            .iter()
-            .map(|&qd| PointDef {
-                op: PointOp::Randread,
-                block_size_bytes: 16 << 10,
-                qd,
-            })
-            .collect();
-        let points: Vec<(PointDef, Figures)> = defs
-            .iter()
-            .copied()
-            .zip(simulate_all(&truth, &defs, &c).unwrap())
-            .collect();
+        let (points, c) = read_points(&truth);
         let base = catalogue::lookup("sata-ssd-2010").unwrap();
         let f = fit(base, &points, &c, 1500, Some((&t, 1.0))).unwrap();
         let error = t.summary(&t.simulate(&f.spec).unwrap()).rms_pct;

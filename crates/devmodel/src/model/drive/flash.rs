@@ -40,7 +40,7 @@ pub(crate) struct Flash {
     stall_chance: f64,
     stall_ns: f64,
     /// The word counting the factors drawn (seeded per device by [`Flash::init`]).
-    draws: usize,
+    draw_word: usize,
     protected: bool,
     half_program_ns: f64,
     /// Bytes per ns a read-ahead stream can deliver: every die reading pages, bounded by the
@@ -140,7 +140,7 @@ impl Flash {
             chans: alloc.take(n_chans),
             link: alloc.take(1),
             misc: alloc.take(1),
-            draws: alloc.take(1),
+            draw_word: alloc.take(1),
             reads: Streams::new(alloc),
             writes: Streams::new(alloc),
             n_ctrl,
@@ -196,8 +196,8 @@ impl Flash {
         if !self.draws() {
             return (1.0, 0);
         }
-        let n = st.get(self.draws);
-        st.set(self.draws, n.wrapping_add(4));
+        let n = st.get(self.draw_word);
+        st.set(self.draw_word, n.wrapping_add(4));
         let unit = |k: u64| ((mix64(k) >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
         let factor = if self.spread_sigma > 0.0 {
             let z = (-2.0 * unit(n).ln()).sqrt() * (std::f64::consts::TAU * unit(n + 1)).cos();
@@ -215,7 +215,7 @@ impl Flash {
 
     /// Seeds the draws of [`Flash::spread`]; a device without a spread or stalls draws nothing.
     pub(crate) fn init(&self, st: St, seed: u64) {
-        st.set(self.draws, seed);
+        st.set(self.draw_word, seed);
     }
 
     /// Whether the device draws random numbers (and so takes a seed of its own).
