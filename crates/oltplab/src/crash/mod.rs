@@ -345,6 +345,7 @@ pub fn run(args: CrashArgs) -> Result<()> {
 /// Runs `cfg` into an output directory named after `kind` when --out is not given (`study
 /// --scenario power-cut` runs its matrix through here).
 pub(crate) fn run_as(cfg: &CrashConfig, kind: &str) -> Result<()> {
+    refuse_mapped_redo_log(cfg)?;
     let started_at = now_rfc3339();
     let out = output::prepare_out_dir(cfg.out.as_deref(), kind, &started_at, cfg.force)?;
     let doc = crash_with(cfg, &out, &started_at)?;
@@ -575,6 +576,38 @@ pub fn crash_with(cfg: &CrashConfig, out: &Path, started_at: &str) -> Result<Cra
     output::save(&doc, out, cfg.json.as_deref())?;
     output::write_report(&doc, out)?;
     Ok(doc)
+}
+
+/// A managed MariaDB keeps its files under the output directory. On /dev/shm's file system it
+/// memory-maps its redo log (it takes it for persistent memory): its commits would write and sync
+/// nothing the emulated device sees, so a cut could lose none of them. Refused before anything
+/// is written.
+fn refuse_mapped_redo_log(cfg: &CrashConfig) -> Result<()> {
+    if cfg.engine != Engine::Mariadb {
+        return Ok(());
+    }
+    // The output directory need not exist yet: its nearest existing ancestor's file system.
+    let out = cfg.out.clone().unwrap_or_else(|| PathBuf::from("."));
+    let Some(existing) = out
+        .ancestors()
+        .map(|p| {
+            if p.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                p
+            }
+        })
+        .find(|p| p.exists())
+    else {
+        return Ok(());
+    };
+    if oltplab_dbs::server::maps_redo_log_in(existing) {
+        return Err(Error::usage(format!(
+            "{} is in /dev/shm, where MariaDB memory-maps its redo log (it takes /dev/shm for persistent memory), so its commits would reach no emulated device for a cut to lose: give --out a directory on another file system",
+            out.display()
+        )));
+    }
+    Ok(())
 }
 
 /// A directory for oltplab's own files inside the output directory: new, or one oltplab made

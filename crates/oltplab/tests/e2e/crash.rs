@@ -2,6 +2,8 @@
 //! loses no acknowledged commit and breaks nothing; one on a lying cache loses commits; bad input
 //! is refused with one sentence and exit code 2.
 
+use std::path::PathBuf;
+
 use crate::common;
 
 use common::{assert_ok, assert_one_line_usage_error, assert_usage_error, json, oltplab, scratch};
@@ -172,6 +174,21 @@ fn bad_input_is_refused_with_one_sentence() {
     assert_usage_error(&out, "sometime");
     let out = oltplab(&dir, &["crash", "payroll"]);
     assert_usage_error(&out, "payroll");
+    // MariaDB memory-maps its redo log in /dev/shm: a cut there would lose nothing the device saw.
+    let shm = PathBuf::from(format!("/dev/shm/oltplab-it-crash-{}", std::process::id()));
+    let out = oltplab(
+        &dir,
+        &[
+            "crash",
+            "tpcc",
+            "--engine",
+            "mariadb",
+            "--out",
+            shm.to_str().unwrap(),
+        ],
+    );
+    assert_one_line_usage_error(&out, "MariaDB memory-maps its redo log");
+    assert!(!shm.exists(), "nothing written in /dev/shm");
     // Nothing was created by the refusals.
     assert!(!dir.join("oltplab-results").exists());
     // A directory of someone else's inside --out is never written into, --force or not.
