@@ -74,7 +74,7 @@ params! {
         capacity_gb, channels, dies_per_channel, page_kib, read_us, program_us, waf_random,
         channel_mb_s, link_mb_s, read_overhead_us, cmd_occupancy_us, controllers,
         write_buffer_mib, write_ack_us, power_loss_protected, write_occupancy_us, flush_us,
-        service_cv, stall_pct, stall_us,
+        service_cv, stall_pct, stall_us, pause_pct, pause_us,
     }
 }
 
@@ -259,6 +259,18 @@ pub fn optional_params(kind: DeviceKind) -> &'static [catalogue::Param] {
             value: 0.0,
             about: "mean length of a stall (see stall_pct)",
             source: "fitted by `oltplab devices fit --trace` with stall_pct; the catalogue's devices: 0",
+        },
+        catalogue::Param {
+            key: "pause_pct",
+            value: 0.0,
+            about: "share of the device's time (%, up to 25) spent in pauses, during which every command in the device waits: slow I/Os bunched in time, as a drive's housekeeping or a virtual disk's host makes them (0: none)",
+            source: "set by hand: `oltplab devices fit --trace` reports how a trace's slow I/Os bunch but does not fit pauses, which its quantiles cannot tell from stalls (docs/devices.md); the catalogue's devices: 0",
+        },
+        catalogue::Param {
+            key: "pause_us",
+            value: 0.0,
+            about: "mean length of a pause (exponential, cut at 8 means; see pause_pct)",
+            source: "set by hand with pause_pct; the catalogue's devices: 0",
         },
     ];
     match kind {

@@ -937,18 +937,27 @@ fn controller_reads_ahead_and_absorbs_a_burst_up_to_its_cache() {
     eprintln!("bare {bare:.0} ra {ra:.0} off {off:.0} media {media:.0} burst {burst:.0} sustained {sustained:.0} alone {alone:.0}");
 }
 
+/// Random offsets, `block` bytes apart, of the first 60,000 blocks (xorshift, the same sequence
+/// every time).
+fn random_blocks(block: u64) -> impl FnMut() -> u64 {
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        (x % 60_000) * block
+    }
+}
+
 /// Latencies (ns) of `n` random 16 KiB reads one at a time, then of `n` append + flush pairs'
 /// flushes, on `spec`.
 fn flash_qd1(spec: &str, seed: u64, n: u64) -> (Vec<u64>, Vec<u64>) {
     let e = Emulator::new(&parse_spec(spec).unwrap(), seed).unwrap();
     let mut t = 1_000_000_000u64;
-    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = random_blocks(16_384);
     let mut reads = Vec::new();
     for _ in 0..n {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        let done = e.submit(t, IoKind::Read, (x % 60_000) * 16_384, 16_384);
+        let done = e.submit(t, IoKind::Read, next(), 16_384);
         reads.push(done - t);
         t = done + 1_000;
     }
@@ -1025,4 +1034,78 @@ fn stalls_leave_the_median_and_make_the_tail() {
             "{what}: p99 +{tail_us} µs"
         );
     }
+}
+
+/// Latencies (ns) of `n` pairs of random reads submitted together — two threads' reads at the
+/// same moment, a 64 KiB one and a 4 KiB one — each pair after the previous one is done.
+fn flash_pairs(spec: &str, seed: u64, n: u64) -> Vec<(u64, u64)> {
+    let e = Emulator::new(&parse_spec(spec).unwrap(), seed).unwrap();
+    let mut t = 1_000_000_000u64;
+    let mut next = random_blocks(65_536);
+    (0..n)
+        .map(|_| {
+            let a = e.submit(t, IoKind::Read, next(), 65_536);
+            let b = e.submit(t, IoKind::Read, next(), 4_096);
+            let pair = (a - t, b - t);
+            t = a.max(b) + 1_000;
+            pair
+        })
+        .collect()
+}
+
+/// Of the pairs whose second read took 50 µs longer than on `base`, the share whose first did
+/// too. (Not the other way round: the first read's transfer goes first on the link, so a slow
+/// first holds the second back whatever slowed it.)
+fn both_slow_share(base: &[(u64, u64)], pairs: &[(u64, u64)]) -> f64 {
+    let slow = |was: u64, is: u64| is > was + 50_000;
+    let second_slow: Vec<_> = base
+        .iter()
+        .zip(pairs)
+        .filter(|(b, p)| slow(b.1, p.1))
+        .collect();
+    assert!(second_slow.len() > 50, "{} slow", second_slow.len());
+    second_slow.iter().filter(|(b, p)| slow(b.0, p.0)).count() as f64 / second_slow.len() as f64
+}
+
+/// `pause_pct` stops the whole device that share of the time, for an exponential time of mean
+/// `pause_us`: the time adds up to the share, and the commands a pause slows are slowed
+/// together — two reads in the device at once are both slow or both not — where stalls hold
+/// one command and leave the other. The schedule is the seed's: the same seed repeats it.
+#[test]
+fn pauses_take_their_share_of_the_time_and_slow_commands_together() {
+    let base = "sata-ssd-2010{flush_us=200}";
+    let paused = "sata-ssd-2010{flush_us=200,pause_pct=5,pause_us=500}";
+    let (r0, f0) = flash_qd1(base, 1, 20_000);
+    let (r1, f1) = flash_qd1(paused, 1, 20_000);
+    // Back to back, the device is never idle: the pauses' share of the elapsed time is theirs.
+    let (b, e) = (
+        (r0.iter().sum::<u64>() + f0.iter().sum::<u64>()) as f64,
+        (r1.iter().sum::<u64>() + f1.iter().sum::<u64>()) as f64,
+    );
+    let share_pct = (e - b) / e * 100.0;
+    assert!((3.5..6.5).contains(&share_pct), "paused {share_pct:.2} %");
+    // Most commands meet no pause: the median stays.
+    assert_eq!(quantile(&r0, 0.5), quantile(&r1, 0.5));
+    // Two reads in the device together: a pause slows both, a stall one (or both when it holds
+    // the first, whose transfer the second waits for).
+    let exact = flash_pairs(base, 1, 20_000);
+    let together = both_slow_share(&exact, &flash_pairs(paused, 1, 20_000));
+    let apart = both_slow_share(
+        &exact,
+        &flash_pairs(
+            "sata-ssd-2010{flush_us=200,stall_pct=5,stall_us=500}",
+            1,
+            20_000,
+        ),
+    );
+    assert!(
+        together > 0.9,
+        "paused: {together:.2} of slow seconds with a slow first"
+    );
+    assert!(
+        apart < 0.75,
+        "stalled: {apart:.2} of slow seconds with a slow first"
+    );
+    assert_eq!(flash_qd1(paused, 1, 2_000), flash_qd1(paused, 1, 2_000));
+    assert_ne!(flash_qd1(paused, 1, 2_000), flash_qd1(paused, 2, 2_000));
 }

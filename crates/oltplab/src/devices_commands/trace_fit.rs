@@ -10,6 +10,11 @@
 //! drive's trace: the distributions' horizontal distance, here in log terms so that a 50 µs read
 //! and a 5 ms flush count alike).
 //!
+//! Beyond the distributions, the result says whether the slow I/Os come one by one or together
+//! ([`bunched_pct`], the trace's and the fitted model's): a device that pauses slows every
+//! command in it at once, which quantiles cannot tell from commands that stall each on their
+//! own. It is reported, not fitted to (docs/devices.md).
+//!
 //! Open loop is what makes the comparison fair: the arrivals are the real run's, so the model is
 //! judged on the same load the device had. What the trace's times hold besides the device — the
 //! thread's wait for a core after its I/O completed — is in them too; docs/devices.md says what
@@ -67,6 +72,8 @@ pub struct TraceTarget {
     /// class with too few I/Os to compare.
     measured: [Option<[f64; QUANTILES.len()]>; 3],
     counts: [u64; 3],
+    /// The recorded I/Os' [`bunched_pct`].
+    bunched_pct: f64,
     pub window_start_s: f64,
     pub window_s: f64,
 }
@@ -78,6 +85,62 @@ const MIN_CLASS_IOS: u64 = 500;
 /// Latencies below a system call's own time are not told apart (a model's flush with nothing
 /// to write takes no time; a traced call never does).
 const FLOOR_NS: f64 = 1_000.0;
+
+/// The slowest this share of each class's I/Os are its slow ones, for [`bunched_pct`].
+const SLOW_SHARE: f64 = 0.05;
+
+/// The moments [`bunched_pct`] cuts a window into: at ~30,000 I/Os a second, ~60 I/Os each.
+const BUNCH_BIN_NS: u64 = 2_000_000;
+
+/// A moment with fewer I/Os than this tells nothing of bunching (one slow I/O alone is a
+/// majority): its slow I/Os count as not bunched.
+const BUNCH_MIN_IOS: u32 = 8;
+
+/// Of the slow I/Os (each class's slowest [`SLOW_SHARE`]), the share (%) that fall in moments
+/// ([`BUNCH_BIN_NS`], by the middle of each I/O's time, of at least [`BUNCH_MIN_IOS`]) where
+/// most I/Os are slow. I/Os slow one by one, at random, almost never make a moment's majority
+/// (~0 %); a device that pauses makes many (this machine's disk in TPC-C: 33–55 %). A trace
+/// too sparse for moments of several I/Os gives ~0 % whatever its device. `ios`: (submit ns,
+/// latency ns, class index).
+fn bunched_pct(ios: &[(u64, f64, usize)]) -> f64 {
+    let mut cut = [f64::INFINITY; 3];
+    for (c, cut) in cut.iter_mut().enumerate() {
+        let mut lat: Vec<f64> = ios.iter().filter(|io| io.2 == c).map(|io| io.1).collect();
+        if lat.len() as u64 >= MIN_CLASS_IOS {
+            lat.sort_unstable_by(f64::total_cmp);
+            *cut = lat[((1.0 - SLOW_SHARE) * lat.len() as f64) as usize];
+        }
+    }
+    let Some(first) = ios.iter().map(|io| io.0).min() else {
+        return 0.0;
+    };
+    let bin =
+        |io: &(u64, f64, usize)| ((io.0 - first + (io.1 / 2.0) as u64) / BUNCH_BIN_NS) as usize;
+    let bins = ios.iter().map(bin).max().unwrap_or(0) + 1;
+    let (mut all, mut slow) = (vec![0u32; bins], vec![0u32; bins]);
+    for io in ios {
+        all[bin(io)] += 1;
+        slow[bin(io)] += u32::from(io.1 >= cut[io.2]);
+    }
+    let total: u32 = slow.iter().sum();
+    let bunched: u32 = (0..bins)
+        .filter(|&b| all[b] >= BUNCH_MIN_IOS && 2 * slow[b] > all[b])
+        .map(|b| slow[b])
+        .sum();
+    if total == 0 {
+        0.0
+    } else {
+        f64::from(bunched) / f64::from(total) * 100.0
+    }
+}
+
+/// What a candidate gives for a window: its latency quantiles per class (`None` where the trace
+/// has too few I/Os of the class to compare) and its [`bunched_pct`].
+#[derive(Clone, Copy, Debug)]
+pub struct Simulated {
+    quantiles: [Option<[f64; QUANTILES.len()]>; 3],
+    bunched_pct: f64,
+}
 
 /// The model runs this long on the window's I/Os before it counts, so that its write buffer and
 /// queues hold what the device held when the window began.
@@ -122,6 +185,7 @@ impl TraceTarget {
         let warm_lo = lo.saturating_sub(WARM_NS);
         let mut ios = Vec::new();
         let mut recorded: [Vec<f64>; 3] = Default::default();
+        let mut timed = Vec::new();
         let mut max_slot = 0u32;
         for r in data
             .records
@@ -140,7 +204,9 @@ impl TraceTarget {
             max_slot = max_slot.max(slot);
             let counted = r.submit_ns >= lo;
             if counted {
-                recorded[class.index()].push((r.latency_ns as f64).max(FLOOR_NS));
+                let lat = (r.latency_ns as f64).max(FLOOR_NS);
+                recorded[class.index()].push(lat);
+                timed.push((r.submit_ns, lat, class.index()));
             }
             ios.push(TraceIo {
                 submit_ns: r.submit_ns,
@@ -168,17 +234,20 @@ impl TraceTarget {
             span_bytes: (u64::from(max_slot) + 1) << 30,
             measured,
             counts,
+            bunched_pct: bunched_pct(&timed),
             window_start_s: start_s,
             window_s: length_s,
         })
     }
 
-    /// The model's latencies of the counted I/Os at [`QUANTILES`], per class: the window replayed
-    /// open loop, each I/O submitted when the trace says the database submitted it.
-    pub fn simulate(&self, spec: &Spec) -> Result<[Option<[f64; QUANTILES.len()]>; 3]> {
+    /// The model's latencies of the counted I/Os at [`QUANTILES`], per class, and how its slow
+    /// ones bunch: the window replayed open loop, each I/O submitted when the trace says the
+    /// database submitted it.
+    pub fn simulate(&self, spec: &Spec) -> Result<Simulated> {
         let e = Emulator::new(spec, 1)?;
         e.set_span_bytes(self.span_bytes);
         let mut lat: [Vec<f64>; 3] = self.counts.map(|n| Vec::with_capacity(n as usize));
+        let mut timed = Vec::with_capacity(self.counts.iter().sum::<u64>() as usize);
         for io in &self.ios {
             let done = e.submit(io.submit_ns, io.kind, e.place(io.slot, io.offset), io.len);
             if io.counted {
@@ -187,12 +256,17 @@ impl TraceTarget {
                     IoKind::Write => Class::Write,
                     IoKind::Flush => Class::Sync,
                 };
-                lat[class.index()].push((done.saturating_sub(io.submit_ns) as f64).max(FLOOR_NS));
+                let l = (done.saturating_sub(io.submit_ns) as f64).max(FLOOR_NS);
+                lat[class.index()].push(l);
+                timed.push((io.submit_ns, l, class.index()));
             }
         }
-        Ok(std::array::from_fn(|i| {
-            self.measured[i].map(|_| quantiles(std::mem::take(&mut lat[i])))
-        }))
+        Ok(Simulated {
+            quantiles: std::array::from_fn(|i| {
+                self.measured[i].map(|_| quantiles(std::mem::take(&mut lat[i])))
+            }),
+            bunched_pct: bunched_pct(&timed),
+        })
     }
 
     /// The terms compared: (class, quantile) pairs with a measured figure.
@@ -201,22 +275,22 @@ impl TraceTarget {
     }
 
     /// Σ ln(model ÷ recorded)² over every compared quantile of every class.
-    pub fn objective(&self, fitted: &[Option<[f64; QUANTILES.len()]>; 3]) -> f64 {
+    pub fn objective(&self, fitted: &Simulated) -> f64 {
         self.measured
             .iter()
-            .zip(fitted)
+            .zip(&fitted.quantiles)
             .filter_map(|(m, f)| Some((m.as_ref()?, f.as_ref()?)))
             .flat_map(|(m, f)| m.iter().zip(f).map(|(m, f)| (f / m).ln().powi(2)))
             .sum()
     }
 
     /// The comparison as the result holds it.
-    pub fn summary(&self, fitted: &[Option<[f64; QUANTILES.len()]>; 3]) -> TraceFitSummary {
+    pub fn summary(&self, fitted: &Simulated) -> TraceFitSummary {
         let classes = CLASSES
             .iter()
             .filter_map(|&c| {
                 let m = self.measured[c.index()]?;
-                let f = fitted[c.index()]?;
+                let f = fitted.quantiles[c.index()]?;
                 Some(TraceClassRow {
                     class: c,
                     ios: self.counts[c.index()],
@@ -233,6 +307,8 @@ impl TraceTarget {
             window_s: self.window_s,
             classes,
             rms_pct: (rms.exp() - 1.0) * 100.0,
+            recorded_slow_bunched_pct: self.bunched_pct,
+            fitted_slow_bunched_pct: fitted.bunched_pct,
         }
     }
 }
@@ -291,6 +367,10 @@ pub struct TraceFitSummary {
     pub classes: Vec<TraceClassRow>,
     /// Root mean square of ln(model ÷ recorded) over every compared quantile, as a percentage.
     pub rms_pct: f64,
+    /// Of the slowest 5 % of each class's I/Os, the share (%) that fell in 2 ms where most I/Os
+    /// were slow: in the trace, and in the model's replay of it.
+    pub recorded_slow_bunched_pct: f64,
+    pub fitted_slow_bunched_pct: f64,
 }
 
 /// `--trace-window`'s value.
@@ -338,6 +418,11 @@ pub fn print(title: &str, s: &TraceFitSummary) {
         "trace error: {:.1} % RMS over the quantiles p25…p99 of each class",
         s.rms_pct
     );
+    output::note!(
+        "slow I/Os together: {:.1} % of the trace's slowest 5 % fell in 2 ms where most I/Os were slow, {:.1} % of the model's",
+        s.recorded_slow_bunched_pct,
+        s.fitted_slow_bunched_pct
+    );
 }
 
 #[cfg(test)]
@@ -352,6 +437,11 @@ mod tests {
     /// A database-like open-loop arrival process on one file — 16 KiB reads, bursts of writes,
     /// fdatasyncs — timed by `truth` as a traced run on that device would have recorded it.
     fn traced_on(truth: &Spec, seconds: u64) -> TraceData {
+        traced_at(truth, seconds, 500)
+    }
+
+    /// [`traced_on`] at `calls_per_s` calls a second on average.
+    fn traced_at(truth: &Spec, seconds: u64, calls_per_s: u64) -> TraceData {
         let mut x = 0x9E37_79B9_7F4A_7C15u64;
         let mut rand = move || {
             x ^= x << 13;
@@ -364,8 +454,8 @@ mod tests {
         let mut records = Vec::new();
         let mut t = 0u64;
         while t < seconds * 1_000_000_000 {
-            // 500 calls per second on average; every 500 ms a burst of 16 writes.
-            let gap = 1 + rand() % 4_000_000;
+            // Every 500 ms a burst of 16 writes besides.
+            let gap = 1 + rand() % (2_000_000_000 / calls_per_s);
             let burst = (t / 500_000_000) != ((t + gap) / 500_000_000);
             t += gap;
             let ops: Vec<u8> = if burst {
@@ -502,5 +592,44 @@ mod tests {
         assert!((1.0..=10.0).contains(&pct), "stall_pct {pct}, {spec}");
         assert!((500.0..=4500.0).contains(&us), "stall_us {us}, {spec}");
         assert!(error < 15.0, "trace error {error:.1} %, {spec}");
+    }
+
+    /// [`bunched_pct`] on I/Os 200 µs apart (10 in each moment of 2 ms), 1 in 20 slow: spread
+    /// evenly none is bunched, in blocks all are; on I/Os 5 ms apart no moment holds enough to
+    /// tell.
+    #[test]
+    fn slow_ios_in_blocks_are_bunched_and_spread_ones_are_not() {
+        let ios = |gap_ns: u64, slow: &dyn Fn(u64) -> bool| -> Vec<(u64, f64, usize)> {
+            (0..20_000u64)
+                .map(|i| (i * gap_ns, if slow(i) { 1e6 } else { 1e5 }, 0))
+                .collect()
+        };
+        let spread = bunched_pct(&ios(200_000, &|i| i % 20 == 7));
+        let blocks = bunched_pct(&ios(200_000, &|i| i % 400 < 20));
+        let sparse = bunched_pct(&ios(5_000_000, &|i| i % 400 < 20));
+        assert_eq!((spread, sparse), (0.0, 0.0));
+        assert!(blocks > 80.0, "blocks {blocks:.1} %");
+    }
+
+    /// On a trace dense enough, a device that pauses shows its slow I/Os together; the same device
+    /// without pauses, far from its capacity (no queue bunches them), does not.
+    #[test]
+    fn a_paused_device_s_slow_ios_come_together() {
+        let bunched = |spec: &str| {
+            // ~20 I/Os in each moment of 2 ms.
+            let data = traced_at(&parse_spec(spec).unwrap(), 14, 10_000);
+            TraceTarget::from_data(&data, Path::new("t"), None, 10.0)
+                .unwrap()
+                .bunched_pct
+        };
+        let (paused, plain) = (
+            bunched("pcie-flash-2012{pause_pct=3,pause_us=1000}"),
+            bunched("pcie-flash-2012"),
+        );
+        eprintln!("slow I/Os together: paused {paused:.1} %, without pauses {plain:.1} %");
+        assert!(
+            paused > 3.0 * plain && paused > 5.0,
+            "paused {paused:.1} %, without {plain:.1} %"
+        );
     }
 }

@@ -41,6 +41,12 @@ pub(crate) struct Flash {
     stall_ns: f64,
     /// The word counting the factors drawn (seeded per device by [`Flash::init`]).
     draw_word: usize,
+    /// The device's pauses (`pause_pct`, `pause_us`): the chance that an epoch of
+    /// [`PAUSE_EPOCH_MEANS`] mean pauses holds one, a pause's mean length, and the word holding
+    /// the seed their schedule is drawn from.
+    pause_chance: f64,
+    pause_ns: f64,
+    pause_seed_word: usize,
     protected: bool,
     half_program_ns: f64,
     /// Bytes per ns a read-ahead stream can deliver: every die reading pages, bounded by the
@@ -50,6 +56,15 @@ pub(crate) struct Flash {
 
 // Flash misc words.
 const FL_LAST_PROGRAM: usize = 0;
+/// Pauses are scheduled per epoch of this many mean pause lengths: at most one in each, at a
+/// uniform offset, so that a pause share up to 100 / this % is possible.
+const PAUSE_EPOCH_MEANS: f64 = 4.0;
+/// A pause is cut at this many mean lengths, so that a command looks back a bounded number of
+/// epochs for one it started inside.
+const PAUSE_MAX_MEANS: f64 = 8.0;
+/// Epochs a command's time in the device is searched for pauses one by one; past them (a queue
+/// of many pauses' length) it meets pauses in proportion to their share of the time.
+const PAUSE_SCAN_EPOCHS: u64 = 64;
 /// Sequential streams a controller follows, for reads and for writes each.
 const FL_STREAMS: usize = 8;
 /// Recent accesses that continued no stream, each of which a next access may continue.
@@ -141,6 +156,9 @@ impl Flash {
             link: alloc.take(1),
             misc: alloc.take(1),
             draw_word: alloc.take(1),
+            pause_chance: (p.pause_pct / 100.0 * PAUSE_EPOCH_MEANS).clamp(0.0, 1.0),
+            pause_ns: p.pause_us.max(0.0) * 1e3,
+            pause_seed_word: alloc.take(1),
             reads: Streams::new(alloc),
             writes: Streams::new(alloc),
             n_ctrl,
@@ -213,17 +231,86 @@ impl Flash {
         (factor, stall)
     }
 
-    /// Seeds the draws of [`Flash::spread`]; a device without a spread or stalls draws nothing.
+    /// Seeds the draws of [`Flash::spread`] and the pauses' schedule; a device without a spread,
+    /// stalls or pauses draws nothing.
     pub(crate) fn init(&self, st: St, seed: u64) {
         st.set(self.draw_word, seed);
+        st.set(self.pause_seed_word, mix64(seed ^ 0x7061_7573_6573));
     }
 
     /// Whether the device draws random numbers (and so takes a seed of its own).
     pub(crate) fn draws(&self) -> bool {
-        self.spread_sigma > 0.0 || (self.stall_chance > 0.0 && self.stall_ns > 0.0)
+        self.spread_sigma > 0.0 || (self.stall_chance > 0.0 && self.stall_ns > 0.0) || self.pauses()
+    }
+
+    fn pauses(&self) -> bool {
+        self.pause_chance > 0.0 && self.pause_ns > 0.0
+    }
+
+    /// The share of the time the device is paused: the epochs' chance of one, times a pause's
+    /// mean length (exponential, cut at [`PAUSE_MAX_MEANS`]) over an epoch's.
+    fn pause_share(&self) -> f64 {
+        self.pause_chance * (1.0 - (-PAUSE_MAX_MEANS).exp()) / PAUSE_EPOCH_MEANS
+    }
+
+    /// The pause epoch `k` holds, if any: its start and end (ns). A function of the seed and `k`
+    /// alone, so every command sees the same schedule whatever order they reach the model in.
+    fn pause_in(&self, seed: u64, k: u64) -> Option<(u64, u64)> {
+        let unit = |i: u64| {
+            ((mix64(seed ^ mix64(k.wrapping_mul(3).wrapping_add(i))) >> 11) as f64 + 0.5)
+                / (1u64 << 53) as f64
+        };
+        if unit(0) >= self.pause_chance {
+            return None;
+        }
+        let epoch_ns = self.pause_ns * PAUSE_EPOCH_MEANS;
+        let start = ((k as f64 + unit(1)) * epoch_ns) as u64;
+        let len = (-unit(2).ln()).min(PAUSE_MAX_MEANS) * self.pause_ns;
+        Some((start, start + len as u64))
+    }
+
+    /// When a command in the device from `t` and done at `done` without pauses is done: the
+    /// whole device stops during a pause, so every command in it then — queued or in service —
+    /// ends that much later, and one arriving during a pause starts at its end. Unlike stalls,
+    /// which hold single commands, pauses slow every command at once: a real drive's
+    /// housekeeping, or a virtual disk's host, shows its slow I/Os bunched in time.
+    fn after_pauses(&self, st: St, t: u64, done: u64) -> u64 {
+        if !self.pauses() {
+            return done;
+        }
+        let seed = st.get(self.pause_seed_word);
+        let epoch_ns = ((self.pause_ns * PAUSE_EPOCH_MEANS) as u64).max(1);
+        let back = (PAUSE_MAX_MEANS / PAUSE_EPOCH_MEANS).ceil() as u64 + 1;
+        let mut end = done;
+        let first = (t / epoch_ns).saturating_sub(back);
+        let mut k = first;
+        // Each pause met extends the end, which may reach the next epoch's pause.
+        while k <= end / epoch_ns {
+            if k - first == PAUSE_SCAN_EPOCHS {
+                let rest = (end - (k * epoch_ns).min(end)) as f64;
+                let share = self.pause_share();
+                end += (rest * share / (1.0 - share)) as u64;
+                break;
+            }
+            if let Some((from, to)) = self.pause_in(seed, k) {
+                if from < t && to > t {
+                    end += to - t;
+                } else if from >= t && from < end {
+                    end += to - from;
+                }
+            }
+            k += 1;
+        }
+        end
     }
 
     pub(crate) fn submit(&self, cx: Ctx, t: u64, kind: IoKind, addr: u64, len: u64) -> u64 {
+        let done = self.serve(cx, t, kind, addr, len);
+        self.after_pauses(cx.st, t, done)
+    }
+
+    /// A command's completion on the device without its pauses.
+    fn serve(&self, cx: Ctx, t: u64, kind: IoKind, addr: u64, len: u64) -> u64 {
         let st = cx.st;
         let len = len.max(1);
         match kind {
