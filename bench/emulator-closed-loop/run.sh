@@ -49,7 +49,8 @@ rm -rf "$data/fitdev" "$data/fit"
 fi
 spec=$(cat "$out/fitted.spec")
 # TRACE_SPEC=FILE adds a third side, "tracefit": the emulation of a spec fitted to a real run's trace
-# (`oltplab devices fit --trace`). KEEP_TRACES=DIR keeps each real side's trace there, to fit to.
+# (`oltplab devices fit --trace`). KEEP_TRACES=DIR keeps each side's trace there (a real one to
+# fit to; all of them to compare beyond the summary).
 sides="real emulated"
 if [ -n "${TRACE_SPEC:-}" ]; then
   cp "$TRACE_SPEC" "$out/trace-fitted.spec"
@@ -87,8 +88,8 @@ run_side() {  # run_side ROUND SIDE
     > "$out/round$r-$side.log" 2> "$out/round$r-$side.time" || true
   "$bin" trace stat "$data/run.trace" --json "$out/round$r-$side-trace.json" \
     > /dev/null 2>&1 || true
-  if [ "$side" = real ] && [ -n "${KEEP_TRACES:-}" ]; then
-    mkdir -p "$KEEP_TRACES" && mv "$data/run.trace" "$KEEP_TRACES/round$r-real.trace"
+  if [ -n "${KEEP_TRACES:-}" ]; then
+    mkdir -p "$KEEP_TRACES" && mv "$data/run.trace" "$KEEP_TRACES/round$r-$side.trace"
   fi
   rm -rf "$dir" "$data/run.trace" "$data/out-$r-$side"
 }
