@@ -400,6 +400,7 @@ pub(super) fn study_run(
     out: &Path,
 ) -> RunConfig {
     RunConfig {
+        workload: "tpcc",
         db,
         warehouses: Some(scale.warehouses),
         terminals: Some(scale.terminals),

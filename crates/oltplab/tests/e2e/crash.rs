@@ -35,6 +35,20 @@ fn an_honest_cache_loses_nothing_and_a_lying_one_loses_commits() {
     assert_ok(&out);
     let doc = json(&dir.join("out/result.json"));
     assert_eq!(doc["kind"], "crash");
+    // The reports read the config through schema's typed view: what the crash wrote must read.
+    let view = oltplab_schema::ConfigView::of(&doc["config"]);
+    assert_eq!(
+        (
+            view.workload.as_deref(),
+            view.engine(),
+            view.cuts,
+            view.states,
+            view.seed
+        ),
+        (Some("tpcc"), Some("sqlite"), Some(1), Some(2), Some(3)),
+        "{}",
+        doc["config"]
+    );
     let rows = doc["summary"]["rows"].as_array().unwrap();
     assert_eq!(rows.len(), 2, "{doc:#}");
     let (honest, lying) = (&rows[0], &rows[1]);

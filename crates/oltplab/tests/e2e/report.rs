@@ -35,6 +35,15 @@ fn reports_in_every_format_from_a_real_result() {
     let dir = scratch("formats");
     let sweep = device(&dir, "sweep", &["--sweep-qd", "1:4"]);
     let mixed = device(&dir, "mixed", &["--rw", "randrw", "--qd", "4"]);
+    // The reports read the config through schema's typed view: what the device wrote must read.
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&sweep).unwrap()).unwrap();
+    let view = oltplab_schema::ConfigView::of(&doc["config"]);
+    assert_eq!(view.queue_depths, [1, 2, 4], "{}", doc["config"]);
+    assert!(
+        view.engine().is_some() && view.workloads.len() == 1,
+        "{}",
+        doc["config"]
+    );
 
     // HTML by default, to ./report.html, from an output directory.
     let out = oltplab(&dir, &["report", "sweep"]);

@@ -101,6 +101,14 @@ fn load_run_check_one_warehouse() {
     assert_eq!(doc["summary"]["nopm"], doc["summary"]["tpmc"]);
     assert_eq!(doc["schema"], "oltplab.result/1");
     assert_eq!(doc["kind"], "run");
+    // The reports read the config through schema's typed view: what the run wrote must read.
+    let view = oltplab_schema::ConfigView::of(&doc["config"]);
+    assert_eq!(
+        (view.workload.as_deref(), view.engine(), view.terminals),
+        (Some("tpcc"), Some("sqlite"), Some(2)),
+        "{}",
+        doc["config"]
+    );
     let s = &doc["summary"];
     let tpmc = s["tpmc"].as_f64().unwrap();
     assert!(tpmc > 0.0, "{s}");

@@ -252,6 +252,9 @@ pub struct CheckConfig {
 /// A validated run (see [`run_with`]).
 #[derive(Clone, Debug, Serialize)]
 pub struct RunConfig {
+    /// `tpcc`: the result's `config.workload`, by which the reports name the run, as every
+    /// workload's run names itself.
+    pub workload: &'static str,
     pub db: DbSpec,
     /// Checked against the load; None: as loaded.
     pub warehouses: Option<u32>,
@@ -339,6 +342,7 @@ impl RunConfig {
             (false, None) => Some(ramp.first().copied().unwrap_or(RUN_TERMINALS)),
         };
         Ok(RunConfig {
+            workload: "tpcc",
             db,
             warehouses: t.warehouses,
             terminals,
