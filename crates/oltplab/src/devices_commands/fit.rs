@@ -999,6 +999,11 @@ impl Candidate {
         v
     }
 
+    /// Whether the search moves dimension `d`: a [`TRACE_ONLY`] one only when fitting to a trace.
+    fn searches(&self, d: &Dim) -> bool {
+        self.trace || !TRACE_ONLY.contains(&d.key)
+    }
+
     fn spec(&self, base: &'static CatalogueEntry) -> Result<Spec> {
         let mut values = self.values();
         // At most 1024 dies are modelled.
@@ -1285,7 +1290,7 @@ fn search(ev: &mut Evaluator, start: Candidate, budget: u64) -> Result<(Candidat
     'search: while step >= min_step {
         let mut improved = false;
         for (i, d) in DIMS.iter().enumerate() {
-            if !best.trace && TRACE_ONLY.contains(&d.key) {
+            if !best.searches(d) {
                 continue;
             }
             for dir in [1.0, -1.0] {
@@ -1360,7 +1365,7 @@ fn search(ev: &mut Evaluator, start: Candidate, budget: u64) -> Result<(Candidat
             let mut cand = best.clone();
             for (i, d) in DIMS.iter().enumerate() {
                 let u = (rand() >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0;
-                if !cand.trace && TRACE_ONLY.contains(&d.key) {
+                if !cand.searches(d) {
                     continue;
                 }
                 cand.x[i] = (cand.x[i] + u * step).clamp(d.lo.ln(), d.hi.ln());
