@@ -262,6 +262,7 @@ pub(super) fn study_workload_run(
         });
     }
     let b = crate::plugins::brokerage::RunConfig {
+        workload: "brokerage",
         db: crate::plugins::brokerage::brokerage_spec(cfg.db.clone()),
         terminals: cfg.terminals.unwrap_or(1),
         ramp: Vec::new(),

@@ -65,6 +65,14 @@ fn load_run_check(engine: &str, programs: &[&str]) {
     assert!(out.status.success(), "{err}");
     assert!(err.contains("tpsE-like"), "{err}");
     let doc = json(&result_dir.join("result.json"));
+    // The reports read the config through schema's typed view: what the run wrote must read.
+    let view = oltplab_schema::ConfigView::of(&doc["config"]);
+    assert_eq!(
+        (view.workload.as_deref(), view.engine(), view.terminals),
+        (Some("brokerage"), Some(engine), Some(4)),
+        "{}",
+        doc["config"]
+    );
     let s = &doc["summary"];
     assert!(s["tpse_like"].as_f64().unwrap() > 0.0, "{err}");
     for (t, weight) in TYPES {

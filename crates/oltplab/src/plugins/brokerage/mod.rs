@@ -252,6 +252,9 @@ fn check_on(connector: &dyn Connector, spec: &DbSpec, quiet: bool) -> Result<Vec
 /// A validated run (see [`run_with`]).
 #[derive(Clone, Debug, Serialize)]
 pub struct RunConfig {
+    /// `brokerage`: the result's `config.workload`, by which the reports name the run, as every
+    /// workload's run names itself.
+    pub workload: &'static str,
     pub db: DbSpec,
     pub terminals: u32,
     /// A users ramp: each count in turn (`--terminals 8,32,64`); empty for one run.
@@ -299,6 +302,7 @@ impl RunConfig {
             Some(steps) => steps.single().unwrap_or(steps.0[0]),
         };
         Ok(RunConfig {
+            workload: "brokerage",
             db,
             terminals,
             ramp,
