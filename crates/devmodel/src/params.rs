@@ -264,7 +264,7 @@ pub fn optional_params(kind: DeviceKind) -> &'static [catalogue::Param] {
             key: "pause_pct",
             value: 0.0,
             about: "share of the device's time (%, up to 25) spent in pauses, during which every command in the device waits: slow I/Os bunched in time, as a drive's housekeeping or a virtual disk's host makes them (0: none)",
-            source: "set by hand: `oltplab devices fit --trace` reports how a trace's slow I/Os bunch but does not fit pauses, which its quantiles cannot tell from stalls (docs/devices.md); the catalogue's devices: 0",
+            source: "fitted by `oltplab devices fit --trace` to a trace dense enough to show how its slow I/Os bunch (its quantiles alone cannot tell pauses from stalls; docs/devices.md), or set by hand; the catalogue's devices: 0",
         },
         catalogue::Param {
             key: "pause_us",

@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 pub const MAGIC: u64 = u64::from_le_bytes(*b"OLTPEMU1");
-pub const VERSION: u64 = 5;
+pub const VERSION: u64 = 6;
 
 // Header words.
 pub const H_MAGIC: usize = 0;

@@ -919,7 +919,8 @@ const DIMS: &[Dim] = &[
         hi: 50_000.0,
         integer: false,
     },
-    // The last two only when fitting to a trace ([`TRACE_ONLY`]).
+    // The last four only when fitting to a trace ([`TRACE_ONLY`]), pauses only to one that
+    // shows how its slow I/Os bunch ([`Candidate::pauses`]).
     Dim {
         key: "stall_us",
         lo: 10.0,
@@ -933,15 +934,31 @@ const DIMS: &[Dim] = &[
         hi: 20.0,
         integer: false,
     },
+    Dim {
+        key: "pause_us",
+        lo: 10.0,
+        hi: 20_000.0,
+        integer: false,
+    },
+    Dim {
+        key: "pause_pct",
+        // Pauses this rare bunch too few slow I/Os to tell.
+        lo: 0.05,
+        hi: 20.0,
+        integer: false,
+    },
 ];
 
 /// Stalls — a few commands held far longer than the rest, a tail no spread around the mean
 /// makes — are fitted only to a trace's quantiles: the curves' means cannot tell them from a
-/// slower device. (Pauses, `pause_pct` and `pause_us`, are not fitted: the quantiles cannot tell
-/// them from stalls either — with both in the search, fits of devices given a spread or stalls
-/// explained them with pauses — and the one figure that can, how the slow I/Os bunch, is
-/// reported beside the fit, not yet fitted to; docs/devices.md.)
-const TRACE_ONLY: &[&str] = &["stall_us", "stall_pct"];
+/// slower device. Pauses, which slow every command in the device at once, only to a trace that
+/// also shows how its slow I/Os bunch: the quantiles alone cannot tell them from stalls (with
+/// both in the search and no bunching to compare, fits of devices given a spread or stalls
+/// explained them with pauses; docs/devices.md).
+const TRACE_ONLY: &[&str] = &["stall_us", "stall_pct", "pause_us", "pause_pct"];
+
+/// The [`TRACE_ONLY`] dimensions only a trace that tells bunching fits.
+const PAUSES: &[&str] = &["pause_us", "pause_pct"];
 
 /// The appends the commit points make before each fdatasync: a flush's own cost and what
 /// draining a larger write costs are told apart by the two.
@@ -963,6 +980,8 @@ struct Candidate {
     service_cv: f64,
     /// Fitting to a trace: the [`TRACE_ONLY`] dimensions count.
     trace: bool,
+    /// Fitting to a trace that shows how its slow I/Os bunch: [`PAUSES`] count too.
+    pauses: bool,
 }
 
 impl Candidate {
@@ -993,15 +1012,22 @@ impl Candidate {
         if self.service_cv > 0.0 {
             v.push(("service_cv", self.service_cv));
         }
-        if !self.trace {
-            v.retain(|(k, _)| !TRACE_ONLY.contains(k));
-        }
+        v.retain(|&(k, _)| self.searches_key(k));
         v
     }
 
-    /// Whether the search moves dimension `d`: a [`TRACE_ONLY`] one only when fitting to a trace.
+    /// Whether the search moves dimension `d`: a [`TRACE_ONLY`] one only when fitting to a trace,
+    /// [`PAUSES`] only to one that tells bunching.
     fn searches(&self, d: &Dim) -> bool {
-        self.trace || !TRACE_ONLY.contains(&d.key)
+        self.searches_key(d.key)
+    }
+
+    fn searches_key(&self, key: &str) -> bool {
+        if PAUSES.contains(&key) {
+            self.pauses
+        } else {
+            self.trace || !TRACE_ONLY.contains(&key)
+        }
     }
 
     fn spec(&self, base: &'static CatalogueEntry) -> Result<Spec> {
@@ -1140,7 +1166,11 @@ fn initial(points: &[(PointDef, Figures)]) -> Candidate {
         // 1 % of commands stalled for ten reads' time.
         read1 / 1e3 * 10.0,
         1.0,
+        // The device paused 0.5 % of its time, for as long.
+        read1 / 1e3 * 10.0,
+        0.5,
     ];
+    debug_assert_eq!(values.len(), DIMS.len());
     let x = DIMS
         .iter()
         .zip(values)
@@ -1152,6 +1182,7 @@ fn initial(points: &[(PointDef, Figures)]) -> Candidate {
         protected: flush.is_some_and(|ns| ns < 5e3),
         service_cv: 0.0,
         trace: false,
+        pauses: false,
     }
 }
 
@@ -1188,6 +1219,7 @@ pub fn fit(
     let mut starts = starts(points);
     for start in &mut starts {
         start.trace = trace.is_some();
+        start.pauses = trace.is_some_and(|(t, _)| t.tells_bunching());
     }
     let mut best: Option<(Candidate, f64)> = None;
     for (i, start) in starts.iter().enumerate() {

@@ -1,7 +1,7 @@
 //! A flash device: controllers with their sequential-stream detection, channels × dies, the host
 //! link and the write buffer.
 
-use super::super::base::{earliest, Alloc, Ctx};
+use super::super::base::{earliest, Alloc, Ctx, Timeline};
 use crate::params::{device_params, DeviceParams};
 use crate::spec::Spec;
 use crate::state::St;
@@ -11,8 +11,8 @@ use crate::IoKind;
 pub(crate) struct Flash {
     ctrl: usize,
     dies: usize,
-    chans: usize,
-    link: usize,
+    chans: Vec<Timeline>,
+    link: Timeline,
     misc: usize,
     reads: Streams,
     writes: Streams,
@@ -152,8 +152,8 @@ impl Flash {
         Flash {
             ctrl: alloc.take(n_ctrl),
             dies: alloc.take(2 * n_dies),
-            chans: alloc.take(n_chans),
-            link: alloc.take(1),
+            chans: (0..n_chans).map(|_| Timeline::new(alloc)).collect(),
+            link: Timeline::new(alloc),
             misc: alloc.take(1),
             draw_word: alloc.take(1),
             pause_chance: (p.pause_pct / 100.0 * PAUSE_EPOCH_MEANS).clamp(0.0, 1.0),
@@ -348,15 +348,13 @@ impl Flash {
                         die_start += (programming - die_start).min(self.half_program_ns as u64);
                     }
                     let sensed = die_start + (self.read_ns * f) as u64 + stall;
-                    let xfer_start = sensed.max(st.get(self.chans + ch));
-                    let xfer_end = xfer_start + (bytes / self.chan_bpns) as u64;
-                    st.set(self.chans + ch, xfer_end);
+                    let xfer_end = self.chans[ch].book(st, sensed, (bytes / self.chan_bpns) as u64);
                     st.set(self.dies + die, xfer_end);
                     ready = ready.max(xfer_end);
                 }
-                let link_start = ready.max(st.get(self.link));
-                let done = link_start + (len as f64 / self.link_bpns) as u64;
-                st.set(self.link, done);
+                let done = self
+                    .link
+                    .book(st, ready, (len as f64 / self.link_bpns) as u64);
                 // Any read may be the start of a stream.
                 self.reads.note(st, addr + len, ready);
                 done
@@ -364,9 +362,9 @@ impl Flash {
             IoKind::Write => {
                 let (f, stall) = self.spread(st);
                 let start = self.command_for(st, t, self.write_occupancy_ns);
-                let link_start = start.max(st.get(self.link));
-                let received = link_start + (len as f64 / self.link_bpns) as u64;
-                st.set(self.link, received);
+                let received = self
+                    .link
+                    .book(st, start, (len as f64 / self.link_bpns) as u64);
                 let sequential = match self.writes.find(st, addr) {
                     Some(s) => {
                         st.set(s, addr + len);
@@ -388,9 +386,8 @@ impl Flash {
                     // The flash translation layer writes out of place, to whichever die is free first.
                     let die = earliest(st, self.dies + self.n_dies, self.n_dies);
                     let ch = die % self.n_chans;
-                    let xfer_start = received.max(st.get(self.chans + ch));
-                    let xfer_end = xfer_start + (bytes / self.chan_bpns) as u64;
-                    st.set(self.chans + ch, xfer_end);
+                    let xfer_end =
+                        self.chans[ch].book(st, received, (bytes / self.chan_bpns) as u64);
                     // Writes are packed into pages, so programming costs in proportion to the bytes.
                     let prog_start = xfer_end
                         .max(st.get(self.prog_horizon(die)))
@@ -422,16 +419,19 @@ impl Flash {
         let addr = st.get(s);
         let start = self.command(st, t);
         let ready = start.max(st.get(s + 1) + (len as f64 / self.seq_read_bpns) as u64);
-        let link_start = (ready + self.occupancy_ns as u64).max(st.get(self.link));
-        let done = link_start + (len as f64 / self.link_bpns) as u64;
-        st.set(self.link, done);
+        let done = self.link.book(
+            st,
+            ready + self.occupancy_ns as u64,
+            (len as f64 / self.link_bpns) as u64,
+        );
         st.set(s, addr + len);
         st.set(s + 1, ready);
         done
     }
 
     pub(crate) fn idle_at(&self, st: St) -> u64 {
-        st.get(self.link)
+        self.link
+            .busy_until(st)
             .max(st.get(self.ctrl + earliest(st, self.ctrl, self.n_ctrl)))
     }
 
