@@ -118,11 +118,30 @@ for (rnd, side), v in sorted(rows.items()):
           + f" | {pair(v['emulated p50/p99 µs'])} | {pair(v['realised p50/p99 µs'])}"
           + f" | {'—' if queue is None else f'{queue:.1f}'} | {'—' if spin is None else f'{spin:.1f}'} |")
 
+# Student's t at 97.5 % for n − 1 degrees of freedom: the 95 % interval of the mean log ratio.
+T975 = {2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262}
+# The headline figures: throughput and what the database waited for each kind of I/O.
+HEADLINE = ["tpmC", "run IOPS"] + [n for n, _ in FIGS if n.endswith("waited")]
+
+
+def interval(logs):
+    """The 95 % interval (%, low and high) of the geometric mean over ≥ 3 rounds, else None."""
+    n = len(logs)
+    if n < 3 or n - 1 not in T975:
+        return None
+    m = sum(logs) / n
+    sd = math.sqrt(sum((x - m) ** 2 for x in logs) / (n - 1))
+    h = T975[n - 1] * sd / math.sqrt(n)
+    return ((math.exp(m - h) - 1) * 100, (math.exp(m + h) - 1) * 100)
+
+
 rounds = sorted({r for r, _ in rows})
 for other in [s for s in ("emulated", "tracefit") if any(side == s for _, side in rows)]:
     print(f"\n{other} against real ({other} ÷ real − 1; within ±10 % is the goal):\n")
-    print("| figure | " + " | ".join(f"round {r}" for r in rounds) + " | geometric mean | within 10 % |")
-    print("|---|" + "---|" * (len(rounds) + 2))
+    print("| figure | " + " | ".join(f"round {r}" for r in rounds)
+          + " | geometric mean | 95 % interval (≥ 3 rounds) | within 10 % |")
+    print("|---|" + "---|" * (len(rounds) + 3))
+    headline = []
     for name, _ in FIGS:
         ratios = []
         cells = []
@@ -134,8 +153,18 @@ for other in [s for s in ("emulated", "tracefit") if any(side == s for _, side i
             else:
                 cells.append("—")
         if ratios:
-            g = math.exp(sum(math.log(x) for x in ratios) / len(ratios))
+            logs = [math.log(x) for x in ratios]
+            g = math.exp(sum(logs) / len(logs))
             verdict = "yes" if abs(g - 1) <= 0.10 else "no"
-            print(f"| {name} | " + " | ".join(cells) + f" | {(g - 1) * 100:+.1f} % | {verdict} |")
+            iv = interval(logs)
+            ivs = "—" if iv is None else f"{iv[0]:+.1f} … {iv[1]:+.1f} %"
+            print(f"| {name} | " + " | ".join(cells) + f" | {(g - 1) * 100:+.1f} % | {ivs} | {verdict} |")
+            if name in HEADLINE:
+                headline.append(math.log(g))
         else:
-            print(f"| {name} | " + " | ".join(cells) + " | — | — |")
+            print(f"| {name} | " + " | ".join(cells) + " | — | — | — |")
+    if headline:
+        rms = math.sqrt(sum(x * x for x in headline) / len(headline))
+        within = sum(abs(math.exp(x) - 1) <= 0.10 for x in headline)
+        print(f"\nRMS of the {len(headline)} headline log errors (tpmC, run IOPS, what the database"
+              f" waited): {(math.exp(rms) - 1) * 100:.1f} %, {within} of {len(headline)} within 10 %")
