@@ -104,7 +104,8 @@ const BUNCH_MIN_IOS: u32 = 8;
 const BUNCH_JUDGED_PCT: f64 = 50.0;
 
 /// The bunched shares' difference counts in the objective as ln((model + this) ÷ (trace + this))²,
-/// one term: a few points apart near 0 % count as little as a few points apart near 40 %.
+/// one term, so that shares near 0 % do not weigh without bound: 0.1 against 1 % counts 0.03,
+/// 1 against 40 % counts 4.1.
 const BUNCH_FLOOR_PCT: f64 = 5.0;
 
 /// Of the slow I/Os (each class's slowest [`SLOW_SHARE`]), the share (%) that fall in moments

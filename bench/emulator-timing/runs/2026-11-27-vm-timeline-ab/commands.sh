@@ -1,0 +1,11 @@
+# A/B of the quick MariaDB study: /work/wtab = a worktree of f3e0b1d (flash link in submission order) built in release, /work/main = the out-of-order link (a1aa35e); alternated twice; tails.py prints each device's p99s and spin from results.json.
+set -e
+for round in 1 2; do
+ for side in old new; do
+  bin=/work/main/target/release/oltplab; [ $side = old ] && bin=/work/wtab/target/release/oltplab
+  d=$(mktemp -d /var/tmp/qs.XXXXXX); chmod 711 $d; cd $d
+  $bin study --scale quick --engine mariadb --out $d/out > $d/log 2>&1
+  echo "== round $round $side load $(cut -d' ' -f1 /proc/loadavg)"; python3 /tmp/tails.py $d/out/results.json | grep -v host
+  cp $d/out/results.json /var/tmp/ab-$round-$side.json; cd /; rm -rf $d
+ done
+done
