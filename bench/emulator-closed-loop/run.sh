@@ -74,14 +74,16 @@ pool=$(( data_bytes / 40 ))                # 2.5 %, S1's 512 MB for ~20 GB
 echo "loaded $warehouses warehouses: $data_bytes bytes; buffer pool $pool bytes" | tee -a "$out/env.txt"
 
 run_side() {  # run_side ROUND SIDE
-  local r=$1 side=$2 emulate backing dir
+  local r=$1 side=$2 emulate backing dir side_bin=$bin
   case $side in
     real) emulate=host backing=disk dir=$data/run ;;
-    emulated) emulate=$spec backing=ram dir=$ram/run ;;
+    # EMULATED_OLTPLAB=BIN: the emulated side runs another build (an A/B of two emulators
+    # against the same disk and load, e.g. FIT_SPEC = TRACE_SPEC and SIDES="real emulated tracefit").
+    emulated) emulate=$spec backing=ram dir=$ram/run side_bin=${EMULATED_OLTPLAB:-$bin} ;;
     tracefit) emulate=$(cat "$out/trace-fitted.spec") backing=ram dir=$ram/run ;;
   esac
   cp -a "$data/loaded" "$dir"
-  /usr/bin/time -v "$bin" run tpcc --engine mariadb --data-dir "$dir" \
+  /usr/bin/time -v "$side_bin" run tpcc --engine mariadb --data-dir "$dir" \
     --terminals "$warehouses" --duration "$duration" --warmup "$warmup" --buffer-pool "$pool" \
     --emulate "$emulate" --backing "$backing" --trace "$data/run.trace" \
     --json "$out/round$r-$side.json" --out "$data/out-$r-$side" \

@@ -137,6 +137,56 @@ fn record(path: &str, line: &str) {
         .unwrap_or_else(|e| panic!("cannot write the skip log {path}: {e}"));
 }
 
+/// Pins the calling thread to CPU 0, for live tests that make a core busy.
+pub fn pin_to_cpu0() {
+    // SAFETY: a zeroed cpu_set_t with one bit set, for this thread (pid 0).
+    let rc = unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(0, &mut set);
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set)
+    };
+    assert_eq!(
+        rc,
+        0,
+        "sched_setaffinity: {}",
+        std::io::Error::last_os_error()
+    );
+}
+
+/// `n` threads spinning on CPU 0 while it lives, so that a thread pinned there queues for the
+/// core after it wakes; stopped and joined when dropped.
+pub struct BusyCore {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl BusyCore {
+    pub fn new(n: usize) -> BusyCore {
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let threads = (0..n)
+            .map(|_| {
+                let stop = stop.clone();
+                std::thread::spawn(move || {
+                    pin_to_cpu0();
+                    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                        std::hint::spin_loop();
+                    }
+                })
+            })
+            .collect();
+        BusyCore { stop, threads }
+    }
+}
+
+impl Drop for BusyCore {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}
+
 /// Whether this process runs as root.
 pub fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions and cannot fail.

@@ -471,19 +471,6 @@ fn time_queued_for_a_core_is_split_from_the_emulators_own_lateness() {
     assert!(f.problem().expect("off target").contains("p99"));
 }
 
-/// Pins the calling thread to CPU 0.
-fn pin_to_cpu0() {
-    // SAFETY: a zeroed cpu_set_t with one bit set, for this thread (pid 0).
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(0, &mut set);
-        assert_eq!(
-            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set),
-            0
-        );
-    }
-}
-
 /// Live: waits on a core that three busy threads share end late, and the kernel's account of
 /// the time the waiting thread queued for the core takes that lateness out of the emulated
 /// figures — which the realised ones keep. Fails if the split measured nothing.
@@ -526,21 +513,10 @@ fn the_split_holds(f: &oltplab_devmodel::Fidelity) -> bool {
 
 /// 500 waits of 200 µs on CPU 0 while three busy threads spin there.
 fn busy_core_waits() -> oltplab_devmodel::Fidelity {
-    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let busy: Vec<_> = (0..3)
-        .map(|_| {
-            let stop = stop.clone();
-            std::thread::spawn(move || {
-                pin_to_cpu0();
-                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                    std::hint::spin_loop();
-                }
-            })
-        })
-        .collect();
+    let busy = oltplab_core::testing::BusyCore::new(3);
     let e = Emulator::new(&parse_spec("pcie-flash-2012").unwrap(), 1).unwrap();
     let waiter = std::thread::spawn(move || {
-        pin_to_cpu0();
+        oltplab_core::testing::pin_to_cpu0();
         for _ in 0..500 {
             let start = now_ns();
             e.complete(IoKind::Read, start, start + 200_000);
@@ -548,10 +524,7 @@ fn busy_core_waits() -> oltplab_devmodel::Fidelity {
         e.fidelity()
     });
     let f = waiter.join().unwrap();
-    stop.store(true, std::sync::atomic::Ordering::Relaxed);
-    for b in busy {
-        b.join().unwrap();
-    }
+    drop(busy);
     f
 }
 

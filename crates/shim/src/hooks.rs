@@ -857,28 +857,9 @@ mod tests {
             );
             return;
         }
-        fn pin_to_cpu0() {
-            // SAFETY: a zeroed cpu_set_t with one bit set, for this thread (pid 0).
-            unsafe {
-                let mut set: libc::cpu_set_t = std::mem::zeroed();
-                libc::CPU_SET(0, &mut set);
-                libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
-            }
-        }
-        let stop = std::sync::Arc::new(AtomicBool::new(false));
-        let busy: Vec<_> = (0..3)
-            .map(|_| {
-                let stop = stop.clone();
-                std::thread::spawn(move || {
-                    pin_to_cpu0();
-                    while !stop.load(Ordering::Relaxed) {
-                        std::hint::spin_loop();
-                    }
-                })
-            })
-            .collect();
+        let busy = oltplab_core::testing::BusyCore::new(3);
         let (t0, t1, end, again) = std::thread::spawn(|| {
-            pin_to_cpu0();
+            oltplab_core::testing::pin_to_cpu0();
             CALL_QUEUED.with(|c| c.set(oltplab_devmodel::run_delay_ns()));
             let t0 = now_ns();
             while now_ns() < t0 + 100_000_000 {
@@ -889,10 +870,7 @@ mod tests {
         })
         .join()
         .unwrap();
-        stop.store(true, Ordering::Relaxed);
-        for b in busy {
-            b.join().unwrap();
-        }
+        drop(busy);
         // A share of the 100 ms, and never more than the call took.
         let queued_ms = (t1 - end) as f64 / 1e6;
         assert!(

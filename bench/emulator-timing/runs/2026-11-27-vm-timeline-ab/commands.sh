@@ -1,4 +1,5 @@
 # A/B of the quick MariaDB study: /work/wtab = a worktree of f3e0b1d (flash link in submission order) built in release, /work/main = the out-of-order link (a1aa35e); alternated twice; tails.py prints each device's p99s and spin from results.json.
+# (/tmp/tails.py was bench/emulator-timing/tails.py.)
 set -e
 for round in 1 2; do
  for side in old new; do

@@ -1,3 +1,7 @@
+#!/usr/bin/env python3
+# tails.py RESULTS.json: per emulated device of a study, the model p99, the emulated and realised
+# p99 against it, the spin (share of the machine, of a core, per 10k IOPS), the share of I/Os late
+# only by the CPU queue, and tpmC — the A/B figures of this directory's runs.
 import json,sys
 d=json.load(open(sys.argv[1]))
 for dev in d['summary'].get('devices',[]):
