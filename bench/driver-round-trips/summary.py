@@ -3,7 +3,7 @@ import json,sys,glob,os,statistics as st,re
 rows={}
 for f in sorted(glob.glob(sys.argv[1]+"/*.json")):
     name=os.path.basename(f)[:-5]
-    m=re.match(r"(\w+)-(oltplab-[\w]+)-(\d+)",name)
+    m=re.match(r"(\w+)-([\w-]+)-(\d+)$",name)
     d=json.load(open(f)); s=d["summary"]; c=s["cpu"]
     no=s["tx"]["new_order"]["count"] if "tx" in s and "new_order" in s["tx"] else s["tpmc"]*d["config"].get("duration_s",30)/60
     drv=c["driver_user_s"]+c["driver_sys_s"]; db=c["db_user_s"]+c["db_sys_s"]

@@ -79,7 +79,19 @@ impl PgConn {
         let (client, connection) = rt
             .block_on(config.connect(NoTls))
             .map_err(|e| oltplab_dbs::server::connect::pg_error(url, &e))?;
-        Ok(Self::new(rt, client, connection, isolation))
+        let mut conn = Self::new(rt, client, connection, isolation);
+        // The level of the implicit transactions `send` uses for one-statement writes.
+        let level = format!(
+            "SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL {}",
+            isolation.sql()
+        );
+        conn.batch(&level).map_err(|e| {
+            oltplab_core::Error::failed(format!(
+                "PostgreSQL refused to set the session's isolation level ({}): check the server's version",
+                e.message
+            ))
+        })?;
+        Ok(conn)
     }
 
     fn new(
@@ -203,15 +215,29 @@ impl PgConn {
     }
 
     /// The pending BEGIN, `stmts` and the end of the transaction, in one round trip.
+    ///
+    /// A write transaction of one statement, begun and committed here, goes as that statement
+    /// alone: PostgreSQL runs it as an implicit transaction at the session's level (the run's,
+    /// set at connect), which is what BEGIN at that level, the statement and COMMIT do — in one
+    /// message and one answer instead of three, each of which wakes the terminal's thread (a
+    /// server-side procedure's transaction, `run tpcc --procedures`). A read keeps its BEGIN: it
+    /// takes a snapshot for all its statements (READ ONLY, REPEATABLE READ at least).
     fn send(&mut self, stmts: &mut [Piped<'_, '_>], end: End) -> DbResult<()> {
         for p in stmts.iter() {
             self.prepare(p.stmt)?;
         }
-        let begin = self.pending.take().map(|mode| match mode {
-            TxMode::Write => self.begin_write.as_str(),
-            TxMode::Read => self.begin_read.as_str(),
-        });
+        let implicit =
+            self.pending == Some(TxMode::Write) && end == End::Commit && stmts.len() == 1;
+        let begin = self
+            .pending
+            .take()
+            .filter(|_| !implicit)
+            .map(|mode| match mode {
+                TxMode::Write => self.begin_write.as_str(),
+                TxMode::Read => self.begin_read.as_str(),
+            });
         let end_sql = match end {
+            _ if implicit => None,
             End::Open => None,
             End::Commit => Some("COMMIT"),
             End::Rollback => Some("ROLLBACK"),

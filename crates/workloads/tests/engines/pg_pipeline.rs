@@ -2,7 +2,8 @@
 //! with a transaction's first statement and COMMIT with its last; a statement that fails inside a
 //! pipeline commits nothing and is the error reported; and each TPC-C transaction takes the round
 //! trips it is meant to (counted by the connection). The commit's time is the round trip that
-//! carried it, marked as carrying statements when it did.
+//! carried it, marked as carrying statements when it did. A write transaction of one statement
+//! is that statement alone, in an implicit transaction at the run's level.
 
 use std::sync::atomic::AtomicBool;
 
@@ -211,6 +212,29 @@ fn begin_and_commit_ride_with_the_statements_and_errors_commit_nothing() {
             }
         }
     }
+
+    // A write transaction of one statement goes alone, as an implicit transaction at the run's
+    // level (set for the session at connect): VACUUM, which refuses to run inside a transaction
+    // block, runs — no BEGIN went before it — and a statement sees REPEATABLE READ here; a read
+    // still sends its BEGIN (READ ONLY).
+    let mut rr = PgConn::connect(&url, Isolation::RepeatableRead).unwrap();
+    rr.batch("CREATE TABLE IF NOT EXISTS alone (k int)")
+        .unwrap();
+    let vacuum = b.make("VACUUM alone");
+    rr.begin(TxMode::Write).unwrap();
+    rr.pipeline(&mut [Piped::new(&vacuum, &[], &mut r1)], End::Commit)
+        .unwrap_or_else(|e| panic!("a BEGIN went before the one statement: {e}"));
+    let probe = b.make(
+        "SELECT (current_setting('transaction_isolation') = 'repeatable read')::int, \
+         (current_setting('transaction_read_only') = 'on')::int",
+    );
+    for (mode, want) in [(TxMode::Write, (1, 0)), (TxMode::Read, (1, 1))] {
+        rr.begin(mode).unwrap();
+        rr.pipeline(&mut [Piped::new(&probe, &[], &mut r1)], End::Commit)
+            .unwrap();
+        assert_eq!((r1.get(0, 0).i64(), r1.get(0, 1).i64()), want, "{mode:?}");
+    }
+    drop(rr);
 
     // The server ends the connection: the request fails, and so does every later one at once
     // (the driver's rollback after the error must not wait for an answer that never comes).
