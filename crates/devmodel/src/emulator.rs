@@ -846,7 +846,7 @@ fn cores() -> f64 {
 
 /// How long before a deadline a sleep ends, to spin the rest: an estimate of the median of this
 /// machine's timer overshoot (with 1 ns timer slack; the wait for a core after it left out, see
-/// [`timer_overshoot_ns`]), kept between [`MARGIN_MIN_NS`] and [`MARGIN_MAX_NS`].
+/// [`queued_since`]), kept between [`MARGIN_MIN_NS`] and [`MARGIN_MAX_NS`].
 ///
 /// The trade: every nanosecond of margin a wait does not overshoot is spun, on a core the database
 /// could use; every nanosecond of overshoot past the margin is lateness. At the median half the
@@ -867,7 +867,8 @@ pub fn spin_margin_ns() -> u64 {
                 let queued_from = run_delay_ns();
                 let target = now_ns() + 100_000;
                 sleep_abs(target);
-                timer_overshoot_ns(target, queued_from)
+                let whole = now_ns().saturating_sub(target);
+                whole.saturating_sub(queued_since(queued_from))
             })
             .collect();
         over.sort_unstable();
@@ -879,16 +880,13 @@ pub fn spin_margin_ns() -> u64 {
     MARGIN_NS.load(Ordering::Relaxed)
 }
 
-/// How late a sleep to `wake` ended, less the time the woken thread then queued for a core (run
-/// delay since `queued_from`, read before the sleep, when the thread was running): the timer's
-/// own overshoot, which the margin is for. A real device's completion meets the same queue, so
-/// a margin that covered it too would let the emulated thread skip a queue the real one pays.
-fn timer_overshoot_ns(wake: u64, queued_from: Option<u64>) -> u64 {
-    let overshoot = now_ns().saturating_sub(wake);
-    let queued = queued_from
-        .zip(run_delay_ns())
-        .map_or(0, |(from, to)| to.saturating_sub(from));
-    overshoot.saturating_sub(queued)
+/// The time this thread queued for a core (run delay) since `from`, a [`run_delay_ns`] read
+/// while it ran; 0 where the kernel does not say. Taken out of a sleep's overshoot, it leaves the
+/// timer's own, which the margin is for: a real device's completion meets the same queue, so a
+/// margin that covered it too would let the emulated thread skip a queue the real one pays.
+fn queued_since(from: Option<u64>) -> u64 {
+    from.zip(run_delay_ns())
+        .map_or(0, |(from, to)| to.saturating_sub(from))
 }
 
 static MARGIN_NS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
@@ -982,11 +980,12 @@ fn wait_timed(deadline_ns: u64) -> Waited {
     }
     let queued_from = run_delay_ns();
     let margin = spin_margin_ns();
+    let mut slept = None;
     if deadline_ns - now > margin {
         fine_timer_slack();
         let wake = deadline_ns - margin;
         sleep_abs(wake);
-        adapt_margin(timer_overshoot_ns(wake, queued_from));
+        slept = Some((wake, now_ns()));
     }
     let mut t = now_ns();
     // The spin's CPU time, not its wall time: on a busy machine a spinning thread is descheduled
@@ -1001,11 +1000,17 @@ fn wait_timed(deadline_ns: u64) -> Waited {
     });
     let _ = SPIN_NS.try_with(|s| s.set(s.get() + spin_ns));
     let late_ns = t - deadline_ns;
-    // Only a late wait needs to know why: on time, the queue cost nothing.
-    let cpu_queue_ns = match queued_from {
-        Some(from) if late_ns > 0 => run_delay_ns().map_or(0, |to| to.saturating_sub(from)),
-        _ => 0,
+    // Read after the deadline, so that the read's µs are not lateness. Only a late wait needs
+    // to know why (on time, the queue cost nothing), and a sleep, for the margin.
+    let queued_ns = if late_ns > 0 || slept.is_some() {
+        queued_since(queued_from)
+    } else {
+        0
     };
+    if let Some((wake, woke)) = slept {
+        adapt_margin(woke.saturating_sub(wake).saturating_sub(queued_ns));
+    }
+    let cpu_queue_ns = if late_ns > 0 { queued_ns } else { 0 };
     Waited {
         late_ns: Some(late_ns),
         spin_ns,
@@ -1104,8 +1109,9 @@ mod tests {
                 let queued_from = run_delay_ns();
                 let wake = now_ns() + 200_000;
                 sleep_abs(wake);
-                whole.push(now_ns() - wake);
-                timer.push(timer_overshoot_ns(wake, queued_from));
+                let overshoot = now_ns() - wake;
+                whole.push(overshoot);
+                timer.push(overshoot.saturating_sub(queued_since(queued_from)));
             }
             whole.sort_unstable();
             timer.sort_unstable();
