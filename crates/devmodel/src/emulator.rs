@@ -1000,9 +1000,11 @@ fn wait_timed(deadline_ns: u64) -> Waited {
     });
     let _ = SPIN_NS.try_with(|s| s.set(s.get() + spin_ns));
     let late_ns = t - deadline_ns;
-    // Read after the deadline, so that the read's µs are not lateness. Only a late wait needs
-    // to know why (on time, the queue cost nothing), and a sleep, for the margin.
-    let queued_ns = if late_ns > 0 || slept.is_some() {
+    // Read after the deadline, so that the read's µs are not lateness; and only where it is
+    // needed: to say why a wait was late (on time, the queue cost nothing), or whether a sleep
+    // that overshot the margin did so by the timer (within it, the queue cannot change that).
+    let overshot = slept.is_some_and(|(wake, woke)| woke.saturating_sub(wake) > margin);
+    let queued_ns = if late_ns > 0 || overshot {
         queued_since(queued_from)
     } else {
         0
