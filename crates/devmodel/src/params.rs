@@ -74,7 +74,7 @@ params! {
         capacity_gb, channels, dies_per_channel, page_kib, read_us, program_us, waf_random,
         channel_mb_s, link_mb_s, read_overhead_us, cmd_occupancy_us, controllers,
         write_buffer_mib, write_ack_us, power_loss_protected, write_occupancy_us, flush_us,
-        service_cv, stall_pct, stall_us, pause_pct, pause_us,
+        service_cv, stall_pct, stall_us, pause_pct, pause_us, pause_speed_pct,
     }
 }
 
@@ -270,7 +270,13 @@ pub fn optional_params(kind: DeviceKind) -> &'static [catalogue::Param] {
             key: "pause_us",
             value: 0.0,
             about: "mean length of a pause (exponential, cut at 8 means; see pause_pct)",
-            source: "set by hand with pause_pct; the catalogue's devices: 0",
+            source: "fitted by `oltplab devices fit --trace` with pause_pct, or set by hand; the catalogue's devices: 0",
+        },
+        catalogue::Param {
+            key: "pause_speed_pct",
+            value: 0.0,
+            about: "the device's speed in a pause, % of its own (up to 95): every command in a pause takes 100 / pause_speed_pct times as long there (0: the device stops, and a command arriving in a pause starts at its end)",
+            source: "fitted by `oltplab devices fit --trace` with pause_pct (this machine's disk keeps about a third of its speed in its slow moments; docs/devices.md), or set by hand; the catalogue's devices: 0",
         },
     ];
     match kind {

@@ -1122,3 +1122,56 @@ fn pauses_take_their_share_of_the_time_and_slow_commands_together() {
     assert_eq!(flash_qd1(paused, 1, 2_000), flash_qd1(paused, 1, 2_000));
     assert_ne!(flash_qd1(paused, 1, 2_000), flash_qd1(paused, 2, 2_000));
 }
+
+/// `pause_speed_pct` keeps part of the device's speed in a pause. A closed loop — one thread's
+/// reads back to back — then goes on through a pause, each read in it taking 100 / speed times
+/// as long, so its slow reads come in runs (this machine's disk: slow moments with about half
+/// the I/Os of the others, each ~3× as long; docs/devices.md); a pause that stops the device
+/// holds one read and lets it go at its end, so its slow reads come one by one. The time lost
+/// is the pauses' share times the speed they lack.
+#[test]
+fn a_pause_that_keeps_part_of_the_speed_slows_a_closed_loop_without_stopping_it() {
+    let base = "sata-ssd-2010{flush_us=200}";
+    let stopped = "sata-ssd-2010{flush_us=200,pause_pct=5,pause_us=8000}";
+    let slowed = "sata-ssd-2010{flush_us=200,pause_pct=5,pause_us=8000,pause_speed_pct=25}";
+    let (r0, _) = flash_qd1(base, 1, 20_000);
+    let median = quantile(&r0, 0.5);
+    // The mean length of the runs of consecutive reads over twice the median.
+    let runs = |r: &[u64]| {
+        let (mut runs, mut slow, mut prev) = (0, 0, false);
+        for &l in r {
+            let s = l > 2 * median;
+            slow += s as u64;
+            runs += (s && !prev) as u64;
+            prev = s;
+        }
+        slow as f64 / runs.max(1) as f64
+    };
+    let (rs, _) = flash_qd1(stopped, 1, 20_000);
+    let (rw, _) = flash_qd1(slowed, 1, 20_000);
+    let (stopped_run, slowed_run) = (runs(&rs), runs(&rw));
+    assert!(
+        stopped_run < 1.5,
+        "stopped: slow reads in runs of {stopped_run:.2}"
+    );
+    assert!(
+        slowed_run > 3.0,
+        "slowed: slow reads in runs of {slowed_run:.2}"
+    );
+    // A read wholly in a slowed pause takes 4 times its own time: the slow reads' median is
+    // near 4 medians, where a stopping pause's slow read waits out what is left of it.
+    let slow = |r: &[u64]| -> Vec<u64> { r.iter().copied().filter(|&l| l > 2 * median).collect() };
+    let ratio = quantile(&slow(&rw), 0.5) as f64 / median as f64;
+    assert!(
+        (3.5..4.5).contains(&ratio),
+        "slowed: slow reads' median {ratio:.2} medians"
+    );
+    // Back to back the device is never idle: the time lost is 5 % × (1 − 25 %) of the elapsed.
+    let (b, e) = (r0.iter().sum::<u64>() as f64, rw.iter().sum::<u64>() as f64);
+    let lost_pct = (e - b) / e * 100.0;
+    assert!(
+        (2.5..5.0).contains(&lost_pct),
+        "slowed: {lost_pct:.2} % lost"
+    );
+    assert_eq!(quantile(&r0, 0.5), quantile(&rw, 0.5));
+}

@@ -41,11 +41,13 @@ pub(crate) struct Flash {
     stall_ns: f64,
     /// The word counting the factors drawn (seeded per device by [`Flash::init`]).
     draw_word: usize,
-    /// The device's pauses (`pause_pct`, `pause_us`): the chance that an epoch of
-    /// [`PAUSE_EPOCH_MEANS`] mean pauses holds one, a pause's mean length, and the word holding
-    /// the seed their schedule is drawn from.
+    /// The device's pauses (`pause_pct`, `pause_us`, `pause_speed_pct`): the chance that an
+    /// epoch of [`PAUSE_EPOCH_MEANS`] mean pauses holds one, a pause's mean length, the share of
+    /// its speed the device keeps in one, and the word holding the seed their schedule is drawn
+    /// from.
     pause_chance: f64,
     pause_ns: f64,
+    pause_speed: f64,
     pause_seed_word: usize,
     protected: bool,
     half_program_ns: f64,
@@ -65,6 +67,8 @@ const PAUSE_MAX_MEANS: f64 = 8.0;
 /// Epochs a command's time in the device is searched for pauses one by one; past them (a queue
 /// of many pauses' length) it meets pauses in proportion to their share of the time.
 const PAUSE_SCAN_EPOCHS: u64 = 64;
+/// A pause keeps at most this share of the device's speed (a pause at full speed is none).
+const MAX_PAUSE_SPEED: f64 = 0.95;
 /// Sequential streams a controller follows, for reads and for writes each.
 const FL_STREAMS: usize = 8;
 /// Recent accesses that continued no stream, each of which a next access may continue.
@@ -158,6 +162,7 @@ impl Flash {
             draw_word: alloc.take(1),
             pause_chance: (p.pause_pct / 100.0 * PAUSE_EPOCH_MEANS).clamp(0.0, 1.0),
             pause_ns: p.pause_us.max(0.0) * 1e3,
+            pause_speed: (p.pause_speed_pct / 100.0).clamp(0.0, MAX_PAUSE_SPEED),
             pause_seed_word: alloc.take(1),
             reads: Streams::new(alloc),
             writes: Streams::new(alloc),
@@ -269,11 +274,14 @@ impl Flash {
         Some((start, start + len as u64))
     }
 
-    /// When a command in the device from `t` and done at `done` without pauses is done: the
-    /// whole device stops during a pause, so every command in it then — queued or in service —
-    /// ends that much later, and one arriving during a pause starts at its end. Unlike stalls,
-    /// which hold single commands, pauses slow every command at once: a real drive's
-    /// housekeeping, or a virtual disk's host, shows its slow I/Os bunched in time.
+    /// When a command in the device from `t` and done at `done` without pauses is done. In a
+    /// pause the whole device runs at `pause_speed` of its speed (0: it stops), so every command
+    /// in it then — queued or in service — takes longer by what the pause holds back of its
+    /// time, and one arriving during a stopping pause starts at its end. Unlike stalls, which
+    /// hold single commands, pauses slow every command at once: a real drive's housekeeping, or
+    /// a virtual disk's host, shows its slow I/Os bunched in time. A pause that keeps part of
+    /// the speed lets a closed loop's threads go on submitting through it, slowly, as they do on
+    /// this machine's disk (docs/devices.md).
     fn after_pauses(&self, st: St, t: u64, done: u64) -> u64 {
         if !self.pauses() {
             return done;
@@ -281,27 +289,38 @@ impl Flash {
         let seed = st.get(self.pause_seed_word);
         let epoch_ns = ((self.pause_ns * PAUSE_EPOCH_MEANS) as u64).max(1);
         let back = (PAUSE_MAX_MEANS / PAUSE_EPOCH_MEANS).ceil() as u64 + 1;
-        let mut end = done;
+        let speed = self.pause_speed;
+        // The command's own time still to go at full speed (ns), from `at` on.
+        let mut work = (done - t) as f64;
+        let mut at = t;
         let first = (t / epoch_ns).saturating_sub(back);
         let mut k = first;
-        // Each pause met extends the end, which may reach the next epoch's pause.
-        while k <= end / epoch_ns {
+        // Pauses in time order: each one met stretches the rest, which may reach the next.
+        while k <= (at + work as u64) / epoch_ns {
             if k - first == PAUSE_SCAN_EPOCHS {
-                let rest = (end - (k * epoch_ns).min(end)) as f64;
-                let share = self.pause_share();
-                end += (rest * share / (1.0 - share)) as u64;
-                break;
+                // Far ahead: the pauses' share of the time, on average.
+                let lost = self.pause_share() * (1.0 - speed);
+                return at + (work / (1.0 - lost)) as u64;
             }
-            if let Some((from, to)) = self.pause_in(seed, k) {
-                if from < t && to > t {
-                    end += to - t;
-                } else if from >= t && from < end {
-                    end += to - from;
+            if let Some((from, to)) = self.pause_in(seed, k).filter(|&(_, to)| to > at) {
+                // A command that arrives in a pause is in it even with no time of its own.
+                let inside = from < at;
+                let from = from.max(at);
+                let before = (from - at) as f64;
+                if inside || before < work {
+                    work -= before;
+                    // In the pause, the command gets `speed` of each ns.
+                    let held = (to - from) as f64;
+                    if speed > 0.0 && work <= held * speed {
+                        return from + (work / speed) as u64;
+                    }
+                    work -= held * speed;
+                    at = to;
                 }
             }
             k += 1;
         }
-        end
+        at + work as u64
     }
 
     pub(crate) fn submit(&self, cx: Ctx, t: u64, kind: IoKind, addr: u64, len: u64) -> u64 {
