@@ -10,7 +10,11 @@ the middle of its time in the device, and time is cut into 2 ms bins. Printed: t
 I/Os that fall in bins of at least 8 I/Os where most I/Os are slow (as `oltplab devices fit
 --trace` reports it), and the same share when the slow flags are
 shuffled among the window's I/Os (what slowness that strikes I/Os one by one would give on the
-same load).
+same load). Then, of the slow moments (bins of at least 8 I/Os, mostly slow) against the other
+bins: the I/Os per bin, the median I/O's latency over its class's median (`oltplab devices fit
+--trace`'s "slowdown"), the mean run of consecutive slow moments, and the share of bins that
+are slow moments. A device that stops in its slow moments has few I/Os in them, each waiting
+out the stop; one that slows keeps a share of its I/Os, each a few times its usual time.
 """
 import random
 import struct
@@ -45,6 +49,30 @@ def share_in_slow_bins(bins, slow):
     return sum(v for b, v in s.items() if n[b] >= MIN_IOS and v > n[b] / 2) / total if total else 0.0
 
 
+def slow_moments(ios, slow, bins):
+    """(median I/Os per slow moment, per other bin, the slow moments' slowdown, their mean run, share of bins)."""
+    import statistics
+    med = {}
+    for c in range(3):
+        lats = sorted(io[1] for io in ios if io[2] == c)
+        if lats:
+            med[c] = lats[len(lats) // 2]
+    n, s, ratio = {}, {}, {}
+    for io, b, f in zip(ios, bins, slow):
+        n[b] = n.get(b, 0) + 1
+        s[b] = s.get(b, 0) + f
+        ratio.setdefault(b, []).append(io[1] / med[io[2]])
+    nbins = int(WINDOW_S * 1e3 / BIN_MS)
+    moment = {b for b in n if n[b] >= MIN_IOS and s[b] > n[b] / 2 and 0 <= b < nbins}
+    others = [n.get(b, 0) for b in range(nbins) if b not in moment]
+    runs = sum(1 for b in moment if b - 1 not in moment)
+    return (statistics.median([n[b] for b in moment]) if moment else 0,
+            statistics.median(others) if others else 0,
+            statistics.median([r for b in moment for r in ratio[b]]) if moment else 1.0,
+            len(moment) / runs if runs else 0.0,
+            len(moment) / nbins)
+
+
 def bunching(path):
     lo, hi = FROM_S * 1e9, (FROM_S + WINDOW_S) * 1e9
     ios = [(t, lat, min(op, 2)) for t, lat, op in records(path) if op <= 3 and lo <= t < hi]
@@ -60,12 +88,16 @@ def bunching(path):
     bins = [int((t + lat / 2 - lo) // (BIN_MS * 1e6)) for t, lat, _ in ios]
     shuffled = slow[:]
     random.Random(1).shuffle(shuffled)
-    return len(ios), share_in_slow_bins(bins, slow), share_in_slow_bins(bins, shuffled)
+    return (len(ios), share_in_slow_bins(bins, slow), share_in_slow_bins(bins, shuffled),
+            slow_moments(ios, slow, bins))
 
 
 if __name__ == "__main__":
     print(f"window {FROM_S:.0f}-{FROM_S + WINDOW_S:.0f} s, {BIN_MS:.0f} ms bins, slow = each class's slowest {SLOW_SHARE:.0%}")
-    print("trace | I/Os | slow I/Os in mostly-slow bins | the same, slowness shuffled")
+    print("trace | I/Os | slow I/Os in mostly-slow bins | the same, slowness shuffled"
+          " | I/Os per slow moment | per other bin | slowdown | slow moments in a row"
+          " | bins that are slow moments")
     for path in sys.argv[1:]:
-        n, real, shuffled = bunching(path)
-        print(f"{path.rsplit('/', 1)[-1]} | {n:,} | {real:.1%} | {shuffled:.1%}")
+        n, real, shuffled, (in_moment, other, slowdown, run, share) = bunching(path)
+        print(f"{path.rsplit('/', 1)[-1]} | {n:,} | {real:.1%} | {shuffled:.1%} | {in_moment:g}"
+              f" | {other:g} | {slowdown:.2f} | {run:.2f} | {share:.1%}")

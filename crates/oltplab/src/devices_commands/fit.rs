@@ -30,7 +30,7 @@ use crate::device_command::config::{
 };
 use crate::output;
 
-use super::trace_fit::{self, TraceFitSummary, TraceTarget};
+use super::trace_fit::{self, TraceFitSummary, TraceReplay, TraceTarget};
 
 #[derive(Args, Debug)]
 #[command(after_help = FIT_AFTER_HELP)]
@@ -89,10 +89,17 @@ pub struct FitArgs {
     pub refit: Option<PathBuf>,
 
     /// Also fit to a window of a database's own I/O: a trace of a run on the device measured
-    /// (`oltplab run … --emulate host --trace FILE`), replayed open loop on each candidate; its
-    /// read, write and sync latency quantiles join the curves in the objective
+    /// (`oltplab run … --emulate host --trace FILE`), replayed on each candidate
+    /// (--trace-replay); its read, write and sync latency quantiles join the curves in the
+    /// objective
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
+
+    /// How candidates replay the trace: causal (each thread's I/O after the one it waited for,
+    /// with its think time, as a database sends it) or open (at the recorded times, whatever the
+    /// model did)
+    #[arg(long, value_name = "HOW", value_enum, default_value_t = TraceReplay::Causal)]
+    pub trace_replay: TraceReplay,
 
     /// Compare the fitted spec with this trace too (a second run's, not fitted to): the check of
     /// the fit on I/O it was not tuned to
@@ -283,6 +290,7 @@ struct FitConfig {
     validate_trace: Option<PathBuf>,
     trace_window_s: f64,
     trace_weight: f64,
+    trace_replay: TraceReplay,
 }
 
 pub fn run(args: FitArgs) -> Result<()> {
@@ -329,6 +337,7 @@ pub fn run(args: FitArgs) -> Result<()> {
         validate_trace: args.validate_trace.clone(),
         trace_window_s: args.trace_window,
         trace_weight: args.trace_weight,
+        trace_replay: args.trace_replay,
     };
     if !(args.trace_weight.is_finite() && args.trace_weight > 0.0) {
         return Err(Error::usage(format!(
@@ -339,7 +348,12 @@ pub fn run(args: FitArgs) -> Result<()> {
     // The traces are read before anything is measured, so that a bad one costs nothing.
     let load_trace = |path: &Option<PathBuf>| {
         path.as_deref()
-            .map(|p| TraceTarget::load(p, args.trace_start, args.trace_window))
+            .map(|p| {
+                TraceTarget::load(p, args.trace_start, args.trace_window).map(|mut t| {
+                    t.replay = args.trace_replay;
+                    t
+                })
+            })
             .transpose()
     };
     let trace = load_trace(&args.trace)?;
@@ -919,7 +933,7 @@ const DIMS: &[Dim] = &[
         hi: 50_000.0,
         integer: false,
     },
-    // The last four only when fitting to a trace ([`TRACE_ONLY`]), pauses only to one that
+    // The last five only when fitting to a trace ([`TRACE_ONLY`]), pauses only to one that
     // shows how its slow I/Os bunch ([`Candidate::pauses`]).
     Dim {
         key: "stall_us",
@@ -947,6 +961,13 @@ const DIMS: &[Dim] = &[
         hi: 20.0,
         integer: false,
     },
+    Dim {
+        key: "pause_speed_pct",
+        // Under 1 % a pause is as good as stopped; the model keeps at most 95 %.
+        lo: 1.0,
+        hi: 95.0,
+        integer: false,
+    },
 ];
 
 /// Stalls — a few commands held far longer than the rest, a tail no spread around the mean
@@ -955,10 +976,16 @@ const DIMS: &[Dim] = &[
 /// also shows how its slow I/Os bunch: the quantiles alone cannot tell them from stalls (with
 /// both in the search and no bunching to compare, fits of devices given a spread or stalls
 /// explained them with pauses; docs/devices.md).
-const TRACE_ONLY: &[&str] = &["stall_us", "stall_pct", "pause_us", "pause_pct"];
+const TRACE_ONLY: &[&str] = &[
+    "stall_us",
+    "stall_pct",
+    "pause_us",
+    "pause_pct",
+    "pause_speed_pct",
+];
 
 /// The [`TRACE_ONLY`] dimensions only a trace that tells bunching fits.
-const PAUSES: &[&str] = &["pause_us", "pause_pct"];
+const PAUSES: &[&str] = &["pause_us", "pause_pct", "pause_speed_pct"];
 
 /// The appends the commit points make before each fdatasync: a flush's own cost and what
 /// draining a larger write costs are told apart by the two.
@@ -1166,9 +1193,10 @@ fn initial(points: &[(PointDef, Figures)]) -> Candidate {
         // 1 % of commands stalled for ten reads' time.
         read1 / 1e3 * 10.0,
         1.0,
-        // The device paused 0.5 % of its time, for as long.
+        // The device paused 0.5 % of its time, for as long, keeping a third of its speed.
         read1 / 1e3 * 10.0,
         0.5,
+        30.0,
     ];
     debug_assert_eq!(values.len(), DIMS.len());
     let x = DIMS
@@ -1220,6 +1248,17 @@ pub fn fit(
     for start in &mut starts {
         start.trace = trace.is_some();
         start.pauses = trace.is_some_and(|(t, _)| t.tells_bunching());
+        // The pauses start where the trace's slow moments point (their share of the moments,
+        // their length, how much they slow their I/Os), not at a guess the search must leave.
+        if let Some(guess) = trace.and_then(|(t, _)| t.pause_guess()) {
+            for (key, value) in guess {
+                let i = DIMS
+                    .iter()
+                    .position(|d| d.key == key)
+                    .expect("a pause dimension");
+                start.x[i] = value.clamp(DIMS[i].lo, DIMS[i].hi).ln();
+            }
+        }
     }
     let mut best: Option<(Candidate, f64)> = None;
     for (i, start) in starts.iter().enumerate() {

@@ -3,9 +3,10 @@
 //! A fit to pure curves (random reads, writes, a 70/30 mix, commits) misses what a database does
 //! to a device: bursts of page-cleaner writes among its reads, depths that change from moment to
 //! moment, flushes behind large writes. A trace of a real run on the device holds exactly that,
-//! with the time each call took. Here a window of such a trace is replayed open loop on a
-//! candidate model in virtual time — each I/O submitted at the time the database submitted it —
-//! and the model's latency distribution of reads, writes and syncs is compared with the one the
+//! with the time each call took. Here a window of such a trace is replayed on a candidate model
+//! in virtual time ([`TraceReplay`]: causally by default — each thread's I/O after the one it
+//! waited for, its think time kept — or open loop at the recorded times), and the model's
+//! latency distribution of reads, writes and syncs is compared with the one the
 //! trace recorded, quantile by quantile (Ruemmler & Wilkes' way of comparing a model with a
 //! drive's trace: the distributions' horizontal distance, here in log terms so that a 50 µs read
 //! and a 5 ms flush count alike).
@@ -16,10 +17,13 @@
 //! own. Where the trace is dense enough to show it, the fit compares it too, and so can fit
 //! pauses (docs/devices.md).
 //!
-//! Open loop is what makes the comparison fair: the arrivals are the real run's, so the model is
-//! judged on the same load the device had. What the trace's times hold besides the device — the
-//! thread's wait for a core after its I/O completed — is in them too; docs/devices.md says what
-//! that means for an emulated run.
+//! Causal is what a database does: a thread that waits for a slow read submits nothing until it
+//! has it, so a device that slows for a moment gets fewer I/Os in that moment, as this machine's
+//! disk does (half as many; docs/devices.md). Open loop keeps the real run's arrivals whatever
+//! the model does, which judges the model on the very load the device had but lets a slow
+//! moment collect I/Os no database would have sent. What the trace's times hold besides the
+//! device — the thread's wait for a core after its I/O completed — is in them too;
+//! docs/devices.md says what that means for an emulated run.
 
 use std::path::{Path, PathBuf};
 
@@ -29,7 +33,32 @@ use oltplab_devmodel::{Emulator, IoKind, Spec};
 use oltplab_trace::{Op, TraceData};
 use serde::Serialize;
 
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
 use crate::output;
+
+/// How a trace window is replayed on a candidate model (`--trace-replay`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum TraceReplay {
+    /// Each thread's I/Os in its order: one submitted after the thread's previous I/O completed
+    /// goes that long (its think time) after the model completes it; one submitted while it was
+    /// in flight keeps its distance from the previous one's submission.
+    #[default]
+    Causal,
+    /// Every I/O at the time the database submitted it, whatever the model did before.
+    Open,
+}
+
+impl TraceReplay {
+    fn describe(self) -> &'static str {
+        match self {
+            TraceReplay::Causal => "replayed causally (each thread's I/O after the one it waited for, with its think time)",
+            TraceReplay::Open => "open loop at the recorded submit times",
+        }
+    }
+}
 
 /// The quantiles compared (each counts once per class in the objective).
 pub const QUANTILES: [f64; 6] = [0.25, 0.5, 0.75, 0.9, 0.95, 0.99];
@@ -61,6 +90,12 @@ struct TraceIo {
     len: u64,
     /// Counted in the comparison (not one of the warm-up's).
     counted: bool,
+    /// When the trace recorded its completion.
+    done_ns: u64,
+    /// The same thread's next I/O in the window (an index into the window's I/Os).
+    next: Option<u32>,
+    /// The thread's first I/O in the window.
+    first: bool,
 }
 
 /// A trace window to fit to: its I/Os and the latencies the trace recorded for them.
@@ -73,11 +108,13 @@ pub struct TraceTarget {
     /// class with too few I/Os to compare.
     measured: [Option<[f64; QUANTILES.len()]>; 3],
     counts: [u64; 3],
-    /// The recorded I/Os' [`bunching`]: the bunched share, and whether the trace can show it.
-    bunched_pct: f64,
+    /// The recorded I/Os' [`bunching`], and whether the trace can show it.
+    bunching: Bunching,
     tells_bunching: bool,
     pub window_start_s: f64,
     pub window_s: f64,
+    /// How candidates replay the window.
+    pub replay: TraceReplay,
 }
 
 /// Fewer counted I/Os than this in a class and its quantiles are not compared: a p99 needs a
@@ -108,24 +145,51 @@ const BUNCH_JUDGED_PCT: f64 = 50.0;
 /// 1 against 40 % counts 4.1.
 const BUNCH_FLOOR_PCT: f64 = 5.0;
 
-/// Of the slow I/Os (each class's slowest [`SLOW_SHARE`]), the share (%) that fall in moments
-/// ([`BUNCH_BIN_NS`], by the middle of each I/O's time, of at least [`BUNCH_MIN_IOS`]) where
-/// most I/Os are slow. I/Os slow one by one, at random, almost never make a moment's majority
-/// (~0 %); a device that pauses makes many (this machine's disk in TPC-C: 33–55 %). A trace
-/// too sparse for moments of several I/Os gives ~0 % whatever its device; the second figure is
-/// the share (%) of slow I/Os in moments that could tell. `ios`: (submit ns, latency ns, class
-/// index).
-fn bunching(ios: &[(u64, f64, usize)]) -> (f64, f64) {
-    let mut cut = [f64::INFINITY; 3];
-    for (c, cut) in cut.iter_mut().enumerate() {
+/// How a window's slow I/Os (each class's slowest [`SLOW_SHARE`]) come in time, from moments of
+/// [`BUNCH_BIN_NS`] (each I/O placed at the middle of its time): a moment of at least
+/// [`BUNCH_MIN_IOS`] I/Os where most are slow is a slow moment.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Bunching {
+    /// The share (%) of the slow I/Os in slow moments. I/Os slow one by one, at random, almost
+    /// never make a moment's majority (~0 %); a device that pauses makes many (this machine's
+    /// disk in TPC-C: 33–55 %).
+    bunched_pct: f64,
+    /// The share (%) of slow I/Os in moments that could tell (of [`BUNCH_MIN_IOS`] or more): a
+    /// trace too sparse for them gives ~0 % bunched whatever its device.
+    judged_pct: f64,
+    /// The median, over the I/Os of slow moments, of each one's latency over its class's
+    /// median (1 without slow moments): how much a slow moment slows what is in it. A device
+    /// that keeps a third of its speed gives ~3 (this machine's disk: 3.0–3.4); one that stops
+    /// gives what is left of the pause over a command's own time.
+    slowdown: f64,
+    /// The mean length of a run of consecutive slow moments, in moments (1 without slow
+    /// moments): how long a device's slow spells last (this machine's disk: 1.7–5.2 moments of
+    /// 2 ms).
+    run_moments: f64,
+    /// The share (%) of the moments that are slow.
+    moments_pct: f64,
+}
+
+/// The [`Bunching`] of `ios`: (submit ns, latency ns, class index).
+fn bunching(ios: &[(u64, f64, usize)]) -> Bunching {
+    let (mut cut, mut median) = ([f64::INFINITY; 3], [f64::INFINITY; 3]);
+    for c in 0..3 {
         let mut lat: Vec<f64> = ios.iter().filter(|io| io.2 == c).map(|io| io.1).collect();
         if lat.len() as u64 >= MIN_CLASS_IOS {
             lat.sort_unstable_by(f64::total_cmp);
-            *cut = lat[((1.0 - SLOW_SHARE) * lat.len() as f64) as usize];
+            cut[c] = lat[((1.0 - SLOW_SHARE) * lat.len() as f64) as usize];
+            median[c] = lat[lat.len() / 2];
         }
     }
+    let none = Bunching {
+        bunched_pct: 0.0,
+        judged_pct: 0.0,
+        slowdown: 1.0,
+        run_moments: 1.0,
+        moments_pct: 0.0,
+    };
     let Some(first) = ios.iter().map(|io| io.0).min() else {
-        return (0.0, 0.0);
+        return none;
     };
     let bin =
         |io: &(u64, f64, usize)| ((io.0 - first + (io.1 / 2.0) as u64) / BUNCH_BIN_NS) as usize;
@@ -137,13 +201,36 @@ fn bunching(ios: &[(u64, f64, usize)]) -> (f64, f64) {
     }
     let total: u32 = slow.iter().sum();
     let judged = |b: &usize| all[*b] >= BUNCH_MIN_IOS;
-    let bunched: u32 = (0..bins)
-        .filter(|b| judged(b) && 2 * slow[*b] > all[*b])
-        .map(|b| slow[b])
-        .sum();
+    let slow_moment = |b: usize| judged(&b) && 2 * slow[b] > all[b];
+    let bunched: u32 = (0..bins).filter(|&b| slow_moment(b)).map(|b| slow[b]).sum();
     let told: u32 = (0..bins).filter(judged).map(|b| slow[b]).sum();
     let pct = |n: u32| f64::from(n) / f64::from(total.max(1)) * 100.0;
-    (pct(bunched), pct(told))
+    let mut slowed: Vec<f64> = ios
+        .iter()
+        .filter(|io| slow_moment(bin(io)))
+        .map(|io| io.1 / median[io.2])
+        .collect();
+    let slowdown = if slowed.is_empty() {
+        1.0
+    } else {
+        let mid = slowed.len() / 2;
+        *slowed.select_nth_unstable_by(mid, f64::total_cmp).1
+    };
+    let moments = (0..bins).filter(|&b| slow_moment(b)).count();
+    let runs = (0..bins)
+        .filter(|&b| slow_moment(b) && (b == 0 || !slow_moment(b - 1)))
+        .count();
+    Bunching {
+        bunched_pct: pct(bunched),
+        judged_pct: pct(told),
+        slowdown,
+        run_moments: if runs == 0 {
+            1.0
+        } else {
+            moments as f64 / runs as f64
+        },
+        moments_pct: moments as f64 / bins as f64 * 100.0,
+    }
 }
 
 /// What a candidate gives for a window: its latency quantiles per class (`None` where the trace
@@ -151,7 +238,7 @@ fn bunching(ios: &[(u64, f64, usize)]) -> (f64, f64) {
 #[derive(Clone, Copy, Debug)]
 pub struct Simulated {
     quantiles: [Option<[f64; QUANTILES.len()]>; 3],
-    bunched_pct: f64,
+    bunching: Bunching,
 }
 
 /// The model runs this long on the window's I/Os before it counts, so that its write buffer and
@@ -195,10 +282,12 @@ impl TraceTarget {
         let lo = first + (start_s * 1e9) as u64;
         let hi = lo + (length_s * 1e9) as u64;
         let warm_lo = lo.saturating_sub(WARM_NS);
-        let mut ios = Vec::new();
+        let mut ios: Vec<TraceIo> = Vec::new();
         let mut recorded: [Vec<f64>; 3] = Default::default();
         let mut timed = Vec::new();
         let mut max_slot = 0u32;
+        // Each thread's latest I/O so far, to link it to the thread's next.
+        let mut last_of_thread = std::collections::HashMap::new();
         for r in data
             .records
             .iter()
@@ -220,6 +309,14 @@ impl TraceTarget {
                 recorded[class.index()].push(lat);
                 timed.push((r.submit_ns, lat, class.index()));
             }
+            let at = ios.len();
+            let first = match last_of_thread.insert(r.tid, at) {
+                Some(prev) => {
+                    ios[prev].next = Some(at as u32);
+                    false
+                }
+                None => true,
+            };
             ios.push(TraceIo {
                 submit_ns: r.submit_ns,
                 kind,
@@ -227,6 +324,9 @@ impl TraceTarget {
                 offset: r.offset,
                 len: r.len as u64,
                 counted,
+                done_ns: r.submit_ns + u64::from(r.latency_ns),
+                next: None,
+                first,
             });
         }
         let counts = recorded.each_ref().map(|v| v.len() as u64);
@@ -239,7 +339,7 @@ impl TraceTarget {
             )));
         }
         let measured = recorded.map(|v| (v.len() as u64 >= MIN_CLASS_IOS).then(|| quantiles(v)));
-        let (bunched_pct, judged_pct) = bunching(&timed);
+        let bunching = bunching(&timed);
         Ok(TraceTarget {
             path: path.to_path_buf(),
             ios,
@@ -247,45 +347,92 @@ impl TraceTarget {
             span_bytes: (u64::from(max_slot) + 1) << 30,
             measured,
             counts,
-            bunched_pct,
-            tells_bunching: judged_pct >= BUNCH_JUDGED_PCT,
+            bunching,
+            tells_bunching: bunching.judged_pct >= BUNCH_JUDGED_PCT,
             window_start_s: start_s,
             window_s: length_s,
+            replay: TraceReplay::default(),
         })
     }
 
     /// The model's latencies of the counted I/Os at [`QUANTILES`], per class, and how its slow
-    /// ones bunch: the window replayed open loop, each I/O submitted when the trace says the
-    /// database submitted it.
+    /// ones bunch: the window replayed as [`TraceReplay`] says, the I/Os reaching the model in
+    /// the order of their (replayed) submission.
     pub fn simulate(&self, spec: &Spec) -> Result<Simulated> {
-        let e = Emulator::new(spec, 1)?;
-        e.set_span_bytes(self.span_bytes);
         let mut lat: [Vec<f64>; 3] = self.counts.map(|n| Vec::with_capacity(n as usize));
         let mut timed = Vec::with_capacity(self.counts.iter().sum::<u64>() as usize);
-        for io in &self.ios {
-            let done = e.submit(io.submit_ns, io.kind, e.place(io.slot, io.offset), io.len);
+        for (t, done, class) in self.replay_on(spec)? {
+            let l = (done.saturating_sub(t) as f64).max(FLOOR_NS);
+            lat[class].push(l);
+            timed.push((t, l, class));
+        }
+        Ok(Simulated {
+            quantiles: std::array::from_fn(|i| {
+                self.measured[i].map(|_| quantiles(std::mem::take(&mut lat[i])))
+            }),
+            bunching: bunching(&timed),
+        })
+    }
+
+    /// The window's counted I/Os replayed on `spec`: (submit ns, completion ns, class index)
+    /// of each, in the order the model took them.
+    fn replay_on(&self, spec: &Spec) -> Result<Vec<(u64, u64, usize)>> {
+        let e = Emulator::new(spec, 1)?;
+        e.set_span_bytes(self.span_bytes);
+        let mut out = Vec::with_capacity(self.counts.iter().sum::<u64>() as usize);
+        let causal = self.replay == TraceReplay::Causal;
+        // (submit ns, index): the I/Os ready to be submitted — open loop, all of them; causally,
+        // each thread's next.
+        let mut ready: BinaryHeap<Reverse<(u64, u32)>> = self
+            .ios
+            .iter()
+            .enumerate()
+            .filter(|(_, io)| !causal || io.first)
+            .map(|(i, io)| Reverse((io.submit_ns, i as u32)))
+            .collect();
+        while let Some(Reverse((t, i))) = ready.pop() {
+            let io = &self.ios[i as usize];
+            let done = e.submit(t, io.kind, e.place(io.slot, io.offset), io.len);
             if io.counted {
                 let class = match io.kind {
                     IoKind::Read => Class::Read,
                     IoKind::Write => Class::Write,
                     IoKind::Flush => Class::Sync,
                 };
-                let l = (done.saturating_sub(io.submit_ns) as f64).max(FLOOR_NS);
-                lat[class.index()].push(l);
-                timed.push((io.submit_ns, l, class.index()));
+                out.push((t, done, class.index()));
+            }
+            if let Some(n) = io.next.filter(|_| causal) {
+                let next = &self.ios[n as usize];
+                let at = match next.submit_ns.checked_sub(io.done_ns) {
+                    // It waited for this one: its think time after the model's completion.
+                    Some(think) => done + think,
+                    // It went while this one was in flight: its distance from this submission.
+                    None => t + next.submit_ns.saturating_sub(io.submit_ns),
+                };
+                ready.push(Reverse((at, n)));
             }
         }
-        Ok(Simulated {
-            quantiles: std::array::from_fn(|i| {
-                self.measured[i].map(|_| quantiles(std::mem::take(&mut lat[i])))
-            }),
-            bunched_pct: bunching(&timed).0,
-        })
+        Ok(out)
     }
 
     /// The terms compared: (class, quantile) pairs with a measured figure.
     pub fn terms(&self) -> usize {
         self.measured.iter().flatten().count() * QUANTILES.len()
+    }
+
+    /// Where a fit's pauses start, from the trace's slow moments (when it
+    /// [tells bunching](Self::tells_bunching) and has them): `pause_pct` their share of the
+    /// moments, `pause_us` a run of them, `pause_speed_pct` the speed that slows an I/O as much
+    /// as they do.
+    pub fn pause_guess(&self) -> Option<[(&'static str, f64); 3]> {
+        let b = &self.bunching;
+        (self.tells_bunching && b.moments_pct > 0.0).then(|| {
+            [
+                ("pause_pct", b.moments_pct),
+                ("pause_us", b.run_moments * BUNCH_BIN_NS as f64 / 1e3),
+                ("pause_speed_pct", 100.0 / b.slowdown.max(1.0)),
+            ]
+        })
     }
 
     /// Whether the trace is dense enough to show how its slow I/Os bunch (and so to fit pauses).
@@ -294,12 +441,18 @@ impl TraceTarget {
     }
 
     /// Σ ln(model ÷ recorded)² over every compared quantile of every class, and, where the trace
-    /// [tells bunching](Self::tells_bunching), one term for the bunched shares.
+    /// [tells bunching](Self::tells_bunching), one term for the bunched shares and, as
+    /// ln(model ÷ recorded)², one for how much the slow moments slow their I/Os (a pause that
+    /// keeps a third of the device's speed from one that stops it) and one for how long they
+    /// last (a pause's length).
     pub fn objective(&self, fitted: &Simulated) -> f64 {
+        let (m, f) = (&self.bunching, &fitted.bunching);
         let bunching = if self.tells_bunching {
-            ((fitted.bunched_pct + BUNCH_FLOOR_PCT) / (self.bunched_pct + BUNCH_FLOOR_PCT))
+            ((f.bunched_pct + BUNCH_FLOOR_PCT) / (m.bunched_pct + BUNCH_FLOOR_PCT))
                 .ln()
                 .powi(2)
+                + (f.slowdown / m.slowdown).ln().powi(2)
+                + (f.run_moments / m.run_moments).ln().powi(2)
         } else {
             0.0
         };
@@ -339,8 +492,13 @@ impl TraceTarget {
             window_s: self.window_s,
             classes,
             rms_pct: (rms.exp() - 1.0) * 100.0,
-            recorded_slow_bunched_pct: self.bunched_pct,
-            fitted_slow_bunched_pct: fitted.bunched_pct,
+            replay: self.replay,
+            recorded_slow_bunched_pct: self.bunching.bunched_pct,
+            fitted_slow_bunched_pct: fitted.bunching.bunched_pct,
+            recorded_slow_moment_slowdown: self.bunching.slowdown,
+            fitted_slow_moment_slowdown: fitted.bunching.slowdown,
+            recorded_slow_moments_in_a_row: self.bunching.run_moments,
+            fitted_slow_moments_in_a_row: fitted.bunching.run_moments,
         }
     }
 }
@@ -397,12 +555,22 @@ pub struct TraceFitSummary {
     pub window_start_s: f64,
     pub window_s: f64,
     pub classes: Vec<TraceClassRow>,
+    /// How the model replayed the window.
+    pub replay: TraceReplay,
     /// Root mean square of ln(model ÷ recorded) over every compared quantile, as a percentage.
     pub rms_pct: f64,
     /// Of the slowest 5 % of each class's I/Os, the share (%) that fell in 2 ms where most I/Os
     /// were slow: in the trace, and in the model's replay of it.
     pub recorded_slow_bunched_pct: f64,
     pub fitted_slow_bunched_pct: f64,
+    /// In those moments, the median I/O's latency over its class's median: in the trace, and in
+    /// the model's replay of it.
+    pub recorded_slow_moment_slowdown: f64,
+    pub fitted_slow_moment_slowdown: f64,
+    /// The mean run of consecutive slow moments (of 2 ms): in the trace, and in the model's
+    /// replay of it.
+    pub recorded_slow_moments_in_a_row: f64,
+    pub fitted_slow_moments_in_a_row: f64,
 }
 
 /// `--trace-window`'s value.
@@ -412,10 +580,11 @@ pub fn window_arg(text: &str) -> std::result::Result<f64, String> {
 
 pub fn print(title: &str, s: &TraceFitSummary) {
     output::note!(
-        "{title}: {} ({:.1} s from {:.1} s), open loop at the recorded submit times",
+        "{title}: {} ({:.1} s from {:.1} s), {}",
         s.trace,
         s.window_s,
-        s.window_start_s
+        s.window_start_s,
+        s.replay.describe()
     );
     output::note!(
         "{:<6} {:>9}   {:>9} {:>9} {:>9}   {:>9} {:>9} {:>9}",
@@ -454,6 +623,13 @@ pub fn print(title: &str, s: &TraceFitSummary) {
         "slow I/Os together: {:.1} % of the trace's slowest 5 % fell in 2 ms where most I/Os were slow, {:.1} % of the model's",
         s.recorded_slow_bunched_pct,
         s.fitted_slow_bunched_pct
+    );
+    output::note!(
+        "slow moments: their I/Os took {:.1}× their class's median and they came {:.1} in a row in the trace; {:.1}× and {:.1} in the model's",
+        s.recorded_slow_moment_slowdown,
+        s.recorded_slow_moments_in_a_row,
+        s.fitted_slow_moment_slowdown,
+        s.fitted_slow_moments_in_a_row
     );
 }
 
@@ -529,7 +705,16 @@ mod tests {
         }
     }
 
-    /// The trace's spec matches its own trace exactly; another device does not.
+    /// A window of `length_s` of `data`, replayed open loop: the synthetic traces' arrivals do
+    /// not wait for completions (a causal replay of them would make one thread of them all).
+    fn open_loop(data: &TraceData, length_s: f64) -> TraceTarget {
+        let mut t = TraceTarget::from_data(data, Path::new("t"), None, length_s).unwrap();
+        t.replay = TraceReplay::Open;
+        t
+    }
+
+    /// The trace's spec matches its own trace exactly, replayed causally too; another device
+    /// does not.
     #[test]
     fn a_trace_tells_its_device_apart() {
         let truth = parse_spec("sata-ssd-2010").unwrap();
@@ -569,7 +754,7 @@ mod tests {
     #[test]
     fn the_trace_pulls_the_fit_towards_the_database_s_io() {
         let truth = parse_spec("sata-ssd-2010").unwrap();
-        let t = TraceTarget::from_data(&traced_on(&truth, 14), Path::new("t"), None, 10.0).unwrap();
+        let t = open_loop(&traced_on(&truth, 14), 10.0);
         let (points, c) = read_points(&truth);
         // The truth's own entry as the base: what the fit does not fit stays the truth's.
         let base = catalogue::lookup("sata-ssd-2010").unwrap();
@@ -590,7 +775,7 @@ mod tests {
     /// fitted spec's error on the trace, the spec.
     fn fit_to_trace_of(truth: &str) -> (Vec<(&'static str, f64)>, f64, String) {
         let truth = parse_spec(truth).unwrap();
-        let t = TraceTarget::from_data(&traced_on(&truth, 14), Path::new("t"), None, 10.0).unwrap();
+        let t = open_loop(&traced_on(&truth, 14), 10.0);
         // 500 calls a second cannot show bunching: the fit leaves pauses out.
         assert!(!t.tells_bunching());
         fit_to(&truth, &t, 2500)
@@ -610,23 +795,32 @@ mod tests {
         (f.params, error, f.spec.name())
     }
 
-    /// A device that pauses, traced densely enough to show its slow I/Os together: the fit
-    /// finds pauses of the right order, and its slow I/Os bunch as the trace's do.
+    /// A device that pauses keeping 30 % of its speed, traced densely enough to show its slow
+    /// I/Os together: the fit finds pauses of the right order and speed, and its slow I/Os
+    /// bunch as the trace's do.
     #[test]
     fn a_dense_trace_fit_finds_the_device_s_pauses() {
-        let truth = parse_spec("pcie-flash-2012{pause_pct=3,pause_us=1000}").unwrap();
-        let t = TraceTarget::from_data(&traced_at(&truth, 6, 10_000), Path::new("t"), None, 4.0)
-            .unwrap();
+        let truth =
+            parse_spec("pcie-flash-2012{pause_pct=3,pause_us=1000,pause_speed_pct=30}").unwrap();
+        let t = open_loop(&traced_at(&truth, 6, 10_000), 4.0);
         assert!(t.tells_bunching());
         let (params, error, spec) = fit_to(&truth, &t, 1500);
         let (pct, us) = (param(&params, "pause_pct"), param(&params, "pause_us"));
         let (fitted, recorded) = (
-            t.simulate(&parse_spec(&spec).unwrap()).unwrap().bunched_pct,
-            t.bunched_pct,
+            t.simulate(&parse_spec(&spec).unwrap())
+                .unwrap()
+                .bunching
+                .bunched_pct,
+            t.bunching.bunched_pct,
         );
         eprintln!("{spec}: error {error:.1} %, bunched {fitted:.1} % of {recorded:.1} %");
         assert!((1.0..=10.0).contains(&pct), "pause_pct {pct}, {spec}");
         assert!((300.0..=3000.0).contains(&us), "pause_us {us}, {spec}");
+        let speed = param(&params, "pause_speed_pct");
+        assert!(
+            (10.0..=60.0).contains(&speed),
+            "pause_speed_pct {speed}, {spec}"
+        );
         assert!(
             fitted > recorded / 2.0 && fitted < recorded * 1.5,
             "bunched {fitted:.1} % of {recorded:.1} %, {spec}"
@@ -665,7 +859,110 @@ mod tests {
         assert!(error < 15.0, "trace error {error:.1} %, {spec}");
     }
 
-    /// [`bunched_pct`] on I/Os 200 µs apart (10 in each moment of 2 ms), 1 in 20 slow: spread
+    /// A causal replay keeps each thread's think time after the completion it waited for and
+    /// the spacing of I/Os it sent while one was in flight; on the device traced it gives the
+    /// trace back, on a slower one it sends the waiting thread's I/Os later; open loop sends
+    /// every I/O at its recorded time.
+    #[test]
+    fn a_causal_replay_waits_where_the_thread_waited() {
+        let truth = parse_spec("pcie-flash-2012").unwrap();
+        let e = Emulator::new(&truth, 1).unwrap();
+        e.set_span_bytes(1 << 30);
+        let mut records = Vec::new();
+        let record = |records: &mut Vec<Record>, t: u64, op: Op, offset: u64, done: u64, tid| {
+            records.push(Record {
+                submit_ns: t,
+                latency_ns: (done - t) as u32,
+                offset,
+                len: 16384,
+                file: 0,
+                op: op as u8,
+                tag: 0,
+                tid,
+                cpu: None,
+            })
+        };
+        // Thread 1 reads, 20 µs after each read completes; thread 2 writes four, 1 µs apart,
+        // every 2 ms. Submitted in time order, as the replay submits them.
+        let (mut t, mut burst, mut k) = (0u64, 0u64, 0u64);
+        while t < 3_000_000_000 {
+            let w = burst + k * 1_000;
+            if w <= t {
+                let offset = (w / 1_000 * 16384) % (1 << 29);
+                let done = e.submit(w, IoKind::Write, e.place(0, offset), 16384);
+                record(&mut records, w, Op::Write, offset, done, 2);
+                (burst, k) = if k == 3 {
+                    (burst + 2_000_000, 0)
+                } else {
+                    (burst, k + 1)
+                };
+                continue;
+            }
+            let offset = (t / 7 * 16384) % (1 << 29);
+            let done = e.submit(t, IoKind::Read, e.place(0, offset), 16384);
+            record(&mut records, t, Op::Read, offset, done, 1);
+            t = done + 20_000;
+        }
+        let data = TraceData {
+            files: vec!["data".into()],
+            records,
+            complete: true,
+            ..TraceData::default()
+        };
+        let mut target = TraceTarget::from_data(&data, Path::new("t"), None, 0.5).unwrap();
+        let reads = |replayed: &[(u64, u64, usize)]| -> Vec<(u64, u64)> {
+            replayed
+                .iter()
+                .filter(|r| r.2 == 0)
+                .map(|r| (r.0, r.1))
+                .collect()
+        };
+        // On the device traced, the trace back.
+        let same = reads(&target.replay_on(&truth).unwrap());
+        let recorded: Vec<(u64, u64)> = data
+            .records
+            .iter()
+            .filter(|r| r.tid == 1 && r.submit_ns >= same[0].0)
+            .map(|r| (r.submit_ns, r.submit_ns + u64::from(r.latency_ns)))
+            .take(same.len())
+            .collect();
+        assert!(same.len() > 1000, "{} reads", same.len());
+        assert_eq!(same, recorded);
+        // On a slower device, each read 20 µs after the model completed the one before, and the
+        // writes of a burst 1 µs apart as recorded.
+        let slower = parse_spec("sata-ssd-2010").unwrap();
+        let slow_all = target.replay_on(&slower).unwrap();
+        let slow = reads(&slow_all);
+        assert!(
+            slow.windows(2).all(|w| w[1].0 == w[0].1 + 20_000),
+            "{:?}",
+            &slow[..4]
+        );
+        let mean = |v: &[(u64, u64)]| v.iter().map(|r| r.1 - r.0).sum::<u64>() / v.len() as u64;
+        assert!(
+            mean(&slow) > mean(&recorded),
+            "{} ns against {} ns",
+            mean(&slow),
+            mean(&recorded)
+        );
+        let writes: Vec<u64> = slow_all.iter().filter(|r| r.2 == 1).map(|r| r.0).collect();
+        assert!(writes.len() > 500, "{} writes", writes.len());
+        assert!(
+            writes
+                .windows(2)
+                .all(|w| w[1] - w[0] == 1_000 || w[1] - w[0] > 1_000_000),
+            "{:?}",
+            &writes[..8]
+        );
+        // Open loop: every I/O at its recorded time.
+        target.replay = TraceReplay::Open;
+        let open = target.replay_on(&slower).unwrap();
+        let at: Vec<u64> = reads(&open).iter().map(|r| r.0).collect();
+        let want: Vec<u64> = recorded.iter().map(|r| r.0).collect();
+        assert_eq!(at[..want.len()], want[..]);
+    }
+
+    /// [`bunching`] on I/Os 200 µs apart (10 in each moment of 2 ms), 1 in 20 slow: spread
     /// evenly none is bunched, in blocks all are; on I/Os 5 ms apart no moment holds enough to
     /// tell.
     #[test]
@@ -675,13 +972,21 @@ mod tests {
                 .map(|i| (i * gap_ns, if slow(i) { 1e6 } else { 1e5 }, 0))
                 .collect()
         };
-        let (spread, told) = bunching(&ios(200_000, &|i| i % 20 == 7));
-        let (blocks, _) = bunching(&ios(200_000, &|i| i % 400 < 20));
-        let (sparse, sparse_told) = bunching(&ios(5_000_000, &|i| i % 400 < 20));
-        assert_eq!((spread, sparse), (0.0, 0.0));
-        assert!(blocks > 80.0, "blocks {blocks:.1} %");
+        let spread = bunching(&ios(200_000, &|i| i % 20 == 7));
+        let blocks = bunching(&ios(200_000, &|i| i % 400 < 20));
+        let sparse = bunching(&ios(5_000_000, &|i| i % 400 < 20));
+        assert_eq!((spread.bunched_pct, sparse.bunched_pct), (0.0, 0.0));
+        assert!(blocks.bunched_pct > 80.0, "blocks {blocks:?}");
+        // The blocks' I/Os take 10 times the median; without slow moments, no slowdown.
+        assert!((9.0..=10.0).contains(&blocks.slowdown), "blocks {blocks:?}");
+        assert_eq!((spread.slowdown, sparse.slowdown), (1.0, 1.0));
+        // A block of 20 I/Os 200 µs apart spans 2 ms: one or two moments in a row.
+        assert!(
+            (1.0..=2.0).contains(&blocks.run_moments),
+            "blocks {blocks:?}"
+        );
         // The dense trace can tell, the sparse one cannot.
-        assert_eq!((told, sparse_told), (100.0, 0.0));
+        assert_eq!((spread.judged_pct, sparse.judged_pct), (100.0, 0.0));
     }
 
     /// On a trace dense enough, a device that pauses shows its slow I/Os together; the same device
@@ -693,6 +998,7 @@ mod tests {
             let data = traced_at(&parse_spec(spec).unwrap(), 14, 10_000);
             TraceTarget::from_data(&data, Path::new("t"), None, 10.0)
                 .unwrap()
+                .bunching
                 .bunched_pct
         };
         let (paused, stalled, plain) = (
