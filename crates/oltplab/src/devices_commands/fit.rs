@@ -44,6 +44,11 @@ pub struct FitArgs {
     #[arg(long, value_name = "SPEC", value_parser = crate::emulate::spec_arg)]
     pub emulate: Option<Spec>,
 
+    /// Start the search from this flash spec (e.g. an earlier fit) instead of from the curves;
+    /// its catalogue device is the base
+    #[arg(long, value_name = "SPEC", value_parser = crate::emulate::spec_arg)]
+    pub start: Option<Spec>,
+
     /// Access patterns to measure, comma-separated: randread, randwrite, randrw (70 % reads: a
     /// database's reads behind its writes)
     #[arg(long, value_name = "LIST", default_value = "randread,randwrite,randrw")]
@@ -291,6 +296,8 @@ struct FitConfig {
     trace_window_s: f64,
     trace_weight: f64,
     trace_replay: TraceReplay,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    start: Option<String>,
 }
 
 pub fn run(args: FitArgs) -> Result<()> {
@@ -313,7 +320,10 @@ pub fn run(args: FitArgs) -> Result<()> {
     if emulated.is_some() && args.target.is_some() {
         return Err(Error::usage("--emulate keeps the emulated device's data in RAM, so it takes no TARGET: drop the TARGET or --emulate"));
     }
-    let base = resolve_base(args.base.as_deref(), emulated.as_ref())?;
+    let base = match &args.start {
+        Some(start) => start_base(start, args.base.as_deref())?,
+        None => resolve_base(args.base.as_deref(), emulated.as_ref())?,
+    };
     if let Some(out) = &args.out {
         output::check_writable(out, args.force, is_spec_file)?;
     }
@@ -338,6 +348,7 @@ pub fn run(args: FitArgs) -> Result<()> {
         trace_window_s: args.trace_window,
         trace_weight: args.trace_weight,
         trace_replay: args.trace_replay,
+        start: args.start.as_ref().map(Spec::name),
     };
     if !(args.trace_weight.is_finite() && args.trace_weight > 0.0) {
         return Err(Error::usage(format!(
@@ -464,6 +475,7 @@ pub fn run(args: FitArgs) -> Result<()> {
         &config_sim(&config),
         config.max_evals,
         trace.as_ref().map(|t| (t, config.trace_weight)),
+        args.start.as_ref(),
     )?;
     let fit_s = t0.elapsed().as_secs_f64();
     let mut summary = summarise(&fit, &points, base, emulated.as_ref(), fit_s, measurements);
@@ -549,6 +561,24 @@ fn parse_sizes(text: &str) -> Result<Vec<u64>> {
 }
 
 /// The catalogue flash device the fit overrides.
+/// The base of a fit that starts from `start`: its catalogue flash device, which `--base`, if
+/// given, must name.
+fn start_base(start: &Spec, base: Option<&str>) -> Result<&'static CatalogueEntry> {
+    match start {
+        Spec::Device { entry, .. } if entry.kind == DeviceKind::Flash => match base {
+            Some(b) if b != entry.name => Err(Error::usage(format!(
+                "--start is a {} spec but --base is {b}: drop --base (the start's device is the base) or start from a {b} spec",
+                entry.name
+            ))),
+            _ => Ok(entry),
+        },
+        _ => Err(Error::usage(format!(
+            "--start {} is not a flash device: give a spec of a catalogue flash device, e.g. an earlier fit's",
+            start.name()
+        ))),
+    }
+}
+
 fn resolve_base(name: Option<&str>, emulated: Option<&Spec>) -> Result<&'static CatalogueEntry> {
     let flash_names = || {
         catalogue()
@@ -1223,6 +1253,7 @@ pub fn fit(
     c: &SimConfig,
     max_evals: u64,
     trace: Option<(&TraceTarget, f64)>,
+    start: Option<&Spec>,
 ) -> Result<Fit> {
     // The trace's quantiles weigh `weight` times as much, all together, as the curves' figures.
     let curve_terms: f64 = points
@@ -1244,7 +1275,10 @@ pub fn fit(
         seen: Vec::new(),
         evaluations: 0,
     };
-    let mut starts = starts(points);
+    let mut starts = match start {
+        Some(spec) => vec![from_spec(spec, &initial(points))],
+        None => starts(points),
+    };
     for start in &mut starts {
         start.trace = trace.is_some();
         start.pauses = trace.is_some_and(|(t, _)| t.tells_bunching());
@@ -1333,6 +1367,42 @@ fn starts(points: &[(PointDef, Figures)]) -> Vec<Candidate> {
     many.x[at("cmd_occupancy_us")] += 2f64.ln();
     many.page_kib = 4.0;
     vec![first, wide, many]
+}
+
+/// A candidate holding `spec`'s values (a flash spec of the base's device), `default`'s where
+/// it has none.
+fn from_spec(spec: &Spec, default: &Candidate) -> Candidate {
+    let Spec::Device { entry, overrides } = spec else {
+        return default.clone();
+    };
+    let value = |key: &str| {
+        overrides
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, v)| *v)
+            .or_else(|| entry.param(key))
+            .or_else(|| {
+                oltplab_devmodel::params::optional_params(entry.kind)
+                    .iter()
+                    .find(|p| p.key == key)
+                    .map(|p| p.value)
+            })
+    };
+    let mut c = default.clone();
+    for (i, d) in DIMS.iter().enumerate() {
+        let v = match (d.key, value(d.key)) {
+            // 0: a write occupies the controller as long as a read.
+            ("write_occupancy_us", Some(v)) if v <= 0.0 => value("cmd_occupancy_us"),
+            (_, v) => v,
+        };
+        if let Some(v) = v {
+            c.x[i] = v.clamp(d.lo, d.hi).ln();
+        }
+    }
+    c.page_kib = value("page_kib").unwrap_or(c.page_kib);
+    c.protected = value("power_loss_protected").is_some_and(|v| v > 0.0);
+    c.service_cv = value("service_cv").unwrap_or(0.0);
+    c
 }
 
 /// A discrete choice of [`search`]: the flash page (KiB) with power-loss protection, or the
@@ -1602,7 +1672,7 @@ mod tests {
             .ok()
             .and_then(|v| v.parse().ok())
             .unwrap_or(400);
-        let fit = fit(base, &points, &c, budget, None).unwrap();
+        let fit = fit(base, &points, &c, budget, None, None).unwrap();
         let e = fit_error(&points, &fit.fitted);
         for ((p, m), f) in points.iter().zip(&fit.fitted) {
             eprintln!("{} {:?} {:?} evals {}", p.label(), m, f, fit.evaluations);
@@ -1616,6 +1686,15 @@ mod tests {
         );
         // The spec printed is the spec fitted.
         assert_eq!(parse_spec(&fit.spec.name()).unwrap(), fit.spec);
+        // Started from a spec (`--start`), the search begins at its values: from the truth,
+        // in 5 candidates, the curves exactly.
+        let started = super::fit(base, &points, &c, 5, None, Some(&truth)).unwrap();
+        let e = fit_error(&points, &started.fitted).rms_pct;
+        assert!(
+            e < 0.5,
+            "started from the truth: {e:.1} %, {}",
+            started.spec
+        );
     }
 
     #[test]

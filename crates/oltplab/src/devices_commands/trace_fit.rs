@@ -760,7 +760,7 @@ mod tests {
         let base = catalogue::lookup("sata-ssd-2010").unwrap();
         let error = |trace| {
             // The search converges past ~1,200 candidates here (26 % at 1,000, 12 % at 1,500).
-            let f = fit(base, &points, &c, 1500, trace).unwrap();
+            let f = fit(base, &points, &c, 1500, trace, None).unwrap();
             t.summary(&t.simulate(&f.spec).unwrap()).rms_pct
         };
         let (without, with) = (error(None), error(Some((&t, 1.0))));
@@ -790,7 +790,7 @@ mod tests {
     ) -> (Vec<(&'static str, f64)>, f64, String) {
         let (points, c) = read_points(truth);
         let base = catalogue::lookup("sata-ssd-2010").unwrap();
-        let f = fit(base, &points, &c, evals, Some((t, 1.0))).unwrap();
+        let f = fit(base, &points, &c, evals, Some((t, 1.0)), None).unwrap();
         let error = t.summary(&t.simulate(&f.spec).unwrap()).rms_pct;
         (f.params, error, f.spec.name())
     }
