@@ -560,7 +560,6 @@ fn parse_sizes(text: &str) -> Result<Vec<u64>> {
     Ok(sizes)
 }
 
-/// The catalogue flash device the fit overrides.
 /// The base of a fit that starts from `start`: its catalogue flash device, which `--base`, if
 /// given, must name.
 fn start_base(start: &Spec, base: Option<&str>) -> Result<&'static CatalogueEntry> {
@@ -579,6 +578,7 @@ fn start_base(start: &Spec, base: Option<&str>) -> Result<&'static CatalogueEntr
     }
 }
 
+/// The catalogue flash device the fit overrides.
 fn resolve_base(name: Option<&str>, emulated: Option<&Spec>) -> Result<&'static CatalogueEntry> {
     let flash_names = || {
         catalogue()

@@ -207,7 +207,8 @@ fn bunching(ios: &[(u64, f64, usize)]) -> Bunching {
     let pct = |n: u32| f64::from(n) / f64::from(total.max(1)) * 100.0;
     let mut slowed: Vec<f64> = ios
         .iter()
-        .filter(|io| slow_moment(bin(io)))
+        // A class too small for quantiles has no median to compare with.
+        .filter(|io| slow_moment(bin(io)) && median[io.2].is_finite())
         .map(|io| io.1 / median[io.2])
         .collect();
     let slowdown = if slowed.is_empty() {
