@@ -175,16 +175,29 @@ fn profiles_study_measures_both_sets_at_every_depth() {
     for i in 0..2 {
         let (hdd, ssd) = (&random[i], &random[i + 2]);
         assert!(ssd.2 > hdd.2, "{hdd:?} vs {ssd:?}");
-        // Both sets sit behind the controller's 1 GB write-back cache (issue 31): in a test
-        // window its writes are acknowledged at the controller's command rate whatever the
-        // drives, so the two sets' write IOPS agree (59,860 and 59,810 in one run) and neither
-        // is the drives' own (a 15k RAID5 does a few hundred). The two are measured one after
-        // the other in real time, so a loaded machine moves them apart (33,500 and 28,570 at a
-        // load of 10): within 25 %, where the drives' own rates would differ several-fold.
-        assert!(
-            (ssd.3 / hdd.3 - 1.0).abs() < 0.25 && hdd.3 > 20.0 * hdd.2.min(1_000.0),
-            "{hdd:?} vs {ssd:?}"
-        );
+        // Both sets sit behind the controller's 1 GB write-back cache (issue 31), so their
+        // writes are acknowledged at the controller's rate, not at the drives' (a 15k RAID5 does
+        // a few hundred).
+        assert!(hdd.3 > 20.0 * hdd.2.min(1_000.0), "{hdd:?} vs {ssd:?}");
+    }
+    // What the cache does is in the model's own latencies, which a loaded machine cannot move:
+    // every set's writes took at most QD 4 x the controller's command time (66.8 us), where
+    // the same sets without the cache take 2.8-34 ms at p99 (and the SSD RAID 137 us at p50 for
+    // 4 KiB). The realised rates are no check of it: at 64 KiB they are the machine's copy rate,
+    // 52,630 and 28,540 in one CI run.
+    let mut writes = 0;
+    for entry in std::fs::read_dir(dir.join("res")).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if name.starts_with("random-") && name.contains("-randwrite-") {
+            let fidelity = &json(&path.join("result.json"))["summary"]["emulation"]["fidelity"];
+            let p99 = f(&fidelity["modelled_lat_ns_p99"]);
+            assert!(p99 > 0.0 && p99 < 200_000.0, "{name}: {fidelity}");
+            writes += 1;
+        }
+    }
+    assert_eq!(writes, 4, "both sets' 4 and 64 KiB random writes");
+    for i in 0..2 {
         let (small, large) = (&random[2 * i], &random[2 * i + 1]);
         assert!(large.4 > small.4, "{small:?} vs {large:?}");
     }
