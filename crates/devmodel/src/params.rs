@@ -90,6 +90,26 @@ params! {
     }
 }
 
+/// `key`'s value for `entry` with `overrides` applied: the override, else the catalogue's,
+/// else the kind's optional default; None when the kind has no such parameter.
+pub fn param_value(
+    entry: &CatalogueEntry,
+    overrides: &[(&'static str, f64)],
+    key: &str,
+) -> Option<f64> {
+    overrides
+        .iter()
+        .find(|(k, _)| *k == key)
+        .map(|(_, v)| *v)
+        .or_else(|| entry.param(key))
+        .or_else(|| {
+            optional_params(entry.kind)
+                .iter()
+                .find(|p| p.key == key)
+                .map(|p| p.value)
+        })
+}
+
 /// A catalogue device's parameters after its spec's overrides, by kind.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum DeviceParams {
@@ -106,19 +126,7 @@ impl DeviceParams {
         entry: &CatalogueEntry,
         overrides: &[(&'static str, f64)],
     ) -> Result<DeviceParams, MissingParam> {
-        let get = |key: &str| {
-            overrides
-                .iter()
-                .find(|(k, _)| *k == key)
-                .map(|(_, v)| *v)
-                .or_else(|| entry.param(key))
-                .or_else(|| {
-                    optional_params(entry.kind)
-                        .iter()
-                        .find(|p| p.key == key)
-                        .map(|p| p.value)
-                })
-        };
+        let get = |key: &str| param_value(entry, overrides, key);
         Ok(match entry.kind {
             DeviceKind::Host => DeviceParams::Host,
             DeviceKind::Hdd => DeviceParams::Hdd(HddParams::read(entry.name, get)?),

@@ -1375,19 +1375,7 @@ fn from_spec(spec: &Spec, default: &Candidate) -> Candidate {
     let Spec::Device { entry, overrides } = spec else {
         return default.clone();
     };
-    let value = |key: &str| {
-        overrides
-            .iter()
-            .find(|(k, _)| *k == key)
-            .map(|(_, v)| *v)
-            .or_else(|| entry.param(key))
-            .or_else(|| {
-                oltplab_devmodel::params::optional_params(entry.kind)
-                    .iter()
-                    .find(|p| p.key == key)
-                    .map(|p| p.value)
-            })
-    };
+    let value = |key: &str| oltplab_devmodel::params::param_value(entry, overrides, key);
     let mut c = default.clone();
     for (i, d) in DIMS.iter().enumerate() {
         let v = match (d.key, value(d.key)) {
