@@ -49,6 +49,11 @@ pub struct FitArgs {
     #[arg(long, value_name = "SPEC", value_parser = crate::emulate::spec_arg)]
     pub start: Option<Spec>,
 
+    /// Hold the --start spec's device and fit only its pauses (pause_pct, pause_us,
+    /// pause_speed_pct) to the --trace: how often and how far the device slows, not how fast it is
+    #[arg(long)]
+    pub pauses_only: bool,
+
     /// Access patterns to measure, comma-separated: randread, randwrite, randrw (70 % reads: a
     /// database's reads behind its writes)
     #[arg(long, value_name = "LIST", default_value = "randread,randwrite,randrw")]
@@ -298,6 +303,8 @@ struct FitConfig {
     trace_replay: TraceReplay,
     #[serde(skip_serializing_if = "Option::is_none")]
     start: Option<String>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pauses_only: bool,
 }
 
 pub fn run(args: FitArgs) -> Result<()> {
@@ -349,6 +356,7 @@ pub fn run(args: FitArgs) -> Result<()> {
         trace_weight: args.trace_weight,
         trace_replay: args.trace_replay,
         start: args.start.as_ref().map(Spec::name),
+        pauses_only: args.pauses_only,
     };
     if !(args.trace_weight.is_finite() && args.trace_weight > 0.0) {
         return Err(Error::usage(format!(
@@ -369,6 +377,23 @@ pub fn run(args: FitArgs) -> Result<()> {
     };
     let trace = load_trace(&args.trace)?;
     let validation = load_trace(&args.validate_trace)?;
+    let start = match (&args.start, args.pauses_only) {
+        (None, false) => Start::Curves,
+        (Some(spec), false) => Start::From(spec),
+        (Some(spec), true) if trace.as_ref().is_some_and(TraceTarget::tells_bunching) => {
+            Start::PausesOf(spec)
+        }
+        (None, true) => {
+            return Err(Error::usage(
+                "--pauses-only holds a device the fit does not have: give it with --start SPEC (e.g. an earlier fit's)",
+            ))
+        }
+        (Some(_), true) => {
+            return Err(Error::usage(
+                "--pauses-only fits pauses to how a trace's slow I/Os bunch, and no --trace with enough slow moments was given: give --trace FILE of a longer or busier run",
+            ))
+        }
+    };
 
     // Stage two of `oltplab device` checks the shared options (size, direct I/O, buffers, spec).
     let request = |pattern: Pattern, queue_depths: QueueDepths| DeviceRequest {
@@ -475,7 +500,7 @@ pub fn run(args: FitArgs) -> Result<()> {
         &config_sim(&config),
         config.max_evals,
         trace.as_ref().map(|t| (t, config.trace_weight)),
-        args.start.as_ref(),
+        start,
     )?;
     let fit_s = t0.elapsed().as_secs_f64();
     let mut summary = summarise(&fit, &points, base, emulated.as_ref(), fit_s, measurements);
@@ -1039,6 +1064,8 @@ struct Candidate {
     trace: bool,
     /// Fitting to a trace that shows how its slow I/Os bunch: [`PAUSES`] count too.
     pauses: bool,
+    /// The device is held (`--pauses-only`): the search moves only [`PAUSES`].
+    held: bool,
 }
 
 impl Candidate {
@@ -1069,17 +1096,19 @@ impl Candidate {
         if self.service_cv > 0.0 {
             v.push(("service_cv", self.service_cv));
         }
-        v.retain(|&(k, _)| self.searches_key(k));
+        v.retain(|&(k, _)| self.carries(k));
         v
     }
 
-    /// Whether the search moves dimension `d`: a [`TRACE_ONLY`] one only when fitting to a trace,
-    /// [`PAUSES`] only to one that tells bunching.
+    /// Whether the search moves dimension `d`: one the candidate carries, and only a pause's
+    /// when the device is held.
     fn searches(&self, d: &Dim) -> bool {
-        self.searches_key(d.key)
+        self.carries(d.key) && (!self.held || PAUSES.contains(&d.key))
     }
 
-    fn searches_key(&self, key: &str) -> bool {
+    /// Whether the spec holds `key`: a [`TRACE_ONLY`] one only when fitting to a trace,
+    /// [`PAUSES`] only to one that tells bunching.
+    fn carries(&self, key: &str) -> bool {
         if PAUSES.contains(&key) {
             self.pauses
         } else {
@@ -1241,7 +1270,19 @@ fn initial(points: &[(PointDef, Figures)]) -> Candidate {
         service_cv: 0.0,
         trace: false,
         pauses: false,
+        held: false,
     }
+}
+
+/// Where a fit's search starts.
+#[derive(Clone, Copy, Debug)]
+pub enum Start<'a> {
+    /// From guesses read off the measured curves.
+    Curves,
+    /// From a flash spec, such as an earlier fit.
+    From(&'a Spec),
+    /// From a flash spec whose device is held: only its pauses move.
+    PausesOf(&'a Spec),
 }
 
 /// Fits the flash model, starting from `base`'s catalogue entry, to `points`, evaluating at most
@@ -1253,7 +1294,7 @@ pub fn fit(
     c: &SimConfig,
     max_evals: u64,
     trace: Option<(&TraceTarget, f64)>,
-    start: Option<&Spec>,
+    start: Start,
 ) -> Result<Fit> {
     // The trace's quantiles weigh `weight` times as much, all together, as the curves' figures.
     let curve_terms: f64 = points
@@ -1276,12 +1317,13 @@ pub fn fit(
         evaluations: 0,
     };
     let mut starts = match start {
-        Some(spec) => vec![from_spec(spec, &initial(points))],
-        None => starts(points),
+        Start::From(spec) | Start::PausesOf(spec) => vec![from_spec(spec, &initial(points))],
+        Start::Curves => starts(points),
     };
-    for start in &mut starts {
-        start.trace = trace.is_some();
-        start.pauses = trace.is_some_and(|(t, _)| t.tells_bunching());
+    for cand in &mut starts {
+        cand.held = matches!(start, Start::PausesOf(_));
+        cand.trace = trace.is_some();
+        cand.pauses = trace.is_some_and(|(t, _)| t.tells_bunching());
         // The pauses start where the trace's slow moments point (their share of the moments,
         // their length, how much they slow their I/Os), not at a guess the search must leave.
         if let Some(guess) = trace.and_then(|(t, _)| t.pause_guess()) {
@@ -1290,7 +1332,7 @@ pub fn fit(
                     .iter()
                     .position(|d| d.key == key)
                     .expect("a pause dimension");
-                start.x[i] = value.clamp(DIMS[i].lo, DIMS[i].hi).ln();
+                cand.x[i] = value.clamp(DIMS[i].lo, DIMS[i].hi).ln();
             }
         }
     }
@@ -1458,9 +1500,14 @@ fn search(ev: &mut Evaluator, start: Candidate, budget: u64) -> Result<(Candidat
                 }
             }
         }
-        // The choices tried as a whole: the page with protection, and (to a trace) the spread.
-        let spreads: &[f64] = if ev.trace.is_some() { SERVICE_CVS } else { &[] };
-        let pages = PAGES_KIB
+        // The choices tried as a whole: the page with protection, and (to a trace) the spread;
+        // none when the device is held.
+        let (pages, spreads): (&[f64], &[f64]) = match (best.held, ev.trace.is_some()) {
+            (true, _) => (&[], &[]),
+            (false, true) => (PAGES_KIB, SERVICE_CVS),
+            (false, false) => (PAGES_KIB, &[]),
+        };
+        let pages = pages
             .iter()
             .flat_map(|&page| [(page, false), (page, true)].map(Choice::Page));
         for choice in pages.chain(spreads.iter().map(|&cv| Choice::Spread(cv))) {
@@ -1660,7 +1707,7 @@ mod tests {
             .ok()
             .and_then(|v| v.parse().ok())
             .unwrap_or(400);
-        let fit = fit(base, &points, &c, budget, None, None).unwrap();
+        let fit = fit(base, &points, &c, budget, None, Start::Curves).unwrap();
         let e = fit_error(&points, &fit.fitted);
         for ((p, m), f) in points.iter().zip(&fit.fitted) {
             eprintln!("{} {:?} {:?} evals {}", p.label(), m, f, fit.evaluations);
@@ -1676,7 +1723,7 @@ mod tests {
         assert_eq!(parse_spec(&fit.spec.name()).unwrap(), fit.spec);
         // Started from a spec (`--start`), the search begins at its values: from the truth,
         // in 5 candidates, the curves exactly.
-        let started = super::fit(base, &points, &c, 5, None, Some(&truth)).unwrap();
+        let started = super::fit(base, &points, &c, 5, None, Start::From(&truth)).unwrap();
         let e = fit_error(&points, &started.fitted).rms_pct;
         assert!(
             e < 0.5,

@@ -638,7 +638,7 @@ pub fn print(title: &str, s: &TraceFitSummary) {
 mod tests {
     use super::*;
     use crate::devices_commands::fit::{
-        fit, simulate_all, Figures, Op as PointOp, PointDef, SimConfig,
+        fit, simulate_all, Figures, Op as PointOp, PointDef, SimConfig, Start,
     };
     use oltplab_devmodel::{catalogue, parse_spec};
     use oltplab_trace::Record;
@@ -761,7 +761,7 @@ mod tests {
         let base = catalogue::lookup("sata-ssd-2010").unwrap();
         let error = |trace| {
             // The search converges past ~1,200 candidates here (26 % at 1,000, 12 % at 1,500).
-            let f = fit(base, &points, &c, 1500, trace, None).unwrap();
+            let f = fit(base, &points, &c, 1500, trace, Start::Curves).unwrap();
             t.summary(&t.simulate(&f.spec).unwrap()).rms_pct
         };
         let (without, with) = (error(None), error(Some((&t, 1.0))));
@@ -791,7 +791,7 @@ mod tests {
     ) -> (Vec<(&'static str, f64)>, f64, String) {
         let (points, c) = read_points(truth);
         let base = catalogue::lookup("sata-ssd-2010").unwrap();
-        let f = fit(base, &points, &c, evals, Some((t, 1.0)), None).unwrap();
+        let f = fit(base, &points, &c, evals, Some((t, 1.0)), Start::Curves).unwrap();
         let error = t.summary(&t.simulate(&f.spec).unwrap()).rms_pct;
         (f.params, error, f.spec.name())
     }
@@ -829,6 +829,51 @@ mod tests {
         // The read curves leave the pcie card's writes to the trace, fitted from a SATA drive's
         // entry: 26 % at 1,500 candidates.
         assert!(error < 30.0, "trace error {error:.1} %, {spec}");
+    }
+
+    /// `--pauses-only`: started from the device without its pauses and holding it, the fit
+    /// moves nothing but the pauses, and finds the ones the device was given.
+    #[test]
+    fn holding_the_device_fits_only_its_pauses() {
+        let truth =
+            parse_spec("pcie-flash-2012{pause_pct=3,pause_us=1000,pause_speed_pct=30}").unwrap();
+        let t = open_loop(&traced_at(&truth, 6, 10_000), 4.0);
+        let (points, c) = read_points(&truth);
+        let base = catalogue::lookup("pcie-flash-2012").unwrap();
+        let start = parse_spec("pcie-flash-2012").unwrap();
+        let fit_in = |evals| {
+            fit(
+                base,
+                &points,
+                &c,
+                evals,
+                Some((&t, 1.0)),
+                Start::PausesOf(&start),
+            )
+            .unwrap()
+        };
+        // One candidate: the start as the search holds it (bounds and defaults applied).
+        let (held, f) = (fit_in(1), fit_in(300));
+        let spec = f.spec.name();
+        let device = |params: &[(&'static str, f64)]| -> Vec<(&'static str, f64)> {
+            params
+                .iter()
+                .filter(|(k, _)| !["pause_pct", "pause_us", "pause_speed_pct"].contains(k))
+                .copied()
+                .collect()
+        };
+        assert_eq!(device(&f.params), device(&held.params), "{spec}");
+        let (pct, us) = (param(&f.params, "pause_pct"), param(&f.params, "pause_us"));
+        let speed = param(&f.params, "pause_speed_pct");
+        eprintln!("{spec}: {} candidates", f.evaluations);
+        assert!((1.0..=10.0).contains(&pct), "pause_pct {pct}, {spec}");
+        assert!((300.0..=3000.0).contains(&us), "pause_us {us}, {spec}");
+        assert!(
+            (10.0..=60.0).contains(&speed),
+            "pause_speed_pct {speed}, {spec}"
+        );
+        let error = t.summary(&t.simulate(&f.spec).unwrap()).rms_pct;
+        assert!(error < 10.0, "trace error {error:.1} %, {spec}");
     }
 
     fn param(params: &[(&'static str, f64)], key: &str) -> f64 {
