@@ -853,7 +853,7 @@ mod tests {
             .unwrap()
         };
         // One candidate: the start as the search holds it (bounds and defaults applied).
-        let (held, f) = (fit_in(1), fit_in(300));
+        let (held, f) = (fit_in(1), fit_in(150));
         let spec = f.spec.name();
         let device = |params: &[(&'static str, f64)]| -> Vec<(&'static str, f64)> {
             params
