@@ -286,6 +286,22 @@ pub fn print_hosts(hosts: &[oltplab_schema::HostUse]) {
     }
 }
 
+/// A run's I/O in one line on stderr: counts, bytes, flushes and IOPS of the measured window,
+/// with `more` (", 3.2 reads per write") at its end.
+pub fn print_io(io: &oltplab_schema::IoSummary, more: &str) {
+    use oltplab_core::units::{format_bytes, format_count};
+    eprintln!(
+        "I/O ({}): {} reads, {} writes ({} read, {} written), {} flushes, {} IOPS{more}",
+        io.source,
+        format_count(io.reads as f64),
+        format_count(io.writes as f64),
+        format_bytes(io.read_bytes),
+        format_bytes(io.written_bytes),
+        format_count(io.syncs as f64),
+        format_count(io.iops)
+    );
+}
+
 /// The I/O of a run's devices (on a layout) and tables, as tables on stderr: the figures that say
 /// which table to move and how busy each device was.
 pub fn print_io_groups(io: &oltplab_schema::IoSummary) {

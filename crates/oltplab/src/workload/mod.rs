@@ -139,6 +139,26 @@ pub(crate) fn conditions_verdict(
     )))
 }
 
+/// Prints each checked condition as `check` shows it, unless `quiet`: its number, its rule padded
+/// to `rule_width`, its status and note, then the first offending rows.
+pub(crate) fn print_conditions(quiet: bool, rule_width: usize) -> impl FnMut(&Condition) {
+    move |c| {
+        if quiet {
+            return;
+        }
+        let note = c
+            .note
+            .as_deref()
+            .map(|n| format!(" ({n})"))
+            .unwrap_or_default();
+        let status = c.status.shown();
+        eprintln!("  {:>2}  {:<rule_width$} {status}{note}", c.number, c.rule);
+        for e in &c.examples {
+            eprintln!("        {e}");
+        }
+    }
+}
+
 /// Where the database is; shared by load, run and check.
 #[derive(Args, Debug, Clone)]
 pub struct DbArgs {

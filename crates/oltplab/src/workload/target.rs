@@ -137,6 +137,16 @@ pub struct DbSpec {
 }
 
 impl DbSpec {
+    /// The database of workload `name`: unless `--url` named an SQLite file, its own file
+    /// `sqlite_file` under the data directory, so that the workloads' databases live side by side.
+    pub fn for_workload(mut self, name: &'static str, sqlite_file: &str) -> DbSpec {
+        self.workload = name;
+        if self.sqlite_path.as_deref() == Some(self.data_dir.join(SQLITE_FILE).as_path()) {
+            self.sqlite_path = Some(self.data_dir.join(sqlite_file));
+        }
+        self
+    }
+
     pub fn resolve(
         engine: Option<Engine>,
         url: Option<&str>,

@@ -26,7 +26,7 @@ use crate::plugins::orders::OrdersLoadArgs;
 use crate::plugins::tpcc::{TpccLoadArgs, TpccRunArgs};
 use crate::workload::cluster;
 use crate::workload::scaffold::{CaptureConfig, OutputConfig};
-use crate::workload::target::{self, DbSpec, Open, SQLITE_FILE};
+use crate::workload::target::{self, DbSpec, Open};
 use crate::workload::{conditions_verdict, given, CommonLoadArgs, CommonRunArgs, DbArgs, Warmup};
 use crate::STOP;
 use oltplab_schema::RunResult;
@@ -106,12 +106,8 @@ pub(crate) fn check_command(db: DbArgs) -> Result<()> {
 }
 
 /// The database spec with the workload's own SQLite file.
-pub(crate) fn brokerage_spec(mut spec: DbSpec) -> DbSpec {
-    spec.workload = "brokerage";
-    if spec.sqlite_path.as_deref() == Some(spec.data_dir.join(SQLITE_FILE).as_path()) {
-        spec.sqlite_path = Some(spec.data_dir.join(SQLITE_BROKERAGE_FILE));
-    }
-    spec
+pub(crate) fn brokerage_spec(spec: DbSpec) -> DbSpec {
+    spec.for_workload("brokerage", SQLITE_BROKERAGE_FILE)
 }
 
 /// A validated load.
@@ -141,19 +137,14 @@ impl LoadConfig {
                 (customers / LOAD_UNIT).max(1) * LOAD_UNIT
             )));
         }
-        if tpcc.emulate.is_some() {
-            return Err(Error::usage(
-                "--emulate is for `load tpcc`; load the brokerage database without it and run with --emulate",
-            ));
-        }
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
+        tpcc.refuse_emulate("brokerage")?;
         Ok(LoadConfig {
             db: brokerage_spec(args.db.spec()?),
             scale: Scale {
                 customers,
                 days: own.days.unwrap_or(LOAD_DAYS) as i64,
             },
-            threads: tpcc.threads.unwrap_or(cores),
+            threads: tpcc.loader_threads(),
             seed: args.seed,
             check: !tpcc.no_check,
             force: args.force,
@@ -236,16 +227,11 @@ fn check_on(connector: &dyn Connector, spec: &DbSpec, quiet: bool) -> Result<Vec
     if !quiet {
         eprintln!("brokerage invariants:");
     }
-    run_checks(conn.as_mut(), &meta, |c| {
-        if quiet {
-            return;
-        }
-        let status = c.status.shown();
-        eprintln!("  {}  {:<100} {status}", c.number, c.rule);
-        for e in &c.examples {
-            eprintln!("        {e}");
-        }
-    })
+    run_checks(
+        conn.as_mut(),
+        &meta,
+        crate::workload::print_conditions(quiet, 100),
+    )
     .map_err(|e| db_failed("an invariant's query failed", e))
 }
 

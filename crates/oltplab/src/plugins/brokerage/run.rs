@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-use oltplab_core::units::{format_bytes, format_count, format_ns};
+use oltplab_core::units::{format_count, format_ns};
 use oltplab_core::Result;
 use oltplab_metrics::schema::{now_rfc3339, rfc3339_micros};
 use oltplab_metrics::{Warning, WarningKind};
@@ -243,17 +243,10 @@ fn print_summary(doc: &BrokerageResult, out_dir: Option<&std::path::Path>) {
     output::print_commit(s.commit.as_ref());
     output::print_hosts(&s.hosts);
     print_cpu(&s.cpu);
-    eprintln!(
-        "I/O ({}): {} reads, {} writes ({} read, {} written), {} IOPS, {} reads per write",
-        s.io.source,
-        format_count(s.io.reads as f64),
-        format_count(s.io.writes as f64),
-        format_bytes(s.io.read_bytes),
-        format_bytes(s.io.written_bytes),
-        format_count(s.io.iops),
-        s.reads_per_write
-            .map_or("no".to_string(), |r| format!("{r:.2}"))
-    );
+    let per_write = s
+        .reads_per_write
+        .map_or("no".to_string(), |r| format!("{r:.2}"));
+    output::print_io(&s.io, &format!(", {per_write} reads per write"));
     output::print_io_groups(&s.io);
     output::print_warnings(&doc.warnings);
     if let Some(dir) = out_dir {

@@ -22,7 +22,7 @@ pub use run::run_with;
 use crate::progress::Progress;
 use crate::workload::capture::Capture;
 use crate::workload::scaffold::{CaptureConfig, OutputConfig};
-use crate::workload::target::{self, DbSpec, Engine, Open, SQLITE_FILE};
+use crate::workload::target::{self, DbSpec, Engine, Open};
 use crate::workload::{given, CommonLoadArgs, CommonRunArgs, DbArgs};
 use crate::STOP;
 use oltplab_schema::RunResult;
@@ -145,10 +145,7 @@ fn parse_connections(text: &str) -> Result<Vec<u32>> {
 /// The database of this workload: DATA_DIR/orders.sqlite rather than TPC-C's file, and a managed
 /// MariaDB with performance_schema (wait counts) and room for MEMORY tables.
 pub(crate) fn orders_spec(mut spec: DbSpec) -> DbSpec {
-    spec.workload = "orders";
-    if spec.sqlite_path.as_deref() == Some(spec.data_dir.join(SQLITE_FILE).as_path()) {
-        spec.sqlite_path = Some(spec.data_dir.join(SQLITE_ORDERS_FILE));
-    }
+    spec = spec.for_workload("orders", SQLITE_ORDERS_FILE);
     if spec.engine == Engine::Mariadb {
         // The user's --server-setting come after, so that theirs win.
         let user = std::mem::take(&mut spec.server_settings);

@@ -20,7 +20,7 @@ pub use run::run_with;
 
 use crate::plugins::tpcc::{TpccLoadArgs, TpccRunArgs};
 use crate::workload::scaffold::{CaptureConfig, OutputConfig};
-use crate::workload::target::{self, DbSpec, Open, SQLITE_FILE};
+use crate::workload::target::{self, DbSpec, Open};
 use crate::workload::{
     conditions_verdict, given, CommonLoadArgs, CommonRunArgs, DbArgs, Warmup, AUTO_WARMUP_MAX,
 };
@@ -88,12 +88,8 @@ pub(crate) fn check_command(db: DbArgs) -> Result<()> {
 }
 
 /// The database spec with the workload's own SQLite file.
-fn tatp_spec(mut spec: DbSpec) -> DbSpec {
-    spec.workload = "tatp";
-    if spec.sqlite_path.as_deref() == Some(spec.data_dir.join(SQLITE_FILE).as_path()) {
-        spec.sqlite_path = Some(spec.data_dir.join(SQLITE_TATP_FILE));
-    }
-    spec
+fn tatp_spec(spec: DbSpec) -> DbSpec {
+    spec.for_workload("tatp", SQLITE_TATP_FILE)
 }
 
 /// A validated load.
@@ -115,16 +111,11 @@ impl LoadConfig {
         own: &TatpLoadArgs,
         tpcc: &TpccLoadArgs,
     ) -> Result<LoadConfig> {
-        if tpcc.emulate.is_some() {
-            return Err(Error::usage(
-                "--emulate is for `load tpcc`; load the TATP database without it and run with --emulate",
-            ));
-        }
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
+        tpcc.refuse_emulate("TATP")?;
         Ok(LoadConfig {
             db: tatp_spec(args.db.spec()?),
             subscribers: own.subscribers.map_or(DEFAULT_SUBSCRIBERS, i64::from),
-            threads: tpcc.threads.unwrap_or(cores),
+            threads: tpcc.loader_threads(),
             seed: args.seed,
             check: !tpcc.no_check,
             force: args.force,
@@ -184,16 +175,11 @@ fn check_db(db: &target::Db, spec: &DbSpec, quiet: bool) -> Result<Vec<Condition
     if !quiet {
         eprintln!("TATP conditions:");
     }
-    run_checks(conn.as_mut(), &meta, |c| {
-        if quiet {
-            return;
-        }
-        let status = c.status.shown();
-        eprintln!("  {}  {:<90} {status}", c.number, c.rule);
-        for e in &c.examples {
-            eprintln!("        {e}");
-        }
-    })
+    run_checks(
+        conn.as_mut(),
+        &meta,
+        crate::workload::print_conditions(quiet, 90),
+    )
     .map_err(|e| db_failed("a condition's query failed", e))
 }
 

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-use oltplab_core::units::{format_bytes, format_count, format_ns};
+use oltplab_core::units::{format_count, format_ns};
 use oltplab_core::Result;
 use oltplab_metrics::schema::{now_rfc3339, rfc3339_micros};
 use oltplab_metrics::{Warning, WarningKind};
@@ -229,15 +229,7 @@ fn print_summary(doc: &TatpResult, out_dir: Option<&std::path::Path>) {
         s.mqth, s.tps_total, s.measured_s
     );
     print_cpu(&s.cpu);
-    eprintln!(
-        "I/O ({}): {} reads, {} writes ({} read, {} written), {} IOPS",
-        s.io.source,
-        format_count(s.io.reads as f64),
-        format_count(s.io.writes as f64),
-        format_bytes(s.io.read_bytes),
-        format_bytes(s.io.written_bytes),
-        format_count(s.io.iops),
-    );
+    output::print_io(&s.io, "");
     output::print_io_groups(&s.io);
     output::print_warnings(&doc.warnings);
     if let Some(dir) = out_dir {

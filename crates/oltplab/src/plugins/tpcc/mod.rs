@@ -173,6 +173,23 @@ fn terminals_arg(text: &str) -> std::result::Result<TerminalSteps, String> {
 }
 
 impl TpccLoadArgs {
+    /// Loader threads: `--threads`, or one per core.
+    pub fn loader_threads(&self) -> u32 {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
+        self.threads.unwrap_or(cores)
+    }
+
+    /// Another workload's load (`database` names it) refuses `--emulate`: only TPC-C's load runs
+    /// on an emulated device; the others' runs do.
+    pub fn refuse_emulate(&self, database: &str) -> Result<()> {
+        match self.emulate {
+            Some(_) => Err(Error::usage(format!(
+                "--emulate is for `load tpcc`; load the {database} database without it and run with --emulate"
+            ))),
+            None => Ok(()),
+        }
+    }
+
     /// Its options that were given: refused when another workload is loaded.
     pub fn given(&self) -> Vec<&'static str> {
         given(&[
@@ -369,11 +386,10 @@ impl RunConfig {
 
 /// `oltplab load tpcc`.
 pub(crate) fn load_command(args: CommonLoadArgs, tpcc: TpccLoadArgs) -> Result<()> {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
     let cfg = LoadConfig {
         db: args.db.spec()?,
         warehouses: tpcc.warehouses,
-        threads: tpcc.threads.unwrap_or(cores),
+        threads: tpcc.loader_threads(),
         seed: args.seed,
         check: !tpcc.no_check,
         force: args.force,
@@ -545,21 +561,7 @@ fn check_conditions(connector: &dyn Connector, quiet: bool) -> Result<Vec<Condit
     if !quiet {
         eprintln!("consistency conditions (TPC-C 3.3.2.1–12):");
     }
-    let conditions = run_checks(conn.as_mut(), |c| {
-        if quiet {
-            return;
-        }
-        let note = c
-            .note
-            .as_deref()
-            .map(|n| format!(" ({n})"))
-            .unwrap_or_default();
-        let status = c.status.shown();
-        eprintln!("  {:>2}  {:<72} {status}{note}", c.number, c.rule);
-        for e in &c.examples {
-            eprintln!("        {e}");
-        }
-    })
-    .map_err(|e| db_failed("a consistency query failed", e))?;
+    let conditions = run_checks(conn.as_mut(), crate::workload::print_conditions(quiet, 72))
+        .map_err(|e| db_failed("a consistency query failed", e))?;
     Ok(conditions)
 }

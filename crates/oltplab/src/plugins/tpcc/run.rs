@@ -616,16 +616,7 @@ fn print_summary(doc: &TpccResult, out_dir: Option<&std::path::Path>) {
     }
     output::print_hosts(&s.hosts);
     print_cpu(&s.cpu);
-    eprintln!(
-        "I/O ({}): {} reads, {} writes ({} read, {} written), {} flushes, {} IOPS",
-        s.io.source,
-        format_count(s.io.reads as f64),
-        format_count(s.io.writes as f64),
-        format_bytes(s.io.read_bytes),
-        format_bytes(s.io.written_bytes),
-        format_count(s.io.syncs as f64),
-        format_count(s.io.iops)
-    );
+    output::print_io(&s.io, "");
     for t in TxType::ALL {
         if let Some(x) = s.io.by_tx.get(t.name()).filter(|x| x.transactions > 0) {
             eprintln!(
