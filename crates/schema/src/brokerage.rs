@@ -42,6 +42,9 @@ pub struct BrokerageSummary {
     pub cpu: TpccCpu,
     pub measured_s: f64,
     pub warmup_s: f64,
+    /// With `--warmup auto`: whether the rate became steady before the warm-up's limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warmup_steady: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub measure_started_at: Option<String>,
     pub customers: i64,

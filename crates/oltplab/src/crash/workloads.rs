@@ -138,6 +138,7 @@ pub(super) fn brokerage_driver(cfg: &CrashConfig, seed: u64) -> brokerage::drive
         terminals: cfg.terminals as usize,
         duration: until_cut(cfg),
         warmup: Duration::ZERO,
+        warmup_auto: false,
         seed,
         max_retries: 10,
         record_spans: false,

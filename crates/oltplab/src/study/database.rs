@@ -268,6 +268,7 @@ pub(super) fn study_workload_run(
         ramp: Vec::new(),
         duration_s: cfg.duration_s,
         warmup_s: cfg.warmup_s,
+        warmup_auto: cfg.warmup_auto,
         report_interval_s: cfg.report_interval_s,
         max_retries: cfg.max_retries,
         seed: cfg.seed,

@@ -342,6 +342,28 @@ pub fn interrupted_warning(interrupted: bool, measured_s: f64, duration_s: f64) 
     })
 }
 
+/// The warm-up as a run's first line says it: fixed, or (`auto`) until `rate` is steady.
+pub fn warmup_said(auto: bool, warmup_s: f64, rate: &str) -> String {
+    if auto {
+        format!("a warm-up until {rate} is steady (at most {warmup_s:.0} s)")
+    } else {
+        format!("{warmup_s:.0} s warm-up")
+    }
+}
+
+/// `--warmup auto` that reached its limit before the rate was steady: the window may open on a
+/// rate still moving.
+pub fn unsteady_warmup_warning(warmup_steady: Option<bool>, warmup_s: f64) -> Option<Warning> {
+    (warmup_steady == Some(false)).then(|| {
+        Warning::new(
+            WarningKind::NotSteady,
+            format!(
+                "the rate was not steady after the longest warm-up ({warmup_s:.0} s): the figures may still be moving"
+            ),
+        )
+    })
+}
+
 /// A driver that used more than half a core in the window competes with the database on a
 /// small machine; `advice` ends the sentence (what to do about it), if there is any.
 pub fn driver_cpu_warning(cpu: &TpccCpu, measured_s: f64, advice: &str) -> Option<Warning> {

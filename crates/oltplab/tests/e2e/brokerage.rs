@@ -140,11 +140,6 @@ fn bad_brokerage_input_is_one_sentence() {
     assert_one_line_usage_error(&out, "oltplab load brokerage");
     let out = oltplab(
         &dir,
-        &["run", "brokerage", "--data-dir", data, "--warmup", "auto"],
-    );
-    assert_one_line_usage_error(&out, "--warmup auto");
-    let out = oltplab(
-        &dir,
         &["run", "brokerage", "--data-dir", data, "--keying-think"],
     );
     assert_one_line_usage_error(&out, "--keying-think");
@@ -172,5 +167,42 @@ fn bad_brokerage_input_is_one_sentence() {
     let err = stderr(&out);
     assert!(out.status.success(), "{err}");
     assert!(!err.contains("brokerage invariants"), "{err}");
+    // `--warmup auto`, as TPC-C and TATP take it: warmed up until Trade-Result's rate is steady
+    // (20 s at least), then measured; whether it became steady is in the result.
+    let out = oltplab(
+        &dir,
+        &[
+            "run",
+            "brokerage",
+            "--data-dir",
+            data,
+            "--warmup",
+            "auto",
+            "--duration",
+            "2s",
+            "--terminals",
+            "2",
+            "--json",
+            "auto.json",
+        ],
+    );
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("until Trade-Result's rate is steady"), "{err}");
+    let doc = json(&dir.join("auto.json"));
+    assert_eq!(doc["config"]["warmup_auto"], true, "{doc}");
+    let s = &doc["summary"];
+    assert!(s["warmup_s"].as_f64().unwrap() >= 20.0, "{s}");
+    let steady = s["warmup_steady"].as_bool().expect("warmup_steady");
+    let warned = doc["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|w| w["kind"] == "not_steady");
+    assert_eq!(warned, !steady, "{doc}");
+    assert!(
+        s["tx"]["trade_result"]["count"].as_u64().unwrap() > 0,
+        "{s}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -21,7 +21,10 @@ use crate::sql::{Conn, Connector, DbResult, Purpose};
 pub struct DriverConfig {
     pub terminals: usize,
     pub duration: Duration,
+    /// The warm-up; with `warmup_auto`, the longest it may take.
     pub warmup: Duration,
+    /// Warm up until Trade-Result's rate is steady (the one driver's auto warm-up).
+    pub warmup_auto: bool,
     pub seed: u64,
     pub max_retries: u32,
     /// Keep a [`TxSpan`] of every measured transaction (to tie a server's trace to them).
@@ -318,7 +321,7 @@ pub fn drive(
         terminals: cfg.terminals,
         duration: cfg.duration,
         warmup: cfg.warmup,
-        warmup_auto: false,
+        warmup_auto: cfg.warmup_auto,
         seed: cfg.seed,
         max_retries: cfg.max_retries,
         record_spans: cfg.record_spans,

@@ -75,6 +75,7 @@ fn tables_grow_by_what_the_committed_transactions_imply() {
         terminals: 3,
         duration: Duration::from_secs(8),
         warmup: Duration::from_secs(1),
+        warmup_auto: false,
         seed: 9,
         max_retries: 10,
         record_spans: false,

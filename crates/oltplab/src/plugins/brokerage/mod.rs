@@ -27,7 +27,9 @@ use crate::plugins::tpcc::{TpccLoadArgs, TpccRunArgs};
 use crate::workload::cluster;
 use crate::workload::scaffold::{CaptureConfig, OutputConfig};
 use crate::workload::target::{self, DbSpec, Open};
-use crate::workload::{conditions_verdict, given, CommonLoadArgs, CommonRunArgs, DbArgs, Warmup};
+use crate::workload::{
+    conditions_verdict, given, CommonLoadArgs, CommonRunArgs, DbArgs, Warmup, AUTO_WARMUP_MAX,
+};
 use crate::STOP;
 use oltplab_schema::RunResult;
 
@@ -247,7 +249,9 @@ pub struct RunConfig {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ramp: Vec<u32>,
     pub duration_s: f64,
+    /// With `warmup_auto`, the longest the warm-up may take.
     pub warmup_s: f64,
+    pub warmup_auto: bool,
     pub report_interval_s: f64,
     pub max_retries: u32,
     pub seed: u64,
@@ -266,13 +270,9 @@ impl RunConfig {
             t.isolation.as_deref(),
             t.duration,
         )?;
-        let warmup = match t.warmup {
-            Warmup::For(d) => d,
-            Warmup::Auto => {
-                return Err(Error::usage(
-                    "--warmup auto is for TPC-C; give the brokerage warm-up as a time, e.g. --warmup 30s",
-                ))
-            }
+        let (warmup_s, warmup_auto) = match t.warmup {
+            Warmup::For(d) => (d.as_secs_f64(), false),
+            Warmup::Auto => (AUTO_WARMUP_MAX.as_secs_f64(), true),
         };
         let ramp = match &t.terminals {
             Some(steps) if steps.single().is_none() => {
@@ -293,7 +293,8 @@ impl RunConfig {
             terminals,
             ramp,
             duration_s: t.duration.as_secs_f64(),
-            warmup_s: warmup.as_secs_f64(),
+            warmup_s,
+            warmup_auto,
             report_interval_s: args.report_interval.as_secs_f64().round(),
             max_retries: args.max_retries,
             seed: args.seed,

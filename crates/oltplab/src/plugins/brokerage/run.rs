@@ -21,8 +21,8 @@ use crate::output;
 use crate::workload::capture::Capture;
 use crate::workload::cluster::WsrepSampler;
 use crate::workload::scaffold::{
-    driver_cpu_warning, interrupted_warning, open_for_run, per_second, print_cpu, EdgeSamples,
-    IntervalLines,
+    driver_cpu_warning, interrupted_warning, open_for_run, per_second, print_cpu,
+    unsteady_warmup_warning, warmup_said, EdgeSamples, IntervalLines,
 };
 use crate::workload::target::Engine;
 use oltplab_schema::ServerWaits;
@@ -42,7 +42,7 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<BrokerageResult> {
     let device = env.target_device.as_ref().map(|d| d.name.clone());
     if !cfg.output.quiet {
         eprintln!(
-            "oltplab run brokerage — {} on {}, {} customers with {} days of history, {terminals} terminal{} and {} market workers, {:.0} s measured after {:.0} s warm-up",
+            "oltplab run brokerage — {} on {}, {} customers with {} days of history, {terminals} terminal{} and {} market workers, {:.0} s measured after {}",
             db.version,
             cfg.db.location(),
             format_count(meta.scale.customers as f64),
@@ -50,7 +50,7 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<BrokerageResult> {
             if terminals == 1 { "" } else { "s" },
             market_workers(terminals),
             cfg.duration_s,
-            cfg.warmup_s
+            warmup_said(cfg.warmup_auto, cfg.warmup_s, "Trade-Result's rate")
         );
     }
 
@@ -58,6 +58,7 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<BrokerageResult> {
         terminals,
         duration: Duration::from_secs_f64(cfg.duration_s),
         warmup: Duration::from_secs_f64(cfg.warmup_s),
+        warmup_auto: cfg.warmup_auto,
         seed: cfg.seed,
         max_retries: cfg.max_retries,
         record_spans: capture.as_ref().is_some_and(Capture::wants_spans),
@@ -65,7 +66,7 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<BrokerageResult> {
     };
     let mut samples = EdgeSamples::new(&db, device.as_deref(), capture.as_ref());
     let mut lines = IntervalLines::new(cfg.report_interval_s, cfg.output.quiet, interval_line);
-    if !cfg.output.quiet && cfg.warmup_s > 0.0 {
+    if !cfg.output.quiet && cfg.warmup_s > 0.0 && !cfg.warmup_auto {
         eprintln!("warming up for {:.0} s …", cfg.warmup_s);
     }
     // A Galera cluster's replication counters over the window, as for TPC-C (one query per node
@@ -101,6 +102,7 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<BrokerageResult> {
     let mut summary = BrokerageSummary {
         measured_s: outcome.run.measured_s,
         warmup_s: outcome.run.warmup_s,
+        warmup_steady: outcome.run.warmup_steady,
         measure_started_at: outcome.run.measure_started_at.map(rfc3339_micros),
         customers: meta.scale.customers,
         days: meta.scale.days,
@@ -176,6 +178,7 @@ fn run_warnings(cfg: &RunConfig, s: &BrokerageSummary, interrupted: bool) -> Vec
         s.measured_s,
         cfg.duration_s,
     ));
+    warnings.extend(unsteady_warmup_warning(s.warmup_steady, s.warmup_s));
     let results = s.tx.get(TxType::TradeResult.name()).map_or(0, |t| t.count);
     if results < 1000 {
         warnings.push(Warning::new(

@@ -19,8 +19,8 @@ use crate::driver_stats::{counts_by_kind, tx_summary};
 use crate::output;
 use crate::workload::capture::Capture;
 use crate::workload::scaffold::{
-    driver_cpu_warning, interrupted_warning, open_for_run, per_second, print_cpu, EdgeSamples,
-    IntervalLines,
+    driver_cpu_warning, interrupted_warning, open_for_run, per_second, print_cpu,
+    unsteady_warmup_warning, warmup_said, EdgeSamples, IntervalLines,
 };
 use crate::workload::target::Engine;
 use oltplab_schema::{MixShare, TatpInterval, TatpResult, TatpSummary};
@@ -45,14 +45,7 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<TatpResult> {
             cfg.terminals,
             if cfg.terminals == 1 { "" } else { "s" },
             cfg.duration_s,
-            if cfg.warmup_auto {
-                format!(
-                    "a warm-up until the rate is steady (at most {:.0} s)",
-                    cfg.warmup_s
-                )
-            } else {
-                format!("{:.0} s warm-up", cfg.warmup_s)
-            }
+            warmup_said(cfg.warmup_auto, cfg.warmup_s, "the rate")
         );
     }
     let driver_cfg = DriverConfig {
@@ -156,15 +149,7 @@ fn run_warnings(cfg: &RunConfig, s: &TatpSummary) -> Vec<Warning> {
         s.measured_s,
         cfg.duration_s,
     ));
-    if s.warmup_steady == Some(false) {
-        warnings.push(Warning::new(
-            WarningKind::NotSteady,
-            format!(
-                "the rate was not steady after the longest warm-up ({:.0} s): the figures may still be moving",
-                s.warmup_s
-            ),
-        ));
-    }
+    warnings.extend(unsteady_warmup_warning(s.warmup_steady, s.warmup_s));
     let completed: u64 = s.tx.values().map(|t| t.count).sum();
     if completed < 10_000 {
         warnings.push(Warning::new(

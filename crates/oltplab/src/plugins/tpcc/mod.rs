@@ -85,7 +85,8 @@ pub struct TpccRunArgs {
     pub duration: Duration,
 
     /// Warm-up before the measured time, excluded from every figure; `auto` warms up until the
-    /// New-Order rate is steady (two 10 s windows agree), at most 20 min
+    /// headline rate (New-Order; brokerage: Trade-Result; TATP: GET_SUBSCRIBER_DATA) is steady
+    /// (two 10 s windows agree), at most 20 min
     #[arg(long, value_name = "DURATION|auto", default_value = RUN_WARMUP, value_parser = warmup_arg)]
     pub warmup: Warmup,
 
