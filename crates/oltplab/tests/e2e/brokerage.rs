@@ -167,8 +167,30 @@ fn bad_brokerage_input_is_one_sentence() {
     let err = stderr(&out);
     assert!(out.status.success(), "{err}");
     assert!(!err.contains("brokerage invariants"), "{err}");
-    // `--warmup auto`, as TPC-C and TATP take it: warmed up until Trade-Result's rate is steady
-    // (20 s at least), then measured; whether it became steady is in the result.
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `run brokerage --warmup auto`, as TPC-C and TATP take it: warmed up until Trade-Result's rate
+/// is steady (20 s at least), then measured; whether it became steady is in the result, and a
+/// warning says when it did not.
+#[test]
+fn an_auto_warm_up_waits_for_a_steady_trade_result_rate() {
+    let dir = scratch("brokerage-auto-warmup");
+    let data = dir.join("data");
+    let data = data.to_str().unwrap();
+    let out = oltplab(
+        &dir,
+        &[
+            "load",
+            "brokerage",
+            "--data-dir",
+            data,
+            "--days",
+            "1",
+            "--no-check",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
     let out = oltplab(
         &dir,
         &[
