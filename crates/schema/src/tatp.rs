@@ -5,7 +5,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::{EmulationSummary, IoSummary, MixShare, ResultDoc, TpccCpu, TxSummary, WindowFigures};
+use super::{
+    EmulationSummary, IoSummary, MixShare, RampStep, ResultDoc, TpccCpu, TxSummary, WindowFigures,
+};
 
 impl WindowFigures for TatpSummary {
     fn window_mut(&mut self) -> (&mut IoSummary, &mut Option<EmulationSummary>, &mut TpccCpu) {
@@ -46,6 +48,10 @@ pub struct TatpSummary {
     pub interrupted: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub emulation: Option<EmulationSummary>,
+    /// A users ramp (`--terminals 8,32,64`): each step's figures, in the order run; the rest of
+    /// the summary is the last step's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ramp: Vec<RampStep>,
 }
 
 /// `intervals[]` of a TATP run: one per second of the measured window.

@@ -17,6 +17,22 @@ use crate::output;
 use crate::workload::scaffold::OutputConfig;
 use oltplab_schema::{IoSummary, RampStep, ResultDoc, Warning};
 
+/// `--terminals` of a workload that ramps: the run's count (`default` without the option; a
+/// ramp's first step until it runs) and, for a users ramp, every count in turn (empty for one
+/// run). A ramp is several runs, so it is not traced.
+pub fn terminal_steps(
+    given: Option<&[u32]>,
+    traced: bool,
+    default: u32,
+) -> Result<(u32, Vec<u32>)> {
+    match given {
+        None => Ok((default, Vec::new())),
+        Some(&[n]) => Ok((n, Vec::new())),
+        Some(_) if traced => Err(Error::usage("--trace records one run: trace one step of the ramp on its own (--terminals N), or drop --trace")),
+        Some(steps) => Ok((steps[0], steps.to_vec())),
+    }
+}
+
 /// The summary of a run that can be a step of a users ramp.
 pub trait RampSummary: Serialize + Sized {
     /// The run's `intervals[]` type.

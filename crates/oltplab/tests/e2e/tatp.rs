@@ -7,7 +7,7 @@
 
 use crate::common;
 
-use common::{assert_one_line_usage_error, json, oltplab, scratch, stderr};
+use common::{assert_ok, assert_one_line_usage_error, json, oltplab, scratch, stderr};
 use oltplab_dbs::server;
 use std::path::Path;
 
@@ -130,11 +130,71 @@ fn bad_tatp_input_is_one_sentence() {
         &["load", "tatp", "--data-dir", data, "--subscribers", "0"],
     );
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    // A users ramp is several runs: one trace cannot record it.
     let out = oltplab(
         &dir,
-        &["run", "tatp", "--data-dir", data, "--terminals", "2,4"],
+        &[
+            "run",
+            "tatp",
+            "--data-dir",
+            data,
+            "--terminals",
+            "2,4",
+            "--trace",
+            "t.trace",
+        ],
     );
-    assert_one_line_usage_error(&out, "--terminals 8");
+    assert_one_line_usage_error(&out, "--trace records one run");
     assert!(!Path::new(data).join("tatp.sqlite").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `run tatp --terminals 1,2`: a users ramp as TPC-C and brokerage run it, a whole run per count;
+/// the result holds each step's MQTh, and the report shows the ramp in that unit.
+#[test]
+fn a_users_ramp_runs_each_count_in_turn() {
+    let dir = scratch("tatp-ramp");
+    assert_ok(&oltplab(
+        &dir,
+        &["load", "tatp", "--data-dir", "db", "--subscribers", "1000"],
+    ));
+    assert_ok(&oltplab(
+        &dir,
+        &[
+            "run",
+            "tatp",
+            "--data-dir",
+            "db",
+            "--terminals",
+            "1,2",
+            "--warmup",
+            "1s",
+            "--duration",
+            "2s",
+            "--out",
+            "res",
+        ],
+    ));
+    let result = json(&dir.join("res/result.json"));
+    let ramp = result["summary"]["ramp"].as_array().unwrap();
+    let terminals: Vec<u64> = ramp
+        .iter()
+        .map(|s| s["terminals"].as_u64().unwrap())
+        .collect();
+    assert_eq!(terminals, [1, 2]);
+    for step in ramp {
+        assert_eq!(step["throughput_unit"], "MQTh (successful tx/s)", "{step}");
+        assert!(step["throughput"].as_f64().unwrap() > 0.0, "{step}");
+        assert!(step["tx_per_s"].as_f64().unwrap() >= step["throughput"].as_f64().unwrap());
+        assert!(step["lat_ns"]["p90"].as_u64().unwrap() > 0, "{step}");
+    }
+    assert_eq!(result["summary"]["terminals"], 2);
+    assert_eq!(result["config"]["ramp"], serde_json::json!([1, 2]));
+    assert_ok(&oltplab(&dir, &["report", "res", "-o", "r.html"]));
+    let report = std::fs::read_to_string(dir.join("r.html")).unwrap();
+    assert!(
+        report.contains("Users ramp") && report.contains("MQTh"),
+        "the ramp in its unit in the report"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -25,6 +25,7 @@ pub use run::run_with;
 use crate::plugins::orders::OrdersLoadArgs;
 use crate::plugins::tpcc::{TpccLoadArgs, TpccRunArgs};
 use crate::workload::cluster;
+use crate::workload::ramp::terminal_steps;
 use crate::workload::scaffold::{CaptureConfig, OutputConfig};
 use crate::workload::target::{self, DbSpec, Open};
 use crate::workload::{
@@ -274,19 +275,11 @@ impl RunConfig {
             Warmup::For(d) => (d.as_secs_f64(), false),
             Warmup::Auto => (AUTO_WARMUP_MAX.as_secs_f64(), true),
         };
-        let ramp = match &t.terminals {
-            Some(steps) if steps.single().is_none() => {
-                if args.trace.is_some() {
-                    return Err(Error::usage("--trace records one run: trace one step of the ramp on its own (--terminals N), or drop --trace"));
-                }
-                steps.0.clone()
-            }
-            _ => Vec::new(),
-        };
-        let terminals = match &t.terminals {
-            None => RUN_TERMINALS,
-            Some(steps) => steps.single().unwrap_or(steps.0[0]),
-        };
+        let (terminals, ramp) = terminal_steps(
+            t.terminals.as_ref().map(|s| s.0.as_slice()),
+            args.trace.is_some(),
+            RUN_TERMINALS,
+        )?;
         Ok(RunConfig {
             workload: "brokerage",
             db,

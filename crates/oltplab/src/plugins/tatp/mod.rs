@@ -8,7 +8,7 @@ use std::sync::atomic::AtomicBool;
 
 use clap::Args;
 use oltplab_core::units::format_count;
-use oltplab_core::{Error, Result};
+use oltplab_core::Result;
 use oltplab_workloads::check::Condition;
 use oltplab_workloads::sql::{db_failed, Purpose};
 use oltplab_workloads::tatp::check::run_checks;
@@ -19,6 +19,7 @@ use serde::Serialize;
 pub use run::run_with;
 
 use crate::plugins::tpcc::{TpccLoadArgs, TpccRunArgs};
+use crate::workload::ramp::terminal_steps;
 use crate::workload::scaffold::{CaptureConfig, OutputConfig};
 use crate::workload::target::{self, DbSpec, Open};
 use crate::workload::{
@@ -72,7 +73,21 @@ pub(crate) fn load_command(
 /// `oltplab run tatp`; TPC-C's group has its options.
 pub(crate) fn run_command(args: CommonRunArgs, tpcc: &TpccRunArgs) -> Result<RunResult> {
     let cfg = RunConfig::from_args(&args, tpcc)?;
-    Ok(RunResult::Tatp(Box::new(run_with(&cfg, &STOP)?)))
+    if cfg.ramp.is_empty() {
+        return Ok(RunResult::Tatp(Box::new(run_with(&cfg, &STOP)?)));
+    }
+    let (doc, _) =
+        crate::workload::ramp::ramp(&cfg.ramp, "tatp", &cfg.output, &STOP, |terminals| {
+            run_with(
+                &RunConfig {
+                    terminals,
+                    output: cfg.output.step(),
+                    ..cfg.clone()
+                },
+                &STOP,
+            )
+        })?;
+    Ok(RunResult::Tatp(Box::new(doc)))
 }
 
 /// `oltplab check tatp`.
@@ -188,6 +203,9 @@ fn check_db(db: &target::Db, spec: &DbSpec, quiet: bool) -> Result<Vec<Condition
 pub struct RunConfig {
     pub db: DbSpec,
     pub terminals: u32,
+    /// A users ramp: each count in turn (`--terminals 8,32,64`); empty for one run.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub ramp: Vec<u32>,
     pub duration_s: f64,
     /// With `warmup_auto`, the longest the warm-up may take.
     pub warmup_s: f64,
@@ -210,14 +228,11 @@ impl RunConfig {
             t.isolation.as_deref(),
             t.duration,
         )?;
-        let terminals = match &t.terminals {
-            None => RUN_TERMINALS,
-            Some(steps) => steps.single().ok_or_else(|| {
-                Error::usage(
-                    "a users ramp (--terminals A,B,…) is for tpcc and brokerage; give TATP one count, e.g. --terminals 8",
-                )
-            })?,
-        };
+        let (terminals, ramp) = terminal_steps(
+            t.terminals.as_ref().map(|s| s.0.as_slice()),
+            args.trace.is_some(),
+            RUN_TERMINALS,
+        )?;
         let (warmup_s, warmup_auto) = match t.warmup {
             Warmup::For(d) => (d.as_secs_f64(), false),
             Warmup::Auto => (AUTO_WARMUP_MAX.as_secs_f64(), true),
@@ -225,6 +240,7 @@ impl RunConfig {
         Ok(RunConfig {
             db,
             terminals,
+            ramp,
             duration_s: t.duration.as_secs_f64(),
             warmup_s,
             warmup_auto,
@@ -256,6 +272,7 @@ mod tests {
         let cfg = RunConfig {
             db,
             terminals: 2,
+            ramp: Vec::new(),
             duration_s: 1.0,
             warmup_s: 0.0,
             warmup_auto: false,

@@ -18,12 +18,13 @@ use super::{meta_of, RunConfig};
 use crate::driver_stats::{counts_by_kind, tx_summary};
 use crate::output;
 use crate::workload::capture::Capture;
+use crate::workload::ramp::{common_figures, RampSummary};
 use crate::workload::scaffold::{
     driver_cpu_warning, interrupted_warning, open_for_run, per_second, print_cpu,
     unsteady_warmup_warning, warmup_said, EdgeSamples, IntervalLines,
 };
 use crate::workload::target::Engine;
-use oltplab_schema::{MixShare, TatpInterval, TatpResult, TatpSummary};
+use oltplab_schema::{MixShare, RampStep, TatpInterval, TatpResult, TatpSummary};
 
 /// Runs TATP as `cfg` says; `stop` (Ctrl-C) ends the measured window early.
 pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<TatpResult> {
@@ -221,3 +222,34 @@ fn print_summary(doc: &TatpResult, out_dir: Option<&std::path::Path>) {
         eprintln!("result: {}", dir.join(output::RESULT_FILE).display());
     }
 }
+
+impl RampSummary for TatpSummary {
+    type Interval = TatpInterval;
+    fn step(doc: &TatpResult) -> RampStep {
+        let s = &doc.summary;
+        RampStep {
+            terminals: s.terminals,
+            throughput: s.mqth,
+            throughput_unit: MQTH.into(),
+            tx_per_s: s.tps_total,
+            ..common_figures(
+                s.tx.keys(),
+                &doc.histograms,
+                s.cpu.utilisation,
+                &s.io,
+                &doc.warnings,
+                s.interrupted,
+            )
+        }
+    }
+    fn set_ramp(&mut self, steps: Vec<RampStep>) {
+        self.ramp = steps;
+    }
+    fn interrupted(&self) -> bool {
+        self.interrupted
+    }
+}
+
+/// What a TATP run reports as its throughput: Mean Qualified Throughput, successful
+/// transactions per second.
+const MQTH: &str = "MQTh (successful tx/s)";
