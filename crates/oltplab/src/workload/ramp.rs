@@ -25,11 +25,11 @@ pub fn terminal_steps(
     traced: bool,
     default: u32,
 ) -> Result<(u32, Vec<u32>)> {
-    match given {
-        None => Ok((default, Vec::new())),
-        Some(&[n]) => Ok((n, Vec::new())),
-        Some(_) if traced => Err(Error::usage("--trace records one run: trace one step of the ramp on its own (--terminals N), or drop --trace")),
-        Some(steps) => Ok((steps[0], steps.to_vec())),
+    match given.unwrap_or_default() {
+        [] => Ok((default, Vec::new())),
+        [n] => Ok((*n, Vec::new())),
+        _ if traced => Err(Error::usage("--trace records one run: trace one step of the ramp on its own (--terminals N), or drop --trace")),
+        steps => Ok((steps[0], steps.to_vec())),
     }
 }
 
@@ -173,5 +173,26 @@ fn print_ramp(steps: &[RampStep]) {
     }
     if marked {
         eprintln!("  * less reliable: see that step's warnings above");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One count is one run; several are a ramp from its first; a ramp is not traced.
+    #[test]
+    fn terminals_give_one_run_or_a_ramp() {
+        assert_eq!(terminal_steps(None, true, 4).unwrap(), (4, vec![]));
+        assert_eq!(terminal_steps(Some(&[8]), true, 4).unwrap(), (8, vec![]));
+        assert_eq!(
+            terminal_steps(Some(&[2, 8, 32]), false, 4).unwrap(),
+            (2, vec![2, 8, 32])
+        );
+        let traced = terminal_steps(Some(&[2, 8]), true, 4).unwrap_err();
+        assert!(
+            traced.to_string().contains("--trace records one run"),
+            "{traced}"
+        );
     }
 }
