@@ -143,6 +143,7 @@ pub(super) fn brokerage_driver(cfg: &CrashConfig, seed: u64) -> brokerage::drive
         max_retries: 10,
         record_spans: false,
         record_trades: true,
+        procedures: false,
     }
 }
 

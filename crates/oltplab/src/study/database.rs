@@ -272,6 +272,7 @@ pub(super) fn study_workload_run(
         report_interval_s: cfg.report_interval_s,
         max_retries: cfg.max_retries,
         seed: cfg.seed,
+        procedures: false,
         capture: cfg.capture.clone(),
         output: cfg.output.clone(),
     };

@@ -39,6 +39,33 @@ pub fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
+/// The driver's CPU-seconds per transaction of a run's `summary` (every kind counted).
+fn driver_s_per_tx(s: &Value) -> f64 {
+    let cpu = &s["cpu"];
+    let tx: u64 = s["tx"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|t| t["count"].as_u64().unwrap())
+        .sum();
+    (cpu["driver_user_s"].as_f64().unwrap() + cpu["driver_sys_s"].as_f64().unwrap()) / tx as f64
+}
+
+/// A `--procedures` run's driver spent less CPU per transaction than the statements' run did
+/// (by a fifth at least): one round trip per transaction instead of several.
+pub fn assert_procedures_cost_the_driver_less(statements: &Value, procedures: &Value) {
+    let (statements, calls) = (
+        driver_s_per_tx(&statements["summary"]),
+        driver_s_per_tx(&procedures["summary"]),
+    );
+    assert!(
+        calls < 0.8 * statements,
+        "driver CPU per transaction: {:.0} µs with --procedures, {:.0} µs without",
+        calls * 1e6,
+        statements * 1e6
+    );
+}
+
 pub fn json(path: &Path) -> Value {
     let text = std::fs::read_to_string(path)
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));

@@ -6,7 +6,9 @@
 
 use crate::common;
 
-use common::{assert_one_line_usage_error, oltplab, scratch, stderr};
+use common::{
+    assert_one_line_usage_error, assert_procedures_cost_the_driver_less, oltplab, scratch, stderr,
+};
 use oltplab_dbs::server;
 use serde_json::Value;
 use std::path::Path;
@@ -53,23 +55,7 @@ fn load_run_check(engine: &str, programs: &[&str]) {
         p["tx"]["new_order"]["rollbacks"].as_u64().unwrap() > 0,
         "New-Order's intended 1 % rollbacks: {p}"
     );
-    let driver_s_per_tx = |s: &Value| {
-        let cpu = &s["cpu"];
-        let tx: u64 = s["tx"]
-            .as_object()
-            .unwrap()
-            .values()
-            .map(|t| t["count"].as_u64().unwrap())
-            .sum();
-        (cpu["driver_user_s"].as_f64().unwrap() + cpu["driver_sys_s"].as_f64().unwrap()) / tx as f64
-    };
-    let (statements, calls) = (driver_s_per_tx(&doc["summary"]), driver_s_per_tx(p));
-    assert!(
-        calls < 0.8 * statements,
-        "driver CPU per transaction: {:.0} µs with --procedures, {:.0} µs without",
-        calls * 1e6,
-        statements * 1e6
-    );
+    assert_procedures_cost_the_driver_less(&doc, &called);
     check_holds(&db);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -9,13 +9,14 @@ use std::time::Duration;
 use oltplab_core::Result;
 
 use super::market::{Job, Market};
+use super::procedures::{self, Procedures};
 use super::tx::{
     execute, Input, LookupBy, Order, OrderInput, Outcome, Scratch, Statements, TxType, WatchBy,
 };
 use super::{gen, symbol_string, Meta, DAILY_MARKET_DAYS, DAY_US, FIRST_TRADING_DAY};
 use crate::driver::{self, Background, Event};
 use crate::random::Rng;
-use crate::sql::{Conn, Connector, DbResult, Purpose};
+use crate::sql::{Conn, Connector, DbResult, Purpose, StmtBuilder};
 
 #[derive(Clone, Debug)]
 pub struct DriverConfig {
@@ -32,6 +33,9 @@ pub struct DriverConfig {
     /// Keep the trade ids of every Trade-Order and Trade-Result whose COMMIT returned (what a
     /// power cut is checked against: `DriverOutcome::trades_ordered`, `trades_completed`).
     pub record_trades: bool,
+    /// Run each transaction as one round trip, the multi-statement ones as server-side functions
+    /// ([`procedures`]; PostgreSQL).
+    pub procedures: bool,
 }
 
 /// Market workers for `terminals` customers: one per two, at least two, so that the market keeps
@@ -196,6 +200,8 @@ fn first_new_trade_id(conn: &mut dyn Conn) -> Result<i64> {
 /// The brokerage as the driver runs it; the market is its background work.
 struct Brokerage {
     st: Statements,
+    /// `--procedures`: the calls that replace the statements.
+    procedures: Option<Procedures>,
     gen: InputGen,
     market: Market,
     next_trade_id: AtomicI64,
@@ -233,7 +239,10 @@ impl driver::Workload for Brokerage {
 
     fn execute(&self, conn: &mut dyn Conn, input: &Input, s: &mut Scratch) -> DbResult<Outcome> {
         let next_id = || self.next_trade_id.fetch_add(1, Ordering::Relaxed);
-        let out = execute(conn, &self.st, input, &next_id, s)?;
+        let out = match &self.procedures {
+            Some(p) => procedures::execute(conn, p, &self.st, input, &next_id, s)?,
+            None => execute(conn, &self.st, input, &next_id, s)?,
+        };
         // `execute` returns once COMMIT did: the trade is acknowledged.
         if let Some(ack) = &self.acknowledged {
             let mut ack = ack.lock().unwrap_or_else(|e| e.into_inner());
@@ -309,8 +318,24 @@ pub fn drive(
     // A check connection: a run connection would take the first host's turn (several hosts, a
     // cluster's nodes), and terminal 1 would land on the second.
     let first_id = first_new_trade_id(connector.connect(Purpose::Check)?.as_mut())?;
+    if cfg.procedures {
+        let mut conn = connector.connect(Purpose::Check)?;
+        procedures::install(conn.as_mut()).map_err(|e| {
+            oltplab_core::Error::failed(format!(
+                "cannot create the brokerage's server-side functions for --procedures: {e} (the run's user needs the right to create functions in the database)"
+            ))
+        })?;
+    }
+    // One numbering for the statements and the calls: a connection prepares each by its number.
+    let mut numbers = StmtBuilder::new(connector.dialect());
+    let st = Statements::numbered_by(&mut numbers);
     let w = Brokerage {
-        st: Statements::new(connector.dialect()),
+        st,
+        procedures: if cfg.procedures {
+            Procedures::new(&mut numbers)
+        } else {
+            None
+        },
         gen: InputGen { meta: meta.clone() },
         market: Market::new(cfg.seed, meta.scale.securities()),
         next_trade_id: AtomicI64::new(first_id),

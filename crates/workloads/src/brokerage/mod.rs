@@ -9,6 +9,7 @@ pub mod driver;
 pub mod gen;
 pub mod load;
 pub mod market;
+pub mod procedures;
 pub mod schema;
 pub mod tx;
 

@@ -270,7 +270,12 @@ pub struct Statements {
 
 impl Statements {
     pub fn new(dialect: Dialect) -> Statements {
-        let mut b = StmtBuilder::new(dialect);
+        Self::numbered_by(&mut StmtBuilder::new(dialect))
+    }
+
+    /// The statements, numbered by `b` (which numbers what is made after them: `--procedures`).
+    pub fn numbered_by(b: &mut StmtBuilder) -> Statements {
+        let dialect = b.dialect.expect("builder has a dialect");
         let fu = dialect.for_update();
         // Trade-Lookup's and Trade-Update's trades: up to 20, padded with 0 (no trade).
         let ids = vec!["?"; LOOKUP_TRADES].join(", ");
@@ -451,15 +456,33 @@ impl Statements {
     }
 }
 
+impl Statements {
+    /// Broker-Volume's one statement (sector, first and last broker).
+    pub(super) fn broker_volume(&self) -> &Stmt {
+        &self.bv
+    }
+
+    /// Market-Watch's one statement and its key (the day and the key are its parameters).
+    pub(super) fn market_watch(&self, by: &WatchBy) -> (&Stmt, i64) {
+        match by {
+            WatchBy::Customer(c) => (&self.mw_customer, *c),
+            WatchBy::Industry(i) => (&self.mw_industry, *i),
+            WatchBy::Account(a) => (&self.mw_account, *a),
+        }
+    }
+}
+
 /// Trades Trade-Lookup and Trade-Update look at (TPC-E: max_trades 20).
 pub const LOOKUP_TRADES: usize = 20;
 
 /// Reusable buffers of one terminal.
 #[derive(Default)]
 pub struct Scratch {
-    rows: Rows,
+    pub(super) rows: Rows,
     more: Rows,
-    ids: Vec<i64>,
+    pub(super) ids: Vec<i64>,
+    pub(super) more_ids: Vec<i64>,
+    pub(super) text: String,
 }
 
 fn missing(what: &str) -> DbError {
@@ -500,7 +523,7 @@ pub fn execute(
             last_broker,
         } => {
             conn.run(
-                &st.bv,
+                st.broker_volume(),
                 &[P::I(*sector), P::I(*first_broker), P::I(*last_broker)],
                 &mut s.rows,
             )?;
@@ -581,7 +604,7 @@ fn customer_position(
 }
 
 /// The day whose close Market-Watch compares with: the last of the daily market history.
-fn watch_day() -> i64 {
+pub(super) fn watch_day() -> i64 {
     super::FIRST_TRADING_DAY - 1
 }
 
@@ -591,11 +614,7 @@ fn market_watch(
     by: &WatchBy,
     s: &mut Scratch,
 ) -> DbResult<Outcome> {
-    let (stmt, key) = match by {
-        WatchBy::Customer(c) => (&st.mw_customer, *c),
-        WatchBy::Industry(i) => (&st.mw_industry, *i),
-        WatchBy::Account(a) => (&st.mw_account, *a),
-    };
+    let (stmt, key) = st.market_watch(by);
     conn.run(stmt, &[P::I(watch_day()), P::I(key)], &mut s.rows)?;
     Ok(Outcome::Committed)
 }

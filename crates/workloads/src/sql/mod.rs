@@ -261,6 +261,33 @@ impl std::error::Error for DbError {}
 
 pub type DbResult<T> = Result<T, DbError>;
 
+/// Runs one server-side call (a function's SELECT, a procedure's CALL) as a whole transaction in
+/// one round trip: begun in `mode`, committed with it. Its rows land in `out`. Returns false when
+/// the server-side code ended in the intended rollback (SQLSTATE OLRB1), rolled back: PostgreSQL's
+/// failed call already ended its transaction; MariaDB's query stopped before its COMMIT, with the
+/// work still to undo. On another error the caller rolls back.
+pub fn call_transaction(
+    conn: &mut dyn Conn,
+    mode: TxMode,
+    call: &Stmt,
+    params: &[P],
+    out: &mut Rows,
+) -> DbResult<bool> {
+    conn.begin(mode)?;
+    match conn.pipeline(&mut [Piped::new(call, params, out)], End::Commit) {
+        Err(DbError {
+            kind: ErrorKind::IntendedRollback,
+            ..
+        }) => {
+            if conn.dialect() == Dialect::Mysql {
+                conn.rollback()?;
+            }
+            Ok(false)
+        }
+        done => done.map(|()| true),
+    }
+}
+
 /// How a transaction starts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TxMode {
@@ -269,6 +296,11 @@ pub enum TxMode {
     /// Reads only (SQLite: a deferred WAL snapshot; the servers: READ ONLY at the connection's
     /// isolation level, one snapshot for all its statements).
     Read,
+    /// Reads only, in one statement that sees one snapshot by itself: a SELECT, or a call of a
+    /// STABLE PostgreSQL function (which reads with its caller's snapshot and cannot write).
+    /// Sent with its COMMIT, PostgreSQL runs it alone as an implicit transaction — one answer to
+    /// wait for instead of three; otherwise, and on the other engines, it is a [`TxMode::Read`].
+    ReadStatement,
 }
 
 /// The isolation level a server connection runs its write transactions at; read-only ones always

@@ -263,7 +263,7 @@ impl Conn for MyConn {
     fn begin(&mut self, mode: TxMode) -> DbResult<()> {
         // A read-only transaction sees one snapshot whatever the level asked for: at READ
         // COMMITTED InnoDB takes a new one per statement. This sets the next transaction's level.
-        if mode == TxMode::Read && self.isolation == Isolation::ReadCommitted {
+        if mode != TxMode::Write && self.isolation == Isolation::ReadCommitted {
             self.conn
                 .query_drop("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
                 .map_err(|e| classify(&e))?;

@@ -192,7 +192,7 @@ impl PgConn {
     fn begin_sql(&self, mode: TxMode) -> &str {
         match mode {
             TxMode::Write => &self.begin_write,
-            TxMode::Read => &self.begin_read,
+            TxMode::Read | TxMode::ReadStatement => &self.begin_read,
         }
     }
 
@@ -221,20 +221,22 @@ impl PgConn {
     /// set at connect), which is what BEGIN at that level, the statement and COMMIT do — in one
     /// message and one answer instead of three, each of which wakes the terminal's thread (a
     /// server-side procedure's transaction, `run tpcc --procedures`). A read keeps its BEGIN: it
-    /// takes a snapshot for all its statements (READ ONLY, REPEATABLE READ at least).
+    /// takes a snapshot for all its statements (READ ONLY, REPEATABLE READ at least) — unless it
+    /// is a [`TxMode::ReadStatement`], whose one statement sees one snapshot by itself.
     fn send(&mut self, stmts: &mut [Piped<'_, '_>], end: End) -> DbResult<()> {
         for p in stmts.iter() {
             self.prepare(p.stmt)?;
         }
-        let implicit =
-            self.pending == Some(TxMode::Write) && end == End::Commit && stmts.len() == 1;
+        let implicit = matches!(self.pending, Some(TxMode::Write | TxMode::ReadStatement))
+            && end == End::Commit
+            && stmts.len() == 1;
         let begin = self
             .pending
             .take()
             .filter(|_| !implicit)
             .map(|mode| match mode {
                 TxMode::Write => self.begin_write.as_str(),
-                TxMode::Read => self.begin_read.as_str(),
+                TxMode::Read | TxMode::ReadStatement => self.begin_read.as_str(),
             });
         let end_sql = match end {
             _ if implicit => None,

@@ -156,7 +156,7 @@ impl Conn for SqliteConn {
     }
 
     fn begin(&mut self, mode: TxMode) -> DbResult<()> {
-        let write = mode != TxMode::Read;
+        let write = mode == TxMode::Write;
         let asked = std::time::Instant::now();
         if write {
             if let Some(w) = &self.writer {

@@ -80,6 +80,7 @@ fn tables_grow_by_what_the_committed_transactions_imply() {
         max_retries: 10,
         record_spans: false,
         record_trades: true,
+        procedures: false,
     };
     let out = drive(&connector, &meta, &cfg, &stop, &mut |_| {}, &mut |_| {}).unwrap();
     assert!(out.run.first_error.is_none(), "{:?}", out.run.first_error);

@@ -234,6 +234,38 @@ fn begin_and_commit_ride_with_the_statements_and_errors_commit_nothing() {
             .unwrap();
         assert_eq!((r1.get(0, 0).i64(), r1.get(0, 1).i64()), want, "{mode:?}");
     }
+    // A read of one statement that sees one snapshot by itself (a SELECT, a STABLE function's
+    // call: `TxMode::ReadStatement`) goes alone too, in one round trip; with two statements it
+    // is a Read and sends its BEGIN … READ ONLY. A STABLE function cannot write, so what goes
+    // without READ ONLY still cannot change anything.
+    let before = rr.round_trips();
+    rr.begin(TxMode::ReadStatement).unwrap();
+    rr.pipeline(&mut [Piped::new(&probe, &[], &mut r1)], End::Commit)
+        .unwrap();
+    assert_eq!((r1.get(0, 0).i64(), r1.get(0, 1).i64()), (1, 0));
+    assert_eq!(rr.round_trips() - before, 1);
+    rr.begin(TxMode::ReadStatement).unwrap();
+    rr.pipeline(
+        &mut [
+            Piped::new(&probe, &[], &mut r1),
+            Piped::new(&probe, &[], &mut r2),
+        ],
+        End::Commit,
+    )
+    .unwrap();
+    assert_eq!((r2.get(0, 0).i64(), r2.get(0, 1).i64()), (1, 1));
+    rr.batch(
+        "CREATE OR REPLACE FUNCTION stable_writer() RETURNS int LANGUAGE plpgsql STABLE AS \
+         $$ BEGIN INSERT INTO alone VALUES (1); RETURN 1; END $$",
+    )
+    .unwrap();
+    let writer = b.make("SELECT stable_writer()");
+    rr.begin(TxMode::ReadStatement).unwrap();
+    let err = rr
+        .pipeline(&mut [Piped::new(&writer, &[], &mut r1)], End::Commit)
+        .unwrap_err();
+    assert!(err.message.contains("non-volatile"), "{err}");
+    let _ = rr.rollback();
     drop(rr);
 
     // The server ends the connection: the request fails, and so does every later one at once

@@ -27,7 +27,7 @@ use crate::plugins::tpcc::{TpccLoadArgs, TpccRunArgs};
 use crate::workload::cluster;
 use crate::workload::ramp::terminal_steps;
 use crate::workload::scaffold::{CaptureConfig, OutputConfig};
-use crate::workload::target::{self, DbSpec, Open};
+use crate::workload::target::{self, DbSpec, Engine, Open};
 use crate::workload::{
     conditions_verdict, given, CommonLoadArgs, CommonRunArgs, DbArgs, Warmup, AUTO_WARMUP_MAX,
 };
@@ -67,6 +67,7 @@ pub const BORROWED_OPTIONS: &[&str] = &[
     "--duration",
     "--warmup",
     "--isolation",
+    "--procedures",
 ];
 
 /// `oltplab load brokerage`, with the options it borrows from TPC-C's and order entry's groups.
@@ -256,6 +257,8 @@ pub struct RunConfig {
     pub report_interval_s: f64,
     pub max_retries: u32,
     pub seed: u64,
+    /// `--procedures`: each transaction one round trip, through server-side functions.
+    pub procedures: bool,
     /// `--emulate`, `--trace`, `--backing`.
     #[serde(flatten)]
     pub capture: CaptureConfig,
@@ -275,6 +278,11 @@ impl RunConfig {
             Warmup::For(d) => (d.as_secs_f64(), false),
             Warmup::Auto => (AUTO_WARMUP_MAX.as_secs_f64(), true),
         };
+        if t.procedures && db.engine == Engine::Sqlite {
+            return Err(Error::usage(
+                "--procedures runs the brokerage's transactions as a server's functions or stored procedures, and SQLite runs them in-process already: drop --procedures, or run on --engine postgres or mariadb",
+            ));
+        }
         let (terminals, ramp) = terminal_steps(
             t.terminals.as_ref().map(|s| s.0.as_slice()),
             args.trace.is_some(),
@@ -291,6 +299,7 @@ impl RunConfig {
             report_interval_s: args.report_interval.as_secs_f64().round(),
             max_retries: args.max_retries,
             seed: args.seed,
+            procedures: t.procedures,
             capture: args.capture_config(),
             output: args.output_config(),
         })

@@ -63,6 +63,7 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<BrokerageResult> {
         max_retries: cfg.max_retries,
         record_spans: capture.as_ref().is_some_and(Capture::wants_spans),
         record_trades: false,
+        procedures: cfg.procedures,
     };
     let mut samples = EdgeSamples::new(&db, device.as_deref(), capture.as_ref());
     let mut lines = IntervalLines::new(cfg.report_interval_s, cfg.output.quiet, interval_line);

@@ -7,7 +7,7 @@
 
 use super::{CustomerSel, Input, Outcome, Scratch};
 use crate::sql::{
-    Conn, DbError, DbResult, Dialect, End, ErrorKind, Piped, Stmt, StmtBuilder, TxMode, P,
+    call_transaction, Conn, DbError, DbResult, Dialect, Stmt, StmtBuilder, TxMode, P,
 };
 
 /// The functions and procedures, created (or replaced) by [`install`].
@@ -148,21 +148,8 @@ pub fn execute(
         Input::Delivery { w, carrier } => vec![P::I(*w), P::I(*carrier), P::T(now)],
         Input::StockLevel { w, d, threshold } => vec![P::I(*w), P::I(*d), P::I(*threshold)],
     };
-    conn.begin(mode)?;
-    let done = conn.pipeline(&mut [Piped::new(stmt, &params, &mut s.rows)], End::Commit);
-    match done {
-        // PostgreSQL's COMMIT sent along already ended it; MariaDB's query stopped before its
-        // COMMIT, with the valid lines' work still to undo.
-        Err(DbError {
-            kind: ErrorKind::IntendedRollback,
-            ..
-        }) => {
-            if p.dialect == Dialect::Mysql {
-                conn.rollback()?;
-            }
-            return Ok(Outcome::RolledBack);
-        }
-        r => r?,
+    if !call_transaction(conn, mode, stmt, &params, &mut s.rows)? {
+        return Ok(Outcome::RolledBack);
     }
     let value = (!s.rows.is_empty()).then(|| s.rows.get(0, 0).i64());
     match (input, value) {
