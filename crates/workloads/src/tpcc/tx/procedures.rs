@@ -1,5 +1,5 @@
 //! The five transactions as server-side code (`run tpcc --procedures`): PostgreSQL functions
-//! (procedures.sql), each call sent with its BEGIN and COMMIT in one round trip, and MariaDB
+//! (procedures.sql), each call sent alone as an implicit transaction, and MariaDB
 //! stored procedures (procedures_mysql.sql), each CALL sent with its COMMIT in one query. The
 //! driver waits once per transaction instead of two to eight times. The server-side code does
 //! what the client-side transactions do; the client draws the same inputs and keeps the same
@@ -82,9 +82,10 @@ pub fn execute(
     let (stmt, mode) = match input {
         Input::NewOrder { .. } => (&p.new_order, TxMode::Write),
         Input::Payment { .. } => (&p.payment, TxMode::Write),
-        Input::OrderStatus { .. } => (&p.order_status, TxMode::Read),
+        // A STABLE function's call (PostgreSQL; MariaDB's is a Read): its one snapshot.
+        Input::OrderStatus { .. } => (&p.order_status, TxMode::ReadStatement),
         Input::Delivery { .. } => (&p.delivery, TxMode::Write),
-        Input::StockLevel { .. } => (&p.stock_level, TxMode::Read),
+        Input::StockLevel { .. } => (&p.stock_level, TxMode::ReadStatement),
     };
     let [items, supply, quantity] = &mut s.stock[..3] else {
         unreachable!("four stock arrays")

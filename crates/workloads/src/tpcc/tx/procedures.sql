@@ -1,8 +1,10 @@
 -- TPC-C's five transactions as PostgreSQL functions, for `oltplab run tpcc --procedures`: each
--- transaction is one call, sent with its BEGIN and COMMIT in one round trip. They do what the
--- client-side transactions in this directory do, statement for statement where PL/pgSQL allows:
--- the same rows read and written in the same order, the same values. Created (or replaced) by
--- every run that asks for them; `oltplab load tpcc --force` drops the tables, not these.
+-- transaction is one call, sent alone as an implicit transaction: one round trip, one answer.
+-- They do what the client-side transactions in this directory do, statement for statement where
+-- PL/pgSQL allows: the same rows read and written in the same order, the same values. The two
+-- readers are STABLE: all their statements read the call's one snapshot, as the client's READ
+-- ONLY transaction does, and they cannot write. Created (or replaced) by every run that asks for
+-- them; `oltplab load tpcc --force` drops the tables, not these.
 
 -- New-Order (spec 2.4). The lines' items, supplying warehouses and quantities come as arrays.
 -- An unused item id is the intended rollback (2.4.2.3): the valid lines are written all the
@@ -128,7 +130,7 @@ END $$;
 -- Order-Status (spec 2.6): the customer (by id, or by last name as Payment), the last order and
 -- its lines, read. Returns the number of lines.
 CREATE OR REPLACE FUNCTION oltplab_tpcc_order_status(p_w int, p_d int, p_c int, p_last text)
-RETURNS int LANGUAGE plpgsql AS $$
+RETURNS int LANGUAGE plpgsql STABLE AS $$
 DECLARE
     v_c int := p_c;
     v_customer record;
@@ -201,7 +203,7 @@ END $$;
 
 -- Stock-Level (spec 2.8): the items of the district's last 20 orders below the threshold.
 CREATE OR REPLACE FUNCTION oltplab_tpcc_stock_level(p_w int, p_d int, p_threshold int)
-RETURNS int LANGUAGE plpgsql AS $$
+RETURNS int LANGUAGE plpgsql STABLE AS $$
 DECLARE
     v_next int;
     v_count int;
