@@ -87,9 +87,9 @@ fn flag(b: bool) -> P<'static> {
     P::I(b as i64)
 }
 
-/// Runs one transaction as one round trip: BEGIN, the call (or the one statement) and COMMIT.
-/// On an error the caller rolls back (the COMMIT sent along already ended the transaction; the
-/// extra ROLLBACK is harmless).
+/// Runs one transaction as one call (or its one statement) in one round trip
+/// ([`call_transaction`]); `next_trade_id` hands out Trade-Order's id. On an error the caller
+/// rolls back (an extra ROLLBACK after a transaction that ended is harmless).
 pub fn execute(
     conn: &mut dyn Conn,
     p: &Procedures,

@@ -116,7 +116,7 @@ pub struct TpccRunArgs {
     /// Run each transaction as one call of a server-side function (PostgreSQL) or stored procedure
     /// (MariaDB), as HammerDB runs TPC-C: one round trip per transaction, so the driver's CPU and
     /// waits shrink. They (oltplab_tpcc_*) are created or replaced in the database at the run's
-    /// start. The brokerage's are PostgreSQL functions (oltplab_bk_*)
+    /// start; `run brokerage --procedures` does the same with its own (oltplab_bk_*)
     #[arg(long)]
     pub procedures: bool,
 }
