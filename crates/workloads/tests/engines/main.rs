@@ -2,6 +2,7 @@
 //! Galera servers each test starts), in one binary: libtest runs them two at a time across files,
 //! and they are linked once.
 
+mod brokerage_procedures;
 mod brokerage_sqlite_lib;
 mod galera_abort;
 mod mariadb_load_without_local_infile;
