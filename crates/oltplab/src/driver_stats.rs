@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use oltplab_schema::{CommitSummary, NurandConstants, TxSummary};
+use oltplab_schema::{CommitSummary, MixShare, NurandConstants, TxSummary};
 use oltplab_workloads::driver::TxStats;
 use oltplab_workloads::sql::ErrorKind;
 use oltplab_workloads::tpcc::random::Constants;
@@ -31,6 +31,39 @@ pub fn tx_summary(s: &TxStats, measured_s: f64, in_process: bool) -> TxSummary {
         writer_lock_wait_ns_mean: per_tx(s.writer_lock_wait_ns),
         cpu_ns_mean: per_tx(s.cpu_ns),
     }
+}
+
+/// Each kind's figures by its name (`summary.tx`) and its latency histogram (the result's
+/// `histograms`), from the driver's statistics in the kinds' order.
+pub fn kind_figures<'a>(
+    kinds: impl IntoIterator<Item = (&'a str, &'a TxStats)>,
+    measured_s: f64,
+    in_process: bool,
+) -> (BTreeMap<String, TxSummary>, BTreeMap<String, String>) {
+    let (mut tx, mut histograms) = (BTreeMap::new(), BTreeMap::new());
+    for (name, s) in kinds {
+        tx.insert(name.to_string(), tx_summary(s, measured_s, in_process));
+        histograms.insert(name.to_string(), s.latency.to_base64());
+    }
+    (tx, histograms)
+}
+
+/// `summary.mix`: each kind's share of the completed transactions against its weight (%).
+pub fn mix_shares<'a>(
+    kinds: impl IntoIterator<Item = (&'a str, &'a TxStats, f64)>,
+) -> BTreeMap<String, MixShare> {
+    let kinds: Vec<_> = kinds.into_iter().collect();
+    let all: u64 = kinds.iter().map(|(_, s, _)| s.count).sum();
+    kinds
+        .into_iter()
+        .map(|(name, s, weight_pct)| {
+            let share = MixShare {
+                measured_pct: 100.0 * s.count as f64 / all.max(1) as f64,
+                weight_pct,
+            };
+            (name.to_string(), share)
+        })
+        .collect()
 }
 
 /// `summary.commit` from the driver's per-kind statistics: the figures and the merged histogram;

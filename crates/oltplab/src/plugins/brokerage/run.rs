@@ -2,7 +2,6 @@
 //! the edges of the measured window, print a line per report interval and the summary, and return
 //! (and save) the result document.
 
-use std::collections::BTreeMap;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
@@ -16,7 +15,7 @@ use oltplab_workloads::driver::Event;
 use oltplab_workloads::driver::Second;
 
 use super::{meta_of, RunConfig};
-use crate::driver_stats::{commit_summary, counts_by_kind, tx_summary};
+use crate::driver_stats::{commit_summary, counts_by_kind, kind_figures, mix_shares};
 use crate::output;
 use crate::workload::capture::Capture;
 use crate::workload::cluster::WsrepSampler;
@@ -26,7 +25,7 @@ use crate::workload::scaffold::{
 };
 use crate::workload::target::Engine;
 use oltplab_schema::ServerWaits;
-use oltplab_schema::{BrokerageInterval, BrokerageResult, BrokerageSummary, MixShare};
+use oltplab_schema::{BrokerageInterval, BrokerageResult, BrokerageSummary};
 
 /// Runs the brokerage workload as `cfg` says; `stop` (Ctrl-C) ends the measured window early.
 pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<BrokerageResult> {
@@ -116,23 +115,16 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<BrokerageResult> {
         hosts: db.hosts_used(&cfg.db, terminals),
         ..Default::default()
     };
-    let mut histograms = BTreeMap::new();
     let all: u64 = outcome.run.tx.iter().map(|t| t.count).sum();
-    for t in TxType::ALL {
-        let s = &outcome.run.tx[t.index()];
-        summary.tx.insert(
-            t.name().into(),
-            tx_summary(s, measured_s, cfg.db.engine == Engine::Sqlite),
-        );
-        summary.mix.insert(
-            t.name().into(),
-            MixShare {
-                measured_pct: 100.0 * s.count as f64 / all.max(1) as f64,
-                weight_pct: t.weight_per_mille() as f64 / 10.0,
-            },
-        );
-        histograms.insert(t.name().to_string(), s.latency.to_base64());
-    }
+    let by_kind = || TxType::ALL.map(|t| (t, &outcome.run.tx[t.index()]));
+    let (tx, mut histograms) = kind_figures(
+        by_kind().map(|(t, s)| (t.name(), s)),
+        measured_s,
+        cfg.db.engine == Engine::Sqlite,
+    );
+    summary.tx = tx;
+    summary.mix =
+        mix_shares(by_kind().map(|(t, s)| (t.name(), s, t.weight_per_mille() as f64 / 10.0)));
     if let Some((mut commit, h)) = commit_summary(&outcome.run.tx) {
         if let Some(w) = &server_waits {
             commit.split_with(&w.wsrep_nodes);

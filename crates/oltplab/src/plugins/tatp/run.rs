@@ -2,7 +2,6 @@
 //! edges of the measured window, print a line per report interval and the summary, and return
 //! (and save) the result document.
 
-use std::collections::BTreeMap;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
@@ -15,7 +14,7 @@ use oltplab_workloads::tatp::driver::drive;
 use oltplab_workloads::tatp::tx::TxType;
 
 use super::{meta_of, RunConfig};
-use crate::driver_stats::{counts_by_kind, tx_summary};
+use crate::driver_stats::{counts_by_kind, kind_figures, mix_shares};
 use crate::output;
 use crate::workload::capture::Capture;
 use crate::workload::ramp::{common_figures, RampSummary};
@@ -24,7 +23,7 @@ use crate::workload::scaffold::{
     unsteady_warmup_warning, warmup_said, EdgeSamples, IntervalLines,
 };
 use crate::workload::target::Engine;
-use oltplab_schema::{MixShare, RampStep, TatpInterval, TatpResult, TatpSummary};
+use oltplab_schema::{RampStep, TatpInterval, TatpResult, TatpSummary};
 
 /// Runs TATP as `cfg` says; `stop` (Ctrl-C) ends the measured window early.
 pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<TatpResult> {
@@ -88,22 +87,17 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<TatpResult> {
         interrupted: outcome.interrupted,
         ..Default::default()
     };
-    let mut histograms = BTreeMap::new();
     let all: u64 = outcome.tx.iter().map(|t| t.count).sum();
+    let by_kind = || TxType::ALL.map(|t| (t, &outcome.tx[t.index()]));
+    let (tx, histograms) = kind_figures(
+        by_kind().map(|(t, s)| (t.name(), s)),
+        measured_s,
+        cfg.db.engine == Engine::Sqlite,
+    );
+    summary.tx = tx;
+    summary.mix = mix_shares(by_kind().map(|(t, s)| (t.name(), s, t.mix_pct() as f64)));
     let mut successful = 0;
-    for t in TxType::ALL {
-        let s = &outcome.tx[t.index()];
-        summary.tx.insert(
-            t.name().into(),
-            tx_summary(s, measured_s, cfg.db.engine == Engine::Sqlite),
-        );
-        summary.mix.insert(
-            t.name().into(),
-            MixShare {
-                measured_pct: 100.0 * s.count as f64 / all.max(1) as f64,
-                weight_pct: t.mix_pct() as f64,
-            },
-        );
+    for (t, s) in by_kind() {
         if s.count > 0 {
             summary.success_pct.insert(
                 t.name().into(),
@@ -111,7 +105,6 @@ pub fn run_with(cfg: &RunConfig, stop: &AtomicBool) -> Result<TatpResult> {
             );
         }
         successful += s.count - s.rollbacks;
-        histograms.insert(t.name().to_string(), s.latency.to_base64());
     }
     summary.mqth = successful as f64 / measured_s;
     summary.tps_total = all as f64 / measured_s;

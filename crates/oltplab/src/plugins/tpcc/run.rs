@@ -22,7 +22,7 @@ use oltplab_workloads::sql::Conn;
 use oltplab_workloads::tpcc::{inspect, require_loaded, Meta, Purpose, TPMC_PER_WAREHOUSE_MAX};
 
 use super::RunConfig;
-use crate::driver_stats::{commit_summary, counts_by_kind, nurand_constants, tx_summary};
+use crate::driver_stats::{commit_summary, counts_by_kind, kind_figures, nurand_constants};
 use crate::output;
 use crate::workload::capture::Capture;
 use crate::workload::scaffold::{
@@ -344,17 +344,13 @@ fn tx_figures(
         interrupted: outcome.run.interrupted,
         ..Default::default()
     };
-    let mut histograms = BTreeMap::new();
-    let mut all = 0u64;
-    for t in TxType::ALL {
-        let s = &outcome.run.tx[t.index()];
-        all += s.count;
-        summary.tx.insert(
-            t.name().into(),
-            tx_summary(s, measured_s, cfg.db.engine == Engine::Sqlite),
-        );
-        histograms.insert(t.name().to_string(), s.latency.to_base64());
-    }
+    let all: u64 = outcome.run.tx.iter().map(|t| t.count).sum();
+    let (tx, mut histograms) = kind_figures(
+        TxType::ALL.map(|t| (t.name(), &outcome.run.tx[t.index()])),
+        measured_s,
+        cfg.db.engine == Engine::Sqlite,
+    );
+    summary.tx = tx;
     // tpmC counts New-Orders that completed, the intended rollbacks included (spec 5.4.2).
     summary.tpmc = outcome.run.tx[TxType::NewOrder.index()].count as f64 * 60.0 / measured_s;
     summary.nopm = summary.tpmc;
