@@ -94,6 +94,9 @@ fn describe(doc: &Doc) -> String {
             if let Some(t) = doc.config.terminals {
                 parts.push(format!("{t} terminals"));
             }
+            if doc.config.procedures == Some(true) {
+                parts.push("server-side procedures".into());
+            }
             if let Some(d) = &doc.config.emulate {
                 parts.push(format!("emulating {d}"));
             }

@@ -141,6 +141,20 @@ fn brokerage_run_on_postgres() {
     assert!(!md.contains("tpmC"), "{md}");
 }
 
+/// Two runs that differ only in `--procedures` are told apart by their labels.
+#[test]
+fn a_procedures_run_says_so_in_its_label() {
+    let statements = fixture("run-brokerage-postgres.json");
+    let mut procedures = statements.clone();
+    procedures["config"]["procedures"] = serde_json::json!(true);
+    let md = render(&[statements, procedures], &[], Format::Markdown).unwrap();
+    assert!(
+        md.contains("#1 brokerage, on postgres, 4 terminals |")
+            && md.contains("#2 brokerage, on postgres, 4 terminals, server-side procedures |"),
+        "{md}"
+    );
+}
+
 /// A real run: PostgreSQL, disk tables, inserts over a connection sweep (bench/in-memory).
 #[test]
 fn orders_run_on_postgres() {

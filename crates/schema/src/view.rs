@@ -60,6 +60,9 @@ pub struct ConfigView {
     pub cuts: Option<u64>,
     #[serde(default, deserialize_with = "lenient")]
     pub states: Option<u64>,
+    /// A TPC-C or brokerage run's `--procedures`: each transaction one call of server-side code.
+    #[serde(default, deserialize_with = "lenient")]
+    pub procedures: Option<bool>,
     /// The seed of a crash result's cuts, devices and states (and of most kinds' draws).
     #[serde(default, deserialize_with = "lenient")]
     pub seed: Option<u64>,
