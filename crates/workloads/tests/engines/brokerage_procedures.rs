@@ -14,8 +14,9 @@ use oltplab_workloads::brokerage::procedures::{self, Procedures};
 use oltplab_workloads::brokerage::tx::{self, Input, Order, Outcome, Scratch, Statements, Tick};
 use oltplab_workloads::brokerage::{require_loaded, Scale};
 use oltplab_workloads::random::Rng;
-use oltplab_workloads::sql::{Conn, Connector, Isolation, Purpose, StmtBuilder};
-use oltplab_workloads::tpcc::connect::{MyConnector, PgConnector};
+use oltplab_workloads::sql::{Conn, Purpose, StmtBuilder};
+
+use crate::servers;
 
 /// Inputs drawn from the customers' mix (each market order's Trade-Result follows it).
 const CUSTOMER_INPUTS: usize = 400;
@@ -52,16 +53,7 @@ impl Side {
         cfg.buffer_pool_bytes = 128 << 20;
         let server = ManagedServer::start(&cfg)
             .unwrap_or_else(|e| panic!("starting {}: {e}", kind.product()));
-        let connector: Box<dyn Connector> = match kind {
-            ServerKind::Postgres => Box::new(PgConnector {
-                url: server.url(),
-                isolation: Isolation::ReadCommitted,
-            }),
-            ServerKind::Mariadb => Box::new(MyConnector {
-                url: server.url(),
-                isolation: Isolation::RepeatableRead,
-            }),
-        };
+        let connector = servers::connector(kind, server.url(), servers::default_isolation(kind));
         let opts = LoadOptions {
             scale: Scale {
                 customers: 1000,
@@ -134,15 +126,7 @@ fn same_outcome(statements: &mut Side, procedures: &mut Side, input: &Input) -> 
 }
 
 fn scenario(kind: ServerKind) {
-    let programs: &[&str] = match kind {
-        ServerKind::Postgres => &["initdb"],
-        ServerKind::Mariadb => &["mariadbd", "mysqld"],
-    };
-    if oltplab_dbs::server::find_program(programs, None).is_none() {
-        oltplab_core::testing::skip(
-            oltplab_core::testing::Need::Server,
-            &format!("{} is not installed", kind.product()),
-        );
+    if !servers::installed(kind) {
         return;
     }
     let dir = std::env::temp_dir().join(format!(

@@ -8,5 +8,6 @@ mod galera_abort;
 mod mariadb_load_without_local_infile;
 mod mysql_commit_with_last;
 mod pg_pipeline;
+mod servers;
 mod tpcc_servers;
 mod tpcc_sqlite_lib;

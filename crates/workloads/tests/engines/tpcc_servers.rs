@@ -8,22 +8,15 @@ use oltplab_dbs::server::{ManagedServer, ServerConfig, ServerKind};
 use oltplab_workloads::check::CheckStatus;
 use oltplab_workloads::sql::{Isolation, TxMode};
 use oltplab_workloads::tpcc::check::run_checks;
-use oltplab_workloads::tpcc::connect::{MyConnector, PgConnector};
 use oltplab_workloads::tpcc::driver::{drive, DriverConfig};
 use oltplab_workloads::tpcc::load::{load, LoadOptions};
 use oltplab_workloads::tpcc::tx::TxType;
-use oltplab_workloads::tpcc::{inspect, require_loaded, Connector, Purpose};
+use oltplab_workloads::tpcc::{inspect, require_loaded, Purpose};
+
+use crate::servers;
 
 fn scenario(kind: ServerKind) {
-    let programs: &[&str] = match kind {
-        ServerKind::Postgres => &["initdb"],
-        ServerKind::Mariadb => &["mariadbd", "mysqld"],
-    };
-    if oltplab_dbs::server::find_program(programs, None).is_none() {
-        oltplab_core::testing::skip(
-            oltplab_core::testing::Need::Server,
-            &format!("{} is not installed", kind.product()),
-        );
+    if !servers::installed(kind) {
         return;
     }
     let dir =
@@ -33,16 +26,7 @@ fn scenario(kind: ServerKind) {
     cfg.buffer_pool_bytes = 256 << 20;
     let server =
         ManagedServer::start(&cfg).unwrap_or_else(|e| panic!("starting {}: {e}", kind.product()));
-    let connector: Box<dyn Connector> = match kind {
-        ServerKind::Postgres => Box::new(PgConnector {
-            url: server.url(),
-            isolation: Isolation::ReadCommitted,
-        }),
-        ServerKind::Mariadb => Box::new(MyConnector {
-            url: server.url(),
-            isolation: Isolation::RepeatableRead,
-        }),
-    };
+    let connector = servers::connector(kind, server.url(), servers::default_isolation(kind));
     let stop = AtomicBool::new(false);
     let opts = LoadOptions {
         warehouses: 1,
@@ -124,16 +108,7 @@ fn scenario(kind: ServerKind) {
 /// read-only transaction (Order-Status, Stock-Level) sees one snapshot at every level.
 fn assert_isolation_seen_by_the_server(kind: ServerKind, url: &str) {
     for level in Isolation::ALL {
-        let connector: Box<dyn Connector> = match kind {
-            ServerKind::Postgres => Box::new(PgConnector {
-                url: url.to_string(),
-                isolation: level,
-            }),
-            ServerKind::Mariadb => Box::new(MyConnector {
-                url: url.to_string(),
-                isolation: level,
-            }),
-        };
+        let connector = servers::connector(kind, url.to_string(), level);
         let mut conn = connector.connect(Purpose::Run).unwrap();
         let mut seen = |mode: TxMode| -> String {
             conn.begin(mode).unwrap();
