@@ -92,8 +92,11 @@ fn fitting_an_emulated_device_recovers_its_curves() {
         "3 patterns × 1 size × 2 depths + commits after 8 and 128 KiB"
     );
     let printed = s["fit_error"]["rms_log"].as_f64().unwrap();
+    // Five runs of these points gave 0.060–0.113 (6.2–12.0 %, 2026-11-28); until then the search's
+    // first start guessed the write acknowledgement from the random write's latency, and the fit
+    // ended at 0.22–0.25.
     assert!(
-        printed < 0.25,
+        printed < 0.20,
         "the fit should reproduce an emulated catalogue device: {printed}"
     );
     for m in s["measurements"].as_array().unwrap() {
@@ -132,7 +135,7 @@ fn fitting_an_emulated_device_recovers_its_curves() {
             "{op} {bs} QD {qd}: given {gi:.0} IOPS {gl:.0} ns, measured {mi:.0} IOPS {ml:.0} ns, fitted {fi:.0} IOPS {fl:.0} ns"
         );
     }
-    eprintln!("fitted: {fitted}");
+    eprintln!("fitted: {fitted}, fit error {printed:.3}");
     let rms = |v: &[f64]| (v.iter().map(|l| l * l).sum::<f64>() / v.len() as f64).sqrt();
     let (fg, mg) = (rms(&fitted_vs_given), rms(&measured_vs_given));
     assert!(

@@ -1199,6 +1199,13 @@ fn initial(points: &[(PointDef, Figures)]) -> Candidate {
     };
     let read1 = shallowest(Op::Randread).map_or(100e3, |f| f.lat_ns);
     let write1 = shallowest(Op::Randwrite).map_or(50e3, |f| f.lat_ns);
+    // A commit is an append then its flush: what is left of a commit's period after the flush is
+    // the append, which a write buffer acknowledges — a better guess of the ack than a random
+    // write's latency, which garbage collection can hold back on a device with a buffer.
+    let append = of(Op::Commit)
+        .map(|(_, f)| 1e9 / f.iops.max(1e-9) - f.lat_ns)
+        .filter(|ns| *ns > 0.0)
+        .fold(write1, f64::min);
     let max_read_iops = of(Op::Randread).map(|(_, f)| f.iops).fold(0.0, f64::max);
     let max_bw = points
         .iter()
@@ -1247,7 +1254,7 @@ fn initial(points: &[(PointDef, Figures)]) -> Candidate {
         write_occupancy,
         1.0,
         16.0,
-        write1 / 1e3 * 0.7,
+        append / 1e3 * 0.7,
         flush.map_or(1.0, |ns| ns / 1e3 * 0.5),
         // 1 % of commands stalled for ten reads' time.
         read1 / 1e3 * 10.0,
