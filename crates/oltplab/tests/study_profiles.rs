@@ -95,15 +95,20 @@ fn profiles_study_measures_both_sets_at_every_depth() {
     let of_means = f(&ssd["geomean_iops"]) / f(&hdd["geomean_iops"]);
     assert!((f(&ratio["geomean_iops_ratio"]) / of_means - 1.0).abs() < 1e-9);
     assert_eq!(ratio["profiles"].as_array().unwrap().len(), 12);
-    // Four disks and their elevators: every doubling of the queue gains on the HDD RAID.
+    // Four disks and their elevators: a deeper queue gains on the HDD RAID. Measured against QD 1:
+    // at the test scale a profile's point holds a few dozen of the RAID's I/Os, and five runs
+    // gave QD 2 ÷ QD 1 1.40–1.69 but QD 4 ÷ QD 2 0.99–1.30, too close to order every doubling.
     let by_qd: Vec<f64> = hdd["geomean_by_qd"]
         .as_array()
         .unwrap()
         .iter()
         .map(|g| f(&g["geomean_iops"]))
         .collect();
-    for w in by_qd.windows(2) {
-        assert!(w[1] > w[0], "HDD RAID geomean by QD: {by_qd:?}");
+    for deeper in &by_qd[1..] {
+        assert!(
+            deeper > &(1.2 * by_qd[0]),
+            "HDD RAID geomean by QD: {by_qd:?}"
+        );
     }
     // One drive of each set, 16 KiB sequential, at QD 1 and 32.
     let drives: Vec<(String, u64)> = s["drive_seq16k"]
