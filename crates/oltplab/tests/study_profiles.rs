@@ -96,8 +96,8 @@ fn profiles_study_measures_both_sets_at_every_depth() {
     assert!((f(&ratio["geomean_iops_ratio"]) / of_means - 1.0).abs() < 1e-9);
     assert_eq!(ratio["profiles"].as_array().unwrap().len(), 12);
     // Four disks and their elevators: a deeper queue gains on the HDD RAID. Measured against QD 1:
-    // at the test scale a profile's point holds a few dozen of the RAID's I/Os, and five runs
-    // gave QD 2 ÷ QD 1 1.40–1.69 but QD 4 ÷ QD 2 0.99–1.30, too close to order every doubling.
+    // at the test scale a profile's point holds a few dozen of the RAID's I/Os, and four runs
+    // gave QD 2 ÷ QD 1 1.40–1.69 but QD 4 ÷ QD 2 0.99–1.32, too close to order every doubling.
     let by_qd: Vec<f64> = hdd["geomean_by_qd"]
         .as_array()
         .unwrap()
